@@ -1,0 +1,42 @@
+"""The whirgpu error tree.
+
+Every error a user can provoke with bad input is a ``WhirGpuError``; the CLI maps them to exit code 1 with a
+one-line reason. Messages carry numbers: what was asked, the limit's name and its value.
+"""
+
+
+class WhirGpuError(Exception):
+    """Base of every error whirgpu raises on purpose."""
+
+
+class ConfigError(WhirGpuError, ValueError):
+    """Protocol parameters that the reference would reject (or that this implementation cannot honour)."""
+
+
+class ProofFormatError(WhirGpuError, ValueError):
+    """Bytes or JSON that do not decode to a well-formed proof (truncated, wrong lengths, values >= p, ...)."""
+
+
+class VerificationError(WhirGpuError):
+    """A well-formed proof that is false. ``round`` and ``check`` name what failed."""
+
+    def __init__(self, message: str, *, round: str | None = None, check: str | None = None):
+        super().__init__(message)
+        self.round = round
+        self.check = check
+
+
+class BackendUnavailable(WhirGpuError):
+    """A requested backend cannot run here (missing package, no adapter, not macOS, ...)."""
+
+
+class DeviceLimitError(WhirGpuError):
+    """A configuration that does not fit a device limit; names the limit and both numbers."""
+
+
+class DeviceOutOfMemory(WhirGpuError, MemoryError):
+    """The device could not allocate what the proof needs."""
+
+
+class ShaderCompileError(WhirGpuError):
+    """A kernel failed to compile; the message names the kernel and the original file:line."""
