@@ -1,0 +1,82 @@
+"""The WHIR proof and the statement it proves, as plain data.
+
+Every field element here is a ``uint32`` **Montgomery** word (as the reference's serde writes it); extension
+elements have a trailing axis of 4 (c0..c3). Shapes are given per attribute. Serialisation lives in
+``protocol/serialize.py``; this module only holds the shapes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+
+DIGEST_ELEMS = 8
+
+
+@dataclass
+class Statement:
+    """Evaluation claims f(points[i]) = values[i] about the committed multilinear polynomial.
+
+    points: (m, n, 4) EF coordinates, coordinate t binds variable x_t (x_0 = most significant bit of the table
+    index). values: (m, 4) EF.
+    """
+
+    points: np.ndarray
+    values: np.ndarray
+
+    @property
+    def num_claims(self) -> int:
+        return int(self.points.shape[0])
+
+
+@dataclass
+class SumcheckData:
+    """evaluations: (k, 2, 4) = [h(0), h(2)] per sumcheck round; pow_witnesses: (g,) one per round that grinds."""
+
+    evaluations: np.ndarray
+    pow_witnesses: np.ndarray
+
+    @property
+    def num_rounds(self) -> int:
+        return int(self.evaluations.shape[0])
+
+
+@dataclass
+class QueryOpening:
+    """One opened row of a committed matrix and its Merkle path.
+
+    kind 'base': values (2^k,) base elements (round 0). kind 'extension': values (2^k, 4) EF (later rounds).
+    siblings: (depth, 8) sibling digests from the leaf level to just below the root.
+    """
+
+    kind: Literal["base", "extension"]
+    values: np.ndarray
+    siblings: np.ndarray
+
+
+@dataclass
+class RoundProof:
+    """commitment (8,); ood_answers (t, 4); pow_witness: one base word (0 when the round does not grind);
+    queries: the unique opened rows of the previous commitment, ascending by index."""
+
+    commitment: np.ndarray
+    ood_answers: np.ndarray
+    pow_witness: np.uint32
+    queries: list[QueryOpening]
+    sumcheck: SumcheckData
+
+
+@dataclass
+class WhirProof:
+    """Mirror of the reference's ``WhirProof`` (field names and order as its serde writes them)."""
+
+    initial_commitment: np.ndarray
+    initial_ood_answers: np.ndarray
+    initial_sumcheck: SumcheckData
+    rounds: list[RoundProof] = field(default_factory=list)
+    final_poly: np.ndarray | None = None  # (2^fsr, 4)
+    final_pow_witness: np.uint32 = np.uint32(0)
+    final_queries: list[QueryOpening] = field(default_factory=list)
+    final_sumcheck: SumcheckData | None = None
