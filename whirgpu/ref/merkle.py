@@ -1,0 +1,111 @@
+"""Merkle tree over the rows of a matrix, as Plonky3's ``MerkleTreeMmcs`` in whir-p3's BabyBear setup (spec §3).
+
+- Leaf i = ``hash_rows`` (PaddingFreeSponge<16, 8, 8>) of row i, rows in natural order (no bit reversal).
+- Parent j of a level d = ``compress(d[2j], d[2j + 1])``; the height must be a power of two (no padding).
+- The commitment is the root digest (cap height 0): 8 uint32 Montgomery words.
+- An opening of index i is ``depth = log2(height)`` sibling digests, leaf level first; at each level the node is
+  the left child when its index there is even.
+
+Arrays are uint32 Montgomery words; digests have a trailing axis of 8. ``constants=None`` means the whir-p3
+Poseidon2 constants (``Poseidon2Constants.smallrng(1)``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .poseidon2 import DIGEST, Poseidon2Constants, compress, hash_rows
+
+
+class MerkleTree:
+    """All levels of the tree: ``levels[0]`` are the (H, 8) leaf digests, ``levels[depth]`` the (1, 8) root."""
+
+    def __init__(self, levels: list[np.ndarray], rows: np.ndarray | None = None,
+                 constants: Poseidon2Constants | None = None):
+        self.levels = levels
+        self.rows = rows  # the committed matrix (not copied), kept so a prover can open values
+        self.constants = constants
+
+    @classmethod
+    def build(cls, rows, constants: Poseidon2Constants | None = None) -> "MerkleTree":
+        """Commit to ``rows`` (H, width) Montgomery words; H must be a power of two (>= 1)."""
+        rows = np.asarray(rows, dtype=np.uint32)
+        if rows.ndim != 2:
+            raise ValueError(f"MerkleTree.build: rows must be 2-D (height, width), got shape {rows.shape}")
+        height = rows.shape[0]
+        if height < 1 or height & (height - 1):
+            raise ValueError(f"MerkleTree.build: height {height} is not a power of two")
+        level = hash_rows(rows, constants)
+        level.setflags(write=False)
+        levels = [level]
+        while level.shape[0] > 1:
+            level = compress(level[0::2], level[1::2], constants)
+            level.setflags(write=False)
+            levels.append(level)
+        return cls(levels, rows, constants)
+
+    @property
+    def root(self) -> np.ndarray:
+        """The commitment: (8,) uint32 Montgomery words."""
+        return self.levels[-1][0]
+
+    @property
+    def depth(self) -> int:
+        """log2(height): the number of siblings in an opening."""
+        return len(self.levels) - 1
+
+    @property
+    def height(self) -> int:
+        return self.levels[0].shape[0]
+
+    def open(self, indices) -> np.ndarray:
+        """Sibling digests for each leaf index: (len(indices), depth, 8), leaf level first."""
+        idx = np.asarray(indices, dtype=np.int64).reshape(-1)
+        if idx.size and (idx.min() < 0 or idx.max() >= self.height):
+            bad = int(idx[(idx < 0) | (idx >= self.height)][0])
+            raise ValueError(f"MerkleTree.open: index {bad} outside [0, height = {self.height})")
+        out = np.empty((idx.size, self.depth, DIGEST), dtype=np.uint32)
+        for d in range(self.depth):
+            out[:, d] = self.levels[d][(idx >> d) ^ 1]
+        return out
+
+
+def compute_root(index, leaf_digest, siblings, constants: Poseidon2Constants | None = None) -> np.ndarray:
+    """Roots implied by openings, batched: index (N,), leaf_digest (N, 8), siblings (N, depth, 8) -> (N, 8).
+
+    Indices are taken modulo 2^depth bit by bit (callers check the range)."""
+    idx = np.asarray(index, dtype=np.int64).reshape(-1)
+    node = np.asarray(leaf_digest, dtype=np.uint32).reshape(idx.size, DIGEST)
+    sib = np.asarray(siblings, dtype=np.uint32)
+    if sib.ndim != 3 or sib.shape[0] != idx.size or sib.shape[2] != DIGEST:
+        raise ValueError(f"compute_root: siblings shape {sib.shape}, expected ({idx.size}, depth, {DIGEST})")
+    for d in range(sib.shape[1]):
+        is_right = ((idx >> d) & 1).astype(bool)[:, None]
+        left = np.where(is_right, sib[:, d], node)
+        right = np.where(is_right, node, sib[:, d])
+        node = compress(left, right, constants)
+    return node
+
+
+def verify_path(root, index: int, leaf_digest_or_row, siblings, constants: Poseidon2Constants | None = None,
+                *, leaf_is_digest: bool = False) -> bool:
+    """Whether ``siblings`` (depth, 8) open leaf ``index`` of the tree with ``root`` (8,).
+
+    The leaf is a row of the committed matrix (hashed here) unless ``leaf_is_digest`` is set, in which case it is
+    the leaf's 8-word digest. Malformed openings (wrong shapes, index >= 2^depth) verify False.
+    """
+    sib = np.asarray(siblings, dtype=np.uint32)
+    if sib.ndim != 2 or sib.shape[1] != DIGEST:
+        return False
+    depth = sib.shape[0]
+    if not 0 <= int(index) < (1 << depth):
+        return False
+    leaf = np.asarray(leaf_digest_or_row, dtype=np.uint32).reshape(1, -1)
+    if leaf_is_digest:
+        if leaf.shape[1] != DIGEST:
+            return False
+        digest = leaf
+    else:
+        digest = hash_rows(leaf, constants)
+    got = compute_root([int(index)], digest, sib[None], constants)[0]
+    return bool(np.array_equal(got, np.asarray(root, dtype=np.uint32).reshape(-1)))
