@@ -1,0 +1,163 @@
+"""The Fiat-Shamir transcript: Plonky3's ``DuplexChallenger<BabyBear, Poseidon2BabyBear<16>, 16, 8>`` (spec §6.1/§6.2).
+
+State: a 16-word sponge (starts 0^16), an input buffer and an output buffer. All field values are uint32
+Montgomery words in [0, P); only ``sample_bits`` and proof of work look at canonical values.
+
+- ``observe(x)``: clears the output buffer, appends x to the input buffer, duplexes when it holds 8.
+- duplex: state[0..len] = input buffer (the rest keeps its value), permute, output buffer = state[0..8],
+  input buffer emptied.
+- ``sample()``: duplexes if the input buffer is non-empty or the output buffer is empty, then pops the **last**
+  output (state[7], then state[6], ...).
+- EF values are observed / sampled as c0..c3 (four base observes / samples).
+- ``sample_bits(b)`` = canonical(sample()) & (2^b - 1), for 0 <= b <= 30 (Plonky3 asserts 2^b < P).
+- ``check_witness(b, w)``: for b = 0 accepts without touching the state; otherwise observes w and accepts iff
+  ``sample_bits(b) == 0``.
+- ``grind(b)``: the witness (a Montgomery word) whose canonical value is the smallest valid nonce in [0, P);
+  leaves the challenger exactly as ``check_witness(b, w)`` does. b = 0 returns 0 and touches nothing.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..field import P
+from ..ref import field_np as fnp
+from ..ref.poseidon2 import Poseidon2Constants, permute
+
+WIDTH = 16
+RATE = 8
+MAX_SAMPLE_BITS = 30  # largest b with 2^b < P
+_GRIND_FIRST_BATCH = 1 << 12
+_GRIND_MAX_BATCH = 1 << 16
+
+
+def _check_bits(bits: int, what: str) -> int:
+    bits = int(bits)
+    if not 0 <= bits <= MAX_SAMPLE_BITS:
+        raise ValueError(f"{what}: bits = {bits} outside [0, MAX_SAMPLE_BITS = {MAX_SAMPLE_BITS}] (2^bits must be < P)")
+    return bits
+
+
+def _word(x) -> int:
+    v = int(x)
+    if not 0 <= v < P:
+        raise ValueError(f"observe: word {v} outside [0, P = {P})")
+    return v
+
+
+class DuplexChallenger:
+    """Width 16, rate 8 duplex sponge over Poseidon2 (``constants=None``: whir-p3's SmallRng(1) constants)."""
+
+    def __init__(self, constants: Poseidon2Constants | None = None):
+        self.constants = constants
+        self.sponge_state = np.zeros(WIDTH, dtype=np.uint32)
+        self.input_buffer: list[int] = []
+        self.output_buffer: list[int] = []
+
+    # ---- copying -----------------------------------------------------------------------------------------------
+
+    def clone(self) -> "DuplexChallenger":
+        other = DuplexChallenger.__new__(DuplexChallenger)
+        other.constants = self.constants
+        other.sponge_state = self.sponge_state.copy()
+        other.input_buffer = list(self.input_buffer)
+        other.output_buffer = list(self.output_buffer)
+        return other
+
+    __copy__ = clone
+
+    def __deepcopy__(self, memo) -> "DuplexChallenger":
+        return self.clone()
+
+    def same_state(self, other: "DuplexChallenger") -> bool:
+        """Whether both challengers would produce identical transcripts from here on."""
+        return (np.array_equal(self.sponge_state, other.sponge_state) and self.input_buffer == other.input_buffer
+                and self.output_buffer == other.output_buffer and self.constants is other.constants)
+
+    # ---- sponge ------------------------------------------------------------------------------------------------
+
+    def _duplex(self) -> None:
+        state = self.sponge_state.copy()
+        state[:len(self.input_buffer)] = self.input_buffer
+        self.input_buffer = []
+        self.sponge_state = permute(state[None], self.constants)[0]
+        self.output_buffer = self.sponge_state[:RATE].tolist()
+
+    def observe(self, x) -> None:
+        """Absorb one base-field Montgomery word."""
+        self.output_buffer = []
+        self.input_buffer.append(_word(x))
+        if len(self.input_buffer) == RATE:
+            self._duplex()
+
+    def observe_many(self, xs) -> None:
+        """Absorb words in order (e.g. a Merkle root's 8 words, or a flattened array of EF elements)."""
+        for x in np.asarray(xs, dtype=np.int64).reshape(-1).tolist():
+            self.observe(x)
+
+    def observe_ef(self, e) -> None:
+        """Absorb one extension element (4,) as c0, c1, c2, c3."""
+        e = np.asarray(e)
+        if e.shape != (4,):
+            raise ValueError(f"observe_ef: shape {e.shape}, expected (4,)")
+        self.observe_many(e)
+
+    def sample(self) -> np.uint32:
+        """One base-field challenge (Montgomery word)."""
+        if self.input_buffer or not self.output_buffer:
+            self._duplex()
+        return np.uint32(self.output_buffer.pop())
+
+    def sample_ef(self) -> np.ndarray:
+        """One extension-field challenge (4,): four samples, c0..c3."""
+        return np.array([self.sample() for _ in range(4)], dtype=np.uint32)
+
+    def sample_bits(self, bits: int) -> int:
+        """The low ``bits`` bits of one sample's canonical value (0 <= bits <= 30)."""
+        bits = _check_bits(bits, "sample_bits")
+        return int(fnp.from_monty(self.sample())) & ((1 << bits) - 1)
+
+    # ---- proof of work -----------------------------------------------------------------------------------------
+
+    def check_witness(self, bits: int, witness) -> bool:
+        """Plonky3's ``check_witness``: bits = 0 accepts and leaves the state alone; otherwise observe the witness
+        (a Montgomery word) and accept iff the next ``sample_bits(bits)`` is 0."""
+        bits = _check_bits(bits, "check_witness")
+        if bits == 0:
+            return True
+        self.observe(witness)
+        return self.sample_bits(bits) == 0
+
+    def pow_base_state(self) -> tuple[np.ndarray, int]:
+        """What a PoW candidate w meets: the (16,) state the next duplex would permute, with w still to be written
+        at the returned index (= the input buffer's length). Observing w then sampling gives canonical state[7]
+        of ``permute(state with w at index)``, whether or not w fills the buffer (a full buffer duplexes on
+        observe, the sample then pops state[7] of that same duplex)."""
+        base = self.sponge_state.copy()
+        base[:len(self.input_buffer)] = self.input_buffer
+        return base, len(self.input_buffer)
+
+    def grind(self, bits: int) -> np.uint32:
+        """Find the smallest-canonical valid PoW witness, absorb it as ``check_witness`` does, and return it
+        (Montgomery word). bits = 0: returns 0 without touching the state."""
+        bits = _check_bits(bits, "grind")
+        if bits == 0:
+            return np.uint32(0)
+        base, index = self.pow_base_state()
+        mask = np.uint32((1 << bits) - 1)
+        start, batch = 0, _GRIND_FIRST_BATCH
+        while start < P:
+            candidates = np.arange(start, min(start + batch, P), dtype=np.uint64)
+            words = fnp.to_monty(candidates)
+            states = np.broadcast_to(base, (words.size, WIDTH)).copy()
+            states[:, index] = words
+            outputs = fnp.from_monty(permute(states, self.constants)[:, RATE - 1])
+            hits = np.flatnonzero((outputs & mask) == 0)
+            if hits.size:
+                witness = np.uint32(words[hits[0]])
+                if not self.check_witness(bits, witness):
+                    raise AssertionError(f"grind: witness {int(candidates[hits[0]])} found but rejected")
+                return witness
+            start += words.size
+            batch = min(2 * batch, _GRIND_MAX_BATCH)
+        raise RuntimeError(f"grind: no witness in [0, P) for bits = {bits}")
