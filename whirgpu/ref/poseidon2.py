@@ -113,72 +113,107 @@ class Poseidon2Constants:
 _DIAG_MONTY = fnp.to_monty(np.asarray(INTERNAL_DIAGONAL, dtype=np.uint64)).astype(_U64)[:, None]
 
 
-def _monty_mul(a: np.ndarray, b) -> np.ndarray:
-    """Montgomery product of uint64 arrays with a * b < P * 2^32 (e.g. both < P, or a < 2^32 and b < P).
-    Result in [0, P) as uint64."""
-    x = a * b
-    t = x * _MU64  # wraps mod 2^64; only the low 32 bits matter
+class _Workspace:
+    """Preallocated (16, B) uint64 buffers for one ``permute`` call. Every numpy temporary of this size would
+    otherwise be a fresh mmap (glibc's threshold) whose page faults cost more than the arithmetic."""
+
+    def __init__(self, b: int):
+        self.s = np.empty((WIDTH, b), dtype=_U64)  # state
+        self.o = np.empty((WIDTH, b), dtype=_U64)  # mds output, swapped with s
+        self.x2 = np.empty((WIDTH, b), dtype=_U64)
+        self.x3 = np.empty((WIDTH, b), dtype=_U64)
+        self.t = np.empty((WIDTH, b), dtype=_U64)  # Montgomery reduction scratch
+        self.w = np.empty((3, 4, b), dtype=_U64)  # mds partial sums
+        self.row = np.empty(b, dtype=_U64)
+        self.row_t = np.empty(b, dtype=_U64)
+        self.row_x2 = np.empty(b, dtype=_U64)
+        self.row_x3 = np.empty(b, dtype=_U64)
+
+    def view(self, b: int) -> "_Workspace":
+        """The same buffers restricted to the first b states (for the last, shorter block)."""
+        v = _Workspace.__new__(_Workspace)
+        for name, arr in self.__dict__.items():
+            v.__dict__[name] = arr[..., :b]
+        return v
+
+
+def _monty_mul_into(a, b, out: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """out = Montgomery product of uint64 a, b with a * b < P * 2^32 (e.g. both < P, or a < 2^32 and b < P),
+    in [0, P). ``out`` may be ``a`` or ``b``; ``t`` is scratch of out's shape, distinct from everything else."""
+    np.multiply(a, b, out=out)
+    np.multiply(out, _MU64, out=t)  # wraps mod 2^64; only the low 32 bits matter
     t &= _M32
     t *= _P64
     t >>= _S32
-    x >>= _S32
-    x += _P64
-    x -= t  # in (0, 2P)
-    np.minimum(x, x - _P64, out=x)  # x - P wraps to a huge value when x < P
-    return x
+    out >>= _S32
+    out += _P64
+    out -= t  # in (0, 2P)
+    np.subtract(out, _P64, out=t)  # wraps to a huge value when out < P
+    np.minimum(out, t, out=out)
+    return out
 
 
-def _sbox(x: np.ndarray) -> np.ndarray:
-    """x^7 for x in [0, P)."""
-    x2 = _monty_mul(x, x)
-    x3 = _monty_mul(x2, x)
-    x4 = _monty_mul(x2, x2)
-    return _monty_mul(x3, x4)
+def _sbox_into(x: np.ndarray, x2: np.ndarray, x3: np.ndarray, t: np.ndarray) -> None:
+    """x <- x^7 in place, for x in [0, P)."""
+    _monty_mul_into(x, x, x2, t)
+    _monty_mul_into(x2, x, x3, t)
+    _monty_mul_into(x2, x2, x2, t)  # x^4
+    _monty_mul_into(x3, x2, x, t)
 
 
-def _mds_light(s: np.ndarray) -> np.ndarray:
-    """circ(2 M4, M4, M4, M4) on a lane-major (16, B) state with entries < P; result lazily reduced, < 35 P."""
+def _mds_light_into(s: np.ndarray, out: np.ndarray, w: np.ndarray) -> None:
+    """out = circ(2 M4, M4, M4, M4) s for a lane-major (16, B) state with entries < P; out lazily reduced, < 35 P."""
     y = s.reshape(4, 4, -1)  # [chunk c, position k, state]
+    o = out.reshape(4, 4, -1)
     a, b, c, d = y[:, 0], y[:, 1], y[:, 2], y[:, 3]
-    t01 = a + b
-    t23 = c + d
-    t = t01 + t23
-    out = np.empty_like(y)
-    np.add(t, t01, out=out[:, 0])
-    out[:, 0] += b  # 2a + 3b + c + d
-    np.add(t, b, out=out[:, 1])
-    out[:, 1] += c
-    out[:, 1] += c  # a + 2b + 3c + d
-    np.add(t, t23, out=out[:, 2])
-    out[:, 2] += d  # a + b + 2c + 3d
-    np.add(t, d, out=out[:, 3])
-    out[:, 3] += a
-    out[:, 3] += a  # 3a + b + c + 2d
-    out += out.sum(axis=0)  # s[4c + k] += Σ_c' s[4c' + k]
-    return out.reshape(16, -1)
+    t01, t23, t = w[0], w[1], w[2]
+    np.add(a, b, out=t01)
+    np.add(c, d, out=t23)
+    np.add(t01, t23, out=t)
+    np.add(t, t01, out=o[:, 0])
+    o[:, 0] += b  # 2a + 3b + c + d
+    np.add(t, b, out=o[:, 1])
+    o[:, 1] += c
+    o[:, 1] += c  # a + 2b + 3c + d
+    np.add(t, t23, out=o[:, 2])
+    o[:, 2] += d  # a + b + 2c + 3d
+    np.add(t, d, out=o[:, 3])
+    o[:, 3] += a
+    o[:, 3] += a  # 3a + b + c + 2d
+    np.sum(o, axis=0, out=t01)
+    o += t01  # s[4c + k] += Σ_c' s[4c' + k]
 
 
-def _permute_block(s: np.ndarray, consts: Poseidon2Constants) -> np.ndarray:
-    """Permutation of a lane-major (16, B) uint64 state in [0, P); returns a (16, B) uint64 state in [0, P)."""
+def _permute_block(ws: _Workspace, consts: Poseidon2Constants) -> np.ndarray:
+    """Permutation of the lane-major (16, B) state in ``ws.s`` (entries in [0, P)); returns the buffer holding the
+    result, in [0, P) (``ws.s`` or ``ws.o``)."""
     rc_init, rc_term, rc_int = consts._columns
-    s = _mds_light(s)
-    for r in range(N_EXTERNAL_HALF):
-        s += rc_init[r]
+    s, o = ws.s, ws.o
+    _mds_light_into(s, o, ws.w)
+    s, o = o, s
+    for rc in rc_init:
+        s += rc
         s %= _P64
-        s = _mds_light(_sbox(s))
+        _sbox_into(s, ws.x2, ws.x3, ws.t)
+        _mds_light_into(s, o, ws.w)
+        s, o = o, s
     s %= _P64
-    for r in range(N_INTERNAL):
-        s0 = s[0] + rc_int[r]  # s0 < 2P here (lazy from the previous round) or < P after the external rounds
+    s0, full = ws.row, ws.row_t
+    for k in rc_int:
+        np.add(s[0], k, out=s0)  # s[0] < 2P here (lazy from the previous round) or < P after the external rounds
         s0 %= _P64
-        s[0] = _sbox(s0)
-        full = s.sum(axis=0)  # < 32 P
+        _sbox_into(s0, ws.row_x2, ws.row_x3, full)
+        s[0] = s0
+        np.sum(s, axis=0, out=full)  # < 32 P
         full %= _P64
-        s = _monty_mul(s, _DIAG_MONTY)  # entries < 2P < 2^32 and diagonal < P: product < P * 2^32
+        _monty_mul_into(s, _DIAG_MONTY, s, ws.t)  # entries < 2P < 2^32 and diagonal < P: product < P * 2^32
         s += full  # < 2P
-    for r in range(N_EXTERNAL_HALF):
-        s += rc_term[r]
+    for rc in rc_term:
+        s += rc
         s %= _P64
-        s = _mds_light(_sbox(s))
+        _sbox_into(s, ws.x2, ws.x3, ws.t)
+        _mds_light_into(s, o, ws.w)
+        s, o = o, s
     s %= _P64
     return s
 
@@ -220,9 +255,12 @@ def permute(state, constants: Poseidon2Constants | None = None) -> np.ndarray:
         rows = [_permute_ints(row, consts) for row in fnp.from_monty(state).tolist()]
         return fnp.to_monty(np.asarray(rows, dtype=np.uint64).reshape(n, WIDTH))
     out = np.empty((n, WIDTH), dtype=np.uint32)
+    workspace = _Workspace(min(n, _BLOCK))
     for start in range(0, n, _BLOCK):
-        block = state[start:start + _BLOCK].T.astype(_U64, order="C")
-        out[start:start + _BLOCK] = _permute_block(block, consts).T
+        block = state[start:start + _BLOCK]
+        ws = workspace if block.shape[0] == workspace.s.shape[1] else workspace.view(block.shape[0])
+        ws.s[...] = block.T
+        out[start:start + _BLOCK] = _permute_block(ws, consts).T
     return out
 
 
