@@ -99,7 +99,8 @@ def test_golden_smallrng_constants():
     assert fnp.from_monty(c.external_terminal).tolist() == kat["external_terminal_canonical"]
     assert fnp.from_monty(c.internal).tolist() == kat["internal_canonical"]
     assert fnp.from_monty(c.external_initial[0, :8]).tolist() == kat["round_constants_first_8"]
-    assert Poseidon2Constants.smallrng(1) is c  # cached
+    assert Poseidon2Constants.smallrng(1) is c and Poseidon2Constants.smallrng() is c  # cached
+    assert Poseidon2Constants.smallrng(seed=1) is c and Poseidon2Constants.smallrng(2) is not c
 
 
 def test_golden_smallrng_outputs():

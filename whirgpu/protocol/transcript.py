@@ -1,4 +1,5 @@
-"""The Fiat-Shamir transcript: Plonky3's ``DuplexChallenger<BabyBear, Poseidon2BabyBear<16>, 16, 8>`` (spec §6.1/§6.2).
+"""The Fiat-Shamir transcript: Plonky3's ``DuplexChallenger<BabyBear, Poseidon2BabyBear<16>, 16, 8>``
+(spec §6.1, §6.2).
 
 State: a 16-word sponge (starts 0^16), an input buffer and an output buffer. All field values are uint32
 Montgomery words in [0, P); only ``sample_bits`` and proof of work look at canonical values.
@@ -49,7 +50,7 @@ class DuplexChallenger:
     """Width 16, rate 8 duplex sponge over Poseidon2 (``constants=None``: whir-p3's SmallRng(1) constants)."""
 
     def __init__(self, constants: Poseidon2Constants | None = None):
-        self.constants = constants
+        self.constants = constants if constants is not None else Poseidon2Constants.smallrng(1)
         self.sponge_state = np.zeros(WIDTH, dtype=np.uint32)
         self.input_buffer: list[int] = []
         self.output_buffer: list[int] = []

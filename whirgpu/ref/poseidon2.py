@@ -85,10 +85,10 @@ class Poseidon2Constants:
                    fnp.to_monty(np.asarray(internal, dtype=np.uint64)))
 
     @staticmethod
-    @functools.lru_cache(maxsize=8)
     def smallrng(seed: int = 1) -> "Poseidon2Constants":
-        """``Poseidon2BabyBear::<16>::new_from_rng_128(&mut SmallRng::seed_from_u64(seed))``; seed 1 is whir-p3's."""
-        return Poseidon2Constants.from_rng(Xoshiro256PlusPlus(seed))
+        """``Poseidon2BabyBear::<16>::new_from_rng_128(&mut SmallRng::seed_from_u64(seed))``; seed 1 is whir-p3's.
+        Cached: the same seed always gives the same object."""
+        return _smallrng_cached(int(seed))
 
     @staticmethod
     @functools.lru_cache(maxsize=1)
@@ -108,6 +108,11 @@ class Poseidon2Constants:
         return (self.external_initial.astype(_U64)[:, :, None],
                 self.external_terminal.astype(_U64)[:, :, None],
                 [_U64(x) for x in self.internal])
+
+
+@functools.lru_cache(maxsize=8)
+def _smallrng_cached(seed: int) -> Poseidon2Constants:
+    return Poseidon2Constants.from_rng(Xoshiro256PlusPlus(seed))
 
 
 _DIAG_MONTY = fnp.to_monty(np.asarray(INTERNAL_DIAGONAL, dtype=np.uint64)).astype(_U64)[:, None]
