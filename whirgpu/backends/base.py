@@ -1,0 +1,164 @@
+"""The primitives the WHIR prover asks of a backend, on buffers that stay on the backend's device.
+
+Layouts (shared by every backend, so they are interchangeable and comparable word for word):
+- A *table* is a multilinear evaluation table: base (2^n,) or EF (2^n, 4) uint32 Montgomery words, x_0 = MSB.
+- *Weights* are an EF table of the same length as the table they weight.
+- A *commitment* is the Reed-Solomon codeword matrix of a table plus its Merkle tree (see ``commit``).
+- Host-side values crossing this interface (points, challenges, roots, answers) are numpy uint32 Montgomery
+  arrays; EF scalars have shape (4,).
+
+The protocol never touches a buffer's contents except through these calls and ``download``.
+"""
+
+from __future__ import annotations
+
+import enum
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+
+class StorageMode(enum.Enum):
+    """Where a buffer lives: SHARED = host-visible (zero-copy on unified memory), PRIVATE = device-only."""
+
+    SHARED = "shared"
+    PRIVATE = "private"
+
+
+@dataclass
+class DeviceBuffer:
+    """A backend-owned array. ``handle`` is backend-specific; ``shape`` is the logical numpy shape (uint32)."""
+
+    handle: Any
+    shape: tuple[int, ...]
+    mode: StorageMode = StorageMode.PRIVATE
+
+    @property
+    def nbytes(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) * 4
+
+    @property
+    def is_ext(self) -> bool:
+        return len(self.shape) == 2
+
+
+@dataclass
+class Commitment:
+    """A committed table: ``root`` (8,) Montgomery; ``height`` rows of ``width`` field elements per leaf
+    (EF leaves are flattened c0..c3 per element). ``handle`` keeps the codeword and tree on the device."""
+
+    root: np.ndarray
+    height: int
+    width: int
+    is_ext: bool
+    handle: Any = None
+
+
+@dataclass
+class DeviceLimits:
+    """What a device can do; one shape for every backend (the CPU reports 'no limit' as large numbers)."""
+
+    name: str
+    api: str
+    device_type: str
+    max_buffer_size: int
+    max_storage_binding_size: int
+    max_workgroup_storage: int = 0
+    max_invocations_per_workgroup: int = 0
+    max_workgroups_per_dimension: int = 0
+    subgroup_size: int = 0
+    has_u64: bool = False
+    has_native_mulhi: bool = False
+    unified_memory: bool = False
+    recommended_working_set: int = 0
+    has_timestamps: bool = False
+    features: tuple[str, ...] = field(default_factory=tuple)
+
+
+@dataclass
+class TransferStats:
+    """Bytes moved across the host/device boundary, counted per proof."""
+
+    uploaded: int = 0
+    downloaded: int = 0
+    copied: int = 0
+
+
+class Backend(ABC):
+    """The prover's view of a compute device. Every method is deterministic and bit-exact with ``CpuBackend``."""
+
+    name: str = "abstract"
+
+    def __init__(self) -> None:
+        self.stats = TransferStats()
+
+    # -- buffers -------------------------------------------------------------------------------------------
+    @abstractmethod
+    def upload(self, array: np.ndarray, mode: StorageMode = StorageMode.SHARED) -> DeviceBuffer:
+        """Copy a uint32 Montgomery array to the device."""
+
+    @abstractmethod
+    def download(self, buffer: DeviceBuffer) -> np.ndarray:
+        """Copy a buffer back to the host as a uint32 array of ``buffer.shape``."""
+
+    # -- commitment ----------------------------------------------------------------------------------------
+    @abstractmethod
+    def commit(self, table: DeviceBuffer, log_folding: int, log_height: int) -> Commitment:
+        """Reed-Solomon encode and Merkle-commit a table of 2^nv entries.
+
+        The table is viewed as 2^k columns (k = log_folding) of 2^(nv-k) coefficients each (column j = entries
+        j*2^(nv-k) .. (j+1)*2^(nv-k)-1), zero-padded to 2^log_height rows and NTT'd per column (per EF
+        coefficient for EF tables): M[i][j] = Σ_t table[j 2^(nv-k) + t] omega^(i t). Leaf i = row i (2^k base
+        elements, or 2^k EF elements flattened to 4*2^k base), Merkle-hashed with Poseidon2."""
+
+    @abstractmethod
+    def open_rows(self, commitment: Commitment, indices: list[int]) -> tuple[np.ndarray, np.ndarray]:
+        """Rows ``indices`` of the codeword matrix and their Merkle paths.
+
+        Returns values (q, 2^k) base or (q, 2^k, 4) EF, and siblings (q, log_height, 8), leaf level first."""
+
+    # -- multilinear algebra -------------------------------------------------------------------------------
+    @abstractmethod
+    def evaluate(self, table: DeviceBuffer, point: np.ndarray) -> np.ndarray:
+        """The table's multilinear extension at ``point`` (nv, 4) -> EF (4,)."""
+
+    @abstractmethod
+    def eq_weights(self, points: np.ndarray, coefficients: np.ndarray) -> DeviceBuffer:
+        """New weights W[b] = Σ_i coefficients[i] * eq(b, points[i]) for points (m, nv, 4), coefficients (m, 4)."""
+
+    @abstractmethod
+    def add_constraint_weights(
+        self,
+        weights: DeviceBuffer,
+        eq_points: np.ndarray,
+        eq_coefficients: np.ndarray,
+        select_vars: np.ndarray,
+        select_coefficients: np.ndarray,
+    ) -> DeviceBuffer:
+        """W[b] += Σ_i eq_coefficients[i] eq(b, eq_points[i]) + Σ_m select_coefficients[m] select_vars[m]^b.
+
+        eq_points (m, nv, 4), eq_coefficients (m, 4), select_vars (q,) base, select_coefficients (q, 4).
+        May update in place; returns the buffer to use from now on."""
+
+    @abstractmethod
+    def sumcheck_round(self, table: DeviceBuffer, weights: DeviceBuffer) -> tuple[np.ndarray, np.ndarray]:
+        """(h(0), h(2)) of Σ_b table[b] weights[b] with x_0 free; each EF (4,)."""
+
+    @abstractmethod
+    def fold(self, table: DeviceBuffer, weights: DeviceBuffer, r: np.ndarray) -> tuple[DeviceBuffer, DeviceBuffer]:
+        """Bind x_0 := r in table and weights; the new table is EF with half the entries."""
+
+    # -- Fiat-Shamir help ----------------------------------------------------------------------------------
+    def grind(self, challenger, bits: int) -> np.uint32:
+        """Proof of work: the witness with the smallest canonical value; advances ``challenger`` past it."""
+        return challenger.grind(bits)
+
+    # -- information ---------------------------------------------------------------------------------------
+    @abstractmethod
+    def limits(self) -> DeviceLimits:
+        """This backend's device limits."""
+
+    def release(self, *buffers: DeviceBuffer) -> None:
+        """Free buffers early (optional; backends free on garbage collection otherwise)."""

@@ -1,0 +1,92 @@
+"""The reference backend: every primitive is a call into ``whirgpu.ref`` on host numpy arrays."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from ..ref import field_np as F
+from ..ref import multilinear, sumcheck
+from ..ref.merkle import MerkleTree
+from ..ref.ntt import dft_batch
+from .base import Backend, Commitment, DeviceBuffer, DeviceLimits, StorageMode
+
+
+class CpuBackend(Backend):
+    """numpy on the host; 'device' buffers are the arrays themselves."""
+
+    name = "cpu"
+
+    def upload(self, array: np.ndarray, mode: StorageMode = StorageMode.SHARED) -> DeviceBuffer:
+        array = np.ascontiguousarray(array, dtype=np.uint32)
+        return DeviceBuffer(array, array.shape, mode)
+
+    def download(self, buffer: DeviceBuffer) -> np.ndarray:
+        return buffer.handle
+
+    def _wrap(self, array: np.ndarray) -> DeviceBuffer:
+        return DeviceBuffer(array, array.shape, StorageMode.PRIVATE)
+
+    def commit(self, table: DeviceBuffer, log_folding: int, log_height: int) -> Commitment:
+        values = table.handle
+        is_ext = values.ndim == 2
+        n_entries = values.shape[0]
+        n_columns = 1 << log_folding
+        n_coeffs = n_entries // n_columns
+        if n_coeffs << log_folding != n_entries or n_coeffs > 1 << log_height:
+            raise ValueError(f"cannot commit {n_entries} entries as 2^{log_folding} columns of height 2^{log_height}")
+        # Column j is the contiguous chunk j of the table: transpose the (columns, coefficients) view.
+        columns = values.reshape((n_columns, n_coeffs) + values.shape[1:])
+        matrix = np.zeros((1 << log_height, n_columns) + values.shape[1:], dtype=np.uint32)
+        matrix[:n_coeffs] = np.swapaxes(columns, 0, 1)
+        flat = matrix.reshape(1 << log_height, -1)  # EF: c0..c3 per element, one base NTT per coefficient
+        codeword = dft_batch(flat)
+        tree = MerkleTree.build(codeword)
+        return Commitment(tree.root, 1 << log_height, flat.shape[1], is_ext, handle=(codeword, tree))
+
+    def open_rows(self, commitment: Commitment, indices: list[int]) -> tuple[np.ndarray, np.ndarray]:
+        codeword, tree = commitment.handle
+        idx = np.asarray(indices, dtype=np.int64)
+        rows = codeword[idx]
+        if commitment.is_ext:
+            rows = rows.reshape(len(indices), -1, 4)
+        return rows, tree.open(idx)
+
+    def evaluate(self, table: DeviceBuffer, point: np.ndarray) -> np.ndarray:
+        return multilinear.evaluate(table.handle, point)
+
+    def eq_weights(self, points: np.ndarray, coefficients: np.ndarray) -> DeviceBuffer:
+        points = np.asarray(points, dtype=np.uint32)
+        total = np.zeros((1 << points.shape[1], 4), dtype=np.uint32)
+        for point, coefficient in zip(points, coefficients):
+            total = F.ef_add(total, multilinear.eq_table(point, coefficient))
+        return self._wrap(total)
+
+    def add_constraint_weights(self, weights, eq_points, eq_coefficients, select_vars, select_coefficients):
+        total = weights.handle
+        nv = (total.shape[0]).bit_length() - 1
+        for point, coefficient in zip(np.asarray(eq_points, dtype=np.uint32), eq_coefficients):
+            total = F.ef_add(total, multilinear.eq_table(point, coefficient))
+        for var, coefficient in zip(np.asarray(select_vars, dtype=np.uint32), select_coefficients):
+            total = F.ef_add(total, multilinear.select_table(var, nv, coefficient))
+        return self._wrap(total)
+
+    def sumcheck_round(self, table: DeviceBuffer, weights: DeviceBuffer) -> tuple[np.ndarray, np.ndarray]:
+        return sumcheck.round_evaluations(table.handle, weights.handle)
+
+    def fold(self, table: DeviceBuffer, weights: DeviceBuffer, r: np.ndarray) -> tuple[DeviceBuffer, DeviceBuffer]:
+        new_table, new_weights = sumcheck.fold(table.handle, weights.handle, r)
+        return self._wrap(new_table), self._wrap(new_weights)
+
+    def limits(self) -> DeviceLimits:
+        big = 1 << 62
+        return DeviceLimits(
+            name=f"numpy reference ({os.cpu_count()} CPU cores)",
+            api="numpy",
+            device_type="CPU",
+            max_buffer_size=big,
+            max_storage_binding_size=big,
+            has_u64=True,
+            unified_memory=True,
+        )

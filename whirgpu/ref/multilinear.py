@@ -1,0 +1,104 @@
+"""Multilinear polynomials as evaluation tables, and the weights WHIR's constraints use.
+
+Variable order (everywhere in whirgpu): a table g of 2^n entries is indexed by b = Σ_t x_t 2^(n-1-t), so x_0 is
+the MOST significant bit of the index. A point z has n coordinates, z[t] binding x_t. Tables are base (2^n,)
+or EF (2^n, 4) uint32 Montgomery arrays; points and scalars are EF (..., 4).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import field_np as F
+
+
+def _as_ext(table: np.ndarray) -> np.ndarray:
+    table = np.asarray(table, dtype=np.uint32)
+    return table if table.ndim == 2 else F.ef_from_base(table)
+
+
+def eq_table(point: np.ndarray, scale: np.ndarray | None = None) -> np.ndarray:
+    """(2^n, 4): scale * eq(b, point) for every index b, eq(x, z) = Π_t (x_t z_t + (1 - x_t)(1 - z_t))."""
+    point = np.asarray(point, dtype=np.uint32)
+    out = (np.asarray(scale, dtype=np.uint32) if scale is not None else F.ef_from_base(F.ONE)).reshape(1, 4)
+    for z in point:  # x_0 first, so it ends up as the most significant index bit
+        hi = F.ef_mul(out, z)
+        out = np.stack([F.ef_sub(out, hi), hi], axis=1).reshape(-1, 4)
+    return out
+
+
+def fix_first_variable(table: np.ndarray, r: np.ndarray) -> np.ndarray:
+    """Bind x_0 (the index MSB) to r: g'[b] = g[b] + r (g[b + half] - g[b]). Base or EF in, EF out (2^(n-1), 4)."""
+    table = _as_ext(table)
+    half = table.shape[0] // 2
+    lo, hi = table[:half], table[half:]
+    return F.ef_add(lo, F.ef_mul(F.ef_sub(hi, lo), r))
+
+
+def evaluate(table: np.ndarray, point: np.ndarray) -> np.ndarray:
+    """The multilinear extension of ``table`` at ``point`` (n EF coordinates) -> EF (4,)."""
+    point = np.asarray(point, dtype=np.uint32)
+    n = point.shape[0]
+    if np.asarray(table).shape[0] != 1 << n:
+        raise ValueError(f"table of {np.asarray(table).shape[0]} entries does not match a point of {n} coordinates")
+    g = _as_ext(table)
+    for z in point:
+        g = fix_first_variable(g, z)
+    return g[0]
+
+
+def expand_from_univariate(y: np.ndarray, num_variables: int) -> np.ndarray:
+    """[y^(2^(m-1)), ..., y^2, y] (m = num_variables): the point whose eq-weights are y^b, b over the table index."""
+    y = np.asarray(y, dtype=np.uint32)
+    out = np.zeros((num_variables, 4), dtype=np.uint32)
+    current = y
+    for t in range(num_variables - 1, -1, -1):
+        out[t] = current
+        current = F.ef_square(current)
+    return out
+
+
+def eq_at(z: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """eq(z, p) for two EF points of equal length -> EF (4,)."""
+    z = np.asarray(z, dtype=np.uint32)
+    p = np.asarray(p, dtype=np.uint32)
+    zp = F.ef_mul(z, p)
+    one = F.ef_from_base(np.full(z.shape[0], F.ONE, dtype=np.uint32))
+    # z p + (1 - z)(1 - p) = 1 - z - p + 2 z p
+    terms = F.ef_add(F.ef_sub(F.ef_sub(one, z), p), F.ef_add(zp, zp))
+    result = F.ef_from_base(F.ONE)
+    for t in terms:
+        result = F.ef_mul(result, t)
+    return result
+
+
+def select_table(var, num_variables: int, scale: np.ndarray | None = None) -> np.ndarray:
+    """(2^m, 4): scale * var^b for every index b; ``var`` is one base element (Montgomery)."""
+    powers = F.powers(np.uint32(var), 1 << num_variables)
+    if scale is None:
+        return F.ef_from_base(powers)
+    return F.ef_mul_base(np.broadcast_to(np.asarray(scale, dtype=np.uint32), (powers.shape[0], 4)), powers)
+
+
+def select_at(var, p: np.ndarray) -> np.ndarray:
+    """The MLE of b -> var^b at p (m coordinates): Π_t (1 + p_t (var^(2^(m-1-t)) - 1)) -> EF (4,)."""
+    p = np.asarray(p, dtype=np.uint32)
+    m = p.shape[0]
+    result = F.ef_from_base(F.ONE)
+    one = F.ef_from_base(F.ONE)
+    power = np.uint32(var)  # var^(2^(m-1-t)) for t = m-1 first
+    for t in range(m - 1, -1, -1):
+        term = F.ef_add(one, F.ef_mul_base(p[t], F.sub(power, F.ONE)))
+        result = F.ef_mul(result, term)
+        power = F.square(power)
+    return result
+
+
+def horner(coefficients: np.ndarray, x) -> np.ndarray:
+    """Σ_b coefficients[b] x^b for EF coefficients (N, 4) and a base point x -> EF (4,)."""
+    coefficients = np.asarray(coefficients, dtype=np.uint32)
+    acc = np.zeros(4, dtype=np.uint32)
+    x = np.uint32(x)
+    for c in coefficients[::-1]:
+        acc = F.ef_add(F.ef_mul_base(acc, x), c)
+    return acc
