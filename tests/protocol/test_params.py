@@ -49,7 +49,10 @@ def test_derived_matches_golden(golden, name):
 def test_params_dict_round_trips_golden(golden, name):
     g = load_golden(name)["params"]
     params = ProtocolParameters.from_golden_params(g)
-    assert params.params_dict(num_points=g["num_points"], seed=g["seed"], sumcheck_strategy=g["sumcheck_strategy"]) == g
+    written = params.params_dict(
+        num_points=g["num_points"], seed=g["seed"], sumcheck_strategy=g["sumcheck_strategy"]
+    )
+    assert written == g
     assert ProtocolParameters.from_golden_params(params.params_dict()) == params
 
 
@@ -182,7 +185,9 @@ def test_rounding_margins_on_bench_grid():
             values.append(st.queries_float(lam_p, rc.log_inv_rate))
             values.append(st.folding_pow_bits_float(lam, b, rc.num_variables, rc.next_log_inv_rate))
             qe = st.queries_error(rc.log_inv_rate, rc.num_queries)
-            ce = st.queries_combination_error(b, rc.num_variables, rc.next_log_inv_rate, rc.ood_samples, rc.num_queries)
+            ce = st.queries_combination_error(
+                b, rc.num_variables, rc.next_log_inv_rate, rc.ood_samples, rc.num_queries
+            )
             values.append(lam - min(qe, ce))
         values.append(st.queries_float(lam_p, cfg.final_log_inv_rate))
         values.append(lam - st.queries_error(cfg.final_log_inv_rate, cfg.final_queries))
@@ -248,9 +253,11 @@ def test_folding_factor_basics():
 def test_compute_number_of_rounds():
     # Constant(3) around MAX_NUM_VARIABLES_TO_SEND_COEFFS = 6.
     c = Constant(3)
-    assert [c.compute_number_of_rounds(n) for n in (5, 6, 7, 9, 10, 13)] == [(0, 2), (0, 3), (0, 4), (0, 6), (1, 4), (2, 4)]
+    got = [c.compute_number_of_rounds(n) for n in (5, 6, 7, 9, 10, 13)]
+    assert got == [(0, 2), (0, 3), (0, 4), (0, 6), (1, 4), (2, 4)]
     v = ConstantFromSecondRound(4, 3)
-    assert [v.compute_number_of_rounds(n) for n in (5, 6, 7, 10, 11, 14)] == [(0, 1), (0, 2), (0, 3), (0, 6), (1, 4), (2, 4)]
+    got = [v.compute_number_of_rounds(n) for n in (5, 6, 7, 10, 11, 14)]
+    assert got == [(0, 1), (0, 2), (0, 3), (0, 6), (1, 4), (2, 4)]
 
 
 @pytest.mark.parametrize("bad", [0, -1, True, 2.0, "x"])
@@ -290,8 +297,14 @@ def make(**kw) -> WhirConfig:
 @pytest.mark.parametrize(
     "kw,patterns",
     [
-        (dict(num_variables=28, starting_log_inv_rate=4), ["TWO_ADICITY 27", "num_variables 28", "rate 4", "= 28"]),
-        (dict(num_variables=30, folding_factor=Constant(2), rs_domain_initial_reduction_factor=2), ["TWO_ADICITY", "29"]),
+        (
+            dict(num_variables=28, starting_log_inv_rate=4),
+            ["TWO_ADICITY 27", "num_variables 28", "rate 4", "= 28"],
+        ),
+        (
+            dict(num_variables=30, folding_factor=Constant(2), rs_domain_initial_reduction_factor=2),
+            ["TWO_ADICITY", "29"],
+        ),
         (dict(rs_domain_initial_reduction_factor=5), ["rs_domain_initial_reduction_factor 5", "4"]),
         (dict(rs_domain_initial_reduction_factor=-1), ["rs_domain_initial_reduction_factor", "-1"]),
         (dict(num_variables=3), ["folding factor 4", "num_variables 3"]),
@@ -301,9 +314,17 @@ def make(**kw) -> WhirConfig:
         (dict(pow_bits=-1), ["pow_bits", "-1"]),
         (dict(pow_bits=100), ["pow_bits 100", "security_level 100"]),
         (dict(security_level=200, pow_bits=16), ["MAX_GRIND_BITS", str(MAX_GRIND_BITS)]),
-        (dict(num_variables=15, folding_factor=Constant(8), rs_domain_initial_reduction_factor=3), ["folding factor 8", "15"]),
         (
-            dict(num_variables=24, folding_factor=ConstantFromSecondRound(4, 1), starting_log_inv_rate=6, rs_domain_initial_reduction_factor=1),
+            dict(num_variables=15, folding_factor=Constant(8), rs_domain_initial_reduction_factor=3),
+            ["folding factor 8", "15"],
+        ),
+        (
+            dict(
+                num_variables=24,
+                folding_factor=ConstantFromSecondRound(4, 1),
+                starting_log_inv_rate=6,
+                rs_domain_initial_reduction_factor=1,
+            ),
             ["TWO_ADICITY", "round 1", "28"],
         ),
         (dict(folding_factor=ConstantFromSecondRound(2, 20)), ["folding factor 20", "16"]),
@@ -343,10 +364,12 @@ def test_defaults():
     assert (p.security_level, p.pow_bits, p.soundness_type, p.starting_log_inv_rate) == (100, 16, CB, 1)
     assert p.rs_domain_initial_reduction_factor == 2
     assert ProtocolParameters.default(20, 6).rs_domain_initial_reduction_factor == 3
-    assert ProtocolParameters.default(20, 6, rs_domain_initial_reduction_factor=1).rs_domain_initial_reduction_factor == 1
+    explicit = ProtocolParameters.default(20, 6, rs_domain_initial_reduction_factor=1)
+    assert explicit.rs_domain_initial_reduction_factor == 1
     assert ProtocolParameters.default(20, "3,2").folding_factor == ConstantFromSecondRound(3, 2)
     with pytest.raises(TypeError):
-        ProtocolParameters(num_variables=10, folding_factor=2, starting_log_inv_rate=1, security_level=80)  # red is explicit
+        # rs_domain_initial_reduction_factor has no default outside ProtocolParameters.default.
+        ProtocolParameters(num_variables=10, folding_factor=2, starting_log_inv_rate=1, security_level=80)
 
 
 def test_red_zero_is_accepted_like_the_reference():

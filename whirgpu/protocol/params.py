@@ -7,9 +7,10 @@ evaluated in IEEE-754 double precision with the same operations in the same orde
 golden files' ``derived`` blocks are the test of that.
 
 Vocabulary: n = number of variables, fold(i) = folding factor of round i (round 0 is the initial commitment),
-r = log2 of the inverse starting rate, red_i = domain reduction after round i (``rs_domain_initial_reduction_factor``
-for i = 0, then 1), M = ``n_rounds`` (intermediate rounds), fsr = ``final_sumcheck_rounds``. Domain sizes are
-plain ints (powers of two); ``folded_domain_gen`` is a canonical BabyBear int.
+r = log2 of the inverse starting rate, red_i = domain reduction after round i
+(``rs_domain_initial_reduction_factor`` for i = 0, then 1), M = ``n_rounds`` (intermediate rounds),
+fsr = ``final_sumcheck_rounds``. Domain sizes are plain ints (powers of two); ``folded_domain_gen`` is a
+canonical BabyBear int.
 
 Everything a user can get wrong raises ``ConfigError`` with the numbers involved; nothing here asserts.
 """
@@ -133,9 +134,13 @@ class SoundnessType(enum.IntEnum):
             return float(log_inv_rate) / 2.0 - (1.0 + log_eta)
         return float(log_degree + log_inv_rate) - log_eta
 
-    def prox_gaps_error(self, log_degree: int, log_inv_rate: int, field_size_bits: int, num_functions: int = 2) -> float:
+    def prox_gaps_error(
+        self, log_degree: int, log_inv_rate: int, field_size_bits: int, num_functions: int = 2
+    ) -> float:
         if num_functions < 2:
-            raise ConfigError(f"num_functions must be >= 2 to compute the proximity gaps error, got {num_functions}")
+            raise ConfigError(
+                f"num_functions must be >= 2 to compute the proximity gaps error, got {num_functions}"
+            )
         log_eta = self.log_eta(log_inv_rate)
         if self is SoundnessType.UniqueDecoding:
             error = float(log_degree + log_inv_rate)
@@ -165,7 +170,8 @@ class SoundnessType(enum.IntEnum):
         return -float(protocol_security_level) / self.log_1_delta(log_inv_rate)
 
     def queries(self, protocol_security_level: int, log_inv_rate: int) -> int:
-        return _as_usize(math.ceil(q) if math.isfinite(q := self.queries_float(protocol_security_level, log_inv_rate)) else q)
+        q = self.queries_float(protocol_security_level, log_inv_rate)
+        return _as_usize(math.ceil(q) if math.isfinite(q) else q)
 
     def queries_error(self, log_inv_rate: int, num_queries: int) -> float:
         return -float(num_queries) * self.log_1_delta(log_inv_rate)
@@ -177,14 +183,17 @@ class SoundnessType(enum.IntEnum):
         error = 2.0 * list_size_bits + float(log_degree * ood_samples)
         return float(ood_samples * field_size_bits) + 1.0 - error
 
-    def determine_ood_samples(self, security_level: int, log_degree: int, log_inv_rate: int, field_size_bits: int) -> int:
+    def determine_ood_samples(
+        self, security_level: int, log_degree: int, log_inv_rate: int, field_size_bits: int
+    ) -> int:
         if self is SoundnessType.UniqueDecoding:
             return 0
         for ood_samples in range(1, MAX_OOD_SAMPLES + 1):
             if self.ood_error(log_degree, log_inv_rate, field_size_bits, ood_samples) >= float(security_level):
                 return ood_samples
         raise ConfigError(
-            f"no OOD sample count in 1..{MAX_OOD_SAMPLES} (MAX_OOD_SAMPLES) reaches security_level {security_level} "
+            f"no OOD sample count in 1..{MAX_OOD_SAMPLES} (MAX_OOD_SAMPLES) reaches "
+            f"security_level {security_level} "
             f"for {log_degree} variables at log_inv_rate {log_inv_rate} ({self.name})"
         )
 
@@ -199,7 +208,10 @@ class SoundnessType(enum.IntEnum):
         log_combination = _log2(float(ood_samples + num_queries))
         return float(field_size_bits) - (log_combination + list_size + 1.0)
 
-    def folding_pow_bits_float(self, security_level: int, field_size_bits: int, num_variables: int, log_inv_rate: int) -> float:
+    def folding_pow_bits_float(
+        self, security_level: int, field_size_bits: int, num_variables: int, log_inv_rate: int
+    ) -> float:
+        """The real number whose floor is a folding PoW (``folding_pow_bits`` in the reference)."""
         prox_gaps_error = self.prox_gaps_error(num_variables, log_inv_rate, field_size_bits, 2)
         sumcheck_error = self.fold_sumcheck_error(field_size_bits, num_variables, log_inv_rate)
         return _fmax(0.0, float(security_level) - _fmin(prox_gaps_error, sumcheck_error))
@@ -210,7 +222,11 @@ _SOUNDNESS_CLI_NAMES = {
     SoundnessType.JohnsonBound: "johnson",
     SoundnessType.CapacityBound: "capacity",
 }
-_SOUNDNESS_SHORT = {SoundnessType.UniqueDecoding: "ud", SoundnessType.JohnsonBound: "jb", SoundnessType.CapacityBound: "cb"}
+_SOUNDNESS_SHORT = {
+    SoundnessType.UniqueDecoding: "ud",
+    SoundnessType.JohnsonBound: "jb",
+    SoundnessType.CapacityBound: "cb",
+}
 _SOUNDNESS_BY_NAME = {}
 for _s in SoundnessType:
     _SOUNDNESS_BY_NAME[_s.cli_name] = _s
@@ -239,7 +255,8 @@ class FoldingFactor:
         raise NotImplementedError  # pragma: no cover
 
     def to_serde(self) -> dict:
-        """The reference's serde form (externally tagged): {"Constant": k} or {"ConstantFromSecondRound": [k0, k]}."""
+        """The reference's serde form (externally tagged): {"Constant": k} or
+        {"ConstantFromSecondRound": [k0, k]}."""
         raise NotImplementedError  # pragma: no cover
 
     @staticmethod
@@ -283,7 +300,8 @@ class FoldingFactor:
         for name, k in self._named_factors():
             if k > num_variables:
                 raise ConfigError(
-                    f"{name} {k} is greater than num_variables {num_variables}: the polynomial is too small to fold"
+                    f"{name} {k} is greater than num_variables {num_variables}: "
+                    "the polynomial is too small to fold"
                 )
 
     def compute_number_of_rounds(self, num_variables: int) -> tuple[int, int]:
@@ -969,9 +987,10 @@ def format_schedule(config: WhirConfig) -> str:
     lines.append("  ".join("-" * w for w in widths))
     lines.extend(fmt.format(*row) for row in rows)
     lines.append("")
-    lines.append("Each row is one committed polynomial (its variables, domain and rate) and the sumcheck that folds")
-    lines.append("'fold' of its variables ('fold PoW' bits per sumcheck round); 'queries' and 'PoW' open the")
-    lines.append("previous commitment. The final row sends its polynomial in the clear and queries the last one.")
+    lines.append("Each row is one committed polynomial (its variables, domain and rate) and the sumcheck that")
+    lines.append("folds 'fold' of its variables ('fold PoW' bits per sumcheck round); 'queries' and 'PoW' open")
+    lines.append("the previous commitment. The final row sends its polynomial in the clear and queries the last")
+    lines.append("commitment.")
     top = config.max_derived_pow_bits
     if config.check_pow_bits():
         lines.append(f"Largest PoW: {top} bits, within the pow_bits budget of {p.pow_bits}.")
