@@ -69,6 +69,9 @@ def test_golden_schedule_details(golden, name):
         if i + 1 < cfg.n_rounds:
             assert cfg.rounds[i + 1].domain_size == rc.domain_size >> rc.rs_reduction_factor
             assert cfg.rounds[i + 1].log_inv_rate == rc.next_log_inv_rate
+        # The commitment made in round i has 2^(nv_i + rate) points on D_i >> red_i.
+        log_new_domain = rc.log_domain_size - rc.rs_reduction_factor
+        assert rc.num_variables + cfg.round_log_inv_rate(i) == log_new_domain
     last = cfg.rounds[-1]
     assert cfg.final_domain_size == last.domain_size >> last.rs_reduction_factor
     fr = cfg.final_round_config()

@@ -818,6 +818,11 @@ class WhirConfig:
         """fold(i): round 0 folds the initial commitment, round M is the final round."""
         return self.params.folding_factor.at_round(round)
 
+    def round_log_inv_rate(self, round: int) -> int:
+        """log2 of the inverse rate of the code committed IN round ``round`` (its domain D_i >> red_i holds
+        2^(num_variables + rate) points); round 0's commitment is the initial one at starting_log_inv_rate."""
+        return self.rounds[round].next_log_inv_rate
+
     def rs_reduction_factor(self, round: int) -> int:
         return self.params.rs_domain_initial_reduction_factor if round == 0 else 1
 
