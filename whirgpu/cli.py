@@ -1,0 +1,228 @@
+"""The ``whirgpu`` command line: params, prove, verify.
+
+Exit codes: 0 success / accept; 1 reject or a whirgpu error (bad input, bad proof, device limit), printed as
+one line; 2 usage errors (argparse). Set WHIRGPU_DEBUG=1 to see a traceback for unexpected failures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from .backends import BACKEND_NAMES
+from .errors import ConfigError, ProofFormatError, VerificationError, WhirGpuError
+from .protocol.params import ProtocolParameters, SoundnessType, WhirConfig, format_schedule
+
+DEFAULT_OUT = {"binary": "proof.whir", "whir-p3-json": "proof.json"}
+
+
+def _add_param_flags(p: argparse.ArgumentParser, required: bool = True) -> None:
+    g = p.add_argument_group("protocol parameters (as the reference's sweep: BabyBear, Poseidon2, digest 8)")
+    g.add_argument("--num-variables", "-n", type=int, required=required, metavar="N",
+                   help="the polynomial has 2^N evaluations")
+    g.add_argument("--folding-factor", "-k", type=int, required=required, metavar="K",
+                   help="variables folded per round (Constant(K))")
+    g.add_argument("--rate", "-r", type=int, required=required, metavar="R",
+                   help="starting log2 of the inverse code rate")
+    g.add_argument("--security", type=int, default=100, metavar="BITS", help="security level in bits (default 100)")
+    g.add_argument("--pow-bits", type=int, default=16, metavar="BITS",
+                   help="proof-of-work budget the query counts assume (default 16)")
+    g.add_argument("--soundness", default="capacity", metavar="TYPE",
+                   help="capacity | johnson | unique (default capacity)")
+    g.add_argument("--initial-reduction", type=int, default=None, metavar="M",
+                   help="RS domain reduction of the first round (default min(K, 3))")
+
+
+def _params_from_args(args) -> ProtocolParameters:
+    return ProtocolParameters.default(
+        num_variables=args.num_variables,
+        folding_factor=args.folding_factor,
+        starting_log_inv_rate=args.rate,
+        security_level=args.security,
+        pow_bits=args.pow_bits,
+        soundness_type=SoundnessType.parse(args.soundness),
+        rs_domain_initial_reduction_factor=args.initial_reduction,
+    )
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="whirgpu",
+        description="WHIR polynomial commitments over BabyBear: prove on the best available device, verify, "
+                    "inspect parameters. Proofs are byte-compatible with Plonky3's p3-whir.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+
+    p = sub.add_parser("params", help="show the derived round schedule for a configuration",
+                       description="Derive every WHIR parameter (rounds, queries, OOD samples, PoW bits) exactly "
+                                   "as the reference does, and print the schedule.")
+    _add_param_flags(p)
+    p.add_argument("--json", action="store_true", help="print the derived configuration as JSON")
+
+    p = sub.add_parser("prove", help="commit to a polynomial and prove an evaluation",
+                       description="Prove an evaluation claim. The instance is either random from --seed (2^N "
+                                   "values and one extension point drawn from SmallRng(S), as the reference's "
+                                   "sweep) or read from a golden-format JSON file with --from.")
+    _add_param_flags(p, required=False)
+    source = p.add_mutually_exclusive_group(required=True)
+    source.add_argument("--seed", type=int, metavar="S", help="random polynomial and point from SmallRng(S)")
+    source.add_argument("--from", dest="from_file", metavar="FILE.json",
+                        help="parameters, polynomial and points from a file in the golden format")
+    p.add_argument("--backend", default="auto", choices=BACKEND_NAMES, help="compute backend (default auto)")
+    p.add_argument("--format", default="binary", choices=("binary", "whir-p3-json"),
+                   help="proof file format (default binary; whir-p3-json is what the Rust verifier reads)")
+    p.add_argument("--out", "-o", metavar="FILE", help="where to write the proof (default proof.whir / proof.json)")
+    p.add_argument("--json", action="store_true", help="print a JSON summary instead of text")
+
+    p = sub.add_parser("verify", help="verify a proof file",
+                       description="Verify a proof file. Prints 'accept' (exit 0) or 'reject: <reason>' (exit 1).")
+    p.add_argument("file", metavar="FILE")
+    p.add_argument("--format", default="auto", choices=("auto", "binary", "whir-p3-json"),
+                   help="proof file format (default: detect)")
+    return parser
+
+
+# ---- commands --------------------------------------------------------------------------------------------------
+
+def _cmd_params(args) -> int:
+    config = WhirConfig.from_params(_params_from_args(args))
+    if args.json:
+        print(json.dumps(config.to_json_dict(), indent=2, sort_keys=True))
+    else:
+        print(format_schedule(config))
+    return 0
+
+
+def _load_instance(args):
+    """(params, Montgomery polynomial, statement, description, instance seed or None) for `prove`."""
+    from .api import random_instance
+    from .protocol.serialize import params_and_statement_from_json
+    from .ref import field_np as F
+
+    if args.from_file:
+        path = Path(args.from_file)
+        try:
+            doc = json.loads(path.read_text())
+        except OSError as exc:
+            raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
+        except ValueError as exc:
+            raise ConfigError(f"{path} is not JSON: {exc}") from None
+        flags = [f for f in ("num_variables", "folding_factor", "rate") if getattr(args, f) is not None]
+        if flags:
+            raise ConfigError(f"--from takes its parameters from the file; drop --{flags[0].replace('_', '-')}")
+        try:
+            params, statement = params_and_statement_from_json(doc)
+        except ProofFormatError as exc:
+            raise ConfigError(f"{path}: {exc}") from None
+        evals = doc.get("polynomial_evals_canonical")
+        n = params.num_variables
+        if not isinstance(evals, list) or len(evals) != 1 << n:
+            raise ConfigError(f"{path}: polynomial_evals_canonical must list 2^{n} = {1 << n} values")
+        array = np.asarray(evals, dtype=object)
+        if any(isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < (1 << 31) - (1 << 27) + 1 for v in evals):
+            raise ConfigError(f"{path}: polynomial_evals_canonical must hold canonical field elements")
+        poly = F.to_monty(array.astype(np.uint64))
+        seed = doc["params"].get("seed")
+        return params, poly, statement, f"from {path}", seed if isinstance(seed, int) else None
+    missing = [f for f in ("num_variables", "folding_factor", "rate") if getattr(args, f) is None]
+    if missing:
+        raise ConfigError(f"--seed needs --{missing[0].replace('_', '-')} (or use --from FILE.json)")
+    params = _params_from_args(args)
+    WhirConfig.from_params(params)  # validate before drawing 2^n values
+    poly, statement = random_instance(params.num_variables, args.seed)
+    return params, poly, statement, f"random instance, seed {args.seed}", args.seed
+
+
+def _cmd_prove(args) -> int:
+    from .api import Prover
+    from .protocol.serialize import dump
+
+    params, poly, statement, description, seed = _load_instance(args)
+    prover = Prover(params, backend=args.backend)
+    out = Path(args.out or DEFAULT_OUT[args.format])
+    if not args.json:
+        print(f"backend: {prover.backend.name} ({prover.backend_reason})")
+    start = time.perf_counter()
+    proof_file = prover.prove_monty(poly, statement)
+    proof_file.seed = seed
+    seconds = time.perf_counter() - start
+    data = dump(proof_file, args.format)
+    try:
+        out.write_bytes(data)
+    except OSError as exc:
+        raise ConfigError(f"cannot write {out}: {exc.strerror}") from None
+    summary = {
+        "backend": prover.backend.name,
+        "backend_reason": prover.backend_reason,
+        "instance": description,
+        "num_variables": params.num_variables,
+        "folding_factor": str(params.folding_factor),
+        "rate": params.starting_log_inv_rate,
+        "prove_ms": round(seconds * 1e3, 3),
+        "phases_ms": {k: round(v * 1e3, 3) for k, v in sorted(prover.last_phase_seconds.items())},
+        "proof_bytes": len(data),
+        "format": args.format,
+        "out": str(out),
+    }
+    if args.json:
+        print(json.dumps(summary, indent=2))
+    else:
+        phases = ", ".join(f"{k} {v:.0f}" for k, v in summary["phases_ms"].items())
+        print(f"proved n={params.num_variables} fold={params.folding_factor} rate={params.starting_log_inv_rate} "
+              f"({description}) in {seconds * 1e3:.0f} ms [{phases} ms]")
+        print(f"wrote {out} ({len(data)} bytes, {args.format})")
+    return 0
+
+
+def _cmd_verify(args) -> int:
+    from .api import verify
+    from .protocol.serialize import load
+
+    path = Path(args.file)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        print(f"reject: cannot read {path}: {exc.strerror}")
+        return 1
+    try:
+        verify(load(data, args.format))
+    except (VerificationError, ProofFormatError) as exc:
+        print(f"reject: {exc}")
+        return 1
+    except WhirGpuError as exc:
+        print(f"reject: {exc}")
+        return 1
+    print("accept")
+    return 0
+
+
+COMMANDS = {"params": _cmd_params, "prove": _cmd_prove, "verify": _cmd_verify}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return COMMANDS[args.command](args)
+    except WhirGpuError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # noqa: BLE001 - the CLI never shows a traceback unless asked
+        if os.environ.get("WHIRGPU_DEBUG"):
+            raise
+        print(f"internal error: {type(exc).__name__}: {exc} (set WHIRGPU_DEBUG=1 for a traceback)", file=sys.stderr)
+        return 3
+
+
+if __name__ == "__main__":
+    sys.exit(main())
