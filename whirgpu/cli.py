@@ -140,6 +140,13 @@ def _load_instance(args):
     return params, poly, statement, f"random instance, seed {args.seed}", args.seed
 
 
+def _phases_ms(phase_seconds: dict[str, float], total_seconds: float) -> dict[str, float]:
+    """Per-phase milliseconds plus 'other': transcript hashing, query sampling and Python overhead."""
+    phases = {k: round(v * 1e3, 3) for k, v in sorted(phase_seconds.items()) if v > 0}
+    phases["other"] = round(max(0.0, total_seconds - sum(phase_seconds.values())) * 1e3, 3)
+    return phases
+
+
 def _cmd_prove(args) -> int:
     from .api import Prover
     from .protocol.serialize import dump
@@ -166,7 +173,7 @@ def _cmd_prove(args) -> int:
         "folding_factor": str(params.folding_factor),
         "rate": params.starting_log_inv_rate,
         "prove_ms": round(seconds * 1e3, 3),
-        "phases_ms": {k: round(v * 1e3, 3) for k, v in sorted(prover.last_phase_seconds.items())},
+        "phases_ms": _phases_ms(prover.last_phase_seconds, seconds),
         "proof_bytes": len(data),
         "format": args.format,
         "out": str(out),

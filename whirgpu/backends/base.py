@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import enum
 from abc import ABC, abstractmethod
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -93,6 +94,11 @@ class Backend(ABC):
 
     def __init__(self) -> None:
         self.stats = TransferStats()
+        self.timer = None  # a prover's PhaseTimer, when one wants the backend's sub-phases (ntt, merkle)
+
+    def phase(self, name: str):
+        """Context manager timing a backend-internal phase into ``self.timer`` (no-op without one)."""
+        return self.timer.phase(name) if self.timer is not None else nullcontext()
 
     # -- buffers -------------------------------------------------------------------------------------------
     @abstractmethod

@@ -41,8 +41,10 @@ class CpuBackend(Backend):
         matrix = np.zeros((1 << log_height, n_columns) + values.shape[1:], dtype=np.uint32)
         matrix[:n_coeffs] = np.swapaxes(columns, 0, 1)
         flat = matrix.reshape(1 << log_height, -1)  # EF: c0..c3 per element, one base NTT per coefficient
-        codeword = dft_batch(flat)
-        tree = MerkleTree.build(codeword)
+        with self.phase("ntt"):
+            codeword = dft_batch(flat)
+        with self.phase("merkle"):
+            tree = MerkleTree.build(codeword)
         return Commitment(tree.root, 1 << log_height, flat.shape[1], is_ext, handle=(codeword, tree))
 
     def open_rows(self, commitment: Commitment, indices: list[int]) -> tuple[np.ndarray, np.ndarray]:

@@ -19,6 +19,7 @@ from ..field import P, TWO_ADIC_GENERATORS
 from ..ref import field_np as F
 from ..ref.multilinear import evaluate as evaluate_mle
 from ..ref.multilinear import expand_from_univariate
+from ..ref.sumcheck import evaluate_round_polynomial
 from .domain_separator import domain_separator
 from .params import WhirConfig
 from .proof import QueryOpening, RoundProof, Statement, SumcheckData, WhirProof
@@ -76,6 +77,7 @@ class WhirProver:
         self.config = config
         self.backend = backend
         self.timer = PhaseTimer()
+        backend.timer = self.timer  # the backend reports its own sub-phases (ntt, merkle) into the same timer
 
     # -- public ----------------------------------------------------------------------------------------------
     def prove(self, polynomial: np.ndarray, statement: Statement) -> WhirProof:
@@ -100,8 +102,7 @@ class WhirProver:
         k0 = config.fold(0)
         with self.timer.phase("upload"):
             table = backend.upload(polynomial, StorageMode.SHARED)
-        with self.timer.phase("commit"):
-            commitment = backend.commit(table, k0, n + config.starting_log_inv_rate - k0)
+        commitment = backend.commit(table, k0, n + config.starting_log_inv_rate - k0)
         challenger.observe_many(commitment.root)
         ood_points, ood_answers = [], []
         with self.timer.phase("ood"):
@@ -145,7 +146,7 @@ class WhirProver:
             r = challenger.sample_ef()
             with self.timer.phase("fold"):
                 state.table, state.weights = self.backend.fold(state.table, state.weights, r)
-            state.claimed_sum = _round_polynomial_at(state.claimed_sum, h0, h2, r)
+            state.claimed_sum = evaluate_round_polynomial(state.claimed_sum, h0, h2, r)
             evaluations.append((h0, h2))
             challenges.append(r)
         state.folding_randomness = np.asarray(challenges, np.uint32).reshape(-1, 4)
@@ -160,8 +161,7 @@ class WhirProver:
         nv = round_config.num_variables
         k_next = config.fold(i + 1)
         log_height = nv - k_next + config.round_log_inv_rate(i)
-        with self.timer.phase("commit"):
-            commitment = backend.commit(state.table, k_next, log_height)
+        commitment = backend.commit(state.table, k_next, log_height)
         challenger.observe_many(commitment.root)
 
         ood_points, ood_answers = [], []
@@ -241,7 +241,3 @@ class WhirProver:
             )
 
 
-def _round_polynomial_at(claimed_sum, h0, h2, r):
-    from ..ref.sumcheck import evaluate_round_polynomial
-
-    return evaluate_round_polynomial(claimed_sum, h0, h2, r)

@@ -18,6 +18,7 @@ from ..field import MU, P, R, R2, W
 U32 = np.uint32
 U64 = np.uint64
 _P64 = U64(P)
+_P32 = U32(P)
 _MU64 = U64(MU)
 _MASK32 = U64(0xFFFFFFFF)
 _SHIFT32 = U64(32)
@@ -27,13 +28,17 @@ def _reduce(x: np.ndarray) -> np.ndarray:
     """Montgomery reduction of uint64 x < P * 2^32: returns x * 2^-32 mod P in [0, P) as uint32."""
     t = ((x & _MASK32) * _MU64) & _MASK32  # < 2^64 before masking: never wraps, works on scalars too
     u = (t * _P64) >> _SHIFT32
-    r = (x >> _SHIFT32) + _P64 - u  # in [1, 2P)
+    r = ((x >> _SHIFT32) + _P64 - u).astype(U32)  # in [1, 2P) and 2P < 2^32
     return _canonicalise(r)
 
 
 def _canonicalise(r) -> np.ndarray:
-    """uint64 values in [0, 2P) -> uint32 in [0, P)."""
-    return np.asarray(r - _P64 * (r >= _P64), dtype=U32)
+    """uint32 values in [0, 2P) -> [0, P): r - P wraps above 2^31 exactly when r < P, so the minimum is canonical."""
+    return np.minimum(r, np.subtract(r, _P32))  # ufunc (not scalar) arithmetic: wraps silently
+
+
+def _u32(a) -> np.ndarray:
+    return np.asarray(a, dtype=U32)
 
 
 def _u64(a) -> np.ndarray:
@@ -69,11 +74,11 @@ ONE = constant(1)
 # ---- base field ----------------------------------------------------------------------------------------------
 
 def add(a, b) -> np.ndarray:
-    return _canonicalise(_u64(a) + _u64(b))
+    return _canonicalise(np.add(_u32(a), _u32(b)))  # < 2P < 2^32: no wrap
 
 
 def sub(a, b) -> np.ndarray:
-    return _canonicalise(_u64(a) + _P64 - _u64(b))
+    return _canonicalise(np.subtract(np.add(_u32(a), _P32), _u32(b)))  # a + P < 2^32; minus b stays >= 1
 
 
 def neg(a) -> np.ndarray:
