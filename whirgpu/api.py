@@ -113,5 +113,10 @@ def random_instance(num_variables: int, seed: int) -> tuple[np.ndarray, Statemen
     return poly, Statement(point, value)
 
 
-__all__ = ["Prover", "ProofFile", "dump", "load", "verify", "is_valid", "random_instance", "points_to_monty",
+__all__ = ["Prover", "ProofFile", "dump", "load", "verify", "is_valid", "random_instance", "points_to_monty", "claimed_values",
            "ProofFormatError", "VerificationError"]
+
+
+def claimed_values(proof_file: ProofFile) -> list[list[int]]:
+    """The statement's claimed values as canonical [a0, a1, a2, a3] per point."""
+    return F.from_monty(proof_file.statement.values).astype(np.int64).tolist()

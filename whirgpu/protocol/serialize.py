@@ -129,6 +129,12 @@ def to_whir_p3_json(pf: ProofFile, include_debug: bool = True) -> str:
             "name": "BabyBear",
             "p": P,
         }
+        doc["crypto"] = {
+            "challenger": "DuplexChallenger<BabyBear, Perm, 16, 8>",
+            "compress": "TruncatedPermutation<Perm, 2, 8, 16>",
+            "hash": "PaddingFreeSponge<Perm, 16, 8, 8>",
+            "permutation": "Poseidon2BabyBear<16>::new_from_rng_128(SmallRng::seed_from_u64(1))",
+        }
         doc["source"] = {"path": "whirgpu"}
     return json.dumps(doc, sort_keys=True, separators=(",", ":"))
 
