@@ -256,14 +256,24 @@ def _canonical_words(value, path: str, shape: tuple[int, ...]) -> np.ndarray:
     return F.to_monty(np.array(flat.tolist(), dtype=np.uint64)).reshape(shape)
 
 
+def _params_and_config(block, where: str) -> tuple[ProtocolParameters, WhirConfig]:
+    """A ``params`` block -> parameters and the configuration they derive, or ProofFormatError: a file whose
+    parameters the reference would reject (or that overflow the soundness formulas) is malformed."""
+    _JsonReader.obj(block, where, ())
+    try:
+        params = ProtocolParameters.from_golden_params(block)
+        return params, WhirConfig.from_params(params)
+    except ConfigError as exc:
+        raise ProofFormatError(f"{where}: {exc}") from None
+    except OverflowError as exc:  # ints too large for the f64 soundness formulas
+        raise ProofFormatError(f"{where}: a parameter is out of range ({exc})") from None
+
+
 def params_and_statement_from_json(doc: dict, path: str = "") -> tuple[ProtocolParameters, Statement]:
     """The parameters and statement of a golden-format document (canonical points and claimed values)."""
     r = _JsonReader()
     r.obj(doc, path or "document", ("params", "points_canonical", "claimed_values_canonical"))
-    try:
-        params = ProtocolParameters.from_golden_params(doc["params"])
-    except ConfigError as exc:
-        raise ProofFormatError(f"params: {exc}") from None
+    params, _ = _params_and_config(doc["params"], "params")
     n = params.num_variables
     points_raw = r.lst(doc["points_canonical"], "points_canonical")
     m = len(points_raw)
@@ -277,9 +287,11 @@ def params_and_statement_from_json(doc: dict, path: str = "") -> tuple[ProtocolP
 
 def from_whir_p3_json(text: str | bytes) -> ProofFile:
     """Parse and validate a whir-p3-json/v1 proof file."""
+    if not isinstance(text, (str, bytes, bytearray)):
+        raise ProofFormatError(f"expected JSON text (str or bytes), got {type(text).__name__}")
     try:
         doc = json.loads(text)
-    except (ValueError, UnicodeDecodeError) as exc:
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise ProofFormatError(f"not JSON: {exc}") from None
     r = _JsonReader()
     r.obj(doc, "document", ("format", "params", "points_canonical", "claimed_values_canonical", "proof"))
@@ -411,15 +423,13 @@ def from_binary(data: bytes) -> ProofFile:
         raise ProofFormatError(f"header length {header_len} does not fit the {len(data)}-byte file")
     try:
         header = json.loads(data[start:start + header_len])
-        params = ProtocolParameters.from_golden_params(header["params"])
-        m = header["num_claims"]
-    except ConfigError as exc:
-        raise ProofFormatError(f"header params: {exc}") from None
-    except (ValueError, KeyError, TypeError, UnicodeDecodeError) as exc:
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise ProofFormatError(f"header: malformed ({exc!r:.80})") from None
+    _JsonReader.obj(header, "header", ("params", "num_claims"))
+    params, config = _params_and_config(header["params"], "header params")
+    m = header["num_claims"]
     if isinstance(m, bool) or not isinstance(m, int) or not 0 <= m <= 1 << 16:
         raise ProofFormatError(f"header: num_claims must be an integer in [0, 65536], got {m!r:.40}")
-    config = WhirConfig.from_params(params)
     n = config.num_variables
     r = _Reader(data, start + header_len)
     statement = Statement(r.words((m, n, 4), "statement points"), r.words((m, 4), "statement values"))
@@ -471,8 +481,13 @@ def dump(pf: ProofFile, fmt: str) -> bytes:
 
 def load(data: bytes, fmt: str = "auto") -> ProofFile:
     """Parse ``data`` as ``fmt``; 'auto' tells the formats apart by the binary magic."""
+    if not isinstance(data, (bytes, bytearray, memoryview, str)):
+        raise ProofFormatError(f"expected bytes or str, got {type(data).__name__}")
+    if isinstance(data, memoryview):
+        data = bytes(data)
     if fmt == "auto":
-        fmt = "binary" if bytes(data[:len(BINARY_MAGIC)]) == BINARY_MAGIC else "whir-p3-json"
+        binary = not isinstance(data, str) and bytes(data[:len(BINARY_MAGIC)]) == BINARY_MAGIC
+        fmt = "binary" if binary else "whir-p3-json"
     if fmt == "binary":
         return from_binary(data)
     if fmt == "whir-p3-json":
