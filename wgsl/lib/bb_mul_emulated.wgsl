@@ -1,0 +1,19 @@
+// BabyBear Montgomery product for devices without 64-bit integers.
+// The 32x32 high word is assembled from 16-bit halves; because inputs are < 2^31 the middle sum cannot carry,
+// and the high word of t*P needs no general product since P = 0x7800 * 2^16 + 1.
+// in: a, b in [0, 2^31) Montgomery words; out: a * b * 2^-32 mod P in [0, P).
+fn bb_mul(a: u32, b: u32) -> u32 {
+    let a_lo = a & 0xffffu;
+    let a_hi = a >> 16u;
+    let b_lo = b & 0xffffu;
+    let b_hi = b >> 16u;
+    let lo_lo = a_lo * b_lo;
+    let cross = a_lo * b_hi + a_hi * b_lo;
+    let lo = a * b;
+    let hi = a_hi * b_hi + (cross >> 16u) + select(0u, 1u, lo < lo_lo);
+    let t = lo * BB_MU;
+    // lo(t * P) == lo, so the carry out of the low word is (lo < t).
+    let u = (t >> 16u) * 0x7800u + (((t & 0xffffu) * 0x7800u) >> 16u) + select(0u, 1u, lo < t);
+    let r = hi - u;
+    return select(r, r + BB_P, hi < u);
+}

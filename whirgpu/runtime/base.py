@@ -1,0 +1,91 @@
+"""What a GPU runtime provides: buffers with a storage mode, compiled kernels, and batched launches.
+
+Runtimes only allocate, compile and launch; what the launches compute is written once, above them. A runtime
+is a few hundred lines per GPU API.
+
+Launch contract shared by every kernel (WGSL and MSL twins):
+- Workgroups are laid out on a 2-D grid when more than the device's per-dimension maximum are needed; a kernel
+  recovers its linear workgroup index as ``wg.x + wg.y * num_workgroups.x``.
+- Bindings are given in slot order; a ``params`` array (uint32 words, at most 64) is bound at the slot after the
+  last buffer, with the same struct layout in both languages.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..backends.base import DeviceLimits, StorageMode
+
+
+@dataclass
+class RtBuffer:
+    """A runtime allocation of ``nbytes`` bytes."""
+
+    handle: Any
+    nbytes: int
+    mode: StorageMode
+
+
+def grid_for(n_groups: int, max_per_dim: int) -> tuple[int, int]:
+    """Split ``n_groups`` workgroups over (x, y) with x <= max_per_dim; kernels mask the overhang."""
+    if n_groups <= max_per_dim:
+        return max(n_groups, 1), 1
+    y = -(-n_groups // max_per_dim)
+    x = -(-n_groups // y)
+    return x, y
+
+
+class Batch(ABC):
+    """Launches recorded into one submission (one encoder / command buffer per protocol step)."""
+
+    @abstractmethod
+    def dispatch(self, kernel: Any, buffers: list[RtBuffer], params: np.ndarray | None, n_groups: int) -> None:
+        """Launch ``kernel`` over ``n_groups`` workgroups (2-D if needed) with ``buffers`` at slots 0.. and
+        ``params`` at the next slot."""
+
+    @abstractmethod
+    def copy(self, src: RtBuffer, src_offset: int, dst: RtBuffer, dst_offset: int, nbytes: int) -> None:
+        """Device-side copy."""
+
+    @abstractmethod
+    def submit(self) -> None:
+        """Send everything recorded; does not wait."""
+
+
+class Runtime(ABC):
+    """A GPU API behind the shared kernel set."""
+
+    name: str = "abstract"
+    lang: str = "wgsl"
+
+    @abstractmethod
+    def limits(self) -> DeviceLimits:
+        """The device's limits and identity."""
+
+    @abstractmethod
+    def alloc(self, nbytes: int, mode: StorageMode = StorageMode.PRIVATE) -> RtBuffer:
+        """A new buffer (contents undefined)."""
+
+    @abstractmethod
+    def write(self, buffer: RtBuffer, data: np.ndarray, offset: int = 0) -> None:
+        """Host -> device."""
+
+    @abstractmethod
+    def read(self, buffer: RtBuffer, nbytes: int | None = None, offset: int = 0) -> np.ndarray:
+        """Device -> host as uint32 words (waits for submitted work)."""
+
+    @abstractmethod
+    def kernel(self, stem: str, entry: str | None = None, constants: dict[str, int] | None = None) -> Any:
+        """The compiled pipeline for kernel file ``stem`` (entry point defaults to the stem), cached."""
+
+    @abstractmethod
+    def batch(self) -> Batch:
+        """A new batch of launches."""
+
+    @abstractmethod
+    def wait(self) -> None:
+        """Block until all submitted work is done."""
