@@ -7,7 +7,9 @@ Shader languages here have no imports. A file states its dependencies on its fir
 and ``compose`` concatenates the prelude, every required library file (depth first, each once) and the kernel
 file, keeping a line map so a compiler diagnostic at composed line L can be reported as ``file:line``.
 Library stems may have variants: ``bb_mul`` resolves to ``lib/bb_mul_<variant>.wgsl`` when such files exist
-(the multiply variant is picked per device). Constants come only from ``whirgpu.field``.
+(the multiply variant is picked per device). Constants come only from ``whirgpu.field``; a stem listed in
+``constants.GENERATED`` (e.g. ``poseidon2_constants``) is a generated pseudo-library rendered from Python, mapped
+as ``<stem>:line``.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from .. import field
+from . import constants
 
 _REQUIRES = re.compile(r"^\s*//\s*requires:\s*(.*)$")
 _EXTENSIONS = {"wgsl": "wgsl", "msl": "metal"}
@@ -100,6 +103,15 @@ def compose(lang: str, kernel: str, variants: tuple[tuple[str, str], ...] = ()) 
         lines.append(line)
         origins.append(("<prelude>", i))
     seen: set[Path] = set()
+    generated_seen: set[str] = set()
+
+    def include_generated(stem: str) -> None:
+        if stem in generated_seen:
+            return
+        generated_seen.add(stem)
+        for number, line in enumerate(constants.render(stem, lang).splitlines(), 1):
+            lines.append(line)
+            origins.append((f"<{stem}>", number))
 
     def include(path: Path, stack: tuple[Path, ...]) -> None:
         if path in seen:
@@ -108,7 +120,10 @@ def compose(lang: str, kernel: str, variants: tuple[tuple[str, str], ...] = ()) 
             raise ValueError(f"circular shader requirement: {' -> '.join(p.name for p in stack + (path,))}")
         text = path.read_text()
         for stem in _requirements(text):
-            include(_resolve(root, stem, ext, chosen), stack + (path,))
+            if stem in constants.GENERATED:
+                include_generated(stem)
+            else:
+                include(_resolve(root, stem, ext, chosen), stack + (path,))
         seen.add(path)
         name = f"{lang}/{path.parent.name}/{path.name}"
         for number, line in enumerate(text.splitlines(), 1):
