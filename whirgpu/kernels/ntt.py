@@ -1,0 +1,141 @@
+"""Commit encoding on a GPU runtime: transpose + zero-pad (``transpose_pad``) and the batched column NTT
+(``ntt_bitrev`` + ``ntt`` entry points), written once against the ``Runtime``/``Batch`` interface.
+
+Contracts (all words are Montgomery u32 in [0, P)):
+- ``encode_commit_matrix``: a table of 2^nv entries (1 word each, or 4 for EF: c0..c3) becomes the (H, w)
+  row-major matrix, H = 2^log_height, w = 2^log_folding (x4 for EF): column j = entries j*2^(nv-k) ..
+  (j+1)*2^(nv-k)-1 as coefficients, rows >= 2^(nv-k) zero. This is ``CpuBackend.commit``'s ``flat``.
+- ``ntt_columns``: in place, every column of an (H, w) matrix becomes its evaluations at omega_H^i, i in
+  natural order: word for word ``whirgpu.ref.ntt.dft_batch``.
+
+NTT plan for log_h >= 1 (log_h = 0 is the identity): bit-reverse the rows in place; run the first T stages per
+tile of 2^T rows x cw columns in workgroup memory (tile <= 2^LOG_TILE_WORDS words, cw = min(w, 2^LOG_TILE_COLS)
+so each tile row is one coalesced segment); then the remaining log_h - T stages as global radix-4 passes (two
+stages per dispatch) and one radix-2 pass when their count is odd. All dispatches go into the caller's batch.
+Twiddles: one stage-major table per runtime, tw[2^s + k] = omega_{2^(s+1)}^k, uploaded once and grown on demand.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+import numpy as np
+
+from ..errors import DeviceLimitError
+from ..field import TWO_ADICITY
+from ..ref import field_np as F
+from ..ref.ntt import twiddles
+from ..runtime.base import Batch, RtBuffer, Runtime
+
+WG = 256  # the kernels' default `override WG`
+LOG_TILE_WORDS = 12  # ntt.wgsl TILE_WORDS = 4096 (16 KiB of workgroup memory)
+LOG_TILE_COLS = 3  # columns per tile at most 8 words (32 bytes per row segment)
+MIN_TABLE_LOG = 12  # smallest twiddle table uploaded, so small NTTs share one
+
+_tables: "weakref.WeakKeyDictionary[Runtime, tuple[int, RtBuffer]]" = weakref.WeakKeyDictionary()
+
+
+def stage_twiddles(log_n: int) -> np.ndarray:
+    """The stage-major table of 2^log_n words: tw[0] = 1 (unused), tw[2^s + k] = omega_{2^(s+1)}^k for
+    k < 2^s and s < log_n. Serves every NTT of size <= 2^log_n."""
+    if not 0 <= log_n <= TWO_ADICITY:
+        raise ValueError(f"twiddle table 2^{log_n} outside 2^0..2^{TWO_ADICITY}")
+    return np.concatenate([np.array([F.ONE], np.uint32)] + [twiddles(s) for s in range(log_n)])
+
+
+def twiddle_table(rt: Runtime, log_h: int) -> RtBuffer:
+    """The runtime's uploaded table covering NTTs up to 2^log_h (uploaded once; replaced by a bigger one)."""
+    held = _tables.get(rt)
+    if held is not None and held[0] >= log_h:
+        return held[1]
+    log_n = max(log_h, MIN_TABLE_LOG)
+    words = stage_twiddles(log_n)
+    buffer = rt.alloc(words.nbytes)
+    rt.write(buffer, words)
+    _tables[rt] = (log_n, buffer)
+    return buffer
+
+
+def _log2(n: int, what: str) -> int:
+    if n < 1 or n & (n - 1):
+        raise ValueError(f"{what} must be a power of two, got {n}")
+    return n.bit_length() - 1
+
+
+def _check_binding(rt: Runtime, nbytes: int, what: str) -> None:
+    limit = rt.limits().max_storage_binding_size
+    if nbytes > limit:
+        raise DeviceLimitError(f"{what} of {nbytes} bytes exceeds max_storage_binding_size {limit}")
+
+
+def _groups(n_threads: int) -> int:
+    return -(-n_threads // WG)
+
+
+def encode_commit_matrix(rt: Runtime, batch: Batch, table_buffer: RtBuffer, nv: int, is_ext: bool,
+                         log_folding: int, log_height: int) -> RtBuffer:
+    """Record transpose + zero-pad of a 2^nv-entry table into a new (2^log_height, w) matrix buffer."""
+    log_coeffs = nv - log_folding
+    if log_folding < 0 or log_coeffs < 0 or log_coeffs > log_height:
+        raise ValueError(f"cannot commit 2^{nv} entries as 2^{log_folding} columns of height 2^{log_height}")
+    log_elem = 2 if is_ext else 0
+    if table_buffer.nbytes < 4 << (nv + log_elem):
+        raise ValueError(f"table buffer of {table_buffer.nbytes} bytes holds fewer than 2^{nv} entries")
+    log_w = log_folding + log_elem
+    n_words = 1 << (log_height + log_w)
+    if n_words > 1 << 32:
+        raise DeviceLimitError(f"commit matrix of {n_words} words exceeds 32-bit word indexing (2^32)")
+    _check_binding(rt, 4 * n_words, "commit matrix")
+    _check_binding(rt, table_buffer.nbytes, "table")
+    matrix = rt.alloc(4 * n_words)
+    params = np.array([n_words, log_w, log_coeffs, log_elem], np.uint32)
+    batch.dispatch(rt.kernel("transpose_pad"), [table_buffer, matrix], params, _groups(n_words))
+    return matrix
+
+
+def ntt_columns(rt: Runtime, batch: Batch, buffer: RtBuffer, log_height: int, width: int,
+                max_local_log: int | None = None) -> None:
+    """Record the in-place column NTT of the (2^log_height, width) matrix in ``buffer``.
+
+    ``max_local_log`` caps the stages done in workgroup memory (0 = global passes only); tests use it to reach
+    every path at small sizes."""
+    log_w = _log2(width, "width")
+    if not 0 <= log_height <= TWO_ADICITY:
+        raise ValueError(f"NTT size 2^{log_height} exceeds the field's two-adicity 2^{TWO_ADICITY}")
+    n_words = 1 << (log_height + log_w)
+    if buffer.nbytes < 4 * n_words:
+        raise ValueError(f"buffer of {buffer.nbytes} bytes is smaller than a 2^{log_height} x {width} matrix")
+    if n_words > 1 << 32:
+        raise DeviceLimitError(f"NTT matrix of {n_words} words exceeds 32-bit word indexing (2^32)")
+    _check_binding(rt, 4 * n_words, "NTT matrix")
+    if log_height == 0:
+        return
+    tw = twiddle_table(rt, log_height)
+    batch.dispatch(rt.kernel("ntt_bitrev"), [buffer], np.array([n_words, log_w, log_height, 0], np.uint32),
+                   _groups(n_words))
+    log_cw = min(log_w, LOG_TILE_COLS)
+    log_local = min(log_height, LOG_TILE_WORDS - log_cw)
+    if max_local_log is not None:
+        log_local = min(log_local, max_local_log)
+    if log_local > 0:
+        n_tiles = 1 << (log_height - log_local + log_w - log_cw)
+        batch.dispatch(rt.kernel("ntt", "ntt_local"), [buffer, tw],
+                       np.array([n_tiles, log_w, log_local, log_cw], np.uint32), n_tiles)
+    stage = log_local
+    if (log_height - stage) % 2:
+        batch.dispatch(rt.kernel("ntt", "ntt_radix2"), [buffer, tw],
+                       np.array([n_words >> 1, log_w, stage, 0], np.uint32), _groups(n_words >> 1))
+        stage += 1
+    while stage < log_height:
+        batch.dispatch(rt.kernel("ntt", "ntt_radix4"), [buffer, tw],
+                       np.array([n_words >> 2, log_w, stage, 0], np.uint32), _groups(n_words >> 2))
+        stage += 2
+
+
+def encode_codeword(rt: Runtime, batch: Batch, table_buffer: RtBuffer, nv: int, is_ext: bool,
+                    log_folding: int, log_height: int) -> RtBuffer:
+    """Record the whole commit encoding (matrix, then column NTT); returns the codeword buffer (H, w)."""
+    matrix = encode_commit_matrix(rt, batch, table_buffer, nv, is_ext, log_folding, log_height)
+    width = 1 << (log_folding + (2 if is_ext else 0))
+    ntt_columns(rt, batch, matrix, log_height, width)
+    return matrix
