@@ -1,0 +1,106 @@
+"""Poseidon2 Merkle trees on a GPU runtime (any ``Runtime``: WGSL through wgpu, MSL through Metal or its CPU twin).
+
+Contracts (the same tree as ``whirgpu.ref.merkle.MerkleTree``, spec §3):
+- The committed matrix is a buffer of ``height * width`` Montgomery words, row-major; leaf i hashes row i with
+  ``PaddingFreeSponge<16, 8, 8>``. ``height`` is a power of two >= 1; ``width`` >= 0.
+- A tree is a list of level buffers, one per level: ``levels[0]`` holds the ``height`` leaf digests and
+  ``levels[d]`` the ``height >> d`` digests of level d, 8 words each, node-major; ``levels[-1]`` holds the root.
+  Separate buffers (not offsets into one) keep each binding at most half the size of a single all-levels buffer.
+- ``build_tree`` records every launch (leaves, then one compression per level) into one batch. With ``batch=None``
+  it makes and submits its own; given a caller's batch it only records, so a commitment can ride in the
+  submission of the step around it.
+- ``read_root`` and ``open_paths`` read back only the root, or only the sibling digests asked for (gathered on the
+  device, then one readback).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import DeviceLimitError
+from ..runtime.base import Batch, RtBuffer, Runtime
+
+DIGEST = 8  # words per digest
+WORKGROUP = 64  # threads per workgroup (the kernels' `override WG`)
+_DIGEST_BYTES = 4 * DIGEST
+
+
+def _groups(n_threads: int) -> int:
+    return max(1, -(-n_threads // WORKGROUP))
+
+
+def _check_binding(rt: Runtime, nbytes: int, what: str) -> None:
+    limit = rt.limits().max_storage_binding_size
+    if nbytes > limit:
+        raise DeviceLimitError(f"{what} needs a {nbytes}-byte binding, over max_storage_binding_size {limit}")
+
+
+def hash_leaves(rt: Runtime, batch: Batch, matrix: RtBuffer, digests: RtBuffer, height: int, width: int) -> None:
+    """Record: digests[i] = sponge(row i) for the (height, width) matrix; digests holds height * 8 words."""
+    batch.dispatch(rt.kernel("merkle_leaves", constants={"WG": WORKGROUP}), [matrix, digests],
+                   np.array([height, width], np.uint32), _groups(height))
+
+
+def compress_level(rt: Runtime, batch: Batch, children: RtBuffer, parents: RtBuffer, n_parents: int) -> None:
+    """Record: parents[j] = perm(children[2j] || children[2j + 1])[0..8] for j < n_parents."""
+    batch.dispatch(rt.kernel("merkle_compress", constants={"WG": WORKGROUP}), [children, parents],
+                   np.array([n_parents], np.uint32), _groups(n_parents))
+
+
+def permute_states(rt: Runtime, batch: Batch, states: RtBuffer, out: RtBuffer, n: int) -> None:
+    """Record: out[j] = Poseidon2(states[j]) for n states of 16 words."""
+    batch.dispatch(rt.kernel("merkle_compress", "merkle_permute", constants={"WG": WORKGROUP}), [states, out],
+                   np.array([n], np.uint32), _groups(n))
+
+
+def build_tree(rt: Runtime, matrix: RtBuffer, height: int, width: int, batch: Batch | None = None) -> list[RtBuffer]:
+    """All levels of the Merkle tree over the rows of ``matrix`` (see the module contract)."""
+    height, width = int(height), int(width)
+    if height < 1 or height & (height - 1):
+        raise ValueError(f"build_tree: height {height} is not a power of two >= 1")
+    if width < 0:
+        raise ValueError(f"build_tree: width {width} is negative")
+    need = 4 * height * width
+    if matrix.nbytes < need:
+        raise ValueError(f"build_tree: a ({height}, {width}) matrix needs {need} bytes; the buffer has "
+                         f"{matrix.nbytes}")
+    _check_binding(rt, matrix.nbytes, f"the ({height}, {width}) matrix")
+    _check_binding(rt, height * _DIGEST_BYTES, f"the {height} leaf digests")
+    own = batch is None
+    batch = rt.batch() if own else batch
+    levels = [rt.alloc(height * _DIGEST_BYTES)]
+    hash_leaves(rt, batch, matrix, levels[0], height, width)
+    n = height
+    while n > 1:
+        n //= 2
+        levels.append(rt.alloc(n * _DIGEST_BYTES))
+        compress_level(rt, batch, levels[-2], levels[-1], n)
+    if own:
+        batch.submit()
+    return levels
+
+
+def read_root(rt: Runtime, levels: list[RtBuffer]) -> np.ndarray:
+    """The root: (8,) uint32 Montgomery words (waits for the tree's submission)."""
+    return rt.read(levels[-1], _DIGEST_BYTES)
+
+
+def open_paths(rt: Runtime, levels: list[RtBuffer], indices) -> np.ndarray:
+    """Sibling digests of each leaf index: (len(indices), depth, 8) uint32, leaf level first (as
+    ``MerkleTree.open``)."""
+    idx = np.asarray(indices, dtype=np.int64).reshape(-1)
+    depth = len(levels) - 1
+    height = levels[0].nbytes // _DIGEST_BYTES
+    if idx.size and (idx.min() < 0 or idx.max() >= height):
+        bad = int(idx[(idx < 0) | (idx >= height)][0])
+        raise ValueError(f"open_paths: index {bad} outside [0, height = {height})")
+    if idx.size == 0 or depth == 0:
+        return np.zeros((idx.size, depth, DIGEST), np.uint32)
+    gather = rt.alloc(idx.size * depth * _DIGEST_BYTES)
+    batch = rt.batch()
+    for q, leaf in enumerate(idx.tolist()):
+        for d in range(depth):
+            sibling = (leaf >> d) ^ 1
+            batch.copy(levels[d], sibling * _DIGEST_BYTES, gather, (q * depth + d) * _DIGEST_BYTES, _DIGEST_BYTES)
+    batch.submit()
+    return rt.read(gather).reshape(idx.size, depth, DIGEST)
