@@ -20,7 +20,7 @@ from ..ref import merkle, poseidon2
 from ..ref.multilinear import eq_at, evaluate, expand_from_univariate, select_at
 from ..ref.sumcheck import evaluate_round_polynomial
 from .params import WhirConfig
-from .proof import DIGEST_ELEMS, QueryOpening, Statement, SumcheckData, WhirProof
+from .proof import DIGEST_ELEMS, QueryOpening, RoundProof, Statement, SumcheckData, WhirProof
 from .prover import new_challenger
 from .query_indices import sample_query_indices
 
@@ -65,7 +65,14 @@ class WhirVerifier:
         n = config.num_variables
         if not isinstance(proof, WhirProof):
             raise ProofFormatError(f"expected a WhirProof, got {type(proof).__name__}")
-        points = _check_array(statement.points, (statement.points.shape[0], n, 4), "statement points")
+        if not isinstance(statement, Statement):
+            raise ProofFormatError(f"expected a Statement, got {type(statement).__name__}")
+        try:
+            m = len(statement.points)
+        except TypeError:
+            raise ProofFormatError(f"statement points: expected an (m, {n}, 4) array, "
+                                   f"got {type(statement.points).__name__}") from None
+        points = _check_array(statement.points, (m, n, 4), "statement points")
         values = _check_array(statement.values, (points.shape[0], 4), "statement values")
 
         challenger = new_challenger(config)
@@ -94,11 +101,14 @@ class WhirVerifier:
         challenges.extend(folding)
 
         if not isinstance(proof.rounds, list) or len(proof.rounds) != config.n_rounds:
-            raise ProofFormatError(f"expected {config.n_rounds} rounds, got {len(proof.rounds) if isinstance(proof.rounds, list) else proof.rounds!r}")
+            raise ProofFormatError(f"expected a list of {config.n_rounds} rounds, got "
+                                   f"{len(proof.rounds) if isinstance(proof.rounds, list) else type(proof.rounds).__name__}")
 
         previous_root = root
         for i, round_proof in enumerate(proof.rounds):
             name = f"round {i}"
+            if not isinstance(round_proof, RoundProof):
+                raise ProofFormatError(f"{name}: expected a RoundProof, got {type(round_proof).__name__}")
             rc = config.rounds[i]
             nv = rc.num_variables
             round_root = _check_array(round_proof.commitment, (DIGEST_ELEMS,), f"{name} commitment")
@@ -163,8 +173,9 @@ class WhirVerifier:
                 "final sumcheck", proof.final_sumcheck, challenger, fsr, config.final_folding_pow_bits, claimed_sum
             )
             challenges.extend(final_challenges)
-        elif proof.final_sumcheck is not None and proof.final_sumcheck.num_rounds:
-            raise ProofFormatError("final sumcheck present but the configuration has no final sumcheck rounds")
+        elif proof.final_sumcheck is not None:  # tolerated only if empty: the configuration has no final rounds
+            self._sumcheck("final sumcheck", proof.final_sumcheck, challenger, 0, config.final_folding_pow_bits,
+                           claimed_sum)
 
         # -- the closing equation: S == W(r*) * f_final(r_final)
         r_star = np.asarray(challenges, np.uint32).reshape(-1, 4)
