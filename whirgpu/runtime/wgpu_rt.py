@@ -181,6 +181,8 @@ class WgpuRuntime(Runtime):
         data = np.ascontiguousarray(data, dtype=np.uint32)
         if offset + data.nbytes > buffer.nbytes:
             raise ValueError(f"write of {data.nbytes} bytes at {offset} overruns a {buffer.nbytes}-byte buffer")
+        if data.nbytes == 0:
+            return  # wgpu rejects empty writes
         self.device.queue.write_buffer(buffer.handle, offset, data)
 
     def _staging_buffer(self, nbytes: int):
