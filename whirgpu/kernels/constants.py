@@ -18,7 +18,9 @@ from ..ref import poseidon2 as ref_p2
 
 def _wgsl_array(name: str, words: Sequence[int]) -> str:
     body = ", ".join(f"{int(w)}u" for w in words)
-    return f"const {name}: array<u32, {len(words)}> = array<u32, {len(words)}>({body});"
+    # var<private>, not const: naga copies a const array into function memory at every dynamically indexed
+    # access, which made Poseidon2 3.5-5.5x slower on an H200 (docs/PERFORMANCE.md).
+    return f"var<private> {name}: array<u32, {len(words)}> = array<u32, {len(words)}>({body});"
 
 
 def _msl_array(name: str, words: Sequence[int]) -> str:
