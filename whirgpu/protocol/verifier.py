@@ -101,8 +101,8 @@ class WhirVerifier:
         challenges.extend(folding)
 
         if not isinstance(proof.rounds, list) or len(proof.rounds) != config.n_rounds:
-            raise ProofFormatError(f"expected a list of {config.n_rounds} rounds, got "
-                                   f"{len(proof.rounds) if isinstance(proof.rounds, list) else type(proof.rounds).__name__}")
+            got = len(proof.rounds) if isinstance(proof.rounds, list) else type(proof.rounds).__name__
+            raise ProofFormatError(f"expected a list of {config.n_rounds} rounds, got {got}")
 
         previous_root = root
         for i, round_proof in enumerate(proof.rounds):
@@ -229,7 +229,7 @@ class WhirVerifier:
         value_shape = (width,) if kind == "base" else (width, 4)
         leaves, siblings = [], []
         for j, query in enumerate(queries):
-            if not isinstance(query, QueryOpening) or query.kind != kind:
+            if not isinstance(query, QueryOpening) or not isinstance(query.kind, str) or query.kind != kind:
                 raise ProofFormatError(f"{name}: query {j} must be a {kind} opening")
             leaves.append(_check_array(query.values, value_shape, f"{name} query {j} values"))
             siblings.append(_check_array(query.siblings, (depth, DIGEST_ELEMS), f"{name} query {j} Merkle path"))
