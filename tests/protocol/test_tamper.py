@@ -212,7 +212,8 @@ def _value_sites(config: WhirConfig) -> list[_Site]:
     for i, rc in enumerate(config.rounds):
         rp = ("proof", "rounds", i)
         sites.extend(_array_sites(rp + ("commitment",), (8,), lambda e, i=i: f"rounds[{i}].commitment"))
-        sites.extend(_array_sites(rp + ("ood_answers",), (rc.ood_samples, 4), lambda e, i=i: f"rounds[{i}].ood_answers"))
+        sites.extend(_array_sites(rp + ("ood_answers",), (rc.ood_samples, 4),
+                                  lambda e, i=i: f"rounds[{i}].ood_answers"))
         sites.append(_Site(rp + ("pow_witness",), None, f"rounds[{i}].pow_witness"))
         queries(rp + ("queries",), f"rounds[{i}].queries", f"round {i}")
         sumcheck(rp + ("sumcheck",), f"rounds[{i}].sumcheck", config.fold(i + 1), rc.folding_pow_bits)
