@@ -18,6 +18,7 @@ Everything a user can get wrong raises ``ConfigError`` with the numbers involved
 from __future__ import annotations
 
 import enum
+from abc import ABC, abstractmethod
 import math
 import operator
 from dataclasses import dataclass, field
@@ -240,24 +241,28 @@ del _s
 
 
 @dataclass(frozen=True)
-class FoldingFactor:
+class FoldingFactor(ABC):
     """Base of ``Constant(k)`` and ``ConstantFromSecondRound(k0, k)``: how many variables each round folds."""
 
-    def at_round(self, round: int) -> int:  # pragma: no cover - overridden
-        raise NotImplementedError
+    @abstractmethod
+    def at_round(self, round: int) -> int:
+        ...
 
     @property
-    def discriminant(self) -> int:  # pragma: no cover - overridden
-        raise NotImplementedError
+    @abstractmethod
+    def discriminant(self) -> int:
+        ...
 
+    @abstractmethod
     def domain_separator_values(self) -> list[int]:
         """The values ``commit_statement`` absorbs as protocol parameters: the discriminant, then the factors."""
-        raise NotImplementedError  # pragma: no cover
+        ...
 
+    @abstractmethod
     def to_serde(self) -> dict:
         """The reference's serde form (externally tagged): {"Constant": k} or
         {"ConstantFromSecondRound": [k0, k]}."""
-        raise NotImplementedError  # pragma: no cover
+        ...
 
     @staticmethod
     def from_serde(value: Any) -> FoldingFactor:
@@ -304,17 +309,19 @@ class FoldingFactor:
                     "the polynomial is too small to fold"
                 )
 
+    @abstractmethod
     def compute_number_of_rounds(self, num_variables: int) -> tuple[int, int]:
         """(n_rounds M, final_sumcheck_rounds fsr), as the reference computes them; ConfigError where the
         reference's usize arithmetic would underflow."""
-        raise NotImplementedError  # pragma: no cover
+        ...
 
     def total_number(self, n_rounds: int) -> int:
         """Variables folded by rounds 0..n_rounds."""
         return sum(self.at_round(i) for i in range(n_rounds + 1))
 
-    def _named_factors(self) -> list[tuple[str, int]]:  # pragma: no cover - overridden
-        raise NotImplementedError
+    @abstractmethod
+    def _named_factors(self) -> list[tuple[str, int]]:
+        ...
 
 
 def _check_factor(name: str, value: Any) -> int:
