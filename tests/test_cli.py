@@ -1,4 +1,9 @@
-"""The command line, in process and once as a real subprocess: every command, accept/reject, clean errors."""
+"""The ``whirgpu`` command line, driven in-process (``cli.main``) and once as ``python -m whirgpu``.
+
+Contract under test (cli.py): exit 0 on success / accept; 1 on a reject or a whirgpu error, printed as ONE line
+('reject: ...' on stdout for verify, 'error: ...' on stderr otherwise); 2 for argparse usage errors; never a
+traceback.
+"""
 
 from __future__ import annotations
 
@@ -6,101 +11,424 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
+import numpy as np
 import pytest
 
-from whirgpu.cli import main
-from whirgpu.protocol.params import ProtocolParameters, WhirConfig
+from whirgpu import cli
+from whirgpu.api import random_instance
+from whirgpu.field import P
+from whirgpu.protocol.params import ProtocolParameters, WhirConfig, format_schedule
+from whirgpu.protocol.serialize import load, proof_to_json_tree
 
-from .conftest import REPO, golden_dir
+from .conftest import REPO, golden_dir, load_golden
+
+GOLDEN_N12 = "n12_f4_r1_s32_p0_cb.json"
+# Small and fast: M = 0, fsr = 6, JohnsonBound, a 4-bit final PoW.
+SMALL = ["-n", "8", "-k", "2", "-r", "1", "--security", "32", "--pow-bits", "5", "--soundness", "johnson"]
+# For tampering, every part of a proof exists: M = 1 (9-bit round PoW), fsr = 4 (8-bit final PoW), OOD samples.
+ROUND = ["-n", "12", "-k", "4", "-r", "1", "--security", "32", "--pow-bits", "10"]
 
 
-def run(capsys, *argv):
-    code = main(list(argv))
+def run(argv, capsys):
+    """main(argv) in-process -> (exit code, stdout, stderr); argparse's SystemExit becomes its code."""
+    try:
+        code = cli.main([str(a) for a in argv])
+    except SystemExit as exc:
+        code = exc.code
     out, err = capsys.readouterr()
     assert "Traceback" not in out + err
     return code, out, err
 
 
-@pytest.mark.parametrize("command", [[], ["params"], ["prove"], ["verify"]])
-def test_help(capsys, command):
-    with pytest.raises(SystemExit) as exc:
-        main(command + ["--help"])
-    assert exc.value.code == 0
-    assert "usage: whirgpu" in capsys.readouterr().out
+def one_line(text: str) -> str:
+    lines = text.splitlines()
+    assert len(lines) == 1, f"expected one line, got {text!r}"
+    return lines[0]
 
 
-def test_params_table_and_json(capsys):
-    code, out, _ = run(capsys, "params", "-n", "20", "-k", "4", "-r", "1")
-    assert code == 0 and "round" in out and "queries" in out
-    code, out, _ = run(capsys, "params", "-n", "20", "-k", "4", "-r", "1", "--json")
-    expected = WhirConfig.from_params(ProtocolParameters.default(num_variables=20, folding_factor=4,
-                                                                 starting_log_inv_rate=1)).to_json_dict()
-    assert code == 0 and json.loads(out) == json.loads(json.dumps(expected))
+@pytest.fixture(autouse=True)
+def _in_tmp(tmp_path, monkeypatch):
+    """Nothing a test writes lands in the checkout (prove's default output is ./proof.whir)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("WHIRGPU_BACKEND", raising=False)
+    monkeypatch.delenv("WHIRGPU_DEBUG", raising=False)
 
+
+@pytest.fixture(scope="module")
+def round_proofs(tmp_path_factory):
+    """One proof with an intermediate round and grinding, in both formats: {'binary': path, 'whir-p3-json': path}."""
+    folder = tmp_path_factory.mktemp("proofs")
+    paths = {}
+    for fmt, name in (("binary", "p.whir"), ("whir-p3-json", "p.json")):
+        paths[fmt] = folder / name
+        argv = ["prove", *ROUND, "--seed", "5", "--backend", "cpu", "--format", fmt, "-o", str(paths[fmt])]
+        assert cli.main(argv) == 0
+    return paths
+
+
+# ---- help ------------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("command", [[], *[[c] for c in cli.COMMANDS]], ids=lambda c: " ".join(c) or "top")
+def test_help_exits_0(command, capsys):
+    code, out, err = run([*command, "--help"], capsys)
+    assert code == 0
+    assert out.startswith("usage: whirgpu") and err == ""
+    if not command:
+        for name in cli.COMMANDS:
+            assert name in out
+
+
+def test_no_command_is_a_usage_error(capsys):
+    code, _, err = run([], capsys)
+    assert code == 2 and "usage:" in err
+
+
+# ---- params ----------------------------------------------------------------------------------------------------
+
+def test_params_table(capsys):
+    code, out, err = run(["params", "-n", 12, "-k", 4, "-r", 1, "--security", 32, "--pow-bits", 0], capsys)
+    assert code == 0 and err == ""
+    config = WhirConfig.from_params(
+        ProtocolParameters.default(num_variables=12, folding_factor=4, security_level=32, pow_bits=0)
+    )
+    assert out == format_schedule(config)
+    rows = [line.split() for line in out.splitlines()]
+    assert [r[0] for r in rows if r and r[0] in ("initial", "0", "final")] == ["initial", "0", "final"]
+
+
+def test_params_json_is_the_config_and_matches_the_reference(capsys):
+    golden = load_golden(GOLDEN_N12)
+    code, out, err = run(["params", "-n", 12, "-k", 4, "-r", 1, "--security", 32, "--pow-bits", 0, "--json"], capsys)
+    assert code == 0 and err == ""
+    doc = json.loads(out)
+    params = ProtocolParameters.default(num_variables=12, folding_factor=4, security_level=32, pow_bits=0)
+    assert doc == WhirConfig.from_params(params).to_json_dict()
+    # and the numbers are the reference's own (the golden file was made with these parameters)
+    assert doc["derived"] == golden["derived"]
+    instance_keys = ("num_points", "seed")
+    assert doc["params"] == {k: v for k, v in golden["params"].items() if k not in instance_keys}
+
+
+def test_params_defaults_and_soundness_names(capsys):
+    code, out, _ = run(["params", "-n", 16, "-k", 4, "-r", 1, "--json"], capsys)
+    assert code == 0
+    params = json.loads(out)["params"]
+    assert (params["security_level"], params["pow_bits"], params["soundness_type"]) == (100, 16, "CapacityBound")
+    assert params["rs_domain_initial_reduction_factor"] == 3
+    for name, full in (("unique", "UniqueDecoding"), ("jb", "JohnsonBound"), ("CapacityBound", "CapacityBound")):
+        code, out, _ = run(["params", "-n", 10, "-k", 2, "-r", 1, "--soundness", name, "--json"], capsys)
+        assert code == 0 and json.loads(out)["params"]["soundness_type"] == full
+
+
+# ---- prove and verify ------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("fmt", ["binary", "whir-p3-json"])
-def test_prove_then_verify(capsys, tmp_path, fmt):
-    out_file = tmp_path / "proof"
-    code, out, _ = run(capsys, "prove", "-n", "10", "-k", "2", "-r", "1", "--security", "32", "--seed", "5",
-                       "--format", fmt, "--out", str(out_file))
-    assert code == 0 and "backend: cpu" in out and out_file.stat().st_size > 0
-    code, out, _ = run(capsys, "verify", str(out_file))
-    assert (code, out.strip()) == (0, "accept")
-    data = bytearray(out_file.read_bytes())
-    data[len(data) // 2] ^= 0x01  # flip one bit in the middle of the proof
-    out_file.write_bytes(bytes(data))
-    code, out, _ = run(capsys, "verify", str(out_file))
-    assert code == 1 and out.startswith("reject: ")
+def test_prove_seed_then_verify(fmt, tmp_path, capsys):
+    out_file = tmp_path / f"proof.{fmt}"
+    code, out, err = run(["prove", *SMALL, "--seed", 3, "--format", fmt, "-o", out_file], capsys)
+    assert code == 0 and err == ""
+    assert out.splitlines()[0].startswith("backend: ")
+    assert f"wrote {out_file} ({out_file.stat().st_size} bytes, {fmt})" in out
+
+    pf = load(out_file.read_bytes())
+    assert pf.seed == 3
+    assert (pf.params.num_variables, pf.params.soundness_type.name, pf.params.pow_bits) == (8, "JohnsonBound", 5)
+    poly, statement = random_instance(8, 3)
+    assert np.array_equal(pf.statement.points, statement.points)
+    assert np.array_equal(pf.statement.values, statement.values)
+
+    for extra in ([], ["--format", fmt]):
+        code, out, err = run(["verify", out_file, *extra], capsys)
+        assert (code, out, err) == (0, "accept\n", "")
 
 
-def test_prove_from_golden_reproduces_it(capsys, tmp_path, golden):
-    source = golden / "n12_f4_r1_s32_p0_cb.json"
-    out_file = tmp_path / "p.json"
-    code, _, _ = run(capsys, "prove", "--from", str(source), "--format", "whir-p3-json", "--out", str(out_file))
-    assert code == 0
-    ours, theirs = json.loads(out_file.read_text()), json.loads(source.read_text())
-    assert ours["proof"] == theirs["proof"] and ours["params"] == theirs["params"]
+def test_both_formats_hold_the_same_proof(round_proofs):
+    binary, text = load(round_proofs["binary"].read_bytes()), load(round_proofs["whir-p3-json"].read_bytes())
+    assert proof_to_json_tree(binary.proof) == proof_to_json_tree(text.proof)
+    assert round_proofs["binary"].read_bytes().startswith(b"WHIRGPU")
+    assert json.loads(round_proofs["whir-p3-json"].read_text())["format"] == "whir-p3-json/v1"
+    assert WhirConfig.from_params(binary.params).n_rounds == 1
 
 
-@pytest.mark.parametrize("content", [None, b"", b"\x00\x01garbage" * 50, b"{}"])
-def test_verify_bad_files(capsys, tmp_path, content):
-    path = tmp_path / "bad"
+def test_verify_with_the_wrong_format_flag_rejects(round_proofs, capsys):
+    code, out, _ = run(["verify", round_proofs["whir-p3-json"], "--format", "binary"], capsys)
+    assert code == 1 and one_line(out).startswith("reject: ") and "magic" in out
+    code, out, _ = run(["verify", round_proofs["binary"], "--format", "whir-p3-json"], capsys)
+    assert code == 1 and one_line(out).startswith("reject: ") and "not JSON" in out
+
+
+def test_prove_json_summary(tmp_path, capsys):
+    out_file = tmp_path / "p.whir"
+    code, out, err = run(["prove", *SMALL, "--seed", 0, "--json", "-o", out_file], capsys)
+    assert code == 0 and err == ""
+    summary = json.loads(out)
+    assert summary["proof_bytes"] == out_file.stat().st_size
+    assert summary["format"] == "binary" and summary["out"] == str(out_file)
+    assert summary["backend"] == "cpu" and summary["backend_reason"]
+    assert summary["num_variables"] == 8 and summary["instance"] == "random instance, seed 0"
+    phases = summary["phases_ms"]
+    assert phases and all(v >= 0 for v in phases.values())
+    assert sum(phases.values()) <= summary["prove_ms"] * 1.01 + 1
+
+
+def test_prove_default_output_name(tmp_path, capsys):
+    code, _, _ = run(["prove", *SMALL, "--seed", 1, "--format", "whir-p3-json"], capsys)
+    assert code == 0 and (tmp_path / "proof.json").is_file()
+    assert run(["verify", "proof.json"], capsys)[:2] == (0, "accept\n")
+
+
+def test_prove_from_golden_reproduces_its_proof(tmp_path, capsys):
+    out_file = tmp_path / "n12.json"
+    code, out, err = run(["prove", "--from", golden_dir() / GOLDEN_N12, "--format", "whir-p3-json",
+                          "-o", out_file], capsys)
+    assert code == 0 and err == ""
+    ours, theirs = json.loads(out_file.read_text()), load_golden(GOLDEN_N12)
+    assert ours["proof"] == theirs["proof"]
+    for key in ("format", "params", "points_canonical", "claimed_values_canonical", "proof_field_encoding",
+                "derived", "domain_separator_canonical", "proof_canonical"):
+        assert ours[key] == theirs[key], key
+    assert run(["verify", out_file], capsys)[:2] == (0, "accept\n")
+
+
+def test_verify_golden_file(capsys):
+    for name in (GOLDEN_N12, "n16_f4_r1_s100_p16_cb_pow.json"):
+        assert run(["verify", golden_dir() / name], capsys) == (0, "accept\n", "")
+
+
+# ---- verify: tampered, missing and garbage files ---------------------------------------------------------------
+
+def _bump(node: list, index: int) -> None:
+    node[index] = (node[index] + 1) % P
+
+
+JSON_TAMPERINGS = {
+    "claimed value": lambda d: _bump(d["claimed_values_canonical"][0], 0),
+    "point": lambda d: _bump(d["points_canonical"][0][3], 2),
+    "initial commitment": lambda d: _bump(d["proof"]["initial_commitment"]["cap"][0], 5),
+    "initial OOD answer": lambda d: _bump(d["proof"]["initial_ood_answers"][0]["value"], 1),
+    "initial sumcheck h0": lambda d: _bump(d["proof"]["initial_sumcheck"]["polynomial_evaluations"][1][0]["value"], 0),
+    "round PoW witness": lambda d: _bump(d["proof"]["rounds"][0], "pow_witness"),
+    "final PoW witness": lambda d: _bump(d["proof"], "final_pow_witness"),
+    "round query value": lambda d: _bump(d["proof"]["rounds"][0]["queries"][0]["values"], 3),
+    "round Merkle sibling": lambda d: _bump(d["proof"]["rounds"][0]["queries"][-1]["proof"][2], 7),
+    "round commitment": lambda d: _bump(d["proof"]["rounds"][0]["commitment"]["cap"][0], 0),
+    "round sumcheck h2":
+        lambda d: _bump(d["proof"]["rounds"][0]["sumcheck"]["polynomial_evaluations"][0][1]["value"], 3),
+    "final polynomial": lambda d: _bump(d["proof"]["final_poly"][0]["value"], 0),
+    "final query value": lambda d: _bump(d["proof"]["final_queries"][0]["values"][0]["value"], 2),
+    "final sumcheck": lambda d: _bump(d["proof"]["final_sumcheck"]["polynomial_evaluations"][-1][0]["value"], 0),
+    "dropped query": lambda d: d["proof"]["final_queries"].pop(),
+    "query type": lambda d: d["proof"]["rounds"][0]["queries"][0].update(type="extension"),
+    "value >= p": lambda d: d["proof"]["final_poly"][0]["value"].__setitem__(0, P),
+    "string for a number": lambda d: d["proof"]["rounds"][0]["ood_answers"][0]["value"].__setitem__(0, "1"),
+    "missing key": lambda d: d["proof"].pop("final_queries"),
+    "unknown soundness": lambda d: d["params"].update(soundness_type="Fancy"),
+    "fold above n": lambda d: d["params"].update(folding_factor={"Constant": 13}),
+    "n + r - fold > 27": lambda d: d["params"].update(num_variables=40),
+    "wrong format tag": lambda d: d.update(format="whir-p3-json/v9"),
+    "not an object": lambda d: d.clear(),
+}
+
+
+@pytest.mark.parametrize("what", list(JSON_TAMPERINGS))
+def test_verify_rejects_tampered_json(what, round_proofs, tmp_path, capsys):
+    doc = json.loads(round_proofs["whir-p3-json"].read_text())
+    JSON_TAMPERINGS[what](doc)
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc))
+    code, out, err = run(["verify", bad], capsys)
+    assert code == 1, out
+    assert one_line(out).startswith("reject: ") and err == ""
+
+
+@pytest.mark.parametrize("offset", ["statement", "commitment", "middle", "last word"])
+def test_verify_rejects_tampered_binary(offset, round_proofs, tmp_path, capsys):
+    data = bytearray(round_proofs["binary"].read_bytes())
+    header_end = 12 + int.from_bytes(data[8:12], "little")
+    position = {"statement": header_end + 4, "commitment": header_end + 4 * (12 * 4 + 4) + 8,
+                "middle": (header_end + len(data)) // 2 // 4 * 4, "last word": len(data) - 4}[offset]
+    data[position] ^= 0x01  # a small change: the word stays below p
+    bad = tmp_path / "bad.whir"
+    bad.write_bytes(bytes(data))
+    code, out, err = run(["verify", bad], capsys)
+    assert code == 1 and one_line(out).startswith("reject: ") and err == ""
+
+
+@pytest.mark.parametrize("cut", [0, 7, 12, 100, -4, -1])
+def test_verify_rejects_truncated_binary(cut, round_proofs, tmp_path, capsys):
+    data = round_proofs["binary"].read_bytes()
+    bad = tmp_path / "cut.whir"
+    bad.write_bytes(data[:cut])
+    code, out, err = run(["verify", bad], capsys)
+    assert code == 1 and one_line(out).startswith("reject: ") and err == ""
+
+
+def test_verify_rejects_trailing_bytes(round_proofs, tmp_path, capsys):
+    bad = tmp_path / "long.whir"
+    bad.write_bytes(round_proofs["binary"].read_bytes() + b"\0\0\0\0")
+    code, out, _ = run(["verify", bad], capsys)
+    assert code == 1 and one_line(out) == "reject: 4 trailing bytes after the proof"
+
+
+@pytest.mark.parametrize("content", [None, b"", bytes(np.random.default_rng(1).integers(0, 256, 4096, np.uint8)),
+                                     b"WHIRGPU\x01", b"{}", b"[1, 2]", b"\xff\xfe\x00"],
+                         ids=["missing", "empty", "random", "magic only", "empty object", "list", "not utf-8"])
+def test_verify_rejects_unreadable_files(content, tmp_path, capsys):
+    path = tmp_path / "proof.bin"
     if content is not None:
         path.write_bytes(content)
-    code, out, _ = run(capsys, "verify", str(path))
-    assert code == 1 and out.startswith("reject: ") and len(out.strip().splitlines()) == 1
+    code, out, err = run(["verify", path], capsys)
+    assert code == 1 and err == ""
+    assert one_line(out).startswith("reject: ")
+    if content is None:
+        assert out == f"reject: cannot read {path}: No such file or directory\n"
 
 
-@pytest.mark.parametrize("argv,needle", [
-    (["params", "-n", "27", "-k", "1", "-r", "2"], "27"),
-    (["params", "-n", "10", "-k", "2", "-r", "1", "--soundness", "bogus"], "bogus"),
-    (["params", "-n", "3", "-k", "4", "-r", "1"], "4"),
-    (["params", "-n", "-1", "-k", "1", "-r", "1"], "-1"),
-    (["prove", "--seed", "1"], "--num-variables"),
-    (["prove", "--from", "/nonexistent/file.json"], "cannot read"),
-])
-def test_bad_input_is_one_clean_line(capsys, argv, needle):
-    code, _, err = run(capsys, *argv)
+def test_verify_a_directory_rejects(tmp_path, capsys):
+    code, out, _ = run(["verify", tmp_path], capsys)
+    assert code == 1 and one_line(out) == f"reject: cannot read {tmp_path}: Is a directory"
+
+
+@pytest.mark.parametrize("params", [5, None, ["num_variables"], {"num_variables": "12"}])
+def test_verify_rejects_a_params_block_that_is_not_an_object(params, round_proofs, tmp_path, capsys):
+    doc = json.loads(round_proofs["whir-p3-json"].read_text())
+    doc["params"] = params
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc))
+    code, out, _ = run(["verify", bad], capsys)
+    assert code == 1 and one_line(out).startswith("reject: ")
+
+
+# ---- bad parameters and inputs ---------------------------------------------------------------------------------
+
+BAD = {
+    "n + r - fold > 27": (["params", "-n", 30, "-k", 2, "-r", 1],
+                          "num_variables 30 + starting_log_inv_rate 1 - folding factor 2 = 29 exceeds TWO_ADICITY 27"),
+    "n + r - fold > 27 (prove)": (["prove", "-n", 27, "-k", 1, "-r", 2, "--seed", 0], "= 28 exceeds TWO_ADICITY 27"),
+    "unknown soundness": (["params", "-n", 8, "-k", 2, "-r", 1, "--soundness", "strong"],
+                          "unknown soundness type 'strong'"),
+    "unknown soundness (prove)": (["prove", *SMALL[:-1], "bogus", "--seed", 0], "unknown soundness type 'bogus'"),
+    "fold > n": (["params", "-n", 3, "-k", 4, "-r", 1], "folding factor 4 is greater than num_variables 3"),
+    "fold > n (prove)": (["prove", "-n", 2, "-k", 3, "-r", 1, "--seed", 0],
+                         "folding factor 3 is greater than num_variables 2"),
+    "negative n": (["params", "-n", -3, "-k", 1, "-r", 1], "num_variables must be >= 1, got -3"),
+    "zero fold": (["params", "-n", 8, "-k", 0, "-r", 1], "folding factor must be >= 1, got 0"),
+    "negative fold": (["params", "-n", 8, "-k", -2, "-r", 1], "folding factor must be >= 1, got -2"),
+    "negative rate": (["params", "-n", 8, "-k", 2, "-r", -1], "starting_log_inv_rate must be >= 1, got -1"),
+    "negative security": (["params", "-n", 8, "-k", 2, "-r", 1, "--security", -3],
+                          "security_level must be >= 1, got -3"),
+    "negative pow": (["params", "-n", 8, "-k", 2, "-r", 1, "--pow-bits", -1], "pow_bits must be >= 0, got -1"),
+    "pow >= security": (["params", "-n", 8, "-k", 2, "-r", 1, "--security", 20, "--pow-bits", 20],
+                        "pow_bits 20 must be below security_level 20"),
+    "negative reduction": (["params", "-n", 8, "-k", 2, "-r", 1, "--initial-reduction", -1],
+                           "rs_domain_initial_reduction_factor must be >= 0, got -1"),
+    "reduction > fold": (["params", "-n", 8, "-k", 2, "-r", 1, "--initial-reduction", 3],
+                         "rs_domain_initial_reduction_factor 3 is greater than the first folding factor 2"),
+    "negative seed": (["prove", *SMALL, "--seed", -1], "--seed -1 is not a u64 seed"),
+    "seed >= 2^64": (["prove", *SMALL, "--seed", 1 << 64], f"--seed {1 << 64} is not a u64 seed"),
+    "seed without n": (["prove", "-k", 2, "-r", 1, "--seed", 1], "--seed needs --num-variables"),
+    "seed without rate": (["prove", "-n", 8, "-k", 2, "--seed", 1], "--seed needs --rate"),
+    "unwritable output": (["prove", *SMALL, "--seed", 1, "-o", "no/such/dir/p.whir"],
+                          "cannot write no/such/dir/p.whir: No such file or directory"),
+}
+
+
+@pytest.mark.parametrize("what", list(BAD))
+def test_bad_parameters(what, capsys):
+    argv, message = BAD[what]
+    code, _, err = run(argv, capsys)
     assert code == 1
-    assert err.startswith("error: ") and len(err.strip().splitlines()) == 1 and needle in err
+    line = one_line(err)
+    assert line.startswith("error: ") and message in line, line
 
 
-def test_prove_from_non_json(capsys, tmp_path):
+@pytest.mark.parametrize("argv", [["params", "-n", "eight", "-k", 2, "-r", 1], ["params", "-k", 2, "-r", 1],
+                                  ["prove", *SMALL], ["prove", *SMALL, "--seed", 1, "--from", "x.json"],
+                                  ["prove", *SMALL, "--seed", 1, "--backend", "quantum"],
+                                  ["verify"], ["frobnicate"]])
+def test_usage_errors_exit_2(argv, capsys):
+    code, out, err = run(argv, capsys)
+    assert code == 2 and out == "" and "usage: whirgpu" in err and "error: " in err
+
+
+def _from_error(source, capsys, *flags):
+    code, _, err = run(["prove", "--from", source, *flags], capsys)
+    assert code == 1
+    line = one_line(err)
+    assert line.startswith("error: ")
+    return line
+
+
+def test_from_nonexistent_file(tmp_path, capsys):
+    assert _from_error(tmp_path / "nope.json", capsys) == f"error: cannot read {tmp_path / 'nope.json'}: " \
+                                                          "No such file or directory"
+
+
+def test_from_non_json_file(tmp_path, capsys):
     path = tmp_path / "x.json"
-    path.write_text("not json")
-    code, _, err = run(capsys, "prove", "--from", str(path))
-    assert code == 1 and "not JSON" in err
+    path.write_text("this is not json")
+    assert _from_error(path, capsys).startswith(f"error: {path} is not JSON: Expecting value")
+    path.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00")
+    assert f"error: {path} is not JSON" in _from_error(path, capsys)
 
 
-def test_console_entry_point_runs_as_a_process(tmp_path):
-    env = dict(os.environ, PYTHONPATH=str(REPO))
-    proof = tmp_path / "p.whir"
-    done = subprocess.run([sys.executable, "-m", "whirgpu", "prove", "-n", "8", "-k", "2", "-r", "1", "--security",
-                           "32", "--seed", "1", "--out", str(proof)], cwd=tmp_path, env=env, capture_output=True,
-                          text=True, timeout=120)
+def test_from_json_that_is_not_an_instance(round_proofs, tmp_path, capsys):
+    path = tmp_path / "x.json"
+    path.write_text("[1, 2, 3]")
+    assert "expected an object" in _from_error(path, capsys)
+    # a proof file has the parameters and claims but not the polynomial
+    line = _from_error(round_proofs["whir-p3-json"], capsys)
+    assert "polynomial_evals_canonical must list 2^12 = 4096 values" in line
+    doc = load_golden(GOLDEN_N12)
+    doc["polynomial_evals_canonical"][7] = P
+    path.write_text(json.dumps(doc))
+    assert "polynomial_evals_canonical must hold canonical field elements" in _from_error(path, capsys)
+    doc = load_golden(GOLDEN_N12)
+    doc["params"]["folding_factor"] = {"Constant": 20}
+    path.write_text(json.dumps(doc))
+    assert "folding factor 20 is greater than num_variables 12" in _from_error(path, capsys)
+
+
+@pytest.mark.parametrize("flags", [["-n", 12], ["-k", 4], ["-r", 1], ["--security", 32], ["--pow-bits", 0],
+                                   ["--soundness", "johnson"], ["--initial-reduction", 3]], ids=lambda f: f[0])
+def test_from_refuses_parameter_flags(flags, capsys):
+    line = _from_error(golden_dir() / GOLDEN_N12, capsys, *flags)
+    dest = {"-n": "--num-variables", "-k": "--folding-factor", "-r": "--rate"}.get(flags[0], flags[0])
+    assert line == f"error: --from takes its parameters from the file; drop {dest}"
+
+
+# ---- the console script, end to end ----------------------------------------------------------------------------
+
+def test_console_script_entry_point_is_main():
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    scripts = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
+    module, _, attr = scripts["whirgpu"].partition(":")
+    assert (module, attr) == ("whirgpu.cli", "main")
+
+
+def test_python_m_whirgpu_end_to_end(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in ("WHIRGPU_BACKEND", "WHIRGPU_DEBUG")}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+
+    def whirgpu(*argv):
+        return subprocess.run([sys.executable, "-m", "whirgpu", *map(str, argv)], cwd=REPO, env=env,
+                              capture_output=True, text=True, timeout=120)
+
+    proof = tmp_path / "p.json"
+    done = whirgpu("prove", *SMALL, "--seed", 2, "--format", "whir-p3-json", "-o", proof)
     assert done.returncode == 0, done.stderr
-    done = subprocess.run([sys.executable, "-m", "whirgpu", "verify", str(proof)], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=120)
-    assert (done.returncode, done.stdout.strip()) == (0, "accept")
+    assert f"wrote {proof}" in done.stdout
+    done = whirgpu("verify", proof)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "accept\n", "")
+
+    doc = json.loads(proof.read_text())
+    doc["proof"]["final_poly"][0]["value"][0] = (doc["proof"]["final_poly"][0]["value"][0] + 1) % P
+    proof.write_text(json.dumps(doc))
+    done = whirgpu("verify", proof)
+    assert done.returncode == 1 and one_line(done.stdout).startswith("reject: ")
+    assert "Traceback" not in done.stdout + done.stderr
+
+    done = whirgpu("params", "-n", 40, "-k", 1, "-r", 1)
+    assert done.returncode == 1 and done.stdout == ""
+    assert one_line(done.stderr).startswith("error: num_variables 40")

@@ -41,6 +41,8 @@ def points_to_monty(points, num_variables: int) -> np.ndarray:
     """Canonical points -> Montgomery (m, n, 4). Accepts (m, n, 4) extension points or (m, n) base-field points
     (embedded as a0 = value); wrap a single point in a list."""
     array = _canonical_array(points, "points")
+    if array.size == 0 and array.shape[:1] == (0,):  # no claims: [], (0, n) or (0, n, 4)
+        return np.zeros((0, num_variables, 4), np.uint32)
     if array.ndim == 2:
         array = np.concatenate([array[..., None], np.zeros(array.shape + (3,), array.dtype)], axis=-1)
     if array.ndim != 3 or array.shape[1:] != (num_variables, 4):
@@ -73,7 +75,7 @@ class Prover:
         if table.shape != (1 << n,):
             raise ConfigError(f"evaluations must have 2^{n} = {1 << n} entries, got shape {table.shape}")
         poly = F.to_monty(table.astype(np.uint64))
-        point_array = points_to_monty(points, n) if np.asarray(points).size else np.zeros((0, n, 4), np.uint32)
+        point_array = points_to_monty(points, n)
         values = np.array([evaluate(poly, z) for z in point_array], np.uint32).reshape(-1, 4)
         return self.prove_monty(poly, Statement(point_array, values))
 

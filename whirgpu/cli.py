@@ -17,9 +17,18 @@ import numpy as np
 
 from .backends import BACKEND_NAMES
 from .errors import ConfigError, ProofFormatError, VerificationError, WhirGpuError
-from .protocol.params import ProtocolParameters, SoundnessType, WhirConfig, format_schedule
+from .protocol.params import (
+    DEFAULT_MAX_POW,
+    DEFAULT_SECURITY_LEVEL,
+    ProtocolParameters,
+    SoundnessType,
+    WhirConfig,
+    format_schedule,
+)
 
 DEFAULT_OUT = {"binary": "proof.whir", "whir-p3-json": "proof.json"}
+# The dests of the protocol-parameter flags; `prove --from` refuses every one of them (the file decides).
+PARAM_FLAGS = ("num_variables", "folding_factor", "rate", "security", "pow_bits", "soundness", "initial_reduction")
 
 
 def _add_param_flags(p: argparse.ArgumentParser, required: bool = True) -> None:
@@ -30,10 +39,12 @@ def _add_param_flags(p: argparse.ArgumentParser, required: bool = True) -> None:
                    help="variables folded per round (Constant(K))")
     g.add_argument("--rate", "-r", type=int, required=required, metavar="R",
                    help="starting log2 of the inverse code rate")
-    g.add_argument("--security", type=int, default=100, metavar="BITS", help="security level in bits (default 100)")
-    g.add_argument("--pow-bits", type=int, default=16, metavar="BITS",
-                   help="proof-of-work budget the query counts assume (default 16)")
-    g.add_argument("--soundness", default="capacity", metavar="TYPE",
+    # Defaults are filled in by _params_from_args, so that `prove --from` can tell a given flag from a default.
+    g.add_argument("--security", type=int, default=None, metavar="BITS",
+                   help=f"security level in bits (default {DEFAULT_SECURITY_LEVEL})")
+    g.add_argument("--pow-bits", type=int, default=None, metavar="BITS",
+                   help=f"proof-of-work budget the query counts assume (default {DEFAULT_MAX_POW})")
+    g.add_argument("--soundness", default=None, metavar="TYPE",
                    help="capacity | johnson | unique (default capacity)")
     g.add_argument("--initial-reduction", type=int, default=None, metavar="M",
                    help="RS domain reduction of the first round (default min(K, 3))")
@@ -44,9 +55,9 @@ def _params_from_args(args) -> ProtocolParameters:
         num_variables=args.num_variables,
         folding_factor=args.folding_factor,
         starting_log_inv_rate=args.rate,
-        security_level=args.security,
-        pow_bits=args.pow_bits,
-        soundness_type=SoundnessType.parse(args.soundness),
+        security_level=DEFAULT_SECURITY_LEVEL if args.security is None else args.security,
+        pow_bits=DEFAULT_MAX_POW if args.pow_bits is None else args.pow_bits,
+        soundness_type=SoundnessType.CapacityBound if args.soundness is None else SoundnessType.parse(args.soundness),
         rs_domain_initial_reduction_factor=args.initial_reduction,
     )
 
@@ -96,7 +107,7 @@ def _cmd_params(args) -> int:
     if args.json:
         print(json.dumps(config.to_json_dict(), indent=2, sort_keys=True))
     else:
-        print(format_schedule(config))
+        print(format_schedule(config), end="")  # the table ends with its own newline
     return 0
 
 
@@ -114,7 +125,7 @@ def _load_instance(args):
             raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
         except ValueError as exc:
             raise ConfigError(f"{path} is not JSON: {exc}") from None
-        flags = [f for f in ("num_variables", "folding_factor", "rate") if getattr(args, f) is not None]
+        flags = [f for f in PARAM_FLAGS if getattr(args, f) is not None]
         if flags:
             raise ConfigError(f"--from takes its parameters from the file; drop --{flags[0].replace('_', '-')}")
         try:
@@ -134,6 +145,8 @@ def _load_instance(args):
     missing = [f for f in ("num_variables", "folding_factor", "rate") if getattr(args, f) is None]
     if missing:
         raise ConfigError(f"--seed needs --{missing[0].replace('_', '-')} (or use --from FILE.json)")
+    if not 0 <= args.seed < 1 << 64:
+        raise ConfigError(f"--seed {args.seed} is not a u64 seed (must be in [0, 2^64))")
     params = _params_from_args(args)
     WhirConfig.from_params(params)  # validate before drawing 2^n values
     poly, statement = random_instance(params.num_variables, args.seed)
@@ -224,6 +237,11 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader went away (`whirgpu params ... | head`): stop quietly, and keep the interpreter's final flush
+        # of stdout from raising again (Python's documented recipe).
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     except Exception as exc:  # noqa: BLE001 - the CLI never shows a traceback unless asked
         if os.environ.get("WHIRGPU_DEBUG"):
             raise
