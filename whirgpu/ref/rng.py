@@ -45,16 +45,17 @@ def _seed_words(seed: int, n_words: int) -> list[int]:
     return words
 
 
-class Xoshiro256PlusPlus:
-    """rand's ``SmallRng`` (Xoshiro256++), seeded like ``SeedableRng::seed_from_u64``."""
+class _WordRng:
+    """Shared face of the 64-bit generators: subclasses hold their state words in ``s`` and define
+    ``next_u64_list``; ``next_u32`` is the upper half of ``next_u64``, as in rand."""
 
     __slots__ = ("s",)
 
     def __init__(self, seed: int = 0):
-        self.s = _seed_words(seed, 4)
+        self.s = _seed_words(seed, self.N_WORDS)
 
-    def clone(self) -> "Xoshiro256PlusPlus":
-        other = object.__new__(Xoshiro256PlusPlus)
+    def clone(self):
+        other = object.__new__(type(self))
         other.s = list(self.s)
         return other
 
@@ -63,6 +64,20 @@ class Xoshiro256PlusPlus:
 
     def next_u32(self) -> int:
         return self.next_u64_list(1)[0] >> 32
+
+    def next_u64_list(self, n: int) -> list[int]:
+        raise NotImplementedError
+
+    def next_u32_array(self, n: int) -> np.ndarray:
+        """``n`` consecutive ``next_u32()`` outputs as a uint32 array."""
+        return (np.array(self.next_u64_list(n), dtype=np.uint64) >> np.uint64(32)).astype(np.uint32)
+
+
+class Xoshiro256PlusPlus(_WordRng):
+    """rand's ``SmallRng`` (Xoshiro256++), seeded like ``SeedableRng::seed_from_u64``."""
+
+    __slots__ = ()
+    N_WORDS = 4
 
     def next_u64_list(self, n: int) -> list[int]:
         """``n`` consecutive ``next_u64()`` outputs as Python ints."""
@@ -82,29 +97,13 @@ class Xoshiro256PlusPlus:
         self.s = [s0, s1, s2, s3]
         return out
 
-    def next_u32_array(self, n: int) -> np.ndarray:
-        """``n`` consecutive ``next_u32()`` outputs as a uint32 array."""
-        return (np.array(self.next_u64_list(n), dtype=np.uint64) >> np.uint64(32)).astype(np.uint32)
 
 
-class Xoroshiro128Plus:
+class Xoroshiro128Plus(_WordRng):
     """rand_xoshiro's ``Xoroshiro128Plus``, seeded like ``SeedableRng::seed_from_u64`` (SplitMix64)."""
 
-    __slots__ = ("s",)
-
-    def __init__(self, seed: int = 0):
-        self.s = _seed_words(seed, 2)
-
-    def clone(self) -> "Xoroshiro128Plus":
-        other = object.__new__(Xoroshiro128Plus)
-        other.s = list(self.s)
-        return other
-
-    def next_u64(self) -> int:
-        return self.next_u64_list(1)[0]
-
-    def next_u32(self) -> int:
-        return self.next_u64_list(1)[0] >> 32
+    __slots__ = ()
+    N_WORDS = 2
 
     def next_u64_list(self, n: int) -> list[int]:
         s0, s1 = self.s
@@ -117,9 +116,6 @@ class Xoroshiro128Plus:
             s1 = ((s1 << 37) | (s1 >> 27)) & m
         self.s = [s0, s1]
         return out
-
-    def next_u32_array(self, n: int) -> np.ndarray:
-        return (np.array(self.next_u64_list(n), dtype=np.uint64) >> np.uint64(32)).astype(np.uint32)
 
 
 def random_base(rng, n: int) -> np.ndarray:
