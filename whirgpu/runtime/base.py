@@ -6,7 +6,8 @@ is a few hundred lines per GPU API.
 Launch contract shared by every kernel (WGSL and MSL twins):
 - Workgroups are laid out on a 2-D grid when more than the device's per-dimension maximum are needed; a kernel
   recovers its linear workgroup index as ``wg.x + wg.y * num_workgroups.x``.
-- Bindings are given in slot order; a ``params`` array (uint32 words, at most 64) is bound at the slot after the
+- Bindings are given in slot order, each a whole ``RtBuffer`` or an ``RtView`` window of one (how arrays larger
+  than the device's storage-binding limit are bound: the caller splits the work into windows); a ``params`` array (uint32 words, at most 64) is bound at the slot after the
   last buffer, with the same struct layout in both languages.
 """
 
@@ -30,6 +31,16 @@ class RtBuffer:
     mode: StorageMode
 
 
+@dataclass(frozen=True)
+class RtView:
+    """A window of ``nbytes`` bytes at byte ``offset`` of ``buffer``, bound as if it were a whole buffer. The
+    offset must be a multiple of the device's storage offset alignment (``Runtime.offset_alignment``)."""
+
+    buffer: RtBuffer
+    offset: int
+    nbytes: int
+
+
 def grid_for(n_groups: int, max_per_dim: int) -> tuple[int, int]:
     """Split ``n_groups`` workgroups over (x, y) with x <= max_per_dim; kernels mask the overhang."""
     if n_groups <= max_per_dim:
@@ -43,7 +54,7 @@ class Batch(ABC):
     """Launches recorded into one submission (one encoder / command buffer per protocol step)."""
 
     @abstractmethod
-    def dispatch(self, kernel: Any, buffers: list[RtBuffer], params: np.ndarray | None, n_groups: int) -> None:
+    def dispatch(self, kernel: Any, buffers: list[RtBuffer | RtView], params: np.ndarray | None, n_groups: int) -> None:
         """Launch ``kernel`` over ``n_groups`` workgroups (2-D if needed) with ``buffers`` at slots 0.. and
         ``params`` at the next slot."""
 
@@ -61,6 +72,7 @@ class Runtime(ABC):
 
     name: str = "abstract"
     lang: str = "wgsl"
+    offset_alignment: int = 256  # byte alignment of an RtView's offset
 
     @abstractmethod
     def limits(self) -> DeviceLimits:

@@ -14,13 +14,18 @@ import numpy as np
 from ..backends.base import DeviceLimits, StorageMode
 from ..errors import BackendUnavailable, DeviceLimitError, DeviceOutOfMemory, ShaderCompileError
 from ..kernels.compose import compose, map_diagnostic
-from .base import Batch, RtBuffer, Runtime, grid_for
+from .base import Batch, RtBuffer, Runtime, RtView, grid_for
 
 NATIVE_APIS = ("Vulkan", "Metal", "D3D12")
 WANTED_FEATURES = ("shader-int64", "subgroup", "timestamp-query")
 MUL_VARIANTS = ("emulated", "u64")
 _TYPE_RANK = {"DiscreteGPU": 0, "IntegratedGPU": 1, "VirtualGPU": 2, "Unknown": 3, "CPU": 4}
 PARAMS_SLOT_BYTES = 256  # per-dispatch params slot; a multiple of every device's uniform offset alignment
+BIND_GROUP_CACHE = 512  # bind groups kept (least recently used dropped first)
+
+
+def _binding(b: RtBuffer | RtView) -> tuple[RtBuffer, int, int]:
+    return (b.buffer, b.offset, b.nbytes) if isinstance(b, RtView) else (b, 0, b.nbytes)
 
 
 def _import_wgpu():
@@ -59,11 +64,13 @@ def choose_adapter():
 
 
 class _WgpuBatch(Batch):
+    """Records dispatches and copies; everything is encoded at ``submit``, after one write of all params slots,
+    so a batch may interleave copies and dispatches and batches may be built side by side."""
+
     def __init__(self, rt: "WgpuRuntime"):
         self.rt = rt
-        self.encoder = rt.device.create_command_encoder()
         self.params_words: list[np.ndarray] = []
-        self.pending: list[tuple[Any, list[RtBuffer], int | None, tuple[int, int]]] = []
+        self.ops: list[tuple] = []
 
     def dispatch(self, kernel, buffers, params, n_groups):
         slot = None
@@ -74,39 +81,92 @@ class _WgpuBatch(Batch):
             slot = len(self.params_words)
             self.params_words.append(words)
         grid = grid_for(n_groups, self.rt.max_groups_per_dim)
-        self.pending.append((kernel, list(buffers), slot, grid))
+        self.ops.append(("dispatch", kernel, tuple(_binding(b) for b in buffers), slot, grid))
 
     def copy(self, src, src_offset, dst, dst_offset, nbytes):
-        self._flush_dispatches()
-        self.encoder.copy_buffer_to_buffer(src.handle, src_offset, dst.handle, dst_offset, nbytes)
+        self.ops.append(("copy", src, src_offset, dst, dst_offset, nbytes))
 
-    def _flush_dispatches(self):
-        if not self.pending:
-            return
+    def submit(self):
         rt = self.rt
         params_buf = None
         if self.params_words:
             params_buf = rt._params_buffer(len(self.params_words) * PARAMS_SLOT_BYTES)
             rt.device.queue.write_buffer(params_buf, 0, np.concatenate(self.params_words))
-        cpass = self.encoder.begin_compute_pass()
-        for kernel, buffers, slot, (gx, gy) in self.pending:
-            pipeline, layout = kernel
-            entries = [{"binding": i, "resource": {"buffer": b.handle, "offset": 0, "size": b.nbytes}}
-                       for i, b in enumerate(buffers)]
-            if slot is not None:
-                entries.append({"binding": len(buffers), "resource": {
-                    "buffer": params_buf, "offset": slot * PARAMS_SLOT_BYTES, "size": PARAMS_SLOT_BYTES}})
-            bind_group = rt.device.create_bind_group(layout=layout, entries=entries)
+        encoder = rt.device.create_command_encoder()
+        timing = rt.profiler.start(sum(op[0] == "dispatch" for op in self.ops)) if rt.profiler else None
+        cpass = None
+        for op in self.ops:
+            if op[0] == "copy":
+                if cpass is not None:
+                    cpass.end()
+                    cpass = None
+                _, src, src_offset, dst, dst_offset, nbytes = op
+                encoder.copy_buffer_to_buffer(src.handle, src_offset, dst.handle, dst_offset, nbytes)
+                continue
+            _, kernel, bindings, slot, (gx, gy) = op
+            pipeline, layout, label = kernel
+            if timing is not None:  # one pass per dispatch, so each kernel gets its own begin/end timestamps
+                if cpass is not None:
+                    cpass.end()
+                cpass = encoder.begin_compute_pass(timestamp_writes=timing.writes(label))
+            elif cpass is None:
+                cpass = encoder.begin_compute_pass()
+            params_at = (params_buf, slot * PARAMS_SLOT_BYTES) if slot is not None else None
             cpass.set_pipeline(pipeline)
-            cpass.set_bind_group(0, bind_group)
+            cpass.set_bind_group(0, rt._bind_group(layout, bindings, params_at))
             cpass.dispatch_workgroups(gx, gy, 1)
-        cpass.end()
-        self.pending = []
+        if cpass is not None:
+            cpass.end()
+        if timing is not None:
+            timing.resolve(encoder)
+        rt.device.queue.submit([encoder.finish()])
+        self.ops = []
         self.params_words = []
 
-    def submit(self):
-        self._flush_dispatches()
-        self.rt.device.queue.submit([self.encoder.finish()])
+
+class _Profiler:
+    """GPU timestamps around every dispatch (``timestamp-query``): per-kernel nanoseconds, collected per batch
+    and read back by ``WgpuRuntime.kernel_times``."""
+
+    def __init__(self, rt: "WgpuRuntime"):
+        from wgpu.backends.wgpu_native import lib  # noqa: PLC0415
+
+        self.rt = rt
+        self.period = float(lib.wgpuQueueGetTimestampPeriod(rt.device.queue._internal))
+        self.pending: list[tuple[Any, list[str]]] = []
+
+    def start(self, n_dispatches: int) -> "_BatchTiming":
+        return _BatchTiming(self, max(1, n_dispatches))
+
+    def collect(self) -> list[tuple[str, float]]:
+        out = []
+        for buffer, labels in self.pending:
+            ticks = self.rt.read(buffer).view(np.uint64)
+            out.extend((label, float(ticks[2 * i + 1] - ticks[2 * i]) * self.period)
+                       for i, label in enumerate(labels))
+        self.pending = []
+        return out
+
+
+class _BatchTiming:
+    def __init__(self, profiler: _Profiler, n: int):
+        rt = profiler.rt
+        self.profiler = profiler
+        self.query_set = rt.device.create_query_set(type="timestamp", count=2 * n)
+        usage = rt.wgpu.BufferUsage
+        self.buffer = rt.device.create_buffer(size=16 * n, usage=usage.QUERY_RESOLVE | usage.COPY_SRC)
+        self.labels: list[str] = []
+
+    def writes(self, label: str) -> dict:
+        i = len(self.labels)
+        self.labels.append(label)
+        return {"query_set": self.query_set, "beginning_of_pass_write_index": 2 * i,
+                "end_of_pass_write_index": 2 * i + 1}
+
+    def resolve(self, encoder) -> None:
+        encoder.resolve_query_set(self.query_set, 0, 2 * len(self.labels), self.buffer, 0)
+        self.profiler.pending.append((RtBuffer(self.buffer, 16 * len(self.labels), StorageMode.PRIVATE),
+                                      self.labels))
 
 
 class WgpuRuntime(Runtime):
@@ -140,8 +200,22 @@ class WgpuRuntime(Runtime):
                                       device_limits["max-compute-workgroups-per-dimension"])
         self.max_binding_bytes = min(max_binding_bytes or 1 << 62, device_limits["max-storage-buffer-binding-size"])
         self._kernels: dict[tuple, Any] = {}
+        self._bind_groups: dict[tuple, tuple[Any, tuple]] = {}
+        self.offset_alignment = int(device_limits["min-storage-buffer-offset-alignment"])
         self._staging = None
         self._params = None
+        self.profiler: _Profiler | None = None
+
+    # -- profiling ---------------------------------------------------------------------------------------------
+    def set_profiling(self, on: bool) -> None:
+        """Time every dispatch with GPU timestamps (one compute pass each); needs ``timestamp-query``."""
+        if on and "timestamp-query" not in self.device.features:
+            raise BackendUnavailable(f"{self.adapter.summary} has no timestamp-query feature")
+        self.profiler = _Profiler(self) if on else None
+
+    def kernel_times(self) -> list[tuple[str, float]]:
+        """(kernel label, GPU nanoseconds) for every dispatch submitted since the last call (waits)."""
+        return self.profiler.collect() if self.profiler else []
 
     # -- identity and limits -----------------------------------------------------------------------------------
     def limits(self) -> DeviceLimits:
@@ -198,6 +272,31 @@ class WgpuRuntime(Runtime):
             self._params = self.device.create_buffer(size=max(nbytes, 1 << 14), usage=usage.UNIFORM | usage.COPY_DST)
         return self._params
 
+    def _bind_group(self, layout, bindings: tuple[tuple[RtBuffer, int, int], ...], params_at):
+        """A cached bind group. The key holds the RtBuffer objects themselves (not ids), so a cached group can
+        never alias a freed buffer; ``forget`` drops a buffer's groups when it dies early."""
+        key = (id(layout), tuple((id(b), off, n) for b, off, n in bindings),
+               None if params_at is None else (id(params_at[0]), params_at[1]))
+        hit = self._bind_groups.pop(key, None)
+        if hit is None:
+            entries = [{"binding": i, "resource": {"buffer": b.handle, "offset": off, "size": n}}
+                       for i, (b, off, n) in enumerate(bindings)]
+            if params_at is not None:
+                entries.append({"binding": len(bindings), "resource": {
+                    "buffer": params_at[0], "offset": params_at[1], "size": PARAMS_SLOT_BYTES}})
+            hit = (self.device.create_bind_group(layout=layout, entries=entries), (layout, bindings, params_at))
+            if len(self._bind_groups) >= BIND_GROUP_CACHE:
+                self._bind_groups.pop(next(iter(self._bind_groups)))
+        self._bind_groups[key] = hit  # re-inserted last: the dict's order is least recently used first
+        return hit[0]
+
+    def forget(self, *buffers: RtBuffer) -> None:
+        """Drop cached bind groups that reference ``buffers`` (so their memory can be freed now)."""
+        ids = {id(b) for b in buffers}
+        for key in [k for k, (_, (_, bindings, _)) in self._bind_groups.items()
+                    if any(id(b) in ids for b, _, _ in bindings)]:
+            del self._bind_groups[key]
+
     def read(self, buffer: RtBuffer, nbytes: int | None = None, offset: int = 0) -> np.ndarray:
         nbytes = buffer.nbytes - offset if nbytes is None else nbytes
         staging = self._staging_buffer(nbytes)
@@ -227,7 +326,8 @@ class WgpuRuntime(Runtime):
         except Exception as exc:  # noqa: BLE001 - naga/driver diagnostics arrive as various wgpu errors
             raise ShaderCompileError(f"kernel {stem} ({self.mul} multiply): {map_diagnostic(str(exc), source)}") \
                 from None
-        compiled = (pipeline, pipeline.get_bind_group_layout(0))
+        label = stem if entry is None or entry == stem else f"{stem}.{entry}"
+        compiled = (pipeline, pipeline.get_bind_group_layout(0), label)
         self._kernels[key] = compiled
         return compiled
 
