@@ -166,5 +166,6 @@ class Backend(ABC):
     def limits(self) -> DeviceLimits:
         """This backend's device limits."""
 
-    def release(self, *buffers: DeviceBuffer) -> None:
-        """Free buffers early (optional; backends free on garbage collection otherwise)."""
+    def release(self, *items: "DeviceBuffer | Commitment") -> None:
+        """The caller is done with these buffers / commitments: a backend may free or reuse their memory now
+        (optional; backends free on garbage collection otherwise). Using an item after releasing it is an error."""

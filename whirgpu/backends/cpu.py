@@ -52,7 +52,7 @@ class CpuBackend(Backend):
         idx = np.asarray(indices, dtype=np.int64)
         rows = codeword[idx]
         if commitment.is_ext:
-            rows = rows.reshape(len(indices), -1, 4)
+            rows = rows.reshape(len(indices), commitment.width // 4, 4)
         return rows, tree.open(idx)
 
     def evaluate(self, table: DeviceBuffer, point: np.ndarray) -> np.ndarray:

@@ -17,8 +17,7 @@ from ..backends.base import Backend, Commitment, DeviceBuffer, StorageMode
 from ..errors import ConfigError
 from ..field import P, TWO_ADIC_GENERATORS
 from ..ref import field_np as F
-from ..ref.multilinear import evaluate as evaluate_mle
-from ..ref.multilinear import expand_from_univariate
+from ..ref.multilinear import evaluate_rows, expand_from_univariate
 from ..ref.sumcheck import evaluate_round_polynomial
 from .domain_separator import domain_separator
 from .params import WhirConfig
@@ -93,6 +92,7 @@ class WhirProver:
         for round_index in range(config.n_rounds):
             self._round(round_index, proof, state, challenger)
         self._final_round(proof, state, challenger)
+        self.backend.release(state.table, state.weights, state.commitment)
         return proof
 
     # -- commit ----------------------------------------------------------------------------------------------
@@ -145,7 +145,9 @@ class WhirProver:
                     witnesses.append(self.backend.grind(challenger, pow_bits))
             r = challenger.sample_ef()
             with self.timer.phase("fold"):
+                old = (state.table, state.weights)
                 state.table, state.weights = self.backend.fold(state.table, state.weights, r)
+                self.backend.release(*old)
             state.claimed_sum = evaluate_round_polynomial(state.claimed_sum, h0, h2, r)
             evaluations.append((h0, h2))
             challenges.append(r)
@@ -200,6 +202,7 @@ class WhirProver:
         all_values = np.concatenate([ood_answers, select_values.reshape(-1, 4)])
         if n_constraints:
             state.claimed_sum = F.ef_add(state.claimed_sum, F.ef_sum(F.ef_mul(coefficients, all_values)))
+        self.backend.release(state.commitment)
         state.commitment = commitment
         sumcheck = self._sumcheck(state, challenger, k_next, round_config.folding_pow_bits)
         proof.rounds.append(RoundProof(commitment.root, ood_answers, pow_witness, queries, sumcheck))
@@ -211,8 +214,9 @@ class WhirProver:
         queries = [QueryOpening(kind, rows[j], siblings[j]) for j in range(len(indices))]
         log_folded = domain_size.bit_length() - 1 - folding_factor
         generator = F.constant(TWO_ADIC_GENERATORS[log_folded])
-        select_vars = np.array([F.power(generator, int(a)) for a in indices], dtype=np.uint32).reshape(-1)
-        values = np.array([evaluate_mle(row, state.folding_randomness) for row in rows], np.uint32).reshape(-1, 4)
+        select_vars = F.power_each(generator, np.asarray(indices, np.int64)).reshape(-1)
+        values = evaluate_rows(rows, state.folding_randomness).reshape(-1, 4) if len(indices) else \
+            np.zeros((0, 4), np.uint32)
         return queries, select_vars, values
 
     # -- final round -----------------------------------------------------------------------------------------

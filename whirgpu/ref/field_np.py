@@ -110,6 +110,20 @@ def power(a, e: int) -> np.ndarray:
     return result
 
 
+def power_each(a, exponents) -> np.ndarray:
+    """a^e for one base element ``a`` and every non-negative int in ``exponents`` (same shape, uint32)."""
+    e = np.asarray(exponents, dtype=np.int64)
+    if np.any(e < 0):
+        raise ValueError("exponents must be non-negative")
+    result = np.full(e.shape, ONE, dtype=U32)
+    base = U32(a)
+    while np.any(e):
+        result = np.where(e & 1, mul(result, base), result).astype(U32)
+        e = e >> 1
+        base = square(base)
+    return result
+
+
 def inv(a) -> np.ndarray:
     """Multiplicative inverse (a^(P-2)); maps 0 to 0, as Plonky3's ``try_inverse`` callers must guard."""
     return power(a, P - 2)

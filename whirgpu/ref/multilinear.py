@@ -47,6 +47,20 @@ def evaluate(table: np.ndarray, point: np.ndarray) -> np.ndarray:
     return g[0]
 
 
+def evaluate_rows(rows: np.ndarray, point: np.ndarray) -> np.ndarray:
+    """Each row's multilinear extension at one ``point`` (k, 4): rows (q, 2^k) base or (q, 2^k, 4) EF -> (q, 4)."""
+    rows = np.asarray(rows, dtype=np.uint32)
+    point = np.asarray(point, dtype=np.uint32).reshape(-1, 4)
+    if rows.shape[1] != 1 << point.shape[0]:
+        raise ValueError(f"rows of {rows.shape[1]} entries do not match a point of {point.shape[0]} coordinates")
+    g = np.moveaxis(rows, 1, 0)  # entry index first, so the fold below is fix_first_variable on every row at once
+    g = g if g.ndim == 3 else F.ef_from_base(g)
+    for z in point:
+        half = g.shape[0] // 2
+        g = F.ef_add(g[:half], F.ef_mul(F.ef_sub(g[half:], g[:half]), z))
+    return g[0]
+
+
 def expand_from_univariate(y: np.ndarray, num_variables: int) -> np.ndarray:
     """[y^(2^(m-1)), ..., y^2, y] (m = num_variables): the point whose eq-weights are y^b, b over the table index."""
     y = np.asarray(y, dtype=np.uint32)
