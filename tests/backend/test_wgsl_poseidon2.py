@@ -3,8 +3,6 @@ multiply variants (the fixture lowers the per-dimension workgroup limit to 7, so
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 import pytest
 
@@ -12,10 +10,11 @@ from tests.conftest import load_golden
 from whirgpu.field import P
 from whirgpu.kernels import merkle
 from whirgpu.kernels.compose import compose
-from whirgpu.kernels.constants import render_poseidon2_constants
+from whirgpu.kernels.constants import (P2_RC_DIAG_AT, P2_RC_INTERNAL_AT, P2_RC_VEC4S, poseidon2_rc_table,
+                                       render_poseidon2_constants)
 from whirgpu.ref import field_np as fnp
 from whirgpu.ref.merkle import MerkleTree
-from whirgpu.ref.poseidon2 import Poseidon2Constants, hash_rows, permute
+from whirgpu.ref.poseidon2 import INTERNAL_DIAGONAL, Poseidon2Constants, hash_rows, permute
 
 
 def _random(shape, seed: int) -> np.ndarray:
@@ -29,41 +28,52 @@ def _upload(rt, words: np.ndarray):
     return buf
 
 
-def _gpu_permute(rt, states: np.ndarray) -> np.ndarray:
+def _gpu_permute(rt, states: np.ndarray, coop: bool | None = None) -> np.ndarray:
     n = states.shape[0]
     src, dst = _upload(rt, states), rt.alloc(states.nbytes)
     batch = rt.batch()
-    merkle.permute_states(rt, batch, src, dst, n)
+    merkle.permute_states(rt, batch, src, dst, n, coop=coop)
     batch.submit()
     return rt.read(dst).reshape(n, 16)
 
 
-def test_rendered_constants_are_the_reference_constants():
+def test_round_constant_table_is_the_reference_constants():
     consts = Poseidon2Constants.smallrng(1)
+    table = poseidon2_rc_table().reshape(-1, 4)
+    assert table.shape == (P2_RC_VEC4S, 4)
+    assert table[:16].reshape(-1).tolist() == consts.external_initial.reshape(-1).tolist()
+    assert table[16:P2_RC_INTERNAL_AT].reshape(-1).tolist() == consts.external_terminal.reshape(-1).tolist()
+    assert table[P2_RC_INTERNAL_AT:P2_RC_DIAG_AT, 0].tolist() == consts.internal.tolist()
+    assert not table[P2_RC_INTERNAL_AT:P2_RC_DIAG_AT, 1:].any()
+    assert fnp.from_monty(table[P2_RC_DIAG_AT:].reshape(-1)).tolist() == INTERNAL_DIAGONAL
     text = render_poseidon2_constants("wgsl")
-    arrays = {name: [int(x) for x in re.findall(r"(\d+)u", body)]
-              for name, body in re.findall(r"var<private> (P2_RC_\w+): array<u32, \d+> = array<u32, \d+>\((.*)\);", text)}
-    assert arrays["P2_RC_EXTERNAL_INITIAL"] == consts.external_initial.reshape(-1).tolist()
-    assert arrays["P2_RC_EXTERNAL_TERMINAL"] == consts.external_terminal.reshape(-1).tolist()
-    assert arrays["P2_RC_INTERNAL"] == consts.internal.tolist()
+    assert "const P2_RC_INTERNAL_AT: u32 = 32u;" in text and "P2_RC_EXTERNAL" not in text  # no tables in WGSL
     assert "constant constexpr uint P2_RC_INTERNAL[13]" in render_poseidon2_constants("msl")
     source = compose("wgsl", "merkle_compress", (("bb_mul", "u64"),))
     lines = source.text.splitlines()
-    at = next(i for i, line in enumerate(lines) if line.startswith("var<private> P2_RC_INTERNAL"))
+    at = next(i for i, line in enumerate(lines) if line.startswith("const P2_RC_VEC4S"))
     assert source.origin(at + 1).startswith("<poseidon2_constants>:")
-    assert sum(line.startswith("var<private> P2_RC_INTERNAL") for line in lines) == 1  # included once
+    assert sum(line.startswith("const P2_RC_VEC4S") for line in lines) == 1  # included once
 
 
-def test_permutation_random_and_edge_states(wgpu_runtime):
+@pytest.mark.parametrize("coop", [False, True], ids=["thread", "coop"])
+def test_permutation_random_and_edge_states(wgpu_runtime, coop):
     kat = load_golden("kat_perm.json")
     inputs = [kat["input_0_to_15"], kat["input_plonky3_kat"]]
     golden = fnp.to_monty(np.asarray(inputs, dtype=np.uint64))
     edges = np.array([[0] * 16, [P - 1] * 16, [1] * 16, list(range(P - 16, P))], dtype=np.uint32)
-    states = np.concatenate([golden, edges, _random((500, 16), seed=3)])  # 506 states: a 2-D grid
-    out = _gpu_permute(wgpu_runtime, states)
+    # 506 states: a 2-D grid either way (coop: 32 workgroups of 16 states, the last one part-filled)
+    states = np.concatenate([golden, edges, _random((500, 16), seed=3)])
+    out = _gpu_permute(wgpu_runtime, states, coop)
     assert np.array_equal(out, permute(states))
     got = fnp.from_monty(out[:2]).tolist()
     assert got == [kat["output_0_to_15"], kat["output_plonky3_kat_input"]]
+
+
+@pytest.mark.parametrize("n", [1, 3, 17])
+def test_cooperative_permutation_partial_workgroups(wgpu_runtime, n):
+    states = _random((n, 16), seed=n)
+    assert np.array_equal(_gpu_permute(wgpu_runtime, states, coop=True), permute(states))
 
 
 @pytest.mark.parametrize("width", [0, 1, 7, 8, 9, 16, 17, 64])
@@ -92,6 +102,18 @@ def test_tree(wgpu_runtime, height, width):
         assert np.array_equal(rt.read(level).reshape(-1, 8), ref.levels[d]), f"level {d}"
     indices = [0, min(1, height - 1), height // 2, height - 1]
     assert np.array_equal(merkle.open_paths(rt, levels, indices), ref.open(indices))
+
+
+@pytest.mark.parametrize("coop_max", [0, 1, 2, 64])
+def test_tree_cooperative_threshold(wgpu_runtime, monkeypatch, coop_max):
+    # levels of <= coop_max parents take the cooperative kernel; 0 means none, 64 means every level here
+    monkeypatch.setattr(merkle, "COOP_MAX_STATES", coop_max)
+    rt = wgpu_runtime
+    rows = _random((128, 9), seed=coop_max)
+    ref = MerkleTree.build(rows)
+    levels = merkle.build_tree(rt, _upload(rt, rows), 128, 9)
+    for d, level in enumerate(levels):
+        assert np.array_equal(rt.read(level).reshape(-1, 8), ref.levels[d]), f"level {d}"
 
 
 def test_tree_recorded_into_callers_batch(wgpu_runtime):

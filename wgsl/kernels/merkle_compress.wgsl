@@ -1,25 +1,25 @@
-// requires: poseidon2
+// requires: poseidon2 poseidon2_coop
 // One Merkle level: parent[j] = perm(child[2j] || child[2j + 1])[0..8] (TruncatedPermutation<2, 8, 16>).
 // Thread j (2-D grid: j = gid.x + gid.y * num_workgroups.x * WG) makes parent j; threads with j >= n return.
-// Levels live in separate buffers. Bindings: 0 child level (2n * 8 words), 1 parent level (n * 8 words), 2 params.
+// Levels live in separate buffers. Bindings: 0 child level (2n * 8 words), 1 parent level (n * 8 words),
+// 2 Poseidon2 round constants (constants.poseidon2_rc_table), 3 params.
 // Entry merkle_permute: the raw permutation of n 16-word states, src state j -> dst state j (tests, challenger).
+// Entries *_coop: the same with 4 threads per state (poseidon2_coop; P2C_WG-thread workgroups, thread
+// t = workgroup index * P2C_WG + local id serves state t / 4), for levels too small to fill the GPU.
 
 struct Params { n: u32, _pad0: u32, _pad1: u32, _pad2: u32 }
 
 override WG: u32 = 64u;
 
-@group(0) @binding(0) var<storage, read> src: array<u32>;
-@group(0) @binding(1) var<storage, read_write> dst: array<u32>;
-@group(0) @binding(2) var<uniform> params: Params;
+@group(0) @binding(0) var<storage, read> src: array<vec4<u32>>;
+@group(0) @binding(1) var<storage, read_write> dst: array<vec4<u32>>;
+@group(0) @binding(2) var<storage, read> p2_rc: array<vec4<u32>, P2_RC_VEC4S>;
+@group(0) @binding(3) var<uniform> params: Params;
 
-// Loads the 16 words at src[16 j ..] (two adjacent children are one contiguous 16-word block) and permutes them.
-fn permute_block(j: u32) -> array<u32, 16> {
-    var s: array<u32, 16>;
-    for (var k = 0u; k < 16u; k++) {
-        s[k] = src[16u * j + k];
-    }
-    poseidon2_permute(&s);
-    return s;
+// The 16 words at src[16 j ..] (two adjacent children are one contiguous 16-word block), permuted.
+fn permute_block(j: u32) -> P2State {
+    let at = 4u * j;
+    return poseidon2_permute(P2State(src[at], src[at + 1u], src[at + 2u], src[at + 3u]));
 }
 
 @compute @workgroup_size(WG)
@@ -29,9 +29,8 @@ fn merkle_compress(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_w
         return;
     }
     let s = permute_block(j);
-    for (var k = 0u; k < 8u; k++) {
-        dst[8u * j + k] = s[k];
-    }
+    dst[2u * j] = s.a;
+    dst[2u * j + 1u] = s.b;
 }
 
 @compute @workgroup_size(WG)
@@ -41,7 +40,34 @@ fn merkle_permute(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wo
         return;
     }
     let s = permute_block(j);
-    for (var k = 0u; k < 16u; k++) {
-        dst[16u * j + k] = s[k];
+    dst[4u * j] = s.a;
+    dst[4u * j + 1u] = s.b;
+    dst[4u * j + 2u] = s.c;
+    dst[4u * j + 3u] = s.d;
+}
+
+// Chunk q of state j for thread t = 4j + q; threads past the last state load state 0 (n >= 1) and drop it.
+fn coop_permute(lid: u32, wid: vec3<u32>, nwg: vec3<u32>) -> vec4<u32> {
+    let j = ((wid.x + wid.y * nwg.x) * P2C_WG + lid) >> 2u;
+    return p2c_permute(src[4u * select(0u, j, j < params.n) + (lid & 3u)], lid);
+}
+
+@compute @workgroup_size(P2C_WG)
+fn merkle_compress_coop(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+                        @builtin(num_workgroups) nwg: vec3<u32>) {
+    let x = coop_permute(lid, wid, nwg);
+    let j = ((wid.x + wid.y * nwg.x) * P2C_WG + lid) >> 2u;
+    if (j < params.n && (lid & 3u) < 2u) {
+        dst[2u * j + (lid & 3u)] = x;
+    }
+}
+
+@compute @workgroup_size(P2C_WG)
+fn merkle_permute_coop(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+                       @builtin(num_workgroups) nwg: vec3<u32>) {
+    let x = coop_permute(lid, wid, nwg);
+    let j = ((wid.x + wid.y * nwg.x) * P2C_WG + lid) >> 2u;
+    if (j < params.n) {
+        dst[4u * j + (lid & 3u)] = x;
     }
 }

@@ -4,12 +4,12 @@
 
 fn bb_add(a: u32, b: u32) -> u32 {
     let s = a + b;  // < 2P < 2^32
-    return select(s, s - BB_P, s >= BB_P);
+    return min(s, s - BB_P);  // s - P wraps past 2^32 exactly when s < P
 }
 
 fn bb_sub(a: u32, b: u32) -> u32 {
     let d = a - b;
-    return select(d, d + BB_P, a < b);
+    return min(d, d + BB_P);  // d + P wraps below P exactly when a < b
 }
 
 fn bb_neg(a: u32) -> u32 {

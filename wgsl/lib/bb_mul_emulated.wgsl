@@ -1,7 +1,8 @@
 // BabyBear Montgomery product for devices without 64-bit integers.
 // The 32x32 high word is assembled from 16-bit halves; because inputs are < 2^31 the middle sum cannot carry,
 // and the high word of t*P needs no general product since P = 0x7800 * 2^16 + 1.
-// in: a, b in [0, 2^31) Montgomery words; out: a * b * 2^-32 mod P in [0, P).
+// in: a, b in [0, 2^31) Montgomery words (so [0, P), or a bb_mul_partial result); out: a * b * 2^-32 mod P
+// in [0, P).
 fn bb_mul(a: u32, b: u32) -> u32 {
     let a_lo = a & 0xffffu;
     let a_hi = a >> 16u;
@@ -15,5 +16,11 @@ fn bb_mul(a: u32, b: u32) -> u32 {
     // lo(t * P) == lo, so the carry out of the low word is (lo < t).
     let u = (t >> 16u) * 0x7800u + (((t & 0xffffu) * 0x7800u) >> 16u) + select(0u, 1u, lo < t);
     let r = hi - u;
-    return select(r, r + BB_P, hi < u);
+    return min(r, r + BB_P);  // r + P wraps below P exactly when hi < u
+}
+
+// bb_mul's reduced product: the emulated high word needs operands below 2^31, so nothing is left unreduced.
+// in: [0, P); out: [0, P).
+fn bb_mul_partial(a: u32, b: u32) -> u32 {
+    return bb_mul(a, b);
 }

@@ -15,14 +15,33 @@ Contracts (the same tree as ``whirgpu.ref.merkle.MerkleTree``, spec §3):
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from ..errors import DeviceLimitError
 from ..runtime.base import Batch, RtBuffer, Runtime
+from .constants import poseidon2_rc_table
 
 DIGEST = 8  # words per digest
 WORKGROUP = 64  # threads per workgroup (the kernels' `override WG`)
+COOP_WORKGROUP = 64  # threads per workgroup of the *_coop kernels (P2C_WG), 4 per state
+COOP_MAX_STATES = 1 << 14  # launches of at most this many permutations use the cooperative kernels
 _DIGEST_BYTES = 4 * DIGEST
+
+_rc_tables: "weakref.WeakKeyDictionary[Runtime, RtBuffer]" = weakref.WeakKeyDictionary()
+
+
+def round_constants(rt: Runtime) -> RtBuffer:
+    """The runtime's Poseidon2 round-constant table (``constants.poseidon2_rc_table``), uploaded once; every
+    Poseidon2 kernel binds it at the slot after its data buffers."""
+    table = _rc_tables.get(rt)
+    if table is None:
+        words = poseidon2_rc_table()
+        table = rt.alloc(words.nbytes)
+        rt.write(table, words)
+        _rc_tables[rt] = table
+    return table
 
 
 def _groups(n_threads: int) -> int:
@@ -37,20 +56,34 @@ def _check_binding(rt: Runtime, nbytes: int, what: str) -> None:
 
 def hash_leaves(rt: Runtime, batch: Batch, matrix: RtBuffer, digests: RtBuffer, height: int, width: int) -> None:
     """Record: digests[i] = sponge(row i) for the (height, width) matrix; digests holds height * 8 words."""
-    batch.dispatch(rt.kernel("merkle_leaves", constants={"WG": WORKGROUP}), [matrix, digests],
+    batch.dispatch(rt.kernel("merkle_leaves", constants={"WG": WORKGROUP}),
+                   [matrix, digests, round_constants(rt)],
                    np.array([height, width], np.uint32), _groups(height))
 
 
-def compress_level(rt: Runtime, batch: Batch, children: RtBuffer, parents: RtBuffer, n_parents: int) -> None:
-    """Record: parents[j] = perm(children[2j] || children[2j + 1])[0..8] for j < n_parents."""
-    batch.dispatch(rt.kernel("merkle_compress", constants={"WG": WORKGROUP}), [children, parents],
-                   np.array([n_parents], np.uint32), _groups(n_parents))
+def _permutations(rt: Runtime, batch: Batch, entry: str, src: RtBuffer, dst: RtBuffer, n: int,
+                  coop: bool | None) -> None:
+    if coop is None:
+        coop = n <= COOP_MAX_STATES
+    if coop:
+        kernel, groups = rt.kernel("merkle_compress", f"{entry}_coop"), max(1, -(-4 * n // COOP_WORKGROUP))
+    else:
+        kernel, groups = rt.kernel("merkle_compress", entry, constants={"WG": WORKGROUP}), _groups(n)
+    batch.dispatch(kernel, [src, dst, round_constants(rt)], np.array([n], np.uint32), groups)
 
 
-def permute_states(rt: Runtime, batch: Batch, states: RtBuffer, out: RtBuffer, n: int) -> None:
-    """Record: out[j] = Poseidon2(states[j]) for n states of 16 words."""
-    batch.dispatch(rt.kernel("merkle_compress", "merkle_permute", constants={"WG": WORKGROUP}), [states, out],
-                   np.array([n], np.uint32), _groups(n))
+def compress_level(rt: Runtime, batch: Batch, children: RtBuffer, parents: RtBuffer, n_parents: int,
+                   coop: bool | None = None) -> None:
+    """Record: parents[j] = perm(children[2j] || children[2j + 1])[0..8] for j < n_parents. ``coop`` picks the
+    cooperative kernel (4 threads per permutation; lower latency); None picks it for n_parents <=
+    COOP_MAX_STATES."""
+    _permutations(rt, batch, "merkle_compress", children, parents, n_parents, coop)
+
+
+def permute_states(rt: Runtime, batch: Batch, states: RtBuffer, out: RtBuffer, n: int,
+                   coop: bool | None = None) -> None:
+    """Record: out[j] = Poseidon2(states[j]) for n states of 16 words (``coop`` as in ``compress_level``)."""
+    _permutations(rt, batch, "merkle_permute", states, out, n, coop)
 
 
 def build_tree(rt: Runtime, matrix: RtBuffer, height: int, width: int, batch: Batch | None = None) -> list[RtBuffer]:
