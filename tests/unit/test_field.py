@@ -212,3 +212,24 @@ def test_ef_base_mixing_and_sums():
     assert _ec(fnp.ef_constant([1, 2, 3, P + 4])) == [[1, 2, 3, 4]]
     with pytest.raises(ValueError):
         fnp.ef_sum(a, axis=1)
+
+
+def test_ef_mul_scalar_path_matches_the_array_path():
+    """ef_mul of two (4,) elements takes a Python-int path; it must equal the vectorised product."""
+    rng = np.random.default_rng(7)
+    a = rng.integers(0, P, (300, 4), dtype=np.uint64).astype(np.uint32)
+    b = rng.integers(0, P, (300, 4), dtype=np.uint64).astype(np.uint32)
+    a[:20] = P - 1
+    b[10:30] = 0
+    want = fnp.ef_mul(a, b)
+    got = np.stack([fnp.ef_mul(x, y) for x, y in zip(a, b)])
+    assert got.dtype == np.uint32
+    np.testing.assert_array_equal(got, want)
+
+
+def test_power_each():
+    rng = np.random.default_rng(8)
+    base = np.uint32(rng.integers(0, P))
+    exponents = np.concatenate([[0, 1, 2, (1 << 31) - 1], rng.integers(0, 1 << 30, 50)])
+    want = np.array([fnp.power(base, int(e)) for e in exponents], np.uint32)
+    np.testing.assert_array_equal(fnp.power_each(base, exponents), want)

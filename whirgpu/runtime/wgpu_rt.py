@@ -164,6 +164,8 @@ class _BatchTiming:
                 "end_of_pass_write_index": 2 * i + 1}
 
     def resolve(self, encoder) -> None:
+        if not self.labels:
+            return
         encoder.resolve_query_set(self.query_set, 0, 2 * len(self.labels), self.buffer, 0)
         self.profiler.pending.append((RtBuffer(self.buffer, 16 * len(self.labels), StorageMode.PRIVATE),
                                       self.labels))
@@ -279,6 +281,10 @@ class WgpuRuntime(Runtime):
                None if params_at is None else (id(params_at[0]), params_at[1]))
         hit = self._bind_groups.pop(key, None)
         if hit is None:
+            for slot, (_, _, n) in enumerate(bindings):
+                if n > self.max_binding_bytes:
+                    raise DeviceLimitError(f"binding {slot} of {n} bytes exceeds max_storage_binding_size "
+                                           f"{self.max_binding_bytes} on {self.adapter.summary}")
             entries = [{"binding": i, "resource": {"buffer": b.handle, "offset": off, "size": n}}
                        for i, (b, off, n) in enumerate(bindings)]
             if params_at is not None:
@@ -299,6 +305,8 @@ class WgpuRuntime(Runtime):
 
     def read(self, buffer: RtBuffer, nbytes: int | None = None, offset: int = 0) -> np.ndarray:
         nbytes = buffer.nbytes - offset if nbytes is None else nbytes
+        if nbytes == 0:
+            return np.zeros(0, np.uint32)
         staging = self._staging_buffer(nbytes)
         encoder = self.device.create_command_encoder()
         encoder.copy_buffer_to_buffer(buffer.handle, offset, staging, 0, nbytes)
