@@ -17,6 +17,7 @@ import pytest
 
 from whirgpu import cli
 from whirgpu.api import random_instance
+from whirgpu.backends import select_backend
 from whirgpu.field import P
 from whirgpu.protocol.params import ProtocolParameters, WhirConfig, format_schedule
 from whirgpu.protocol.serialize import load, proof_to_json_tree
@@ -28,6 +29,12 @@ GOLDEN_N12 = "n12_f4_r1_s32_p0_cb.json"
 SMALL = ["-n", "8", "-k", "2", "-r", "1", "--security", "32", "--pow-bits", "5", "--soundness", "johnson"]
 # For tampering, every part of a proof exists: M = 1 (9-bit round PoW), fsr = 4 (8-bit final PoW), OOD samples.
 ROUND = ["-n", "12", "-k", "4", "-r", "1", "--security", "32", "--pow-bits", "10"]
+
+
+def small_config() -> WhirConfig:
+    """SMALL's configuration, as `prove` derives it."""
+    args = cli._build_parser().parse_args(["prove", *SMALL, "--seed", "0"])
+    return WhirConfig.from_params(cli._params_from_args(args))
 
 
 def run(argv, capsys):
@@ -165,7 +172,8 @@ def test_prove_json_summary(tmp_path, capsys):
     summary = json.loads(out)
     assert summary["proof_bytes"] == out_file.stat().st_size
     assert summary["format"] == "binary" and summary["out"] == str(out_file)
-    assert summary["backend"] == "cpu" and summary["backend_reason"]
+    auto = select_backend("auto", small_config())
+    assert (summary["backend"], summary["backend_reason"]) == (auto.backend.name, auto.reason)
     assert summary["num_variables"] == 8 and summary["instance"] == "random instance, seed 0"
     phases = summary["phases_ms"]
     assert phases and all(v >= 0 for v in phases.values())
@@ -194,6 +202,76 @@ def test_prove_from_golden_reproduces_its_proof(tmp_path, capsys):
 def test_verify_golden_file(capsys):
     for name in (GOLDEN_N12, "n16_f4_r1_s100_p16_cb_pow.json"):
         assert run(["verify", golden_dir() / name], capsys) == (0, "accept\n", "")
+
+
+# ---- backends and devices --------------------------------------------------------------------------------------
+
+def _wgpu_or_skip():
+    from whirgpu.errors import BackendUnavailable
+    from whirgpu.runtime.wgpu_rt import choose_adapter
+
+    try:
+        return choose_adapter()
+    except BackendUnavailable as exc:
+        required = {s.strip() for s in os.environ.get("WHIRGPU_REQUIRE", "").split(",")}
+        if "wgpu" in required:
+            pytest.fail(f"wgpu is required (WHIRGPU_REQUIRE) but unavailable: {exc}")
+        pytest.skip(f"wgpu unavailable: {exc}")
+
+
+def test_prove_on_wgpu_matches_the_cpu_proof(tmp_path, capsys):
+    adapter = _wgpu_or_skip()
+    files = {}
+    for backend in ("cpu", "wgpu"):
+        files[backend] = tmp_path / f"{backend}.whir"
+        code, out, err = run(["prove", *SMALL, "--seed", 4, "--backend", backend, "-o", files[backend]], capsys)
+        assert code == 0 and err == ""
+        backend_lines = [line for line in out.splitlines() if line.startswith("backend: ")]
+        assert len(backend_lines) == 1 and backend_lines[0].startswith(f"backend: {backend} (requested")
+        assert run(["verify", files[backend]], capsys) == (0, "accept\n", "")
+    assert adapter.summary in out
+    assert files["wgpu"].read_bytes() == files["cpu"].read_bytes()
+
+
+def test_prove_auto_says_why_in_one_line(capsys):
+    code, out, _ = run(["prove", *SMALL, "--seed", 0, "--backend", "auto"], capsys)
+    assert code == 0
+    choice = select_backend("auto", small_config())
+    assert out.splitlines()[0] == f"backend: {choice.backend.name} ({choice.reason})"
+
+
+def test_devices_text_and_json_agree(capsys):
+    code, out, err = run(["devices", "--json"], capsys)
+    assert code == 0 and err == ""
+    report = json.loads(out)
+    code, text, err = run(["devices"], capsys)
+    assert code == 0 and err == ""
+    lines = text.splitlines()
+    heads = [line for line in lines if line.startswith("[")]
+    assert heads[-1].startswith("[cpu] ")  # the reference comes after every adapter
+    assert [h.split("] ", 1)[1].split("  [")[0] for h in heads] == \
+        [a["name"] for a in report["adapters"]] + [report["cpu"]["name"]]
+    for entry in report["adapters"]:
+        if entry["api"] == "OpenGL":
+            assert not entry["used"] and entry["note"] == "not used (OpenGL)"
+    multiplies = [line.split()[-1] for line in lines if line.strip().startswith("multiply (auto)")]
+    assert multiplies == [a["mul"] for a in report["adapters"]] + [report["cpu"]["mul"]]
+    auto = report["auto"]
+    assert lines[-1] == f"auto would pick: {auto['backend']} — {auto['reason']}"
+
+
+def test_devices_without_wgpu(monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "wgpu", None)  # `import wgpu` now fails
+    code, out, err = run(["devices", "--json"], capsys)
+    assert code == 0 and err == ""
+    report = json.loads(out)
+    assert report["adapters"] == [] and "not installed" in report["wgpu_error"]
+    assert report["auto"]["backend"] == "cpu"
+    code, out, err = run(["devices"], capsys)
+    assert code == 0 and out.startswith("wgpu: the wgpu package is not installed")
+    assert [line for line in out.splitlines() if line.startswith("[")] == [f"[cpu] {report['cpu']['name']}  "
+                                                                         "[always available]"]
+    assert out.splitlines()[-1].startswith("auto would pick: cpu — the wgpu package is not installed")
 
 
 # ---- verify: tampered, missing and garbage files ---------------------------------------------------------------

@@ -56,7 +56,7 @@ class Prover:
 
     def __init__(self, params: ProtocolParameters | WhirConfig, backend: str | Backend = "auto"):
         self.config = params if isinstance(params, WhirConfig) else WhirConfig.from_params(params)
-        choice = select_backend(backend)
+        choice = select_backend(backend, self.config)  # auto checks that the proof fits the device
         self.backend = choice.backend
         self.backend_reason = choice.reason
         self.last_phase_seconds: dict[str, float] = {}

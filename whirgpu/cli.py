@@ -1,4 +1,4 @@
-"""The ``whirgpu`` command line: params, prove, verify.
+"""The ``whirgpu`` command line: devices, params, prove, verify.
 
 Exit codes: 0 success / accept; 1 reject or a whirgpu error (bad input, bad proof, device limit), printed as
 one line; 2 usage errors (argparse). Set WHIRGPU_DEBUG=1 to see a traceback for unexpected failures.
@@ -86,11 +86,19 @@ def _build_parser() -> argparse.ArgumentParser:
     source.add_argument("--seed", type=int, metavar="S", help="random polynomial and point from SmallRng(S)")
     source.add_argument("--from", dest="from_file", metavar="FILE.json",
                         help="parameters, polynomial and points from a file in the golden format")
-    p.add_argument("--backend", default="auto", choices=BACKEND_NAMES, help="compute backend (default auto)")
+    p.add_argument("--backend", default="auto", choices=BACKEND_NAMES,
+                   help="compute backend (default auto: the GPU when one is present and the proof fits it, else "
+                        "the numpy reference; wgpu forces the wgpu backend, even on a software adapter)")
     p.add_argument("--format", default="binary", choices=("binary", "whir-p3-json"),
                    help="proof file format (default binary; whir-p3-json is what the Rust verifier reads)")
     p.add_argument("--out", "-o", metavar="FILE", help="where to write the proof (default proof.whir / proof.json)")
     p.add_argument("--json", action="store_true", help="print a JSON summary instead of text")
+
+    p = sub.add_parser("devices", help="list the compute devices and what --backend auto would pick",
+                       description="List every adapter wgpu enumerates (API, type, limits, features, the multiply "
+                                   "variant WHIRGPU_MUL=auto chooses), the numpy reference, and what --backend "
+                                   "auto would pick and why.")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
 
     p = sub.add_parser("verify", help="verify a proof file",
                        description="Verify a proof file. Prints 'accept' (exit 0) or 'reject: <reason>' (exit 1).")
@@ -108,6 +116,62 @@ def _cmd_params(args) -> int:
         print(json.dumps(config.to_json_dict(), indent=2, sort_keys=True))
     else:
         print(format_schedule(config), end="")  # the table ends with its own newline
+    return 0
+
+
+def _format_size(n: int) -> str:
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if n >= 1 << shift:
+            return f"{n} ({n / (1 << shift):.4g} {unit})"
+    return str(n)
+
+
+LIMIT_LABELS = {
+    "max_buffer_size": "max buffer",
+    "max_storage_binding_size": "max storage binding",
+    "max_workgroup_storage": "workgroup storage",
+    "max_invocations_per_workgroup": "invocations/workgroup",
+    "max_workgroups_per_dimension": "workgroups/dimension",
+}
+
+
+def _format_device(label: str, entry: dict) -> list[str]:
+    head = f"{label} {entry['name']}"
+    if entry["note"]:
+        head += f"  [{entry['note']}]"
+    if entry["selected"]:
+        head += "  [--backend wgpu opens this one]"
+    rows = [("api", entry["api"]), ("type", entry["device_type"])]
+    for key, name in LIMIT_LABELS.items():
+        value = entry["limits"][key]
+        rows.append((name, "no limit" if value >= 1 << 62 else "-" if value == 0 else
+                     _format_size(value) if "size" in key or "storage" in key else str(value)))
+    if entry["features"]:
+        rows.append(("features", " ".join(("" if has else "no ") + name for name, has in entry["features"].items())))
+    rows.append(("multiply (auto)", entry["mul"]))
+    width = max(len(name) for name, _ in rows)
+    return [head, *(f"    {name:<{width}}  {value}" for name, value in rows)]
+
+
+def _cmd_devices(args) -> int:
+    from .devices import gather
+
+    report = gather()
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return 0
+    lines = []
+    if report["wgpu_error"]:
+        lines.append(f"wgpu: {report['wgpu_error']}")
+    elif not report["adapters"]:
+        lines.append("wgpu: no adapters")
+    for i, entry in enumerate(report["adapters"]):
+        lines.extend(_format_device(f"[{i}]", entry))
+    lines.extend(_format_device("[cpu]", report["cpu"]))
+    auto = report["auto"]
+    lines.append(f"auto would pick: {auto['backend']} — {auto['reason']}" if auto["backend"]
+                 else f"auto would fail: {auto['reason']}")
+    print("\n".join(lines))
     return 0
 
 
@@ -223,7 +287,7 @@ def _cmd_verify(args) -> int:
     return 0
 
 
-COMMANDS = {"params": _cmd_params, "prove": _cmd_prove, "verify": _cmd_verify}
+COMMANDS = {"devices": _cmd_devices, "params": _cmd_params, "prove": _cmd_prove, "verify": _cmd_verify}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,7 +1,12 @@
-"""Backend selection: ``select_backend(name)`` returns a ready backend and the one-line reason it was chosen.
+"""Backend selection: ``select_backend(name, config)`` returns a ready backend and the one-line reason it was chosen.
 
-Names: ``cpu`` (the numpy reference, always available) and ``auto`` (the best available device, falling back
-to the CPU and saying why). ``WHIRGPU_BACKEND`` overrides ``auto``.
+Names: ``cpu`` (the numpy reference, always available), ``wgpu`` (WGSL kernels through wgpu on the adapter
+``WHIRGPU_ADAPTER`` names, else the best one; failures raise) and ``auto``. ``WHIRGPU_BACKEND`` overrides
+``auto``.
+
+``auto``'s rule: the wgpu backend when a hardware adapter exists (a software rasteriser such as lavapipe or
+llvmpipe is not a GPU here; ``wgpu`` forces it) and, given a ``WhirConfig``, the configuration fits the device
+(``fit_problem``); otherwise the CPU, with the reason in one line.
 """
 
 from __future__ import annotations
@@ -9,11 +14,14 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from ..errors import BackendUnavailable
+from ..errors import BackendUnavailable, DeviceLimitError
 from .base import Backend, Commitment, DeviceBuffer, DeviceLimits, StorageMode
 from .cpu import CpuBackend
 
-BACKEND_NAMES = ("auto", "cpu")
+BACKEND_NAMES = ("auto", "cpu", "wgpu")
+# Buffers the commitment kernels (NTT, Merkle leaves) bind whole; every other buffer may be bound in windows.
+WHOLE_BINDINGS = ("codeword 0", "merkle tree 0")
+CPU_FALLBACK = "using the numpy reference"
 
 __all__ = [
     "BACKEND_NAMES",
@@ -24,6 +32,7 @@ __all__ = [
     "DeviceBuffer",
     "DeviceLimits",
     "StorageMode",
+    "fit_problem",
     "select_backend",
 ]
 
@@ -36,8 +45,75 @@ class BackendChoice:
     reason: str
 
 
-def select_backend(name: str | Backend = "auto") -> BackendChoice:
-    """Resolve a backend name (or pass a ready ``Backend`` through)."""
+def fit_problem(limits: DeviceLimits, config, budget: bool = True) -> str | None:
+    """Why ``config`` (a ``WhirConfig``) does not fit a device with ``limits``, or None when it fits.
+
+    Checks, in order: every planned buffer against ``max_buffer_size``; the leaf-level bindings the commitment
+    kernels need whole (``WHOLE_BINDINGS``) against ``max_storage_binding_size`` (other buffers are windowed);
+    and, with ``budget`` and a known ``recommended_working_set``, the peak total against it."""
+    from .memory import plan_buffers  # noqa: PLC0415 - the planner imports the protocol's parameters
+
+    needs = plan_buffers(config)
+    where = f"on {limits.name}"
+    for need in needs:
+        if need.nbytes > limits.max_buffer_size:
+            return f"{need.name} needs {need.nbytes} bytes, over max_buffer_size {limits.max_buffer_size} {where}"
+    for need in needs:
+        if need.name in WHOLE_BINDINGS and need.binding_bytes > limits.max_storage_binding_size:
+            return (f"{need.name} needs one binding of {need.binding_bytes} bytes, over max_storage_binding_size "
+                    f"{limits.max_storage_binding_size} {where}")
+    peak = sum(need.nbytes for need in needs)
+    if budget and limits.recommended_working_set and peak > limits.recommended_working_set:
+        return (f"the proof needs {peak} bytes of device memory at its peak, over recommended_working_set "
+                f"{limits.recommended_working_set} {where}")
+    return None
+
+
+def _describe(backend: Backend) -> str:
+    limits = backend.limits()
+    mul = getattr(getattr(backend, "rt", None), "mul", None)
+    return f"{limits.name}, {mul} multiply" if mul else limits.name  # wgpu's summary already names the type
+
+
+def _open_wgpu(config, why: str) -> BackendChoice:
+    """The wgpu backend, or BackendUnavailable / DeviceLimitError (hard limits only: this was asked for)."""
+    from ..runtime.wgpu_rt import WgpuRuntime  # noqa: PLC0415 - wgpu is an optional dependency
+    from .gpu import GpuBackend  # noqa: PLC0415
+
+    backend = GpuBackend(WgpuRuntime())
+    if config is not None:
+        problem = fit_problem(backend.limits(), config, budget=False)
+        if problem:
+            raise DeviceLimitError(problem)
+    return BackendChoice(backend, f"{why}; {_describe(backend)}")
+
+
+def _auto(config) -> BackendChoice:
+    try:
+        from ..runtime.wgpu_rt import WgpuRuntime, choose_adapter  # noqa: PLC0415
+
+        adapter = choose_adapter()
+        if adapter.info.get("adapter_type") == "CPU":
+            which = ("WHIRGPU_ADAPTER picks" if os.environ.get("WHIRGPU_ADAPTER")
+                     else "no hardware GPU: the best adapter is")
+            return BackendChoice(CpuBackend(), f"{which} {adapter.summary}, a software rasteriser "
+                                               f"(--backend wgpu forces it); {CPU_FALLBACK}")
+        from .gpu import GpuBackend  # noqa: PLC0415
+
+        backend = GpuBackend(WgpuRuntime())
+    except BackendUnavailable as exc:
+        return BackendChoice(CpuBackend(), f"{exc}; {CPU_FALLBACK}")
+    if config is not None:
+        problem = fit_problem(backend.limits(), config)
+        if problem:
+            return BackendChoice(CpuBackend(), f"{problem}; {CPU_FALLBACK}")
+    fits = "the configuration fits" if config is not None else "no configuration to check"
+    return BackendChoice(backend, f"GPU found: {_describe(backend)}; {fits}")
+
+
+def select_backend(name: str | Backend = "auto", config=None) -> BackendChoice:
+    """Resolve a backend name (or pass a ready ``Backend`` through). ``config`` (a ``WhirConfig``) lets ``auto``
+    check that the proof fits the device and an explicit ``wgpu`` refuse one that cannot run."""
     if isinstance(name, Backend):
         return BackendChoice(name, "given by the caller")
     requested = name
@@ -47,9 +123,11 @@ def select_backend(name: str | Backend = "auto") -> BackendChoice:
             raise BackendUnavailable(
                 f"WHIRGPU_BACKEND={name!r} is not a backend; choose one of {', '.join(BACKEND_NAMES[1:])}"
             )
+    why = "requested" if requested == name else f"WHIRGPU_BACKEND={name}"
     if name == "cpu":
-        reason = "requested" if requested == "cpu" else "WHIRGPU_BACKEND=cpu"
-        return BackendChoice(CpuBackend(), reason)
+        return BackendChoice(CpuBackend(), why)
+    if name == "wgpu":
+        return _open_wgpu(config, why)
     if name == "auto":
-        return BackendChoice(CpuBackend(), "no GPU backend is available in this build; using the numpy reference")
+        return _auto(config)
     raise BackendUnavailable(f"unknown backend {name!r}; choose one of {', '.join(BACKEND_NAMES)}")

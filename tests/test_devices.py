@@ -1,0 +1,295 @@
+"""Backend selection (``select_backend``, ``fit_problem``) and the device report behind ``whirgpu devices``.
+
+Expectations are derived from the planner and from what wgpu reports on this machine, so the tests hold on a
+machine with a GPU, with only lavapipe (CI), and without wgpu (then the wgpu cases skip, unless
+``WHIRGPU_REQUIRE`` names wgpu).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import replace
+
+import pytest
+
+from whirgpu import Prover
+from whirgpu.backends import CPU_FALLBACK, DeviceLimits, fit_problem, select_backend
+from whirgpu.backends.memory import peak_bytes, plan_buffers
+from whirgpu.devices import INTERESTING_FEATURES, LIMIT_KEYS, gather
+from whirgpu.errors import BackendUnavailable, DeviceLimitError
+from whirgpu.protocol.params import ProtocolParameters, WhirConfig
+
+
+def config(n: int, k: int, r: int = 1) -> WhirConfig:
+    params = ProtocolParameters.default(num_variables=n, folding_factor=k, starting_log_inv_rate=r)
+    return WhirConfig.from_params(params)
+
+
+def needs(cfg: WhirConfig) -> dict:
+    return {need.name: need for need in plan_buffers(cfg)}
+
+
+def roomy(cfg: WhirConfig, **changes) -> DeviceLimits:
+    """Limits exactly at the configuration's needs: max buffer = largest buffer, binding = largest whole binding,
+    working set = peak."""
+    plan = needs(cfg)
+    limits = DeviceLimits(
+        name="Test GPU via Vulkan", api="Vulkan", device_type="DiscreteGPU",
+        max_buffer_size=max(n.nbytes for n in plan.values()),
+        max_storage_binding_size=max(plan["codeword 0"].binding_bytes, plan["merkle tree 0"].binding_bytes),
+        recommended_working_set=peak_bytes(cfg),
+    )
+    return replace(limits, **changes)
+
+
+def first_misfit(limits: DeviceLimits, budget: bool = True) -> WhirConfig:
+    """The smallest configuration (k = 4, rate 1/2) that does not fit ``limits``; skips if the device fits all."""
+    for n in range(16, 27):  # n + r - k stays within the two-adicity, 27
+        cfg = config(n, 4)
+        if fit_problem(limits, cfg, budget=budget):
+            return cfg
+    pytest.skip(f"{limits.name} fits every configuration up to n = 26")
+
+
+@pytest.fixture(autouse=True)
+def _clean_env(monkeypatch):
+    for name in ("WHIRGPU_BACKEND", "WHIRGPU_ADAPTER", "WHIRGPU_MUL"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def _required(name: str) -> bool:
+    return name in {s.strip() for s in os.environ.get("WHIRGPU_REQUIRE", "").split(",") if s.strip()}
+
+
+def _adapter_or_none():
+    """The adapter the wgpu backend would open, or None with the reason."""
+    from whirgpu.runtime.wgpu_rt import choose_adapter
+
+    try:
+        return choose_adapter(), None
+    except BackendUnavailable as exc:
+        return None, str(exc)
+
+
+@pytest.fixture
+def adapter():
+    found, why = _adapter_or_none()
+    if found is None:
+        if _required("wgpu"):
+            pytest.fail(f"wgpu is required (WHIRGPU_REQUIRE) but unavailable: {why}")
+        pytest.skip(f"wgpu unavailable: {why}")
+    return found
+
+
+# ---- the fit check, on synthetic limits ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("n,k", [(8, 2), (10, 4), (12, 1)])
+def test_fits_exactly_at_the_limits(n, k):
+    cfg = config(n, k)
+    assert fit_problem(roomy(cfg), cfg) is None
+
+
+def test_windowed_buffers_may_exceed_the_binding_limit():
+    cfg = config(10, 4)
+    plan = needs(cfg)
+    limits = roomy(cfg)
+    # precondition: some buffer the backend windows is bound larger than the limit
+    assert any(n.binding_bytes > limits.max_storage_binding_size for n in plan.values())
+    assert fit_problem(limits, cfg) is None
+
+
+@pytest.mark.parametrize("n,k,whole", [(10, 4, "codeword 0"), (8, 2, "merkle tree 0")])
+def test_a_leaf_level_binding_over_the_limit(n, k, whole):
+    cfg = config(n, k)
+    plan = needs(cfg)
+    other = "merkle tree 0" if whole == "codeword 0" else "codeword 0"
+    assert plan[whole].binding_bytes > plan[other].binding_bytes  # so this one is the one that fails
+    limit = plan[whole].binding_bytes - 1
+    problem = fit_problem(roomy(cfg, max_storage_binding_size=limit), cfg)
+    assert problem == (f"{whole} needs one binding of {plan[whole].binding_bytes} bytes, over "
+                       f"max_storage_binding_size {limit} on Test GPU via Vulkan")
+
+
+def test_a_buffer_over_max_buffer_size():
+    cfg = config(12, 2)
+    largest = max(plan_buffers(cfg), key=lambda n: n.nbytes)
+    problem = fit_problem(roomy(cfg, max_buffer_size=largest.nbytes - 1), cfg)
+    assert problem == (f"{largest.name} needs {largest.nbytes} bytes, over max_buffer_size {largest.nbytes - 1} "
+                       "on Test GPU via Vulkan")
+
+
+def test_over_the_working_set():
+    cfg = config(12, 4)
+    peak = peak_bytes(cfg)
+    assert peak == sum(n.nbytes for n in plan_buffers(cfg))
+    limits = roomy(cfg, recommended_working_set=peak - 1)
+    assert fit_problem(limits, cfg) == (f"the proof needs {peak} bytes of device memory at its peak, over "
+                                        f"recommended_working_set {peak - 1} on Test GPU via Vulkan")
+    assert fit_problem(limits, cfg, budget=False) is None  # an explicit request only checks hard limits
+    assert fit_problem(roomy(cfg, recommended_working_set=0), cfg) is None  # 0 = unknown
+
+
+# ---- select_backend --------------------------------------------------------------------------------------------
+
+def test_auto_on_this_machine():
+    found, why = _adapter_or_none()
+    choice = select_backend("auto")
+    if found is None:
+        assert choice.backend.name == "cpu" and choice.reason == f"{why}; {CPU_FALLBACK}"
+    elif found.info["adapter_type"] == "CPU":  # e.g. lavapipe: a software rasteriser is not a GPU for auto
+        assert choice.backend.name == "cpu"
+        assert found.summary in choice.reason and "software rasteriser" in choice.reason
+        assert "--backend wgpu" in choice.reason and choice.reason.endswith(CPU_FALLBACK)
+    else:
+        assert choice.backend.name == "wgpu" and found.summary in choice.reason
+    assert "\n" not in choice.reason
+
+
+def test_wgpu_requested(adapter):
+    choice = select_backend("wgpu", config(8, 2))
+    assert choice.backend.name == "wgpu"
+    assert choice.reason.startswith("requested; ") and adapter.summary in choice.reason
+    assert choice.backend.limits().name == adapter.summary
+
+
+def test_wgpu_requested_refuses_a_configuration_over_a_hard_limit(adapter):
+    from whirgpu.backends.gpu import GpuBackend
+    from whirgpu.runtime.wgpu_rt import WgpuRuntime
+
+    limits = GpuBackend(WgpuRuntime()).limits()
+    cfg = first_misfit(limits, budget=False)
+    with pytest.raises(DeviceLimitError) as info:
+        select_backend("wgpu", cfg)
+    assert str(info.value) == fit_problem(limits, cfg, budget=False)
+
+
+class _AsHardware:
+    """A real adapter that says it is a discrete GPU, to drive auto's fit check on a software adapter."""
+
+    def __init__(self, adapter):
+        self._adapter = adapter
+        self.info = {**adapter.info, "adapter_type": "DiscreteGPU"}
+
+    def __getattr__(self, name):
+        return getattr(self._adapter, name)
+
+
+def test_auto_checks_the_fit_on_a_gpu(adapter, monkeypatch):
+    import whirgpu.runtime.wgpu_rt as wgpu_rt
+
+    monkeypatch.setattr(wgpu_rt, "choose_adapter", lambda: _AsHardware(adapter))
+    small = config(8, 2)
+    choice = select_backend("auto", small)
+    assert choice.backend.name == "wgpu" and "fits" in choice.reason
+    limits = choice.backend.limits()
+    big = first_misfit(limits)
+    problem = fit_problem(limits, big)
+    choice = select_backend("auto", big)
+    assert choice.backend.name == "cpu" and choice.reason == f"{problem}; {CPU_FALLBACK}"
+    # the Prover hands its configuration over, so auto sees the same problem
+    prover = Prover(big.params, backend="auto")
+    assert prover.backend.name == "cpu" and prover.backend_reason == choice.reason
+    assert Prover(small.params, backend="auto").backend.name == "wgpu"
+
+
+def test_auto_falls_back_when_wgpu_is_missing(monkeypatch):
+    monkeypatch.setitem(sys.modules, "wgpu", None)  # `import wgpu` now raises ImportError
+    choice = select_backend("auto", config(8, 2))
+    assert choice.backend.name == "cpu"
+    assert "wgpu package is not installed" in choice.reason and choice.reason.endswith(CPU_FALLBACK)
+    with pytest.raises(BackendUnavailable, match="wgpu package is not installed"):
+        select_backend("wgpu")
+
+
+def test_auto_falls_back_when_no_adapter(monkeypatch):
+    import whirgpu.runtime.wgpu_rt as wgpu_rt
+
+    def none_found():
+        raise BackendUnavailable("no Vulkan, Metal or D3D12 adapter found (test)")
+
+    monkeypatch.setattr(wgpu_rt, "choose_adapter", none_found)
+    choice = select_backend("auto")
+    assert choice.backend.name == "cpu"
+    assert choice.reason == f"no Vulkan, Metal or D3D12 adapter found (test); {CPU_FALLBACK}"
+
+
+def test_env_cpu_overrides_auto(monkeypatch):
+    monkeypatch.setenv("WHIRGPU_BACKEND", "cpu")
+    choice = select_backend("auto")
+    assert (choice.backend.name, choice.reason) == ("cpu", "WHIRGPU_BACKEND=cpu")
+    monkeypatch.setenv("WHIRGPU_BACKEND", "wgpu")
+    assert select_backend("cpu").backend.name == "cpu"  # only auto is overridden
+
+
+def test_env_wgpu_overrides_auto(monkeypatch):
+    found, why = _adapter_or_none()
+    monkeypatch.setenv("WHIRGPU_BACKEND", "wgpu")
+    if found is None:
+        if _required("wgpu"):
+            pytest.fail(f"wgpu is required (WHIRGPU_REQUIRE) but unavailable: {why}")
+        with pytest.raises(BackendUnavailable):
+            select_backend("auto")
+        return
+    choice = select_backend("auto")  # even a software adapter: the variable asks for wgpu
+    assert choice.backend.name == "wgpu" and choice.reason.startswith("WHIRGPU_BACKEND=wgpu; ")
+
+
+@pytest.mark.parametrize("value", ["bogus", "auto", "metal"])
+def test_env_must_name_a_backend(value, monkeypatch):
+    monkeypatch.setenv("WHIRGPU_BACKEND", value)
+    with pytest.raises(BackendUnavailable, match=f"WHIRGPU_BACKEND='{value}' is not a backend"):
+        select_backend("auto")
+
+
+def test_unknown_name():
+    with pytest.raises(BackendUnavailable, match="unknown backend 'quantum'"):
+        select_backend("quantum")
+
+
+# ---- the device report -----------------------------------------------------------------------------------------
+
+def test_report_lists_what_wgpu_enumerates():
+    report = gather()
+    try:
+        import wgpu
+    except ImportError:
+        assert report["adapters"] == [] and report["wgpu_error"]
+        return
+    enumerated = wgpu.gpu.enumerate_adapters_sync()
+    assert [a["name"] for a in report["adapters"]] == [a.summary for a in enumerated]
+    for entry, adapter in zip(report["adapters"], enumerated):
+        features = set(adapter.features)
+        assert entry["api"] == adapter.info["backend_type"]
+        assert entry["device_type"] == adapter.info["adapter_type"]
+        assert entry["used"] == (entry["api"] in ("Vulkan", "Metal", "D3D12"))
+        if entry["api"] == "OpenGL":
+            assert entry["note"] == "not used (OpenGL)"
+        assert entry["limits"]["max_buffer_size"] == adapter.limits["max-buffer-size"]
+        assert entry["limits"]["max_storage_binding_size"] == adapter.limits["max-storage-buffer-binding-size"]
+        assert set(entry["limits"]) == set(LIMIT_KEYS)
+        assert entry["features"] == {f: f in features for f in INTERESTING_FEATURES}
+        assert entry["mul"] == ("u64" if "shader-int64" in features else "emulated")
+    found, _ = _adapter_or_none()
+    selected = [a["name"] for a in report["adapters"] if a["selected"]]
+    assert selected == ([found.summary] if found is not None else [])
+
+
+def test_report_says_what_auto_picks():
+    report = gather()
+    choice = select_backend("auto")
+    assert report["auto"] == {"backend": choice.backend.name, "reason": choice.reason}
+    assert report["cpu"]["api"] == "numpy" and report["cpu"]["used"]
+
+
+def test_report_without_wgpu(monkeypatch):
+    monkeypatch.setitem(sys.modules, "wgpu", None)
+    report = gather()
+    assert report["adapters"] == [] and "wgpu package is not installed" in report["wgpu_error"]
+    assert report["auto"]["backend"] == "cpu" and "not installed" in report["auto"]["reason"]
+
+
+def test_report_with_a_bad_env_still_reports(monkeypatch):
+    monkeypatch.setenv("WHIRGPU_BACKEND", "bogus")
+    report = gather()
+    assert report["auto"]["backend"] is None and "WHIRGPU_BACKEND='bogus'" in report["auto"]["reason"]

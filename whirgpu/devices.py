@@ -1,0 +1,105 @@
+"""What ``whirgpu devices`` reports: every adapter wgpu enumerates, the CPU reference, and what ``auto`` would pick.
+
+``gather()`` returns one JSON-ready dict; the CLI only formats it:
+
+- ``adapters``: one entry per adapter wgpu enumerates, in wgpu's order, OpenGL ones included. Each has ``name``
+  (wgpu's summary), ``api`` (backend_type), ``device_type`` (adapter_type), ``used`` (False for APIs the wgpu
+  backend never opens), ``note`` ("", why it is not used, or that auto skips a software rasteriser),
+  ``selected`` (the adapter ``--backend wgpu`` would open), ``limits`` (``LIMIT_KEYS``, in bytes or counts),
+  ``features`` ({name: bool} for ``INTERESTING_FEATURES``), ``all_features`` (sorted) and ``mul`` (the multiply
+  ``WHIRGPU_MUL=auto`` chooses: u64 iff shader-int64).
+- ``cpu``: the numpy reference, with the same keys as an adapter.
+- ``wgpu_error``: None, or why no adapter could be listed (package missing, driver stack broken).
+- ``auto``: ``{"backend": name or None, "reason": one line}``; backend is None when ``auto`` itself fails
+  (e.g. a bad ``WHIRGPU_BACKEND``).
+"""
+
+from __future__ import annotations
+
+import os
+
+from .errors import BackendUnavailable, WhirGpuError
+
+INTERESTING_FEATURES = ("shader-int64", "subgroup", "timestamp-query", "mappable-primary-buffers")
+# DeviceLimits field -> wgpu limit name
+LIMIT_KEYS = {
+    "max_buffer_size": "max-buffer-size",
+    "max_storage_binding_size": "max-storage-buffer-binding-size",
+    "max_workgroup_storage": "max-compute-workgroup-storage-size",
+    "max_invocations_per_workgroup": "max-compute-invocations-per-workgroup",
+    "max_workgroups_per_dimension": "max-compute-workgroups-per-dimension",
+}
+
+
+def _adapter_entry(adapter, selected_key) -> dict:
+    from .runtime.wgpu_rt import NATIVE_APIS  # noqa: PLC0415
+
+    info = adapter.info
+    api = info.get("backend_type", "?")
+    features = set(adapter.features)
+    used = api in NATIVE_APIS
+    software = info.get("adapter_type") == "CPU"
+    note = f"not used ({api})" if not used else "software rasteriser: auto skips it" if software else ""
+    return {
+        "name": adapter.summary,
+        "api": api,
+        "device_type": info.get("adapter_type", "?"),
+        "used": used,
+        "note": note,
+        "selected": used and (adapter.summary, api) == selected_key,
+        "limits": {key: int(adapter.limits[wgpu_key]) for key, wgpu_key in LIMIT_KEYS.items()},
+        "features": {name: name in features for name in INTERESTING_FEATURES},
+        "all_features": sorted(features),
+        "mul": "u64" if "shader-int64" in features else "emulated",
+    }
+
+
+def _cpu_entry() -> dict:
+    from .backends.cpu import CpuBackend  # noqa: PLC0415
+
+    limits = CpuBackend().limits()
+    return {
+        "name": limits.name,
+        "api": limits.api,
+        "device_type": limits.device_type,
+        "used": True,
+        "note": "always available",
+        "selected": False,
+        "limits": {key: getattr(limits, key) for key in LIMIT_KEYS},
+        "features": {},
+        "all_features": [],
+        "mul": "numpy",
+    }
+
+
+def list_wgpu_adapters() -> tuple[list[dict], str | None]:
+    """(entries, error): every adapter wgpu enumerates, or no entries and the reason none could be listed."""
+    from .runtime.wgpu_rt import _import_wgpu, choose_adapter  # noqa: PLC0415
+
+    try:
+        wgpu = _import_wgpu()
+        os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")  # as the runtime does: wgpu-native warns without it
+        adapters = wgpu.gpu.enumerate_adapters_sync()
+    except BackendUnavailable as exc:
+        return [], str(exc)
+    except Exception as exc:  # noqa: BLE001 - a broken driver stack is reported, not a crash
+        return [], f"wgpu could not enumerate adapters: {exc}"
+    try:
+        chosen = choose_adapter()
+        selected_key = (chosen.summary, chosen.info.get("backend_type"))
+    except BackendUnavailable:
+        selected_key = None
+    return [_adapter_entry(a, selected_key) for a in adapters], None
+
+
+def gather() -> dict:
+    """Everything ``whirgpu devices`` shows (see the module docstring for the keys)."""
+    from .backends import select_backend  # noqa: PLC0415
+
+    adapters, error = list_wgpu_adapters()
+    try:
+        choice = select_backend("auto")
+        auto = {"backend": choice.backend.name, "reason": choice.reason}
+    except WhirGpuError as exc:
+        auto = {"backend": None, "reason": str(exc)}
+    return {"adapters": adapters, "wgpu_error": error, "cpu": _cpu_entry(), "auto": auto}
