@@ -66,13 +66,21 @@ def test_proof_identical_with_split_bindings(wgpu_runtime, case):
     _check_case(backend, case)
 
 
-def test_repeated_proofs_reuse_buffers(gpu):
-    """The pool hands released buffers back out; a second proof on the same backend must still be identical."""
+def _pooled_bytes(backend) -> int:
+    return sum(b.nbytes for free in backend._pool.values() for b in free)
+
+
+def test_repeated_proofs_reuse_buffers(wgpu_runtime):
+    """The pool hands released buffers (codewords and trees included) back out: later proofs on the same backend
+    are still identical, and the pool stops growing once it holds one proof's working set."""
+    backend = GpuBackend(wgpu_runtime)
     case = next(c for c in SUBSET if c.n >= 12)
-    _check_case(gpu, case)
-    pooled = sum(len(v) for v in gpu._pool.values())
-    assert pooled > 0
-    _check_case(gpu, case)
+    _check_case(backend, case)
+    after_one = _pooled_bytes(backend)
+    assert after_one > 0
+    _check_case(backend, case)
+    _check_case(backend, case)
+    assert _pooled_bytes(backend) == after_one
 
 
 def _golden_instance(name):

@@ -41,6 +41,21 @@ def _groups(n_threads: int, size: int = WG) -> int:
     return max(1, -(-n_threads // size))
 
 
+class _PooledRuntime:
+    """The backend's runtime as the shared kernel drivers (ntt, merkle) see it: ``alloc`` is served from the
+    backend's pool, so codewords and trees are recycled across commitments and proofs; all else is forwarded."""
+
+    def __init__(self, runtime: Runtime, backend: "GpuBackend"):
+        self._runtime = runtime
+        self._backend = backend
+
+    def alloc(self, nbytes: int, mode: StorageMode = StorageMode.PRIVATE) -> RtBuffer:
+        return self._backend._alloc(nbytes)
+
+    def __getattr__(self, name):
+        return getattr(self._runtime, name)
+
+
 class GpuBackend(Backend):
     """WHIR primitives on a GPU ``Runtime`` (wgpu today). ``profile=True`` waits at each sub-phase boundary
     (ntt / merkle) so host timers attribute time correctly, at the cost of one round trip each."""
@@ -58,6 +73,7 @@ class GpuBackend(Backend):
         self._limits = runtime.limits()
         self.binding_limit = self._limits.max_storage_binding_size
         self._dummy = runtime.alloc(EF_BYTES)
+        self._drivers = _PooledRuntime(runtime, self)
 
     # -- memory ----------------------------------------------------------------------------------------------
     def _alloc(self, nbytes: int) -> RtBuffer:
@@ -133,13 +149,13 @@ class GpuBackend(Backend):
         height = 1 << log_height
         batch = rt.batch()
         with self.phase("ntt"):
-            codeword = ntt.encode_codeword(rt, batch, table.handle, nv, table.is_ext, log_folding, log_height)
+            codeword = ntt.encode_codeword(self._drivers, batch, table.handle, nv, table.is_ext, log_folding, log_height)
             if self.profile:
                 batch.submit()
                 rt.wait()
                 batch = rt.batch()
         with self.phase("merkle"):
-            levels = merkle.build_tree(rt, codeword, height, width, batch)
+            levels = merkle.build_tree(self._drivers, codeword, height, width, batch)
             batch.submit()
             root = merkle.read_root(rt, levels)
         self.stats.downloaded += root.nbytes
@@ -344,7 +360,7 @@ class GpuBackend(Backend):
         base, index = challenger.pow_base_state()
         head = np.concatenate([np.asarray(base, np.uint32), np.array([index, (1 << bits) - 1], np.uint32)])
         result = self._upload_words(np.array([NOT_FOUND, 0, 0, 0], np.uint32))
-        rc = merkle.round_constants(rt)
+        rc = merkle.round_constants(self._drivers)
         kernel = rt.kernel("pow_grind", constants={"WG": POW_WG})
         start = 0
         launch = min(POW_LAUNCH, 1 << (bits + POW_FIRST_LAUNCH_SLACK))
