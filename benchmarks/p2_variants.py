@@ -5,7 +5,8 @@ Usage: python3 -m benchmarks.p2_variants [--variants storage,switch,...] [--wg 6
 A variant rewrites the composed WGSL of the merkle kernels before compiling (round-constant source, add form);
 ``storage`` is the shipped source. Per variant, multiply and workgroup size: permutation throughput over
 2^log-states states (median per-dispatch GPU time), and for the tree: leaves and per-level GPU times (median
-of runs, each dispatch in its own pass) plus the wall time of build_tree + wait. Nothing here asserts a time.
+of runs, each dispatch in its own pass; tree_gpu_ms is their sum), the GPU time of the whole tree as one pass
+(tree_one_pass_ms: first begin to last end timestamp), and the wall time of build_tree + wait. Nothing here asserts a time.
 """
 
 from __future__ import annotations
@@ -51,6 +52,35 @@ def _external_only(text: str, repl) -> str:
     return _RC_ACCESS.sub(repl, head) + "fn p2_internal_round" + tail
 
 
+_PREFETCH = """fn p2_rc_round(r: u32) -> P2State {
+    let k = 4u * r;
+    return P2State(p2_rc[k], p2_rc[k + 1u], p2_rc[k + 2u], p2_rc[k + 3u]);
+}
+
+fn poseidon2_permute(state: P2State) -> P2State {
+    var s = p2_mds_light(state);
+    var rc = p2_rc_round(0u);
+    for (var r = 0u; r < P2_EXTERNAL_HALF_ROUNDS; r++) {
+        let next = p2_rc_round(r + 1u);
+        s = p2_mds_light(P2State(p2_sbox4(s.a, rc.a), p2_sbox4(s.b, rc.b), p2_sbox4(s.c, rc.c), p2_sbox4(s.d, rc.d)));
+        rc = next;
+    }
+    var rci = p2_rc[P2_RC_INTERNAL_AT].x;
+    for (var r = 0u; r < P2_INTERNAL_ROUNDS; r++) {
+        let next = p2_rc[P2_RC_INTERNAL_AT + r + 1u].x;
+        s = p2_internal_round(s, rci);
+        rci = next;
+    }
+    for (var r = P2_EXTERNAL_HALF_ROUNDS; r < 2u * P2_EXTERNAL_HALF_ROUNDS; r++) {
+        let next = p2_rc_round(r + 1u);
+        s = p2_mds_light(P2State(p2_sbox4(s.a, rc.a), p2_sbox4(s.b, rc.b), p2_sbox4(s.c, rc.c), p2_sbox4(s.d, rc.d)));
+        rc = next;
+    }
+    return s;
+}
+"""
+
+
 def _replace_fn(text: str, name: str, new: str) -> str:
     start = text.index(f"fn {name}(")
     end = text.index("\n}\n", start) + 3
@@ -64,6 +94,8 @@ def rewrite(variant: str, text: str) -> str:
         return text
     if variant == "storage":
         return text
+    if variant == "prefetch":
+        return _replace_fn(text, "poseidon2_permute", _PREFETCH)
     if variant == "uniform":
         return text.replace("var<storage, read> p2_rc:", "var<uniform> p2_rc:")
     if variant == "switch":
@@ -115,9 +147,73 @@ def gpu_times(rt: WgpuRuntime, record, runs: int) -> list[list[float]]:
     return out[1:]
 
 
+class _TimedEncoder:
+    """A command encoder whose compute passes write begin/end timestamps (one query pair per pass)."""
+
+    def __init__(self, device, query_set):
+        self._encoder = device.create_command_encoder()
+        self._query_set = query_set
+        self.n_passes = 0
+
+    def begin_compute_pass(self, **kwargs):
+        i = self.n_passes
+        self.n_passes += 1
+        return self._encoder.begin_compute_pass(timestamp_writes={
+            "query_set": self._query_set, "beginning_of_pass_write_index": 2 * i,
+            "end_of_pass_write_index": 2 * i + 1})
+
+    def __getattr__(self, name):
+        return getattr(self._encoder, name)
+
+
+class _TimingDevice:
+    """Stands in for rt.device: every encoder it makes is a _TimedEncoder on one shared query set."""
+
+    def __init__(self, device, max_passes: int = 64):
+        self._device = device
+        self.query_set = device.create_query_set(type="timestamp", count=2 * max_passes)
+        self.encoders: list[_TimedEncoder] = []
+
+    def create_command_encoder(self, **kwargs):
+        encoder = _TimedEncoder(self._device, self.query_set)
+        self.encoders.append(encoder)
+        return encoder
+
+    def __getattr__(self, name):
+        return getattr(self._device, name)
+
+
+def one_pass_ms(rt: WgpuRuntime, record, runs: int) -> float:
+    """GPU ms from the first pass's begin to the last pass's end of one batch (no profiling passes)."""
+    from wgpu.backends.wgpu_native import lib  # noqa: PLC0415
+
+    real = rt.device
+    period = float(lib.wgpuQueueGetTimestampPeriod(real.queue._internal))
+    usage = rt.wgpu.BufferUsage
+    resolve = real.create_buffer(size=16 * 64, usage=usage.QUERY_RESOLVE | usage.COPY_SRC)
+    times = []
+    for _ in range(runs + 1):
+        timing = _TimingDevice(real)
+        rt.device = timing
+        try:
+            batch = rt.batch()
+            record(batch)
+            batch.submit()
+        finally:
+            rt.device = real
+        n = timing.encoders[-1].n_passes
+        encoder = real.create_command_encoder()
+        encoder.resolve_query_set(timing.query_set, 0, 2 * n, resolve, 0)
+        real.queue.submit([encoder.finish()])
+        ticks = np.frombuffer(real.queue.read_buffer(resolve), np.uint64)[: 2 * n]
+        times.append(float(ticks[-1] - ticks[0]) * period / 1e6)
+    return statistics.median(times[1:])
+
+
 def bench(rt: WgpuRuntime, wg: int, args, data: dict) -> dict:
     merkle.WORKGROUP = wg
     merkle.COOP_MAX_STATES = args.coop_max
+    merkle.TOP_MAX_PARENTS = args.top_max
     n_states = 1 << args.log_states
     perm = gpu_times(rt, lambda b: merkle.permute_states(rt, b, data["states"], data["out"], n_states), args.runs)
     perm_ms = statistics.median(t[0] for t in perm)
@@ -125,23 +221,35 @@ def bench(rt: WgpuRuntime, wg: int, args, data: dict) -> dict:
     exact = bool(np.array_equal(rt.read(data["out"], 64 * check).reshape(-1, 16), permute(data["host"][:check])))
     height, width = 1 << args.log_height, args.width
     tree = gpu_times(rt, lambda b: merkle.build_tree(rt, data["matrix"], height, width, batch=b), args.runs)
-    levels = [statistics.median(t[i] for t in tree) for i in range(len(tree[0]))]
-    walls = []
+    levels = [statistics.median(t[i] for t in tree) for i in range(len(tree[0]))]  # dispatches, not copies
+    tree_one_pass = one_pass_ms(rt, lambda b: merkle.build_tree(rt, data["matrix"], height, width, batch=b),
+                                args.runs)
+    walls, parts = [], []
     for _ in range(args.runs + 1):
         start = time.perf_counter()
-        merkle.build_tree(rt, data["matrix"], height, width)
+        batch = rt.batch()
+        merkle.build_tree(rt, data["matrix"], height, width, batch=batch)
+        recorded = time.perf_counter()
+        batch.submit()
+        submitted = time.perf_counter()
         rt.wait()
-        walls.append((time.perf_counter() - start) * 1e3)
+        done = time.perf_counter()
+        walls.append((done - start) * 1e3)
+        parts.append(((recorded - start) * 1e3, (submitted - recorded) * 1e3, (done - submitted) * 1e3))
     n_perms = height * (-(-width // 8)) + height - 1
     return {
         "wg": wg,
+        "coop_max": args.coop_max,
+        "top_max": args.top_max,
         "exact": exact,
         "perm_Gperm_s": round(n_states / perm_ms / 1e6, 3),
         "tree_gpu_ms": round(sum(levels), 3),
+        "tree_one_pass_ms": round(tree_one_pass, 3),
         "tree_Gperm_s": round(n_perms / sum(levels) / 1e6, 3),
         "leaves_ms": round(levels[0], 3),
         "levels_ms": [round(x, 4) for x in levels[1:]],
         "tree_wall_ms": round(statistics.median(walls[1:]), 3),
+        "wall_record_submit_wait_ms": [round(statistics.median(p[i] for p in parts[1:]), 3) for i in range(3)],
     }
 
 
@@ -155,6 +263,7 @@ def main() -> None:
     parser.add_argument("--width", type=int, default=16)
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--coop-max", type=int, default=merkle.COOP_MAX_STATES)
+    parser.add_argument("--top-max", type=int, default=merkle.TOP_MAX_PARENTS)
     parser.add_argument("--json", metavar="FILE")
     args = parser.parse_args()
     rng = np.random.default_rng(0)

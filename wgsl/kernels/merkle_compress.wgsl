@@ -6,6 +6,8 @@
 // Entry merkle_permute: the raw permutation of n 16-word states, src state j -> dst state j (tests, challenger).
 // Entries *_coop: the same with 4 threads per state (poseidon2_coop; P2C_WG-thread workgroups, thread
 // t = workgroup index * P2C_WG + local id serves state t / 4), for levels too small to fill the GPU.
+// Entry merkle_top (one workgroup of P2C_WG threads): every level from params.n <= TOP_MAX_PARENTS parents
+// (children in src) up to the root, the levels back to back in dst (level of n parents at digest 2 n0 - 2 n).
 
 struct Params { n: u32, _pad0: u32, _pad1: u32, _pad2: u32 }
 
@@ -15,6 +17,9 @@ override WG: u32 = 64u;
 @group(0) @binding(1) var<storage, read_write> dst: array<vec4<u32>>;
 @group(0) @binding(2) var<storage, read> p2_rc: array<vec4<u32>, P2_RC_VEC4S>;
 @group(0) @binding(3) var<uniform> params: Params;
+
+const TOP_MAX_PARENTS: u32 = 128u;
+var<workgroup> top_levels: array<vec4<u32>, 512>;   // [parity][2 * TOP_MAX_PARENTS]: one level's digests
 
 // The 16 words at src[16 j ..] (two adjacent children are one contiguous 16-word block), permuted.
 fn permute_block(j: u32) -> P2State {
@@ -69,5 +74,37 @@ fn merkle_permute_coop(@builtin(local_invocation_index) lid: u32, @builtin(workg
     let j = ((wid.x + wid.y * nwg.x) * P2C_WG + lid) >> 2u;
     if (j < params.n) {
         dst[4u * j + (lid & 3u)] = x;
+    }
+}
+
+@compute @workgroup_size(P2C_WG)
+fn merkle_top(@builtin(local_invocation_index) lid: u32) {
+    let q = lid & 3u;
+    var n = params.n;
+    var out_at = 0u;                             // first digest of the current level in dst
+    var parity = 0u;
+    loop {                                       // trip counts depend on params only: uniform, barriers allowed
+        for (var base = 0u; base < n; base += P2C_WG / 4u) {
+            let j = base + (lid >> 2u);
+            let jj = min(j, n - 1u);             // threads past the level permute a copy of its last state
+            var chunk: vec4<u32>;
+            if (out_at == 0u) {
+                chunk = src[4u * jj + q];
+            } else {
+                chunk = top_levels[(parity ^ 1u) * 2u * TOP_MAX_PARENTS + 4u * jj + q];
+            }
+            let x = p2c_permute(chunk, lid);
+            if (j < n && q < 2u) {
+                top_levels[parity * 2u * TOP_MAX_PARENTS + 2u * j + q] = x;
+                dst[2u * (out_at + j) + q] = x;
+            }
+        }
+        workgroupBarrier();
+        out_at += n;
+        if (n == 1u) {
+            break;
+        }
+        n >>= 1u;
+        parity ^= 1u;
     }
 }

@@ -6,7 +6,8 @@ Contracts (the same tree as ``whirgpu.ref.merkle.MerkleTree``, spec §3):
 - A tree is a list of level buffers, one per level: ``levels[0]`` holds the ``height`` leaf digests and
   ``levels[d]`` the ``height >> d`` digests of level d, 8 words each, node-major; ``levels[-1]`` holds the root.
   Separate buffers (not offsets into one) keep each binding at most half the size of a single all-levels buffer.
-- ``build_tree`` records every launch (leaves, then one compression per level) into one batch. With ``batch=None``
+- ``build_tree`` records every launch (leaves, one compression per level, the levels of at most
+  ``TOP_MAX_PARENTS`` parents in one launch and copies) into one batch. With ``batch=None``
   it makes and submits its own; given a caller's batch it only records, so a commitment can ride in the
   submission of the step around it.
 - ``read_root`` and ``open_paths`` read back only the root, or only the sibling digests asked for (gathered on the
@@ -27,9 +28,12 @@ DIGEST = 8  # words per digest
 WORKGROUP = 64  # threads per workgroup (the kernels' `override WG`)
 COOP_WORKGROUP = 64  # threads per workgroup of the *_coop kernels (P2C_WG), 4 per state
 COOP_MAX_STATES = 1 << 14  # launches of at most this many permutations use the cooperative kernels
+TOP_LIMIT = 128  # merkle_top's most parents (TOP_MAX_PARENTS in the kernel)
+TOP_MAX_PARENTS = 32  # build_tree makes the levels of at most this many parents in one merkle_top launch (0: never)
 _DIGEST_BYTES = 4 * DIGEST
 
 _rc_tables: "weakref.WeakKeyDictionary[Runtime, RtBuffer]" = weakref.WeakKeyDictionary()
+_top_scratch: "weakref.WeakKeyDictionary[Runtime, RtBuffer]" = weakref.WeakKeyDictionary()
 
 
 def round_constants(rt: Runtime) -> RtBuffer:
@@ -86,6 +90,31 @@ def permute_states(rt: Runtime, batch: Batch, states: RtBuffer, out: RtBuffer, n
     _permutations(rt, batch, "merkle_permute", states, out, n, coop)
 
 
+def _scratch(rt: Runtime) -> RtBuffer:
+    # One per runtime: merkle_top writes it and the copies out of it follow in the same batch, and the queue
+    # runs batches in order, so trees never overlap on it.
+    buffer = _top_scratch.get(rt)
+    if buffer is None:
+        buffer = _top_scratch[rt] = rt.alloc(2 * TOP_LIMIT * _DIGEST_BYTES)
+    return buffer
+
+
+def compress_top(rt: Runtime, batch: Batch, children: RtBuffer, parents: list[RtBuffer]) -> None:
+    """Record: every level from ``len(parents[0])`` parents up to the root in one launch of one workgroup;
+    parents[k] receives the level of n0 >> k parents (n0 a power of two <= TOP_LIMIT, len(parents) = log2(n0) + 1).
+    """
+    n0 = 1 << (len(parents) - 1)
+    if n0 > TOP_LIMIT:
+        raise ValueError(f"compress_top: {n0} parents exceed TOP_LIMIT {TOP_LIMIT}")
+    scratch = _scratch(rt)
+    batch.dispatch(rt.kernel("merkle_compress", "merkle_top"), [children, scratch, round_constants(rt)],
+                   np.array([n0], np.uint32), 1)
+    at, n = 0, n0
+    for level in parents:
+        batch.copy(scratch, at * _DIGEST_BYTES, level, 0, n * _DIGEST_BYTES)
+        at, n = at + n, n // 2
+
+
 def build_tree(rt: Runtime, matrix: RtBuffer, height: int, width: int, batch: Batch | None = None) -> list[RtBuffer]:
     """All levels of the Merkle tree over the rows of ``matrix`` (see the module contract)."""
     height, width = int(height), int(width)
@@ -106,6 +135,11 @@ def build_tree(rt: Runtime, matrix: RtBuffer, height: int, width: int, batch: Ba
     n = height
     while n > 1:
         n //= 2
+        if n <= min(TOP_MAX_PARENTS, TOP_LIMIT):
+            top = [rt.alloc((n >> k) * _DIGEST_BYTES) for k in range(n.bit_length())]
+            compress_top(rt, batch, levels[-1], top)
+            levels += top
+            break
         levels.append(rt.alloc(n * _DIGEST_BYTES))
         compress_level(rt, batch, levels[-2], levels[-1], n)
     if own:
