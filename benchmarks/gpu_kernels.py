@@ -1,8 +1,10 @@
 """Kernel timings on the wgpu adapter: commit-sized NTT and Merkle tree, Poseidon2 throughput, per multiply variant.
 
 Usage: python3 -m benchmarks.gpu_kernels [--log-height 21] [--width 16] [--runs 10] [--json FILE]
-Times are wall-clock around submit + device wait (median of --runs after a warm-up); they include the submit and
-poll overhead, so small sizes are dominated by it. Nothing here asserts a time.
+*_ms are wall-clock around record + submit + device wait (median of --runs after a warm-up); they include the
+host's encoding, submit and poll overhead, so small sizes are dominated by it. *_gpu_ms are GPU time of the same
+batch from pass timestamps (benchmarks.gpu_timing: first pass begin to last pass end), when the adapter has
+timestamp-query. Nothing here asserts a time.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import time
 
 import numpy as np
 
+from benchmarks.gpu_timing import one_pass_ms
 from whirgpu.field import P
 from whirgpu.kernels import merkle, ntt
 from whirgpu.runtime.wgpu_rt import WgpuRuntime
@@ -62,6 +65,19 @@ def bench_variant(mul: str, log_height: int, width: int, runs: int) -> dict:
     tree_ms = _median_ms(run_tree, runs)
     perm_ms = _median_ms(run_perm, runs)
     n_perms_tree = height * (-(-width // 8)) + height - 1
+    gpu = {}
+    if "timestamp-query" in rt.device.features:
+        leaves = rt.alloc(height * 32)
+        tree_gpu = one_pass_ms(rt, lambda b: merkle.build_tree(rt, matrix, height, width, batch=b), runs)
+        perm_gpu = one_pass_ms(rt, lambda b: merkle.permute_states(rt, b, states, out, n_states), runs)
+        gpu = {
+            "ntt_gpu_ms": round(one_pass_ms(rt, lambda b: ntt.ntt_columns(rt, b, matrix, log_height, width), runs), 3),
+            "tree_gpu_ms": round(tree_gpu, 3),
+            "tree_leaves_gpu_ms": round(one_pass_ms(
+                rt, lambda b: merkle.hash_leaves(rt, b, matrix, leaves, height, width), runs), 3),
+            "tree_gpu_Gperm_s": round(n_perms_tree / tree_gpu / 1e6, 3),
+            "perm_gpu_Gperm_s": round(n_states / perm_gpu / 1e6, 3),
+        }
     return {
         "mul": mul,
         "adapter": rt.adapter.summary,
@@ -71,6 +87,7 @@ def bench_variant(mul: str, log_height: int, width: int, runs: int) -> dict:
         "tree_Gperm_s": round(n_perms_tree / tree_ms / 1e6, 3),
         "perm_2^20_ms": round(perm_ms, 3),
         "perm_Gperm_s": round(n_states / perm_ms / 1e6, 3),
+        **gpu,
     }
 
 
