@@ -32,7 +32,7 @@ def _import_wgpu():
     try:
         import wgpu  # noqa: PLC0415 - optional dependency
     except ImportError as exc:
-        raise BackendUnavailable(f"the wgpu package is not installed ({exc}); pip install 'whirgpu[gpu]'") from None
+        raise BackendUnavailable(f"the wgpu package is not installed ({exc}); reinstall whirgpu or pip install 'wgpu>=0.32,<0.33'") from None
     return wgpu
 
 
