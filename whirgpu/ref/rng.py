@@ -17,6 +17,8 @@ extension elements, each four consecutive base samples c0..c3. The rng advances 
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+
 import numpy as np
 
 from ..field import P
@@ -45,7 +47,7 @@ def _seed_words(seed: int, n_words: int) -> list[int]:
     return words
 
 
-class _WordRng:
+class _WordRng(ABC):
     """Shared face of the 64-bit generators: subclasses hold their state words in ``s`` and define
     ``next_u64_list``; ``next_u32`` is the upper half of ``next_u64``, as in rand."""
 
@@ -65,8 +67,9 @@ class _WordRng:
     def next_u32(self) -> int:
         return self.next_u64_list(1)[0] >> 32
 
+    @abstractmethod
     def next_u64_list(self, n: int) -> list[int]:
-        raise NotImplementedError
+        """The next ``n`` 64-bit outputs, advancing the state."""
 
     def next_u32_array(self, n: int) -> np.ndarray:
         """``n`` consecutive ``next_u32()`` outputs as a uint32 array."""
