@@ -5,9 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from whirgpu.field import P
 from whirgpu.ref import field_np as F
-from whirgpu.ref import multilinear as ML
 from whirgpu.ref import sumcheck as SC
 
 from . import naive_field as N
