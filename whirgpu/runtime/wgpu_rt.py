@@ -275,8 +275,8 @@ class WgpuRuntime(Runtime):
         return self._params
 
     def _bind_group(self, layout, bindings: tuple[tuple[RtBuffer, int, int], ...], params_at):
-        """A cached bind group. The key holds the RtBuffer objects themselves (not ids), so a cached group can
-        never alias a freed buffer; ``forget`` drops a buffer's groups when it dies early."""
+        """A cached bind group. The value holds the RtBuffer objects themselves, so an id in a key can never be
+        reused by another buffer while its group is cached (backends pool their buffers, so groups recur)."""
         key = (id(layout), tuple((id(b), off, n) for b, off, n in bindings),
                None if params_at is None else (id(params_at[0]), params_at[1]))
         hit = self._bind_groups.pop(key, None)
@@ -295,13 +295,6 @@ class WgpuRuntime(Runtime):
                 self._bind_groups.pop(next(iter(self._bind_groups)))
         self._bind_groups[key] = hit  # re-inserted last: the dict's order is least recently used first
         return hit[0]
-
-    def forget(self, *buffers: RtBuffer) -> None:
-        """Drop cached bind groups that reference ``buffers`` (so their memory can be freed now)."""
-        ids = {id(b) for b in buffers}
-        for key in [k for k, (_, (_, bindings, _)) in self._bind_groups.items()
-                    if any(id(b) in ids for b, _, _ in bindings)]:
-            del self._bind_groups[key]
 
     def read(self, buffer: RtBuffer, nbytes: int | None = None, offset: int = 0) -> np.ndarray:
         nbytes = buffer.nbytes - offset if nbytes is None else nbytes
