@@ -40,3 +40,8 @@ class DeviceOutOfMemory(WhirGpuError, MemoryError):
 
 class ShaderCompileError(WhirGpuError):
     """A kernel failed to compile; the message names the kernel and the original file:line."""
+
+
+class KernelFault(WhirGpuError):
+    """A kernel failed while running: a command buffer that ended in error (Metal), or barriers that not every
+    thread of a threadgroup reached (msl-cpu). The message names the kernel."""

@@ -11,7 +11,7 @@
 
 struct Params { n: u32, _pad0: u32, _pad1: u32, _pad2: u32 }
 
-override WG: u32 = 64u;
+@id(0) override WG: u32 = 64u;
 
 @group(0) @binding(0) var<storage, read> src: array<vec4<u32>>;
 @group(0) @binding(1) var<storage, read_write> dst: array<vec4<u32>>;

@@ -8,7 +8,7 @@
 
 struct Params { height: u32, width: u32, _pad0: u32, _pad1: u32 }
 
-override WG: u32 = 64u;
+@id(0) override WG: u32 = 64u;
 
 @group(0) @binding(0) var<storage, read> matrix: array<u32>;
 @group(0) @binding(1) var<storage, read_write> digests: array<vec4<u32>>;

@@ -15,7 +15,7 @@ struct Params { n: u32, log_w: u32, log_stage: u32, log_cw: u32 }
 @group(0) @binding(1) var<storage, read> tw: array<u32>;
 @group(0) @binding(2) var<uniform> params: Params;
 
-override WG: u32 = 256u;
+@id(0) override WG: u32 = 256u;
 const TILE_WORDS: u32 = 4096u;  // 16 KiB of workgroup memory; the driver's LOG_TILE_WORDS = 12
 
 var<workgroup> tile: array<u32, TILE_WORDS>;

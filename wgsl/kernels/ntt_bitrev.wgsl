@@ -8,7 +8,7 @@ struct Params { n_words: u32, log_w: u32, log_h: u32, _pad: u32 }
 @group(0) @binding(0) var<storage, read_write> data: array<u32>;
 @group(0) @binding(1) var<uniform> params: Params;
 
-override WG: u32 = 256u;
+@id(0) override WG: u32 = 256u;
 
 @compute @workgroup_size(WG)
 fn ntt_bitrev(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {

@@ -7,7 +7,7 @@
 
 struct Params { base: array<vec4<u32>, 4>, index: u32, mask: u32, start: u32, count: u32 }
 
-override WG: u32 = 64u;
+@id(0) override WG: u32 = 64u;
 
 @group(0) @binding(0) var<storage, read_write> result: array<atomic<u32>>;
 @group(0) @binding(1) var<storage, read> p2_rc: array<vec4<u32>, P2_RC_VEC4S>;

@@ -10,7 +10,7 @@ struct Params { n_words: u32, log_w: u32, log_coeffs: u32, log_elem: u32 }
 @group(0) @binding(1) var<storage, read_write> matrix: array<u32>;
 @group(0) @binding(2) var<uniform> params: Params;
 
-override WG: u32 = 256u;
+@id(0) override WG: u32 = 256u;
 
 @compute @workgroup_size(WG)
 fn transpose_pad(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {

@@ -62,7 +62,8 @@ def prelude(lang: str) -> str:
     if lang == "wgsl":
         return "".join(f"const {name}: u32 = {value}u;\n" for name, value in consts.items())
     if lang == "msl":
-        return "".join(f"constant constexpr uint {name} = {value}u;\n" for name, value in consts.items())
+        return "#include <metal_stdlib>\nusing namespace metal;\n" + "".join(
+            f"constant constexpr uint {name} = {value}u;\n" for name, value in consts.items())
     raise ValueError(f"unknown shader language {lang!r}")
 
 

@@ -14,6 +14,7 @@ import numpy as np
 from ..backends.base import DeviceLimits, StorageMode
 from ..errors import BackendUnavailable, DeviceLimitError, DeviceOutOfMemory, ShaderCompileError
 from ..kernels.compose import compose, map_diagnostic
+from ..kernels.registry import spec
 from .base import Batch, RtBuffer, Runtime, RtView, grid_for
 
 NATIVE_APIS = ("Vulkan", "Metal", "D3D12")
@@ -318,11 +319,14 @@ class WgpuRuntime(Runtime):
         if cached is not None:
             return cached
         source = compose("wgsl", stem, (("bb_mul", self.mul),))
+        kernel_spec = spec(stem)
+        kernel_spec.constant_values(constants)  # rejects names the stem does not have
+        overrides = {str(kernel_spec.constants[name][0]): int(v) for name, v in (constants or {}).items()}
         try:
             module = self.device.create_shader_module(code=source.text)
             pipeline = self.device.create_compute_pipeline(
                 layout="auto",
-                compute={"module": module, "entry_point": entry or stem, "constants": dict(constants or {})},
+                compute={"module": module, "entry_point": entry or stem, "constants": overrides},
             )
         except Exception as exc:  # noqa: BLE001 - naga/driver diagnostics arrive as various wgpu errors
             raise ShaderCompileError(f"kernel {stem} ({self.mul} multiply): {map_diagnostic(str(exc), source)}") \

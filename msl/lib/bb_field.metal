@@ -1,0 +1,21 @@
+// requires: bb_mul
+// BabyBear arithmetic on Montgomery words (R = 2^32); bb_mul comes from the chosen multiply variant.
+// in: [0, P) unless stated; out: [0, P).
+
+uint bb_add(uint a, uint b) {
+    uint s = a + b;  // < 2P < 2^32
+    return min(s, s - BB_P);  // s - P wraps past 2^32 exactly when s < P
+}
+
+uint bb_sub(uint a, uint b) {
+    uint d = a - b;
+    return min(d, d + BB_P);  // d + P wraps below P exactly when a < b
+}
+
+uint bb_neg(uint a) {
+    return bb_sub(0u, a);
+}
+
+uint bb_square(uint a) {
+    return bb_mul(a, a);
+}

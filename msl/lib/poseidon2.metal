@@ -1,0 +1,114 @@
+// requires: bb_field poseidon2_constants
+// Poseidon2 over BabyBear, width 16 (Plonky3 Poseidon2BabyBear<16>, whir-p3's SmallRng(1) constants), rolled:
+// loops over rounds, lanes written out. The state is a P2State value (lanes 0-3, 4-7, 8-11, 12-15) and every
+// lane index is a compile-time constant, so it lives in registers. Round constants are read from `p2_rc`, the
+// constant-address-space table each kernel binds (layout: constants.P2_RC_LAYOUT, uniform across threads).
+// Internal diagonal V = [-2, 1, 2, 1/2, 3, 4, -1/2, -3, -4, 1/2^8, 1/4, 1/8, 1/2^27, -1/2^8, -1/16, -1/2^27]
+// is applied with adds and exact halvings (no products). All words in and out are Montgomery words in [0, P).
+
+struct P2State {
+    uint4 a;
+    uint4 b;
+    uint4 c;
+    uint4 d;
+};
+
+// in: [0, P); out: [0, P). min() picks the reduced value: the unreduced one wraps past 2^32 when it is wrong.
+uint4 bb_add4(uint4 x, uint4 y) {
+    uint4 s = x + y;
+    return min(s, s - uint4(BB_P));
+}
+
+// x / 2^k mod P for 1 <= k <= 27; linear, so it holds on Montgomery words. in: [0, P); out: [0, P).
+// With x = q 2^k + r and 2^-k = -15 * 2^(27-k) (mod P): x / 2^k = q - r * 15 * 2^(27-k), which lies in (-P, P).
+uint bb_div_pow2(uint x, uint k) {
+    uint d = (x >> k) - (x & ((1u << k) - 1u)) * (15u << (27u - k));
+    return min(d, d + BB_P);
+}
+
+// in: [0, P); out: x^7 in [0, P).
+uint p2_sbox(uint x) {
+    uint x2 = bb_mul(x, x);
+    uint x3 = bb_mul_partial(x2, x);
+    uint x4 = bb_mul(x2, x2);
+    return bb_mul(x4, x3);
+}
+
+// (x + rc)^7 lane-wise. in: [0, P); out: [0, P).
+uint4 p2_sbox4(uint4 x, uint4 rc) {
+    uint4 y = bb_add4(x, rc);
+    return uint4(p2_sbox(y.x), p2_sbox(y.y), p2_sbox(y.z), p2_sbox(y.w));
+}
+
+// M4 = [[2,3,1,1],[1,2,3,1],[1,1,2,3],[3,1,1,2]] on one chunk.
+uint4 p2_mat4(uint4 x) {
+    uint t01 = bb_add(x.x, x.y);
+    uint t23 = bb_add(x.z, x.w);
+    uint t0123 = bb_add(t01, t23);
+    uint t01123 = bb_add(t0123, x.y);
+    uint t01233 = bb_add(t0123, x.w);
+    return uint4(bb_add(t01123, t01),              // 2a + 3b + c + d
+                 bb_add(t01123, bb_add(x.z, x.z)), // a + 2b + 3c + d
+                 bb_add(t01233, t23),              // a + b + 2c + 3d
+                 bb_add(t01233, bb_add(x.x, x.x))); // 3a + b + c + 2d
+}
+
+// circ(2 M4, M4, M4, M4): M4 on each chunk, then s[i] += sum_c s[4c + i mod 4].
+P2State p2_mds_light(P2State s) {
+    uint4 a = p2_mat4(s.a);
+    uint4 b = p2_mat4(s.b);
+    uint4 c = p2_mat4(s.c);
+    uint4 d = p2_mat4(s.d);
+    uint4 sum = bb_add4(bb_add4(a, b), bb_add4(c, d));
+    return P2State{bb_add4(a, sum), bb_add4(b, sum), bb_add4(c, sum), bb_add4(d, sum)};
+}
+
+// s[i] = (s[i] + rc[i])^7 for all i, then mds_light; round r's constants are p2_rc[4r .. 4r + 4].
+P2State p2_external_round(P2State s, uint r, constant uint4* p2_rc) {
+    uint k = 4u * r;
+    return p2_mds_light(P2State{p2_sbox4(s.a, p2_rc[k]), p2_sbox4(s.b, p2_rc[k + 1u]),
+                                p2_sbox4(s.c, p2_rc[k + 2u]), p2_sbox4(s.d, p2_rc[k + 3u])});
+}
+
+// s0 = (s0 + rc)^7; s = (1 + diag(V)) s.
+P2State p2_internal_round(P2State s, uint rc) {
+    uint s0 = p2_sbox(bb_add(s.a.x, rc));
+    uint4 bcd = bb_add4(bb_add4(s.b, s.c), s.d);
+    uint part = bb_add(bb_add(bb_add(bcd.x, bcd.y), bb_add(bcd.z, bcd.w)),
+                       bb_add(bb_add(s.a.y, s.a.z), s.a.w));     // s1 + ... + s15
+    uint full = bb_add(part, s0);
+    uint4 b2 = bb_add4(s.b, s.b);
+    uint c2 = bb_add(s.c.x, s.c.x);
+    return P2State{
+        uint4(bb_sub(part, s0),                                 // full - 2 s0
+              bb_add(full, s.a.y),                              // 1
+              bb_add(full, bb_add(s.a.z, s.a.z)),               // 2
+              bb_add(full, bb_div_pow2(s.a.w, 1u))),            // 1/2
+        uint4(bb_add(full, bb_add(b2.x, s.b.x)),                // 3
+              bb_add(full, bb_add(b2.y, b2.y)),                 // 4
+              bb_sub(full, bb_div_pow2(s.b.z, 1u)),             // -1/2
+              bb_sub(full, bb_add(b2.w, s.b.w))),               // -3
+        uint4(bb_sub(full, bb_add(c2, c2)),                     // -4
+              bb_add(full, bb_div_pow2(s.c.y, 8u)),             // 1/2^8
+              bb_add(full, bb_div_pow2(s.c.z, 2u)),             // 1/4
+              bb_add(full, bb_div_pow2(s.c.w, 3u))),            // 1/8
+        uint4(bb_add(full, bb_div_pow2(s.d.x, 27u)),            // 1/2^27
+              bb_sub(full, bb_div_pow2(s.d.y, 8u)),             // -1/2^8
+              bb_sub(full, bb_div_pow2(s.d.z, 4u)),             // -1/16
+              bb_sub(full, bb_div_pow2(s.d.w, 27u)))};          // -1/2^27
+}
+
+// The permutation. in/out: 16 Montgomery words in [0, P).
+P2State poseidon2_permute(P2State state, constant uint4* p2_rc) {
+    P2State s = p2_mds_light(state);
+    for (uint r = 0u; r < P2_EXTERNAL_HALF_ROUNDS; r++) {
+        s = p2_external_round(s, r, p2_rc);
+    }
+    for (uint r = 0u; r < P2_INTERNAL_ROUNDS; r++) {
+        s = p2_internal_round(s, p2_rc[P2_RC_INTERNAL_AT + r].x);
+    }
+    for (uint r = P2_EXTERNAL_HALF_ROUNDS; r < 2u * P2_EXTERNAL_HALF_ROUNDS; r++) {
+        s = p2_external_round(s, r, p2_rc);
+    }
+    return s;
+}

@@ -1,0 +1,121 @@
+"""The kernel registry: what every kernel stem exposes, shared by its WGSL and MSL twins.
+
+For each stem (``wgsl/kernels/<stem>.wgsl`` and ``msl/kernels/<stem>.metal``):
+- ``entries``: entry point -> (buffer names in binding-slot order, workgroup size). The params struct is bound
+  at the slot after the last buffer (``Entry.params_slot``). The workgroup size is a number or the name of one
+  of the stem's specialisation constants.
+- ``params``: the field names of the stem's ``Params`` struct, in order (every field a u32 word or, where
+  marked ``name:vec4``/``name:vec4x4``, a vec4 / an array of 4 vec4; both languages lay these out identically:
+  a vec4 is 16-byte aligned).
+- ``constants``: specialisation constant name -> (id, default). WGSL declares ``@id(id) override NAME``; MSL
+  declares ``constant uint NAME [[function_constant(id)]]``, and a Metal-family runtime always supplies every
+  constant of the stem (default unless the caller overrides it).
+
+``tests/lint/test_twins.py`` checks both shader trees against this table; the Metal-family runtimes read
+workgroup sizes and constant ids from it (WGSL states them in the shader itself).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One entry point: ``buffers`` in slot order, ``workgroup`` threads (a number or a constant's name)."""
+
+    buffers: tuple[str, ...]
+    workgroup: int | str
+
+    @property
+    def params_slot(self) -> int:
+        return len(self.buffers)
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    stem: str
+    params: tuple[str, ...]
+    entries: dict[str, Entry]
+    constants: dict[str, tuple[int, int]] = field(default_factory=dict)
+
+    def workgroup_size(self, entry: str, constants: dict[str, int] | None = None) -> int:
+        """Threads per workgroup of ``entry`` with ``constants`` (name -> value) overriding the defaults."""
+        size = self.entries[entry].workgroup
+        if isinstance(size, int):
+            return size
+        return int((constants or {}).get(size, self.constants[size][1]))
+
+    def constant_values(self, constants: dict[str, int] | None = None) -> dict[str, int]:
+        """Every constant of the stem: the defaults with ``constants`` applied; unknown names are an error."""
+        unknown = set(constants or {}) - set(self.constants)
+        if unknown:
+            raise KeyError(f"kernel {self.stem} has no specialisation constant {', '.join(sorted(unknown))} "
+                           f"(it has: {', '.join(self.constants) or 'none'})")
+        values = {name: default for name, (_, default) in self.constants.items()}
+        values.update({name: int(v) for name, v in (constants or {}).items()})
+        return values
+
+
+def _spec(stem: str, params: str, entries: dict[str, tuple[tuple[str, ...], int | str]],
+          constants: dict[str, tuple[int, int]] | None = None) -> KernelSpec:
+    return KernelSpec(stem, tuple(params.split()), {name: Entry(tuple(b), wg) for name, (b, wg) in entries.items()},
+                      dict(constants or {}))
+
+
+_WG = {"WG": (0, 256)}
+_WG64 = {"WG": (0, 64)}
+_P2 = "p2_rc"
+
+KERNELS: dict[str, KernelSpec] = {spec.stem: spec for spec in (
+    _spec("field_selftest", "n op _pad0 _pad1", {"field_selftest": (("a", "b", "out"), 64)}),
+    _spec("calibrate", "n rounds _pad0 _pad1", {
+        "copy_vec4": (("src", "dst"), 256),
+        "mul_chain": (("chain_out",), 256)}),
+    _spec("transpose_pad", "n_words log_w log_coeffs log_elem",
+          {"transpose_pad": (("table", "matrix"), "WG")}, _WG),
+    _spec("ntt_bitrev", "n_words log_w log_h _pad", {"ntt_bitrev": (("data",), "WG")}, _WG),
+    _spec("ntt", "n log_w log_stage log_cw", {
+        "ntt_local": (("data", "tw"), "WG"),
+        "ntt_radix4": (("data", "tw"), "WG"),
+        "ntt_radix2": (("data", "tw"), "WG")}, _WG),
+    _spec("merkle_leaves", "height width _pad0 _pad1",
+          {"merkle_leaves": (("matrix", "digests", _P2), "WG")}, _WG64),
+    _spec("merkle_compress", "n _pad0 _pad1 _pad2", {
+        "merkle_compress": (("src", "dst", _P2), "WG"),
+        "merkle_permute": (("src", "dst", _P2), "WG"),
+        "merkle_compress_coop": (("src", "dst", _P2), 64),
+        "merkle_permute_coop": (("src", "dst", _P2), 64),
+        "merkle_top": (("src", "dst", _P2), 64)}, _WG64),
+    _spec("merkle_paths", "n_queries level depth out_off",
+          {"merkle_paths": (("digests", "indices", "out"), 256)}),
+    _spec("gather_rows", "n_words log_w out_off _pad0",
+          {"gather_rows": (("matrix", "indices", "out"), 256)}),
+    _spec("sumcheck", "len lo_off hi_off partial_base groups _pad0 _pad1 _pad2", {
+        "sumcheck_base": (("table_lo_base", "table_hi_base", "weights_lo", "weights_hi", "partials"), 256),
+        "sumcheck_ext": (("table_lo_ext", "table_hi_ext", "weights_lo", "weights_hi", "partials"), 256)}),
+    _spec("ef_reduce", "count stride _pad0 _pad1", {"ef_reduce": (("values", "out"), 256)}),
+    _spec("fold", "r:vec4 len lo_off hi_off out_off", {
+        "fold_base": (("table_lo_base", "table_hi_base", "weights_lo", "weights_hi", "table_out", "weights_out"),
+                      256),
+        "fold_ext": (("table_lo_ext", "table_hi_ext", "weights_lo", "weights_hi", "table_out", "weights_out"),
+                     256)}),
+    _spec("weight_factors", "m nv first len scaled shift _pad0 _pad1", {
+        "eq_factor": (("coords", "scales", "out_ext"), 256),
+        "power_lo": (("bases", "out_base"), 256),
+        "power_hi": (("bases", "scales", "out_ext"), 256)}),
+    _spec("weights", "len base log_lo accumulate n_eq n_sel hi_len _pad",
+          {"weights": (("out_weights", "eq_lo", "eq_hi", "sel_lo", "sel_hi"), 256)}),
+    _spec("mle_eval", "len base log_lo partial_base groups _pad0 _pad1 _pad2", {
+        "mle_eval_base": (("table_base", "eq_hi", "eq_lo", "partials"), 256),
+        "mle_eval_ext": (("table_ext", "eq_hi", "eq_lo", "partials"), 256)}),
+    _spec("pow_grind", "base:vec4x4 index mask start count", {"pow_grind": (("result", _P2), "WG")}, _WG64),
+)}
+
+
+def spec(stem: str) -> KernelSpec:
+    """The registry entry of ``stem``; a clear error for an unknown stem."""
+    try:
+        return KERNELS[stem]
+    except KeyError:
+        raise KeyError(f"no kernel {stem!r} in the registry (known: {', '.join(sorted(KERNELS))})") from None

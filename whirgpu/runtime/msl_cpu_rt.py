@@ -1,0 +1,298 @@
+"""The MSL kernels compiled as C++ and run on the CPU: how the Metal path is verified without a Mac.
+
+A verification runtime, not a product path. Each kernel stem's composed MSL (the same text the Metal runtime
+compiles) is built by the system C++ compiler (``$CXX``, else ``c++``) against ``msl_cpu/metal_stdlib``, a shim
+of the Metal standard library, and loaded through cffi. Two line-preserving rewrites adapt what a header cannot:
+``threadgroup T name[N];`` declarations become ``static thread_local`` (one threadgroup runs per OS thread at a
+time, and all its threads share the array), and ``constant T NAME [[function_constant(id)]];`` becomes a
+constexpr holding the specialised value. A generated launcher calls the kernel once per thread with the
+builtins its signature asks for; threads are fibers, so ``threadgroup_barrier`` and the ``simd_*`` exchanges
+(32-lane simd-groups, as on Apple GPUs) have their real semantics, and a barrier that not every thread reaches
+raises ``KernelFault``. Threadgroups are spread over ``workers`` OS threads.
+
+Environment: ``WHIRGPU_MSL_MUL=mulhi|u64|emulated`` (default mulhi, Metal's native path),
+``WHIRGPU_MSL_CPU_WORKERS`` (default: the CPU count), ``WHIRGPU_CACHE_DIR`` (compiled kernels; default
+``~/.cache/whirgpu``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..backends.base import DeviceLimits, StorageMode
+from ..errors import BackendUnavailable, DeviceLimitError, KernelFault, ShaderCompileError
+from ..kernels.compose import ComposedSource, compose
+from ..kernels.registry import KernelSpec, spec
+from .base import Batch, RtBuffer, Runtime, RtView, grid_for
+
+MUL_VARIANTS = ("mulhi", "u64", "emulated")
+SHIM_DIR = Path(__file__).resolve().parent / "msl_cpu"
+PARAMS_WORDS = 64
+CXX_FLAGS = ("-std=c++17", "-O2", "-fPIC", "-shared", "-pthread", "-w", "-fno-strict-aliasing",
+             "-U_FORTIFY_SOURCE", "-D_FORTIFY_SOURCE=0")  # fibers longjmp between stacks: no fortified longjmp
+
+_THREADGROUP_ARRAY = re.compile(r"^(\s*)threadgroup(\s+[\w:<>]+\s+\w+\s*\[[^\]]+\]\s*;)", re.M)
+_FUNCTION_CONSTANT = re.compile(r"constant\s+(\w+)\s+(\w+)\s*\[\[\s*function_constant\((\d+)\)\s*\]\]\s*;")
+_KERNEL = re.compile(r"kernel\s+void\s+(\w+)\s*\((.*?)\)\s*\{", re.S)
+_PARAM = re.compile(r"^(?P<type>.+?)\s*\b(?P<name>\w+)\s*\[\[\s*(?P<attr>\w+)(?:\((?P<arg>\d+)\))?\s*\]\]$", re.S)
+_VECTOR_BUILTINS = ("thread_position_in_grid", "thread_position_in_threadgroup", "threadgroup_position_in_grid",
+                    "threadgroups_per_grid", "threads_per_threadgroup", "threads_per_grid")
+_SCALAR_BUILTINS = ("thread_index_in_threadgroup", "thread_index_in_simdgroup", "simdgroup_index_in_threadgroup",
+                    "threads_per_simdgroup", "simdgroups_per_threadgroup")
+
+_CDEF = """
+int whirgpu_launch(int entry, void **bindings, unsigned gx, unsigned gy, unsigned threads, unsigned workers);
+const char *whirgpu_error(void);
+"""
+
+
+def _compiler() -> str:
+    cxx = os.environ.get("CXX", "c++")
+    path = shutil.which(cxx)
+    if path is None:
+        raise BackendUnavailable(f"msl-cpu needs a C++17 compiler: {cxx!r} is not on PATH "
+                                 "(install g++ or clang++, or set CXX)")
+    return path
+
+
+@lru_cache(maxsize=4)
+def _compiler_version(path: str) -> str:
+    try:
+        out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=60, check=False).stdout
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise BackendUnavailable(f"msl-cpu: could not run the C++ compiler {path}: {exc}") from None
+    return (out.splitlines() or ["unknown compiler"])[0].strip()
+
+
+def _cache_dir() -> Path:
+    root = os.environ.get("WHIRGPU_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "whirgpu")
+    path = Path(root) / "msl-cpu"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _argument(entry: str, param: str) -> str:
+    """The C++ expression passing one kernel parameter from the launcher's bindings or the thread's builtins."""
+    match = _PARAM.match(" ".join(param.split()))
+    if match is None:
+        raise ShaderCompileError(f"kernel {entry}: parameter {param.strip()!r} has no [[attribute]] msl-cpu knows")
+    ctype, attr, arg = match["type"], match["attr"], match["arg"]
+    if attr == "buffer":
+        if ctype.endswith("&"):
+            return f"*reinterpret_cast<{ctype[:-1].strip()}*>(bindings[{arg}])"
+        return f"reinterpret_cast<{ctype}>(bindings[{arg}])"
+    if attr in _VECTOR_BUILTINS:
+        return f"msl_cpu::builtin<{ctype}>(ctx.{attr})"
+    if attr in _SCALAR_BUILTINS:
+        return f"{ctype}(ctx.{attr})"
+    raise ShaderCompileError(f"kernel {entry}: msl-cpu does not provide [[{attr}]]")
+
+
+def translate(source: ComposedSource, kernel_spec: KernelSpec, constants: dict[str, int]) -> str:
+    """C++ for one stem: the composed MSL rewritten line for line (so compiler lines map back through
+    ``source.origin``), then one launcher per registry entry (entry index = registry order)."""
+    values = kernel_spec.constant_values(constants)
+    by_id = {kernel_spec.constants[name][0]: value for name, value in values.items()}
+
+    def function_constant(match: re.Match) -> str:
+        ctype, name, const_id = match.group(1), match.group(2), int(match.group(3))
+        if const_id not in by_id:
+            raise ShaderCompileError(f"kernel {kernel_spec.stem}: function constant {name} (id {const_id}) is not "
+                                     f"in the registry")
+        return f"constexpr {ctype} {name} = {by_id[const_id]}; constexpr bool {name}_defined = true;"
+
+    text = _THREADGROUP_ARRAY.sub(r"\1static thread_local\2", source.text)
+    text = _FUNCTION_CONSTANT.sub(function_constant, text)
+    signatures = {m.group(1): m.group(2) for m in _KERNEL.finditer(source.text)}
+    launchers, cases = [], []
+    for index, entry in enumerate(kernel_spec.entries):
+        if entry not in signatures:
+            raise ShaderCompileError(f"kernel {kernel_spec.stem}: no MSL entry point {entry}")
+        params = [p for p in signatures[entry].split(",") if p.strip()]
+        args = ", ".join(_argument(entry, p) for p in params)
+        launchers.append(f"static void whirgpu_body_{index}(void *closure, const msl_cpu::Ctx &ctx) {{\n"
+                         f"    void **bindings = static_cast<void **>(closure);\n"
+                         f"    (void)bindings; (void)ctx;\n    {entry}({args});\n}}")
+        cases.append(f"    case {index}: return msl_cpu::run_grid(gx, gy, threads, workers, whirgpu_body_{index}, "
+                     f"bindings);")
+    return (text + "\n// ---- launchers (generated by msl_cpu_rt) ----\n" + "\n".join(launchers)
+            + "\nextern \"C\" int whirgpu_launch(int entry, void **bindings, unsigned gx, unsigned gy, "
+              "unsigned threads, unsigned workers) {\n    switch (entry) {\n" + "\n".join(cases)
+            + "\n    }\n    return 2;\n}\n"
+              "extern \"C\" const char *whirgpu_error(void) { return msl_cpu::last_error().c_str(); }\n")
+
+
+def _map_compiler_message(message: str, source: ComposedSource) -> str:
+    def repl(match: re.Match) -> str:
+        line = int(match.group(1))
+        where = source.origin(line) if line <= len(source.line_map) else f"<launcher>:{line - len(source.line_map)}"
+        return where + (f":{match.group(2)}" if match.group(2) else "")
+
+    return re.sub(r"<stdin>:(\d+)(?::(\d+))?", repl, message)
+
+
+def build(cpp: str, label: str, source: ComposedSource) -> Path:
+    """The shared library of ``cpp`` (compiled once per text, compiler and flags; cached on disk)."""
+    compiler = _compiler()
+    digest = hashlib.sha256("\n".join([_compiler_version(compiler), " ".join(CXX_FLAGS),
+                                       (SHIM_DIR / "metal_stdlib").read_text(), cpp]).encode()).hexdigest()[:24]
+    target = _cache_dir() / f"{label}-{digest}.so"
+    if target.is_file():
+        return target
+    fd, partial = tempfile.mkstemp(suffix=".so", dir=target.parent)
+    os.close(fd)
+    try:
+        done = subprocess.run([compiler, *CXX_FLAGS, "-I", str(SHIM_DIR), "-x", "c++", "-", "-o", partial],
+                              input=cpp, capture_output=True, text=True, timeout=600, check=False)
+        if done.returncode != 0:
+            raise ShaderCompileError(f"kernel {label} (msl-cpu): "
+                                     f"{_map_compiler_message(done.stderr.strip(), source)[:4000]}")
+        os.replace(partial, target)
+    finally:
+        if os.path.exists(partial):
+            os.unlink(partial)
+    return target
+
+
+@dataclass(frozen=True)
+class _Kernel:
+    library: Any
+    index: int
+    threads: int
+    label: str
+
+
+def _aligned_words(nbytes: int) -> np.ndarray:
+    """Zeroed uint32 words, 64-byte aligned, with a 64-byte tail so a vector load at the end stays inside."""
+    raw = np.zeros(nbytes + 128, np.uint8)
+    start = (-raw.ctypes.data) % 64
+    return raw[start:start + nbytes + 64].view(np.uint32)
+
+
+class _MslCpuBatch(Batch):
+    def __init__(self, rt: "MslCpuRuntime"):
+        self.rt = rt
+        self.ops: list[tuple] = []
+
+    def dispatch(self, kernel, buffers, params, n_groups):
+        words = np.zeros(PARAMS_WORDS, np.uint32)
+        if params is not None:
+            p = np.asarray(params, np.uint32).reshape(-1)
+            words[: p.size] = p
+        self.ops.append(("dispatch", kernel, list(buffers), words, grid_for(n_groups, self.rt.max_groups_per_dim)))
+
+    def copy(self, src, src_offset, dst, dst_offset, nbytes):
+        self.ops.append(("copy", src, src_offset, dst, dst_offset, nbytes))
+
+    def submit(self):
+        ops, self.ops = self.ops, []
+        for op in ops:
+            if op[0] == "copy":
+                _, src, src_offset, dst, dst_offset, nbytes = op
+                dst.handle.view(np.uint8)[dst_offset:dst_offset + nbytes] = \
+                    src.handle.view(np.uint8)[src_offset:src_offset + nbytes]
+            else:
+                self.rt._launch(*op[1:])
+
+
+class MslCpuRuntime(Runtime):
+    """The MSL kernels on the CPU. ``mul`` overrides WHIRGPU_MSL_MUL; ``max_groups_per_dim`` and
+    ``max_binding_bytes`` play the device limits (tests lower them to force the 2-D grid and split bindings)."""
+
+    name = "msl-cpu"
+    lang = "msl"
+
+    def __init__(self, mul: str | None = None, max_groups_per_dim: int | None = None,
+                 max_binding_bytes: int | None = None, workers: int | None = None):
+        self.compiler = _compiler()
+        self.compiler_version = _compiler_version(self.compiler)
+        from cffi import FFI  # noqa: PLC0415 - a core dependency, imported where it is used
+
+        self.ffi = FFI()
+        self.ffi.cdef(_CDEF)
+        self.mul = (mul or os.environ.get("WHIRGPU_MSL_MUL") or "mulhi").lower()
+        if self.mul not in MUL_VARIANTS:
+            raise BackendUnavailable(f"WHIRGPU_MSL_MUL={self.mul!r}: choose one of {', '.join(MUL_VARIANTS)}")
+        self.max_groups_per_dim = int(max_groups_per_dim or 65535)
+        self.max_binding_bytes = int(max_binding_bytes or (1 << 32) - 4)
+        env_workers = os.environ.get("WHIRGPU_MSL_CPU_WORKERS")
+        self.workers = max(1, int(workers or (env_workers and int(env_workers)) or os.cpu_count() or 1))
+        self._kernels: dict[tuple, _Kernel] = {}
+        self._libraries: dict[Path, Any] = {}
+
+    def limits(self) -> DeviceLimits:
+        return DeviceLimits(
+            name=f"MSL on the CPU ({self.compiler_version}, {self.workers} threads)", api="MSL-CPU",
+            device_type="CPU", max_buffer_size=1 << 40, max_storage_binding_size=self.max_binding_bytes,
+            max_workgroup_storage=32768, max_invocations_per_workgroup=1024,
+            max_workgroups_per_dimension=self.max_groups_per_dim, subgroup_size=32, has_u64=True,
+            has_native_mulhi=True, unified_memory=True, features=(f"mul-{self.mul}",))
+
+    def alloc(self, nbytes: int, mode: StorageMode = StorageMode.PRIVATE) -> RtBuffer:
+        nbytes = max(4, -(-int(nbytes) // 4) * 4)
+        return RtBuffer(_aligned_words(nbytes), nbytes, mode)
+
+    def write(self, buffer: RtBuffer, data: np.ndarray, offset: int = 0) -> None:
+        data = np.ascontiguousarray(data, dtype=np.uint32)
+        if offset + data.nbytes > buffer.nbytes:
+            raise ValueError(f"write of {data.nbytes} bytes at {offset} overruns a {buffer.nbytes}-byte buffer")
+        buffer.handle.view(np.uint8)[offset:offset + data.nbytes] = data.view(np.uint8).reshape(-1)
+
+    def read(self, buffer: RtBuffer, nbytes: int | None = None, offset: int = 0) -> np.ndarray:
+        nbytes = buffer.nbytes - offset if nbytes is None else nbytes
+        return buffer.handle.view(np.uint8)[offset:offset + nbytes].copy().view(np.uint32)
+
+    def kernel(self, stem: str, entry: str | None = None, constants: dict[str, int] | None = None) -> _Kernel:
+        entry = entry or stem
+        key = (stem, entry, tuple(sorted((constants or {}).items())))
+        cached = self._kernels.get(key)
+        if cached is not None:
+            return cached
+        kernel_spec = spec(stem)
+        if entry not in kernel_spec.entries:
+            raise ShaderCompileError(f"kernel {stem} has no entry point {entry} "
+                                     f"(it has: {', '.join(kernel_spec.entries)})")
+        source = compose("msl", stem, (("bb_mul", self.mul),))
+        path = build(translate(source, kernel_spec, dict(constants or {})), f"{stem}-{self.mul}", source)
+        library = self._libraries.get(path)
+        if library is None:
+            library = self._libraries[path] = self.ffi.dlopen(str(path))
+        label = stem if entry == stem else f"{stem}.{entry}"
+        compiled = _Kernel(library, list(kernel_spec.entries).index(entry),
+                           kernel_spec.workgroup_size(entry, constants), label)
+        self._kernels[key] = compiled
+        return compiled
+
+    def _launch(self, kernel: _Kernel, buffers: list[RtBuffer | RtView], params: np.ndarray,
+                grid: tuple[int, int]) -> None:
+        pointers = self.ffi.new("void *[]", len(buffers) + 1)
+        for slot, b in enumerate(buffers):
+            whole, offset, nbytes = (b.buffer, b.offset, b.nbytes) if isinstance(b, RtView) else (b, 0, b.nbytes)
+            if nbytes > self.max_binding_bytes:
+                raise DeviceLimitError(f"binding {slot} of {nbytes} bytes exceeds max_storage_binding_size "
+                                       f"{self.max_binding_bytes} on {self.limits().name}")
+            pointers[slot] = self.ffi.cast("void *", whole.handle.ctypes.data + offset)
+        pointers[len(buffers)] = self.ffi.cast("void *", params.ctypes.data)
+        status = kernel.library.whirgpu_launch(kernel.index, pointers, grid[0], grid[1], kernel.threads,
+                                               self.workers)
+        if status != 0:
+            raise KernelFault(f"kernel {kernel.label} (msl-cpu): "
+                              f"{self.ffi.string(kernel.library.whirgpu_error()).decode(errors='replace')}")
+
+    def batch(self) -> Batch:
+        return _MslCpuBatch(self)
+
+    def wait(self) -> None:
+        """Nothing to wait for: ``submit`` runs the batch before it returns."""
