@@ -1,5 +1,5 @@
 """GPU runtime fixtures. An unavailable runtime skips its tests with the reason, unless it is listed in
-``WHIRGPU_REQUIRE`` (comma-separated, e.g. ``wgpu``), which turns the skip into a failure (CI sets it)."""
+``WHIRGPU_REQUIRE`` (comma-separated, e.g. ``wgpu,msl-cpu``), which turns the skip into a failure (CI sets it)."""
 
 from __future__ import annotations
 
@@ -9,20 +9,37 @@ import pytest
 
 from whirgpu.errors import BackendUnavailable
 
+# (runtime name, multiply variant): WGSL through wgpu with both multiplies, and the MSL twins on the CPU with
+# Metal's native mulhi
+RUNTIMES = [("wgpu", "emulated"), ("wgpu", "u64"), ("msl-cpu", "mulhi")]
+
 
 def _required(name: str) -> bool:
     return name in {s.strip() for s in os.environ.get("WHIRGPU_REQUIRE", "").split(",") if s.strip()}
 
 
-@pytest.fixture(scope="session", params=["emulated", "u64"])
-def wgpu_runtime(request):
-    """A wgpu runtime per multiply variant, with the per-dimension workgroup limit lowered to 7 so that
-    small launches already take the 2-D grid path."""
-    from whirgpu.runtime.wgpu_rt import WgpuRuntime
-
+def open_runtime(name: str, mul: str, **limits):
+    """A runtime, or a skip with the reason (a failure when ``name`` is required). ``limits`` lower the device
+    limits (max_groups_per_dim, max_binding_bytes)."""
     try:
-        return WgpuRuntime(mul=request.param, max_groups_per_dim=7)
+        if name == "wgpu":
+            from whirgpu.runtime.wgpu_rt import WgpuRuntime
+
+            return WgpuRuntime(mul=mul, **limits)
+        if name == "msl-cpu":
+            from whirgpu.runtime.msl_cpu_rt import MslCpuRuntime
+
+            return MslCpuRuntime(mul=mul, **limits)
+        raise ValueError(f"unknown runtime {name}")
     except BackendUnavailable as exc:
-        if _required("wgpu"):
-            pytest.fail(f"wgpu is required (WHIRGPU_REQUIRE) but unavailable: {exc}")
-        pytest.skip(f"wgpu unavailable: {exc}")
+        if _required(name):
+            pytest.fail(f"{name} is required (WHIRGPU_REQUIRE) but unavailable: {exc}")
+        pytest.skip(f"{name} unavailable: {exc}")
+
+
+@pytest.fixture(scope="session", params=RUNTIMES, ids=[f"{name}-{mul}" for name, mul in RUNTIMES])
+def gpu_runtime(request):
+    """Every runtime behind the shared kernel set, with the per-dimension workgroup limit lowered to 7 so that
+    small launches already take the 2-D grid path."""
+    name, mul = request.param
+    return open_runtime(name, mul, max_groups_per_dim=7)

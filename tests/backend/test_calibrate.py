@@ -11,8 +11,8 @@ from whirgpu.ref import field_np as F
 
 
 @pytest.mark.parametrize("n", [1, 5, 1024, 5000])
-def test_copy_vec4_copies(wgpu_runtime, n):
-    rt = wgpu_runtime
+def test_copy_vec4_copies(gpu_runtime, n):
+    rt = gpu_runtime
     data = np.random.default_rng(n).integers(0, 1 << 32, 4 * n, dtype=np.uint64).astype(np.uint32)
     src, dst = rt.alloc(data.nbytes), rt.alloc(data.nbytes)
     rt.write(src, data)
@@ -24,8 +24,8 @@ def test_copy_vec4_copies(wgpu_runtime, n):
 
 
 @pytest.mark.parametrize("threads,rounds", [(1, 1), (300, 3), (2000, 17)])
-def test_mul_chain_matches_numpy(wgpu_runtime, threads, rounds):
-    rt = wgpu_runtime
+def test_mul_chain_matches_numpy(gpu_runtime, threads, rounds):
+    rt = gpu_runtime
     out = rt.alloc(4 * threads)
     batch = rt.batch()
     batch.dispatch(rt.kernel("calibrate", "mul_chain"), [out], np.array([threads, rounds], np.uint32),
@@ -42,8 +42,8 @@ def test_mul_chain_matches_numpy(wgpu_runtime, threads, rounds):
     np.testing.assert_array_equal(rt.read(out), want)
 
 
-def test_ceilings_are_positive(wgpu_runtime):
-    rt = wgpu_runtime
+def test_ceilings_are_positive(gpu_runtime):
+    rt = gpu_runtime
     if "timestamp-query" not in rt.device.features:
         pytest.skip("the adapter has no timestamp-query")
     assert calibrate.copy_bandwidth(rt, 1 << 20, runs=1) > 0

@@ -1,6 +1,6 @@
 """GpuBackend primitives against CpuBackend (the numpy reference), word for word.
 
-Every primitive runs on both multiply variants (the ``wgpu_runtime`` fixture, whose 2-D grid threshold is lowered
+Every primitive runs on both multiply variants (the ``gpu_runtime`` fixture, whose 2-D grid threshold is lowered
 to 7 workgroups), at sizes from one entry to several workgroups and grid-stride passes, on random and edge values
 (0, 1, P - 1), and with the storage-binding limit lowered so that the windowed (split-binding) path runs.
 """
@@ -25,8 +25,8 @@ LOG_SIZES = [0, 1, 3, 9, 12, (MAX_REDUCE_GROUPS * WG).bit_length()]
 
 
 @pytest.fixture(scope="module", params=["whole", "windows"])
-def gpu(request, wgpu_runtime):
-    backend = GpuBackend(wgpu_runtime)
+def gpu(request, gpu_runtime):
+    backend = GpuBackend(gpu_runtime)
     if request.param == "windows":
         backend.binding_limit = 256  # 16 EF entries per binding: every array above that is split
     return backend
@@ -117,8 +117,8 @@ def test_commit_and_open(gpu, log_n, log_folding, extra_rate, ext):
 
 @pytest.mark.parametrize("bits", [1, 4, 9, 13])
 @pytest.mark.parametrize("absorbed", [0, 3, 7, 8])
-def test_grind_smallest_nonce(wgpu_runtime, bits, absorbed):
-    gpu = GpuBackend(wgpu_runtime)
+def test_grind_smallest_nonce(gpu_runtime, bits, absorbed):
+    gpu = GpuBackend(gpu_runtime)
     host = DuplexChallenger()
     host.observe_many(np.arange(absorbed, dtype=np.uint32) * 7919 + 3)
     device_side = host.clone()
@@ -128,8 +128,8 @@ def test_grind_smallest_nonce(wgpu_runtime, bits, absorbed):
     assert device_side.same_state(host)
 
 
-def test_grind_zero_bits_leaves_the_transcript(wgpu_runtime):
-    gpu = GpuBackend(wgpu_runtime)
+def test_grind_zero_bits_leaves_the_transcript(gpu_runtime):
+    gpu = GpuBackend(gpu_runtime)
     challenger = DuplexChallenger()
     before = challenger.clone()
     assert gpu.grind(challenger, 0) == 0

@@ -1,6 +1,6 @@
 """Whole proofs on the GPU backend: byte-identical to the CPU backend's over the configuration matrix (the
 round-trip suite's SUBSET by default, all 1314 configurations with --runslow), verified, and the golden
-reproductions on wgpu. Both multiply variants, with the 2-D grid threshold lowered (``wgpu_runtime``), and a
+reproductions on wgpu. Both multiply variants, with the 2-D grid threshold lowered (``gpu_runtime``), and a
 windowed (split-binding) slice."""
 
 from __future__ import annotations
@@ -36,8 +36,8 @@ def _cpu_proof(case: Case) -> str:
 
 
 @pytest.fixture(scope="module")
-def gpu(wgpu_runtime):
-    return GpuBackend(wgpu_runtime)
+def gpu(gpu_runtime):
+    return GpuBackend(gpu_runtime)
 
 
 def _check_case(backend, case: Case) -> None:
@@ -60,8 +60,8 @@ def test_full_matrix_identical_to_cpu(gpu, case):
 
 
 @pytest.mark.parametrize("case", [c for c in SUBSET if c.n >= 11], ids=lambda c: c.id)
-def test_proof_identical_with_split_bindings(wgpu_runtime, case):
-    backend = GpuBackend(wgpu_runtime)
+def test_proof_identical_with_split_bindings(gpu_runtime, case):
+    backend = GpuBackend(gpu_runtime)
     backend.binding_limit = 1024  # 64 EF entries per binding: tables, weights and folds of n >= 7 are windowed
     _check_case(backend, case)
 
@@ -70,10 +70,10 @@ def _pooled_bytes(backend) -> int:
     return sum(b.nbytes for free in backend._pool.values() for b in free)
 
 
-def test_repeated_proofs_reuse_buffers(wgpu_runtime):
+def test_repeated_proofs_reuse_buffers(gpu_runtime):
     """The pool hands released buffers (codewords and trees included) back out: later proofs on the same backend
     are still identical, and the pool stops growing once it holds one proof's working set."""
-    backend = GpuBackend(wgpu_runtime)
+    backend = GpuBackend(gpu_runtime)
     case = next(c for c in SUBSET if c.n >= 12)
     _check_case(backend, case)
     after_one = _pooled_bytes(backend)

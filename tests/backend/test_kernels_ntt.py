@@ -20,9 +20,9 @@ def _random(rng, shape) -> np.ndarray:
 
 
 @pytest.fixture
-def dirty_alloc(wgpu_runtime, monkeypatch):
+def dirty_alloc(gpu_runtime, monkeypatch):
     """Every buffer the drivers allocate starts full of garbage, so no kernel can lean on zeroed memory."""
-    rt = wgpu_runtime
+    rt = gpu_runtime
     plain_alloc = type(rt).alloc
 
     def alloc(nbytes, *args, **kwargs):
@@ -73,18 +73,18 @@ def test_transpose_pad(dirty_alloc, nv, log_folding, log_height, is_ext):
     assert np.array_equal(rt.read(out, expected.nbytes).reshape(expected.shape), expected)
 
 
-def test_transpose_pad_rejects_short_columns(wgpu_runtime):
-    rt = wgpu_runtime
+def test_transpose_pad_rejects_short_columns(gpu_runtime):
+    rt = gpu_runtime
     with pytest.raises(ValueError):
         K.encode_commit_matrix(rt, rt.batch(), rt.alloc(4 << 6), 6, False, 1, 4)  # 2^5 coefficients > 2^4 rows
 
 
 @pytest.mark.parametrize("width", [1, 2, 16, 64])
 @pytest.mark.parametrize("log_height", range(13))
-def test_ntt_random(wgpu_runtime, log_height, width):
+def test_ntt_random(gpu_runtime, log_height, width):
     rng = np.random.default_rng(log_height * 131 + width)
     matrix = _random(rng, (1 << log_height, width))
-    assert np.array_equal(_gpu_ntt(wgpu_runtime, matrix), dft_batch(matrix))
+    assert np.array_equal(_gpu_ntt(gpu_runtime, matrix), dft_batch(matrix))
 
 
 # (log_height, width, max_local_log): the paths of the plan. T = stages in workgroup memory, g = global stages.
@@ -103,10 +103,10 @@ PATHS = [
 
 
 @pytest.mark.parametrize("log_height,width,max_local_log", PATHS)
-def test_ntt_paths(wgpu_runtime, log_height, width, max_local_log):
+def test_ntt_paths(gpu_runtime, log_height, width, max_local_log):
     rng = np.random.default_rng(log_height + 7 * width)
     matrix = _random(rng, (1 << log_height, width))
-    assert np.array_equal(_gpu_ntt(wgpu_runtime, matrix, max_local_log), dft_batch(matrix))
+    assert np.array_equal(_gpu_ntt(gpu_runtime, matrix, max_local_log), dft_batch(matrix))
 
 
 @pytest.mark.parametrize("kind", ["zero", "p_minus_1", "delta"])
@@ -148,6 +148,6 @@ def test_stage_twiddles_layout():
         assert np.array_equal(table[1 << s: 2 << s], F.powers(omega, 1 << s))
 
 
-def test_ntt_rejects_bad_width(wgpu_runtime):
+def test_ntt_rejects_bad_width(gpu_runtime):
     with pytest.raises(ValueError):
-        K.ntt_columns(wgpu_runtime, wgpu_runtime.batch(), wgpu_runtime.alloc(4 * 12), 2, 3)
+        K.ntt_columns(gpu_runtime, gpu_runtime.batch(), gpu_runtime.alloc(4 * 12), 2, 3)

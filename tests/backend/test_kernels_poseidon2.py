@@ -57,32 +57,32 @@ def test_round_constant_table_is_the_reference_constants():
 
 
 @pytest.mark.parametrize("coop", [False, True], ids=["thread", "coop"])
-def test_permutation_random_and_edge_states(wgpu_runtime, coop):
+def test_permutation_random_and_edge_states(gpu_runtime, coop):
     kat = load_golden("kat_perm.json")
     inputs = [kat["input_0_to_15"], kat["input_plonky3_kat"]]
     golden = fnp.to_monty(np.asarray(inputs, dtype=np.uint64))
     edges = np.array([[0] * 16, [P - 1] * 16, [1] * 16, list(range(P - 16, P))], dtype=np.uint32)
     # 506 states: a 2-D grid either way (coop: 32 workgroups of 16 states, the last one part-filled)
     states = np.concatenate([golden, edges, _random((500, 16), seed=3)])
-    out = _gpu_permute(wgpu_runtime, states, coop)
+    out = _gpu_permute(gpu_runtime, states, coop)
     assert np.array_equal(out, permute(states))
     got = fnp.from_monty(out[:2]).tolist()
     assert got == [kat["output_0_to_15"], kat["output_plonky3_kat_input"]]
 
 
 @pytest.mark.parametrize("n", [1, 3, 17])
-def test_cooperative_permutation_partial_workgroups(wgpu_runtime, n):
+def test_cooperative_permutation_partial_workgroups(gpu_runtime, n):
     states = _random((n, 16), seed=n)
-    assert np.array_equal(_gpu_permute(wgpu_runtime, states, coop=True), permute(states))
+    assert np.array_equal(_gpu_permute(gpu_runtime, states, coop=True), permute(states))
 
 
 @pytest.mark.parametrize("width", [0, 1, 7, 8, 9, 16, 17, 64])
-def test_leaf_hashing(wgpu_runtime, width):
+def test_leaf_hashing(gpu_runtime, width):
     height = 70 if width > 17 else 500  # one or two workgroups; 500 rows take the 2-D grid
     rows = _random((height, width), seed=width)
     rows[0] = 0
     rows[1] = P - 1
-    rt = wgpu_runtime
+    rt = gpu_runtime
     matrix, digests = _upload(rt, rows), rt.alloc(height * 32)
     batch = rt.batch()
     merkle.hash_leaves(rt, batch, matrix, digests, height, width)
@@ -91,8 +91,8 @@ def test_leaf_hashing(wgpu_runtime, width):
 
 
 @pytest.mark.parametrize("height,width", [(1, 8), (2, 16), (8, 9), (256, 16), (4096, 8)])
-def test_tree(wgpu_runtime, height, width):
-    rt = wgpu_runtime
+def test_tree(gpu_runtime, height, width):
+    rt = gpu_runtime
     rows = _random((height, width), seed=height)
     ref = MerkleTree.build(rows)
     levels = merkle.build_tree(rt, _upload(rt, rows), height, width)
@@ -105,10 +105,10 @@ def test_tree(wgpu_runtime, height, width):
 
 
 @pytest.mark.parametrize("coop_max", [0, 1, 2, 64])
-def test_tree_cooperative_threshold(wgpu_runtime, monkeypatch, coop_max):
+def test_tree_cooperative_threshold(gpu_runtime, monkeypatch, coop_max):
     # levels of <= coop_max parents take the cooperative kernel; 0 means none, 64 means every level here
     monkeypatch.setattr(merkle, "COOP_MAX_STATES", coop_max)
-    rt = wgpu_runtime
+    rt = gpu_runtime
     rows = _random((128, 9), seed=coop_max)
     ref = MerkleTree.build(rows)
     levels = merkle.build_tree(rt, _upload(rt, rows), 128, 9)
@@ -116,8 +116,8 @@ def test_tree_cooperative_threshold(wgpu_runtime, monkeypatch, coop_max):
         assert np.array_equal(rt.read(level).reshape(-1, 8), ref.levels[d]), f"level {d}"
 
 
-def test_tree_recorded_into_callers_batch(wgpu_runtime):
-    rt = wgpu_runtime
+def test_tree_recorded_into_callers_batch(gpu_runtime):
+    rt = gpu_runtime
     rows = _random((64, 16), seed=5)
     batch = rt.batch()
     levels = merkle.build_tree(rt, _upload(rt, rows), 64, 16, batch=batch)
@@ -125,8 +125,8 @@ def test_tree_recorded_into_callers_batch(wgpu_runtime):
     assert np.array_equal(merkle.read_root(rt, levels), MerkleTree.build(rows).root)
 
 
-def test_bad_arguments(wgpu_runtime):
-    rt = wgpu_runtime
+def test_bad_arguments(gpu_runtime):
+    rt = gpu_runtime
     buf = rt.alloc(4 * 6 * 8)
     with pytest.raises(ValueError, match="height 6 is not a power of two"):
         merkle.build_tree(rt, buf, 6, 8)

@@ -34,21 +34,21 @@ def _run(rt, op: int, a: np.ndarray, b: np.ndarray, n_elems: int) -> np.ndarray:
 
 @pytest.mark.parametrize("n", [1, 63, 64, 65, 5000])  # one thread, one workgroup, its edge, a 2-D grid
 @pytest.mark.parametrize("op,reference", [(0, F.add), (1, F.sub), (2, F.mul)], ids=["add", "sub", "mul"])
-def test_base_ops(wgpu_runtime, n, op, reference):
+def test_base_ops(gpu_runtime, n, op, reference):
     a, b = _inputs(max(n, EDGES.size ** 2), seed=n + op)
     a, b = a[:n], b[:n]
-    assert np.array_equal(_run(wgpu_runtime, op, a, b, n), reference(a, b))
+    assert np.array_equal(_run(gpu_runtime, op, a, b, n), reference(a, b))
 
 
-def test_all_edge_pairs_multiply(wgpu_runtime):
+def test_all_edge_pairs_multiply(gpu_runtime):
     a, b = _inputs(EDGES.size ** 2, seed=1)
-    assert np.array_equal(_run(wgpu_runtime, 2, a, b, a.size), F.mul(a, b))
+    assert np.array_equal(_run(gpu_runtime, 2, a, b, a.size), F.mul(a, b))
 
 
 @pytest.mark.parametrize("n", [1, 300, 1300])
 @pytest.mark.parametrize("op,reference", [(3, F.ef_mul), (4, F.ef_add)], ids=["ef_mul", "ef_add"])
-def test_extension_ops(wgpu_runtime, n, op, reference):
+def test_extension_ops(gpu_runtime, n, op, reference):
     a, b = _inputs(4 * n if 4 * n >= EDGES.size ** 2 else EDGES.size ** 2, seed=7 * n + op)
     a, b = a[: 4 * n], b[: 4 * n]
-    out = _run(wgpu_runtime, op, a, b, n).reshape(-1, 4)
+    out = _run(gpu_runtime, op, a, b, n).reshape(-1, 4)
     assert np.array_equal(out, reference(a.reshape(-1, 4), b.reshape(-1, 4)))

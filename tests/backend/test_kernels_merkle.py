@@ -37,19 +37,19 @@ def _check_tree(rt, height: int, width: int, seed: int) -> None:
 @pytest.mark.parametrize("top", [0, 1, 32, 128], ids=lambda t: f"top{t}")
 @pytest.mark.parametrize("coop", [0, 1 << 20], ids=["thread", "coop"])
 @pytest.mark.parametrize("height,width", SHAPES)
-def test_tree_paths(wgpu_runtime, monkeypatch, top, coop, height, width):
+def test_tree_paths(gpu_runtime, monkeypatch, top, coop, height, width):
     monkeypatch.setattr(merkle, "TOP_MAX_PARENTS", top)
     monkeypatch.setattr(merkle, "COOP_MAX_STATES", coop)
-    _check_tree(wgpu_runtime, height, width, seed=height * 31 + width)
+    _check_tree(gpu_runtime, height, width, seed=height * 31 + width)
 
 
 @pytest.mark.parametrize("width", [0, 1, 7, 8, 9, 16, 17])
-def test_tree_defaults_all_widths(wgpu_runtime, width):
-    _check_tree(wgpu_runtime, 1024, width, seed=width)
+def test_tree_defaults_all_widths(gpu_runtime, width):
+    _check_tree(gpu_runtime, 1024, width, seed=width)
 
 
-def test_trees_share_the_top_scratch_in_one_batch(wgpu_runtime):
-    rt = wgpu_runtime
+def test_trees_share_the_top_scratch_in_one_batch(gpu_runtime):
+    rt = gpu_runtime
     rows = [_random((32, 8), seed=s) for s in (1, 2)]
     bufs = [rt.alloc(r.nbytes) for r in rows]
     for b, r in zip(bufs, rows):
@@ -61,8 +61,8 @@ def test_trees_share_the_top_scratch_in_one_batch(wgpu_runtime):
         assert np.array_equal(merkle.read_root(rt, levels), MerkleTree.build(r).root)
 
 
-def test_compress_top_limit(wgpu_runtime):
-    rt = wgpu_runtime
+def test_compress_top_limit(gpu_runtime):
+    rt = gpu_runtime
     parents = [rt.alloc(32) for _ in range(9)]  # 256 parents: over TOP_LIMIT
     with pytest.raises(ValueError, match="256 parents exceed TOP_LIMIT 128"):
         merkle.compress_top(rt, rt.batch(), rt.alloc(32), parents)
