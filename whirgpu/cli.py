@@ -88,7 +88,8 @@ def _build_parser() -> argparse.ArgumentParser:
                         help="parameters, polynomial and points from a file in the golden format")
     p.add_argument("--backend", default="auto", choices=BACKEND_NAMES,
                    help="compute backend (default auto: the GPU when one is present and the proof fits it, else "
-                        "the numpy reference; wgpu forces the wgpu backend, even on a software adapter)")
+                        "the numpy reference; wgpu forces the wgpu backend, even on a software adapter; metal runs "
+                        "the hand-written MSL kernels (macOS); msl-cpu runs them on the CPU, for verification)")
     p.add_argument("--format", default="binary", choices=("binary", "whir-p3-json"),
                    help="proof file format (default binary; whir-p3-json is what the Rust verifier reads)")
     p.add_argument("--out", "-o", metavar="FILE", help="where to write the proof (default proof.whir / proof.json)")

@@ -1,8 +1,9 @@
 """Backend selection: ``select_backend(name, config)`` returns a ready backend and the one-line reason it was chosen.
 
 Names: ``cpu`` (the numpy reference, always available), ``wgpu`` (WGSL kernels through wgpu on the adapter
-``WHIRGPU_ADAPTER`` names, else the best one; failures raise) and ``auto``. ``WHIRGPU_BACKEND`` overrides
-``auto``.
+``WHIRGPU_ADAPTER`` names, else the best one), ``metal`` (the hand-written MSL kernels through Metal, macOS
+only), ``msl-cpu`` (the same MSL kernels compiled as C++ and run on the CPU: a verification backend, slow) and
+``auto``. An explicitly named backend that cannot run raises. ``WHIRGPU_BACKEND`` overrides ``auto``.
 
 ``auto``'s rule: the wgpu backend when a hardware adapter exists (a software rasteriser such as lavapipe or
 llvmpipe is not a GPU here; ``wgpu`` forces it) and, given a ``WhirConfig``, the configuration fits the device
@@ -18,7 +19,7 @@ from ..errors import BackendUnavailable, DeviceLimitError
 from .base import Backend, Commitment, DeviceBuffer, DeviceLimits, StorageMode
 from .cpu import CpuBackend
 
-BACKEND_NAMES = ("auto", "cpu", "wgpu")
+BACKEND_NAMES = ("auto", "cpu", "wgpu", "metal", "msl-cpu")
 # Buffers the commitment kernels (NTT, Merkle leaves) bind whole; every other buffer may be bound in windows.
 WHOLE_BINDINGS = ("codeword 0", "merkle tree 0")
 CPU_FALLBACK = "using the numpy reference"
@@ -75,12 +76,27 @@ def _describe(backend: Backend) -> str:
     return f"{limits.name}, {mul} multiply" if mul else limits.name  # wgpu's summary already names the type
 
 
-def _open_wgpu(config, why: str) -> BackendChoice:
-    """The wgpu backend, or BackendUnavailable / DeviceLimitError (hard limits only: this was asked for)."""
-    from ..runtime.wgpu_rt import WgpuRuntime  # noqa: PLC0415 - wgpu is an optional dependency
+def _runtime(name: str):
+    """A fresh runtime for a GPU backend name (imports are deferred: each runtime has its own dependencies)."""
+    if name == "wgpu":
+        from ..runtime.wgpu_rt import WgpuRuntime
+
+        return WgpuRuntime()
+    if name == "metal":
+        from ..runtime.metal_rt import MetalRuntime
+
+        return MetalRuntime()
+    from ..runtime.msl_cpu_rt import MslCpuRuntime
+
+    return MslCpuRuntime()
+
+
+def _open_gpu(name: str, config, why: str) -> BackendChoice:
+    """A GPU-kernel backend on runtime ``name``, or BackendUnavailable / DeviceLimitError (hard limits only:
+    this was asked for)."""
     from .gpu import GpuBackend  # noqa: PLC0415
 
-    backend = GpuBackend(WgpuRuntime())
+    backend = GpuBackend(_runtime(name))
     if config is not None:
         problem = fit_problem(backend.limits(), config, budget=False)
         if problem:
@@ -126,8 +142,8 @@ def select_backend(name: str | Backend = "auto", config=None) -> BackendChoice:
     why = "requested" if requested == name else f"WHIRGPU_BACKEND={name}"
     if name == "cpu":
         return BackendChoice(CpuBackend(), why)
-    if name == "wgpu":
-        return _open_wgpu(config, why)
+    if name in ("wgpu", "metal", "msl-cpu"):
+        return _open_gpu(name, config, why)
     if name == "auto":
         return _auto(config)
     raise BackendUnavailable(f"unknown backend {name!r}; choose one of {', '.join(BACKEND_NAMES)}")
