@@ -1,0 +1,108 @@
+// requires: poseidon2 poseidon2_coop
+// One Merkle level: parent[j] = perm(child[2j] || child[2j + 1])[0..8] (TruncatedPermutation<2, 8, 16>).
+// Thread j (2-D grid: j = gid.x + gid.y * threadgroups_per_grid.x * WG) makes parent j; threads with j >= n
+// return. Bindings: 0 src (child level, 2n * 8 words), 1 dst (parent level, n * 8 words), 2 p2_rc, 3 params.
+// merkle_permute: the raw permutation of n 16-word states, src state j -> dst state j. *_coop: the same with
+// 4 threads per state (thread t = threadgroup index * P2C_WG + lid serves state t / 4). merkle_top (one
+// threadgroup of P2C_WG threads): every level from params.n <= TOP_MAX_PARENTS parents up to the root, the
+// levels back to back in dst (the level of n parents starts at digest 2 n0 - 2 n).
+
+struct Params { uint n; uint _pad0; uint _pad1; uint _pad2; };
+
+constant uint WG [[function_constant(0)]];
+
+constant constexpr uint TOP_MAX_PARENTS = 128u;
+
+// The 16 words at src[4 j ..] (two adjacent children are one contiguous 16-word block), permuted.
+P2State permute_block(device const uint4* src, uint j, constant uint4* p2_rc) {
+    uint at = 4u * j;
+    return poseidon2_permute(P2State{src[at], src[at + 1u], src[at + 2u], src[at + 3u]}, p2_rc);
+}
+
+kernel void merkle_compress(device const uint4* src [[buffer(0)]], device uint4* dst [[buffer(1)]],
+                            constant uint4* p2_rc [[buffer(2)]], constant Params& params [[buffer(3)]],
+                            uint3 gid [[thread_position_in_grid]], uint3 nwg [[threadgroups_per_grid]]) {
+    uint j = gid.x + gid.y * nwg.x * WG;
+    if (j >= params.n) {
+        return;
+    }
+    P2State s = permute_block(src, j, p2_rc);
+    dst[2u * j] = s.a;
+    dst[2u * j + 1u] = s.b;
+}
+
+kernel void merkle_permute(device const uint4* src [[buffer(0)]], device uint4* dst [[buffer(1)]],
+                           constant uint4* p2_rc [[buffer(2)]], constant Params& params [[buffer(3)]],
+                           uint3 gid [[thread_position_in_grid]], uint3 nwg [[threadgroups_per_grid]]) {
+    uint j = gid.x + gid.y * nwg.x * WG;
+    if (j >= params.n) {
+        return;
+    }
+    P2State s = permute_block(src, j, p2_rc);
+    dst[4u * j] = s.a;
+    dst[4u * j + 1u] = s.b;
+    dst[4u * j + 2u] = s.c;
+    dst[4u * j + 3u] = s.d;
+}
+
+// Chunk q = lid & 3 of state j, permuted; threads past the last state permute state 0 (n >= 1) and drop it.
+uint4 coop_permute(device const uint4* src, uint j, uint n, uint lid, constant uint4* p2_rc) {
+    return p2c_permute(src[4u * select(0u, j, j < n) + (lid & 3u)], lid, p2_rc);
+}
+
+kernel void merkle_compress_coop(device const uint4* src [[buffer(0)]], device uint4* dst [[buffer(1)]],
+                                 constant uint4* p2_rc [[buffer(2)]], constant Params& params [[buffer(3)]],
+                                 uint lid [[thread_index_in_threadgroup]],
+                                 uint3 wid [[threadgroup_position_in_grid]], uint3 nwg [[threadgroups_per_grid]]) {
+    uint j = ((wid.x + wid.y * nwg.x) * P2C_WG + lid) >> 2u;
+    uint4 x = coop_permute(src, j, params.n, lid, p2_rc);
+    if (j < params.n && (lid & 3u) < 2u) {
+        dst[2u * j + (lid & 3u)] = x;
+    }
+}
+
+kernel void merkle_permute_coop(device const uint4* src [[buffer(0)]], device uint4* dst [[buffer(1)]],
+                                constant uint4* p2_rc [[buffer(2)]], constant Params& params [[buffer(3)]],
+                                uint lid [[thread_index_in_threadgroup]],
+                                uint3 wid [[threadgroup_position_in_grid]], uint3 nwg [[threadgroups_per_grid]]) {
+    uint j = ((wid.x + wid.y * nwg.x) * P2C_WG + lid) >> 2u;
+    uint4 x = coop_permute(src, j, params.n, lid, p2_rc);
+    if (j < params.n) {
+        dst[4u * j + (lid & 3u)] = x;
+    }
+}
+
+kernel void merkle_top(device const uint4* src [[buffer(0)]], device uint4* dst [[buffer(1)]],
+                       constant uint4* p2_rc [[buffer(2)]], constant Params& params [[buffer(3)]],
+                       uint lid [[thread_index_in_threadgroup]]) {
+    threadgroup uint4 top_levels[512];
+    // [parity][2 * TOP_MAX_PARENTS]: a level's digests; a level reads one half and writes the other
+    uint q = lid & 3u;
+    uint n = params.n;
+    uint out_at = 0u;                           // first digest of the current level in dst
+    uint parity = 0u;
+    for (;;) {                                  // trip counts depend on params only: uniform, barriers allowed
+        for (uint base = 0u; base < n; base += P2C_WG / 4u) {
+            uint j = base + (lid >> 2u);
+            uint jj = min(j, n - 1u);           // threads past the level permute a copy of its last state
+            uint4 chunk;
+            if (out_at == 0u) {
+                chunk = src[4u * jj + q];
+            } else {
+                chunk = top_levels[(parity ^ 1u) * 2u * TOP_MAX_PARENTS + 4u * jj + q];
+            }
+            uint4 x = p2c_permute(chunk, lid, p2_rc);
+            if (j < n && q < 2u) {
+                top_levels[parity * 2u * TOP_MAX_PARENTS + 2u * j + q] = x;
+                dst[2u * (out_at + j) + q] = x;
+            }
+        }
+        threadgroup_barrier(mem_flags::mem_threadgroup);
+        out_at += n;
+        if (n == 1u) {
+            break;
+        }
+        n >>= 1u;
+        parity ^= 1u;
+    }
+}
