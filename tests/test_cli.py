@@ -233,6 +233,36 @@ def test_prove_on_wgpu_matches_the_cpu_proof(tmp_path, capsys):
     assert files["wgpu"].read_bytes() == files["cpu"].read_bytes()
 
 
+def test_prove_on_msl_cpu_matches_the_cpu_proof(tmp_path, capsys):
+    from whirgpu.errors import BackendUnavailable
+    from whirgpu.runtime.msl_cpu_rt import MslCpuRuntime
+
+    try:
+        MslCpuRuntime()
+    except BackendUnavailable as exc:
+        if "msl-cpu" in {s.strip() for s in os.environ.get("WHIRGPU_REQUIRE", "").split(",")}:
+            pytest.fail(f"msl-cpu is required (WHIRGPU_REQUIRE) but unavailable: {exc}")
+        pytest.skip(f"msl-cpu unavailable: {exc}")
+    files = {}
+    for backend in ("cpu", "msl-cpu"):
+        files[backend] = tmp_path / f"{backend}.whir"
+        code, out, err = run(["prove", *SMALL, "--seed", 4, "--backend", backend, "-o", files[backend]], capsys)
+        assert code == 0 and err == ""
+        assert [line for line in out.splitlines() if line.startswith("backend: ")][0].startswith(
+            f"backend: {backend} (requested")
+    assert "MSL on the CPU" in out
+    assert run(["verify", files["msl-cpu"]], capsys) == (0, "accept\n", "")
+    assert files["msl-cpu"].read_bytes() == files["cpu"].read_bytes()
+
+
+def test_prove_on_metal_elsewhere_is_a_one_line_error(capsys):
+    if sys.platform == "darwin":
+        pytest.skip("macOS has Metal: tests/backend/test_metal_runtime.py covers it")
+    code, out, err = run(["prove", *SMALL, "--seed", 4, "--backend", "metal"], capsys)
+    assert code == 1 and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert "macOS" in err
+
+
 def test_prove_auto_says_why_in_one_line(capsys):
     code, out, _ = run(["prove", *SMALL, "--seed", 0, "--backend", "auto"], capsys)
     assert code == 0
