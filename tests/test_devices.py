@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import replace
+from dataclasses import asdict, replace
 
 import pytest
 
@@ -235,10 +235,17 @@ def test_env_wgpu_overrides_auto(monkeypatch):
     assert choice.backend.name == "wgpu" and choice.reason.startswith("WHIRGPU_BACKEND=wgpu; ")
 
 
-@pytest.mark.parametrize("value", ["bogus", "auto", "metal"])
+@pytest.mark.parametrize("value", ["bogus", "auto"])
 def test_env_must_name_a_backend(value, monkeypatch):
     monkeypatch.setenv("WHIRGPU_BACKEND", value)
     with pytest.raises(BackendUnavailable, match=f"WHIRGPU_BACKEND='{value}' is not a backend"):
+        select_backend("auto")
+
+
+@pytest.mark.skipif(sys.platform == "darwin", reason="checks the refusal off macOS")
+def test_env_metal_off_macos_names_macos(monkeypatch):
+    monkeypatch.setenv("WHIRGPU_BACKEND", "metal")
+    with pytest.raises(BackendUnavailable, match="Metal needs macOS"):
         select_backend("auto")
 
 
@@ -249,8 +256,13 @@ def test_unknown_name():
 
 # ---- the device report -----------------------------------------------------------------------------------------
 
+def _wgpu_rows(report: dict) -> list[dict]:
+    return [entry for entry in report["adapters"] if entry["api"] != "Metal (MSL)"]
+
+
 def test_report_lists_what_wgpu_enumerates():
     report = gather()
+    report["adapters"] = _wgpu_rows(report)
     try:
         import wgpu
     except ImportError:
@@ -285,7 +297,7 @@ def test_report_says_what_auto_picks():
 def test_report_without_wgpu(monkeypatch):
     monkeypatch.setitem(sys.modules, "wgpu", None)
     report = gather()
-    assert report["adapters"] == [] and "wgpu package is not installed" in report["wgpu_error"]
+    assert _wgpu_rows(report) == [] and "wgpu package is not installed" in report["wgpu_error"]
     assert report["auto"]["backend"] == "cpu" and "not installed" in report["auto"]["reason"]
 
 
@@ -293,3 +305,31 @@ def test_report_with_a_bad_env_still_reports(monkeypatch):
     monkeypatch.setenv("WHIRGPU_BACKEND", "bogus")
     report = gather()
     assert report["auto"]["backend"] is None and "WHIRGPU_BACKEND='bogus'" in report["auto"]["reason"]
+
+
+def test_report_has_a_metal_row_only_on_macos():
+    rows = [entry for entry in gather()["adapters"] if entry["api"] == "Metal (MSL)"]
+    assert len(rows) == (1 if sys.platform == "darwin" else 0)
+
+
+def test_metal_row_from_the_device_summary(monkeypatch):
+    import whirgpu.devices as devices
+    import whirgpu.runtime.metal_rt as metal_rt
+
+    limits = DeviceLimits(name="Apple M3 Max", api="Metal (MSL)", device_type="IntegratedGPU",
+                          max_buffer_size=1 << 34, max_storage_binding_size=1 << 34, max_workgroup_storage=32768,
+                          max_invocations_per_workgroup=1024, max_workgroups_per_dimension=(1 << 32) - 1,
+                          features=("apple9", "mac2", "metal3", "mul-mulhi"))
+    summary = {"name": limits.name, "limits": asdict(limits), "mul": "mulhi", "family": ["apple9"],
+               "unified_memory": True}
+    monkeypatch.setattr(devices.sys, "platform", "darwin")
+    monkeypatch.setattr(metal_rt, "metal_device_summary", lambda: (summary, None))
+    (row,) = devices.list_metal()
+    assert (row["name"], row["api"], row["device_type"], row["used"], row["note"], row["mul"]) == \
+        ("Apple M3 Max", "Metal (MSL)", "IntegratedGPU", True, "", "mulhi")
+    assert row["limits"] == {key: getattr(limits, key) for key in LIMIT_KEYS}
+    assert row["all_features"] == sorted(limits.features) and not row["selected"]
+    monkeypatch.setattr(metal_rt, "metal_device_summary", lambda: (None, "no Metal device (test)"))
+    (row,) = devices.list_metal()
+    assert not row["used"] and row["note"] == "unavailable: no Metal device (test)"
+    assert set(row["limits"]) == set(LIMIT_KEYS)

@@ -8,6 +8,9 @@
   ``selected`` (the adapter ``--backend wgpu`` would open), ``limits`` (``LIMIT_KEYS``, in bytes or counts),
   ``features`` ({name: bool} for ``INTERESTING_FEATURES``), ``all_features`` (sorted) and ``mul`` (the multiply
   ``WHIRGPU_MUL=auto`` chooses: u64 iff shader-int64).
+  On macOS the Metal device follows the wgpu adapters as one more entry (``api`` "Metal (MSL)", ``used`` True,
+  ``mul`` the multiply WHIRGPU_MSL_MUL picks; when Metal cannot be opened, ``used`` is False and ``note`` says
+  why); elsewhere there is no such entry.
 - ``cpu``: the numpy reference, with the same keys as an adapter.
 - ``wgpu_error``: None, or why no adapter could be listed (package missing, driver stack broken).
 - ``auto``: ``{"backend": name or None, "reason": one line}``; backend is None when ``auto`` itself fails
@@ -17,6 +20,7 @@
 from __future__ import annotations
 
 import os
+import sys
 
 from .errors import BackendUnavailable, WhirGpuError
 
@@ -92,11 +96,35 @@ def list_wgpu_adapters() -> tuple[list[dict], str | None]:
     return [_adapter_entry(a, selected_key) for a in adapters], None
 
 
+def list_metal() -> list[dict]:
+    """The Metal device as one entry on macOS (marked unused, with the reason, if it cannot be opened); elsewhere
+    nothing."""
+    if sys.platform != "darwin":
+        return []
+    from .runtime.metal_rt import metal_device_summary  # noqa: PLC0415
+
+    summary, why = metal_device_summary()
+    limits = (summary or {}).get("limits", {})
+    return [{
+        "name": summary["name"] if summary else "Metal",
+        "api": "Metal (MSL)",
+        "device_type": limits.get("device_type", "?"),
+        "used": summary is not None,
+        "note": "" if summary else f"unavailable: {why}",
+        "selected": False,
+        "limits": {key: int(limits.get(key, 0)) for key in LIMIT_KEYS},
+        "features": {},
+        "all_features": sorted(limits.get("features", ())),
+        "mul": summary["mul"] if summary else "-",
+    }]
+
+
 def gather() -> dict:
     """Everything ``whirgpu devices`` shows (see the module docstring for the keys)."""
     from .backends import select_backend  # noqa: PLC0415
 
     adapters, error = list_wgpu_adapters()
+    adapters = adapters + list_metal()
     try:
         choice = select_backend("auto")
         auto = {"backend": choice.backend.name, "reason": choice.reason}
