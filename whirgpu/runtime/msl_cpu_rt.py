@@ -299,20 +299,26 @@ class MslCpuRuntime(Runtime):
         cached = self._kernels.get(key)
         if cached is not None:
             return cached
-        kernel_spec = spec(stem)
+        compiled = self.kernel_from_source(compose("msl", stem, (("bb_mul", self.mul),)), spec(stem), entry,
+                                           constants)
+        self._kernels[key] = compiled
+        return compiled
+
+    def kernel_from_source(self, source: ComposedSource, kernel_spec: KernelSpec, entry: str,
+                           constants: dict[str, int] | None = None) -> _Kernel:
+        """Compile composed MSL described by ``kernel_spec`` (not cached in memory; the library is cached on
+        disk). ``kernel`` uses it for the registry's stems; tests use it for kernels of their own."""
         if entry not in kernel_spec.entries:
-            raise ShaderCompileError(f"kernel {stem} has no entry point {entry} "
+            raise ShaderCompileError(f"kernel {kernel_spec.stem} has no entry point {entry} "
                                      f"(it has: {', '.join(kernel_spec.entries)})")
-        source = compose("msl", stem, (("bb_mul", self.mul),))
+        stem = kernel_spec.stem
         path = build(translate(source, kernel_spec, dict(constants or {})), f"{stem}-{self.mul}", source)
         library = self._libraries.get(path)
         if library is None:
             library = self._libraries[path] = self.ffi.dlopen(str(path))
         label = stem if entry == stem else f"{stem}.{entry}"
-        compiled = _Kernel(library, list(kernel_spec.entries).index(entry),
-                           kernel_spec.workgroup_size(entry, constants), label)
-        self._kernels[key] = compiled
-        return compiled
+        return _Kernel(library, list(kernel_spec.entries).index(entry), kernel_spec.workgroup_size(entry, constants),
+                       label)
 
     def _launch(self, kernel: _Kernel, buffers: list[RtBuffer | RtView], params: np.ndarray,
                 grid: tuple[int, int]) -> None:
