@@ -17,7 +17,7 @@ import pytest
 
 from whirgpu import cli
 from whirgpu.api import random_instance
-from whirgpu.backends import select_backend
+from whirgpu.backends import STORAGE_POLICIES, select_backend
 from whirgpu.field import P
 from whirgpu.protocol.params import ProtocolParameters, WhirConfig, format_schedule
 from whirgpu.protocol.serialize import load, proof_to_json_tree
@@ -60,6 +60,7 @@ def _in_tmp(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("WHIRGPU_BACKEND", raising=False)
     monkeypatch.delenv("WHIRGPU_DEBUG", raising=False)
+    monkeypatch.delenv("WHIRGPU_STORAGE", raising=False)
 
 
 @pytest.fixture(scope="module")
@@ -255,6 +256,79 @@ def test_prove_on_msl_cpu_matches_the_cpu_proof(tmp_path, capsys):
     assert files["msl-cpu"].read_bytes() == files["cpu"].read_bytes()
 
 
+def test_prove_storage_policies_on_wgpu(tmp_path, capsys):
+    """--storage picks the GPU storage policy: the same proof under each; the JSON summary names the policy and
+    counts the bytes moved; the text output says the same in one line."""
+    _wgpu_or_skip()
+    config = small_config()
+    poly_bytes = 4 << config.num_variables
+    files, summaries = {}, {}
+    for policy in STORAGE_POLICIES:
+        files[policy] = tmp_path / f"{policy}.whir"
+        code, out, err = run(["prove", *SMALL, "--seed", 4, "--backend", "wgpu", "--storage", policy, "--json",
+                              "-o", files[policy]], capsys)
+        assert code == 0 and err == ""
+        summaries[policy] = summary = json.loads(out)
+        assert summary["storage"] == policy
+        assert summary["bytes_uploaded"] >= poly_bytes
+        assert summary["bytes_downloaded"] >= 32  # at least the root (openings: tests/backend/test_storage.py)
+        assert summary["bytes_copied"] > 0
+    assert len({f.read_bytes() for f in files.values()}) == 1
+    assert len({(s["bytes_uploaded"], s["bytes_downloaded"]) for s in summaries.values()}) == 1
+    assert summaries["private"]["bytes_copied"] >= summaries["shared"]["bytes_copied"]
+    code, out, err = run(["prove", *SMALL, "--seed", 4, "--backend", "wgpu", "-o", tmp_path / "t.whir"], capsys)
+    assert code == 0 and err == ""
+    lines = [line for line in out.splitlines() if line.startswith("transfers: ")]
+    hybrid = summaries["hybrid"]
+    assert lines == [f"transfers: {hybrid['bytes_uploaded']} bytes uploaded, {hybrid['bytes_downloaded']} "
+                     f"downloaded, {hybrid['bytes_copied']} copied on the device (storage hybrid)"]
+    assert (tmp_path / "t.whir").read_bytes() == files["hybrid"].read_bytes()
+
+
+def test_prove_storage_from_the_environment(tmp_path, capsys, monkeypatch):
+    _wgpu_or_skip()
+    monkeypatch.setenv("WHIRGPU_STORAGE", "private")
+    code, out, _ = run(["prove", *SMALL, "--seed", 4, "--backend", "wgpu", "--json"], capsys)
+    assert code == 0 and json.loads(out)["storage"] == "private"
+    code, out, _ = run(["prove", *SMALL, "--seed", 4, "--backend", "wgpu", "--storage", "shared", "--json"], capsys)
+    assert code == 0 and json.loads(out)["storage"] == "shared"  # the flag beats the environment
+
+
+def test_prove_storage_on_cpu_is_accepted_and_ignored(tmp_path, capsys):
+    code, out, err = run(["prove", *SMALL, "--seed", 4, "--backend", "cpu", "--storage", "private", "--json"],
+                         capsys)
+    assert code == 0 and err == ""
+    summary = json.loads(out)
+    assert summary["storage"] is None and "storage policy private ignored" in summary["backend_reason"]
+    assert summary["bytes_uploaded"] == summary["bytes_downloaded"] == summary["bytes_copied"] == 0
+    code, out, _ = run(["prove", *SMALL, "--seed", 4, "--backend", "cpu"], capsys)
+    assert code == 0 and "(storage n/a: no device)" in out
+
+
+def test_prove_bad_storage_names_the_choices(capsys, monkeypatch):
+    code, _, err = run(["prove", *SMALL, "--seed", 4, "--backend", "cpu", "--storage", "fast"], capsys)
+    assert code == 2 and "--storage" in err and all(p in err for p in STORAGE_POLICIES)
+    monkeypatch.setenv("WHIRGPU_STORAGE", "fast")
+    code, out, err = run(["prove", *SMALL, "--seed", 4, "--backend", "cpu"], capsys)
+    line = one_line(err)
+    assert code == 1 and out == "" and line.startswith("error: WHIRGPU_STORAGE='fast'")
+    assert all(p in line for p in STORAGE_POLICIES)
+
+
+def test_prove_help_lists_the_storage_policies(capsys):
+    code, out, _ = run(["prove", "--help"], capsys)
+    assert code == 0 and "--storage" in out and "{" + ",".join(STORAGE_POLICIES) + "}" in out
+
+
+def test_devices_prints_an_adapters_storage_line():
+    entry = {"name": "gpu", "note": "", "selected": False, "api": "Metal", "device_type": "IntegratedGPU",
+             "limits": {key: 1 for key in cli.LIMIT_LABELS}, "features": {}, "mul": "u64",
+             "storage": "shared = host-mapped storage buffers"}
+    lines = cli._format_device("[0]", entry)
+    assert [line.split(None, 1) for line in lines if line.strip().startswith("storage")] == \
+        [["storage", "shared = host-mapped storage buffers"]]
+
+
 def test_prove_on_metal_elsewhere_is_a_one_line_error(capsys):
     if sys.platform == "darwin":
         pytest.skip("macOS has Metal: tests/backend/test_metal_runtime.py covers it")
@@ -295,12 +369,13 @@ def test_devices_without_wgpu(monkeypatch, capsys):
     code, out, err = run(["devices", "--json"], capsys)
     assert code == 0 and err == ""
     report = json.loads(out)
-    assert report["adapters"] == [] and "not installed" in report["wgpu_error"]
+    wgpu_rows = [a for a in report["adapters"] if a["api"] != "Metal (MSL)"]  # macOS lists Metal without wgpu
+    assert wgpu_rows == [] and "not installed" in report["wgpu_error"]
     assert report["auto"]["backend"] == "cpu"
     code, out, err = run(["devices"], capsys)
     assert code == 0 and out.startswith("wgpu: the wgpu package is not installed")
-    assert [line for line in out.splitlines() if line.startswith("[")] == [f"[cpu] {report['cpu']['name']}  "
-                                                                         "[always available]"]
+    rows = [line for line in out.splitlines() if line.startswith("[") and "Metal (MSL)" not in line]
+    assert rows == [f"[cpu] {report['cpu']['name']}  [always available]"]
     assert out.splitlines()[-1].startswith("auto would pick: cpu — the wgpu package is not installed")
 
 
