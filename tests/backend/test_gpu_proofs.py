@@ -1,7 +1,7 @@
 """Whole proofs on the GPU backend: byte-identical to the CPU backend's over the configuration matrix (the
 round-trip suite's SUBSET by default, all 1314 configurations with --runslow), verified, and the golden
-reproductions on wgpu. Both multiply variants, with the 2-D grid threshold lowered (``gpu_runtime``), and a
-windowed (split-binding) slice."""
+reproductions, on every runtime (``gpu_runtime``: wgpu with both multiplies, and the MSL twins on msl-cpu), with
+the 2-D grid threshold lowered, and a windowed (split-binding) slice."""
 
 from __future__ import annotations
 
@@ -91,7 +91,7 @@ def _golden_instance(name):
 
 
 @pytest.mark.parametrize("name", GOLDEN_PROOFS)
-def test_golden_on_wgpu(gpu, name):
+def test_golden_on_every_runtime(gpu, name):
     """PoW-free golden proofs are reproduced byte for byte; with PoW, ours (smallest nonces) equal the CPU
     backend's and verify."""
     doc, config, poly, statement = _golden_instance(name)
