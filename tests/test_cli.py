@@ -352,8 +352,11 @@ def test_devices_text_and_json_agree(capsys):
     assert code == 0 and err == ""
     lines = text.splitlines()
     heads = [line for line in lines if line.startswith("[")]
-    assert heads[-1].startswith("[cpu] ")  # the reference comes after every adapter
-    assert [h.split("] ", 1)[1].split("  [")[0] for h in heads] == \
+    assert heads[-2].startswith("[cpu] ")  # the reference comes after every adapter, then msl-cpu
+    msl_cpu = report["msl_cpu"]
+    assert heads[-1] == (f"[msl-cpu] {msl_cpu['name']}  [verification backend: --backend msl-cpu]"
+                         if msl_cpu["available"] else f"[msl-cpu] unavailable: {msl_cpu['note']}")
+    assert [h.split("] ", 1)[1].split("  [")[0] for h in heads[:-1]] == \
         [a["name"] for a in report["adapters"]] + [report["cpu"]["name"]]
     for entry in report["adapters"]:
         if entry["api"] == "OpenGL":
@@ -374,7 +377,8 @@ def test_devices_without_wgpu(monkeypatch, capsys):
     assert report["auto"]["backend"] == "cpu"
     code, out, err = run(["devices"], capsys)
     assert code == 0 and out.startswith("wgpu: the wgpu package is not installed")
-    rows = [line for line in out.splitlines() if line.startswith("[") and "Metal (MSL)" not in line]
+    rows = [line for line in out.splitlines()
+            if line.startswith("[") and "Metal (MSL)" not in line and not line.startswith("[msl-cpu]")]
     assert rows == [f"[cpu] {report['cpu']['name']}  [always available]"]
     assert out.splitlines()[-1].startswith("auto would pick: cpu — the wgpu package is not installed")
 

@@ -8,6 +8,7 @@ machine with a GPU, with only lavapipe (CI), and without wgpu (then the wgpu cas
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from dataclasses import asdict, replace
 
@@ -333,3 +334,12 @@ def test_metal_row_from_the_device_summary(monkeypatch):
     (row,) = devices.list_metal()
     assert not row["used"] and row["note"] == "unavailable: no Metal device (test)"
     assert set(row["limits"]) == set(LIMIT_KEYS)
+
+
+def test_msl_cpu_entry_follows_the_compiler(monkeypatch):
+    from whirgpu.devices import msl_cpu_entry
+
+    assert msl_cpu_entry()["available"] == (shutil.which(os.environ.get("CXX", "c++")) is not None)
+    monkeypatch.setenv("CXX", "no-such-compiler-here")
+    entry = msl_cpu_entry()
+    assert not entry["available"] and "no-such-compiler-here" in entry["note"] and "C++" in entry["note"]

@@ -12,6 +12,8 @@
   ``mul`` the multiply WHIRGPU_MSL_MUL picks; when Metal cannot be opened, ``used`` is False and ``note`` says
   why); elsewhere there is no such entry.
 - ``cpu``: the numpy reference, with the same keys as an adapter.
+- ``msl_cpu``: ``{"available": bool, "name": the runtime's description or "msl-cpu", "note": why not}`` for the
+  verification backend that runs the MSL kernels on the CPU (it needs a C++ compiler).
 - ``wgpu_error``: None, or why no adapter could be listed (package missing, driver stack broken).
 - ``auto``: ``{"backend": name or None, "reason": one line}``; backend is None when ``auto`` itself fails
   (e.g. a bad ``WHIRGPU_BACKEND``).
@@ -119,6 +121,16 @@ def list_metal() -> list[dict]:
     }]
 
 
+def msl_cpu_entry() -> dict:
+    """Whether ``--backend msl-cpu`` can run here (a C++ compiler is on PATH), without compiling anything."""
+    from .runtime.msl_cpu_rt import MslCpuRuntime  # noqa: PLC0415
+
+    try:
+        return {"available": True, "name": MslCpuRuntime().limits().name, "note": ""}
+    except BackendUnavailable as exc:
+        return {"available": False, "name": "msl-cpu", "note": str(exc)}
+
+
 def gather() -> dict:
     """Everything ``whirgpu devices`` shows (see the module docstring for the keys)."""
     from .backends import select_backend  # noqa: PLC0415
@@ -130,4 +142,5 @@ def gather() -> dict:
         auto = {"backend": choice.backend.name, "reason": choice.reason}
     except WhirGpuError as exc:
         auto = {"backend": None, "reason": str(exc)}
-    return {"adapters": adapters, "wgpu_error": error, "cpu": _cpu_entry(), "auto": auto}
+    return {"adapters": adapters, "wgpu_error": error, "cpu": _cpu_entry(), "msl_cpu": msl_cpu_entry(),
+            "auto": auto}
