@@ -169,6 +169,9 @@ def _cmd_devices(args) -> int:
     for i, entry in enumerate(report["adapters"]):
         lines.extend(_format_device(f"[{i}]", entry))
     lines.extend(_format_device("[cpu]", report["cpu"]))
+    msl_cpu = report["msl_cpu"]
+    lines.append(f"[msl-cpu] {msl_cpu['name']}  [verification backend: --backend msl-cpu]" if msl_cpu["available"]
+                 else f"[msl-cpu] unavailable: {msl_cpu['note']}")
     auto = report["auto"]
     lines.append(f"auto would pick: {auto['backend']} — {auto['reason']}" if auto["backend"]
                  else f"auto would fail: {auto['reason']}")
