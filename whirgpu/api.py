@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .backends import Backend, select_backend
+from .backends import Backend, TransferStats, select_backend
 from .errors import ConfigError, ProofFormatError, VerificationError, WhirGpuError
 from .field import P
 from .protocol.params import ProtocolParameters, WhirConfig
@@ -52,14 +52,26 @@ def points_to_monty(points, num_variables: int) -> np.ndarray:
 
 
 class Prover:
-    """Commits to polynomials and proves evaluation claims, on the backend ``select_backend`` resolves."""
+    """Commits to polynomials and proves evaluation claims, on the backend ``select_backend`` resolves.
 
-    def __init__(self, params: ProtocolParameters | WhirConfig, backend: str | Backend = "auto"):
+    ``storage``: the GPU storage policy, one of ``STORAGE_POLICIES`` (hybrid: inputs and outputs in host-visible
+    memory, intermediates device-only; shared; private); None reads ``WHIRGPU_STORAGE``, else hybrid. The cpu
+    backend accepts and ignores it. After each proof, ``last_phase_seconds`` holds the wall time per phase and
+    ``last_transfers`` the bytes uploaded, downloaded and copied on the device (all 0 on the cpu backend)."""
+
+    def __init__(self, params: ProtocolParameters | WhirConfig, backend: str | Backend = "auto",
+                 storage: str | None = None):
         self.config = params if isinstance(params, WhirConfig) else WhirConfig.from_params(params)
-        choice = select_backend(backend, self.config)  # auto checks that the proof fits the device
+        choice = select_backend(backend, self.config, storage)  # auto checks that the proof fits the device
         self.backend = choice.backend
         self.backend_reason = choice.reason
         self.last_phase_seconds: dict[str, float] = {}
+        self.last_transfers = TransferStats()
+
+    @property
+    def storage(self) -> str | None:
+        """The storage policy the backend uses (None on the cpu backend, which has no device memory)."""
+        return self.backend.storage
 
     @property
     def params(self) -> ProtocolParameters:
@@ -84,6 +96,7 @@ class Prover:
         prover = WhirProver(self.config, self.backend)
         proof = prover.prove(poly, statement)
         self.last_phase_seconds = dict(prover.timer.seconds)
+        self.last_transfers = prover.stats
         return ProofFile(self.config.params, statement, proof)
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .backends import BACKEND_NAMES
+from .backends import BACKEND_NAMES, STORAGE_POLICIES
 from .errors import ConfigError, ProofFormatError, VerificationError, WhirGpuError
 from .protocol.params import (
     DEFAULT_MAX_POW,
@@ -62,6 +62,14 @@ def _params_from_args(args) -> ProtocolParameters:
     )
 
 
+def _add_storage_flag(p: argparse.ArgumentParser) -> None:
+    """--storage, shared by every command that opens a backend (choices: STORAGE_POLICIES)."""
+    p.add_argument("--storage", default=None, choices=STORAGE_POLICIES,
+                   help="GPU buffer storage policy (default hybrid, or WHIRGPU_STORAGE): hybrid keeps inputs and "
+                        "outputs in host-visible memory and intermediates device-only; shared / private put every "
+                        "buffer in one mode, to measure the difference. The cpu backend ignores it")
+
+
 def _build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="whirgpu",
@@ -90,6 +98,7 @@ def _build_parser() -> argparse.ArgumentParser:
                    help="compute backend (default auto: the GPU when one is present and the proof fits it, else "
                         "the numpy reference; wgpu forces the wgpu backend, even on a software adapter; metal runs "
                         "the hand-written MSL kernels (macOS); msl-cpu runs them on the CPU, for verification)")
+    _add_storage_flag(p)
     p.add_argument("--format", default="binary", choices=("binary", "whir-p3-json"),
                    help="proof file format (default binary; whir-p3-json is what the Rust verifier reads)")
     p.add_argument("--out", "-o", metavar="FILE", help="where to write the proof (default proof.whir / proof.json)")
@@ -150,6 +159,8 @@ def _format_device(label: str, entry: dict) -> list[str]:
     if entry["features"]:
         rows.append(("features", " ".join(("" if has else "no ") + name for name, has in entry["features"].items())))
     rows.append(("multiply (auto)", entry["mul"]))
+    if entry.get("storage"):
+        rows.append(("storage", entry["storage"]))
     width = max(len(name) for name, _ in rows)
     return [head, *(f"    {name:<{width}}  {value}" for name, value in rows)]
 
@@ -233,7 +244,7 @@ def _cmd_prove(args) -> int:
     from .protocol.serialize import dump
 
     params, poly, statement, description, seed = _load_instance(args)
-    prover = Prover(params, backend=args.backend)
+    prover = Prover(params, backend=args.backend, storage=args.storage)
     out = Path(args.out or DEFAULT_OUT[args.format])
     if not args.json:
         print(f"backend: {prover.backend.name} ({prover.backend_reason})")
@@ -256,6 +267,10 @@ def _cmd_prove(args) -> int:
         "prove_ms": round(seconds * 1e3, 3),
         "phases_ms": _phases_ms(prover.last_phase_seconds, seconds),
         "proof_bytes": len(data),
+        "storage": prover.storage,
+        "bytes_uploaded": prover.last_transfers.uploaded,
+        "bytes_downloaded": prover.last_transfers.downloaded,
+        "bytes_copied": prover.last_transfers.copied,
         "format": args.format,
         "out": str(out),
     }
@@ -265,6 +280,8 @@ def _cmd_prove(args) -> int:
         phases = ", ".join(f"{k} {v:.0f}" for k, v in summary["phases_ms"].items())
         print(f"proved n={params.num_variables} fold={params.folding_factor} rate={params.starting_log_inv_rate} "
               f"({description}) in {seconds * 1e3:.0f} ms [{phases} ms]")
+        print(f"transfers: {summary['bytes_uploaded']} bytes uploaded, {summary['bytes_downloaded']} downloaded, "
+              f"{summary['bytes_copied']} copied on the device (storage {prover.storage or 'n/a: no device'})")
         print(f"wrote {out} ({len(data)} bytes, {args.format})")
     return 0
 

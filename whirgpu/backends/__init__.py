@@ -5,6 +5,10 @@ Names: ``cpu`` (the numpy reference, always available), ``wgpu`` (WGSL kernels t
 only), ``msl-cpu`` (the same MSL kernels compiled as C++ and run on the CPU: a verification backend, slow) and
 ``auto``. An explicitly named backend that cannot run raises. ``WHIRGPU_BACKEND`` overrides ``auto``.
 
+Every name takes a storage policy (``STORAGE_POLICIES``: hybrid, shared, private; None: ``WHIRGPU_STORAGE``,
+else hybrid), validated for every backend and used by the GPU ones; the cpu backend ignores it (its reason line
+says so when one was asked for).
+
 ``auto``'s rule: the wgpu backend when a hardware adapter exists (a software rasteriser such as lavapipe or
 llvmpipe is not a GPU here; ``wgpu`` forces it) and, given a ``WhirConfig``, the configuration fits the device
 (``fit_problem``); otherwise the CPU, with the reason in one line.
@@ -15,8 +19,18 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from ..errors import BackendUnavailable, DeviceLimitError
-from .base import Backend, Commitment, DeviceBuffer, DeviceLimits, StorageMode
+from ..errors import BackendUnavailable, ConfigError, DeviceLimitError
+from .base import (
+    STORAGE_ENV,
+    STORAGE_POLICIES,
+    Backend,
+    Commitment,
+    DeviceBuffer,
+    DeviceLimits,
+    StorageMode,
+    TransferStats,
+    resolve_storage,
+)
 from .cpu import CpuBackend
 
 BACKEND_NAMES = ("auto", "cpu", "wgpu", "metal", "msl-cpu")
@@ -32,7 +46,9 @@ __all__ = [
     "CpuBackend",
     "DeviceBuffer",
     "DeviceLimits",
+    "STORAGE_POLICIES",
     "StorageMode",
+    "TransferStats",
     "fit_problem",
     "select_backend",
 ]
@@ -91,12 +107,12 @@ def _runtime(name: str):
     return MslCpuRuntime()
 
 
-def _open_gpu(name: str, config, why: str) -> BackendChoice:
+def _open_gpu(name: str, config, why: str, storage: str) -> BackendChoice:
     """A GPU-kernel backend on runtime ``name``, or BackendUnavailable / DeviceLimitError (hard limits only:
     this was asked for)."""
     from .gpu import GpuBackend  # noqa: PLC0415
 
-    backend = GpuBackend(_runtime(name))
+    backend = GpuBackend(_runtime(name), storage=storage)
     if config is not None:
         problem = fit_problem(backend.limits(), config, budget=False)
         if problem:
@@ -104,7 +120,7 @@ def _open_gpu(name: str, config, why: str) -> BackendChoice:
     return BackendChoice(backend, f"{why}; {_describe(backend)}")
 
 
-def _auto(config) -> BackendChoice:
+def _auto(config, storage: str) -> BackendChoice:
     try:
         from ..runtime.wgpu_rt import WgpuRuntime, choose_adapter  # noqa: PLC0415
 
@@ -116,7 +132,7 @@ def _auto(config) -> BackendChoice:
                                                f"(--backend wgpu forces it); {CPU_FALLBACK}")
         from .gpu import GpuBackend  # noqa: PLC0415
 
-        backend = GpuBackend(WgpuRuntime())
+        backend = GpuBackend(WgpuRuntime(), storage=storage)
     except BackendUnavailable as exc:
         return BackendChoice(CpuBackend(), f"{exc}; {CPU_FALLBACK}")
     if config is not None:
@@ -127,11 +143,27 @@ def _auto(config) -> BackendChoice:
     return BackendChoice(backend, f"GPU found: {_describe(backend)}; {fits}")
 
 
-def select_backend(name: str | Backend = "auto", config=None) -> BackendChoice:
+def _storage_ignored(choice: BackendChoice, storage: str, explicit: str | None) -> BackendChoice:
+    """The cpu backend takes a storage policy and ignores it: say so when one was asked for."""
+    if explicit is not None and isinstance(choice.backend, CpuBackend):
+        choice.reason += f"; storage policy {storage} ignored (no device memory)"
+    return choice
+
+
+def select_backend(name: str | Backend = "auto", config=None, storage: str | None = None) -> BackendChoice:
     """Resolve a backend name (or pass a ready ``Backend`` through). ``config`` (a ``WhirConfig``) lets ``auto``
-    check that the proof fits the device and an explicit ``wgpu`` refuse one that cannot run."""
-    if isinstance(name, Backend):
+    check that the proof fits the device and an explicit ``wgpu`` refuse one that cannot run. ``storage`` is the
+    GPU storage policy (None: ``WHIRGPU_STORAGE``, else hybrid); a bad name is a ConfigError naming the choices."""
+    explicit = storage if storage is not None else os.environ.get(STORAGE_ENV) or None
+    if isinstance(name, Backend):  # a ready backend keeps its own policy; an argument must agree with it
+        if storage is not None and resolve_storage(storage) != (name.storage or resolve_storage(storage)):
+            raise ConfigError(f"storage={storage!r}, but the given {name.name} backend uses {name.storage!r}")
         return BackendChoice(name, "given by the caller")
+    storage = resolve_storage(storage)
+    return _storage_ignored(_select(name, config, storage), storage, explicit)
+
+
+def _select(name: str, config, storage: str) -> BackendChoice:
     requested = name
     if name == "auto" and os.environ.get("WHIRGPU_BACKEND"):
         name = os.environ["WHIRGPU_BACKEND"]
@@ -143,7 +175,7 @@ def select_backend(name: str | Backend = "auto", config=None) -> BackendChoice:
     if name == "cpu":
         return BackendChoice(CpuBackend(), why)
     if name in ("wgpu", "metal", "msl-cpu"):
-        return _open_gpu(name, config, why)
+        return _open_gpu(name, config, why, storage)
     if name == "auto":
-        return _auto(config)
+        return _auto(config, storage)
     raise BackendUnavailable(f"unknown backend {name!r}; choose one of {', '.join(BACKEND_NAMES)}")

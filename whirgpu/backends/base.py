@@ -13,6 +13,7 @@ The protocol never touches a buffer's contents except through these calls and ``
 from __future__ import annotations
 
 import enum
+import os
 from abc import ABC, abstractmethod
 from contextlib import nullcontext
 from dataclasses import dataclass, field
@@ -20,12 +21,45 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import ConfigError
+
 
 class StorageMode(enum.Enum):
     """Where a buffer lives: SHARED = host-visible (zero-copy on unified memory), PRIVATE = device-only."""
 
     SHARED = "shared"
     PRIVATE = "private"
+
+
+# Storage policies of the GPU backend (``Prover(storage=...)``, ``--storage``, ``WHIRGPU_STORAGE``): which
+# StorageMode each buffer gets. hybrid: buffers the host writes or reads (uploaded tables and points, partials,
+# roots, openings, PoW results) SHARED, intermediates (codewords, Merkle levels, folded tables, weights, factor
+# tables, scratch) PRIVATE; shared / private: every buffer in that mode (to measure the difference).
+STORAGE_POLICIES = ("hybrid", "shared", "private")
+DEFAULT_STORAGE = "hybrid"
+STORAGE_ENV = "WHIRGPU_STORAGE"
+
+
+def resolve_storage(policy: str | None = None) -> str:
+    """The storage policy to use: ``policy``, else ``WHIRGPU_STORAGE``, else hybrid; a ConfigError naming the
+    choices for anything else."""
+    where = "storage"
+    if policy is None:
+        policy = os.environ.get(STORAGE_ENV) or DEFAULT_STORAGE
+        where = STORAGE_ENV
+    if not isinstance(policy, str) or policy.lower() not in STORAGE_POLICIES:
+        raise ConfigError(f"{where}={policy!r} is not a storage policy; choose one of {', '.join(STORAGE_POLICIES)}")
+    return policy.lower()
+
+
+def policy_mode(policy: str, host_facing: bool) -> StorageMode:
+    """The StorageMode of a buffer under ``policy``; ``host_facing``: the host writes or reads it (an input or an
+    output), as opposed to an intermediate the device alone touches."""
+    if policy == "shared":
+        return StorageMode.SHARED
+    if policy == "private":
+        return StorageMode.PRIVATE
+    return StorageMode.SHARED if host_facing else StorageMode.PRIVATE
 
 
 @dataclass
@@ -75,12 +109,15 @@ class DeviceLimits:
     unified_memory: bool = False
     recommended_working_set: int = 0
     has_timestamps: bool = False
+    zero_copy_shared: bool = False  # SHARED buffers are memory the host maps directly (no staging copy)
     features: tuple[str, ...] = field(default_factory=tuple)
 
 
 @dataclass
 class TransferStats:
-    """Bytes moved across the host/device boundary, counted per proof."""
+    """Bytes moved per proof: ``uploaded`` host -> device, ``downloaded`` device -> host, ``copied`` device ->
+    device (batch copies and the staging blits behind uploads to / readbacks from buffers the host cannot map).
+    The prover starts every proof with fresh counters."""
 
     uploaded: int = 0
     downloaded: int = 0
@@ -91,6 +128,7 @@ class Backend(ABC):
     """The prover's view of a compute device. Every method is deterministic and bit-exact with ``CpuBackend``."""
 
     name: str = "abstract"
+    storage: str | None = None  # the storage policy in use (STORAGE_POLICIES); None: no device memory (cpu)
 
     def __init__(self) -> None:
         self.stats = TransferStats()

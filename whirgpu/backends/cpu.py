@@ -10,13 +10,20 @@ from ..ref import field_np as F
 from ..ref import multilinear, sumcheck
 from ..ref.merkle import MerkleTree
 from ..ref.ntt import dft_batch
-from .base import Backend, Commitment, DeviceBuffer, DeviceLimits, StorageMode
+from .base import Backend, Commitment, DeviceBuffer, DeviceLimits, StorageMode, resolve_storage
 
 
 class CpuBackend(Backend):
-    """numpy on the host; 'device' buffers are the arrays themselves."""
+    """numpy on the host; 'device' buffers are the arrays themselves. ``storage`` is accepted (and validated) so
+    that every backend takes the same options, and ignored: there is no device memory, so ``self.storage`` stays
+    None and nothing is counted in ``stats``."""
 
     name = "cpu"
+
+    def __init__(self, storage: str | None = None) -> None:
+        super().__init__()
+        if storage is not None:
+            resolve_storage(storage)
 
     def upload(self, array: np.ndarray, mode: StorageMode = StorageMode.SHARED) -> DeviceBuffer:
         array = np.ascontiguousarray(array, dtype=np.uint32)

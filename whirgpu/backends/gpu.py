@@ -8,6 +8,15 @@ Arrays larger than the device's storage-binding limit are bound as windows (``Rt
 into one launch per window; reductions write per-window partials that one final launch sums. The commitment
 kernels (NTT, Merkle) need the codeword in one binding and say so with a ``DeviceLimitError``.
 
+Storage: each allocation's ``StorageMode`` follows the backend's policy (``STORAGE_POLICIES``) and the buffer's
+role. Under ``hybrid`` (the default) buffers the host writes or reads are SHARED: uploaded tables, points,
+coefficients and indices, reduction results, the Merkle root, the gathered openings, the PoW result, the
+constant tables (twiddles, round constants); intermediates are PRIVATE: codewords, Merkle levels below the
+root, folded tables, weights, factor tables, partial sums, scratch. ``shared`` / ``private`` put every buffer in
+that mode. The pool keys on (bytes, mode), so a recycled buffer keeps its mode. Every upload, readback and
+device-side copy (including the runtime's staging copies) is counted in ``stats``, in one place
+(``_BackendRuntime``).
+
 Eq and select weights are factored as w(b) = hi(b >> L) * lo(b mod 2^L) (L = ceil(nv / 2)); the factor tables
 are built on the device too, so the host sends only points, selection variables and coefficients.
 """
@@ -21,7 +30,7 @@ from ..field import P
 from ..kernels import merkle, ntt
 from ..ref import field_np as F
 from ..runtime.base import RtBuffer, Runtime, RtView
-from .base import Backend, Commitment, DeviceBuffer, DeviceLimits, StorageMode
+from .base import Backend, Commitment, DeviceBuffer, DeviceLimits, StorageMode, policy_mode, resolve_storage
 
 WG = 256  # workgroup size of the sumcheck, fold, weights, MLE, reduce and gather kernels
 MAX_REDUCE_GROUPS = 1024  # workgroups of a reduction's first stage (grid-stride loops cover the rest)
@@ -41,26 +50,67 @@ def _groups(n_threads: int, size: int = WG) -> int:
     return max(1, -(-n_threads // size))
 
 
-class _PooledRuntime:
-    """The backend's runtime as the shared kernel drivers (ntt, merkle) see it: ``alloc`` is served from the
-    backend's pool, so codewords and trees are recycled across commitments and proofs; all else is forwarded."""
+class _CountingBatch:
+    """A runtime batch whose device-side copies are counted in the backend's ``stats.copied``."""
+
+    def __init__(self, batch, backend: "GpuBackend"):
+        self._batch = batch
+        self._backend = backend
+
+    def dispatch(self, kernel, buffers, params, n_groups) -> None:
+        self._batch.dispatch(kernel, buffers, params, n_groups)
+
+    def copy(self, src: RtBuffer, src_offset: int, dst: RtBuffer, dst_offset: int, nbytes: int) -> None:
+        self._backend.stats.copied += int(nbytes)
+        self._batch.copy(src, src_offset, dst, dst_offset, nbytes)
+
+    def submit(self) -> None:
+        self._batch.submit()
+
+
+class _BackendRuntime:
+    """The runtime as the backend and the shared kernel drivers (ntt, merkle) see it: ``alloc`` is served from
+    the backend's pool in the mode its storage policy gives the buffer (a driver's ``mode`` says what the buffer
+    is: SHARED = the host writes or reads it, PRIVATE = an intermediate), so codewords and trees are recycled
+    across commitments and proofs; ``write``, ``read`` and batch copies are counted in the backend's ``stats``
+    (staging copies included, as the runtime reports them); all else is forwarded."""
 
     def __init__(self, runtime: Runtime, backend: "GpuBackend"):
         self._runtime = runtime
         self._backend = backend
 
     def alloc(self, nbytes: int, mode: StorageMode = StorageMode.PRIVATE) -> RtBuffer:
-        return self._backend._alloc(nbytes)
+        return self._backend._alloc(nbytes, host_facing=mode is StorageMode.SHARED)
+
+    def write(self, buffer: RtBuffer, data: np.ndarray, offset: int = 0) -> None:
+        data = np.ascontiguousarray(data, dtype=np.uint32)
+        self._runtime.write(buffer, data, offset)
+        stats = self._backend.stats
+        stats.uploaded += data.nbytes
+        if data.nbytes and self._runtime.write_staged(buffer):
+            stats.copied += data.nbytes
+
+    def read(self, buffer: RtBuffer, nbytes: int | None = None, offset: int = 0) -> np.ndarray:
+        out = self._runtime.read(buffer, nbytes, offset)
+        stats = self._backend.stats
+        stats.downloaded += out.nbytes
+        if out.nbytes and self._runtime.read_staged(buffer):
+            stats.copied += out.nbytes
+        return out
+
+    def batch(self) -> _CountingBatch:
+        return _CountingBatch(self._runtime.batch(), self._backend)
 
     def __getattr__(self, name):
         return getattr(self._runtime, name)
 
 
 class GpuBackend(Backend):
-    """WHIR primitives on a GPU ``Runtime`` (wgpu today). ``profile=True`` waits at each sub-phase boundary
-    (ntt / merkle) so host timers attribute time correctly, at the cost of one round trip each."""
+    """WHIR primitives on a GPU ``Runtime`` (wgpu, Metal, msl-cpu). ``profile=True`` waits at each sub-phase
+    boundary (ntt / merkle) so host timers attribute time correctly, at the cost of one round trip each.
+    ``storage``: the storage policy (hybrid, shared, private; None: ``WHIRGPU_STORAGE``, else hybrid)."""
 
-    def __init__(self, runtime: Runtime | None = None, profile: bool = False):
+    def __init__(self, runtime: Runtime | None = None, profile: bool = False, storage: str | None = None):
         super().__init__()
         if runtime is None:
             from ..runtime.wgpu_rt import WgpuRuntime  # noqa: PLC0415 - wgpu is an optional dependency
@@ -69,38 +119,45 @@ class GpuBackend(Backend):
         self.rt = runtime
         self.name = runtime.name
         self.profile = profile
-        self._pool: dict[int, list[RtBuffer]] = {}
+        self.storage = resolve_storage(storage)
+        self._pool: dict[tuple[int, StorageMode], list[RtBuffer]] = {}
         self._limits = runtime.limits()
         self.binding_limit = self._limits.max_storage_binding_size
-        self._dummy = runtime.alloc(EF_BYTES)
-        self._drivers = _PooledRuntime(runtime, self)
+        self._drivers = _BackendRuntime(runtime, self)  # counts transfers; the backend itself goes through it too
+        self._dummy = self._alloc(EF_BYTES, host_facing=False)
 
     # -- memory ----------------------------------------------------------------------------------------------
-    def _alloc(self, nbytes: int) -> RtBuffer:
+    def mode_for(self, host_facing: bool) -> StorageMode:
+        """The mode this backend's policy gives a buffer the host writes or reads (True) or an intermediate."""
+        return policy_mode(self.storage, host_facing)
+
+    def _alloc(self, nbytes: int, host_facing: bool = False) -> RtBuffer:
         nbytes = max(EF_BYTES, -(-int(nbytes) // EF_BYTES) * EF_BYTES)
-        free = self._pool.get(nbytes)
-        return free.pop() if free else self.rt.alloc(nbytes)
+        mode = self.mode_for(host_facing)
+        free = self._pool.get((nbytes, mode))
+        return free.pop() if free else self.rt.alloc(nbytes, mode)
 
     def _free(self, *buffers: RtBuffer) -> None:
         for b in buffers:
-            free = self._pool.setdefault(b.nbytes, [])
+            free = self._pool.setdefault((b.nbytes, b.mode), [])
             if not any(b is held for held in free):  # a second release must not hand one buffer out twice
                 free.append(b)
 
-    def _upload_words(self, array: np.ndarray) -> RtBuffer:
+    def _upload_words(self, array: np.ndarray, host_facing: bool = True) -> RtBuffer:
         array = np.ascontiguousarray(array, dtype=np.uint32)
-        buffer = self._alloc(array.nbytes)
-        self.rt.write(buffer, array)
+        buffer = self._alloc(array.nbytes, host_facing)
+        self._drivers.write(buffer, array)
         return buffer
 
     def upload(self, array: np.ndarray, mode: StorageMode = StorageMode.SHARED) -> DeviceBuffer:
+        """``mode`` says what the table is to the caller (SHARED: an input; PRIVATE: a starting value the device
+        then updates, such as zero weights); the buffer gets the mode the policy gives that role."""
         array = np.ascontiguousarray(array, dtype=np.uint32)
-        self.stats.uploaded += array.nbytes
-        return DeviceBuffer(self._upload_words(array), array.shape, mode)
+        buffer = self._upload_words(array, host_facing=mode is StorageMode.SHARED)
+        return DeviceBuffer(buffer, array.shape, buffer.mode)
 
     def download(self, buffer: DeviceBuffer) -> np.ndarray:
-        self.stats.downloaded += buffer.nbytes
-        return self.rt.read(buffer.handle, buffer.nbytes).reshape(buffer.shape)
+        return self._drivers.read(buffer.handle, buffer.nbytes).reshape(buffer.shape)
 
     def release(self, *items) -> None:
         """Return buffers (or a commitment's codeword and tree) to this backend's pool for reuse."""
@@ -113,8 +170,7 @@ class GpuBackend(Backend):
                 item.handle = None
 
     def _read(self, buffer: RtBuffer, nbytes: int) -> np.ndarray:
-        self.stats.downloaded += nbytes
-        return self.rt.read(buffer, nbytes)
+        return self._drivers.read(buffer, nbytes)
 
     # -- windows -----------------------------------------------------------------------------------------------
     def _window_len(self, n: int, elem_bytes: int) -> int:
@@ -140,7 +196,7 @@ class GpuBackend(Backend):
 
     # -- commitment --------------------------------------------------------------------------------------------
     def commit(self, table: DeviceBuffer, log_folding: int, log_height: int) -> Commitment:
-        rt = self.rt
+        rt = self._drivers
         n_entries = table.shape[0]
         nv = _log2(n_entries)
         if n_entries != 1 << nv or nv < log_folding or nv - log_folding > log_height:
@@ -158,12 +214,11 @@ class GpuBackend(Backend):
             levels = merkle.build_tree(self._drivers, codeword, height, width, batch)
             batch.submit()
             root = merkle.read_root(rt, levels)
-        self.stats.downloaded += root.nbytes
         return Commitment(root, height, width, table.is_ext, handle=(codeword, levels))
 
     def open_rows(self, commitment: Commitment, indices: list[int]) -> tuple[np.ndarray, np.ndarray]:
         """Rows and sibling paths gathered on the device into one buffer, read back at once."""
-        rt = self.rt
+        rt = self._drivers
         codeword, levels = commitment.handle
         idx = np.asarray(indices, dtype=np.int64).reshape(-1)
         if idx.size and (idx.min() < 0 or idx.max() >= commitment.height):
@@ -174,7 +229,7 @@ class GpuBackend(Backend):
             return np.zeros((0, width // 4, 4) if commitment.is_ext else (0, width), np.uint32), \
                 np.zeros((0, depth, merkle.DIGEST), np.uint32)
         index_buffer = self._upload_words(idx.astype(np.uint32))
-        out = self._alloc(4 * (row_words + path_words))
+        out = self._alloc(4 * (row_words + path_words), host_facing=True)
         batch = rt.batch()
         batch.dispatch(rt.kernel("gather_rows"), [codeword, index_buffer, out],
                        np.array([row_words, _log2(width), 0, 0], np.uint32), _groups(row_words))
@@ -190,7 +245,7 @@ class GpuBackend(Backend):
     # -- reductions --------------------------------------------------------------------------------------------
     def _reduce(self, partials: RtBuffer, count: int, stride: int, batch) -> np.ndarray:
         """Record the final stage (sums of ``count`` groups of ``stride`` EF values), submit, read (stride, 4)."""
-        out = self._alloc(stride * EF_BYTES)
+        out = self._alloc(stride * EF_BYTES, host_facing=True)
         batch.dispatch(self.rt.kernel("ef_reduce"), [partials, out], np.array([count, stride, 0, 0], np.uint32),
                        stride)
         batch.submit()
@@ -204,7 +259,7 @@ class GpuBackend(Backend):
         nv = point.shape[0]
         if n != 1 << nv:
             raise ValueError(f"table of {n} entries does not match a point of {nv} coordinates")
-        rt = self.rt
+        rt = self._drivers
         elem = EF_BYTES if table.is_ext else 4
         window = self._window_len(n, elem)
         groups = min(_groups(window), MAX_REDUCE_GROUPS)
@@ -227,7 +282,7 @@ class GpuBackend(Backend):
         n = table.shape[0]
         if n < 2 or weights.shape != (n, 4):
             raise ValueError(f"sumcheck_round: table of {n} entries with weights of shape {weights.shape}")
-        rt = self.rt
+        rt = self._drivers
         half = n // 2
         window = self._window_len(half, EF_BYTES)
         groups = min(_groups(window), MAX_REDUCE_GROUPS)
@@ -249,7 +304,7 @@ class GpuBackend(Backend):
         n = table.shape[0]
         if n < 2 or weights.shape != (n, 4):
             raise ValueError(f"fold: table of {n} entries with weights of shape {weights.shape}")
-        rt = self.rt
+        rt = self._drivers
         half = n // 2
         window = self._window_len(half, EF_BYTES)
         new_table = self._alloc(half * EF_BYTES)
@@ -267,14 +322,14 @@ class GpuBackend(Backend):
             params = np.concatenate([r, np.array([length, lo_off, hi_off, 0], np.uint32)])
             batch.dispatch(kernel, [t_lo, t_hi, wt[0], wt[1], out_t, out_w], params, _groups(length))
         batch.submit()
-        return (DeviceBuffer(new_table, (half, 4), StorageMode.PRIVATE),
-                DeviceBuffer(new_weights, (half, 4), StorageMode.PRIVATE))
+        return (DeviceBuffer(new_table, (half, 4), new_table.mode),
+                DeviceBuffer(new_weights, (half, 4), new_weights.mode))
 
     # -- weights -------------------------------------------------------------------------------------------------
     def _record_eq_factors(self, batch, points: np.ndarray, coefficients: np.ndarray | None, log_lo: int):
         """Record the eq factor tables of m points (m, nv, 4): lo (m, 2^log_lo) unscaled and hi (m, 2^(nv-log_lo))
         scaled by ``coefficients`` (or unscaled). Returns the two buffers and the temporaries to free."""
-        rt = self.rt
+        rt = self._drivers
         m, nv = points.shape[0], points.shape[1]
         coords = self._upload_words(points.reshape(-1, 4) if points.size else np.zeros((1, 4), np.uint32))
         scales = self._upload_words(coefficients) if coefficients is not None else self._dummy
@@ -290,7 +345,7 @@ class GpuBackend(Backend):
 
     def _record_select_factors(self, batch, variables: np.ndarray, coefficients: np.ndarray, nv: int, log_lo: int):
         """Record select factor tables: lo[m][j] = v_m^j (base), hi[m][j] = c_m v_m^(j 2^log_lo) (EF)."""
-        rt = self.rt
+        rt = self._drivers
         q = variables.size
         bases = self._upload_words(variables)
         scales = self._upload_words(coefficients)
@@ -304,7 +359,7 @@ class GpuBackend(Backend):
 
     def _accumulate(self, weights: RtBuffer, nv: int, accumulate: bool, eq_points, eq_coefficients, select_vars,
                     select_coefficients) -> None:
-        rt = self.rt
+        rt = self._drivers
         eq_coefficients = np.asarray(eq_coefficients, np.uint32).reshape(-1, 4)
         eq_points = np.asarray(eq_points, np.uint32).reshape(len(eq_coefficients), nv, 4)
         select_vars = np.asarray(select_vars, np.uint32).reshape(-1)
@@ -340,7 +395,7 @@ class GpuBackend(Backend):
         nv = points.shape[1]
         weights = self._alloc((1 << nv) * EF_BYTES)
         self._accumulate(weights, nv, False, points, coefficients, np.zeros(0, np.uint32), np.zeros((0, 4), np.uint32))
-        return DeviceBuffer(weights, (1 << nv, 4), StorageMode.PRIVATE)
+        return DeviceBuffer(weights, (1 << nv, 4), weights.mode)
 
     def add_constraint_weights(self, weights, eq_points, eq_coefficients, select_vars, select_coefficients):
         nv = _log2(weights.shape[0])
@@ -356,7 +411,7 @@ class GpuBackend(Backend):
             return np.uint32(0)
         if not 0 < bits <= 30:
             raise ConfigError(f"proof-of-work bits = {bits} outside [0, 30]")
-        rt = self.rt
+        rt = self._drivers
         base, index = challenger.pow_base_state()
         head = np.concatenate([np.asarray(base, np.uint32), np.array([index, (1 << bits) - 1], np.uint32)])
         result = self._upload_words(np.array([NOT_FOUND, 0, 0, 0], np.uint32))

@@ -21,6 +21,7 @@ import weakref
 import numpy as np
 
 from ..errors import DeviceLimitError
+from ..backends.base import StorageMode
 from ..runtime.base import Batch, RtBuffer, Runtime
 from .constants import poseidon2_rc_table
 
@@ -42,7 +43,7 @@ def round_constants(rt: Runtime) -> RtBuffer:
     table = _rc_tables.get(rt)
     if table is None:
         words = poseidon2_rc_table()
-        table = rt.alloc(words.nbytes)
+        table = rt.alloc(words.nbytes, StorageMode.SHARED)  # host-written (an input in the storage policy's terms)
         rt.write(table, words)
         _rc_tables[rt] = table
     return table
@@ -130,17 +131,20 @@ def build_tree(rt: Runtime, matrix: RtBuffer, height: int, width: int, batch: Ba
     _check_binding(rt, height * _DIGEST_BYTES, f"the {height} leaf digests")
     own = batch is None
     batch = rt.batch() if own else batch
-    levels = [rt.alloc(height * _DIGEST_BYTES)]
+    # Modes say what each buffer is (a storage policy maps them): the root level is read by the host (SHARED),
+    # the levels below it are intermediates (PRIVATE).
+    levels = [rt.alloc(height * _DIGEST_BYTES, StorageMode.SHARED if height == 1 else StorageMode.PRIVATE)]
     hash_leaves(rt, batch, matrix, levels[0], height, width)
     n = height
     while n > 1:
         n //= 2
         if n <= min(TOP_MAX_PARENTS, TOP_LIMIT):
-            top = [rt.alloc((n >> k) * _DIGEST_BYTES) for k in range(n.bit_length())]
+            top = [rt.alloc((n >> k) * _DIGEST_BYTES, StorageMode.SHARED if n >> k == 1 else StorageMode.PRIVATE)
+                   for k in range(n.bit_length())]
             compress_top(rt, batch, levels[-1], top)
             levels += top
             break
-        levels.append(rt.alloc(n * _DIGEST_BYTES))
+        levels.append(rt.alloc(n * _DIGEST_BYTES, StorageMode.SHARED if n == 1 else StorageMode.PRIVATE))
         compress_level(rt, batch, levels[-2], levels[-1], n)
     if own:
         batch.submit()
@@ -163,7 +167,7 @@ def open_paths(rt: Runtime, levels: list[RtBuffer], indices) -> np.ndarray:
         raise ValueError(f"open_paths: index {bad} outside [0, height = {height})")
     if idx.size == 0 or depth == 0:
         return np.zeros((idx.size, depth, DIGEST), np.uint32)
-    gather = rt.alloc(idx.size * depth * _DIGEST_BYTES)
+    gather = rt.alloc(idx.size * depth * _DIGEST_BYTES, StorageMode.SHARED)  # read by the host
     batch = rt.batch()
     for q, leaf in enumerate(idx.tolist()):
         for d in range(depth):

@@ -25,6 +25,7 @@ from ..errors import DeviceLimitError
 from ..field import TWO_ADICITY
 from ..ref import field_np as F
 from ..ref.ntt import twiddles
+from ..backends.base import StorageMode
 from ..runtime.base import Batch, RtBuffer, Runtime
 
 WG = 256  # the kernels' default `override WG`
@@ -50,7 +51,7 @@ def twiddle_table(rt: Runtime, log_h: int) -> RtBuffer:
         return held[1]
     log_n = max(log_h, MIN_TABLE_LOG)
     words = stage_twiddles(log_n)
-    buffer = rt.alloc(words.nbytes)
+    buffer = rt.alloc(words.nbytes, StorageMode.SHARED)  # host-written (an input in the storage policy's terms)
     rt.write(buffer, words)
     _tables[rt] = (log_n, buffer)
     return buffer

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..backends.base import Backend, Commitment, DeviceBuffer, StorageMode
+from ..backends.base import Backend, Commitment, DeviceBuffer, StorageMode, TransferStats
 from ..errors import ConfigError
 from ..field import P, TWO_ADIC_GENERATORS
 from ..ref import field_np as F
@@ -77,6 +77,7 @@ class WhirProver:
         self.backend = backend
         self.timer = PhaseTimer()
         backend.timer = self.timer  # the backend reports its own sub-phases (ntt, merkle) into the same timer
+        self.stats = TransferStats()  # bytes uploaded / downloaded / copied by the last ``prove``
 
     # -- public ----------------------------------------------------------------------------------------------
     def prove(self, polynomial: np.ndarray, statement: Statement) -> WhirProof:
@@ -88,6 +89,7 @@ class WhirProver:
                 f"statement points must have shape (m, {config.num_variables}, 4), got {statement.points.shape}"
             )
         challenger = new_challenger(config)
+        self.stats = self.backend.stats = TransferStats()  # the backend counts this proof's transfers afresh
         proof, state = self._commit(polynomial, statement, challenger)
         for round_index in range(config.n_rounds):
             self._round(round_index, proof, state, challenger)

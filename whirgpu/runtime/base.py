@@ -73,6 +73,19 @@ class Runtime(ABC):
     name: str = "abstract"
     lang: str = "wgsl"
     offset_alignment: int = 256  # byte alignment of an RtView's offset
+    # Storage modes (every RtBuffer records the mode it was allocated with): SHARED buffers are memory the host
+    # reads directly when ``zero_copy_shared`` (Metal Shared; wgpu mapped buffers on unified memory); otherwise
+    # SHARED is a plain device buffer like PRIVATE. ``host_memory``: every buffer is host memory (msl-cpu).
+    zero_copy_shared: bool = True
+    host_memory: bool = False
+
+    def read_staged(self, buffer: RtBuffer) -> bool:
+        """Whether ``read`` of ``buffer`` goes through a device-side copy into a staging buffer."""
+        return not (self.host_memory or (self.zero_copy_shared and buffer.mode is StorageMode.SHARED))
+
+    def write_staged(self, buffer: RtBuffer) -> bool:
+        """Whether ``write`` to ``buffer`` goes through a staging buffer and a device-side copy."""
+        return self.read_staged(buffer)
 
     @abstractmethod
     def limits(self) -> DeviceLimits:

@@ -2,6 +2,13 @@
 
 Environment: ``WHIRGPU_ADAPTER`` picks an adapter whose summary contains the given text;
 ``WHIRGPU_MUL=emulated|u64|auto`` picks the BabyBear multiply (auto: u64 when the adapter has shader-int64).
+
+Storage modes: PRIVATE buffers are plain ``STORAGE|COPY_SRC|COPY_DST`` buffers (on Metal, wgpu puts them in
+Private memory). SHARED buffers are host-mapped when the adapter offers ``mappable-primary-buffers`` and has
+unified memory (adapter type IntegratedGPU or CPU): they get ``MAP_READ`` as well (never MAP_WRITE, which Metal
+makes write-combined, slow to read) and ``read`` maps them directly instead of copying into a staging buffer.
+Uploads still use ``queue.write_buffer`` (a buffer cannot be bound while mapped). Elsewhere (a discrete GPU, or
+no such feature) SHARED falls back to a plain storage buffer and ``zero_copy_shared`` is False.
 """
 
 from __future__ import annotations
@@ -19,6 +26,9 @@ from .base import Batch, RtBuffer, Runtime, RtView, grid_for
 
 NATIVE_APIS = ("Vulkan", "Metal", "D3D12")
 WANTED_FEATURES = ("shader-int64", "subgroup", "timestamp-query")
+ZERO_COPY_FEATURE = "mappable-primary-buffers"
+UNIFIED_TYPES = ("IntegratedGPU", "CPU")  # adapter types with unified memory (Metal: IntegratedGPU iff UMA)
+MAP_ALIGNMENT = 8  # wgpu's map offset alignment (the size must be a multiple of 4)
 MUL_VARIANTS = ("emulated", "u64")
 _TYPE_RANK = {"DiscreteGPU": 0, "IntegratedGPU": 1, "VirtualGPU": 2, "Unknown": 3, "CPU": 4}
 PARAMS_SLOT_BYTES = 256  # per-dispatch params slot; a multiple of every device's uniform offset alignment
@@ -47,6 +57,24 @@ def list_adapters() -> list[Any]:
         raise BackendUnavailable(f"wgpu could not enumerate adapters: {exc}") from None
     native = [a for a in adapters if a.info.get("backend_type") in NATIVE_APIS]
     return sorted(native, key=lambda a: _TYPE_RANK.get(a.info.get("adapter_type"), 3))
+
+
+def zero_copy_support(adapter) -> tuple[bool, str]:
+    """(whether SHARED buffers can be host-mapped storage buffers on ``adapter``, why or why not)."""
+    kind = adapter.info.get("adapter_type", "?")
+    if ZERO_COPY_FEATURE not in adapter.features:
+        return False, f"no {ZERO_COPY_FEATURE} feature"
+    if kind not in UNIFIED_TYPES:
+        return False, f"{kind}: no unified memory ({ZERO_COPY_FEATURE} would put storage in host memory)"
+    return True, f"{ZERO_COPY_FEATURE}, unified memory ({kind})"
+
+
+def storage_summary(adapter) -> str:
+    """One line for ``whirgpu devices``: what StorageMode.SHARED means on ``adapter``."""
+    ok, why = zero_copy_support(adapter)
+    if ok:
+        return f"shared = host-mapped storage buffers, zero-copy readback ({why}); private = device storage"
+    return f"shared = private = device storage, readback through a staging copy ({why})"
 
 
 def choose_adapter():
@@ -174,17 +202,28 @@ class _BatchTiming:
 
 class WgpuRuntime(Runtime):
     """One wgpu device. ``mul`` overrides WHIRGPU_MUL; ``max_groups_per_dim`` and ``max_binding_bytes`` lower
-    the device limits (tests use them to force the 2-D grid and split-binding paths at small sizes)."""
+    the device limits (tests use them to force the 2-D grid and split-binding paths at small sizes).
+    ``zero_copy``: host-mapped SHARED buffers (None: when ``zero_copy_support`` says so; False: never, e.g. to
+    compare; True: required)."""
 
     name = "wgpu"
     lang = "wgsl"
 
     def __init__(self, mul: str | None = None, max_groups_per_dim: int | None = None,
-                 max_binding_bytes: int | None = None):
+                 max_binding_bytes: int | None = None, zero_copy: bool | None = None):
         wgpu = _import_wgpu()
         self.wgpu = wgpu
         self.adapter = choose_adapter()
         features = [f for f in WANTED_FEATURES if f in self.adapter.features]
+        available, self.zero_copy_reason = zero_copy_support(self.adapter)
+        if zero_copy and not available:
+            raise BackendUnavailable(f"zero-copy shared buffers need {ZERO_COPY_FEATURE} and unified memory; "
+                                     f"{self.adapter.summary}: {self.zero_copy_reason}")
+        self.zero_copy_shared = available if zero_copy is None else bool(zero_copy)
+        if self.zero_copy_shared:
+            features.append(ZERO_COPY_FEATURE)
+        elif available:
+            self.zero_copy_reason = "turned off by the caller"
         try:
             self.device = self.adapter.request_device_sync(required_features=features)
         except Exception as exc:  # noqa: BLE001
@@ -237,6 +276,7 @@ class WgpuRuntime(Runtime):
             has_native_mulhi=False,
             unified_memory=info.get("adapter_type") in ("IntegratedGPU", "CPU"),
             has_timestamps="timestamp-query" in self.device.features,
+            zero_copy_shared=self.zero_copy_shared,
             features=self.features,
         )
 
@@ -248,8 +288,11 @@ class WgpuRuntime(Runtime):
             raise DeviceLimitError(f"a buffer of {nbytes} bytes exceeds max-buffer-size {limit} "
                                    f"on {self.adapter.summary}")
         usage = self.wgpu.BufferUsage
+        flags = usage.STORAGE | usage.COPY_SRC | usage.COPY_DST
+        if mode is StorageMode.SHARED and self.zero_copy_shared:
+            flags |= usage.MAP_READ  # MAP_READ only: MAP_WRITE makes Metal's Shared memory write-combined
         try:
-            handle = self.device.create_buffer(size=nbytes, usage=usage.STORAGE | usage.COPY_SRC | usage.COPY_DST)
+            handle = self.device.create_buffer(size=nbytes, usage=flags)
         except Exception as exc:  # noqa: BLE001
             raise DeviceOutOfMemory(f"could not allocate {nbytes} bytes on {self.adapter.summary}: {exc}") from None
         return RtBuffer(handle, nbytes, mode)
@@ -261,6 +304,9 @@ class WgpuRuntime(Runtime):
         if data.nbytes == 0:
             return  # wgpu rejects empty writes
         self.device.queue.write_buffer(buffer.handle, offset, data)
+
+    def write_staged(self, buffer: RtBuffer) -> bool:
+        return True  # queue.write_buffer always goes through wgpu's staging buffer and a copy
 
     def _staging_buffer(self, nbytes: int):
         if self._staging is None or self._staging.size < nbytes:
@@ -301,6 +347,10 @@ class WgpuRuntime(Runtime):
         nbytes = buffer.nbytes - offset if nbytes is None else nbytes
         if nbytes == 0:
             return np.zeros(0, np.uint32)
+        if offset < 0 or offset + nbytes > buffer.nbytes:
+            raise ValueError(f"read of {nbytes} bytes at {offset} overruns a {buffer.nbytes}-byte buffer")
+        if buffer.mode is StorageMode.SHARED and self.zero_copy_shared:
+            return self._read_mapped(buffer, nbytes, offset)
         staging = self._staging_buffer(nbytes)
         encoder = self.device.create_command_encoder()
         encoder.copy_buffer_to_buffer(buffer.handle, offset, staging, 0, nbytes)
@@ -311,6 +361,18 @@ class WgpuRuntime(Runtime):
         finally:
             staging.unmap()
         return out
+
+    def _read_mapped(self, buffer: RtBuffer, nbytes: int, offset: int) -> np.ndarray:
+        """Map the buffer itself (waits for the work that uses it), copy the words out, unmap."""
+        start = offset - offset % MAP_ALIGNMENT
+        size = -(-(offset + nbytes - start) // 4) * 4
+        buffer.handle.map_sync(self.wgpu.MapMode.READ, start, size)
+        try:
+            view = buffer.handle.read_mapped(start, size, copy=False)
+            out = np.frombuffer(view, dtype=np.uint8)[offset - start:offset - start + nbytes].copy()
+        finally:
+            buffer.handle.unmap()
+        return out.view(np.uint32)
 
     # -- kernels -----------------------------------------------------------------------------------------------
     def kernel(self, stem: str, entry: str | None = None, constants: dict[str, int] | None = None):
