@@ -4,6 +4,10 @@ that lets barrier-free kernels skip fibers, and compiler messages mapped back to
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -131,3 +135,33 @@ def test_compile_errors_name_the_file_and_line(rt):
     line = broken.splitlines().index("    dst[gid.x] = no_such_function(1u);") + 1
     with pytest.raises(ShaderCompileError, match=f"selftest.metal:{line}:"):
         rt.kernel_from_source(_source(broken), SPEC, "plain")
+
+
+SEQUENCE = """
+import numpy as np
+from whirgpu.cli import main
+for backend in ("msl-cpu", "wgpu"):
+    main(["prove", "-n", "8", "-k", "2", "-r", "1", "--security", "32", "--pow-bits", "5", "--seed", "4",
+          "--backend", backend, "-o", OUT])
+from whirgpu.runtime.msl_cpu_rt import MslCpuRuntime
+from whirgpu.kernels import ntt
+rt = MslCpuRuntime()
+data = np.arange(1 << 14, dtype=np.uint32)
+buffer = rt.alloc(data.nbytes)
+rt.write(buffer, data)
+batch = rt.batch()
+ntt.ntt_columns(rt, batch, buffer, 10, 4)
+batch.submit()
+print("survived")
+"""
+
+
+def test_a_second_runtime_after_wgpu_work_survives(tmp_path):
+    """A proof on msl-cpu, one on wgpu, then a fresh msl-cpu runtime: this sequence once crashed the process
+    (each runtime had its own cffi FFI and library handles; now both are loaded once per process). In a child
+    process, so a regression fails this test instead of killing the run."""
+    open_runtime("wgpu", "u64")  # the sequence needs wgpu (skip, or fail when required)
+    script = f"OUT = {str(tmp_path / 'p.whir')!r}\n" + SEQUENCE
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600,
+                          cwd=Path(__file__).resolve().parents[2])
+    assert done.returncode == 0 and done.stdout.strip().endswith("survived"), (done.returncode, done.stderr[-2000:])

@@ -192,9 +192,32 @@ def build(cpp: str, label: str, source: ComposedSource) -> Path:
     return target
 
 
+@lru_cache(maxsize=1)
+def _ffi():
+    from cffi import FFI  # noqa: PLC0415 - a core dependency, imported where it is used
+
+    ffi = FFI()
+    ffi.cdef(_CDEF)
+    return ffi
+
+
+_LOADED: dict[Path, Any] = {}
+
+
+def _load(path: Path) -> Any:
+    """The library at ``path``, loaded once per process through one FFI and never unloaded. Its scheduler keeps
+    threads parked in its code between launches (pool threads, fibers of finished threadgroups); with an FFI and
+    handles per runtime, a later launch once crashed (test_a_second_runtime_after_wgpu_work_survives)."""
+    library = _LOADED.get(path)
+    if library is None:
+        library = _LOADED[path] = _ffi().dlopen(str(path))
+    return library
+
+
 @dataclass(frozen=True)
 class _Kernel:
     library: Any
+    library_path: Path
     index: int
     threads: int
     label: str
@@ -245,10 +268,7 @@ class MslCpuRuntime(Runtime):
                  max_binding_bytes: int | None = None, workers: int | None = None):
         self.compiler = _compiler()
         self.compiler_version = _compiler_version(self.compiler)
-        from cffi import FFI  # noqa: PLC0415 - a core dependency, imported where it is used
-
-        self.ffi = FFI()
-        self.ffi.cdef(_CDEF)
+        self.ffi = _ffi()
         self.mul = (mul or os.environ.get("WHIRGPU_MSL_MUL") or "mulhi").lower()
         if self.mul not in MUL_VARIANTS:
             raise BackendUnavailable(f"WHIRGPU_MSL_MUL={self.mul!r}: choose one of {', '.join(MUL_VARIANTS)}")
@@ -257,7 +277,6 @@ class MslCpuRuntime(Runtime):
         env_workers = os.environ.get("WHIRGPU_MSL_CPU_WORKERS")
         self.workers = max(1, int(workers or (env_workers and int(env_workers)) or os.cpu_count() or 1))
         self._kernels: dict[tuple, _Kernel] = {}
-        self._libraries: dict[Path, Any] = {}
         self._times: list[tuple[str, float]] | None = None
 
     def set_profiling(self, on: bool) -> None:
@@ -313,11 +332,9 @@ class MslCpuRuntime(Runtime):
                                      f"(it has: {', '.join(kernel_spec.entries)})")
         stem = kernel_spec.stem
         path = build(translate(source, kernel_spec, dict(constants or {})), f"{stem}-{self.mul}", source)
-        library = self._libraries.get(path)
-        if library is None:
-            library = self._libraries[path] = self.ffi.dlopen(str(path))
+        library = _load(path)
         label = stem if entry == stem else f"{stem}.{entry}"
-        return _Kernel(library, list(kernel_spec.entries).index(entry), kernel_spec.workgroup_size(entry, constants),
+        return _Kernel(library, path, list(kernel_spec.entries).index(entry), kernel_spec.workgroup_size(entry, constants),
                        label)
 
     def _launch(self, kernel: _Kernel, buffers: list[RtBuffer | RtView], params: np.ndarray,
