@@ -7,7 +7,8 @@
   backend never opens), ``note`` ("", why it is not used, or that auto skips a software rasteriser),
   ``selected`` (the adapter ``--backend wgpu`` would open), ``limits`` (``LIMIT_KEYS``, in bytes or counts),
   ``features`` ({name: bool} for ``INTERESTING_FEATURES``), ``all_features`` (sorted) and ``mul`` (the multiply
-  ``WHIRGPU_MUL=auto`` chooses: u64 iff shader-int64).
+  ``WHIRGPU_MUL=auto`` chooses: u64 iff shader-int64) and ``storage`` (what the shared and private storage
+  modes mean there; "" for an unused adapter).
   On macOS the Metal device follows the wgpu adapters as one more entry (``api`` "Metal (MSL)", ``used`` True,
   ``mul`` the multiply WHIRGPU_MSL_MUL picks; when Metal cannot be opened, ``used`` is False and ``note`` says
   why); elsewhere there is no such entry.
@@ -38,7 +39,7 @@ LIMIT_KEYS = {
 
 
 def _adapter_entry(adapter, selected_key) -> dict:
-    from .runtime.wgpu_rt import NATIVE_APIS  # noqa: PLC0415
+    from .runtime.wgpu_rt import NATIVE_APIS, storage_summary  # noqa: PLC0415
 
     info = adapter.info
     api = info.get("backend_type", "?")
@@ -57,6 +58,7 @@ def _adapter_entry(adapter, selected_key) -> dict:
         "features": {name: name in features for name in INTERESTING_FEATURES},
         "all_features": sorted(features),
         "mul": "u64" if "shader-int64" in features else "emulated",
+        "storage": storage_summary(adapter) if used else "",
     }
 
 
@@ -75,6 +77,7 @@ def _cpu_entry() -> dict:
         "features": {},
         "all_features": [],
         "mul": "numpy",
+        "storage": "host memory: storage policies have no effect",
     }
 
 
