@@ -351,8 +351,6 @@ def test_wgpu_mapped_reads_need_no_staging_buffer(wgpu_adapter):
 def test_wgpu_fallback_without_zero_copy(wgpu_adapter, policy):
     """zero_copy=False: SHARED buffers are plain storage (as on a discrete GPU); proofs are unchanged and every
     read is a staged copy."""
-    from whirgpu.runtime.wgpu_rt import WgpuRuntime
-
     runtime = _fallback_runtime()
     assert not runtime.zero_copy_shared and not runtime.limits().zero_copy_shared
     assert "mappable-primary-buffers" not in runtime.device.features
