@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..backends.base import DeviceLimits, StorageMode
+from ..errors import DeviceLimitError
 
 
 @dataclass
@@ -39,6 +40,43 @@ class RtView:
     buffer: RtBuffer
     offset: int
     nbytes: int
+
+
+PARAMS_WORDS = 64  # the most words a params struct may have; launches pass it zero-padded to this size
+
+
+def binding_range(b: RtBuffer | RtView) -> tuple[RtBuffer, int, int]:
+    """(whole buffer, byte offset, byte length) of a binding."""
+    return (b.buffer, b.offset, b.nbytes) if isinstance(b, RtView) else (b, 0, b.nbytes)
+
+
+def check_binding_sizes(bindings, limit: int, device: str) -> None:
+    """DeviceLimitError naming the slot, its size and the limit when a (buffer, offset, nbytes) binding is larger
+    than the device's storage-binding limit."""
+    for slot, (_, _, nbytes) in enumerate(bindings):
+        if nbytes > limit:
+            raise DeviceLimitError(f"binding {slot} of {nbytes} bytes exceeds max_storage_binding_size {limit} "
+                                   f"on {device}")
+
+
+def params_words(params: np.ndarray | None) -> np.ndarray:
+    """``params`` as PARAMS_WORDS uint32 words, zero-padded (kernels may read the whole struct)."""
+    words = np.zeros(PARAMS_WORDS, np.uint32)
+    if params is not None:
+        p = np.asarray(params, np.uint32).reshape(-1)
+        words[: p.size] = p
+    return words
+
+
+def allocation_size(nbytes: int) -> int:
+    """Bytes a runtime allocates for a request of ``nbytes``: whole words, at least one."""
+    return max(4, -(-int(nbytes) // 4) * 4)
+
+
+def check_range(what: str, buffer: RtBuffer, nbytes: int, offset: int) -> None:
+    """ValueError when a ``what`` ('read' / 'write') of ``nbytes`` at ``offset`` leaves ``buffer``."""
+    if offset < 0 or offset + nbytes > buffer.nbytes:
+        raise ValueError(f"{what} of {nbytes} bytes at {offset} overruns a {buffer.nbytes}-byte buffer")
 
 
 def grid_for(n_groups: int, max_per_dim: int) -> tuple[int, int]:

@@ -29,10 +29,11 @@ from ..kernels.compose import compose, map_diagnostic
 from ..kernels.registry import spec
 from . import _objc
 from ._objc import autorelease_pool, error_message, is_nil, nsstring, release, send
-from .base import Batch, RtBuffer, Runtime, RtView, grid_for
+from .base import (PARAMS_WORDS, Batch, RtBuffer, Runtime, allocation_size, binding_range, check_binding_sizes,
+                   check_range, grid_for, params_words)
 
 MUL_VARIANTS = ("mulhi", "u64", "emulated")
-PARAMS_BYTES = 256  # 64 words, the shared params layout; passed with setBytes (copied at encode time)
+PARAMS_BYTES = 4 * PARAMS_WORDS  # the shared params layout; passed with setBytes (copied at encode time)
 STAGING_BYTES = 64 << 20  # largest single blit through the staging buffer; bigger transfers go in chunks
 STORAGE_OPTIONS = {StorageMode.SHARED: 0, StorageMode.PRIVATE: 32}  # MTLResourceStorageMode{Shared,Private}
 MTL_DATA_TYPE_UINT = 33
@@ -52,8 +53,6 @@ class _Kernel:
     label: str
 
 
-def _binding(b: RtBuffer | RtView) -> tuple[RtBuffer, int, int]:
-    return (b.buffer, b.offset, b.nbytes) if isinstance(b, RtView) else (b, 0, b.nbytes)
 
 
 class _MetalBatch(Batch):
@@ -64,15 +63,9 @@ class _MetalBatch(Batch):
         self.ops: list[tuple] = []
 
     def dispatch(self, kernel, buffers, params, n_groups):
-        bindings = tuple(_binding(b) for b in buffers)
-        for slot, (_, _, nbytes) in enumerate(bindings):
-            if nbytes > self.rt.max_binding_bytes:
-                raise DeviceLimitError(f"binding {slot} of {nbytes} bytes exceeds max_storage_binding_size "
-                                       f"{self.rt.max_binding_bytes} on {self.rt.device_name}")
-        words = np.zeros(PARAMS_BYTES // 4, np.uint32)
-        if params is not None:
-            p = np.asarray(params, np.uint32).reshape(-1)
-            words[: p.size] = p
+        bindings = tuple(binding_range(b) for b in buffers)
+        check_binding_sizes(bindings, self.rt.max_binding_bytes, self.rt.device_name)
+        words = params_words(params)
         self.ops.append(("dispatch", kernel, bindings, words, grid_for(n_groups, self.rt.max_groups_per_dim)))
 
     def copy(self, src, src_offset, dst, dst_offset, nbytes):
@@ -168,7 +161,7 @@ class MetalRuntime(Runtime):
     # -- memory ------------------------------------------------------------------------------------------------
     def alloc(self, nbytes: int, mode: StorageMode = StorageMode.PRIVATE) -> RtBuffer:
         """A new buffer, released by ``free`` or when the RtBuffer's handle is garbage collected."""
-        nbytes = max(4, -(-int(nbytes) // 4) * 4)
+        nbytes = allocation_size(nbytes)
         if nbytes > self.max_buffer:
             raise DeviceLimitError(f"a buffer of {nbytes} bytes exceeds maxBufferLength {self.max_buffer} "
                                    f"on {self.device_name}")
@@ -210,8 +203,7 @@ class MetalRuntime(Runtime):
 
     def write(self, buffer: RtBuffer, data: np.ndarray, offset: int = 0) -> None:
         data = np.ascontiguousarray(data, dtype=np.uint32)
-        if offset + data.nbytes > buffer.nbytes:
-            raise ValueError(f"write of {data.nbytes} bytes at {offset} overruns a {buffer.nbytes}-byte buffer")
+        check_range("write", buffer, data.nbytes, offset)
         if data.nbytes == 0:
             return
         self.wait()  # submitted work may still read or write this buffer
@@ -227,8 +219,7 @@ class MetalRuntime(Runtime):
 
     def read(self, buffer: RtBuffer, nbytes: int | None = None, offset: int = 0) -> np.ndarray:
         nbytes = buffer.nbytes - offset if nbytes is None else nbytes
-        if offset + nbytes > buffer.nbytes:
-            raise ValueError(f"read of {nbytes} bytes at {offset} overruns a {buffer.nbytes}-byte buffer")
+        check_range("read", buffer, nbytes, offset)
         out = np.empty(nbytes // 4, np.uint32)
         if nbytes == 0:
             return out

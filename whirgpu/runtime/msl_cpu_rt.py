@@ -32,14 +32,14 @@ from typing import Any
 import numpy as np
 
 from ..backends.base import DeviceLimits, StorageMode
-from ..errors import BackendUnavailable, DeviceLimitError, KernelFault, ShaderCompileError
+from ..errors import BackendUnavailable, KernelFault, ShaderCompileError
 from ..kernels.compose import ComposedSource, compose
 from ..kernels.registry import KernelSpec, spec
-from .base import Batch, RtBuffer, Runtime, RtView, grid_for
+from .base import (Batch, RtBuffer, Runtime, RtView, allocation_size, binding_range, check_binding_sizes,
+                   check_range, grid_for, params_words)
 
 MUL_VARIANTS = ("mulhi", "u64", "emulated")
 SHIM_DIR = Path(__file__).resolve().parent / "msl_cpu"
-PARAMS_WORDS = 64
 CXX_FLAGS = ("-std=c++17", "-O2", "-fPIC", "-shared", "-pthread", "-w", "-fno-strict-aliasing",
              "-U_FORTIFY_SOURCE", "-D_FORTIFY_SOURCE=0")  # fibers longjmp between stacks: no fortified longjmp
 
@@ -236,11 +236,7 @@ class _MslCpuBatch(Batch):
         self.ops: list[tuple] = []
 
     def dispatch(self, kernel, buffers, params, n_groups):
-        words = np.zeros(PARAMS_WORDS, np.uint32)
-        if params is not None:
-            p = np.asarray(params, np.uint32).reshape(-1)
-            words[: p.size] = p
-        self.ops.append(("dispatch", kernel, list(buffers), words, grid_for(n_groups, self.rt.max_groups_per_dim)))
+        self.ops.append(("dispatch", kernel, list(buffers), params_words(params), grid_for(n_groups, self.rt.max_groups_per_dim)))
 
     def copy(self, src, src_offset, dst, dst_offset, nbytes):
         self.ops.append(("copy", src, src_offset, dst, dst_offset, nbytes))
@@ -276,6 +272,7 @@ class MslCpuRuntime(Runtime):
         self.max_binding_bytes = int(max_binding_bytes or (1 << 32) - 4)
         env_workers = os.environ.get("WHIRGPU_MSL_CPU_WORKERS")
         self.workers = max(1, int(workers or (env_workers and int(env_workers)) or os.cpu_count() or 1))
+        self.device_name = f"MSL on the CPU ({self.compiler_version}, {self.workers} threads)"
         self._kernels: dict[tuple, _Kernel] = {}
         self._times: list[tuple[str, float]] | None = None
 
@@ -292,20 +289,19 @@ class MslCpuRuntime(Runtime):
 
     def limits(self) -> DeviceLimits:
         return DeviceLimits(
-            name=f"MSL on the CPU ({self.compiler_version}, {self.workers} threads)", api="MSL-CPU",
+            name=self.device_name, api="MSL-CPU",
             device_type="CPU", max_buffer_size=1 << 40, max_storage_binding_size=self.max_binding_bytes,
             max_workgroup_storage=32768, max_invocations_per_workgroup=1024,
             max_workgroups_per_dimension=self.max_groups_per_dim, subgroup_size=32, has_u64=True,
             has_native_mulhi=True, unified_memory=True, zero_copy_shared=True, features=(f"mul-{self.mul}",))
 
     def alloc(self, nbytes: int, mode: StorageMode = StorageMode.PRIVATE) -> RtBuffer:
-        nbytes = max(4, -(-int(nbytes) // 4) * 4)
+        nbytes = allocation_size(nbytes)
         return RtBuffer(_aligned_words(nbytes), nbytes, mode)
 
     def write(self, buffer: RtBuffer, data: np.ndarray, offset: int = 0) -> None:
         data = np.ascontiguousarray(data, dtype=np.uint32)
-        if offset + data.nbytes > buffer.nbytes:
-            raise ValueError(f"write of {data.nbytes} bytes at {offset} overruns a {buffer.nbytes}-byte buffer")
+        check_range("write", buffer, data.nbytes, offset)
         buffer.handle.view(np.uint8)[offset:offset + data.nbytes] = data.view(np.uint8).reshape(-1)
 
     def read(self, buffer: RtBuffer, nbytes: int | None = None, offset: int = 0) -> np.ndarray:
@@ -339,12 +335,10 @@ class MslCpuRuntime(Runtime):
 
     def _launch(self, kernel: _Kernel, buffers: list[RtBuffer | RtView], params: np.ndarray,
                 grid: tuple[int, int]) -> None:
+        bindings = [binding_range(b) for b in buffers]
+        check_binding_sizes(bindings, self.max_binding_bytes, self.device_name)
         pointers = self.ffi.new("void *[]", len(buffers) + 1)
-        for slot, b in enumerate(buffers):
-            whole, offset, nbytes = (b.buffer, b.offset, b.nbytes) if isinstance(b, RtView) else (b, 0, b.nbytes)
-            if nbytes > self.max_binding_bytes:
-                raise DeviceLimitError(f"binding {slot} of {nbytes} bytes exceeds max_storage_binding_size "
-                                       f"{self.max_binding_bytes} on {self.limits().name}")
+        for slot, (whole, offset, _) in enumerate(bindings):
             pointers[slot] = self.ffi.cast("void *", whole.handle.ctypes.data + offset)
         pointers[len(buffers)] = self.ffi.cast("void *", params.ctypes.data)
         started = time.perf_counter_ns()

@@ -22,7 +22,8 @@ from ..backends.base import DeviceLimits, StorageMode
 from ..errors import BackendUnavailable, DeviceLimitError, DeviceOutOfMemory, ShaderCompileError
 from ..kernels.compose import compose, map_diagnostic
 from ..kernels.registry import spec
-from .base import Batch, RtBuffer, Runtime, RtView, grid_for
+from .base import (PARAMS_WORDS, Batch, RtBuffer, Runtime, allocation_size, binding_range, check_binding_sizes, check_range,
+                   grid_for, params_words)
 
 NATIVE_APIS = ("Vulkan", "Metal", "D3D12")
 WANTED_FEATURES = ("shader-int64", "subgroup", "timestamp-query")
@@ -31,12 +32,8 @@ UNIFIED_TYPES = ("IntegratedGPU", "CPU")  # adapter types with unified memory (M
 MAP_ALIGNMENT = 8  # wgpu's map offset alignment (the size must be a multiple of 4)
 MUL_VARIANTS = ("emulated", "u64")
 _TYPE_RANK = {"DiscreteGPU": 0, "IntegratedGPU": 1, "VirtualGPU": 2, "Unknown": 3, "CPU": 4}
-PARAMS_SLOT_BYTES = 256  # per-dispatch params slot; a multiple of every device's uniform offset alignment
+PARAMS_SLOT_BYTES = 4 * PARAMS_WORDS  # per-dispatch params slot; a multiple of every uniform offset alignment
 BIND_GROUP_CACHE = 4096  # bind groups kept (least recently used dropped first); a proof uses about 500
-
-
-def _binding(b: RtBuffer | RtView) -> tuple[RtBuffer, int, int]:
-    return (b.buffer, b.offset, b.nbytes) if isinstance(b, RtView) else (b, 0, b.nbytes)
 
 
 def _import_wgpu():
@@ -104,13 +101,11 @@ class _WgpuBatch(Batch):
     def dispatch(self, kernel, buffers, params, n_groups):
         slot = None
         if params is not None:
-            words = np.zeros(PARAMS_SLOT_BYTES // 4, np.uint32)
-            p = np.asarray(params, np.uint32).reshape(-1)
-            words[: p.size] = p
+            words = params_words(params)
             slot = len(self.params_words)
             self.params_words.append(words)
         grid = grid_for(n_groups, self.rt.max_groups_per_dim)
-        self.ops.append(("dispatch", kernel, tuple(_binding(b) for b in buffers), slot, grid))
+        self.ops.append(("dispatch", kernel, tuple(binding_range(b) for b in buffers), slot, grid))
 
     def copy(self, src, src_offset, dst, dst_offset, nbytes):
         self.ops.append(("copy", src, src_offset, dst, dst_offset, nbytes))
@@ -274,7 +269,7 @@ class WgpuRuntime(Runtime):
             max_workgroups_per_dimension=self.max_groups_per_dim,
             has_u64="shader-int64" in self.device.features,
             has_native_mulhi=False,
-            unified_memory=info.get("adapter_type") in ("IntegratedGPU", "CPU"),
+            unified_memory=info.get("adapter_type") in UNIFIED_TYPES,
             has_timestamps="timestamp-query" in self.device.features,
             zero_copy_shared=self.zero_copy_shared,
             features=self.features,
@@ -282,7 +277,7 @@ class WgpuRuntime(Runtime):
 
     # -- memory ------------------------------------------------------------------------------------------------
     def alloc(self, nbytes: int, mode: StorageMode = StorageMode.PRIVATE) -> RtBuffer:
-        nbytes = max(4, -(-int(nbytes) // 4) * 4)
+        nbytes = allocation_size(nbytes)
         limit = self.device.limits["max-buffer-size"]
         if nbytes > limit:
             raise DeviceLimitError(f"a buffer of {nbytes} bytes exceeds max-buffer-size {limit} "
@@ -299,8 +294,7 @@ class WgpuRuntime(Runtime):
 
     def write(self, buffer: RtBuffer, data: np.ndarray, offset: int = 0) -> None:
         data = np.ascontiguousarray(data, dtype=np.uint32)
-        if offset + data.nbytes > buffer.nbytes:
-            raise ValueError(f"write of {data.nbytes} bytes at {offset} overruns a {buffer.nbytes}-byte buffer")
+        check_range("write", buffer, data.nbytes, offset)
         if data.nbytes == 0:
             return  # wgpu rejects empty writes
         self.device.queue.write_buffer(buffer.handle, offset, data)
@@ -328,10 +322,7 @@ class WgpuRuntime(Runtime):
                None if params_at is None else (id(params_at[0]), params_at[1]))
         hit = self._bind_groups.pop(key, None)
         if hit is None:
-            for slot, (_, _, n) in enumerate(bindings):
-                if n > self.max_binding_bytes:
-                    raise DeviceLimitError(f"binding {slot} of {n} bytes exceeds max_storage_binding_size "
-                                           f"{self.max_binding_bytes} on {self.adapter.summary}")
+            check_binding_sizes(bindings, self.max_binding_bytes, self.adapter.summary)
             entries = [{"binding": i, "resource": {"buffer": b.handle, "offset": off, "size": n}}
                        for i, (b, off, n) in enumerate(bindings)]
             if params_at is not None:
@@ -347,8 +338,7 @@ class WgpuRuntime(Runtime):
         nbytes = buffer.nbytes - offset if nbytes is None else nbytes
         if nbytes == 0:
             return np.zeros(0, np.uint32)
-        if offset < 0 or offset + nbytes > buffer.nbytes:
-            raise ValueError(f"read of {nbytes} bytes at {offset} overruns a {buffer.nbytes}-byte buffer")
+        check_range("read", buffer, nbytes, offset)
         if buffer.mode is StorageMode.SHARED and self.zero_copy_shared:
             return self._read_mapped(buffer, nbytes, offset)
         staging = self._staging_buffer(nbytes)
