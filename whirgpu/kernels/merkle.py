@@ -37,6 +37,11 @@ _rc_tables: "weakref.WeakKeyDictionary[Runtime, RtBuffer]" = weakref.WeakKeyDict
 _top_scratch: "weakref.WeakKeyDictionary[Runtime, RtBuffer]" = weakref.WeakKeyDictionary()
 
 
+
+def _level_mode(n_nodes: int) -> StorageMode:
+    """A tree level of ``n_nodes`` digests: the root level is read by the host, the others are intermediates."""
+    return StorageMode.SHARED if n_nodes == 1 else StorageMode.PRIVATE
+
 def round_constants(rt: Runtime) -> RtBuffer:
     """The runtime's Poseidon2 round-constant table (``constants.poseidon2_rc_table``), uploaded once; every
     Poseidon2 kernel binds it at the slot after its data buffers."""
@@ -133,18 +138,18 @@ def build_tree(rt: Runtime, matrix: RtBuffer, height: int, width: int, batch: Ba
     batch = rt.batch() if own else batch
     # Modes say what each buffer is (a storage policy maps them): the root level is read by the host (SHARED),
     # the levels below it are intermediates (PRIVATE).
-    levels = [rt.alloc(height * _DIGEST_BYTES, StorageMode.SHARED if height == 1 else StorageMode.PRIVATE)]
+    levels = [rt.alloc(height * _DIGEST_BYTES, _level_mode(height))]
     hash_leaves(rt, batch, matrix, levels[0], height, width)
     n = height
     while n > 1:
         n //= 2
         if n <= min(TOP_MAX_PARENTS, TOP_LIMIT):
-            top = [rt.alloc((n >> k) * _DIGEST_BYTES, StorageMode.SHARED if n >> k == 1 else StorageMode.PRIVATE)
+            top = [rt.alloc((n >> k) * _DIGEST_BYTES, _level_mode(n >> k))
                    for k in range(n.bit_length())]
             compress_top(rt, batch, levels[-1], top)
             levels += top
             break
-        levels.append(rt.alloc(n * _DIGEST_BYTES, StorageMode.SHARED if n == 1 else StorageMode.PRIVATE))
+        levels.append(rt.alloc(n * _DIGEST_BYTES, _level_mode(n)))
         compress_level(rt, batch, levels[-2], levels[-1], n)
     if own:
         batch.submit()
