@@ -1,4 +1,4 @@
-"""The ``whirgpu`` command line: devices, params, prove, verify.
+"""The ``whirgpu`` command line: devices, params, prove, verify, bench.
 
 Exit codes: 0 success / accept; 1 reject or a whirgpu error (bad input, bad proof, device limit), printed as
 one line; 2 usage errors (argparse). Set WHIRGPU_DEBUG=1 to see a traceback for unexpected failures.
@@ -109,6 +109,15 @@ def _build_parser() -> argparse.ArgumentParser:
                                    "variant WHIRGPU_MUL=auto chooses), the numpy reference, and what --backend "
                                    "auto would pick and why.")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--plan", metavar="N:F:R",
+                   help="plan a configuration (2^N values, fold F, rate R; security 100, pow 16, capacity bound) on "
+                        "each device: the memory of every buffer with its storage mode against the limits, and "
+                        "whether --backend auto would use the GPU, with the reason")
+    _add_storage_flag(p)
+
+    from .bench.cli import add_bench_parser  # noqa: PLC0415 - the bench command lives with the bench package
+
+    add_bench_parser(sub)
 
     p = sub.add_parser("verify", help="verify a proof file",
                        description="Verify a proof file. Prints 'accept' (exit 0) or 'reject: <reason>' (exit 1).")
@@ -167,6 +176,11 @@ def _format_device(label: str, entry: dict) -> list[str]:
 
 def _cmd_devices(args) -> int:
     from .devices import gather
+
+    if args.plan is not None:
+        from .planner import run_plan_command  # noqa: PLC0415
+
+        return run_plan_command(args.plan, args.storage, args.json)
 
     report = gather()
     if args.json:
@@ -308,7 +322,14 @@ def _cmd_verify(args) -> int:
     return 0
 
 
-COMMANDS = {"devices": _cmd_devices, "params": _cmd_params, "prove": _cmd_prove, "verify": _cmd_verify}
+def _cmd_bench(args) -> int:
+    from .bench.cli import run_bench  # noqa: PLC0415
+
+    return run_bench(args)
+
+
+COMMANDS = {"bench": _cmd_bench, "devices": _cmd_devices, "params": _cmd_params, "prove": _cmd_prove,
+            "verify": _cmd_verify}
 
 
 def main(argv: list[str] | None = None) -> int:
