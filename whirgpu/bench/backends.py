@@ -1,0 +1,112 @@
+"""Backend specs for benchmarks: ``NAME[:MUL]`` -> a ready backend, so one run can compare multiply variants.
+
+Specs: ``cpu`` (the numpy reference); ``wgpu``, ``wgpu:u64``, ``wgpu:emulated`` (WGSL through wgpu; bare
+``wgpu`` takes ``WHIRGPU_MUL``, else u64 when the adapter has shader-int64); ``metal``, ``metal:mulhi|u64|emulated``
+(MSL through Metal, macOS); ``msl-cpu``, ``msl-cpu:mulhi|u64|emulated`` (the MSL kernels on the CPU: slow, a
+verification backend). Unlike ``--backend auto``, a benchmark opens a software wgpu adapter (lavapipe) too: it is
+labelled as such in the device description.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+
+from ..backends import Backend, CpuBackend
+from ..errors import BackendUnavailable, ConfigError
+
+RUNTIMES = ("wgpu", "metal", "msl-cpu")
+SPEC_NAMES = ("cpu",) + RUNTIMES
+
+
+@dataclass(frozen=True)
+class BackendSpec:
+    """``name`` (cpu / wgpu / metal / msl-cpu) and the multiply variant ``mul`` (None: the runtime's default)."""
+
+    name: str
+    mul: str | None = None
+
+    def __str__(self) -> str:
+        return f"{self.name}:{self.mul}" if self.mul else self.name
+
+    @property
+    def is_gpu(self) -> bool:
+        """True for every kernel backend (msl-cpu included: it runs the GPU kernels)."""
+        return self.name != "cpu"
+
+
+def _mul_variants(name: str) -> tuple[str, ...]:
+    if name == "wgpu":
+        from ..runtime.wgpu_rt import MUL_VARIANTS  # noqa: PLC0415
+    elif name == "metal":
+        from ..runtime.metal_rt import MUL_VARIANTS  # noqa: PLC0415
+    else:
+        from ..runtime.msl_cpu_rt import MUL_VARIANTS  # noqa: PLC0415
+    return MUL_VARIANTS
+
+
+def parse_spec(text: str) -> BackendSpec:
+    """``NAME[:MUL]`` -> BackendSpec; a ConfigError naming the choices for an unknown name or multiply."""
+    name, _, mul = text.strip().partition(":")
+    if name not in SPEC_NAMES:
+        raise ConfigError(f"unknown backend {name!r} in {text.strip()!r}; choose from {', '.join(SPEC_NAMES)} "
+                          f"(with :MUL for a multiply variant, e.g. wgpu:u64)")
+    if not mul:
+        return BackendSpec(name)
+    if name == "cpu":
+        raise ConfigError(f"{text.strip()!r}: the cpu backend has no multiply variants")
+    variants = _mul_variants(name)
+    if mul not in variants:
+        raise ConfigError(f"{text.strip()!r}: {name} multiplies are {', '.join(variants)}")
+    return BackendSpec(name, mul)
+
+
+def parse_specs(text: str) -> list[BackendSpec]:
+    """A comma-separated list of specs, duplicates dropped, order kept."""
+    specs = [parse_spec(item) for item in text.split(",") if item.strip()]
+    if not specs:
+        raise ConfigError("no backends given")
+    return list(dict.fromkeys(specs))
+
+
+def default_specs() -> list[BackendSpec]:
+    """cpu, wgpu, and metal on macOS: the backends a user compares (msl-cpu is opt-in, being slow)."""
+    specs = [BackendSpec("cpu"), BackendSpec("wgpu")]
+    if sys.platform == "darwin":
+        specs.append(BackendSpec("metal"))
+    return specs
+
+
+def open_runtime(spec: BackendSpec):
+    """A fresh runtime for a kernel backend spec; BackendUnavailable when it cannot run here."""
+    if spec.name == "wgpu":
+        from ..runtime.wgpu_rt import WgpuRuntime  # noqa: PLC0415
+
+        return WgpuRuntime(mul=spec.mul)
+    if spec.name == "metal":
+        from ..runtime.metal_rt import MetalRuntime  # noqa: PLC0415
+
+        return MetalRuntime(mul=spec.mul)
+    if spec.name == "msl-cpu":
+        from ..runtime.msl_cpu_rt import MslCpuRuntime  # noqa: PLC0415
+
+        return MslCpuRuntime(mul=spec.mul)
+    raise BackendUnavailable(f"{spec} has no kernel runtime")
+
+
+def open_backend(spec: BackendSpec, storage: str | None = None) -> Backend:
+    """A ready backend for ``spec`` (storage: the GPU storage policy; the cpu backend ignores it).
+    BackendUnavailable, with the reason, when it cannot run here."""
+    if spec.name == "cpu":
+        return CpuBackend()
+    from ..backends.gpu import GpuBackend  # noqa: PLC0415
+
+    return GpuBackend(open_runtime(spec), storage=storage)
+
+
+def describe(backend: Backend) -> str:
+    """One line naming the device and, for kernel backends, the multiply variant."""
+    limits = backend.limits()
+    mul = getattr(getattr(backend, "rt", None), "mul", None)
+    kind = f" [{limits.device_type}]" if limits.device_type else ""
+    return f"{limits.name}{kind}, {mul} multiply" if mul else f"{limits.name}{kind}"
