@@ -44,7 +44,7 @@ def test_mul_chain_matches_numpy(gpu_runtime, threads, rounds):
 
 def test_ceilings_are_positive(gpu_runtime):
     rt = gpu_runtime
-    if not rt.limits().has_timestamps:
-        pytest.skip(f"{rt.limits().name} has no timestamps")
+    if calibrate.kernel_timing(rt) is None:
+        pytest.skip(f"{rt.limits().name} cannot time kernels")
     assert calibrate.copy_bandwidth(rt, 1 << 20, runs=1) > 0
     assert calibrate.mul_throughput(rt, 1 << 10, 8, runs=1) > 0
