@@ -39,7 +39,7 @@ GROWTH = 4
 # What ``kernel_times`` measures on each runtime (metal_rt times whole command buffers; msl-cpu times each
 # launch on the host's clock, its CPU being the 'GPU').
 _TIMING = {"wgpu": "GPU timestamps per dispatch", "metal": "command-buffer GPU time",
-           "msl-cpu": "host wall time per launch (the kernels run on the CPU)"}
+           "msl-cpu": "host wall time per launch, on the CPU"}
 
 
 def kernel_timing(rt: Runtime) -> str | None:

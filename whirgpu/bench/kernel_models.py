@@ -1,0 +1,73 @@
+"""Work models of the proof's kernels: what one launch must do, from its label and params words, so its time can
+be set against a calibration ceiling (``whirgpu.kernels.calibrate``).
+
+- Memory-bound kernels: the bytes the launch must move (reads + writes of its arrays, each once; small factor
+  and index tables left out), compared with the copy bandwidth.
+- Poseidon2 kernels: permutations x ``POSEIDON2_PRODUCTS`` Montgomery products (8 full rounds x 16 S-boxes x 4
+  products + 13 partial rounds x 4; the linear layers' additions are not counted, so the fraction overstates
+  the headroom), compared with the products per second.
+- Everything else (factor tables, reductions' second stage, proof-of-work search whose launches exit early) has
+  no model. Params layouts are the registry's (``kernels.registry``); a model reads only the words it names.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+POSEIDON2_PRODUCTS = 8 * 16 * 4 + 13 * 4
+BYTES, PRODUCTS = "bytes", "products"  # a model's unit
+_WORD, _EF = 4, 16
+
+
+@dataclass(frozen=True)
+class Work:
+    """What one launch must do: ``amount`` of ``unit`` (BYTES moved, or Montgomery PRODUCTS)."""
+
+    unit: str
+    amount: int
+
+
+def _bytes(fn: Callable[[list[int]], int]) -> Callable[[list[int]], Work]:
+    return lambda p: Work(BYTES, fn(p))
+
+
+def _permutations(fn: Callable[[list[int]], int]) -> Callable[[list[int]], Work]:
+    return lambda p: Work(PRODUCTS, fn(p) * POSEIDON2_PRODUCTS)
+
+
+# label -> params words -> Work. NTT passes read and write the whole (H, w) matrix; their params give its size.
+_MODELS: dict[str, Callable[[list[int]], Work]] = {
+    "transpose_pad": _bytes(lambda p: _WORD * (1 << (p[2] + p[1])) + _WORD * p[0]),
+    "ntt_bitrev": _bytes(lambda p: 2 * _WORD * p[0]),
+    "ntt.ntt_local": _bytes(lambda p: 2 * _WORD * (p[0] << (p[2] + p[3]))),
+    "ntt.ntt_radix2": _bytes(lambda p: 2 * _WORD * 2 * p[0]),
+    "ntt.ntt_radix4": _bytes(lambda p: 2 * _WORD * 4 * p[0]),
+    "sumcheck.sumcheck_base": _bytes(lambda p: 2 * p[0] * (_WORD + _EF)),
+    "sumcheck.sumcheck_ext": _bytes(lambda p: 4 * p[0] * _EF),
+    "fold.fold_base": _bytes(lambda p: 2 * p[4] * (_WORD + _EF) + 2 * p[4] * _EF),
+    "fold.fold_ext": _bytes(lambda p: 6 * p[4] * _EF),
+    "weights": _bytes(lambda p: p[0] * _EF * (1 + (p[3] != 0))),
+    "mle_eval.mle_eval_base": _bytes(lambda p: p[0] * _WORD),
+    "mle_eval.mle_eval_ext": _bytes(lambda p: p[0] * _EF),
+    "gather_rows": _bytes(lambda p: 2 * _WORD * p[0]),
+    "merkle_paths": _bytes(lambda p: 2 * _WORD * 8 * p[0]),
+    "merkle_leaves": _permutations(lambda p: p[0] * -(-p[1] // 8)),
+    "merkle_compress": _permutations(lambda p: p[0]),
+    "merkle_compress.merkle_compress_coop": _permutations(lambda p: p[0]),
+    "merkle_compress.merkle_permute": _permutations(lambda p: p[0]),
+    "merkle_compress.merkle_permute_coop": _permutations(lambda p: p[0]),
+    "merkle_compress.merkle_top": _permutations(lambda p: 2 * p[0] - 1),  # n parents, then n/2, ... 1
+}
+
+
+def launch_work(label: str, params) -> Work | None:
+    """The work of one launch of kernel ``label`` (``stem`` or ``stem.entry``) with ``params`` (uint32 words);
+    None for a kernel without a model."""
+    model = _MODELS.get(label)
+    return None if model is None else model([int(w) for w in params])
+
+
+def ceiling_name(unit: str) -> str:
+    """The calibration ceiling a unit is compared with."""
+    return "copy" if unit == BYTES else "mul"
