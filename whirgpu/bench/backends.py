@@ -105,8 +105,37 @@ def open_backend(spec: BackendSpec, storage: str | None = None) -> Backend:
 
 
 def describe(backend: Backend) -> str:
-    """One line naming the device and, for kernel backends, the multiply variant."""
+    """One line naming the device, whether it is a software adapter, and for kernel backends the multiply variant,
+    e.g. ``llvmpipe (LLVM 15.0.6, 256 bits) via Vulkan, software adapter, u64 multiply``."""
     limits = backend.limits()
+    name, kind = limits.name, limits.device_type
+    parts = []
+    if backend.name == "wgpu" and kind == "CPU":
+        # wgpu's adapter summary already says "(CPU)", which reads as if the numpy reference ran
+        parts += [name.replace(f" ({kind})", ""), "software adapter"]
+    elif kind and kind.lower() not in name.lower():
+        parts.append(f"{name} [{kind}]")
+    else:
+        parts.append(name)
     mul = getattr(getattr(backend, "rt", None), "mul", None)
-    kind = f" [{limits.device_type}]" if limits.device_type else ""
-    return f"{limits.name}{kind}, {mul} multiply" if mul else f"{limits.name}{kind}"
+    if mul:
+        parts.append(f"{mul} multiply")
+    return ", ".join(parts)
+
+
+def open_specs(specs: list[BackendSpec], storage: str | None, explicit: bool
+               ) -> tuple[dict[str, Backend], dict[str, str]]:
+    """Open every spec, in order -> ({spec: backend}, {spec: why it was skipped}).
+
+    ``explicit`` (the user listed them): a spec that cannot open raises BackendUnavailable naming it and why.
+    Otherwise (the default list) it is skipped with its reason."""
+    opened: dict[str, Backend] = {}
+    skipped: dict[str, str] = {}
+    for spec in specs:
+        try:
+            opened[str(spec)] = open_backend(spec, storage)
+        except BackendUnavailable as exc:
+            if explicit:
+                raise BackendUnavailable(f"backend {spec} cannot run here: {exc}") from None
+            skipped[str(spec)] = str(exc)
+    return opened, skipped

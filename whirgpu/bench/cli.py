@@ -1,13 +1,205 @@
-"""The ``whirgpu bench`` command (being built)."""
+"""The ``whirgpu bench`` command: parser (``add_bench_parser``) and driver (``run_bench(args) -> exit code``).
+
+Exit codes: 0 all proofs identical and verified; 1 a bad option (one line, ConfigError), a backend listed with
+--backends that cannot open, or any row with an error (mismatched, rejected or failed proof; shown in the
+table); 130 Ctrl-C during the grid (the rows finished so far are still reported and saved).
+"""
 
 from __future__ import annotations
 
+import json
+import shlex
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
 from ..errors import ConfigError
+from .backends import default_specs, describe, open_specs, parse_specs
+from .grid import GRIDS, parse_grid
+from .summary import BASELINES
+
+KERNELS_DEFAULT_GRID = "20:4:1"
+# run options that --load (which runs nothing) refuses, as (dest, flag)
+RUN_OPTIONS = (("grid", "--grid"), ("backends", "--backends"), ("runs", "--runs"), ("warmup", "--warmup"),
+               ("seed", "--seed"), ("storage", "--storage"))
 
 
 def add_bench_parser(sub) -> None:
-    sub.add_parser("bench", help="benchmark grid (being built)")
+    from ..cli import _add_storage_flag  # noqa: PLC0415 - whirgpu.cli builds its parser by calling this
+
+    p = sub.add_parser(
+        "bench", help="time proofs over a grid of configurations on several backends and compare them",
+        description="Prove every grid point on every backend (warm-up runs, then timed runs; the median is "
+                    "reported), check that all backends prove the same bytes and that the proof verifies, and "
+                    "print one row per point with each backend's time and the speedup of the fastest kernel "
+                    "backend over the baseline. --load renders saved --json results instead of running.")
+    run = p.add_argument_group("what to run")
+    run.add_argument("--grid", metavar="GRID",
+                     help=f"{' | '.join(GRIDS)} ({', '.join(f'{k}: {len(v)} points' for k, v in GRIDS.items())}) "
+                          "or N:F:R,... (2^N values, fold F, log2 inverse rate R); default: default")
+    run.add_argument("--backends", metavar="LIST",
+                     help="comma-separated NAME[:MUL] specs: cpu, wgpu, wgpu:u64, wgpu:emulated, metal[:MUL], "
+                          "msl-cpu[:MUL] (MUL: mulhi, u64, emulated). Default: "
+                          f"{','.join(str(s) for s in default_specs())}, skipping any that cannot run here; "
+                          "a listed backend that cannot run is an error")
+    run.add_argument("--runs", type=int, metavar="N", help="timed runs per point and backend (default 3)")
+    run.add_argument("--warmup", type=int, metavar="N", help="untimed runs before them (default 1)")
+    run.add_argument("--seed", type=int, metavar="S", help="seed of each point's random instance (default 1)")
+    _add_storage_flag(run)
+    run.add_argument("--phases", action="store_true",
+                     help="also print the time per proof phase (kernel backends: one extra profiled run that waits "
+                          "for the device at each phase; cpu: the median run)")
+    run.add_argument("--kernels", action="store_true",
+                     help="calibrate each GPU backend (copy bandwidth, Montgomery products/s, dispatch and "
+                          "readback overhead) and time each kernel of a proof as a fraction of it; uses --grid "
+                          f"points (default {KERNELS_DEFAULT_GRID} with --kernels)")
+    out = p.add_argument_group("output")
+    out.add_argument("--baseline", choices=BASELINES, default=None,
+                     help="what speedup divides: cpu (default: the numpy reference in this run), or the Rust "
+                          "reference's figures on the default grid: rust-16core (CPU, 16-core Xeon), rust-m1 (CPU, "
+                          "Apple M1, published), rust-m1-metal (Metal GPU, M1, published)")
+    out.add_argument("--reference", action="store_true", help="add the three Rust reference columns")
+    out.add_argument("--markdown", action="store_true", help="print GitHub markdown instead of the rich table")
+    out.add_argument("--json", metavar="FILE", help="write every setting, run and proof hash to FILE")
+    out.add_argument("--plot", metavar="FILE.png",
+                     help="write a speedup heatmap per n (needs matplotlib: pip install 'whirgpu[plot]')")
+    out.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    out.add_argument("--load", nargs="+", metavar="FILE.json",
+                     help="run nothing: merge saved --json files (a later file's row replaces the same point and "
+                          "backend of an earlier one) and render them")
+
+
+def _check_writable(path: str | None, flag: str) -> None:
+    """Fail before an hour of benchmarking, not after it."""
+    if path is not None and not Path(path).resolve().parent.is_dir():
+        raise ConfigError(f"{flag} {path}: folder {Path(path).parent} does not exist")
+
+
+def _counts(args) -> tuple[int, int, int]:
+    runs = 3 if args.runs is None else args.runs
+    warmup = 1 if args.warmup is None else args.warmup
+    seed = 1 if args.seed is None else args.seed
+    if runs < 1:
+        raise ConfigError(f"--runs {runs}: need at least 1 timed run")
+    if warmup < 0:
+        raise ConfigError(f"--warmup {warmup}: cannot be negative")
+    if not 0 <= seed < 1 << 64:
+        raise ConfigError(f"--seed {seed} is not a u64 seed (must be in [0, 2^64))")
+    return runs, warmup, seed
+
+
+def _command_line(args, grid: str, specs: list[str], runs: int, warmup: int, seed: int) -> str:
+    """The command with every run setting spelled out, so it can be re-run as is."""
+    words = ["whirgpu", "bench", "--grid", grid, "--backends", ",".join(specs), "--runs", str(runs),
+             "--warmup", str(warmup), "--seed", str(seed)]
+    words += ["--storage", args.storage] if args.storage else []
+    words += ["--phases"] if args.phases else []
+    return shlex.join(words)
+
+
+def _write_json(path: str, doc: dict) -> None:
+    try:
+        Path(path).write_text(json.dumps(doc, indent=2) + "\n")
+    except OSError as exc:
+        raise ConfigError(f"cannot write {path}: {exc.strerror}") from None
+
+
+def _run_kernels(args) -> int:
+    given = [flag for dest, flag in (("load", "--load"), ("plot", "--plot"), ("phases", "--phases"),
+                                     ("reference", "--reference"), ("baseline", "--baseline"),
+                                     ("warmup", "--warmup"), ("seed", "--seed")) if getattr(args, dest)]
+    if given:
+        raise ConfigError(f"--kernels does not take {given[0]}")
+    try:
+        from .kernels import run_kernels  # noqa: PLC0415 - built separately; absent until then
+    except ModuleNotFoundError as exc:
+        if exc.name != f"{__package__}.kernels":
+            raise ConfigError(f"--kernels is not available: {exc}") from None
+        raise ConfigError("--kernels is not available yet") from None
+    except ImportError as exc:
+        raise ConfigError(f"--kernels is not available: {exc}") from None
+    points = parse_grid(args.grid or KERNELS_DEFAULT_GRID)
+    specs = parse_specs(args.backends) if args.backends else default_specs()
+    runs, _, _ = _counts(args)
+    _check_writable(args.json, "--json")
+    return run_kernels(points, specs, runs, args.storage, args.json, args.markdown, args.quiet)
+
+
+def _load(args, baseline: str):
+    from .check import compare_proofs  # noqa: PLC0415
+    from .results import load_file, merge  # noqa: PLC0415
+
+    given = [flag for dest, flag in RUN_OPTIONS if getattr(args, dest) is not None]
+    if given:
+        raise ConfigError(f"--load renders saved results and runs nothing; drop {given[0]}")
+    loaded = [(path, load_file(path)) for path in args.load]
+    results = merge(loaded)
+    if len({r.settings.get("seed") for _, r in loaded}) == 1:  # same instances: proofs must agree across files
+        for point in results.points:
+            compare_proofs(results.point_rows(point))
+    results.date = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    results.command = shlex.join(["whirgpu", "bench", "--load", *args.load, "--baseline", baseline])
+    return results
+
+
+def _run(args):
+    from .host import host_info  # noqa: PLC0415
+    from .progress import progress_bar  # noqa: PLC0415
+    from .results import BenchResults  # noqa: PLC0415
+    from .runner import Plan, run_grid  # noqa: PLC0415
+    from .report import console  # noqa: PLC0415
+
+    grid = args.grid or "default"
+    points = parse_grid(grid)
+    specs = parse_specs(args.backends) if args.backends else default_specs()
+    runs, warmup, seed = _counts(args)
+    backends, skipped = open_specs(specs, args.storage, explicit=args.backends is not None)
+    err = console(stderr=True)
+    for spec, reason in skipped.items():
+        err.print(f"skipping {spec}: {reason}", markup=False)
+    devices = {spec: describe(backend) for spec, backend in backends.items()}
+    results = BenchResults(
+        date=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        command=_command_line(args, grid, list(backends), runs, warmup, seed),
+        host=host_info(),
+        settings={"grid": grid, "points": [str(p) for p in points], "backends": list(backends), "runs": runs,
+                  "warmup": warmup, "seed": seed, "storage": args.storage, "phases": args.phases},
+        backends={spec: {"device": devices[spec], "storage": backend.storage} for spec, backend in backends.items()},
+        skipped=skipped,
+    )
+    plan = Plan(points, backends, runs, warmup, seed, args.phases)
+    width = len(plan.label(points[0], next(iter(backends)), "")) + len("profiled run")
+    with progress_bar(plan.total_steps(), args.quiet, width) as on_step:
+        run_grid(plan, results, devices, on_step)
+    return results
 
 
 def run_bench(args) -> int:
-    raise ConfigError("whirgpu bench is not built yet")
+    if args.kernels:
+        return _run_kernels(args)
+    baseline = args.baseline or "cpu"
+    _check_writable(args.json, "--json")
+    _check_writable(args.plot, "--plot")
+    if args.plot:
+        from .plot import require_matplotlib  # noqa: PLC0415
+
+        require_matplotlib()
+    results = _load(args, baseline) if args.load else _run(args)
+
+    from .report import print_report  # noqa: PLC0415
+    from .results import to_json  # noqa: PLC0415
+    from .summary import summarize  # noqa: PLC0415
+
+    print_report(results, baseline, args.reference, args.phases, args.markdown)
+    summaries = summarize(results, baseline)
+    if args.json:
+        _write_json(args.json, to_json(results, [s.to_json() for s in summaries]))
+        print(f"wrote {args.json}", file=sys.stderr)
+    if args.plot:
+        from .plot import write_heatmap  # noqa: PLC0415
+
+        write_heatmap(args.plot, summaries, results.devices(), baseline)
+        print(f"wrote {args.plot}", file=sys.stderr)
+    if results.interrupted and not args.load:
+        return 130
+    return 1 if results.has_errors else 0

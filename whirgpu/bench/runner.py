@@ -1,0 +1,166 @@
+"""Time proofs over a grid on several open backends, checking that every backend proves the same bytes.
+
+Per point: one random instance (``random_instance(n, seed)``, drawn untimed); then per backend ``warmup``
+untimed proofs (pipelines compile, pools fill), ``runs`` timed proofs (``WhirProver.prove`` wall time, waiting
+for the device included) and, with ``phases`` on a kernel backend, one more proof with ``GpuBackend.profile``
+set, whose phase times are a true breakdown (the device is waited for at every phase boundary). On the cpu
+backend phases come from the median timed run, as nothing there is asynchronous. Finally the proofs are
+compared (``check``) and the reference proof is verified once (untimed).
+
+A backend that raises while proving gets its error in its row and the grid goes on. Ctrl-C stops the run: the
+rows of finished (point, backend) pairs are kept and ``interrupted`` is set.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import statistics
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+from ..api import random_instance
+from ..backends import Backend
+from ..protocol.prover import WhirProver
+from ..protocol.serialize import ProofFile, dump
+from ..protocol.verifier import WhirVerifier
+from .check import compare_proofs, record_verification
+from .grid import GridPoint
+from .results import BenchResults, Row
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What to run: points x backends (spec text -> open backend, in table order)."""
+
+    points: list[GridPoint]
+    backends: dict[str, Backend]
+    runs: int
+    warmup: int
+    seed: int
+    phases: bool
+
+    def proofs_per_point(self, backend: Backend) -> int:
+        """Warm-up and timed proofs, and on a kernel backend with ``phases`` the profiled one."""
+        return self.warmup + self.runs + (1 if self.phases and _is_kernel(backend) else 0)
+
+    def label(self, point: GridPoint, backend: str, what: str) -> str:
+        """A progress line with aligned columns: "20:4:1  wgpu:u64  run 2/3"."""
+        point_width = max(len(str(p)) for p in self.points)
+        backend_width = max(len(b) for b in self.backends)
+        return f"{str(point):<{point_width}}  {backend:<{backend_width}}  {what}"
+
+    def total_steps(self) -> int:
+        """Proofs in the whole plan."""
+        return len(self.points) * sum(self.proofs_per_point(b) for b in self.backends.values())
+
+
+# on_step(description, done) is called before each proof and each verification, with the number of proofs done
+# so far (out of Plan.total_steps()): "20:4:1  wgpu:u64  run 2/3"
+StepCallback = Callable[[str, int], None]
+
+
+class _Steps:
+    def __init__(self, on_step: StepCallback):
+        self.on_step = on_step
+        self.done = 0
+
+    def start(self, description: str) -> None:
+        self.on_step(description, self.done)
+
+
+def _is_kernel(backend: Backend) -> bool:
+    return hasattr(backend, "profile")  # GpuBackend, whatever its runtime
+
+
+def _phases_ms(seconds: dict[str, float], total_s: float) -> dict[str, float]:
+    from ..cli import _phases_ms as phases_ms  # noqa: PLC0415 - the same breakdown as `whirgpu prove --json`
+
+    return phases_ms(seconds, total_s)
+
+
+def _prove_once(steps: _Steps, description: str, config, backend: Backend, poly, statement):
+    """(proof, seconds, phase seconds) of one proof."""
+    steps.start(description)
+    prover = WhirProver(config, backend)
+    start = time.perf_counter()
+    proof = prover.prove(poly, statement)
+    seconds = time.perf_counter() - start
+    steps.done += 1
+    return proof, seconds, dict(prover.timer.seconds)
+
+
+def _digest(config, statement, proof) -> tuple[int, str]:
+    data = dump(ProofFile(config.params, statement, proof), "binary")
+    return len(data), hashlib.sha256(data).hexdigest()
+
+
+def _time_backend(plan: Plan, point: GridPoint, name: str, backend: Backend, config, poly, statement,
+                  steps: _Steps):
+    """The row of one backend at one point, and its first timed proof (None when proving failed)."""
+    row = Row(point, name)
+    first = None
+    done_before = steps.done
+    try:
+        for i in range(plan.warmup):
+            _prove_once(steps, plan.label(point, name, f"warm-up {i + 1}/{plan.warmup}"), config, backend, poly, statement)
+        phase_runs = []
+        for i in range(plan.runs):
+            proof, seconds, phases = _prove_once(steps, plan.label(point, name, f"run {i + 1}/{plan.runs}"), config, backend,
+                                                 poly, statement)
+            row.runs_ms.append(round(seconds * 1e3, 3))  # as JSON keeps it
+            phase_runs.append((seconds, phases))
+            size, sha = _digest(config, statement, proof)
+            if first is None:
+                first, row.proof_bytes, row.proof_sha256 = proof, size, sha
+            elif sha != row.proof_sha256:
+                row.fail(f"run {i + 1}'s proof differs from run 1's (the backend is not deterministic)")
+        if plan.phases and _is_kernel(backend):
+            backend.profile = True
+            try:
+                _, seconds, phases = _prove_once(steps, plan.label(point, name, "profiled run"), config, backend, poly,
+                                                 statement)
+            finally:
+                backend.profile = False
+            row.phases_ms = _phases_ms(phases, seconds)
+        elif plan.phases:
+            median = statistics.median_low(s for s, _ in phase_runs)
+            seconds, phases = next(run for run in phase_runs if run[0] == median)
+            row.phases_ms = _phases_ms(phases, seconds)
+    except Exception as exc:  # noqa: BLE001 - one backend failing at one point must not end a long grid
+        row.runs_ms.clear()
+        row.phases_ms = row.proof_bytes = row.proof_sha256 = first = None
+        row.fail(f"proving failed: {type(exc).__name__}: {exc}")
+    steps.done = done_before + plan.proofs_per_point(backend)  # the proofs a failure skipped count as done
+    return row, first
+
+
+def run_grid(plan: Plan, results: BenchResults, devices: dict[str, str],
+             on_step: StepCallback = lambda description, done: None) -> BenchResults:
+    """Run ``plan``, adding one row per (point, backend) to ``results`` as each finishes (so a Ctrl-C leaves the
+    finished ones, their proofs compared but not verified). ``devices``: spec -> device description, copied into
+    each row."""
+    steps = _Steps(on_step)
+    point = None
+    try:
+        for point in plan.points:
+            config = point.config()
+            steps.start(plan.label(point, "", "instance"))
+            poly, statement = random_instance(point.n, plan.seed)
+            proofs = {}
+            for name, backend in plan.backends.items():
+                row, proof = _time_backend(plan, point, name, backend, config, poly, statement, steps)
+                row.device = devices.get(name, "")
+                results.add(row)
+                if proof is not None:
+                    proofs[name] = proof
+            reference = compare_proofs(results.point_rows(point))
+            if reference is not None:
+                steps.start(plan.label(point, reference.backend, "verify"))
+                record_verification(results.point_rows(point), reference,
+                                    lambda: WhirVerifier(config).verify(proofs[reference.backend], statement))
+    except KeyboardInterrupt:
+        results.interrupted = True
+        if point is not None:
+            compare_proofs(results.point_rows(point))
+    return results
