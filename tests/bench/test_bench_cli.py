@@ -268,7 +268,7 @@ def test_load_merges_files_later_rows_win(tmp_path, capsys):
     assert code == 0
     rows = table_rows(out)
     assert rows["20:4:1"][3:] == ["1100", "50.0", "", "22.0x", "wgpu", "ok"]
-    assert rows["22:4:1"][3:] == ["4000", "", "40.0", "100.0x", "metal", "ok"]
+    assert rows["22:4:1"][3:] == ["4000", "", "40.0", "100x", "metal", "ok"]
     merged = json.loads((tmp_path / "m.json").read_text())
     assert [s["file"] for s in merged["sources"]] == [first, second]
     assert list(merged["backends"]) == ["cpu", "wgpu", "metal"]
