@@ -89,6 +89,38 @@ def choose_adapter():
     return adapters[0]
 
 
+def _limits(adapter, lim, features, max_groups_per_dim: int, max_binding_bytes: int,
+            zero_copy: bool) -> DeviceLimits:
+    info = adapter.info
+    return DeviceLimits(
+        name=adapter.summary,
+        api=info.get("backend_type", "?"),
+        device_type=info.get("adapter_type", "?"),
+        max_buffer_size=lim["max-buffer-size"],
+        max_storage_binding_size=max_binding_bytes,
+        max_workgroup_storage=lim["max-compute-workgroup-storage-size"],
+        max_invocations_per_workgroup=lim["max-compute-invocations-per-workgroup"],
+        max_workgroups_per_dimension=max_groups_per_dim,
+        has_u64="shader-int64" in features,
+        has_native_mulhi=False,
+        unified_memory=info.get("adapter_type") in UNIFIED_TYPES,
+        has_timestamps="timestamp-query" in features,
+        zero_copy_shared=zero_copy,
+        features=tuple(features),
+    )
+
+
+def adapter_limits(adapter) -> DeviceLimits:
+    """The limits a default ``WgpuRuntime`` on ``adapter`` reports, read without opening a device (the runtime's
+    device gets the adapter's limits and the features of ``WANTED_FEATURES`` it offers, plus zero-copy where
+    ``zero_copy_support`` allows)."""
+    zero_copy, _ = zero_copy_support(adapter)
+    features = [f for f in WANTED_FEATURES if f in adapter.features] + ([ZERO_COPY_FEATURE] if zero_copy else [])
+    lim = adapter.limits
+    return _limits(adapter, lim, tuple(sorted(features)), lim["max-compute-workgroups-per-dimension"],
+                   lim["max-storage-buffer-binding-size"], zero_copy)
+
+
 class _WgpuBatch(Batch):
     """Records dispatches and copies; everything is encoded at ``submit``, after one write of all params slots,
     so a batch may interleave copies and dispatches and batches may be built side by side."""
@@ -256,24 +288,8 @@ class WgpuRuntime(Runtime):
 
     # -- identity and limits -----------------------------------------------------------------------------------
     def limits(self) -> DeviceLimits:
-        lim = self.device.limits
-        info = self.adapter.info
-        return DeviceLimits(
-            name=self.adapter.summary,
-            api=info.get("backend_type", "?"),
-            device_type=info.get("adapter_type", "?"),
-            max_buffer_size=lim["max-buffer-size"],
-            max_storage_binding_size=self.max_binding_bytes,
-            max_workgroup_storage=lim["max-compute-workgroup-storage-size"],
-            max_invocations_per_workgroup=lim["max-compute-invocations-per-workgroup"],
-            max_workgroups_per_dimension=self.max_groups_per_dim,
-            has_u64="shader-int64" in self.device.features,
-            has_native_mulhi=False,
-            unified_memory=info.get("adapter_type") in UNIFIED_TYPES,
-            has_timestamps="timestamp-query" in self.device.features,
-            zero_copy_shared=self.zero_copy_shared,
-            features=self.features,
-        )
+        return _limits(self.adapter, self.device.limits, self.features, self.max_groups_per_dim,
+                       self.max_binding_bytes, self.zero_copy_shared)
 
     # -- memory ------------------------------------------------------------------------------------------------
     def alloc(self, nbytes: int, mode: StorageMode = StorageMode.PRIVATE) -> RtBuffer:
