@@ -1,9 +1,365 @@
-"""The device planner (being built)."""
+"""The device planner: whether a proof should run on a device, decided from its limits before anything is
+allocated.
+
+- ``device_class(limits)``: discrete, integrated, apple, software or cpu.
+- ``GPU_MIN_VARIABLES``: per class, the smallest num_variables from which the GPU backend is expected to beat
+  the numpy reference, and where that number comes from.
+- ``plan_device(config, limits, policy, max_gpu_bytes)``: the memory plan (``backends.memory``) against the
+  device's hard limits (max_buffer_size, max_storage_binding_size) and its budget (the smaller of the
+  recommended working set, when the device reports one, and ``WHIRGPU_MAX_GPU_BYTES``), the class threshold,
+  and the decision ("gpu" only when the proof fits AND the GPU is expected faster) with a one-line reason.
+- ``run_plan_command``: ``whirgpu devices --plan N:F:R``, the plan on every device this machine could run on.
+
+``select_backend`` (backends/__init__.py) applies the decision for ``auto``; an explicitly requested GPU backend
+ignores the speed threshold and the working set but refuses hard-limit and ``WHIRGPU_MAX_GPU_BYTES`` problems.
+"""
 
 from __future__ import annotations
 
-from .errors import ConfigError
+import json
+import os
+import re
+import sys
+from dataclasses import dataclass, field
+
+from .backends import CPU_FALLBACK
+from .backends.base import DeviceLimits, resolve_storage
+from .backends.memory import MemoryPlan, human_bytes, plan_memory, runtime_kind, sized
+from .errors import BackendUnavailable, ConfigError, WhirGpuError
+from .protocol.params import WhirConfig
+
+MAX_GPU_BYTES_ENV = "WHIRGPU_MAX_GPU_BYTES"
+DEVICE_CLASSES = ("discrete", "integrated", "apple", "software", "cpu")
+
+
+@dataclass(frozen=True)
+class Threshold:
+    """The smallest num_variables from which a class's GPU is expected to beat the numpy reference (None:
+    never), and where the number comes from."""
+
+    min_variables: int | None
+    source: str
+
+
+# The one table to update with measurements (whirgpu bench per device class). A software device (lavapipe,
+# llvmpipe, msl-cpu) never: it competes with the numpy reference for the same CPU cores.
+GPU_MIN_VARIABLES: dict[str, Threshold] = {
+    "discrete": Threshold(12, "placeholder"),
+    "integrated": Threshold(12, "placeholder"),
+    "apple": Threshold(12, "placeholder"),
+    "software": Threshold(None, "placeholder"),
+}
+
+_CLASS_LABELS = {"discrete": "a discrete GPU", "integrated": "an integrated GPU", "apple": "an Apple GPU",
+                 "software": "a software device"}
+_UNITS = {"": 0, "k": 10, "m": 20, "g": 30, "t": 40}
+
+
+def device_class(limits: DeviceLimits) -> str:
+    """``cpu`` for the numpy reference; ``software`` for a CPU adapter (lavapipe, llvmpipe) or msl-cpu;
+    ``apple`` for an Apple GPU (Metal or wgpu over Metal on Apple silicon: unified memory); ``discrete`` for a
+    discrete GPU; ``integrated`` for every other GPU (integrated, virtual or of unknown type)."""
+    if limits.api == "numpy":
+        return "cpu"
+    if limits.device_type == "CPU":
+        return "software"
+    apple_family = any(str(f).startswith("apple") for f in limits.features)
+    if limits.api in ("Metal", "Metal (MSL)") and (apple_family or limits.name.startswith("Apple")):
+        return "apple"
+    return "discrete" if limits.device_type == "DiscreteGPU" else "integrated"
+
+
+def parse_bytes(text: str, what: str = MAX_GPU_BYTES_ENV) -> int:
+    """A positive byte count: an integer or decimal with an optional K, M, G or T suffix (powers of 1024;
+    ``B``, ``iB`` accepted, case ignored): ``1073741824``, ``512M``, ``8G``, ``1.5GiB``. ConfigError otherwise."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*([kmgt]?)(i?b)?\s*", str(text), re.IGNORECASE)
+    if match is None or (match.group(3) and match.group(3).lower() == "ib" and not match.group(2)):
+        raise ConfigError(f"{what}={text!r} is not a byte count: give an integer with an optional K, M, G or T "
+                          "suffix (powers of 1024), e.g. 536870912, 512M or 1.5GiB")
+    value = int(float(match.group(1)) * (1 << _UNITS[match.group(2).lower()]))
+    if value <= 0:
+        raise ConfigError(f"{what}={text!r} must be at least 1 byte")
+    return value
+
+
+def max_gpu_bytes_from_env() -> int | None:
+    """``WHIRGPU_MAX_GPU_BYTES`` parsed (``parse_bytes``), or None when unset or empty."""
+    text = os.environ.get(MAX_GPU_BYTES_ENV, "").strip()
+    return parse_bytes(text) if text else None
+
+
+@dataclass
+class Problem:
+    """Why a proof cannot (``limit``: a hard device limit), may not (``max_gpu_bytes``: the user's cap) or should
+    not (``working_set``: the device's recommended working set) run on a device."""
+
+    kind: str
+    message: str
+
+
+@dataclass
+class DevicePlan:
+    """One configuration on one device: the memory plan, the problems, the speed threshold and the decision."""
+
+    config: WhirConfig
+    limits: DeviceLimits
+    device_class: str
+    memory: MemoryPlan
+    budget: int | None  # bytes; None: unknown
+    budget_source: str  # what sets the budget, or why none is known
+    problems: list[Problem]
+    threshold: Threshold | None
+    expected_faster: bool
+    decision: str  # "gpu" or "cpu"
+    reason: str
+    max_gpu_bytes: int | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def peak_bytes(self) -> int:
+        return self.memory.peak_bytes
+
+    @property
+    def fits(self) -> bool:
+        return not self.problems
+
+    def refusal(self, explicit: bool) -> str | None:
+        """The first problem that stops a backend: for an explicitly requested one the hard limits and
+        ``WHIRGPU_MAX_GPU_BYTES``; for ``auto`` the recommended working set too. None: it may run."""
+        kinds = ("limit", "max_gpu_bytes") if explicit else ("limit", "max_gpu_bytes", "working_set")
+        return next((p.message for p in self.problems if p.kind in kinds), None)
+
+    def to_dict(self) -> dict:
+        """JSON-ready: sizes in bytes."""
+        limits, memory = self.limits, self.memory
+        return {
+            "name": limits.name, "api": limits.api, "device_type": limits.device_type,
+            "class": self.device_class, "storage": memory.policy, "statement_points": memory.statement_points,
+            "buffers": [{"name": n.name, "bytes": n.nbytes, "buffers": n.count, "largest_buffer": n.buffer_bytes,
+                         "largest_binding": n.binding_bytes, "whole_binding": n.whole, "role": n.role,
+                         "mode": n.mode.value} for n in memory.needs],
+            "pool_bytes": memory.pool_bytes, "runtime_bytes": memory.runtime_bytes, "peak_bytes": self.peak_bytes,
+            "largest_buffer": {"name": memory.largest_buffer.name, "bytes": memory.largest_buffer.buffer_bytes},
+            "largest_binding": {"name": memory.largest_binding.name, "bytes": memory.largest_binding.binding_bytes},
+            "max_buffer_size": limits.max_buffer_size,
+            "max_storage_binding_size": limits.max_storage_binding_size,
+            "recommended_working_set": limits.recommended_working_set or None,
+            "max_gpu_bytes": self.max_gpu_bytes,
+            "budget": self.budget, "budget_source": self.budget_source,
+            "problems": [{"kind": p.kind, "message": p.message} for p in self.problems],
+            "fits": self.fits,
+            "threshold": None if self.threshold is None else
+            {"min_variables": self.threshold.min_variables, "source": self.threshold.source},
+            "expected_faster": self.expected_faster,
+            "decision": self.decision, "reason": self.reason,
+        }
+
+
+def _forced_by(limits: DeviceLimits) -> str:
+    return {"metal": "metal", "msl-cpu": "msl-cpu"}.get(runtime_kind(limits) or "", "wgpu")
+
+
+def software_reason(limits: DeviceLimits) -> str:
+    """Why a software device is not used by ``auto`` (one line, ending with the fallback)."""
+    what = "runs the MSL kernels on the CPU" if runtime_kind(limits) == "msl-cpu" else "is a software rasteriser"
+    return (f"{limits.name} {what}, which competes with the numpy reference for the same CPU cores "
+            f"(--backend {_forced_by(limits)} forces it); {CPU_FALLBACK}")
+
+
+def _unknown_budget(limits: DeviceLimits) -> str:
+    kind = runtime_kind(limits)
+    if kind == "wgpu":
+        return f"unknown: wgpu does not report device memory; set {MAX_GPU_BYTES_ENV}"
+    if kind == "msl-cpu":
+        return f"unknown: msl-cpu buffers are host memory; set {MAX_GPU_BYTES_ENV}"
+    return f"unknown: {limits.name} reports no recommended working set; set {MAX_GPU_BYTES_ENV}"
+
+
+def plan_device(config: WhirConfig, limits: DeviceLimits, policy: str | None = None,
+                max_gpu_bytes: int | None = None, statement_points: int = 1) -> DevicePlan:
+    """Plan ``config`` (one proof with ``statement_points`` evaluation claims) on a device with ``limits`` under
+    storage ``policy`` (None: ``WHIRGPU_STORAGE``, else hybrid). ``max_gpu_bytes`` caps the device memory
+    (None: ``WHIRGPU_MAX_GPU_BYTES``, if set; a bad value is a ConfigError). Allocates nothing."""
+    policy = resolve_storage(policy)
+    cap_name = "max_gpu_bytes" if max_gpu_bytes is not None else MAX_GPU_BYTES_ENV
+    cap = max_gpu_bytes if max_gpu_bytes is not None else max_gpu_bytes_from_env()
+    memory = plan_memory(config, limits, policy, statement_points)
+    cls = device_class(limits)
+    peak, where = memory.peak_bytes, f"on {limits.name}"
+    problems = [Problem("limit", message) for message in memory.limit_problems(limits)]
+    if cap is not None and peak > cap:
+        problems.append(Problem("max_gpu_bytes", f"the proof needs {sized(peak)} at its peak, over {cap_name} = "
+                                                 f"{sized(cap)} {where}"))
+    working_set = limits.recommended_working_set or None
+    if working_set is not None and peak > working_set:
+        problems.append(Problem("working_set", f"the proof needs {sized(peak)} at its peak, over "
+                                               f"recommended_working_set {sized(working_set)} {where}"))
+    budgets = [(b, name) for b, name in ((working_set, "recommended_working_set"), (cap, cap_name)) if b]
+    budget, budget_source = min(budgets) if budgets else (None, _unknown_budget(limits))
+
+    n = config.num_variables
+    threshold = GPU_MIN_VARIABLES.get(cls)
+    faster = threshold is not None and threshold.min_variables is not None and n >= threshold.min_variables
+    if cls == "cpu":
+        reason = "the numpy reference"
+    elif problems:
+        reason = f"{problems[0].message}; {CPU_FALLBACK}"
+    elif cls == "software" or threshold is None or threshold.min_variables is None:
+        reason = software_reason(limits)
+    elif not faster:
+        reason = (f"n={n} is below {threshold.min_variables}, where {_CLASS_LABELS[cls]} ({limits.name}) starts to "
+                  f"beat the numpy reference ({threshold.source}); {CPU_FALLBACK}")
+    else:
+        biggest, widest = memory.largest_buffer, memory.largest_binding
+        of_budget = f"of {human_bytes(budget)} ({budget_source})" if budget else "(budget unknown)"
+        reason = (f"fits: peak {human_bytes(peak)} {of_budget}, largest buffer {human_bytes(biggest.buffer_bytes)} "
+                  f"of max_buffer_size {human_bytes(limits.max_buffer_size)}, largest whole binding "
+                  f"{human_bytes(widest.binding_bytes)} of max_storage_binding_size "
+                  f"{human_bytes(limits.max_storage_binding_size)}; n={n} >= {threshold.min_variables} for "
+                  f"{_CLASS_LABELS[cls]} ({threshold.source})")
+    decision = "gpu" if cls != "cpu" and not problems and faster else "cpu"
+    return DevicePlan(config, limits, cls, memory, budget, budget_source, problems, threshold, faster, decision,
+                      reason, cap)
+
+
+# ---- whirgpu devices --plan --------------------------------------------------------------------------------------
+
+@dataclass
+class PlanTarget:
+    """A device ``whirgpu devices --plan`` plans for: the backend name that runs on it, its limits (None when
+    it cannot be opened, with ``note`` saying why) and whether ``--backend wgpu`` would open it."""
+
+    backend: str
+    limits: DeviceLimits | None
+    note: str = ""
+    selected: bool = False
+
+
+def plan_targets() -> list[PlanTarget]:
+    """Every wgpu adapter the wgpu backend could open (best first), the Metal device on macOS, and msl-cpu;
+    read without opening any device where possible."""
+    targets: list[PlanTarget] = []
+    try:
+        from .runtime.wgpu_rt import adapter_limits, choose_adapter, list_adapters  # noqa: PLC0415
+
+        adapters = list_adapters()
+        try:
+            chosen = choose_adapter()
+            chosen_key = (chosen.summary, chosen.info.get("backend_type"))
+        except BackendUnavailable:
+            chosen_key = None
+        if not adapters:
+            targets.append(PlanTarget("wgpu", None, "no Vulkan, Metal or D3D12 adapter found"))
+        for adapter in adapters:
+            selected = (adapter.summary, adapter.info.get("backend_type")) == chosen_key
+            targets.append(PlanTarget("wgpu", adapter_limits(adapter), "", selected))
+    except BackendUnavailable as exc:
+        targets.append(PlanTarget("wgpu", None, str(exc)))
+    if sys.platform == "darwin":
+        from .runtime.metal_rt import metal_device_summary  # noqa: PLC0415
+
+        summary, why = metal_device_summary()
+        if summary is None:
+            targets.append(PlanTarget("metal", None, why or "unavailable"))
+        else:
+            fields = dict(summary["limits"])
+            fields["features"] = tuple(fields.get("features", ()))
+            targets.append(PlanTarget("metal", DeviceLimits(**fields)))
+    try:
+        from .runtime.msl_cpu_rt import MslCpuRuntime  # noqa: PLC0415
+
+        targets.append(PlanTarget("msl-cpu", MslCpuRuntime().limits()))
+    except BackendUnavailable as exc:
+        targets.append(PlanTarget("msl-cpu", None, str(exc)))
+    return targets
+
+
+def _describe_config(config: WhirConfig) -> str:
+    folds = sorted({config.fold(i) for i in range(config.n_rounds + 1)})
+    return (f"2^{config.num_variables} values, fold {'/'.join(map(str, folds))}, rate "
+            f"{config.starting_log_inv_rate}: {config.n_rounds} round{'s' * (config.n_rounds != 1)} after the "
+            f"first, {config.final_sumcheck_rounds} final sumcheck rounds")
+
+
+def _plan_lines(plan: DevicePlan) -> list[str]:
+    memory, limits = plan.memory, plan.limits
+    rows = [("buffer", "bytes", "buffers", "largest binding", "role", "mode")]
+    for need in memory.needs:
+        binding = "-" if need.runtime else human_bytes(need.binding_bytes) + ("" if need.whole else " (window)")
+        rows.append((need.name, human_bytes(need.nbytes) if need.count else "reused", str(need.count), binding,
+                     need.role, need.mode.value))
+    rows.append(("total at the peak", human_bytes(plan.peak_bytes), str(sum(n.count for n in memory.needs)),
+                 "", "", ""))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = ["    " + "  ".join(cell.ljust(w) if i in (0, 4, 5) else cell.rjust(w)
+                                for i, (cell, w) in enumerate(zip(row, widths))).rstrip() for row in rows]
+    biggest, widest = memory.largest_buffer, memory.largest_binding
+    budget = (f"{human_bytes(plan.budget)} ({plan.budget_source}): peak {human_bytes(plan.peak_bytes)}"
+              if plan.budget else plan.budget_source)
+    facts = [
+        ("largest buffer", f"{human_bytes(biggest.buffer_bytes)} ({biggest.name}) of max_buffer_size "
+                           f"{human_bytes(limits.max_buffer_size)}"),
+        ("largest whole binding", f"{human_bytes(widest.binding_bytes)} ({widest.name}) of max_storage_binding_size "
+                            f"{human_bytes(limits.max_storage_binding_size)}"),
+        ("budget", budget),
+    ]
+    facts += [("problem", p.message) for p in plan.problems]
+    facts.append(("decision", f"{plan.decision}: {plan.reason}"))
+    width = max(len(name) for name, _ in facts)
+    return lines + [f"    {name:<{width}}  {value}" for name, value in facts]
+
+
+def _auto_choice(config: WhirConfig, storage: str | None) -> dict:
+    from .backends import select_backend  # noqa: PLC0415 - the planner sits below backend selection
+
+    try:
+        choice = select_backend("auto", config, storage)
+    except WhirGpuError as exc:
+        return {"backend": None, "reason": str(exc)}
+    return {"backend": choice.backend.name, "reason": choice.reason}
 
 
 def run_plan_command(point: str, storage: str | None, as_json: bool) -> int:
-    raise ConfigError("whirgpu devices --plan is not built yet")
+    """``whirgpu devices --plan N:F:R [--storage P] [--json]``: the plan on every device (``plan_targets``) and
+    what ``--backend auto`` would do. Bad input raises ConfigError (the CLI prints it on one line, exit 1)."""
+    from .bench.grid import parse_point  # noqa: PLC0415
+
+    grid_point = parse_point(point)
+    config = grid_point.config()
+    policy = resolve_storage(storage)
+    cap = max_gpu_bytes_from_env()
+    entries = []
+    for target in plan_targets():
+        plan = plan_device(config, target.limits, policy) if target.limits is not None else None
+        entries.append((target, plan))
+    auto = _auto_choice(config, storage)
+    if as_json:
+        devices = []
+        for target, plan in entries:
+            entry = {"backend": target.backend, "available": plan is not None, "note": target.note,
+                     "selected": target.selected}
+            devices.append({**entry, **plan.to_dict()} if plan is not None else entry)
+        print(json.dumps({
+            "point": str(grid_point), "num_variables": config.num_variables, "folding_factor": grid_point.fold,
+            "rate": config.starting_log_inv_rate, "n_rounds": config.n_rounds,
+            "final_sumcheck_rounds": config.final_sumcheck_rounds, "storage": policy, "max_gpu_bytes": cap,
+            "thresholds": {cls: {"min_variables": t.min_variables, "source": t.source}
+                           for cls, t in GPU_MIN_VARIABLES.items()},
+            "devices": devices, "auto": auto,
+        }, indent=2))
+        return 0
+    lines = [f"plan {grid_point} ({_describe_config(config)}); storage policy {policy}; one evaluation claim; "
+             f"{MAX_GPU_BYTES_ENV} {sized(cap) if cap else 'unset'}"]
+    for target, plan in entries:
+        if plan is None:
+            lines.append(f"[{target.backend}] unavailable: {target.note}")
+            continue
+        head = f"[{target.backend}] {plan.limits.name}  [class {plan.device_class}]"
+        if target.selected:
+            head += "  [--backend wgpu opens this one]"
+        lines.append(head)
+        lines.extend(_plan_lines(plan))
+    lines.append(f"auto would pick: {auto['backend']} — {auto['reason']}" if auto["backend"]
+                 else f"auto would fail: {auto['reason']}")
+    print("\n".join(lines))
+    return 0

@@ -9,9 +9,13 @@ Every name takes a storage policy (``STORAGE_POLICIES``: hybrid, shared, private
 else hybrid), validated for every backend and used by the GPU ones; the cpu backend ignores it (its reason line
 says so when one was asked for).
 
-``auto``'s rule: the wgpu backend when a hardware adapter exists (a software rasteriser such as lavapipe or
-llvmpipe is not a GPU here; ``wgpu`` forces it) and, given a ``WhirConfig``, the configuration fits the device
-(``fit_problem``); otherwise the CPU, with the reason in one line.
+Given a ``WhirConfig``, the device planner (``whirgpu.planner.plan_device``) decides on the runtime's limits
+BEFORE the backend allocates anything. ``auto`` takes the wgpu backend on the adapter the wgpu backend would
+open only when the proof fits it (hard limits, ``WHIRGPU_MAX_GPU_BYTES``, the recommended working set) AND the
+adapter's class is expected to beat the numpy reference at this size (``GPU_MIN_VARIABLES``; never for a
+software rasteriser such as lavapipe or llvmpipe); otherwise the CPU, with the planner's reason in one line. An
+explicitly requested GPU backend ignores the speed threshold and the working set, and raises
+``DeviceLimitError`` for a hard limit or ``WHIRGPU_MAX_GPU_BYTES``.
 """
 
 from __future__ import annotations
@@ -34,9 +38,7 @@ from .base import (
 from .cpu import CpuBackend
 
 BACKEND_NAMES = ("auto", "cpu", "wgpu", "metal", "msl-cpu")
-# Buffers the commitment kernels (NTT, Merkle leaves) bind whole; every other buffer may be bound in windows.
-WHOLE_BINDINGS = ("codeword 0", "merkle tree 0")
-CPU_FALLBACK = "using the numpy reference"
+CPU_FALLBACK = "using the numpy reference"  # the end of every reason auto gives for choosing the CPU
 
 __all__ = [
     "BACKEND_NAMES",
@@ -63,27 +65,13 @@ class BackendChoice:
 
 
 def fit_problem(limits: DeviceLimits, config, budget: bool = True) -> str | None:
-    """Why ``config`` (a ``WhirConfig``) does not fit a device with ``limits``, or None when it fits.
+    """Why ``config`` (a ``WhirConfig``) should not run on a device with ``limits``, or None when it fits: the
+    first problem of the device planner's plan (a buffer over ``max_buffer_size``, a whole binding over
+    ``max_storage_binding_size``, the peak over ``WHIRGPU_MAX_GPU_BYTES`` and, with ``budget``, over the
+    recommended working set). ``budget=False`` is what an explicitly requested backend refuses."""
+    from ..planner import plan_device  # noqa: PLC0415 - the planner imports the protocol's parameters
 
-    Checks, in order: every planned buffer against ``max_buffer_size``; the leaf-level bindings the commitment
-    kernels need whole (``WHOLE_BINDINGS``) against ``max_storage_binding_size`` (other buffers are windowed);
-    and, with ``budget`` and a known ``recommended_working_set``, the peak total against it."""
-    from .memory import plan_buffers  # noqa: PLC0415 - the planner imports the protocol's parameters
-
-    needs = plan_buffers(config)
-    where = f"on {limits.name}"
-    for need in needs:
-        if need.nbytes > limits.max_buffer_size:
-            return f"{need.name} needs {need.nbytes} bytes, over max_buffer_size {limits.max_buffer_size} {where}"
-    for need in needs:
-        if need.name in WHOLE_BINDINGS and need.binding_bytes > limits.max_storage_binding_size:
-            return (f"{need.name} needs one binding of {need.binding_bytes} bytes, over max_storage_binding_size "
-                    f"{limits.max_storage_binding_size} {where}")
-    peak = sum(need.nbytes for need in needs)
-    if budget and limits.recommended_working_set and peak > limits.recommended_working_set:
-        return (f"the proof needs {peak} bytes of device memory at its peak, over recommended_working_set "
-                f"{limits.recommended_working_set} {where}")
-    return None
+    return plan_device(config, limits).refusal(explicit=not budget)
 
 
 def _describe(backend: Backend) -> str:
@@ -108,38 +96,47 @@ def _runtime(name: str):
 
 
 def _open_gpu(name: str, config, why: str, storage: str) -> BackendChoice:
-    """A GPU-kernel backend on runtime ``name``, or BackendUnavailable / DeviceLimitError (hard limits only:
-    this was asked for)."""
+    """A GPU-kernel backend on runtime ``name``, or BackendUnavailable / DeviceLimitError (hard limits and
+    WHIRGPU_MAX_GPU_BYTES only: this was asked for), decided on the runtime's limits before any allocation."""
+    from ..planner import max_gpu_bytes_from_env, plan_device  # noqa: PLC0415
     from .gpu import GpuBackend  # noqa: PLC0415
 
-    backend = GpuBackend(_runtime(name), storage=storage)
+    runtime = _runtime(name)
     if config is not None:
-        problem = fit_problem(backend.limits(), config, budget=False)
+        problem = plan_device(config, runtime.limits(), storage).refusal(explicit=True)
         if problem:
             raise DeviceLimitError(problem)
+    else:
+        max_gpu_bytes_from_env()  # a bad value is an error whether or not there is a plan to check it against
+    backend = GpuBackend(runtime, storage=storage)
     return BackendChoice(backend, f"{why}; {_describe(backend)}")
 
 
 def _auto(config, storage: str) -> BackendChoice:
+    from ..planner import device_class, max_gpu_bytes_from_env, plan_device, software_reason  # noqa: PLC0415
+
+    max_gpu_bytes_from_env()
     try:
-        from ..runtime.wgpu_rt import WgpuRuntime, choose_adapter  # noqa: PLC0415
+        from ..runtime.wgpu_rt import WgpuRuntime, adapter_limits, choose_adapter  # noqa: PLC0415
 
         adapter = choose_adapter()
-        if adapter.info.get("adapter_type") == "CPU":
-            which = ("WHIRGPU_ADAPTER picks" if os.environ.get("WHIRGPU_ADAPTER")
-                     else "no hardware GPU: the best adapter is")
-            return BackendChoice(CpuBackend(), f"{which} {adapter.summary}, a software rasteriser "
-                                               f"(--backend wgpu forces it); {CPU_FALLBACK}")
+        limits = adapter_limits(adapter)  # decide before opening a device
+        wanted = os.environ.get("WHIRGPU_ADAPTER")
+        which = f"WHIRGPU_ADAPTER={wanted!r}: " if wanted else "no hardware GPU: "
+        if config is None:
+            if device_class(limits) == "software":
+                return BackendChoice(CpuBackend(), which + software_reason(limits))
+        else:
+            plan = plan_device(config, limits, storage)
+            if plan.decision != "gpu":
+                prefix = which if plan.device_class == "software" and not plan.problems else ""
+                return BackendChoice(CpuBackend(), prefix + plan.reason)
         from .gpu import GpuBackend  # noqa: PLC0415
 
         backend = GpuBackend(WgpuRuntime(), storage=storage)
     except BackendUnavailable as exc:
         return BackendChoice(CpuBackend(), f"{exc}; {CPU_FALLBACK}")
-    if config is not None:
-        problem = fit_problem(backend.limits(), config)
-        if problem:
-            return BackendChoice(CpuBackend(), f"{problem}; {CPU_FALLBACK}")
-    fits = "the configuration fits" if config is not None else "no configuration to check"
+    fits = plan.reason if config is not None else "no configuration to check"
     return BackendChoice(backend, f"GPU found: {_describe(backend)}; {fits}")
 
 

@@ -1,52 +1,462 @@
 """The device memory a proof needs, buffer by buffer, before anything is allocated.
 
-``plan_buffers(config)`` lists every buffer the GPU backend holds at its peak (the first round, when the initial
-table, its codeword and tree, the weights and the first folded table coexist), with the size of its largest
-single binding. The device planner compares these against ``DeviceLimits``.
+``plan_memory(config, limits, policy)`` walks one proof as ``WhirProver`` runs it on a fresh ``GpuBackend``:
+every allocation the backend and the kernel drivers (``kernels/ntt.py``, ``kernels/merkle.py``) make, in their
+order, through a model of the backend's pool. The pool keys buffers on (bytes rounded up to 16, StorageMode),
+hands a released buffer to the next request of the same key, and never frees one, so the device holds, at the
+end of a proof, every buffer the pool ever had to create: that sum is the proof's peak.
+
+Contract (tested against real allocations on wgpu and msl-cpu): for a configuration proved with at most
+``statement_points`` evaluation claims on a fresh backend, ``MemoryPlan.pool_bytes`` is at least what the
+backend's pool allocates, and close to it. What the plan cannot know is replaced by its worst case: every query
+index distinct (at most ``num_queries``, at most the folded domain). The buffers whose size depends on the
+queries never take or give a pooled buffer in the model, so the bound holds whichever indices the transcript
+draws. A second proof on the same backend allocates only such query-sized buffers, when its count of distinct
+indices differs.
+
+On top of the pool, a runtime holds its own buffers (``runtime=True`` needs): wgpu a readback staging buffer
+(when a read is not host-mapped) and the launch-parameter uniform buffer, Metal a staging buffer for transfers
+to or from Private memory; msl-cpu nothing. ``MemoryPlan.peak_bytes`` counts both.
+
+Each ``BufferNeed`` groups the buffers one step of the proof added (``round 1 merkle tree``: every level of
+round 1's tree below its root), with the role that fixes its StorageMode under a storage policy
+(``policy_mode``: host-facing buffers are the ones the host writes or reads) and whether the kernels bind it
+whole (codewords, tree levels, factor tables, ...) or in windows of at most ``max_storage_binding_size``
+(tables and weights: see ``GpuBackend``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 
+from ..kernels import merkle, ntt
+from ..kernels.constants import poseidon2_rc_table
 from ..protocol.params import WhirConfig
+from .base import DeviceLimits, StorageMode, policy_mode, resolve_storage
+from .gpu import EF_BYTES, MAX_REDUCE_GROUPS, POW_LAUNCHES_PER_SUBMIT, WG
 
-DIGEST_BYTES = 32
-EF_BYTES = 16
 BASE_BYTES = 4
+DIGEST_BYTES = 4 * merkle.DIGEST
+MAX_WORDS = 1 << 32  # the kernels index a codeword with 32-bit word offsets
+# Runtime-held buffers (mirroring wgpu_rt / metal_rt): wgpu's readback staging and params uniform buffers start
+# at these sizes and grow to the largest request; Metal's staging buffer moves at most STAGING_CHUNK per blit.
+WGPU_STAGING_MIN = 1 << 16
+WGPU_PARAMS_MIN = 1 << 14
+WGPU_PARAMS_SLOT = 256
+METAL_STAGING_MIN = 1 << 20
+METAL_STAGING_CHUNK = 64 << 20
 
 
-@dataclass(frozen=True)
+def human_bytes(n: int) -> str:
+    """``n`` bytes in the largest binary unit that keeps it >= 1 (``1.5 GiB``, ``812 MiB``, ``16 B``)."""
+    for unit, shift in (("TiB", 40), ("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if n >= 1 << shift:
+            return f"{n / (1 << shift):.4g} {unit}"
+    return f"{n} B"
+
+
+def sized(n: int) -> str:
+    """Exact bytes with the human-readable size, for messages: ``1610612736 bytes (1.5 GiB)``."""
+    return f"{n} bytes ({human_bytes(n)})" if n >= 1 << 10 else f"{n} bytes"
+
+
+@dataclass
 class BufferNeed:
-    """One buffer: ``nbytes`` allocated, of which at most ``binding_bytes`` are bound at once."""
+    """A group of buffers one step of the proof adds: ``nbytes`` in ``count`` new buffers (0 when every request
+    was served from the pool), ``buffer_bytes`` the largest single buffer requested and ``binding_bytes`` the
+    largest single binding (``whole``: the kernels bind the buffer whole; else in windows that fit the binding
+    limit). ``host_facing``: the host writes or reads it; ``mode``: the StorageMode the policy gives that role.
+    ``runtime``: held by the runtime itself, outside the backend's pool."""
 
     name: str
     nbytes: int
     binding_bytes: int
+    host_facing: bool
+    mode: StorageMode
+    count: int = 0
+    buffer_bytes: int = 0
+    whole: bool = True
+    runtime: bool = False
+
+    @property
+    def role(self) -> str:
+        return "runtime" if self.runtime else "host-facing" if self.host_facing else "intermediate"
 
 
-def _tree_bytes(height: int) -> int:
-    return (2 * height - 1) * DIGEST_BYTES
+@dataclass
+class MemoryPlan:
+    """Every buffer of one proof (``needs``, in the order the proof first asks for them) and what no device can
+    run (``static_problems``: sizes beyond the kernels' indexing)."""
+
+    needs: list[BufferNeed]
+    policy: str
+    statement_points: int
+    static_problems: list[str] = field(default_factory=list)
+
+    @property
+    def pool_bytes(self) -> int:
+        return sum(n.nbytes for n in self.needs if not n.runtime)
+
+    @property
+    def runtime_bytes(self) -> int:
+        return sum(n.nbytes for n in self.needs if n.runtime)
+
+    @property
+    def peak_bytes(self) -> int:
+        return self.pool_bytes + self.runtime_bytes
+
+    @property
+    def largest_buffer(self) -> BufferNeed:
+        return max(self.needs, key=lambda n: n.buffer_bytes)
+
+    @property
+    def largest_binding(self) -> BufferNeed:
+        """The need with the largest whole binding (windowed ones fit any binding limit by construction)."""
+        return max((n for n in self.needs if n.whole and not n.runtime), key=lambda n: n.binding_bytes)
+
+    def limit_problems(self, limits: DeviceLimits) -> list[str]:
+        """Why the proof cannot run on ``limits`` whatever the memory budget: a buffer over ``max_buffer_size``,
+        a whole binding over ``max_storage_binding_size``, or a size beyond the kernels' indexing."""
+        where = f"on {limits.name}"
+        problems = list(self.static_problems)
+        for need in self.needs:
+            if need.buffer_bytes > limits.max_buffer_size:
+                problems.append(f"{need.name} needs a buffer of {sized(need.buffer_bytes)}, over max_buffer_size "
+                                f"{sized(limits.max_buffer_size)} {where}")
+        for need in self.needs:
+            if need.whole and not need.runtime and need.binding_bytes > limits.max_storage_binding_size:
+                problems.append(f"{need.name} needs one binding of {sized(need.binding_bytes)}, over "
+                                f"max_storage_binding_size {sized(limits.max_storage_binding_size)} {where}")
+        return problems
 
 
-def plan_buffers(config: WhirConfig) -> list[BufferNeed]:
-    """The buffers alive at the proof's peak (commit of round 0 through the first fold)."""
-    n = config.num_variables
-    k0 = config.fold(0)
-    log_height = n + config.starting_log_inv_rate - k0
-    entries = 1 << n
-    codeword = (1 << log_height) * (1 << k0) * BASE_BYTES
-    needs = [
-        BufferNeed("table (base)", entries * BASE_BYTES, entries * BASE_BYTES),
-        BufferNeed("codeword 0", codeword, codeword),
-        BufferNeed("merkle tree 0", _tree_bytes(1 << log_height), (1 << log_height) * DIGEST_BYTES),
-        BufferNeed("weights", entries * EF_BYTES, entries * EF_BYTES),
-        BufferNeed("folded table", entries // 2 * EF_BYTES, entries // 2 * EF_BYTES),
-        BufferNeed("folded weights", entries // 2 * EF_BYTES, entries // 2 * EF_BYTES),
-    ]
-    return needs
+def _pool_size(nbytes: int) -> int:
+    # GpuBackend._alloc's rounding: whole EF elements, at least one
+    return max(EF_BYTES, -(-int(nbytes) // EF_BYTES) * EF_BYTES)
 
 
-def peak_bytes(config: WhirConfig) -> int:
-    """Total device memory at the proof's peak."""
-    return sum(need.nbytes for need in plan_buffers(config))
+def _log2(n: int) -> int:
+    return int(n).bit_length() - 1
+
+
+def _groups(n_threads: int, size: int = WG) -> int:
+    return max(1, -(-n_threads // size))
+
+
+def runtime_kind(limits: DeviceLimits | None) -> str | None:
+    """Which runtime reports ``limits``: "wgpu", "metal", "msl-cpu", or None (the numpy reference, or none)."""
+    if limits is None or limits.api == "numpy":
+        return None
+    return {"Metal (MSL)": "metal", "MSL-CPU": "msl-cpu"}.get(limits.api, "wgpu")
+
+
+@dataclass
+class _Buf:
+    nbytes: int
+    mode: StorageMode
+    pooled: bool  # False: query-sized, kept out of the pool model (see the module docstring)
+
+
+@dataclass
+class _Tree:
+    codeword: _Buf
+    levels: list[_Buf]
+    width: int  # words per row
+
+
+class _Walk:
+    """The allocations of one proof, step by step, as GpuBackend makes them (see the module docstring)."""
+
+    def __init__(self, policy: str, limits: DeviceLimits | None):
+        self.policy = policy
+        self.binding_limit = limits.max_storage_binding_size if limits is not None else None
+        self.kind = runtime_kind(limits)
+        self.zero_copy = bool(limits.zero_copy_shared) if limits is not None else True
+        self.free: Counter = Counter()
+        self.groups: dict[str, BufferNeed] = {}
+        self.problems: list[str] = []
+        self.twiddle_log: int | None = None
+        self.constants = self.scratch = False
+        self.staged = 0  # largest transfer through a runtime's staging buffer
+        self.dispatches = 0  # in the batch being recorded
+        self.most_dispatches = 0
+
+    # -- the pool ----------------------------------------------------------------------------------------------
+    def alloc(self, name: str, nbytes: int, host_facing: bool, elem: int | None = None,
+              pooled: bool = True) -> _Buf:
+        """A request for ``nbytes``; ``elem``: the buffer is windowed by elements of ``elem`` bytes."""
+        size = _pool_size(nbytes)
+        mode = policy_mode(self.policy, host_facing)
+        need = self.groups.get(name)
+        if need is None:
+            need = self.groups[name] = BufferNeed(name, 0, 0, host_facing, mode, whole=elem is None)
+        need.buffer_bytes = max(need.buffer_bytes, size)
+        need.binding_bytes = max(need.binding_bytes, size if elem is None else self._window_bytes(size, elem))
+        if pooled and self.free[(size, mode)]:
+            self.free[(size, mode)] -= 1
+        else:
+            need.nbytes += size
+            need.count += 1
+        return _Buf(size, mode, pooled)
+
+    def release(self, *buffers: _Buf) -> None:
+        for b in buffers:
+            if b.pooled:
+                self.free[(b.nbytes, b.mode)] += 1
+
+    def _window_bytes(self, nbytes: int, elem: int) -> int:
+        if self.binding_limit is None or nbytes <= self.binding_limit:
+            return nbytes
+        return (1 << _log2(self.binding_limit // elem)) * elem
+
+    def window_len(self, n: int, elem: int) -> int:
+        """GpuBackend._window_len."""
+        if self.binding_limit is None or n * elem <= self.binding_limit:
+            return n
+        return 1 << _log2(self.binding_limit // elem)
+
+    # -- the runtime -------------------------------------------------------------------------------------------
+    def transfer(self, nbytes: int, mode: StorageMode, read: bool) -> None:
+        """A write or read of ``nbytes`` of a buffer in ``mode``: note what it needs of a staging buffer."""
+        if self.kind == "wgpu" and read and not (self.zero_copy and mode is StorageMode.SHARED):
+            self.staged = max(self.staged, WGPU_STAGING_MIN, nbytes)
+        elif self.kind == "metal" and mode is StorageMode.PRIVATE and nbytes:
+            self.staged = max(self.staged, METAL_STAGING_MIN, min(nbytes, METAL_STAGING_CHUNK))
+
+    def launch(self, n: int = 1) -> None:
+        self.dispatches += n
+
+    def submit(self) -> None:
+        self.most_dispatches = max(self.most_dispatches, self.dispatches)
+        self.dispatches = 0
+
+    def upload(self, name: str, nbytes: int, host_facing: bool = True, elem: int | None = None,
+               pooled: bool = True) -> _Buf:
+        buf = self.alloc(name, nbytes, host_facing, elem, pooled)
+        self.transfer(nbytes, buf.mode, read=False)
+        return buf
+
+    def read(self, buf: _Buf, nbytes: int) -> None:
+        self.transfer(nbytes, buf.mode, read=True)
+
+    # -- commitment (GpuBackend.commit: ntt.encode_codeword + merkle.build_tree in one batch) ---------------------
+    def commit(self, stage: str, nv: int, is_ext: bool, log_folding: int, log_height: int) -> _Tree:
+        log_w = log_folding + (2 if is_ext else 0)
+        n_words = 1 << (log_height + log_w)
+        if n_words > MAX_WORDS:
+            self.problems.append(f"{stage} codeword has {n_words} words, over the kernels' 32-bit word indexing "
+                                 f"({MAX_WORDS})")
+        codeword = self.alloc(f"{stage} codeword", BASE_BYTES * n_words, False)
+        self.launch()  # transpose_pad
+        if log_height > 0:
+            if self.twiddle_log is None or self.twiddle_log < log_height:
+                # a bigger table replaces the runtime's old one, which is dropped (counted here all the same)
+                self.twiddle_log = max(log_height, ntt.MIN_TABLE_LOG)
+                self.upload("twiddles", BASE_BYTES << self.twiddle_log)
+            log_cw = min(log_w, ntt.LOG_TILE_COLS)
+            log_local = min(log_height, ntt.LOG_TILE_WORDS - log_cw)
+            rest = log_height - log_local
+            self.launch(1 + (log_local > 0) + rest % 2 + rest // 2)
+        levels = [self._level(stage, 1 << log_height)]
+        if not self.constants:
+            self.constants = True
+            self.upload("round constants", poseidon2_rc_table().nbytes)
+        self.launch()  # leaves
+        n = 1 << log_height
+        while n > 1:
+            n //= 2
+            if n <= min(merkle.TOP_MAX_PARENTS, merkle.TOP_LIMIT):
+                levels += [self._level(stage, n >> k) for k in range(n.bit_length())]
+                if not self.scratch:
+                    self.scratch = True
+                    self.alloc("merkle top scratch", 2 * merkle.TOP_LIMIT * DIGEST_BYTES, False)
+                self.launch()
+                break
+            levels.append(self._level(stage, n))
+            self.launch()
+        self.submit()
+        self.read(levels[-1], DIGEST_BYTES)
+        return _Tree(codeword, levels, (1 << log_w))
+
+    def _level(self, stage: str, n_nodes: int) -> _Buf:
+        root = n_nodes == 1  # merkle._level_mode: the root level is read by the host
+        return self.alloc(f"{stage} merkle {'root' if root else 'tree'}", n_nodes * DIGEST_BYTES, root)
+
+    def open_rows(self, stage: str, tree: _Tree, q: int) -> None:
+        if q == 0:
+            return
+        depth = len(tree.levels) - 1
+        index = self.upload(f"{stage} inputs", BASE_BYTES * q, pooled=False)
+        nbytes = BASE_BYTES * q * (tree.width + depth * merkle.DIGEST)
+        out = self.alloc(f"{stage} openings", nbytes, True, pooled=False)
+        self.launch(1 + depth)
+        self.submit()
+        self.read(out, nbytes)
+        self.release(index, out)
+
+    # -- multilinear algebra -----------------------------------------------------------------------------------
+    def _reduce(self, stage: str, partials: _Buf, stride: int) -> None:
+        out = self.alloc(f"{stage} results", stride * EF_BYTES, True)
+        self.launch()
+        self.submit()
+        self.read(out, stride * EF_BYTES)
+        self.release(partials, out)
+
+    def evaluate(self, stage: str, nv: int, is_ext: bool) -> None:
+        n = 1 << nv
+        window = self.window_len(n, EF_BYTES if is_ext else BASE_BYTES)
+        groups = min(_groups(window), MAX_REDUCE_GROUPS)
+        log_lo = min((nv + 1) // 2, _log2(groups * WG))
+        coords = self.upload(f"{stage} inputs", nv * EF_BYTES)
+        lo = self.alloc(f"{stage} factor tables", EF_BYTES << log_lo, False)
+        hi = self.alloc(f"{stage} factor tables", EF_BYTES << (nv - log_lo), False)
+        n_windows = -(-n // window)
+        partials = self.alloc(f"{stage} partial sums", n_windows * groups * EF_BYTES, False)
+        self.launch(2 + n_windows)
+        self._reduce(stage, partials, 1)
+        self.release(hi, lo, coords)
+
+    def accumulate(self, stage: str, nv: int, n_eq: int, n_sel: int) -> None:
+        log_lo = (nv + 1) // 2
+        temporaries = []
+        if n_eq:
+            temporaries += [self.upload(f"{stage} inputs", n_eq * nv * EF_BYTES),
+                            self.upload(f"{stage} inputs", n_eq * EF_BYTES),
+                            self.alloc(f"{stage} factor tables", (n_eq << log_lo) * EF_BYTES, False),
+                            self.alloc(f"{stage} factor tables", (n_eq << (nv - log_lo)) * EF_BYTES, False)]
+            self.launch(2)
+        if n_sel:  # select constraints come from the query indices: their buffers stay out of the pool model
+            temporaries += [self.upload(f"{stage} inputs", n_sel * BASE_BYTES, pooled=False),
+                            self.upload(f"{stage} inputs", n_sel * EF_BYTES, pooled=False),
+                            self.alloc(f"{stage} factor tables", (n_sel << log_lo) * BASE_BYTES, False, pooled=False),
+                            self.alloc(f"{stage} factor tables", (n_sel << (nv - log_lo)) * EF_BYTES, False,
+                                       pooled=False)]
+            self.launch(2)
+        n = 1 << nv
+        self.launch(-(-n // self.window_len(n, EF_BYTES)))
+        self.submit()
+        self.release(*temporaries)
+
+    def sumcheck_round(self, stage: str, n: int) -> None:
+        half = n // 2
+        window = self.window_len(half, EF_BYTES)
+        groups = min(_groups(window), MAX_REDUCE_GROUPS)
+        n_windows = -(-half // window)
+        partials = self.alloc(f"{stage} partial sums", 2 * n_windows * groups * EF_BYTES, False)
+        self.launch(n_windows)
+        self._reduce(stage, partials, 2)
+
+    def fold(self, stage: str, n: int) -> tuple[_Buf, _Buf]:
+        half = n // 2
+        name = f"{stage} folded table and weights"
+        out = (self.alloc(name, half * EF_BYTES, False, EF_BYTES), self.alloc(name, half * EF_BYTES, False, EF_BYTES))
+        self.launch(-(-half // self.window_len(half, EF_BYTES)))
+        self.submit()
+        return out
+
+    def grind(self, stage: str, bits: int) -> None:
+        if bits == 0:
+            return
+        result = self.upload(f"{stage} results", EF_BYTES)
+        if not self.constants:
+            self.constants = True
+            self.upload("round constants", poseidon2_rc_table().nbytes)
+        self.launch(POW_LAUNCHES_PER_SUBMIT)
+        self.submit()
+        self.read(result, BASE_BYTES)
+        self.release(result)
+
+    # -- the runtime's own buffers -----------------------------------------------------------------------------
+    def runtime_needs(self) -> list[BufferNeed]:
+        # Neither is a storage binding (a copy target; a uniform buffer bound one slot at a time), so neither
+        # meets max_storage_binding_size.
+        shared = StorageMode.SHARED
+        needs = []
+        if self.staged:
+            needs.append(BufferNeed(f"{self.kind} staging buffer", self.staged, 0, True, shared, 1, self.staged,
+                                    runtime=True))
+        if self.kind == "wgpu":
+            params = max(WGPU_PARAMS_MIN, self.most_dispatches * WGPU_PARAMS_SLOT)
+            needs.append(BufferNeed("wgpu launch parameters", params, WGPU_PARAMS_SLOT, True, shared, 1, params,
+                                    runtime=True))
+        return needs
+
+
+@dataclass
+class _State:
+    table: _Buf
+    weights: _Buf
+    n: int  # entries
+    is_ext: bool
+    tree: _Tree
+
+
+def _sumcheck(walk: _Walk, state: _State, stage: str, rounds: int, pow_bits: int) -> None:
+    for _ in range(rounds):
+        walk.sumcheck_round(stage, state.n)
+        walk.grind(stage, pow_bits)
+        table, weights = walk.fold(stage, state.n)
+        walk.release(state.table, state.weights)
+        state.table, state.weights, state.n, state.is_ext = table, weights, state.n // 2, True
+
+
+def plan_memory(config: WhirConfig, limits: DeviceLimits | None = None, policy: str | None = None,
+                statement_points: int = 1) -> MemoryPlan:
+    """The buffers of one proof of ``config`` with ``statement_points`` evaluation claims, on a device with
+    ``limits`` (its binding limit decides the windows, its runtime the runtime-held buffers; None: no binding
+    limit and no runtime buffers) under storage ``policy`` (None: ``WHIRGPU_STORAGE``, else hybrid)."""
+    policy = resolve_storage(policy)
+    walk = _Walk(policy, limits)
+    n, k0 = config.num_variables, config.fold(0)
+    walk.alloc("backend placeholder", EF_BYTES, False)  # GpuBackend._dummy, bound where a factor table is unused
+
+    # WhirProver._commit
+    stage = "round 0"
+    table = walk.upload(f"{stage} polynomial", BASE_BYTES << n, elem=BASE_BYTES)
+    tree = walk.commit(stage, n, False, k0, n + config.starting_log_inv_rate - k0)
+    for _ in range(config.commitment_ood_samples):
+        walk.evaluate(stage, n, False)
+    points = statement_points + config.commitment_ood_samples
+    weights = walk.alloc(f"{stage} weights", EF_BYTES << n, False, EF_BYTES)
+    if points:
+        walk.accumulate(stage, n, points, 0)
+    else:
+        walk.transfer(EF_BYTES << n, weights.mode, read=False)  # zero weights uploaded
+    state = _State(table, weights, 1 << n, False, tree)
+    _sumcheck(walk, state, stage, k0, config.starting_folding_pow_bits)
+
+    # WhirProver._round
+    for i, rc in enumerate(config.rounds):
+        stage = f"round {i + 1}"
+        nv, k_next = rc.num_variables, config.fold(i + 1)
+        tree = walk.commit(stage, nv, state.is_ext, k_next, nv - k_next + config.round_log_inv_rate(i))
+        for _ in range(rc.ood_samples):
+            walk.evaluate(stage, nv, state.is_ext)
+        walk.grind(stage, rc.pow_bits)
+        queries = min(rc.num_queries, rc.domain_size >> rc.folding_factor)
+        walk.open_rows(stage, state.tree, queries)
+        walk.accumulate(stage, nv, rc.ood_samples, queries)
+        walk.release(state.tree.codeword, *state.tree.levels)
+        state.tree = tree
+        _sumcheck(walk, state, stage, k_next, rc.folding_pow_bits)
+
+    # WhirProver._final_round
+    stage = "final"
+    walk.read(state.table, state.n * (EF_BYTES if state.is_ext else BASE_BYTES))
+    walk.grind(stage, config.final_pow_bits)
+    queries = min(config.final_queries, config.final_domain_size >> config.fold(config.n_rounds))
+    walk.open_rows(stage, state.tree, queries)
+    _sumcheck(walk, state, stage, config.final_sumcheck_rounds, config.final_folding_pow_bits)
+
+    return MemoryPlan(list(walk.groups.values()) + walk.runtime_needs(), policy, statement_points, walk.problems)
+
+
+def plan_buffers(config: WhirConfig, limits: DeviceLimits | None = None, policy: str | None = None) -> list[BufferNeed]:
+    """``plan_memory(...).needs``."""
+    return plan_memory(config, limits, policy).needs
+
+
+def peak_bytes(config: WhirConfig, limits: DeviceLimits | None = None, policy: str | None = None) -> int:
+    """Device memory at the proof's peak (``plan_memory(...).peak_bytes``)."""
+    return plan_memory(config, limits, policy).peak_bytes

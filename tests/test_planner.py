@@ -1,0 +1,457 @@
+"""The device planner: device classes, budgets, decisions and reasons on synthetic limits; backend selection
+refusing before it allocates; ``whirgpu devices --plan``.
+
+Whether the memory plan bounds what a proof really allocates is tested in tests/backend/test_planner_memory.py.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import replace
+
+import pytest
+
+import whirgpu.backends as backends
+from whirgpu.backends import CPU_FALLBACK, DeviceLimits, fit_problem, select_backend
+from whirgpu.backends.base import StorageMode
+from whirgpu.backends.cpu import CpuBackend
+from whirgpu.backends.memory import plan_memory, sized
+from whirgpu.cli import main
+from whirgpu.errors import BackendUnavailable, ConfigError, DeviceLimitError
+from whirgpu.planner import (GPU_MIN_VARIABLES, MAX_GPU_BYTES_ENV, PlanTarget, device_class, parse_bytes,
+                             plan_device)
+from whirgpu.protocol.params import ProtocolParameters, WhirConfig
+
+GIB = 1 << 30
+
+
+def config(n: int, k: int, r: int = 1) -> WhirConfig:
+    return WhirConfig.from_params(ProtocolParameters.default(num_variables=n, folding_factor=k,
+                                                             starting_log_inv_rate=r))
+
+
+def gpu(device_type: str = "DiscreteGPU", api: str = "Vulkan", name: str = "Test GPU", **changes) -> DeviceLimits:
+    """Synthetic limits with room for every configuration the tests plan."""
+    limits = DeviceLimits(name=name, api=api, device_type=device_type, max_buffer_size=1 << 40,
+                          max_storage_binding_size=1 << 40)
+    return replace(limits, **changes)
+
+
+@pytest.fixture(autouse=True)
+def _clean_env(monkeypatch):
+    for name in ("WHIRGPU_BACKEND", "WHIRGPU_ADAPTER", "WHIRGPU_STORAGE", MAX_GPU_BYTES_ENV):
+        monkeypatch.delenv(name, raising=False)
+
+
+# ---- device classes ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("limits,expected", [
+    (gpu("DiscreteGPU"), "discrete"),
+    (gpu("IntegratedGPU"), "integrated"),
+    (gpu("VirtualGPU"), "integrated"),
+    (gpu("CPU", name="llvmpipe (LLVM 15.0.6, 256 bits) (CPU) via Vulkan"), "software"),
+    (gpu("CPU", api="MSL-CPU", name="MSL on the CPU"), "software"),
+    (gpu("IntegratedGPU", api="Metal (MSL)", name="Apple M3 Max", features=("apple9", "mac2", "metal3")), "apple"),
+    (gpu("IntegratedGPU", api="Metal", name="Apple M1 (IntegratedGPU) via Metal"), "apple"),
+    (gpu("IntegratedGPU", api="Metal (MSL)", name="Intel(R) UHD Graphics 630", features=("mac2",)), "integrated"),
+    (gpu("DiscreteGPU", api="Metal (MSL)", name="AMD Radeon Pro 5500M", features=("mac2",)), "discrete"),
+    (CpuBackend().limits(), "cpu"),
+])
+def test_device_class(limits, expected):
+    assert device_class(limits) == expected
+
+
+def test_the_threshold_table():
+    assert {cls: t.min_variables for cls, t in GPU_MIN_VARIABLES.items()} == \
+        {"discrete": 12, "integrated": 12, "apple": 12, "software": None}
+    assert all(t.source for t in GPU_MIN_VARIABLES.values())
+
+
+# ---- WHIRGPU_MAX_GPU_BYTES ----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text,expected", [
+    ("1073741824", GIB), ("512M", 512 << 20), ("8G", 8 * GIB), ("1.5GiB", 3 * GIB // 2), ("64k", 64 << 10),
+    ("2 GB", 2 * GIB), ("1t", 1 << 40), ("100B", 100), (" 3g ", 3 * GIB),
+])
+def test_parse_bytes(text, expected):
+    assert parse_bytes(text) == expected
+
+
+@pytest.mark.parametrize("text", ["", "lots", "-5", "1e9", "5iB", "12X", "0", "0.1B", "1.5.2G"])
+def test_parse_bytes_refuses(text):
+    with pytest.raises(ConfigError, match=f"{MAX_GPU_BYTES_ENV}="):
+        parse_bytes(text)
+
+
+def test_a_bad_env_value_is_a_config_error(monkeypatch):
+    monkeypatch.setenv(MAX_GPU_BYTES_ENV, "a lot")
+    with pytest.raises(ConfigError, match="WHIRGPU_MAX_GPU_BYTES='a lot' is not a byte count"):
+        plan_device(config(12, 2), gpu())
+    with pytest.raises(ConfigError, match="WHIRGPU_MAX_GPU_BYTES"):
+        select_backend("auto", config(12, 2))
+    assert select_backend("cpu").backend.name == "cpu"  # the numpy reference has no device memory to cap
+
+
+# ---- decisions and reasons ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("device_type,label", [("DiscreteGPU", "a discrete GPU"), ("IntegratedGPU",
+                                                                                   "an integrated GPU")])
+def test_below_and_above_the_threshold(device_type, label):
+    below = plan_device(config(10, 2), gpu(device_type))
+    assert below.fits and not below.expected_faster and below.decision == "cpu"
+    assert below.reason == (f"n=10 is below 12, where {label} (Test GPU) starts to beat the numpy reference "
+                            f"(placeholder); {CPU_FALLBACK}")
+    above = plan_device(config(12, 2), gpu(device_type))
+    assert above.fits and above.expected_faster and above.decision == "gpu"
+    assert above.reason.startswith("fits: peak ") and above.reason.endswith(f"n=12 >= 12 for {label} (placeholder)")
+    assert "max_buffer_size" in above.reason and "max_storage_binding_size" in above.reason
+    assert "\n" not in above.reason
+
+
+def test_apple_threshold():
+    limits = gpu("IntegratedGPU", api="Metal (MSL)", name="Apple M3 Max", features=("apple9",),
+                 recommended_working_set=48 * GIB, unified_memory=True)
+    plan = plan_device(config(16, 4), limits)
+    assert plan.device_class == "apple" and plan.decision == "gpu"
+    assert "of 48 GiB (recommended_working_set)" in plan.reason and "for an Apple GPU" in plan.reason
+    assert plan_device(config(11, 4), limits).decision == "cpu"
+
+
+@pytest.mark.parametrize("api,backend", [("Vulkan", "wgpu"), ("MSL-CPU", "msl-cpu")])
+def test_software_never(api, backend):
+    limits = gpu("CPU", api=api, name="llvmpipe")
+    plan = plan_device(config(20, 4), limits)
+    assert plan.device_class == "software" and plan.fits and not plan.expected_faster and plan.decision == "cpu"
+    assert plan.reason.startswith("llvmpipe ") and f"--backend {backend} forces it" in plan.reason
+    assert "same CPU cores" in plan.reason and plan.reason.endswith(CPU_FALLBACK)
+
+
+def test_the_cpu_is_the_reference():
+    plan = plan_device(config(12, 2), CpuBackend().limits())
+    assert (plan.device_class, plan.decision, plan.reason) == ("cpu", "cpu", "the numpy reference")
+
+
+def exact_limits(cfg: WhirConfig, **changes) -> DeviceLimits:
+    """Limits exactly at the configuration's needs (max buffer = largest buffer, binding = largest whole binding,
+    working set = peak). The plan depends on the binding limit (windows), so iterate to the fixed point."""
+    limits = gpu(**changes)
+    for _ in range(4):
+        memory = plan_memory(cfg, limits)
+        exact = replace(limits, max_buffer_size=memory.largest_buffer.buffer_bytes,
+                        max_storage_binding_size=memory.largest_binding.binding_bytes,
+                        recommended_working_set=memory.peak_bytes)
+        if exact == limits:
+            return limits
+        limits = exact
+    raise AssertionError("the plan does not settle")
+
+
+@pytest.mark.parametrize("n,k,r", [(8, 2, 1), (12, 1, 2), (14, 4, 1), (16, 3, 3)])
+def test_fits_exactly_at_the_limits(n, k, r):
+    cfg = config(n, k, r)
+    limits = exact_limits(cfg)
+    plan = plan_device(cfg, limits)
+    assert plan.fits and plan.problems == [] and fit_problem(limits, cfg) is None
+
+
+def test_windowed_buffers_may_exceed_the_binding_limit():
+    cfg = config(14, 4)
+    limits = exact_limits(cfg)
+    windowed = [n for n in plan_memory(cfg, limits).needs if not n.whole]
+    assert {n.name for n in windowed if n.buffer_bytes > limits.max_storage_binding_size} >= {"round 0 weights"}
+    assert all(n.binding_bytes <= limits.max_storage_binding_size for n in windowed)
+    assert plan_device(cfg, limits).fits
+
+
+def test_a_buffer_over_max_buffer_size():
+    cfg = config(14, 2)
+    limits = exact_limits(cfg)
+    largest = plan_memory(cfg, limits).largest_buffer
+    small = replace(limits, max_buffer_size=largest.buffer_bytes - 1)
+    plan = plan_device(cfg, small)
+    message = (f"{largest.name} needs a buffer of {sized(largest.buffer_bytes)}, over max_buffer_size "
+               f"{sized(largest.buffer_bytes - 1)} on Test GPU")
+    assert message.startswith(f"{largest.name} needs a buffer of {largest.buffer_bytes} bytes (")
+    assert {p.kind for p in plan.problems} == {"limit"} and plan.problems[0].message == message
+    assert plan.decision == "cpu" and plan.reason == f"{message}; {CPU_FALLBACK}"
+    assert plan.refusal(explicit=True) == plan.refusal(explicit=False) == message == fit_problem(small, cfg)
+
+
+def test_a_whole_binding_over_max_storage_binding_size():
+    cfg = config(14, 2)
+    limits = exact_limits(cfg)
+    widest = plan_memory(cfg, limits).largest_binding
+    assert widest.whole and ("codeword" in widest.name or "merkle tree" in widest.name)
+    small = replace(limits, max_storage_binding_size=widest.binding_bytes - 1)
+    plan = plan_device(cfg, small)
+    problem = plan.refusal(explicit=True)
+    assert problem.startswith(f"{widest.name} needs one binding of {widest.binding_bytes} bytes")
+    assert f"over max_storage_binding_size {widest.binding_bytes - 1} bytes" in problem
+    assert plan.decision == "cpu" and plan.reason.startswith(problem)
+
+
+def test_over_the_recommended_working_set():
+    cfg = config(14, 4)
+    limits = exact_limits(cfg)
+    peak = plan_device(cfg, limits).peak_bytes
+    over = replace(limits, recommended_working_set=peak - 1)
+    plan = plan_device(cfg, over)
+    message = (f"the proof needs {peak} bytes ({peak / (1 << 20):.4g} MiB) at its peak, over "
+               f"recommended_working_set {peak - 1} bytes ({(peak - 1) / (1 << 20):.4g} MiB) on Test GPU")
+    assert [(p.kind, p.message) for p in plan.problems] == [("working_set", message)]
+    assert plan.decision == "cpu" and plan.reason == f"{message}; {CPU_FALLBACK}"
+    assert plan.refusal(explicit=False) == fit_problem(over, cfg) == message
+    assert plan.refusal(explicit=True) is None and fit_problem(over, cfg, budget=False) is None  # auto's alone
+    assert (plan.budget, plan.budget_source) == (peak - 1, "recommended_working_set")
+
+
+def test_unknown_budget():
+    plan = plan_device(config(12, 2), gpu(recommended_working_set=0))
+    assert plan.budget is None
+    assert plan.budget_source == "unknown: wgpu does not report device memory; set WHIRGPU_MAX_GPU_BYTES"
+    assert "budget unknown" in plan.reason
+
+
+def test_over_max_gpu_bytes(monkeypatch):
+    cfg = config(14, 4)
+    limits = exact_limits(cfg)
+    peak = plan_device(cfg, limits).peak_bytes
+    monkeypatch.setenv(MAX_GPU_BYTES_ENV, str(peak - 1))
+    plan = plan_device(cfg, limits)
+    assert [p.kind for p in plan.problems] == ["max_gpu_bytes"]
+    assert plan.problems[0].message.startswith(f"the proof needs {peak} bytes")
+    assert f"over WHIRGPU_MAX_GPU_BYTES = {peak - 1} bytes" in plan.problems[0].message
+    assert plan.refusal(explicit=True) == plan.problems[0].message  # a cap binds an explicit backend too
+    assert plan.decision == "cpu" and (plan.budget, plan.budget_source) == (peak - 1, MAX_GPU_BYTES_ENV)
+    # an argument overrides the variable and is named as such
+    plan = plan_device(cfg, limits, max_gpu_bytes=peak - 2)
+    assert "over max_gpu_bytes = " in plan.refusal(explicit=True)
+    assert plan_device(cfg, limits, max_gpu_bytes=peak).fits
+
+
+def test_the_budget_is_the_smaller_of_the_two(monkeypatch):
+    monkeypatch.setenv(MAX_GPU_BYTES_ENV, "512M")
+    plan = plan_device(config(12, 2), gpu(recommended_working_set=GIB))
+    assert (plan.budget, plan.budget_source) == (512 << 20, MAX_GPU_BYTES_ENV)
+    plan = plan_device(config(12, 2), gpu(recommended_working_set=256 << 20))
+    assert (plan.budget, plan.budget_source) == (256 << 20, "recommended_working_set")
+
+
+def test_modes_follow_the_storage_policy():
+    for policy in ("shared", "private"):
+        memory = plan_device(config(12, 2), gpu(), policy).memory
+        assert {n.mode for n in memory.needs if not n.runtime} == {StorageMode(policy)}
+    memory = plan_device(config(12, 2), gpu(), "hybrid").memory
+    for need in memory.needs:
+        if not need.runtime:
+            assert need.mode is (StorageMode.SHARED if need.host_facing else StorageMode.PRIVATE), need.name
+
+
+def test_the_json_form_adds_up():
+    doc = plan_device(config(12, 2), gpu()).to_dict()
+    json.dumps(doc)
+    assert sum(b["bytes"] for b in doc["buffers"]) == doc["peak_bytes"] == doc["pool_bytes"] + doc["runtime_bytes"]
+    assert doc["decision"] == "gpu" and doc["class"] == "discrete" and doc["fits"]
+
+
+# ---- select_backend: auto with the planner; explicit backends refuse before allocating ---------------------------
+
+class _Adapter:
+    summary = "Test GPU"
+    info = {"adapter_type": "DiscreteGPU", "backend_type": "Vulkan"}
+
+
+def _fake_wgpu(monkeypatch, limits: DeviceLimits):
+    """auto sees one adapter with ``limits``; opening it fails the test (auto must decide first)."""
+    import whirgpu.runtime.wgpu_rt as wgpu_rt
+
+    monkeypatch.setattr(wgpu_rt, "choose_adapter", lambda: _Adapter())
+    monkeypatch.setattr(wgpu_rt, "adapter_limits", lambda adapter: limits)
+
+    def no_device(*args, **kwargs):
+        raise AssertionError("auto opened the device for a proof it gives to the CPU")
+
+    monkeypatch.setattr(wgpu_rt, "WgpuRuntime", no_device)
+
+
+def test_auto_falls_back_below_the_threshold(monkeypatch):
+    _fake_wgpu(monkeypatch, gpu())
+    choice = select_backend("auto", config(10, 2))
+    assert choice.backend.name == "cpu" and choice.reason == plan_device(config(10, 2), gpu()).reason
+    assert choice.reason.startswith("n=10 is below 12")
+
+
+def test_auto_falls_back_over_max_gpu_bytes(monkeypatch):
+    _fake_wgpu(monkeypatch, gpu())
+    monkeypatch.setenv(MAX_GPU_BYTES_ENV, "1M")
+    choice = select_backend("auto", config(16, 4))
+    assert choice.backend.name == "cpu"
+    assert "over WHIRGPU_MAX_GPU_BYTES = 1048576 bytes (1 MiB) on Test GPU" in choice.reason
+    assert choice.reason.endswith(CPU_FALLBACK)
+
+
+def test_auto_falls_back_on_a_software_adapter(monkeypatch):
+    _fake_wgpu(monkeypatch, gpu("CPU", name="llvmpipe (LLVM 15.0.6, 256 bits) (CPU) via Vulkan"))
+    for cfg in (config(20, 4), None):
+        choice = select_backend("auto", cfg)
+        assert choice.backend.name == "cpu" and choice.reason.startswith("no hardware GPU: llvmpipe")
+        assert "software rasteriser" in choice.reason and choice.reason.endswith(CPU_FALLBACK)
+
+
+class _SpyRuntime:
+    """A runtime that reports ``limits`` and counts allocations (any allocation before the refusal is a bug)."""
+
+    name = "msl-cpu"
+
+    def __init__(self, limits: DeviceLimits, inner=None):
+        self._limits = limits
+        self._inner = inner
+        self.allocs = 0
+
+    def limits(self):
+        return self._limits
+
+    def alloc(self, nbytes, mode=StorageMode.PRIVATE):
+        self.allocs += 1
+        if self._inner is None:
+            raise AssertionError("allocated")
+        return self._inner.alloc(nbytes, mode)
+
+    def __getattr__(self, name):
+        return getattr(self._inner, name)
+
+
+def _spy_factory(monkeypatch, spy):
+    monkeypatch.setattr(backends, "_runtime", lambda name: spy)
+
+
+@pytest.mark.parametrize("name", ["wgpu", "metal", "msl-cpu"])
+def test_explicit_refuses_a_hard_limit_before_allocating(name, monkeypatch):
+    cfg = config(14, 2)
+    limits = replace(exact_limits(cfg), name="Test GPU")
+    limits = replace(limits, max_buffer_size=limits.max_buffer_size - 1)
+    spy = _SpyRuntime(limits)
+    _spy_factory(monkeypatch, spy)
+    with pytest.raises(DeviceLimitError) as info:
+        select_backend(name, cfg)
+    assert "over max_buffer_size" in str(info.value) and "on Test GPU" in str(info.value)
+    assert spy.allocs == 0
+
+
+def test_explicit_ignores_the_threshold_and_the_working_set(monkeypatch):
+    cfg = config(8, 2)
+    limits = replace(exact_limits(cfg), recommended_working_set=1)
+    assert plan_device(cfg, limits).decision == "cpu"
+    spy = _SpyRuntime(limits)
+    _spy_factory(monkeypatch, spy)
+    constructed = []
+    monkeypatch.setattr("whirgpu.backends.gpu.GpuBackend", lambda rt, storage=None: constructed.append(rt) or
+                        CpuBackend())
+    select_backend("msl-cpu", cfg)
+    assert constructed == [spy]
+
+
+def _msl_cpu():
+    try:
+        from whirgpu.runtime.msl_cpu_rt import MslCpuRuntime
+
+        return MslCpuRuntime()
+    except BackendUnavailable as exc:
+        pytest.skip(f"msl-cpu unavailable: {exc}")
+
+
+def _wgpu():
+    try:
+        from whirgpu.runtime.wgpu_rt import WgpuRuntime
+
+        return WgpuRuntime()
+    except BackendUnavailable as exc:
+        pytest.skip(f"wgpu unavailable: {exc}")
+
+
+@pytest.mark.parametrize("name,opener", [("msl-cpu", _msl_cpu), ("wgpu", _wgpu)])
+def test_explicit_refuses_over_max_gpu_bytes_before_allocating(name, opener, monkeypatch):
+    runtime = opener()
+    spy = _SpyRuntime(runtime.limits(), runtime)
+    spy.name = runtime.name
+    _spy_factory(monkeypatch, spy)
+    monkeypatch.setenv(MAX_GPU_BYTES_ENV, "64K")
+    cfg = config(8, 2)  # below every threshold: an explicit backend runs it all the same, if it fits
+    with pytest.raises(DeviceLimitError, match=r"over WHIRGPU_MAX_GPU_BYTES = 65536 bytes \(64 KiB\) on "):
+        select_backend(name, cfg)
+    assert spy.allocs == 0
+    monkeypatch.setenv("WHIRGPU_BACKEND", name)  # the variable asks for the backend as explicitly
+    with pytest.raises(DeviceLimitError, match="WHIRGPU_MAX_GPU_BYTES"):
+        select_backend("auto", cfg)
+    assert spy.allocs == 0
+    monkeypatch.setenv(MAX_GPU_BYTES_ENV, "1G")
+    choice = select_backend("auto", cfg)
+    assert choice.backend.rt is spy and choice.reason.startswith(f"WHIRGPU_BACKEND={name}; ")
+    assert spy.allocs == 1  # the backend's placeholder buffer, once it was allowed to exist
+
+
+# ---- whirgpu devices --plan ----------------------------------------------------------------------------------------
+
+def test_plan_command_text(capsys):
+    assert main(["devices", "--plan", "12:4:1"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("plan 12:4:1 (2^12 values, fold 4, rate 1: ")
+    assert "storage policy hybrid" in out and out.rstrip().splitlines()[-1].startswith("auto would pick: ")
+    choice = select_backend("auto", config(12, 4))
+    assert f"auto would pick: {choice.backend.name} — {choice.reason}" in out
+
+
+def test_plan_command_json(capsys):
+    assert main(["devices", "--plan", "12:4:1", "--storage", "private", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert (doc["point"], doc["num_variables"], doc["folding_factor"], doc["rate"]) == ("12:4:1", 12, 4, 1)
+    assert doc["storage"] == "private" and doc["max_gpu_bytes"] is None
+    assert doc["thresholds"]["software"] == {"min_variables": None, "source": "placeholder"}
+    assert {d["backend"] for d in doc["devices"]} >= {"msl-cpu"}
+    for device in doc["devices"]:
+        if not device["available"]:
+            assert device["note"]
+            continue
+        assert sum(b["bytes"] for b in device["buffers"]) == device["peak_bytes"]
+        assert {b["mode"] for b in device["buffers"] if b["role"] != "runtime"} == {"private"}
+        assert device["decision"] in ("gpu", "cpu") and device["reason"]
+    choice = select_backend("auto", config(12, 4), "private")
+    assert doc["auto"] == {"backend": choice.backend.name, "reason": choice.reason}
+
+
+def test_plan_command_on_a_discrete_gpu(capsys, monkeypatch):
+    import whirgpu.planner as planner
+
+    limits = gpu(name="NVIDIA Test (DiscreteGPU) via Vulkan", recommended_working_set=0)
+    monkeypatch.setattr(planner, "plan_targets", lambda: [PlanTarget("wgpu", limits, selected=True),
+                                                          PlanTarget("metal", None, "Metal needs macOS")])
+    monkeypatch.setenv(MAX_GPU_BYTES_ENV, "8G")
+    assert main(["devices", "--plan", "14:2:1"]) == 0
+    out = capsys.readouterr().out
+    assert "[wgpu] NVIDIA Test (DiscreteGPU) via Vulkan  [class discrete]  [--backend wgpu opens this one]" in out
+    assert "WHIRGPU_MAX_GPU_BYTES 8589934592 bytes (8 GiB)" in out
+    assert re.search(r"\n    budget +8 GiB \(WHIRGPU_MAX_GPU_BYTES\): peak ", out)
+    assert re.search(r"\n    decision +gpu: fits: ", out) and "[metal] unavailable: Metal needs macOS" in out
+    monkeypatch.setenv(MAX_GPU_BYTES_ENV, "100K")
+    assert main(["devices", "--plan", "14:2:1", "--json"]) == 0
+    (device, _) = json.loads(capsys.readouterr().out)["devices"]
+    assert device["decision"] == "cpu" and device["problems"][0]["kind"] == "max_gpu_bytes"
+
+
+@pytest.mark.parametrize("point,message", [
+    ("12:4", "error: '12:4' is not N:F:R (three integers, e.g. 20:4:1)"),
+    ("a:b:c", "error: 'a:b:c' is not N:F:R (three integers, e.g. 20:4:1)"),
+    ("12:0:1", "error: 12:0:1: "),
+])
+def test_plan_command_bad_point(point, message, capsys):
+    assert main(["devices", "--plan", point]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.startswith(message) and captured.err.count("\n") == 1
+
+
+def test_plan_command_bad_env(capsys, monkeypatch):
+    monkeypatch.setenv(MAX_GPU_BYTES_ENV, "huge")
+    assert main(["devices", "--plan", "12:4:1"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: WHIRGPU_MAX_GPU_BYTES='huge' is not a byte count") and err.count("\n") == 1
