@@ -95,8 +95,8 @@ def _build_parser() -> argparse.ArgumentParser:
     source.add_argument("--from", dest="from_file", metavar="FILE.json",
                         help="parameters, polynomial and points from a file in the golden format")
     p.add_argument("--backend", default="auto", choices=BACKEND_NAMES,
-                   help="compute backend (default auto: the GPU when one is present and the proof fits it, else "
-                        "the numpy reference; wgpu forces the wgpu backend, even on a software adapter; metal runs "
+                   help="compute backend (default auto: the GPU when the proof fits it and it is expected to beat "
+                        "the numpy reference at this size (whirgpu devices --plan shows why), else the numpy reference; wgpu forces the wgpu backend, even on a software adapter; metal runs "
                         "the hand-written MSL kernels (macOS); msl-cpu runs them on the CPU, for verification)")
     _add_storage_flag(p)
     p.add_argument("--format", default="binary", choices=("binary", "whir-p3-json"),
