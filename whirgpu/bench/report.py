@@ -103,7 +103,7 @@ def _settings_line(s: dict) -> str:
     runs, warmup = s.get("runs"), s.get("warmup")
     if runs is None:
         return "settings unknown"
-    return (f"median of {runs} timed run{'s' * (runs != 1)} after {warmup} warm-up run{'s' * (warmup != 1)}, "
+    return (f"median of {runs} timed run{'s' * (runs != 1)} after {warmup} warm-up run{'s' * (warmup != 1)}; "
             f"instance seed {s.get('seed')}")
 
 
@@ -118,7 +118,7 @@ def notes(results: BenchResults, baseline: str, reference: bool) -> list[str]:
     runs = {_settings_line(src.get("settings") or {}): None for src in results.sources} or \
         {_settings_line(results.settings): None}
     for settings in runs:
-        lines.append(f"times: {settings}, in ms of wall clock (waiting for the device included); "
+        lines.append(f"times: ms of wall clock per proof (waiting for the device included), {settings}; "
                      f"GPU storage {storage}")
     lines.append(f"speedup = {baseline} ms / the fastest kernel backend's ms "
                  f"(every backend but cpu; rows with an error excluded)")
