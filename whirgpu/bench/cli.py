@@ -35,8 +35,9 @@ def add_bench_parser(sub) -> None:
                     "backend over the baseline. --load renders saved --json results instead of running.")
     run = p.add_argument_group("what to run")
     run.add_argument("--grid", metavar="GRID",
-                     help=f"{' | '.join(GRIDS)} ({', '.join(f'{k}: {len(v)} points' for k, v in GRIDS.items())}) "
-                          "or N:F:R,... (2^N values, fold F, log2 inverse rate R); default: default")
+                     help=f"a named grid ({', '.join(f'{k}: {len(v)} points' for k, v in GRIDS.items())}; default is "
+                          "the published WHIR-on-Metal grid, n = 20-24) or N:F:R,... (2^N values, fold F, log2 "
+                          "inverse rate R). Default: default")
     run.add_argument("--backends", metavar="LIST",
                      help="comma-separated NAME[:MUL] specs: cpu, wgpu, wgpu:u64, wgpu:emulated, metal[:MUL], "
                           "msl-cpu[:MUL] (MUL: mulhi, u64, emulated). Default: "
