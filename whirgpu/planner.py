@@ -20,7 +20,7 @@ import json
 import os
 import re
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from .backends import CPU_FALLBACK
 from .backends.base import DeviceLimits, resolve_storage
@@ -29,7 +29,6 @@ from .errors import BackendUnavailable, ConfigError, WhirGpuError
 from .protocol.params import WhirConfig
 
 MAX_GPU_BYTES_ENV = "WHIRGPU_MAX_GPU_BYTES"
-DEVICE_CLASSES = ("discrete", "integrated", "apple", "software", "cpu")
 
 
 @dataclass(frozen=True)
@@ -112,8 +111,7 @@ class DevicePlan:
     expected_faster: bool
     decision: str  # "gpu" or "cpu"
     reason: str
-    max_gpu_bytes: int | None = None
-    notes: list[str] = field(default_factory=list)
+    max_gpu_bytes: int | None = None  # the cap in force (WHIRGPU_MAX_GPU_BYTES or the argument), bytes
 
     @property
     def peak_bytes(self) -> int:

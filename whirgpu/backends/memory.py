@@ -11,8 +11,8 @@ Contract (tested against real allocations on wgpu and msl-cpu): for a configurat
 backend's pool allocates, and close to it. What the plan cannot know is replaced by its worst case: every query
 index distinct (at most ``num_queries``, at most the folded domain). The buffers whose size depends on the
 queries never take or give a pooled buffer in the model, so the bound holds whichever indices the transcript
-draws. A second proof on the same backend allocates only such query-sized buffers, when its count of distinct
-indices differs.
+draws. A later proof on the same backend allocates only such query-sized buffers (when its count of distinct
+indices is new to the pool), so a long-lived backend grows past the plan by those.
 
 On top of the pool, a runtime holds its own buffers (``runtime=True`` needs): wgpu a readback staging buffer
 (when a read is not host-mapped) and the launch-parameter uniform buffer, Metal a staging buffer for transfers
@@ -40,7 +40,7 @@ BASE_BYTES = 4
 DIGEST_BYTES = 4 * merkle.DIGEST
 MAX_WORDS = 1 << 32  # the kernels index a codeword with 32-bit word offsets
 # Runtime-held buffers (mirroring wgpu_rt / metal_rt): wgpu's readback staging and params uniform buffers start
-# at these sizes and grow to the largest request; Metal's staging buffer moves at most STAGING_CHUNK per blit.
+# at these sizes and grow to the largest request; Metal's staging buffer moves at most METAL_STAGING_CHUNK per blit.
 WGPU_STAGING_MIN = 1 << 16
 WGPU_PARAMS_MIN = 1 << 14
 WGPU_PARAMS_SLOT = 256
@@ -67,7 +67,8 @@ class BufferNeed:
     was served from the pool), ``buffer_bytes`` the largest single buffer requested and ``binding_bytes`` the
     largest single binding (``whole``: the kernels bind the buffer whole; else in windows that fit the binding
     limit). ``host_facing``: the host writes or reads it; ``mode``: the StorageMode the policy gives that role.
-    ``runtime``: held by the runtime itself, outside the backend's pool."""
+    ``runtime``: held by the runtime itself, outside the backend's pool, and never a storage binding
+    (``binding_bytes`` 0 for a staging buffer, one params slot for wgpu's uniform buffer)."""
 
     name: str
     nbytes: int
