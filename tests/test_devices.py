@@ -19,6 +19,7 @@ from whirgpu import Prover
 from whirgpu.backends import CPU_FALLBACK, DeviceLimits, fit_problem, select_backend
 from whirgpu.devices import INTERESTING_FEATURES, LIMIT_KEYS, gather
 from whirgpu.errors import BackendUnavailable, DeviceLimitError
+from whirgpu.planner import GPU_MIN_VARIABLES
 from whirgpu.protocol.params import ProtocolParameters, WhirConfig
 
 
@@ -118,7 +119,7 @@ def test_auto_checks_the_fit_on_a_gpu(adapter, monkeypatch):
     tiny = config(8, 2)  # below the discrete class's threshold: the numpy reference is expected faster
     choice = select_backend("auto", tiny)
     assert choice.backend.name == "cpu" and choice.reason.startswith("n=8 is below ")
-    small = config(12, 2)
+    small = config(GPU_MIN_VARIABLES["discrete"].min_variables, 4)  # at the threshold; selected, never proved
     choice = select_backend("auto", small)
     assert choice.backend.name == "wgpu" and "fits" in choice.reason
     limits = choice.backend.limits()

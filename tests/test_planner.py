@@ -24,6 +24,7 @@ from whirgpu.planner import (GPU_MIN_VARIABLES, MAX_GPU_BYTES_ENV, PlanTarget, d
 from whirgpu.protocol.params import ProtocolParameters, WhirConfig
 
 GIB = 1 << 30
+DISCRETE = GPU_MIN_VARIABLES["discrete"]  # the thresholds the tests derive their configurations from
 
 
 def config(n: int, k: int, r: int = 1) -> WhirConfig:
@@ -64,8 +65,12 @@ def test_device_class(limits, expected):
 
 def test_the_threshold_table():
     assert {cls: t.min_variables for cls, t in GPU_MIN_VARIABLES.items()} == \
-        {"discrete": 12, "integrated": 12, "apple": 12, "software": None}
-    assert all(t.source for t in GPU_MIN_VARIABLES.values())
+        {"discrete": 18, "integrated": 18, "apple": 18, "software": None}
+    assert all(isinstance(t.source, str) and t.source.strip() for t in GPU_MIN_VARIABLES.values())
+    assert "H100" in GPU_MIN_VARIABLES["discrete"].source
+    for cls in ("integrated", "apple"):  # assumed from the discrete figure, and saying so
+        assert "not measured" in GPU_MIN_VARIABLES[cls].source
+    assert all("not measured" not in GPU_MIN_VARIABLES[cls].source for cls in ("discrete", "software"))
 
 
 # ---- WHIRGPU_MAX_GPU_BYTES ----------------------------------------------------------------------------------------
@@ -95,16 +100,19 @@ def test_a_bad_env_value_is_a_config_error(monkeypatch):
 
 # ---- decisions and reasons ---------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("device_type,label", [("DiscreteGPU", "a discrete GPU"), ("IntegratedGPU",
-                                                                                   "an integrated GPU")])
-def test_below_and_above_the_threshold(device_type, label):
-    below = plan_device(config(10, 2), gpu(device_type))
+@pytest.mark.parametrize("device_type,cls,label", [("DiscreteGPU", "discrete", "a discrete GPU"),
+                                                   ("IntegratedGPU", "integrated", "an integrated GPU")])
+def test_below_and_above_the_threshold(device_type, cls, label):
+    threshold = GPU_MIN_VARIABLES[cls]
+    t = threshold.min_variables
+    below = plan_device(config(t - 1, 4), gpu(device_type))  # nothing is allocated: plans only
     assert below.fits and not below.expected_faster and below.decision == "cpu"
-    assert below.reason == (f"n=10 is below 12, where {label} (Test GPU) starts to beat the numpy reference "
-                            f"(placeholder); {CPU_FALLBACK}")
-    above = plan_device(config(12, 2), gpu(device_type))
+    assert below.reason == (f"n={t - 1} is below {t}, where {label} (Test GPU) starts to beat the numpy reference "
+                            f"({threshold.source}); {CPU_FALLBACK}")
+    above = plan_device(config(t, 4), gpu(device_type))
     assert above.fits and above.expected_faster and above.decision == "gpu"
-    assert above.reason.startswith("fits: peak ") and above.reason.endswith(f"n=12 >= 12 for {label} (placeholder)")
+    assert above.reason.startswith("fits: peak ") and above.reason.endswith(f"n={t} >= {t} for {label} "
+                                                                            f"({threshold.source})")
     assert "max_buffer_size" in above.reason and "max_storage_binding_size" in above.reason
     assert "\n" not in above.reason
 
@@ -112,10 +120,11 @@ def test_below_and_above_the_threshold(device_type, label):
 def test_apple_threshold():
     limits = gpu("IntegratedGPU", api="Metal (MSL)", name="Apple M3 Max", features=("apple9",),
                  recommended_working_set=48 * GIB, unified_memory=True)
-    plan = plan_device(config(16, 4), limits)
+    t = GPU_MIN_VARIABLES["apple"].min_variables
+    plan = plan_device(config(t, 4), limits)
     assert plan.device_class == "apple" and plan.decision == "gpu"
     assert "of 48 GiB (recommended_working_set)" in plan.reason and "for an Apple GPU" in plan.reason
-    assert plan_device(config(11, 4), limits).decision == "cpu"
+    assert plan_device(config(t - 1, 4), limits).decision == "cpu"
 
 
 @pytest.mark.parametrize("api,backend", [("Vulkan", "wgpu"), ("MSL-CPU", "msl-cpu")])
@@ -207,7 +216,7 @@ def test_over_the_recommended_working_set():
 
 
 def test_unknown_budget():
-    plan = plan_device(config(12, 2), gpu(recommended_working_set=0))
+    plan = plan_device(config(DISCRETE.min_variables, 4), gpu(recommended_working_set=0))  # the GPU's reason
     assert plan.budget is None
     assert plan.budget_source == "unknown: wgpu does not report device memory; set WHIRGPU_MAX_GPU_BYTES"
     assert "budget unknown" in plan.reason
@@ -249,10 +258,11 @@ def test_modes_follow_the_storage_policy():
 
 
 def test_the_json_form_adds_up():
-    doc = plan_device(config(12, 2), gpu()).to_dict()
+    doc = plan_device(config(DISCRETE.min_variables, 4), gpu()).to_dict()
     json.dumps(doc)
     assert sum(b["bytes"] for b in doc["buffers"]) == doc["peak_bytes"] == doc["pool_bytes"] + doc["runtime_bytes"]
     assert doc["decision"] == "gpu" and doc["class"] == "discrete" and doc["fits"]
+    assert doc["threshold"] == {"min_variables": DISCRETE.min_variables, "source": DISCRETE.source}
 
 
 # ---- select_backend: auto with the planner; explicit backends refuse before allocating ---------------------------
@@ -279,13 +289,15 @@ def test_auto_falls_back_below_the_threshold(monkeypatch):
     _fake_wgpu(monkeypatch, gpu())
     choice = select_backend("auto", config(10, 2))
     assert choice.backend.name == "cpu" and choice.reason == plan_device(config(10, 2), gpu()).reason
-    assert choice.reason.startswith("n=10 is below 12")
+    assert choice.reason.startswith(f"n=10 is below {DISCRETE.min_variables}, ")
 
 
 def test_auto_falls_back_over_max_gpu_bytes(monkeypatch):
     _fake_wgpu(monkeypatch, gpu())
+    cfg = config(DISCRETE.min_variables, 4)  # at the threshold: only the cap sends it to the CPU
+    assert plan_device(cfg, gpu()).decision == "gpu"
     monkeypatch.setenv(MAX_GPU_BYTES_ENV, "1M")
-    choice = select_backend("auto", config(16, 4))
+    choice = select_backend("auto", cfg)
     assert choice.backend.name == "cpu"
     assert "over WHIRGPU_MAX_GPU_BYTES = 1048576 bytes (1 MiB) on Test GPU" in choice.reason
     assert choice.reason.endswith(CPU_FALLBACK)
@@ -407,7 +419,8 @@ def test_plan_command_json(capsys):
     doc = json.loads(capsys.readouterr().out)
     assert (doc["point"], doc["num_variables"], doc["folding_factor"], doc["rate"]) == ("12:4:1", 12, 4, 1)
     assert doc["storage"] == "private" and doc["max_gpu_bytes"] is None
-    assert doc["thresholds"]["software"] == {"min_variables": None, "source": "placeholder"}
+    assert doc["thresholds"] == {cls: {"min_variables": t.min_variables, "source": t.source}
+                                 for cls, t in GPU_MIN_VARIABLES.items()}
     assert {d["backend"] for d in doc["devices"]} >= {"msl-cpu"}
     for device in doc["devices"]:
         if not device["available"]:
@@ -427,14 +440,15 @@ def test_plan_command_on_a_discrete_gpu(capsys, monkeypatch):
     monkeypatch.setattr(planner, "plan_targets", lambda: [PlanTarget("wgpu", limits, selected=True),
                                                           PlanTarget("metal", None, "Metal needs macOS")])
     monkeypatch.setenv(MAX_GPU_BYTES_ENV, "8G")
-    assert main(["devices", "--plan", "14:2:1"]) == 0
+    point = f"{DISCRETE.min_variables}:4:1"  # at the discrete threshold; planned, never allocated
+    assert main(["devices", "--plan", point]) == 0
     out = capsys.readouterr().out
     assert "[wgpu] NVIDIA Test (DiscreteGPU) via Vulkan  [class discrete]  [--backend wgpu opens this one]" in out
     assert "WHIRGPU_MAX_GPU_BYTES 8589934592 bytes (8 GiB)" in out
     assert re.search(r"\n    budget +8 GiB \(WHIRGPU_MAX_GPU_BYTES\): peak ", out)
     assert re.search(r"\n    decision +gpu: fits: ", out) and "[metal] unavailable: Metal needs macOS" in out
     monkeypatch.setenv(MAX_GPU_BYTES_ENV, "100K")
-    assert main(["devices", "--plan", "14:2:1", "--json"]) == 0
+    assert main(["devices", "--plan", point, "--json"]) == 0
     (device, _) = json.loads(capsys.readouterr().out)["devices"]
     assert device["decision"] == "cpu" and device["problems"][0]["kind"] == "max_gpu_bytes"
 

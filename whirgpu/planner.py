@@ -40,13 +40,21 @@ class Threshold:
     source: str
 
 
-# The one table to update with measurements (whirgpu bench per device class). A software device (lavapipe,
-# llvmpipe, msl-cpu) never: it competes with the numpy reference for the same CPU cores.
+# The one table to update with measurements. ``auto`` answers for the FIRST proof of a process, which pays the
+# device start and every pipeline compilation: on an H100 (whirgpu bench and cold `whirgpu prove` runs,
+# docs/PERFORMANCE.md, 2026-11-21) a first wgpu proof took 2.9-3.3 s at n = 4..16 and 4.8 s at n = 20, the
+# numpy reference 0.5 s at n <= 12, 1.7 s at n = 16 and 9.6 s at n = 20, so the first proof crosses over between
+# n = 16 and n = 20; warm, the GPU won at every size measured (n >= 2). Integrated and Apple GPUs were not
+# measured: they take the discrete threshold until they are. A software device (lavapipe, llvmpipe, msl-cpu)
+# never: it competes with the numpy reference for the same cores, and on the 2-core dev VM a first lavapipe
+# proof was slower (1.5 s against 0.6 s at n = 12, 2.0 s against 1.1 s at n = 16).
+_H100 = "measured on an NVIDIA H100 for a first proof, docs/PERFORMANCE.md"
+_ASSUMED = "not measured on this class: the discrete GPU figure"
 GPU_MIN_VARIABLES: dict[str, Threshold] = {
-    "discrete": Threshold(12, "placeholder"),
-    "integrated": Threshold(12, "placeholder"),
-    "apple": Threshold(12, "placeholder"),
-    "software": Threshold(None, "placeholder"),
+    "discrete": Threshold(18, _H100),
+    "integrated": Threshold(18, _ASSUMED),
+    "apple": Threshold(18, _ASSUMED),
+    "software": Threshold(None, "measured with lavapipe on a 2-core VM: slower for a first proof"),
 }
 
 _CLASS_LABELS = {"discrete": "a discrete GPU", "integrated": "an integrated GPU", "apple": "an Apple GPU",
