@@ -158,8 +158,13 @@ class Backend(ABC):
         elements, or 2^k EF elements flattened to 4*2^k base), Merkle-hashed with Poseidon2."""
 
     @abstractmethod
-    def open_rows(self, commitment: Commitment, indices: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    def open_rows(self, commitment: Commitment, indices: list[int],
+                  capacity: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Rows ``indices`` of the codeword matrix and their Merkle paths.
+
+        ``capacity``: the most indices a call of this kind can carry (the prover passes the round's query count,
+        capped by the folded domain), a sizing hint: a backend that keeps buffers may size them for it, so that
+        every proof of one configuration needs the same buffers whatever number of distinct indices it draws.
 
         Returns values (q, 2^k) base or (q, 2^k, 4) EF, and siblings (q, log_height, 8), leaf level first."""
 
@@ -180,11 +185,13 @@ class Backend(ABC):
         eq_coefficients: np.ndarray,
         select_vars: np.ndarray,
         select_coefficients: np.ndarray,
+        select_capacity: int | None = None,
     ) -> DeviceBuffer:
         """W[b] += Σ_i eq_coefficients[i] eq(b, eq_points[i]) + Σ_m select_coefficients[m] select_vars[m]^b.
 
         eq_points (m, nv, 4), eq_coefficients (m, 4), select_vars (q,) base, select_coefficients (q, 4).
-        May update in place; returns the buffer to use from now on."""
+        ``select_capacity``: the most select constraints a call of this kind can carry, a sizing hint (as
+        ``open_rows``'s ``capacity``). May update in place; returns the buffer to use from now on."""
 
     @abstractmethod
     def sumcheck_round(self, table: DeviceBuffer, weights: DeviceBuffer) -> tuple[np.ndarray, np.ndarray]:

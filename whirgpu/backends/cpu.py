@@ -54,7 +54,8 @@ class CpuBackend(Backend):
             tree = MerkleTree.build(codeword)
         return Commitment(tree.root, 1 << log_height, flat.shape[1], is_ext, handle=(codeword, tree))
 
-    def open_rows(self, commitment: Commitment, indices: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    def open_rows(self, commitment: Commitment, indices: list[int],
+                  capacity: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         codeword, tree = commitment.handle
         idx = np.asarray(indices, dtype=np.int64)
         rows = codeword[idx]
@@ -72,7 +73,8 @@ class CpuBackend(Backend):
             total = F.ef_add(total, multilinear.eq_table(point, coefficient))
         return self._wrap(total)
 
-    def add_constraint_weights(self, weights, eq_points, eq_coefficients, select_vars, select_coefficients):
+    def add_constraint_weights(self, weights, eq_points, eq_coefficients, select_vars, select_coefficients,
+                               select_capacity=None):
         total = weights.handle
         nv = (total.shape[0]).bit_length() - 1
         for point, coefficient in zip(np.asarray(eq_points, dtype=np.uint32), eq_coefficients):

@@ -17,6 +17,13 @@ that mode. The pool keys on (bytes, mode), so a recycled buffer keeps its mode. 
 device-side copy (including the runtime's staging copies) is counted in ``stats``, in one place
 (``_BackendRuntime``).
 
+Query-sized buffers (the index upload and openings of ``open_rows``, the select factor tables and their
+inputs) are sized for ``query_slots(q, capacity)`` entries, not for the q distinct indices a proof happens to
+draw: for the caller's capacity (the prover passes the round's query count, capped by the folded domain, so one
+configuration always asks for the same sizes) or, without one, q rounded up to a power of two (O(log q) sizes).
+Otherwise each new count would be a new pool key, and a long-lived backend's pool would grow proof after proof.
+The kernels and readbacks still cover exactly q entries; the rest of such a buffer is never touched.
+
 Eq and select weights are factored as w(b) = hi(b >> L) * lo(b mod 2^L) (L = ceil(nv / 2)); the factor tables
 are built on the device too, so the host sends only points, selection variables and coefficients.
 """
@@ -44,6 +51,15 @@ NOT_FOUND = 0xFFFFFFFF
 
 def _log2(n: int) -> int:
     return int(n).bit_length() - 1
+
+
+def query_slots(q: int, capacity: int | None = None) -> int:
+    """Entries a query-sized buffer is allocated for, when ``q`` entries are used: ``max(q, capacity)``, or
+    without a capacity q rounded up to a power of two (at least 1)."""
+    q = int(q)
+    if capacity:
+        return max(q, int(capacity))
+    return 1 << max(0, q - 1).bit_length()
 
 
 def _groups(n_threads: int, size: int = WG) -> int:
@@ -143,9 +159,10 @@ class GpuBackend(Backend):
             if not any(b is held for held in free):  # a second release must not hand one buffer out twice
                 free.append(b)
 
-    def _upload_words(self, array: np.ndarray, host_facing: bool = True) -> RtBuffer:
+    def _upload_words(self, array: np.ndarray, host_facing: bool = True, nbytes: int = 0) -> RtBuffer:
+        """``array`` in a new buffer of at least ``nbytes`` (its own size by default), written from the start."""
         array = np.ascontiguousarray(array, dtype=np.uint32)
-        buffer = self._alloc(array.nbytes, host_facing)
+        buffer = self._alloc(max(array.nbytes, nbytes), host_facing)
         self._drivers.write(buffer, array)
         return buffer
 
@@ -216,8 +233,10 @@ class GpuBackend(Backend):
             root = merkle.read_root(rt, levels)
         return Commitment(root, height, width, table.is_ext, handle=(codeword, levels))
 
-    def open_rows(self, commitment: Commitment, indices: list[int]) -> tuple[np.ndarray, np.ndarray]:
-        """Rows and sibling paths gathered on the device into one buffer, read back at once."""
+    def open_rows(self, commitment: Commitment, indices: list[int],
+                  capacity: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Rows and sibling paths gathered on the device into one buffer, read back at once. The index and
+        output buffers are sized for ``query_slots(q, capacity)`` queries (see the module docstring)."""
         rt = self._drivers
         codeword, levels = commitment.handle
         idx = np.asarray(indices, dtype=np.int64).reshape(-1)
@@ -228,8 +247,9 @@ class GpuBackend(Backend):
         if q == 0:
             return np.zeros((0, width // 4, 4) if commitment.is_ext else (0, width), np.uint32), \
                 np.zeros((0, depth, merkle.DIGEST), np.uint32)
-        index_buffer = self._upload_words(idx.astype(np.uint32))
-        out = self._alloc(4 * (row_words + path_words), host_facing=True)
+        slots = query_slots(q, capacity)
+        index_buffer = self._upload_words(idx.astype(np.uint32), nbytes=4 * slots)
+        out = self._alloc(4 * slots * (width + depth * merkle.DIGEST), host_facing=True)
         batch = rt.batch()
         batch.dispatch(rt.kernel("gather_rows"), [codeword, index_buffer, out],
                        np.array([row_words, _log2(width), 0, 0], np.uint32), _groups(row_words))
@@ -343,14 +363,17 @@ class GpuBackend(Backend):
         temporaries = [coords] + ([scales] if coefficients is not None else [])
         return out[0], out[1], temporaries
 
-    def _record_select_factors(self, batch, variables: np.ndarray, coefficients: np.ndarray, nv: int, log_lo: int):
-        """Record select factor tables: lo[m][j] = v_m^j (base), hi[m][j] = c_m v_m^(j 2^log_lo) (EF)."""
+    def _record_select_factors(self, batch, variables: np.ndarray, coefficients: np.ndarray, nv: int, log_lo: int,
+                               capacity: int | None = None):
+        """Record select factor tables: lo[m][j] = v_m^j (base), hi[m][j] = c_m v_m^(j 2^log_lo) (EF), in
+        buffers sized for ``query_slots(q, capacity)`` constraints (the kernels fill the first q)."""
         rt = self._drivers
         q = variables.size
-        bases = self._upload_words(variables)
-        scales = self._upload_words(coefficients)
-        lo = self._alloc((q << log_lo) * 4)
-        hi = self._alloc((q << (nv - log_lo)) * EF_BYTES)
+        slots = query_slots(q, capacity)
+        bases = self._upload_words(variables, nbytes=4 * slots)
+        scales = self._upload_words(coefficients, nbytes=EF_BYTES * slots)
+        lo = self._alloc((slots << log_lo) * 4)
+        hi = self._alloc((slots << (nv - log_lo)) * EF_BYTES)
         batch.dispatch(rt.kernel("weight_factors", "power_lo"), [bases, lo],
                        np.array([q, nv, 0, log_lo, 0, 0], np.uint32), _groups(q << log_lo))
         batch.dispatch(rt.kernel("weight_factors", "power_hi"), [bases, scales, hi],
@@ -358,7 +381,7 @@ class GpuBackend(Backend):
         return lo, hi, [bases, scales]
 
     def _accumulate(self, weights: RtBuffer, nv: int, accumulate: bool, eq_points, eq_coefficients, select_vars,
-                    select_coefficients) -> None:
+                    select_coefficients, select_capacity: int | None = None) -> None:
         rt = self._drivers
         eq_coefficients = np.asarray(eq_coefficients, np.uint32).reshape(-1, 4)
         eq_points = np.asarray(eq_points, np.uint32).reshape(len(eq_coefficients), nv, 4)
@@ -377,7 +400,8 @@ class GpuBackend(Backend):
             factors[0], factors[1] = eq_lo, eq_hi
             temporaries += tmp + [eq_lo, eq_hi]
         if n_sel:
-            sel_lo, sel_hi, tmp = self._record_select_factors(batch, select_vars, select_coefficients, nv, log_lo)
+            sel_lo, sel_hi, tmp = self._record_select_factors(batch, select_vars, select_coefficients, nv, log_lo,
+                                                              select_capacity)
             factors[2], factors[3] = sel_lo, sel_hi
             temporaries += tmp + [sel_lo, sel_hi]
         n = 1 << nv
@@ -397,9 +421,11 @@ class GpuBackend(Backend):
         self._accumulate(weights, nv, False, points, coefficients, np.zeros(0, np.uint32), np.zeros((0, 4), np.uint32))
         return DeviceBuffer(weights, (1 << nv, 4), weights.mode)
 
-    def add_constraint_weights(self, weights, eq_points, eq_coefficients, select_vars, select_coefficients):
+    def add_constraint_weights(self, weights, eq_points, eq_coefficients, select_vars, select_coefficients,
+                               select_capacity=None):
         nv = _log2(weights.shape[0])
-        self._accumulate(weights.handle, nv, True, eq_points, eq_coefficients, select_vars, select_coefficients)
+        self._accumulate(weights.handle, nv, True, eq_points, eq_coefficients, select_vars, select_coefficients,
+                         select_capacity)
         return weights
 
     # -- proof of work -------------------------------------------------------------------------------------------

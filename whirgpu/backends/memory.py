@@ -8,11 +8,11 @@ end of a proof, every buffer the pool ever had to create: that sum is the proof'
 
 Contract (tested against real allocations on wgpu and msl-cpu): for a configuration proved with at most
 ``statement_points`` evaluation claims on a fresh backend, ``MemoryPlan.pool_bytes`` is at least what the
-backend's pool allocates, and close to it. What the plan cannot know is replaced by its worst case: every query
-index distinct (at most ``num_queries``, at most the folded domain). The buffers whose size depends on the
-queries never take or give a pooled buffer in the model, so the bound holds whichever indices the transcript
-draws. A later proof on the same backend allocates only such query-sized buffers (when its count of distinct
-indices is new to the pool), so a long-lived backend grows past the plan by those.
+backend's pool allocates, and close to it. The buffers whose use depends on the queries (index uploads,
+openings, select factor tables and their inputs) are sized by the backend for the round's capacity, which the
+prover passes (``num_queries``, at most the folded domain: ``gpu.query_slots``), not for the count of distinct
+indices the transcript draws, so every proof of one configuration asks the pool for the same buffers: a later
+proof on the same backend allocates nothing new, and a long-lived backend's pool stays within the plan.
 
 On top of the pool, a runtime holds its own buffers (``runtime=True`` needs): wgpu a readback staging buffer
 (when a read is not host-mapped) and the launch-parameter uniform buffer, Metal a staging buffer for transfers
@@ -34,7 +34,7 @@ from ..kernels import merkle, ntt
 from ..kernels.constants import poseidon2_rc_table
 from ..protocol.params import WhirConfig
 from .base import DeviceLimits, StorageMode, policy_mode, resolve_storage
-from .gpu import EF_BYTES, MAX_REDUCE_GROUPS, POW_LAUNCHES_PER_SUBMIT, WG
+from .gpu import EF_BYTES, MAX_REDUCE_GROUPS, POW_LAUNCHES_PER_SUBMIT, WG, query_slots
 
 BASE_BYTES = 4
 DIGEST_BYTES = 4 * merkle.DIGEST
@@ -156,7 +156,6 @@ def runtime_kind(limits: DeviceLimits | None) -> str | None:
 class _Buf:
     nbytes: int
     mode: StorageMode
-    pooled: bool  # False: query-sized, kept out of the pool model (see the module docstring)
 
 
 @dataclass
@@ -184,8 +183,7 @@ class _Walk:
         self.most_dispatches = 0
 
     # -- the pool ----------------------------------------------------------------------------------------------
-    def alloc(self, name: str, nbytes: int, host_facing: bool, elem: int | None = None,
-              pooled: bool = True) -> _Buf:
+    def alloc(self, name: str, nbytes: int, host_facing: bool, elem: int | None = None) -> _Buf:
         """A request for ``nbytes``; ``elem``: the buffer is windowed by elements of ``elem`` bytes."""
         size = _pool_size(nbytes)
         mode = policy_mode(self.policy, host_facing)
@@ -194,17 +192,16 @@ class _Walk:
             need = self.groups[name] = BufferNeed(name, 0, 0, host_facing, mode, whole=elem is None)
         need.buffer_bytes = max(need.buffer_bytes, size)
         need.binding_bytes = max(need.binding_bytes, size if elem is None else self._window_bytes(size, elem))
-        if pooled and self.free[(size, mode)]:
+        if self.free[(size, mode)]:
             self.free[(size, mode)] -= 1
         else:
             need.nbytes += size
             need.count += 1
-        return _Buf(size, mode, pooled)
+        return _Buf(size, mode)
 
     def release(self, *buffers: _Buf) -> None:
         for b in buffers:
-            if b.pooled:
-                self.free[(b.nbytes, b.mode)] += 1
+            self.free[(b.nbytes, b.mode)] += 1
 
     def _window_bytes(self, nbytes: int, elem: int) -> int:
         if self.binding_limit is None or nbytes <= self.binding_limit:
@@ -233,9 +230,10 @@ class _Walk:
         self.dispatches = 0
 
     def upload(self, name: str, nbytes: int, host_facing: bool = True, elem: int | None = None,
-               pooled: bool = True) -> _Buf:
-        buf = self.alloc(name, nbytes, host_facing, elem, pooled)
-        self.transfer(nbytes, buf.mode, read=False)
+               written: int | None = None) -> _Buf:
+        """A buffer of ``nbytes`` with ``written`` bytes of it uploaded (all by default)."""
+        buf = self.alloc(name, nbytes, host_facing, elem)
+        self.transfer(nbytes if written is None else written, buf.mode, read=False)
         return buf
 
     def read(self, buf: _Buf, nbytes: int) -> None:
@@ -285,15 +283,16 @@ class _Walk:
         return self.alloc(f"{stage} merkle {'root' if root else 'tree'}", n_nodes * DIGEST_BYTES, root)
 
     def open_rows(self, stage: str, tree: _Tree, q: int) -> None:
+        """``q``: the round's capacity (every index distinct), which sizes the buffers and bounds the transfers."""
         if q == 0:
             return
         depth = len(tree.levels) - 1
-        index = self.upload(f"{stage} inputs", BASE_BYTES * q, pooled=False)
-        nbytes = BASE_BYTES * q * (tree.width + depth * merkle.DIGEST)
-        out = self.alloc(f"{stage} openings", nbytes, True, pooled=False)
+        slots = query_slots(q, q)
+        index = self.upload(f"{stage} inputs", BASE_BYTES * slots, written=BASE_BYTES * q)
+        out = self.alloc(f"{stage} openings", BASE_BYTES * slots * (tree.width + depth * merkle.DIGEST), True)
         self.launch(1 + depth)
         self.submit()
-        self.read(out, nbytes)
+        self.read(out, BASE_BYTES * q * (tree.width + depth * merkle.DIGEST))
         self.release(index, out)
 
     # -- multilinear algebra -----------------------------------------------------------------------------------
@@ -327,12 +326,12 @@ class _Walk:
                             self.alloc(f"{stage} factor tables", (n_eq << log_lo) * EF_BYTES, False),
                             self.alloc(f"{stage} factor tables", (n_eq << (nv - log_lo)) * EF_BYTES, False)]
             self.launch(2)
-        if n_sel:  # select constraints come from the query indices: their buffers stay out of the pool model
-            temporaries += [self.upload(f"{stage} inputs", n_sel * BASE_BYTES, pooled=False),
-                            self.upload(f"{stage} inputs", n_sel * EF_BYTES, pooled=False),
-                            self.alloc(f"{stage} factor tables", (n_sel << log_lo) * BASE_BYTES, False, pooled=False),
-                            self.alloc(f"{stage} factor tables", (n_sel << (nv - log_lo)) * EF_BYTES, False,
-                                       pooled=False)]
+        if n_sel:  # one select constraint per query index: sized for the round's capacity, as open_rows
+            slots = query_slots(n_sel, n_sel)
+            temporaries += [self.upload(f"{stage} inputs", slots * BASE_BYTES, written=n_sel * BASE_BYTES),
+                            self.upload(f"{stage} inputs", slots * EF_BYTES, written=n_sel * EF_BYTES),
+                            self.alloc(f"{stage} factor tables", (slots << log_lo) * BASE_BYTES, False),
+                            self.alloc(f"{stage} factor tables", (slots << (nv - log_lo)) * EF_BYTES, False)]
             self.launch(2)
         n = 1 << nv
         self.launch(-(-n // self.window_len(n, EF_BYTES)))

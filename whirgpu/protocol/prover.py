@@ -186,9 +186,11 @@ class WhirProver:
         indices = sample_query_indices(
             challenger, round_config.domain_size, round_config.folding_factor, round_config.num_queries
         )
+        # the most distinct indices the round can draw: backends size the query buffers for it (see open_rows)
+        capacity = min(round_config.num_queries, round_config.domain_size >> round_config.folding_factor)
         with self.timer.phase("openings"):
             queries, select_vars, select_values = self._open(state, indices, round_config.domain_size,
-                                                             round_config.folding_factor)
+                                                             round_config.folding_factor, capacity)
         gamma = challenger.sample_ef()
         n_constraints = len(ood_points) + len(indices)
         coefficients = F.ef_powers(gamma, n_constraints)
@@ -200,6 +202,7 @@ class WhirProver:
                 coefficients[: len(ood_points)],
                 select_vars,
                 coefficients[len(ood_points):],
+                select_capacity=capacity,
             )
         all_values = np.concatenate([ood_answers, select_values.reshape(-1, 4)])
         if n_constraints:
@@ -209,9 +212,9 @@ class WhirProver:
         sumcheck = self._sumcheck(state, challenger, k_next, round_config.folding_pow_bits)
         proof.rounds.append(RoundProof(commitment.root, ood_answers, pow_witness, queries, sumcheck))
 
-    def _open(self, state: _State, indices: list[int], domain_size: int, folding_factor: int):
+    def _open(self, state: _State, indices: list[int], domain_size: int, folding_factor: int, capacity: int):
         """Open ``indices`` in the current commitment; return openings, their domain points and folded values."""
-        rows, siblings = self.backend.open_rows(state.commitment, indices)
+        rows, siblings = self.backend.open_rows(state.commitment, indices, capacity)
         kind = "extension" if state.commitment.is_ext else "base"
         queries = [QueryOpening(kind, rows[j], siblings[j]) for j in range(len(indices))]
         log_folded = domain_size.bit_length() - 1 - folding_factor
@@ -237,8 +240,9 @@ class WhirProver:
         indices = sample_query_indices(
             challenger, config.final_domain_size, config.fold(config.n_rounds), config.final_queries
         )
+        capacity = min(config.final_queries, config.final_domain_size >> config.fold(config.n_rounds))
         with self.timer.phase("openings"):
-            rows, siblings = backend.open_rows(state.commitment, indices)
+            rows, siblings = backend.open_rows(state.commitment, indices, capacity)
         kind = "extension" if state.commitment.is_ext else "base"
         proof.final_queries = [QueryOpening(kind, rows[j], siblings[j]) for j in range(len(indices))]
         if config.final_sumcheck_rounds > 0:
