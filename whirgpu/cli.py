@@ -204,6 +204,17 @@ def _cmd_devices(args) -> int:
     return 0
 
 
+def read_json_file(path: str | Path):
+    """The JSON document in ``path``; a one-line ConfigError when it cannot be read or is not JSON."""
+    path = Path(path)
+    try:
+        return json.loads(path.read_text())
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
+    except ValueError as exc:
+        raise ConfigError(f"{path} is not JSON: {exc}") from None
+
+
 def _load_instance(args):
     """(params, Montgomery polynomial, statement, description, instance seed or None) for `prove`."""
     from .api import random_instance
@@ -212,12 +223,7 @@ def _load_instance(args):
 
     if args.from_file:
         path = Path(args.from_file)
-        try:
-            doc = json.loads(path.read_text())
-        except OSError as exc:
-            raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
-        except ValueError as exc:
-            raise ConfigError(f"{path} is not JSON: {exc}") from None
+        doc = read_json_file(path)
         flags = [f for f in PARAM_FLAGS if getattr(args, f) is not None]
         if flags:
             raise ConfigError(f"--from takes its parameters from the file; drop --{flags[0].replace('_', '-')}")

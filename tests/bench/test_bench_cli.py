@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 from tests.backend.conftest import open_runtime
+from tests.test_cli import run
 from whirgpu import cli
 from whirgpu.backends.base import DeviceLimits
 from whirgpu.bench import runner
@@ -31,17 +32,6 @@ from whirgpu.field import P
 
 TINY = "8:2:1,10:4:1"
 ALL_BACKENDS = ["cpu", "wgpu:u64", "wgpu:emulated", "msl-cpu"]
-
-
-def run(argv, capsys):
-    """main(argv) in-process -> (exit code, stdout, stderr); argparse's SystemExit becomes its code."""
-    try:
-        code = cli.main([str(a) for a in argv])
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    assert "Traceback" not in out + err
-    return code, out, err
 
 
 def one_line(text: str) -> str:

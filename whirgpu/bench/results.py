@@ -23,7 +23,6 @@ that differs from the reference backend's, a rejected proof, or a backend that f
 
 from __future__ import annotations
 
-import json
 import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -174,14 +173,9 @@ def from_json(doc, where: str = "input") -> BenchResults:
 
 def load_file(path: str | Path) -> BenchResults:
     """Read one saved result file; ConfigError (one line) when it cannot be read or is not one."""
-    path = Path(path)
-    try:
-        doc = json.loads(path.read_text())
-    except OSError as exc:
-        raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
-    except ValueError as exc:
-        raise ConfigError(f"{path} is not JSON: {exc}") from None
-    return from_json(doc, str(path))
+    from ..cli import read_json_file  # noqa: PLC0415 - the CLI module imports this package lazily
+
+    return from_json(read_json_file(path), str(path))
 
 
 def _union(lists) -> list:
