@@ -24,14 +24,11 @@ def _requires(text: str) -> list[str]:
 
 
 # -- WGSL --------------------------------------------------------------------------------------------------------
-_WGSL_TYPES = {"u32": "", "vec4<u32>": ":vec4", "array<vec4<u32>, 4>": ":vec4x4"}
-
-
 def _wgsl_params(text: str) -> tuple[str, ...]:
     body = re.search(r"struct Params\s*\{(.*?)\}", text, re.S).group(1)
     fields = []
-    for name, ctype in re.findall(r"(\w+)\s*:\s*(array<vec4<u32>,\s*4>|vec4<u32>|u32)", body):
-        fields.append(name + _WGSL_TYPES[" ".join(ctype.split())])
+    for name, ctype, count in re.findall(r"(\w+)\s*:\s*(array<vec4<u32>,\s*(\d+)>|vec4<u32>|u32)", body):
+        fields.append(name + (f":vec4x{count}" if count else ":vec4" if ctype == "vec4<u32>" else ""))
     return tuple(fields)
 
 
@@ -50,14 +47,14 @@ def _wgsl_consts(text: str) -> dict[str, int]:
 
 
 # -- MSL ---------------------------------------------------------------------------------------------------------
-_MSL_FIELD = re.compile(r"(uint4|uint)\s+(\w+)(\[4\])?\s*;")
+_MSL_FIELD = re.compile(r"(uint4|uint)\s+(\w+)(?:\[(\d+)\])?\s*;")
 
 
 def _msl_params(text: str) -> tuple[str, ...]:
     body = re.search(r"struct Params\s*\{(.*?)\}", text, re.S).group(1)
     out = []
-    for ctype, name, array in _MSL_FIELD.findall(body):
-        out.append(name + (":vec4x4" if array else ":vec4" if ctype == "uint4" else ""))
+    for ctype, name, count in _MSL_FIELD.findall(body):
+        out.append(name + (f":vec4x{count}" if count else ":vec4" if ctype == "uint4" else ""))
     return tuple(out)
 
 

@@ -3,10 +3,11 @@
 //   table_out[out_off + i] = g_lo + r (g_hi - g_lo),  weights_out[out_off + i] = W_lo + r (W_hi - W_lo),
 // with g_lo = table_lo[lo_off + i], g_hi = table_hi[hi_off + i] (same offsets for W).
 // Entry points: fold_base (table base words), fold_ext (table EF vec4); outputs are EF.
-// Bindings: 0 table_lo, 1 table_hi, 2 weights_lo, 3 weights_hi, 4 table_out, 5 weights_out, 6 params.
+// r = challenge[0], the folding challenge where the transcript drew it (a one-element window of device memory).
+// Bindings: 0 table_lo, 1 table_hi, 2 weights_lo, 3 weights_hi, 4 table_out, 5 weights_out, 6 challenge, 7 params.
 // Launch: one thread per i on a 2-D grid (i = gid.x + gid.y * nwg.x * WG). Words Montgomery in [0, P).
 
-struct Params { r: vec4<u32>, len: u32, lo_off: u32, hi_off: u32, out_off: u32 }
+struct Params { len: u32, lo_off: u32, hi_off: u32, out_off: u32 }
 
 const WG: u32 = 256u;
 
@@ -18,12 +19,13 @@ const WG: u32 = 256u;
 @group(0) @binding(3) var<storage, read> weights_hi: array<vec4<u32>>;
 @group(0) @binding(4) var<storage, read_write> table_out: array<vec4<u32>>;
 @group(0) @binding(5) var<storage, read_write> weights_out: array<vec4<u32>>;
-@group(0) @binding(6) var<uniform> params: Params;
+@group(0) @binding(6) var<storage, read> challenge: array<vec4<u32>>;
+@group(0) @binding(7) var<uniform> params: Params;
 
 fn fold_weights(i: u32) {
     let w_lo = weights_lo[params.lo_off + i];
     let w_hi = weights_hi[params.hi_off + i];
-    weights_out[params.out_off + i] = ef_add(w_lo, ef_mul(ef_sub(w_hi, w_lo), params.r));
+    weights_out[params.out_off + i] = ef_add(w_lo, ef_mul(ef_sub(w_hi, w_lo), challenge[0]));
 }
 
 @compute @workgroup_size(WG)
@@ -34,7 +36,7 @@ fn fold_base(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
     }
     let g_lo = table_lo_base[params.lo_off + i];
     let g_hi = table_hi_base[params.hi_off + i];
-    table_out[params.out_off + i] = ef_add(vec4<u32>(g_lo, 0u, 0u, 0u), ef_mul_base(params.r, bb_sub(g_hi, g_lo)));
+    table_out[params.out_off + i] = ef_add(vec4<u32>(g_lo, 0u, 0u, 0u), ef_mul_base(challenge[0], bb_sub(g_hi, g_lo)));
     fold_weights(i);
 }
 
@@ -46,6 +48,6 @@ fn fold_ext(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
     }
     let g_lo = table_lo_ext[params.lo_off + i];
     let g_hi = table_hi_ext[params.hi_off + i];
-    table_out[params.out_off + i] = ef_add(g_lo, ef_mul(ef_sub(g_hi, g_lo), params.r));
+    table_out[params.out_off + i] = ef_add(g_lo, ef_mul(ef_sub(g_hi, g_lo), challenge[0]));
     fold_weights(i);
 }

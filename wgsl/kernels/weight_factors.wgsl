@@ -1,14 +1,14 @@
 // requires: bb_ext4
 // Factor tables of eq and select weights, built on the device (w(b) = hi(b >> L) * lo(b mod 2^L)).
 // eq_factor:  out[e 2^len + j] = (scaled ? scales[e] : 1) * prod_{s < len} (bit s of j, MSB first ? z_s : 1 - z_s),
-//             z_s = coords[e * nv + first + s]; e < m, j < 2^len. Bindings: 0 coords (EF), 1 scales (EF),
+//             z_s = coords[coord_off + e * nv + first + s]; e < m, j < 2^len. Bindings: 0 coords (EF), 1 scales (EF),
 //             2 out (EF), 3 params.
 // power_lo:   out[e 2^len + j] = bases[e]^j (base). Bindings: 0 bases, 1 out (base words), 2 params.
 // power_hi:   out[e 2^len + j] = scales[e] * bases[e]^(j 2^shift) (EF). Bindings: 0 bases, 1 scales (EF),
 //             2 out (EF), 3 params.
 // Launch: one thread per output entry (m 2^len of them) on a 2-D grid. Words Montgomery in [0, P).
 
-struct Params { m: u32, nv: u32, first: u32, len: u32, scaled: u32, shift: u32, _pad0: u32, _pad1: u32 }
+struct Params { m: u32, nv: u32, first: u32, len: u32, scaled: u32, shift: u32, coord_off: u32, _pad1: u32 }
 
 const WG: u32 = 256u;
 
@@ -52,7 +52,7 @@ fn eq_factor(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
         acc = scales[e];
     }
     for (var s = 0u; s < params.len; s++) {
-        let z = coords[e * params.nv + params.first + s];
+        let z = coords[params.coord_off + e * params.nv + params.first + s];
         if (((j >> (params.len - 1u - s)) & 1u) != 0u) {
             acc = ef_mul(acc, z);
         } else {

@@ -124,8 +124,17 @@ class TransferStats:
     copied: int = 0
 
 
+class PowRangeExceeded(RuntimeError):
+    """A device proof-of-work search found no nonce in the range it encoded (odds below e^-32 per grind); the
+    prover proves again with ``backend.pow_full_range = True``."""
+
+
 class Backend(ABC):
-    """The prover's view of a compute device. Every method is deterministic and bit-exact with ``CpuBackend``."""
+    """The prover's view of a compute device. Every method is deterministic and bit-exact with ``CpuBackend``.
+
+    Inside a proof (between ``begin_proof`` and ``end_proof``) values crossing this interface are *handles*: on
+    the cpu backend host numpy arrays, on a GPU backend ``DeviceValue``s that stay on the device until
+    ``end_proof`` reads the proof back. Outside a proof every method takes and returns host arrays."""
 
     name: str = "abstract"
     storage: str | None = None  # the storage policy in use (STORAGE_POLICIES); None: no device memory (cpu)
@@ -194,8 +203,8 @@ class Backend(ABC):
         ``open_rows``'s ``capacity``). May update in place; returns the buffer to use from now on."""
 
     @abstractmethod
-    def sumcheck_round(self, table: DeviceBuffer, weights: DeviceBuffer) -> tuple[np.ndarray, np.ndarray]:
-        """(h(0), h(2)) of Σ_b table[b] weights[b] with x_0 free; each EF (4,)."""
+    def sumcheck_round(self, table: DeviceBuffer, weights: DeviceBuffer) -> np.ndarray:
+        """[h(0), h(2)] (2, 4) of Σ_b table[b] weights[b] with x_0 free."""
 
     @abstractmethod
     def fold(self, table: DeviceBuffer, weights: DeviceBuffer, r: np.ndarray) -> tuple[DeviceBuffer, DeviceBuffer]:
@@ -206,6 +215,47 @@ class Backend(ABC):
         """Proof of work: the witness with the smallest canonical value; advances ``challenger`` past it."""
         return challenger.grind(bits)
 
+    # -- a whole proof (handles) ---------------------------------------------------------------------------
+    pow_full_range: bool = False  # device PoW searches cover every nonce (see PowRangeExceeded)
+
+    def begin_proof(self, shape: "ProofShape", transcript, statement_points: np.ndarray):
+        """Start a proof of ``shape``: returns (the transcript the prover drives, the statement points (m, n, 4)
+        as a handle). ``transcript`` is the host transcript after the domain separator (``HostTranscript``);
+        a backend may keep it or move its state to the device."""
+        return transcript, np.asarray(statement_points, np.uint32)
+
+    def end_proof(self, resolve):
+        """Finish the proof: returns ``resolve(read)``, ``read`` mapping a handle to its host array (openings to
+        (rows, siblings))."""
+        return resolve(lambda value: value)
+
+    def abort_proof(self) -> None:
+        """Drop a proof that failed while being built."""
+
+    def sync(self) -> None:
+        """Wait until the device has done everything recorded so far (profiling); a no-op without a device."""
+
+    @abstractmethod
+    def expand_point(self, z, num_variables: int):
+        """The point (z^(2^(nv-1)), ..., z^2, z) (nv, 4) of an EF challenge z (an OOD sample), x_0 first."""
+
+    @abstractmethod
+    def concat_points(self, points: list):
+        """Point arrays (m_i, nv, 4) as one (Σ m_i, nv, 4) array, in order."""
+
+    @abstractmethod
+    def challenge_powers(self, x, n: int, queries=None):
+        """(n + slots, 4): x^0 .. x^(n-1), then x^n, ... one per query slot of ``queries`` (0 for slots past the
+        number of distinct indices drawn)."""
+
+    @abstractmethod
+    def domain_points(self, queries, log_folded_domain: int):
+        """(slots,) base: generator^index of the folded domain (order 2^log_folded_domain) per query slot."""
+
+    @abstractmethod
+    def final_poly(self, table: DeviceBuffer):
+        """The final table's coefficients (2^k, 4), as a value of the proof."""
+
     # -- information ---------------------------------------------------------------------------------------
     @abstractmethod
     def limits(self) -> DeviceLimits:
@@ -214,3 +264,32 @@ class Backend(ABC):
     def release(self, *items: "DeviceBuffer | Commitment") -> None:
         """The caller is done with these buffers / commitments: a backend may free or reuse their memory now
         (optional; backends free on garbage collection otherwise). Using an item after releasing it is an error."""
+
+
+@dataclass(frozen=True)
+class QueryStep:
+    """One opening of a commitment: ``num_queries`` indices drawn (``slots`` the most distinct ones), rows of
+    ``row_words`` words, Merkle paths of ``depth`` siblings."""
+
+    num_queries: int
+    slots: int
+    row_words: int
+    depth: int
+
+
+@dataclass(frozen=True)
+class ProofShape:
+    """The sizes of one proof, fixed by its configuration (``protocol.proof_shape`` derives them): backends that
+    keep a proof's values on a device plan their buffers from it.
+
+    commitments: (num_variables of the committed table, OOD samples) per commitment, initial first;
+    queries: one ``QueryStep`` per opening (each round's, then the final one); sumcheck_rounds and grinds: totals
+    (grinds an upper bound); final_variables: the final polynomial has 2^final_variables EF coefficients."""
+
+    num_variables: int
+    n_points: int
+    commitments: tuple[tuple[int, int], ...]
+    queries: tuple[QueryStep, ...]
+    sumcheck_rounds: int
+    grinds: int
+    final_variables: int

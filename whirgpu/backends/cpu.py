@@ -6,6 +6,7 @@ import os
 
 import numpy as np
 
+from ..field import TWO_ADIC_GENERATORS
 from ..ref import field_np as F
 from ..ref import multilinear, sumcheck
 from ..ref.merkle import MerkleTree
@@ -77,18 +78,37 @@ class CpuBackend(Backend):
                                select_capacity=None):
         total = weights.handle
         nv = (total.shape[0]).bit_length() - 1
+        eq_points = np.zeros((0, nv, 4), np.uint32) if eq_points is None else eq_points
         for point, coefficient in zip(np.asarray(eq_points, dtype=np.uint32), eq_coefficients):
             total = F.ef_add(total, multilinear.eq_table(point, coefficient))
         for var, coefficient in zip(np.asarray(select_vars, dtype=np.uint32), select_coefficients):
             total = F.ef_add(total, multilinear.select_table(var, nv, coefficient))
         return self._wrap(total)
 
-    def sumcheck_round(self, table: DeviceBuffer, weights: DeviceBuffer) -> tuple[np.ndarray, np.ndarray]:
-        return sumcheck.round_evaluations(table.handle, weights.handle)
+    def sumcheck_round(self, table: DeviceBuffer, weights: DeviceBuffer) -> np.ndarray:
+        return np.stack(sumcheck.round_evaluations(table.handle, weights.handle))
 
     def fold(self, table: DeviceBuffer, weights: DeviceBuffer, r: np.ndarray) -> tuple[DeviceBuffer, DeviceBuffer]:
         new_table, new_weights = sumcheck.fold(table.handle, weights.handle, r)
         return self._wrap(new_table), self._wrap(new_weights)
+
+    # -- transcript-dependent values: plain numpy ---------------------------------------------------------------
+    def expand_point(self, z, num_variables: int) -> np.ndarray:
+        return multilinear.expand_from_univariate(z, num_variables)
+
+    def concat_points(self, points: list) -> np.ndarray:
+        return np.concatenate([np.asarray(p, np.uint32).reshape(-1, *np.shape(points[0])[-2:]) for p in points])
+
+    def challenge_powers(self, x, n: int, queries=None) -> np.ndarray:
+        return F.ef_powers(x, n + (len(queries) if queries is not None else 0)).reshape(-1, 4)
+
+    def domain_points(self, queries, log_folded_domain: int) -> np.ndarray:
+        generator = F.constant(TWO_ADIC_GENERATORS[log_folded_domain])
+        return F.power_each(generator, np.asarray(queries, np.int64)).reshape(-1)
+
+    def final_poly(self, table: DeviceBuffer) -> np.ndarray:
+        values = table.handle
+        return values if values.ndim == 2 else F.ef_from_base(values)
 
     def limits(self) -> DeviceLimits:
         big = 1 << 62

@@ -1,52 +1,57 @@
 """The GPU backend: every ``Backend`` primitive as launches of the shared kernel set on a ``Runtime``.
 
-Tables, weights, codewords and trees stay on the device for the whole proof; the host reads back only what the
-transcript needs (roots, round sums, OOD answers, PoW nonces) and the query openings. One batch (one submission)
-per primitive call.
+A proof runs as one command stream (DESIGN.md §5). ``begin_proof`` uploads the polynomial's companions once (the
+challenger after the domain separator, the statement's points); from then on every primitive only records
+launches into the session's batch, and the transcript itself is a kernel (``DeviceTranscript``): values such
+as roots, OOD answers, sumcheck values, challenges, query indices and PoW witnesses are ``DeviceValue``s in the
+session's proof / scratch / points regions (``device_values``). The batch is submitted after each commitment
+(so the device starts while the host encodes the next round), and ``end_proof`` reads the proof region back
+once and turns the proof's values into host arrays.
+
+Called outside a proof (tests, benchmarks, calibration), each primitive takes and returns host arrays: it runs
+in a session of its own, uploading its inputs into that session's regions and reading its outputs back.
 
 Arrays larger than the device's storage-binding limit are bound as windows (``RtView``) and their work is split
 into one launch per window; reductions write per-window partials that one final launch sums. The commitment
 kernels (NTT, Merkle) need the codeword in one binding and say so with a ``DeviceLimitError``.
 
 Storage: each allocation's ``StorageMode`` follows the backend's policy (``STORAGE_POLICIES``) and the buffer's
-role. Under ``hybrid`` (the default) buffers the host writes or reads are SHARED: uploaded tables, points,
-coefficients and indices, reduction results, the Merkle root, the gathered openings, the PoW result, the
-constant tables (twiddles, round constants); intermediates are PRIVATE: codewords, Merkle levels below the
-root, folded tables, weights, factor tables, partial sums, scratch. ``shared`` / ``private`` put every buffer in
-that mode. The pool keys on (bytes, mode), so a recycled buffer keeps its mode. Every upload, readback and
-device-side copy (including the runtime's staging copies) is counted in ``stats``, in one place
-(``_BackendRuntime``).
+role. Under ``hybrid`` (the default) buffers the host writes or reads are SHARED: uploaded tables, the proof
+region (read back at the end), the constant tables (twiddles, round constants); intermediates are PRIVATE:
+codewords, Merkle levels, folded tables, weights, factor tables, partial sums, the scratch and points regions.
+``shared`` / ``private`` put every buffer in that mode. The pool keys on (bytes, mode), so a recycled buffer
+keeps its mode. Every upload, readback and device-side copy (including the runtime's staging copies) is counted
+in ``stats``, in one place (``_BackendRuntime``).
 
-Query-sized buffers (the index upload and openings of ``open_rows``, the select factor tables and their
-inputs) are sized for ``query_slots(q, capacity)`` entries, not for the q distinct indices a proof happens to
-draw: for the caller's capacity (the prover passes the round's query count, capped by the folded domain, so one
-configuration always asks for the same sizes) or, without one, q rounded up to a power of two (O(log q) sizes).
-Otherwise each new count would be a new pool key, and a long-lived backend's pool would grow proof after proof.
-The kernels and readbacks still cover exactly q entries; the rest of such a buffer is never touched.
+Query-sized work covers a fixed number of slots per round (the round's query count capped by the folded
+domain), whatever number of distinct indices the transcript draws: the kernels gather every slot (slots past
+the drawn count hold index 0) and give them zero constraint coefficients, so one configuration always needs
+the same buffers and the host never waits for a count.
 
 Eq and select weights are factored as w(b) = hi(b >> L) * lo(b mod 2^L) (L = ceil(nv / 2)); the factor tables
-are built on the device too, so the host sends only points, selection variables and coefficients.
+are built on the device from the points, domain points and coefficients the transcript left there.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from contextlib import contextmanager
+from dataclasses import dataclass
+
 from ..errors import ConfigError
-from ..field import P
 from ..kernels import merkle, ntt
 from ..ref import field_np as F
 from ..runtime.base import RtBuffer, Runtime, RtView
-from .base import Backend, Commitment, DeviceBuffer, DeviceLimits, StorageMode, policy_mode, resolve_storage
+from .base import (Backend, Commitment, DeviceBuffer, DeviceLimits, PowRangeExceeded, ProofShape, StorageMode,
+                   policy_mode, resolve_storage)
+from .device_transcript import DeviceTranscript
+from .device_values import (STATE_WORDS, DeviceOpenings, DeviceQueries, DeviceValue, ProofRegions, Region,
+                            concat_points, region_bytes)
 
 WG = 256  # workgroup size of the sumcheck, fold, weights, MLE, reduce and gather kernels
 MAX_REDUCE_GROUPS = 1024  # workgroups of a reduction's first stage (grid-stride loops cover the rest)
 EF_BYTES = 16
-POW_WG = 64
-POW_LAUNCH = 1 << 22  # most nonces per grinding launch
-POW_FIRST_LAUNCH_SLACK = 1  # launches start at 2^(bits + 1) nonces: the first holds a hit with odds 1 - e^-2
-POW_LAUNCHES_PER_SUBMIT = 4  # later launches in a submission exit at once when an earlier one found a nonce
-NOT_FOUND = 0xFFFFFFFF
 
 
 def _log2(n: int) -> int:
@@ -121,10 +126,31 @@ class _BackendRuntime:
         return getattr(self._runtime, name)
 
 
+def challenger_words(sponge, input_buffer, output_len: int) -> np.ndarray:
+    """The device challenger's 26 words (device_values layout) for a host challenger's state."""
+    words = np.zeros(STATE_WORDS, np.uint32)
+    words[:16] = sponge
+    words[16] = len(input_buffer)
+    words[17] = output_len
+    words[18:18 + len(input_buffer)] = input_buffer
+    return words
+
+
+@dataclass
+class _Session:
+    """One proof's (or one host-valued call's) regions, its open batch and its transcript."""
+
+    regions: ProofRegions
+    batch: object
+    transcript: DeviceTranscript | None = None
+
+
 class GpuBackend(Backend):
     """WHIR primitives on a GPU ``Runtime`` (wgpu, Metal, msl-cpu). ``profile=True`` waits at each sub-phase
-    boundary (ntt / merkle) so host timers attribute time correctly, at the cost of one round trip each.
-    ``storage``: the storage policy (hybrid, shared, private; None: ``WHIRGPU_STORAGE``, else hybrid)."""
+    boundary (ntt / merkle, and each primitive of a proof) so host timers attribute time correctly, at the cost
+    of one round trip each. ``storage``: the storage policy (hybrid, shared, private; None: ``WHIRGPU_STORAGE``,
+    else hybrid). ``pow_full_range``: proof-of-work searches encode launches over every nonce (the retry after a
+    ``PowRangeExceeded``)."""
 
     def __init__(self, runtime: Runtime | None = None, profile: bool = False, storage: str | None = None):
         super().__init__()
@@ -136,11 +162,13 @@ class GpuBackend(Backend):
         self.name = runtime.name
         self.profile = profile
         self.storage = resolve_storage(storage)
+        self.pow_full_range = False
         self._pool: dict[tuple[int, StorageMode], list[RtBuffer]] = {}
         self._limits = runtime.limits()
         self.binding_limit = self._limits.max_storage_binding_size
         self._drivers = _BackendRuntime(runtime, self)  # counts transfers; the backend itself goes through it too
         self._dummy = self._alloc(EF_BYTES, host_facing=False)
+        self._session: _Session | None = None
 
     # -- memory ----------------------------------------------------------------------------------------------
     def mode_for(self, host_facing: bool) -> StorageMode:
@@ -186,8 +214,8 @@ class GpuBackend(Backend):
                 self._free(codeword, *levels)
                 item.handle = None
 
-    def _read(self, buffer: RtBuffer, nbytes: int) -> np.ndarray:
-        return self._drivers.read(buffer, nbytes)
+    def _round_constants(self) -> RtBuffer:
+        return merkle.round_constants(self._drivers)
 
     # -- windows -----------------------------------------------------------------------------------------------
     def _window_len(self, n: int, elem_bytes: int) -> int:
@@ -211,8 +239,172 @@ class GpuBackend(Backend):
     def _view(self, buffer: RtBuffer, start: int, length: int, elem_bytes: int, whole: bool):
         return buffer if whole else RtView(buffer, start * elem_bytes, length * elem_bytes)
 
+    # -- sessions ----------------------------------------------------------------------------------------------
+    def _open_session(self, proof_bytes: int, scratch_bytes: int, points_bytes: int) -> _Session:
+        align = max(EF_BYTES, int(self.rt.offset_alignment))
+        proof = self._alloc(proof_bytes, host_facing=True)
+        scratch = self._alloc(scratch_bytes)
+        points = self._alloc(points_bytes)
+        scratch_region = Region(scratch, align)
+        state = scratch_region.take((STATE_WORDS,))
+        discard = scratch_region.take((1,))
+        proof_region = Region(proof, align, start=4)  # word 0: the status word
+        regions = ProofRegions(proof_region, scratch_region, Region(points, EF_BYTES), state, discard)
+        session = _Session(regions, self._drivers.batch())
+        session.transcript = DeviceTranscript(self, session)
+        session.transcript.full_range = self.pow_full_range
+        return session
+
+    def _close_session(self, session: _Session, read: bool = True) -> np.ndarray | None:
+        """Submit what is left and read the proof region back (one readback); free the regions."""
+        session.transcript.flush()
+        session.batch.submit()
+        regions = session.regions
+        words = self._drivers.read(regions.proof.buffer, regions.proof.top) if read else None
+        self._free(regions.proof.buffer, regions.scratch.buffer, regions.points.buffer)
+        return words
+
+    def sync(self) -> None:
+        """Inside a proof: submit what was recorded and wait for it (profiling); otherwise nothing."""
+        if self._session is not None:
+            self._session.transcript.flush()
+            self._session.batch.submit()
+            self.rt.wait()
+
+    def _batch(self):
+        """The session's batch, after recording the transcript's pending ops (they precede what follows)."""
+        self._session.transcript.flush()
+        return self._session.batch
+
+    def _submit(self) -> None:
+        """Send what the session recorded so far (the device starts on it); waits only when profiling."""
+        session = self._session
+        session.transcript.flush()
+        session.batch.submit()
+        if self.profile:
+            self.rt.wait()
+
+    @contextmanager
+    def _host_call(self, proof_words: int = 0, scratch_words: int = 0, points_words: int = 0):
+        """A session for one primitive called with host arrays; yields it and leaves the proof words read back
+        in ``session.words``."""
+        if self._session is not None:
+            raise RuntimeError("a primitive was called with host arrays inside a device proof")
+        align = max(EF_BYTES, int(self.rt.offset_alignment))
+        size = lambda words, slots: 4 * words + slots * align  # noqa: E731
+        session = self._open_session(size(proof_words + 1, 4), size(STATE_WORDS + scratch_words + 1, 8),
+                                     max(EF_BYTES, 4 * points_words))
+        self._session = session
+        try:
+            yield session
+            self._session = None
+            session.words = self._close_session(session)
+        finally:
+            self._session = None
+
+    def _put(self, region: Region, array: np.ndarray) -> DeviceValue:
+        """Host array -> a new slot of ``region`` (host-valued calls only, before anything is recorded)."""
+        array = np.ascontiguousarray(array, dtype=np.uint32)
+        value = region.take(array.shape)
+        if array.size:
+            self._drivers.write(region.buffer, array.reshape(-1), value.offset)
+        return value
+
+    @staticmethod
+    def _get(words: np.ndarray, value: DeviceValue) -> np.ndarray:
+        return words[value.word:value.word + value.words].reshape(value.shape)
+
+    # -- a whole proof -----------------------------------------------------------------------------------------
+    def begin_proof(self, shape: ProofShape, transcript, statement_points: np.ndarray):
+        """Start a device proof: the regions ``shape`` needs, the host transcript's challenger (after the domain
+        separator) and the statement's points uploaded once. Returns the device transcript and the points
+        (m, n, 4) as a ``DeviceValue``."""
+        challenger = transcript.challenger
+        if self._session is not None:
+            raise RuntimeError("begin_proof: a proof is already running on this backend")
+        align = max(EF_BYTES, int(self.rt.offset_alignment))
+        session = self._open_session(*region_bytes(shape, align))
+        regions = session.regions
+        state = challenger_words(challenger.sponge_state, challenger.input_buffer, len(challenger.output_buffer))
+        self._drivers.write(regions.scratch.buffer, state, regions.state.offset)
+        self._drivers.write(regions.proof.buffer, np.zeros(1, np.uint32), 0)
+        points = np.asarray(statement_points, np.uint32).reshape(-1, shape.num_variables, 4)
+        statement = regions.points.take(points.shape)
+        if points.size:
+            self._drivers.write(regions.points.buffer, points.reshape(-1), statement.offset)
+        self._session = session
+        return session.transcript, statement
+
+    def end_proof(self, resolve):
+        """Submit the rest, read the proof region back once, and return ``resolve(read)`` where ``read`` maps a
+        device value (or openings) to host arrays. Raises ``PowRangeExceeded`` when a grind needs a wider search."""
+        session, self._session = self._session, None
+        words = self._close_session(session)
+        if words[0] & 1:
+            raise PowRangeExceeded("a proof-of-work search found no nonce in its encoded range")
+        return resolve(lambda value: self._resolve(words, value))
+
+    def abort_proof(self) -> None:
+        """Drop a proof that failed while being encoded (its regions return to the pool)."""
+        session, self._session = self._session, None
+        if session is not None:
+            self._close_session(session, read=False)
+            self.rt.wait()
+
+    def _resolve(self, words: np.ndarray, value):
+        if isinstance(value, DeviceOpenings):
+            count = int(self._get(words, value.count)[0])
+            return self._get(words, value.rows)[:count], self._get(words, value.siblings)[:count]
+        if isinstance(value, DeviceValue):
+            return self._get(words, value)
+        return value
+
+    # -- transcript-dependent scalars --------------------------------------------------------------------------
+    def expand_point(self, z: DeviceValue, num_variables: int) -> DeviceValue:
+        """The point (z^(2^(nv-1)), ..., z^2, z) in the points region."""
+        regions = self._session.regions
+        out = regions.points.take((num_variables, 4))
+        if num_variables:
+            rt = self._drivers
+            self._batch().dispatch(rt.kernel("challenge_powers", "expand_point"),
+                                   [regions.scratch.buffer, regions.points.buffer],
+                                   np.array([z.offset // EF_BYTES, out.offset // EF_BYTES, num_variables, 0, 0],
+                                            np.uint32), 1)
+        return out
+
+    def concat_points(self, points: list[DeviceValue]) -> DeviceValue:
+        return concat_points(points)
+
+    def challenge_powers(self, x: DeviceValue, n: int, queries: DeviceQueries | None = None) -> DeviceValue:
+        """(n + slots, 4): x^0 .. x^(n-1), then x^n .. for each query slot (0 past the drawn count)."""
+        regions = self._session.regions
+        slots = queries.slots if queries is not None else 0
+        out = regions.scratch.take((n + slots, 4))
+        if n + slots:
+            count_at = queries.count.word if queries is not None else 0xFFFFFFFF
+            self._batch().dispatch(self._drivers.kernel("challenge_powers", "ef_powers"), [regions.scratch.buffer],
+                                   np.array([x.offset // EF_BYTES, out.offset // EF_BYTES, n, slots, count_at],
+                                            np.uint32), 1)
+        return out
+
+    def domain_points(self, queries: DeviceQueries, log_folded_domain: int) -> DeviceValue:
+        return queries.domain_points
+
+    def final_poly(self, table: DeviceBuffer) -> DeviceValue:
+        """The final table (EF) copied into the proof region."""
+        if not table.is_ext:
+            raise ValueError("the final polynomial is an EF table (at least one sumcheck round precedes it)")
+        out = self._session.regions.proof.take(table.shape)
+        self._batch().copy(table.handle, 0, out.buffer, out.offset, out.nbytes)
+        return out
+
     # -- commitment --------------------------------------------------------------------------------------------
     def commit(self, table: DeviceBuffer, log_folding: int, log_height: int) -> Commitment:
+        if self._session is None:
+            with self._host_call(proof_words=8) as session:
+                commitment = self.commit(table, log_folding, log_height)
+            commitment.root = self._get(session.words, commitment.root)
+            return commitment
         rt = self._drivers
         n_entries = table.shape[0]
         nv = _log2(n_entries)
@@ -220,61 +412,67 @@ class GpuBackend(Backend):
             raise ValueError(f"cannot commit {n_entries} entries as 2^{log_folding} columns of height 2^{log_height}")
         width = (1 << log_folding) * (4 if table.is_ext else 1)
         height = 1 << log_height
-        batch = rt.batch()
+        batch = self._batch()
         with self.phase("ntt"):
-            codeword = ntt.encode_codeword(self._drivers, batch, table.handle, nv, table.is_ext, log_folding, log_height)
-            if self.profile:
-                batch.submit()
-                rt.wait()
-                batch = rt.batch()
+            codeword = ntt.encode_codeword(rt, batch, table.handle, nv, table.is_ext, log_folding, log_height)
         with self.phase("merkle"):
-            levels = merkle.build_tree(self._drivers, codeword, height, width, batch)
-            batch.submit()
-            root = merkle.read_root(rt, levels)
+            levels = merkle.build_tree(rt, codeword, height, width, batch)
+            root = self._session.regions.proof.take((merkle.DIGEST,))
+            batch.copy(levels[-1], 0, root.buffer, root.offset, root.nbytes)
+            self._submit()
         return Commitment(root, height, width, table.is_ext, handle=(codeword, levels))
 
-    def open_rows(self, commitment: Commitment, indices: list[int],
-                  capacity: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """Rows and sibling paths gathered on the device into one buffer, read back at once. The index and
-        output buffers are sized for ``query_slots(q, capacity)`` queries (see the module docstring)."""
-        rt = self._drivers
+    def open_rows(self, commitment: Commitment, indices, capacity: int | None = None):
+        """Rows and sibling paths of the queried indices, gathered on the device into the proof region. In a
+        proof ``indices`` is a ``DeviceQueries`` and the result a ``DeviceOpenings``; called with host indices it
+        returns (rows, siblings) as host arrays (``capacity`` is then ignored)."""
+        if self._session is None:
+            idx = np.asarray(indices, dtype=np.int64).reshape(-1)
+            if idx.size and (idx.min() < 0 or idx.max() >= commitment.height):
+                raise ValueError(f"open_rows: an index lies outside [0, {commitment.height})")
+            depth = len(commitment.handle[1]) - 1
+            with self._host_call(proof_words=1 + idx.size * (commitment.width + depth * merkle.DIGEST),
+                                 scratch_words=2 * idx.size + 1) as session:
+                regions = session.regions
+                queries = DeviceQueries(self._put(regions.scratch, idx.astype(np.uint32)), None,
+                                        self._put(regions.proof, np.array([idx.size], np.uint32)), None, idx.size)
+                openings = self.open_rows(commitment, queries)
+            return self._resolve(session.words, openings)
         codeword, levels = commitment.handle
-        idx = np.asarray(indices, dtype=np.int64).reshape(-1)
-        if idx.size and (idx.min() < 0 or idx.max() >= commitment.height):
-            raise ValueError(f"open_rows: an index lies outside [0, {commitment.height})")
-        width, depth, q = commitment.width, len(levels) - 1, idx.size
-        row_words, path_words = q * width, q * depth * merkle.DIGEST
-        if q == 0:
-            return np.zeros((0, width // 4, 4) if commitment.is_ext else (0, width), np.uint32), \
-                np.zeros((0, depth, merkle.DIGEST), np.uint32)
-        slots = query_slots(q, capacity)
-        index_buffer = self._upload_words(idx.astype(np.uint32), nbytes=4 * slots)
-        out = self._alloc(4 * slots * (width + depth * merkle.DIGEST), host_facing=True)
-        batch = rt.batch()
-        batch.dispatch(rt.kernel("gather_rows"), [codeword, index_buffer, out],
+        width, depth, slots = commitment.width, len(levels) - 1, indices.slots
+        rt = self._drivers
+        out = self._session.regions.proof.take((slots * (width + depth * merkle.DIGEST),))
+        row_words = slots * width
+        rows = DeviceValue(out.buffer, out.offset, (slots, width // 4, 4) if commitment.is_ext else (slots, width))
+        siblings = DeviceValue(out.buffer, out.offset + 4 * row_words, (slots, depth, merkle.DIGEST))
+        openings = DeviceOpenings("extension" if commitment.is_ext else "base", rows, siblings, indices.proof_count)
+        if slots == 0:
+            return openings
+        batch = self._batch()
+        index_view = indices.indices.view()
+        batch.dispatch(rt.kernel("gather_rows"), [codeword, index_view, out.view()],
                        np.array([row_words, _log2(width), 0, 0], np.uint32), _groups(row_words))
         for level in range(depth):
-            batch.dispatch(rt.kernel("merkle_paths"), [levels[level], index_buffer, out],
-                           np.array([q, level, depth, row_words], np.uint32), _groups(q * merkle.DIGEST))
-        batch.submit()
-        words = self._read(out, 4 * (row_words + path_words))
-        self._free(index_buffer, out)
-        rows = words[:row_words].reshape((q, width // 4, 4) if commitment.is_ext else (q, width))
-        return rows, words[row_words:].reshape(q, depth, merkle.DIGEST)
+            batch.dispatch(rt.kernel("merkle_paths"), [levels[level], index_view, out.view()],
+                           np.array([slots, level, depth, row_words], np.uint32), _groups(slots * merkle.DIGEST))
+        return openings
 
     # -- reductions --------------------------------------------------------------------------------------------
-    def _reduce(self, partials: RtBuffer, count: int, stride: int, batch) -> np.ndarray:
-        """Record the final stage (sums of ``count`` groups of ``stride`` EF values), submit, read (stride, 4)."""
-        out = self._alloc(stride * EF_BYTES, host_facing=True)
-        batch.dispatch(self.rt.kernel("ef_reduce"), [partials, out], np.array([count, stride, 0, 0], np.uint32),
-                       stride)
-        batch.submit()
-        values = self._read(out, stride * EF_BYTES).reshape(stride, 4)
-        self._free(partials, out)
-        return values
+    def _reduce(self, partials: RtBuffer, count: int, out: DeviceValue) -> None:
+        """Record the final stage: ``out`` (stride, 4) = sums of ``count`` groups of ``stride`` EF values."""
+        stride = out.words // 4
+        self._batch().dispatch(self.rt.kernel("ef_reduce"), [partials, out.view()],
+                               np.array([count, stride, 0, 0], np.uint32), stride)
+        self._free(partials)
 
-    def evaluate(self, table: DeviceBuffer, point: np.ndarray) -> np.ndarray:
-        point = np.asarray(point, dtype=np.uint32).reshape(-1, 4)
+    def evaluate(self, table: DeviceBuffer, point):
+        """The table's multilinear extension at ``point`` (nv, 4): in a proof a ``DeviceValue`` of the points
+        region, giving an EF ``DeviceValue`` in the proof region; called with a host point, a host (4,) array."""
+        if self._session is None:
+            point = np.asarray(point, dtype=np.uint32).reshape(-1, 4)
+            with self._host_call(proof_words=4, points_words=point.size) as session:
+                answer = self.evaluate(table, self._put(session.regions.points, point))
+            return self._get(session.words, answer)
         n = table.shape[0]
         nv = point.shape[0]
         if n != 1 << nv:
@@ -284,8 +482,9 @@ class GpuBackend(Backend):
         window = self._window_len(n, elem)
         groups = min(_groups(window), MAX_REDUCE_GROUPS)
         log_lo = min((nv + 1) // 2, _log2(groups * WG))
-        batch = rt.batch()
-        eq_lo, eq_hi, temporaries = self._record_eq_factors(batch, point[None], None, log_lo)
+        batch = self._batch()
+        one_point = DeviceValue(point.buffer, point.offset, (1,) + tuple(point.shape))
+        eq_lo, eq_hi = self._record_eq_factors(batch, one_point, None, log_lo)
         n_windows = -(-n // window)
         partials = self._alloc(n_windows * groups * EF_BYTES)
         kernel = rt.kernel("mle_eval", "mle_eval_ext" if table.is_ext else "mle_eval_base")
@@ -294,11 +493,17 @@ class GpuBackend(Backend):
             view = self._view(table.handle, start, length, elem, n_windows == 1)
             batch.dispatch(kernel, [view, eq_hi, eq_lo, partials],
                            np.array([length, start, log_lo, w * groups, groups], np.uint32), groups)
-        value = self._reduce(partials, n_windows * groups, 1, batch)[0]
-        self._free(eq_hi, eq_lo, *temporaries)
-        return value
+        answer = self._session.regions.proof.take((4,))
+        self._reduce(partials, n_windows * groups, answer)
+        self._free(eq_hi, eq_lo)
+        return answer
 
-    def sumcheck_round(self, table: DeviceBuffer, weights: DeviceBuffer) -> tuple[np.ndarray, np.ndarray]:
+    def sumcheck_round(self, table: DeviceBuffer, weights: DeviceBuffer):
+        """[h(0), h(2)]: in a proof a (2, 4) ``DeviceValue`` of the proof region, else a (2, 4) host array."""
+        if self._session is None:
+            with self._host_call(proof_words=8) as session:
+                h = self.sumcheck_round(table, weights)
+            return self._get(session.words, h)
         n = table.shape[0]
         if n < 2 or weights.shape != (n, 4):
             raise ValueError(f"sumcheck_round: table of {n} entries with weights of shape {weights.shape}")
@@ -310,17 +515,23 @@ class GpuBackend(Backend):
         partials = self._alloc(2 * n_windows * groups * EF_BYTES)
         kernel = rt.kernel("sumcheck", "sumcheck_ext" if table.is_ext else "sumcheck_base")
         elem = EF_BYTES if table.is_ext else 4
-        batch = rt.batch()
+        batch = self._batch()
         pairs = zip(self._pairs(table.handle, half, elem, window), self._pairs(weights.handle, half, EF_BYTES, window))
         for w, (t, wt) in enumerate(pairs):
             t_lo, t_hi, lo_off, hi_off, _, length = t
             batch.dispatch(kernel, [t_lo, t_hi, wt[0], wt[1], partials],
                            np.array([length, lo_off, hi_off, w * groups, groups], np.uint32), groups)
-        h = self._reduce(partials, n_windows * groups, 2, batch)
-        return h[0], h[1]
+        h = self._session.regions.proof.take((2, 4))
+        self._reduce(partials, n_windows * groups, h)
+        return h
 
     # -- fold ----------------------------------------------------------------------------------------------------
-    def fold(self, table: DeviceBuffer, weights: DeviceBuffer, r: np.ndarray) -> tuple[DeviceBuffer, DeviceBuffer]:
+    def fold(self, table: DeviceBuffer, weights: DeviceBuffer, r) -> tuple[DeviceBuffer, DeviceBuffer]:
+        """Bind x_0 := r; ``r`` a scratch ``DeviceValue`` in a proof (where the transcript drew it), else host."""
+        if self._session is None:
+            with self._host_call(scratch_words=4) as session:
+                out = self.fold(table, weights, self._put(session.regions.scratch, np.asarray(r).reshape(4)))
+            return out
         n = table.shape[0]
         if n < 2 or weights.shape != (n, 4):
             raise ValueError(f"fold: table of {n} entries with weights of shape {weights.shape}")
@@ -332,78 +543,65 @@ class GpuBackend(Backend):
         kernel = rt.kernel("fold", "fold_ext" if table.is_ext else "fold_base")
         elem = EF_BYTES if table.is_ext else 4
         whole_out = window == half
-        r = np.asarray(r, np.uint32).reshape(4)
-        batch = rt.batch()
+        batch = self._batch()
+        challenge = r.view()
         pairs = zip(self._pairs(table.handle, half, elem, window), self._pairs(weights.handle, half, EF_BYTES, window))
         for t, wt in pairs:
             t_lo, t_hi, lo_off, hi_off, start, length = t
             out_t = self._view(new_table, start, length, EF_BYTES, whole_out)
             out_w = self._view(new_weights, start, length, EF_BYTES, whole_out)
-            params = np.concatenate([r, np.array([length, lo_off, hi_off, 0], np.uint32)])
-            batch.dispatch(kernel, [t_lo, t_hi, wt[0], wt[1], out_t, out_w], params, _groups(length))
-        batch.submit()
+            batch.dispatch(kernel, [t_lo, t_hi, wt[0], wt[1], out_t, out_w, challenge],
+                           np.array([length, lo_off, hi_off, 0], np.uint32), _groups(length))
         return (DeviceBuffer(new_table, (half, 4), new_table.mode),
                 DeviceBuffer(new_weights, (half, 4), new_weights.mode))
 
     # -- weights -------------------------------------------------------------------------------------------------
-    def _record_eq_factors(self, batch, points: np.ndarray, coefficients: np.ndarray | None, log_lo: int):
-        """Record the eq factor tables of m points (m, nv, 4): lo (m, 2^log_lo) unscaled and hi (m, 2^(nv-log_lo))
-        scaled by ``coefficients`` (or unscaled). Returns the two buffers and the temporaries to free."""
+    def _record_eq_factors(self, batch, points: DeviceValue, coefficients: DeviceValue | None, log_lo: int):
+        """Record the eq factor tables of the m points (m, nv, 4) of the points region: lo (m, 2^log_lo) unscaled
+        and hi (m, 2^(nv-log_lo)) scaled by ``coefficients`` (m, 4) (or unscaled). Returns the two buffers."""
         rt = self._drivers
         m, nv = points.shape[0], points.shape[1]
-        coords = self._upload_words(points.reshape(-1, 4) if points.size else np.zeros((1, 4), np.uint32))
-        scales = self._upload_words(coefficients) if coefficients is not None else self._dummy
+        scales = coefficients.view() if coefficients is not None else self._dummy
         kernel = rt.kernel("weight_factors", "eq_factor")
         out = []
         for first, length, scaled in ((nv - log_lo, log_lo, False), (0, nv - log_lo, coefficients is not None)):
             table = self._alloc((m << length) * EF_BYTES)
-            batch.dispatch(kernel, [coords, scales, table],
-                           np.array([m, nv, first, length, int(scaled), 0], np.uint32), _groups(m << length))
+            batch.dispatch(kernel, [points.buffer, scales, table],
+                           np.array([m, nv, first, length, int(scaled), 0, points.offset // EF_BYTES, 0], np.uint32),
+                           _groups(m << length))
             out.append(table)
-        temporaries = [coords] + ([scales] if coefficients is not None else [])
-        return out[0], out[1], temporaries
+        return out[0], out[1]
 
-    def _record_select_factors(self, batch, variables: np.ndarray, coefficients: np.ndarray, nv: int, log_lo: int,
-                               capacity: int | None = None):
-        """Record select factor tables: lo[m][j] = v_m^j (base), hi[m][j] = c_m v_m^(j 2^log_lo) (EF), in
-        buffers sized for ``query_slots(q, capacity)`` constraints (the kernels fill the first q)."""
+    def _record_select_factors(self, batch, variables: DeviceValue, coefficients: DeviceValue, nv: int,
+                               log_lo: int):
+        """Record select factor tables: lo[m][j] = v_m^j (base), hi[m][j] = c_m v_m^(j 2^log_lo) (EF)."""
         rt = self._drivers
-        q = variables.size
-        slots = query_slots(q, capacity)
-        bases = self._upload_words(variables, nbytes=4 * slots)
-        scales = self._upload_words(coefficients, nbytes=EF_BYTES * slots)
-        lo = self._alloc((slots << log_lo) * 4)
-        hi = self._alloc((slots << (nv - log_lo)) * EF_BYTES)
+        q = variables.shape[0]
+        bases, scales = variables.view(), coefficients.view()
+        lo = self._alloc((q << log_lo) * 4)
+        hi = self._alloc((q << (nv - log_lo)) * EF_BYTES)
         batch.dispatch(rt.kernel("weight_factors", "power_lo"), [bases, lo],
                        np.array([q, nv, 0, log_lo, 0, 0], np.uint32), _groups(q << log_lo))
         batch.dispatch(rt.kernel("weight_factors", "power_hi"), [bases, scales, hi],
                        np.array([q, nv, 0, nv - log_lo, 1, log_lo], np.uint32), _groups(q << (nv - log_lo)))
-        return lo, hi, [bases, scales]
+        return lo, hi
 
     def _accumulate(self, weights: RtBuffer, nv: int, accumulate: bool, eq_points, eq_coefficients, select_vars,
-                    select_coefficients, select_capacity: int | None = None) -> None:
+                    select_coefficients) -> None:
         rt = self._drivers
-        eq_coefficients = np.asarray(eq_coefficients, np.uint32).reshape(-1, 4)
-        eq_points = np.asarray(eq_points, np.uint32).reshape(len(eq_coefficients), nv, 4)
-        select_vars = np.asarray(select_vars, np.uint32).reshape(-1)
-        select_coefficients = np.asarray(select_coefficients, np.uint32).reshape(-1, 4)
-        if len(select_vars) != len(select_coefficients):
-            raise ValueError("each select constraint needs exactly one coefficient")
-        n_eq, n_sel = len(eq_points), len(select_vars)
+        n_eq = eq_points.shape[0] if eq_points is not None else 0
+        n_sel = select_vars.shape[0] if select_vars is not None else 0
         log_lo = (nv + 1) // 2
         hi_len = 1 << (nv - log_lo)
-        batch = rt.batch()
+        batch = self._batch()
         temporaries: list[RtBuffer] = []
         factors = [self._dummy] * 4
         if n_eq:
-            eq_lo, eq_hi, tmp = self._record_eq_factors(batch, eq_points, eq_coefficients, log_lo)
-            factors[0], factors[1] = eq_lo, eq_hi
-            temporaries += tmp + [eq_lo, eq_hi]
+            factors[0], factors[1] = self._record_eq_factors(batch, eq_points, eq_coefficients, log_lo)
+            temporaries += factors[:2]
         if n_sel:
-            sel_lo, sel_hi, tmp = self._record_select_factors(batch, select_vars, select_coefficients, nv, log_lo,
-                                                              select_capacity)
-            factors[2], factors[3] = sel_lo, sel_hi
-            temporaries += tmp + [sel_lo, sel_hi]
+            factors[2], factors[3] = self._record_select_factors(batch, select_vars, select_coefficients, nv, log_lo)
+            temporaries += factors[2:]
         n = 1 << nv
         window = self._window_len(n, EF_BYTES)
         for start in range(0, n, window):
@@ -411,61 +609,72 @@ class GpuBackend(Backend):
             view = self._view(weights, start, length, EF_BYTES, window == n)
             params = np.array([length, start, log_lo, int(accumulate), n_eq, n_sel, hi_len, 0], np.uint32)
             batch.dispatch(rt.kernel("weights"), [view] + factors, params, _groups(length))
-        batch.submit()
         self._free(*temporaries)
 
-    def eq_weights(self, points: np.ndarray, coefficients: np.ndarray) -> DeviceBuffer:
-        points = np.asarray(points, np.uint32)
+    def eq_weights(self, points, coefficients) -> DeviceBuffer:
+        """W[b] = Σ_i coefficients[i] eq(b, points[i]); device values in a proof (points of the points region,
+        coefficients of scratch), host arrays outside one."""
+        if self._session is None:
+            points = np.asarray(points, np.uint32)
+            coefficients = np.asarray(coefficients, np.uint32).reshape(-1, 4)
+            with self._host_call(scratch_words=coefficients.size, points_words=points.size) as session:
+                regions = session.regions
+                weights = self.eq_weights(self._put(regions.points, points), self._put(regions.scratch, coefficients))
+            return weights
         nv = points.shape[1]
         weights = self._alloc((1 << nv) * EF_BYTES)
-        self._accumulate(weights, nv, False, points, coefficients, np.zeros(0, np.uint32), np.zeros((0, 4), np.uint32))
+        self._accumulate(weights, nv, False, points, coefficients, None, None)
         return DeviceBuffer(weights, (1 << nv, 4), weights.mode)
 
     def add_constraint_weights(self, weights, eq_points, eq_coefficients, select_vars, select_coefficients,
                                select_capacity=None):
+        """In place; device values in a proof (``select_vars`` the query slots' domain points, their
+        coefficients 0 past the drawn count), host arrays outside one (``select_capacity`` then ignored)."""
+        if self._session is None:
+            eq_coefficients = np.asarray(eq_coefficients, np.uint32).reshape(-1, 4)
+            eq_points = np.asarray(eq_points, np.uint32).reshape(len(eq_coefficients), -1, 4)
+            select_vars = np.asarray(select_vars, np.uint32).reshape(-1)
+            select_coefficients = np.asarray(select_coefficients, np.uint32).reshape(-1, 4)
+            if len(select_vars) != len(select_coefficients):
+                raise ValueError("each select constraint needs exactly one coefficient")
+            words = eq_coefficients.size + select_vars.size + select_coefficients.size
+            with self._host_call(scratch_words=words, points_words=eq_points.size) as session:
+                regions = session.regions
+                self.add_constraint_weights(weights, self._put(regions.points, eq_points),
+                                            self._put(regions.scratch, eq_coefficients),
+                                            self._put(regions.scratch, select_vars),
+                                            self._put(regions.scratch, select_coefficients))
+            return weights
         nv = _log2(weights.shape[0])
-        self._accumulate(weights.handle, nv, True, eq_points, eq_coefficients, select_vars, select_coefficients,
-                         select_capacity)
+        self._accumulate(weights.handle, nv, True, eq_points, eq_coefficients, select_vars, select_coefficients)
         return weights
 
     # -- proof of work -------------------------------------------------------------------------------------------
     def grind(self, challenger, bits: int) -> np.uint32:
-        """The smallest valid nonce, searched in launches of ``POW_LAUNCH`` nonces (several per submission, each
-        skipped once an earlier one has found a nonce); then absorbed by the host challenger."""
+        """The smallest valid nonce for a host challenger, searched on the device (as in a proof); then absorbed
+        by ``challenger``."""
         bits = int(bits)
         if bits == 0:
             return np.uint32(0)
         if not 0 < bits <= 30:
             raise ConfigError(f"proof-of-work bits = {bits} outside [0, 30]")
-        rt = self._drivers
-        base, index = challenger.pow_base_state()
-        head = np.concatenate([np.asarray(base, np.uint32), np.array([index, (1 << bits) - 1], np.uint32)])
-        result = self._upload_words(np.array([NOT_FOUND, 0, 0, 0], np.uint32))
-        rc = merkle.round_constants(self._drivers)
-        kernel = rt.kernel("pow_grind", constants={"WG": POW_WG})
-        start = 0
-        launch = min(POW_LAUNCH, 1 << (bits + POW_FIRST_LAUNCH_SLACK))
-        found = NOT_FOUND
-        while found == NOT_FOUND and start < P:
-            batch = rt.batch()
-            for _ in range(POW_LAUNCHES_PER_SUBMIT):
-                if start >= P:
-                    break
-                count = min(launch, P - start)
-                launch = min(POW_LAUNCH, 2 * launch)
-                batch.dispatch(kernel, [result, rc], np.concatenate([head, np.array([start, count], np.uint32)]),
-                               _groups(count, POW_WG))
-                start += count
-            batch.submit()
-            found = int(self._read(result, 4)[0])
-        self._free(result)
-        if found == NOT_FOUND:
-            raise ConfigError(f"no proof-of-work witness exists for {bits} bits")
-        witness = np.uint32(F.to_monty(np.array([found], np.uint64))[0])
+        for full_range in (False, True):
+            with self._host_call(proof_words=1, scratch_words=1 + 200) as session:
+                self._drivers.write(session.regions.scratch.buffer,
+                                    challenger_words(challenger.sponge_state, challenger.input_buffer,
+                                                     len(challenger.output_buffer)), session.regions.state.offset)
+                self._drivers.write(session.regions.proof.buffer, np.zeros(1, np.uint32), 0)
+                session.transcript.full_range = full_range
+                witness = session.transcript.grind(bits)
+            if not session.words[0] & 1:
+                break
+        witness = np.uint32(self._get(session.words, witness))
         if not challenger.check_witness(bits, witness):
-            raise AssertionError(f"GPU proof of work returned nonce {found}, which the transcript rejects")
+            raise AssertionError(f"GPU proof of work returned {int(F.from_monty(witness))}, which the transcript "
+                                 f"rejects")
         return witness
 
     # -- information ---------------------------------------------------------------------------------------------
     def limits(self) -> DeviceLimits:
         return self._limits
+

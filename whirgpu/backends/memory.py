@@ -34,7 +34,10 @@ from ..kernels import merkle, ntt
 from ..kernels.constants import poseidon2_rc_table
 from ..protocol.params import WhirConfig
 from .base import DeviceLimits, StorageMode, policy_mode, resolve_storage
-from .gpu import EF_BYTES, MAX_REDUCE_GROUPS, POW_LAUNCHES_PER_SUBMIT, WG, query_slots
+from ..protocol.proof_shape import proof_shape
+from .device_transcript import pow_launches
+from .device_values import region_bytes
+from .gpu import EF_BYTES, MAX_REDUCE_GROUPS, WG
 
 BASE_BYTES = 4
 DIGEST_BYTES = 4 * merkle.DIGEST
@@ -46,6 +49,7 @@ WGPU_PARAMS_MIN = 1 << 14
 WGPU_PARAMS_SLOT = 256
 METAL_STAGING_MIN = 1 << 20
 METAL_STAGING_CHUNK = 64 << 20
+REGION_ALIGN = 256  # slots of the proof and scratch regions: the largest storage-offset alignment WebGPU allows
 
 
 def human_bytes(n: int) -> str:
@@ -274,8 +278,8 @@ class _Walk:
                 break
             levels.append(self._level(stage, n))
             self.launch()
+        self.launch()  # the root's copy into the proof region counts as a command, not a dispatch
         self.submit()
-        self.read(levels[-1], DIGEST_BYTES)
         return _Tree(codeword, levels, (1 << log_w))
 
     def _level(self, stage: str, n_nodes: int) -> _Buf:
@@ -283,59 +287,43 @@ class _Walk:
         return self.alloc(f"{stage} merkle {'root' if root else 'tree'}", n_nodes * DIGEST_BYTES, root)
 
     def open_rows(self, stage: str, tree: _Tree, q: int) -> None:
-        """``q``: the round's capacity (every index distinct), which sizes the buffers and bounds the transfers."""
-        if q == 0:
-            return
-        depth = len(tree.levels) - 1
-        slots = query_slots(q, q)
-        index = self.upload(f"{stage} inputs", BASE_BYTES * slots, written=BASE_BYTES * q)
-        out = self.alloc(f"{stage} openings", BASE_BYTES * slots * (tree.width + depth * merkle.DIGEST), True)
-        self.launch(1 + depth)
-        self.submit()
-        self.read(out, BASE_BYTES * q * (tree.width + depth * merkle.DIGEST))
-        self.release(index, out)
+        """``q``: the round's query slots; the openings go to the proof region (no buffer of their own)."""
+        self.launch(2)  # the transcript's draw and the sort
+        if q:
+            self.launch(1 + len(tree.levels) - 1)
 
     # -- multilinear algebra -----------------------------------------------------------------------------------
     def _reduce(self, stage: str, partials: _Buf, stride: int) -> None:
-        out = self.alloc(f"{stage} results", stride * EF_BYTES, True)
-        self.launch()
-        self.submit()
-        self.read(out, stride * EF_BYTES)
-        self.release(partials, out)
+        self.launch()  # into the proof region
+        self.release(partials)
 
     def evaluate(self, stage: str, nv: int, is_ext: bool) -> None:
         n = 1 << nv
         window = self.window_len(n, EF_BYTES if is_ext else BASE_BYTES)
         groups = min(_groups(window), MAX_REDUCE_GROUPS)
         log_lo = min((nv + 1) // 2, _log2(groups * WG))
-        coords = self.upload(f"{stage} inputs", nv * EF_BYTES)
         lo = self.alloc(f"{stage} factor tables", EF_BYTES << log_lo, False)
         hi = self.alloc(f"{stage} factor tables", EF_BYTES << (nv - log_lo), False)
         n_windows = -(-n // window)
         partials = self.alloc(f"{stage} partial sums", n_windows * groups * EF_BYTES, False)
         self.launch(2 + n_windows)
         self._reduce(stage, partials, 1)
-        self.release(hi, lo, coords)
+        self.release(hi, lo)
 
     def accumulate(self, stage: str, nv: int, n_eq: int, n_sel: int) -> None:
         log_lo = (nv + 1) // 2
         temporaries = []
         if n_eq:
-            temporaries += [self.upload(f"{stage} inputs", n_eq * nv * EF_BYTES),
-                            self.upload(f"{stage} inputs", n_eq * EF_BYTES),
-                            self.alloc(f"{stage} factor tables", (n_eq << log_lo) * EF_BYTES, False),
+            temporaries += [self.alloc(f"{stage} factor tables", (n_eq << log_lo) * EF_BYTES, False),
                             self.alloc(f"{stage} factor tables", (n_eq << (nv - log_lo)) * EF_BYTES, False)]
             self.launch(2)
-        if n_sel:  # one select constraint per query index: sized for the round's capacity, as open_rows
-            slots = query_slots(n_sel, n_sel)
-            temporaries += [self.upload(f"{stage} inputs", slots * BASE_BYTES, written=n_sel * BASE_BYTES),
-                            self.upload(f"{stage} inputs", slots * EF_BYTES, written=n_sel * EF_BYTES),
-                            self.alloc(f"{stage} factor tables", (slots << log_lo) * BASE_BYTES, False),
+        if n_sel:  # one select constraint per query slot
+            slots = n_sel
+            temporaries += [self.alloc(f"{stage} factor tables", (slots << log_lo) * BASE_BYTES, False),
                             self.alloc(f"{stage} factor tables", (slots << (nv - log_lo)) * EF_BYTES, False)]
             self.launch(2)
         n = 1 << nv
         self.launch(-(-n // self.window_len(n, EF_BYTES)))
-        self.submit()
         self.release(*temporaries)
 
     def sumcheck_round(self, stage: str, n: int) -> None:
@@ -352,20 +340,11 @@ class _Walk:
         name = f"{stage} folded table and weights"
         out = (self.alloc(name, half * EF_BYTES, False, EF_BYTES), self.alloc(name, half * EF_BYTES, False, EF_BYTES))
         self.launch(-(-half // self.window_len(half, EF_BYTES)))
-        self.submit()
         return out
 
     def grind(self, stage: str, bits: int) -> None:
-        if bits == 0:
-            return
-        result = self.upload(f"{stage} results", EF_BYTES)
-        if not self.constants:
-            self.constants = True
-            self.upload("round constants", poseidon2_rc_table().nbytes)
-        self.launch(POW_LAUNCHES_PER_SUBMIT)
-        self.submit()
-        self.read(result, BASE_BYTES)
-        self.release(result)
+        if bits:
+            self.launch(2 + len(pow_launches(bits)))  # reset, the searches, the witness
 
     # -- the runtime's own buffers -----------------------------------------------------------------------------
     def runtime_needs(self) -> list[BufferNeed]:
@@ -410,6 +389,11 @@ def plan_memory(config: WhirConfig, limits: DeviceLimits | None = None, policy: 
     walk = _Walk(policy, limits)
     n, k0 = config.num_variables, config.fold(0)
     walk.alloc("backend placeholder", EF_BYTES, False)  # GpuBackend._dummy, bound where a factor table is unused
+    # GpuBackend.begin_proof: the proof, scratch and points regions; the challenger and the statement uploaded
+    proof_bytes, scratch_bytes, points_bytes = region_bytes(proof_shape(config, statement_points), REGION_ALIGN)
+    proof = walk.upload("proof buffer", proof_bytes, True, written=BASE_BYTES)
+    regions = [proof, walk.upload("transcript scratch", scratch_bytes, False, written=104),
+               walk.upload("points", points_bytes, False, written=EF_BYTES * statement_points * config.num_variables)]
 
     # WhirProver._commit
     stage = "round 0"
@@ -419,10 +403,7 @@ def plan_memory(config: WhirConfig, limits: DeviceLimits | None = None, policy: 
         walk.evaluate(stage, n, False)
     points = statement_points + config.commitment_ood_samples
     weights = walk.alloc(f"{stage} weights", EF_BYTES << n, False, EF_BYTES)
-    if points:
-        walk.accumulate(stage, n, points, 0)
-    else:
-        walk.transfer(EF_BYTES << n, weights.mode, read=False)  # zero weights uploaded
+    walk.accumulate(stage, n, points, 0)
     state = _State(table, weights, 1 << n, False, tree)
     _sumcheck(walk, state, stage, k0, config.starting_folding_pow_bits)
 
@@ -443,11 +424,14 @@ def plan_memory(config: WhirConfig, limits: DeviceLimits | None = None, policy: 
 
     # WhirProver._final_round
     stage = "final"
-    walk.read(state.table, state.n * (EF_BYTES if state.is_ext else BASE_BYTES))
+    walk.launch()  # the final polynomial's copy into the proof region
     walk.grind(stage, config.final_pow_bits)
     queries = min(config.final_queries, config.final_domain_size >> config.fold(config.n_rounds))
     walk.open_rows(stage, state.tree, queries)
     _sumcheck(walk, state, stage, config.final_sumcheck_rounds, config.final_folding_pow_bits)
+    walk.submit()
+    walk.read(proof, proof_bytes)  # GpuBackend.end_proof: the one readback
+    walk.release(*regions)
 
     return MemoryPlan(list(walk.groups.values()) + walk.runtime_needs(), policy, statement_points, walk.problems)
 

@@ -95,12 +95,12 @@ KERNELS: dict[str, KernelSpec] = {spec.stem: spec for spec in (
         "sumcheck_base": (("table_lo_base", "table_hi_base", "weights_lo", "weights_hi", "partials"), 256),
         "sumcheck_ext": (("table_lo_ext", "table_hi_ext", "weights_lo", "weights_hi", "partials"), 256)}),
     _spec("ef_reduce", "count stride _pad0 _pad1", {"ef_reduce": (("values", "out"), 256)}),
-    _spec("fold", "r:vec4 len lo_off hi_off out_off", {
-        "fold_base": (("table_lo_base", "table_hi_base", "weights_lo", "weights_hi", "table_out", "weights_out"),
-                      256),
-        "fold_ext": (("table_lo_ext", "table_hi_ext", "weights_lo", "weights_hi", "table_out", "weights_out"),
-                     256)}),
-    _spec("weight_factors", "m nv first len scaled shift _pad0 _pad1", {
+    _spec("fold", "len lo_off hi_off out_off", {
+        "fold_base": (("table_lo_base", "table_hi_base", "weights_lo", "weights_hi", "table_out", "weights_out",
+                       "challenge"), 256),
+        "fold_ext": (("table_lo_ext", "table_hi_ext", "weights_lo", "weights_hi", "table_out", "weights_out",
+                      "challenge"), 256)}),
+    _spec("weight_factors", "m nv first len scaled shift coord_off _pad1", {
         "eq_factor": (("coords", "scales", "out_ext"), 256),
         "power_lo": (("bases", "out_base"), 256),
         "power_hi": (("bases", "scales", "out_ext"), 256)}),
@@ -109,7 +109,15 @@ KERNELS: dict[str, KernelSpec] = {spec.stem: spec for spec in (
     _spec("mle_eval", "len base log_lo partial_base groups _pad0 _pad1 _pad2", {
         "mle_eval_base": (("table_base", "eq_hi", "eq_lo", "partials"), 256),
         "mle_eval_ext": (("table_ext", "eq_hi", "eq_lo", "partials"), 256)}),
-    _spec("pow_grind", "base:vec4x4 index mask start count", {"pow_grind": (("result", _P2), "WG")}, _WG64),
+    _spec("pow_search", "mask found counter first_batch end_batch _pad0 _pad1 _pad2",
+          {"pow_search": (("scratch_atomic", _P2), "WG")}, _WG64),
+    _spec("transcript", "n_ops _pad0 _pad1 _pad2 ops:vec4x15",
+          {"transcript": (("scratch", "proof", _P2), 1)}),
+    _spec("queries", "raw q sorted slots count_at proof_count_at points flags generator _pad0 _pad1 _pad2",
+          {"queries": (("scratch", "proof"), 256)}),
+    _spec("challenge_powers", "src dst n n_slots count_at _pad0 _pad1 _pad2", {
+        "expand_point": (("scratch_in", "points"), 1),
+        "ef_powers": (("scratch_ext",), 1)}),
 )}
 
 

@@ -1,8 +1,14 @@
 """The WHIR prover (commit + open) as the reference runs it, over any ``Backend``.
 
-The transcript is driven here, on the host; every bulk operation (encode, Merkle, evaluate, weights, sumcheck,
-fold, grind) is a backend call, so tables, weights and trees stay on the backend's device for the whole proof.
-The operation order is the reference's, step for step (whir-spec.md §4); any change breaks compatibility.
+The step order of whir-spec.md §4 lives here, once, for every backend; any change breaks compatibility. The
+prover talks to a transcript and a backend whose values are *handles*: host numpy arrays on the cpu backend
+(its transcript is the host ``DuplexChallenger``), slots of device buffers on a GPU backend (its transcript is a
+kernel in the command stream, and nothing is read back until the proof is done). So the proof is assembled from
+handles, and ``backend.end_proof`` turns them into host arrays at the end (on a GPU: one readback).
+
+What a handle may be asked for: ``len`` / slicing of its leading axis (coefficients), being observed, or being
+passed back to the backend. The prover never reads a value: the running claimed sum of the sumcheck is not part
+of the proof (the verifier recomputes it), so it is not tracked here.
 """
 
 from __future__ import annotations
@@ -10,33 +16,36 @@ from __future__ import annotations
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any, Callable
 
 import numpy as np
 
-from ..backends.base import Backend, Commitment, DeviceBuffer, StorageMode, TransferStats
+from ..backends.base import Backend, Commitment, DeviceBuffer, PowRangeExceeded, TransferStats
 from ..errors import ConfigError
-from ..field import P, TWO_ADIC_GENERATORS
+from ..field import P
 from ..ref import field_np as F
-from ..ref.multilinear import evaluate_rows, expand_from_univariate
-from ..ref.sumcheck import evaluate_round_polynomial
 from .domain_separator import domain_separator
 from .params import WhirConfig
 from .proof import QueryOpening, RoundProof, Statement, SumcheckData, WhirProof
-from .query_indices import sample_query_indices
-from .transcript import DuplexChallenger
+from .proof_shape import proof_shape
+from .transcript import DuplexChallenger, HostTranscript
 
 
 @dataclass
 class PhaseTimer:
-    """Wall-clock seconds per prover phase (host view: includes waiting for the device)."""
+    """Wall-clock seconds per prover phase (host view). ``sync``, when set, is called at the end of every phase
+    (a profiling backend waits for the device there, so each phase holds its own device time)."""
 
     seconds: dict[str, float] = field(default_factory=dict)
+    sync: Callable[[], None] | None = None
 
     @contextmanager
     def phase(self, name: str):
         start = time.perf_counter()
         try:
             yield
+            if self.sync is not None:
+                self.sync()
         finally:
             self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - start
 
@@ -44,10 +53,16 @@ class PhaseTimer:
 @dataclass
 class _State:
     table: DeviceBuffer
-    weights: DeviceBuffer | None
-    claimed_sum: np.ndarray
+    weights: DeviceBuffer
     commitment: Commitment
-    folding_randomness: np.ndarray  # (k, 4): the challenges of the last sumcheck, first = index MSB
+
+
+@dataclass
+class _Opened:
+    """An opening step's handles: the backend's openings and the kind of rows they hold."""
+
+    kind: str
+    openings: Any
 
 
 def new_challenger(config: WhirConfig) -> DuplexChallenger:
@@ -75,7 +90,7 @@ class WhirProver:
     def __init__(self, config: WhirConfig, backend: Backend):
         self.config = config
         self.backend = backend
-        self.timer = PhaseTimer()
+        self.timer = PhaseTimer(sync=backend.sync if getattr(backend, "profile", False) else None)
         backend.timer = self.timer  # the backend reports its own sub-phases (ntt, merkle) into the same timer
         self.stats = TransferStats()  # bytes uploaded / downloaded / copied by the last ``prove``
 
@@ -88,166 +103,173 @@ class WhirProver:
             raise ConfigError(
                 f"statement points must have shape (m, {config.num_variables}, 4), got {statement.points.shape}"
             )
-        challenger = new_challenger(config)
         self.stats = self.backend.stats = TransferStats()  # the backend counts this proof's transfers afresh
-        proof, state = self._commit(polynomial, statement, challenger)
-        for round_index in range(config.n_rounds):
-            self._round(round_index, proof, state, challenger)
-        self._final_round(proof, state, challenger)
-        self.backend.release(state.table, state.weights, state.commitment)
-        return proof
+        try:
+            return self._prove(polynomial, statement)
+        except PowRangeExceeded:
+            # Odds below e^-32 per grind: prove again with searches over every nonce (same bytes, smallest nonce).
+            self.backend.pow_full_range = True
+            try:
+                return self._prove(polynomial, statement)
+            finally:
+                self.backend.pow_full_range = False
+
+    def _prove(self, polynomial: np.ndarray, statement: Statement) -> WhirProof:
+        backend = self.backend
+        shape = proof_shape(self.config, statement.num_claims)
+        transcript, points = backend.begin_proof(shape, HostTranscript(new_challenger(self.config)), statement.points)
+        try:
+            proof, state = self._commit(polynomial, points, transcript)
+            for round_index in range(self.config.n_rounds):
+                self._round(round_index, proof, state, transcript)
+            self._final_round(proof, state, transcript)
+            backend.release(state.table, state.weights, state.commitment)
+            with self.timer.phase("download"):
+                return backend.end_proof(lambda read: _materialize(proof, read))
+        except BaseException:
+            backend.abort_proof()
+            raise
 
     # -- commit ----------------------------------------------------------------------------------------------
-    def _commit(self, polynomial, statement, challenger):
+    def _commit(self, polynomial, statement_points, transcript):
         config, backend = self.config, self.backend
         n = config.num_variables
         k0 = config.fold(0)
         with self.timer.phase("upload"):
-            table = backend.upload(polynomial, StorageMode.SHARED)
+            table = backend.upload(polynomial)
         commitment = backend.commit(table, k0, n + config.starting_log_inv_rate - k0)
-        challenger.observe_many(commitment.root)
-        ood_points, ood_answers = [], []
-        with self.timer.phase("ood"):
-            for _ in range(config.commitment_ood_samples):
-                point = expand_from_univariate(challenger.sample_ef(), n)
-                answer = backend.evaluate(table, point)
-                challenger.observe_ef(answer)
-                ood_points.append(point)
-                ood_answers.append(answer)
-        ood_answers = np.asarray(ood_answers, dtype=np.uint32).reshape(-1, 4)
+        transcript.observe(commitment.root)
+        ood_points, ood_answers = self._ood(transcript, table, n, config.commitment_ood_samples)
         proof = WhirProof(
             initial_commitment=commitment.root,
             initial_ood_answers=ood_answers,
-            initial_sumcheck=SumcheckData(np.zeros((0, 2, 4), np.uint32), np.zeros(0, np.uint32)),
+            initial_sumcheck=SumcheckData([], []),
         )
         # Initial constraint: user claims first, then the commitment's OOD claims, combined with powers of alpha.
-        points = np.concatenate([statement.points, np.asarray(ood_points, np.uint32).reshape(-1, n, 4)])
-        values = np.concatenate([statement.values.reshape(-1, 4), ood_answers])
-        alpha = challenger.sample_ef()
-        coefficients = F.ef_powers(alpha, len(points))
+        points = backend.concat_points([statement_points] + ood_points)
+        alpha = transcript.sample_ef()
         with self.timer.phase("weights"):
-            weights = backend.eq_weights(points, coefficients) if len(points) else backend.upload(
-                np.zeros((1 << n, 4), np.uint32), StorageMode.PRIVATE
-            )
-        claimed_sum = F.ef_sum(F.ef_mul(coefficients, values)) if len(points) else np.zeros(4, np.uint32)
-        state = _State(table, weights, claimed_sum, commitment, np.zeros((0, 4), np.uint32))
-        proof.initial_sumcheck = self._sumcheck(state, challenger, k0, config.starting_folding_pow_bits)
+            coefficients = backend.challenge_powers(alpha, len(points))
+            weights = backend.eq_weights(points, coefficients)
+        state = _State(table, weights, commitment)
+        proof.initial_sumcheck = self._sumcheck(state, transcript, k0, config.starting_folding_pow_bits)
         return proof, state
 
+    def _ood(self, transcript, table: DeviceBuffer, num_variables: int, samples: int):
+        """Out-of-domain samples of ``table``: each point z (expanded) and the answer f(z), observed in turn."""
+        points, answers = [], []
+        with self.timer.phase("ood"):
+            for _ in range(samples):
+                point = self.backend.expand_point(transcript.sample_ef(), num_variables)
+                answer = self.backend.evaluate(table, point)
+                transcript.observe(answer)
+                points.append(point)
+                answers.append(answer)
+        return points, answers
+
     # -- sumcheck --------------------------------------------------------------------------------------------
-    def _sumcheck(self, state: _State, challenger: DuplexChallenger, n_rounds: int, pow_bits: int) -> SumcheckData:
-        evaluations, witnesses, challenges = [], [], []
+    def _sumcheck(self, state: _State, transcript, n_rounds: int, pow_bits: int) -> SumcheckData:
+        evaluations, witnesses = [], []
         for _ in range(n_rounds):
             with self.timer.phase("sumcheck"):
-                h0, h2 = self.backend.sumcheck_round(state.table, state.weights)
-            challenger.observe_ef(h0)
-            challenger.observe_ef(h2)
+                h = self.backend.sumcheck_round(state.table, state.weights)  # (h(0), h(2))
+            transcript.observe(h)
             if pow_bits > 0:
                 with self.timer.phase("pow"):
-                    witnesses.append(self.backend.grind(challenger, pow_bits))
-            r = challenger.sample_ef()
+                    witnesses.append(transcript.grind(pow_bits))
+            r = transcript.sample_ef()
             with self.timer.phase("fold"):
                 old = (state.table, state.weights)
                 state.table, state.weights = self.backend.fold(state.table, state.weights, r)
                 self.backend.release(*old)
-            state.claimed_sum = evaluate_round_polynomial(state.claimed_sum, h0, h2, r)
-            evaluations.append((h0, h2))
-            challenges.append(r)
-        state.folding_randomness = np.asarray(challenges, np.uint32).reshape(-1, 4)
-        return SumcheckData(
-            np.asarray(evaluations, np.uint32).reshape(-1, 2, 4), np.asarray(witnesses, np.uint32).reshape(-1)
-        )
+            evaluations.append(h)
+        return SumcheckData(evaluations, witnesses)
 
     # -- intermediate rounds ---------------------------------------------------------------------------------
-    def _round(self, i: int, proof: WhirProof, state: _State, challenger: DuplexChallenger) -> None:
+    def _round(self, i: int, proof: WhirProof, state: _State, transcript) -> None:
         config, backend = self.config, self.backend
         round_config = config.rounds[i]
         nv = round_config.num_variables
         k_next = config.fold(i + 1)
         log_height = nv - k_next + config.round_log_inv_rate(i)
         commitment = backend.commit(state.table, k_next, log_height)
-        challenger.observe_many(commitment.root)
-
-        ood_points, ood_answers = [], []
-        with self.timer.phase("ood"):
-            for _ in range(round_config.ood_samples):
-                point = expand_from_univariate(challenger.sample_ef(), nv)
-                answer = backend.evaluate(state.table, point)
-                challenger.observe_ef(answer)
-                ood_points.append(point)
-                ood_answers.append(answer)
+        transcript.observe(commitment.root)
+        ood_points, ood_answers = self._ood(transcript, state.table, nv, round_config.ood_samples)
 
         pow_witness = np.uint32(0)
         if round_config.pow_bits > 0:
             with self.timer.phase("pow"):
-                pow_witness = backend.grind(challenger, round_config.pow_bits)
-        challenger.sample()  # checkpoint: one base element, discarded
+                pow_witness = transcript.grind(round_config.pow_bits)
+        transcript.sample()  # checkpoint: one base element, discarded
 
-        indices = sample_query_indices(
-            challenger, round_config.domain_size, round_config.folding_factor, round_config.num_queries
-        )
-        # the most distinct indices the round can draw: backends size the query buffers for it (see open_rows)
-        capacity = min(round_config.num_queries, round_config.domain_size >> round_config.folding_factor)
         with self.timer.phase("openings"):
-            queries, select_vars, select_values = self._open(state, indices, round_config.domain_size,
-                                                             round_config.folding_factor, capacity)
-        gamma = challenger.sample_ef()
-        n_constraints = len(ood_points) + len(indices)
-        coefficients = F.ef_powers(gamma, n_constraints)
-        ood_answers = np.asarray(ood_answers, np.uint32).reshape(-1, 4)
+            queries = transcript.sample_queries(round_config.domain_size, round_config.folding_factor,
+                                                round_config.num_queries)
+            opened = self._open(state.commitment, queries)
+            select_vars = backend.domain_points(queries, round_config.log_folded_domain_size)
+        gamma = transcript.sample_ef()
         with self.timer.phase("weights"):
-            state.weights = backend.add_constraint_weights(
-                state.weights,
-                np.asarray(ood_points, np.uint32).reshape(-1, nv, 4),
-                coefficients[: len(ood_points)],
-                select_vars,
-                coefficients[len(ood_points):],
-                select_capacity=capacity,
-            )
-        all_values = np.concatenate([ood_answers, select_values.reshape(-1, 4)])
-        if n_constraints:
-            state.claimed_sum = F.ef_add(state.claimed_sum, F.ef_sum(F.ef_mul(coefficients, all_values)))
-        self.backend.release(state.commitment)
+            # gamma^0 .. for the OOD claims, then one per query (0 for query slots the transcript did not fill)
+            coefficients = backend.challenge_powers(gamma, len(ood_points), queries)
+            n_ood = len(ood_points)
+            eq_points = backend.concat_points(ood_points) if n_ood else None
+            state.weights = backend.add_constraint_weights(state.weights, eq_points, coefficients[:n_ood],
+                                                           select_vars, coefficients[n_ood:])
+        backend.release(state.commitment)
         state.commitment = commitment
-        sumcheck = self._sumcheck(state, challenger, k_next, round_config.folding_pow_bits)
-        proof.rounds.append(RoundProof(commitment.root, ood_answers, pow_witness, queries, sumcheck))
+        sumcheck = self._sumcheck(state, transcript, k_next, round_config.folding_pow_bits)
+        proof.rounds.append(RoundProof(commitment.root, ood_answers, pow_witness, opened, sumcheck))
 
-    def _open(self, state: _State, indices: list[int], domain_size: int, folding_factor: int, capacity: int):
-        """Open ``indices`` in the current commitment; return openings, their domain points and folded values."""
-        rows, siblings = self.backend.open_rows(state.commitment, indices, capacity)
-        kind = "extension" if state.commitment.is_ext else "base"
-        queries = [QueryOpening(kind, rows[j], siblings[j]) for j in range(len(indices))]
-        log_folded = domain_size.bit_length() - 1 - folding_factor
-        generator = F.constant(TWO_ADIC_GENERATORS[log_folded])
-        select_vars = F.power_each(generator, np.asarray(indices, np.int64)).reshape(-1)
-        values = evaluate_rows(rows, state.folding_randomness).reshape(-1, 4) if len(indices) else \
-            np.zeros((0, 4), np.uint32)
-        return queries, select_vars, values
+    def _open(self, commitment: Commitment, queries) -> _Opened:
+        kind = "extension" if commitment.is_ext else "base"
+        return _Opened(kind, self.backend.open_rows(commitment, queries))
 
     # -- final round -----------------------------------------------------------------------------------------
-    def _final_round(self, proof: WhirProof, state: _State, challenger: DuplexChallenger) -> None:
+    def _final_round(self, proof: WhirProof, state: _State, transcript) -> None:
         config, backend = self.config, self.backend
-        with self.timer.phase("download"):
-            final_poly = backend.download(state.table)
-        final_poly = np.asarray(final_poly, np.uint32).reshape(-1, 4) if final_poly.ndim == 2 else F.ef_from_base(
-            final_poly
-        )
-        challenger.observe_many(final_poly.reshape(-1))
+        final_poly = backend.final_poly(state.table)
+        transcript.observe(final_poly)
         proof.final_poly = final_poly
         if config.final_pow_bits > 0:
             with self.timer.phase("pow"):
-                proof.final_pow_witness = backend.grind(challenger, config.final_pow_bits)
-        indices = sample_query_indices(
-            challenger, config.final_domain_size, config.fold(config.n_rounds), config.final_queries
-        )
-        capacity = min(config.final_queries, config.final_domain_size >> config.fold(config.n_rounds))
+                proof.final_pow_witness = transcript.grind(config.final_pow_bits)
         with self.timer.phase("openings"):
-            rows, siblings = backend.open_rows(state.commitment, indices, capacity)
-        kind = "extension" if state.commitment.is_ext else "base"
-        proof.final_queries = [QueryOpening(kind, rows[j], siblings[j]) for j in range(len(indices))]
+            queries = transcript.sample_queries(config.final_domain_size, config.fold(config.n_rounds),
+                                                config.final_queries)
+            proof.final_queries = self._open(state.commitment, queries)
         if config.final_sumcheck_rounds > 0:
             proof.final_sumcheck = self._sumcheck(
-                state, challenger, config.final_sumcheck_rounds, config.final_folding_pow_bits
+                state, transcript, config.final_sumcheck_rounds, config.final_folding_pow_bits
             )
 
 
+def _materialize(proof: WhirProof, read: Callable[[Any], Any]) -> WhirProof:
+    """The proof with every handle replaced by ``read(handle)``'s host array, in ``WhirProof``'s shapes."""
+
+    def ef_list(values, shape) -> np.ndarray:
+        return np.asarray([read(v) for v in values], np.uint32).reshape(shape)
+
+    def witness(value) -> np.uint32:
+        return np.uint32(np.asarray(read(value)).reshape(-1)[0]) if value is not None else np.uint32(0)
+
+    def sumcheck(data: SumcheckData | None) -> SumcheckData | None:
+        if data is None:
+            return None
+        return SumcheckData(ef_list(data.evaluations, (-1, 2, 4)),
+                            np.asarray([witness(w) for w in data.pow_witnesses], np.uint32).reshape(-1))
+
+    def openings(opened: _Opened) -> list[QueryOpening]:
+        rows, siblings = read(opened.openings)
+        return [QueryOpening(opened.kind, rows[j], siblings[j]) for j in range(len(rows))]
+
+    return WhirProof(
+        initial_commitment=np.asarray(read(proof.initial_commitment), np.uint32).reshape(8),
+        initial_ood_answers=ef_list(proof.initial_ood_answers, (-1, 4)),
+        initial_sumcheck=sumcheck(proof.initial_sumcheck),
+        rounds=[RoundProof(np.asarray(read(r.commitment), np.uint32).reshape(8), ef_list(r.ood_answers, (-1, 4)),
+                           witness(r.pow_witness), openings(r.queries), sumcheck(r.sumcheck)) for r in proof.rounds],
+        final_poly=np.asarray(read(proof.final_poly), np.uint32).reshape(-1, 4),
+        final_pow_witness=witness(proof.final_pow_witness),
+        final_queries=openings(proof.final_queries),
+        final_sumcheck=sumcheck(proof.final_sumcheck),
+    )

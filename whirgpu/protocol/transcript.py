@@ -162,3 +162,31 @@ class DuplexChallenger:
             start += words.size
             batch = min(2 * batch, _GRIND_MAX_BATCH)
         raise RuntimeError(f"grind: no witness in [0, P) for bits = {bits}")
+
+
+class HostTranscript:
+    """The prover's transcript on the host: a ``DuplexChallenger`` behind the interface every backend's transcript
+    has (the GPU's is ``backends.device_transcript.DeviceTranscript``): values are numpy arrays."""
+
+    def __init__(self, challenger: DuplexChallenger):
+        self.challenger = challenger
+
+    def observe(self, value) -> None:
+        """Absorb every word of ``value`` (a root, an EF answer, a (2, 4) sumcheck pair, the final polynomial)."""
+        self.challenger.observe_many(value)
+
+    def sample_ef(self) -> np.ndarray:
+        return self.challenger.sample_ef()
+
+    def sample(self) -> None:
+        """One base sample, dropped (the checkpoint before query sampling)."""
+        self.challenger.sample()
+
+    def grind(self, bits: int) -> np.uint32:
+        return self.challenger.grind(bits)
+
+    def sample_queries(self, domain_size: int, folding_factor: int, num_queries: int) -> np.ndarray:
+        """Sorted distinct query indices (``protocol.query_indices``) as an int64 array."""
+        from .query_indices import sample_query_indices  # noqa: PLC0415 - query_indices imports nothing of ours
+
+        return np.asarray(sample_query_indices(self.challenger, domain_size, folding_factor, num_queries), np.int64)

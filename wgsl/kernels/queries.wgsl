@@ -1,0 +1,80 @@
+// requires: bb_field
+// Query indices as the transcript draws them, sorted and de-duplicated on the device (protocol/query_indices.py):
+// the q raw indices scratch[raw .. raw + q) become the `count` distinct values ascending in
+// scratch[sorted .. sorted + count), zero-padded to `slots` entries; count goes to scratch[count_at] and
+// proof[proof_count_at]; scratch[points + i] = generator^sorted[i] (Montgomery) for i < slots (1 for padding).
+// scratch[flags .. flags + q) is work space. Bindings: 0 scratch, 1 proof, 2 params.
+// Launch: one workgroup; thread i handles entries i, i + WG, ...; O(q) work per entry.
+
+struct Params { raw: u32, q: u32, sorted: u32, slots: u32, count_at: u32, proof_count_at: u32, points: u32,
+                flags: u32, generator: u32, _pad0: u32, _pad1: u32, _pad2: u32 }
+
+const WG: u32 = 256u;
+
+@group(0) @binding(0) var<storage, read_write> scratch: array<u32>;
+@group(0) @binding(1) var<storage, read_write> proof: array<u32>;
+@group(0) @binding(2) var<uniform> params: Params;
+
+var<workgroup> n_distinct: atomic<u32>;
+
+// base^e by square-and-multiply. in: [0, P); out: [0, P).
+fn pow_u32(base: u32, e: u32) -> u32 {
+    var acc = BB_R;
+    var sq = base;
+    var rest = e;
+    while (rest != 0u) {
+        if ((rest & 1u) != 0u) {
+            acc = bb_mul(acc, sq);
+        }
+        sq = bb_mul(sq, sq);
+        rest >>= 1u;
+    }
+    return acc;
+}
+
+@compute @workgroup_size(WG)
+fn queries(@builtin(local_invocation_index) lid: u32) {
+    if (lid == 0u) {
+        atomicStore(&n_distinct, 0u);
+    }
+    workgroupBarrier();
+    let q = params.q;
+    for (var i = lid; i < q; i += WG) {
+        let v = scratch[params.raw + i];
+        var first = 1u;
+        for (var j = 0u; j < i; j++) {
+            if (scratch[params.raw + j] == v) {
+                first = 0u;
+                break;
+            }
+        }
+        scratch[params.flags + i] = first;
+        if (first == 1u) {
+            atomicAdd(&n_distinct, 1u);
+        }
+    }
+    storageBarrier();
+    workgroupBarrier();
+    let count = atomicLoad(&n_distinct);
+    for (var i = lid; i < q; i += WG) {
+        if (scratch[params.flags + i] == 1u) {
+            let v = scratch[params.raw + i];
+            var rank = 0u;
+            for (var j = 0u; j < q; j++) {
+                if (scratch[params.flags + j] == 1u && scratch[params.raw + j] < v) {
+                    rank += 1u;
+                }
+            }
+            scratch[params.sorted + rank] = v;
+            scratch[params.points + rank] = pow_u32(params.generator, v);
+        }
+    }
+    for (var i = count + lid; i < params.slots; i += WG) {
+        scratch[params.sorted + i] = 0u;
+        scratch[params.points + i] = BB_R;
+    }
+    if (lid == 0u) {
+        scratch[params.count_at] = count;
+        proof[params.proof_count_at] = count;
+    }
+}

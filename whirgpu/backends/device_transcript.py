@@ -1,0 +1,148 @@
+"""The Fiat-Shamir transcript of a GPU proof, kept in device memory and advanced by kernels in the command stream.
+
+``DeviceTranscript`` has the interface of the host transcript the prover drives (``observe``, ``sample_ef``,
+``sample``, ``grind``, ``sample_queries``), but its values are ``DeviceValue``s and nothing is read back: each
+call appends an op to a short program that one ``transcript`` launch runs (transcript.wgsl / .metal). Pending
+ops are recorded as one launch just before the next launch of any other kernel (``flush``), so consecutive
+transcript steps cost one dispatch. Bit-exact with ``protocol.transcript.DuplexChallenger`` (the challenger's
+state layout is in ``device_values``).
+
+Proof of work runs on the device challenger: ``pow_search`` launches over increasing nonce ranges, each bounded
+(``POW_LAUNCH`` nonces) and skipped at once after a hit, covering 2^(bits + POW_COVER_SLACK) nonces (a miss has
+odds below e^-32); a search that finds nothing sets bit 0 of the proof's status word, and the prover then proves
+again with ``full_range`` searches that cover every nonce below P.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import ConfigError
+from ..field import P, TWO_ADIC_GENERATORS
+from ..ref import field_np as F
+from .device_values import POW_MAX_COUNTERS, DeviceQueries, DeviceValue
+
+OP_OBSERVE, OP_SAMPLE, OP_WITNESS, OP_QUERIES, OP_POW_RESET = 1, 2, 3, 4, 5
+MAX_OPS = 15  # ops per transcript launch (the params struct holds 15)
+POW_WG = 64
+POW_BATCH = POW_WG * 16  # nonces a workgroup claims at once (pow_search.wgsl: WG * PER_THREAD)
+POW_LAUNCH = 1 << 24  # most nonces per pow_search launch (milliseconds on a discrete GPU)
+POW_FIRST_LAUNCH = 1  # the first launch covers 2^(bits + this) nonces, later ones double up to POW_LAUNCH
+POW_COVER_SLACK = 5  # launches cover 2^(bits + this) nonces in all
+POW_MAX_GROUPS = 1024  # workgroups per launch (they loop over batches)
+MAX_QUERY_BITS = 20  # bits one sample_bits call of the query sampler draws at most (query_indices.py)
+
+
+def query_calls(num_queries: int, log_size: int) -> int:
+    """Indices drawn per ``sample_bits`` call by the query sampler (``protocol.query_indices``'s three cases)."""
+    if num_queries * log_size <= MAX_QUERY_BITS:
+        return num_queries
+    per_call = MAX_QUERY_BITS // log_size
+    return per_call if per_call >= 2 else 1
+
+
+def pow_launches(bits: int, full_range: bool = False) -> list[tuple[int, int]]:
+    """The (first batch, end batch) of each launch of one grind: doubling ranges from 2^(bits + 1) nonces, each at
+    most POW_LAUNCH, covering 2^(bits + POW_COVER_SLACK) nonces (every nonce below P when ``full_range``)."""
+    end_nonce = P if full_range else min(P, 1 << (bits + POW_COVER_SLACK))
+    launches, start, size = [], 0, min(POW_LAUNCH, 1 << (bits + POW_FIRST_LAUNCH))
+    while start < end_nonce:
+        stop = min(start + size, end_nonce)
+        launches.append((start // POW_BATCH, -(-stop // POW_BATCH)))
+        start = launches[-1][1] * POW_BATCH
+        size = min(POW_LAUNCH, 2 * size)
+    return launches
+
+
+class DeviceTranscript:
+    """The device challenger of one proof (``backend``'s current session). Values returned live in the session's
+    scratch (challenges) or proof (witnesses) region."""
+
+    def __init__(self, backend, session):
+        self.backend = backend
+        self.session = session
+        self.pending: list[tuple[int, int, int, int]] = []
+        self.full_range = False
+
+    # -- recording -----------------------------------------------------------------------------------------------
+    def _op(self, code: int, y: int = 0, z: int = 0, w: int = 0) -> None:
+        if len(self.pending) == MAX_OPS:
+            self.flush()
+        self.pending.append((code, y, z, w))
+
+    def flush(self) -> None:
+        """Record the pending ops as one transcript launch (called before any other launch)."""
+        if not self.pending:
+            return
+        ops, self.pending = self.pending, []
+        params = np.zeros(4 + 4 * MAX_OPS, np.uint32)
+        params[0] = len(ops)
+        params[4:4 + 4 * len(ops)] = np.asarray(ops, np.uint32).reshape(-1)
+        rt = self.backend._drivers
+        regions = self.session.regions
+        self.session.batch.dispatch(rt.kernel("transcript"), [regions.scratch.buffer, regions.proof.buffer,
+                                                              self.backend._round_constants()], params, 1)
+
+    # -- the challenger's interface ------------------------------------------------------------------------------
+    def observe(self, value: DeviceValue) -> None:
+        """Absorb a value of the proof region (root, OOD answer, sumcheck values, final polynomial), word by word."""
+        if value.buffer is not self.session.regions.proof.buffer:
+            raise ValueError("the device transcript observes values of the proof region only")
+        if value.words:
+            self._op(OP_OBSERVE, value.word, value.words)
+
+    def sample_ef(self) -> DeviceValue:
+        out = self.session.regions.scratch.take((4,))
+        self._op(OP_SAMPLE, out.word, 4)
+        return out
+
+    def sample(self) -> None:
+        """One base sample, dropped (the checkpoint before query sampling)."""
+        self._op(OP_SAMPLE, self.session.regions.discard.word, 1)
+
+    def grind(self, bits: int) -> DeviceValue:
+        """Proof of work on the device: the smallest valid nonce's Montgomery word into a proof slot, absorbed as
+        ``check_witness`` does. ``bits`` in [1, 30]."""
+        bits = int(bits)
+        if not 0 < bits <= 30:
+            raise ConfigError(f"proof-of-work bits = {bits} outside [1, 30]")
+        regions = self.session.regions
+        launches = pow_launches(bits, self.full_range)
+        if len(launches) > POW_MAX_COUNTERS:
+            raise RuntimeError(f"{len(launches)} proof-of-work launches exceed {POW_MAX_COUNTERS} counters")
+        work = regions.scratch.take((1 + len(launches),))
+        witness = regions.proof.take(())
+        self._op(OP_POW_RESET, work.word, work.word + 1, len(launches))
+        self.flush()
+        rt = self.backend._drivers
+        kernel = rt.kernel("pow_search", constants={"WG": POW_WG})
+        rc = self.backend._round_constants()
+        for i, (first, end) in enumerate(launches):
+            params = np.array([(1 << bits) - 1, work.word, work.word + 1 + i, first, end, 0, 0, 0], np.uint32)
+            self.session.batch.dispatch(kernel, [regions.scratch.buffer, rc], params,
+                                        min(POW_MAX_GROUPS, end - first))
+        self._op(OP_WITNESS, work.word, witness.word)
+        return witness
+
+    def sample_queries(self, domain_size: int, folding_factor: int, num_queries: int) -> DeviceQueries:
+        """Query indices into the folded domain, drawn, sorted and de-duplicated on the device
+        (``protocol.query_indices``), with their domain points generator^index."""
+        folded = domain_size >> folding_factor
+        log_size = folded.bit_length() - 1
+        q = int(num_queries)
+        slots = min(q, folded)
+        regions = self.session.regions
+        raw = regions.scratch.take((q,))
+        self._op(OP_QUERIES, raw.word, q | (log_size << 16), query_calls(q, log_size))
+        flags = regions.scratch.take((q,))
+        indices = regions.scratch.take((slots,))
+        count = regions.scratch.take((1,))
+        points = regions.scratch.take((slots,))
+        proof_count = regions.proof.take((1,))
+        self.flush()
+        generator = int(F.constant(TWO_ADIC_GENERATORS[log_size]))
+        params = np.array([raw.word, q, indices.word, slots, count.word, proof_count.word, points.word, flags.word,
+                           generator, 0, 0, 0], np.uint32)
+        rt = self.backend._drivers
+        self.session.batch.dispatch(rt.kernel("queries"), [regions.scratch.buffer, regions.proof.buffer], params, 1)
+        return DeviceQueries(indices, count, proof_count, points, slots)

@@ -1,0 +1,153 @@
+"""Values a GPU proof keeps on the device, and the three regions they live in.
+
+A proof's transcript-dependent values never visit the host until the proof is done. They are ``DeviceValue``s:
+``shape`` uint32 words at byte ``offset`` of one of three per-proof buffers (``ProofRegions``):
+
+- ``proof``: everything the proof contains (roots, OOD answers, sumcheck values, PoW witnesses, the final
+  polynomial, openings with their distinct counts), at offsets fixed by the configuration; read back once, at
+  the end. Word 0 is a status word (bit 0: a proof-of-work search ran past its encoded range).
+- ``scratch``: the device challenger (words [0, 26), transcript.wgsl's layout) and every sampled or derived
+  value the proof does not contain (challenges, coefficient powers, query indices, domain points, PoW counters).
+- ``points``: evaluation points, packed (m, nv, 4) one after another, so that the points of one constraint batch
+  (the statement's and the OOD ones that follow) form one contiguous array without a copy.
+
+``proof`` and ``scratch`` slots start at the runtime's storage-offset alignment, so any slot can also be bound
+alone as a window (``RtView``) by kernels that index from zero.
+
+The region sizes are upper bounds derived from the proof's shape (``ProofShape``) by ``region_bytes``, so every
+proof of one configuration needs the same buffers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..runtime.base import RtBuffer, RtView
+
+STATE_WORDS = 26  # sponge 16, input length, output length, input buffer 8
+POW_MAX_COUNTERS = 160  # batch counters a grind may use (one per encoded dispatch; full range < 130)
+
+
+@dataclass(frozen=True)
+class DeviceValue:
+    """``shape`` words (uint32) at byte ``offset`` of ``buffer``; EF values have a trailing axis of 4."""
+
+    buffer: RtBuffer
+    offset: int
+    shape: tuple[int, ...]
+
+    @property
+    def words(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def nbytes(self) -> int:
+        return 4 * self.words
+
+    @property
+    def word(self) -> int:
+        """The offset in words."""
+        return self.offset // 4
+
+    def view(self) -> RtView:
+        """This value alone as a binding window (its offset must be aligned: proof and scratch slots are)."""
+        return RtView(self.buffer, self.offset, max(16, -(-self.nbytes // 16) * 16))
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __getitem__(self, index: slice) -> "DeviceValue":
+        """A contiguous run of the leading axis (``value[a:b]``)."""
+        start, stop, step = index.indices(self.shape[0])
+        if step != 1:
+            raise ValueError("device values slice contiguously")
+        row = int(np.prod(self.shape[1:], dtype=np.int64)) * 4
+        return DeviceValue(self.buffer, self.offset + start * row, (max(0, stop - start),) + self.shape[1:])
+
+
+@dataclass
+class DeviceQueries:
+    """Query indices drawn on the device: ``indices`` (slots,) ascending and distinct in their first ``count``
+    entries, 0 after; ``count`` the number drawn (a scratch word); ``proof_count`` the same in the proof;
+    ``domain_points`` (slots,) generator^index of the folded domain (1 after ``count``)."""
+
+    indices: DeviceValue
+    count: DeviceValue
+    proof_count: DeviceValue
+    domain_points: DeviceValue
+    slots: int
+
+
+@dataclass
+class DeviceOpenings:
+    """Opened rows (slots, width) or (slots, width / 4, 4) and paths (slots, depth, 8) in the proof buffer; the
+    first ``count`` (a proof word) are the proof's openings."""
+
+    kind: str
+    rows: DeviceValue
+    siblings: DeviceValue
+    count: DeviceValue
+
+
+class Region:
+    """A bump allocator over one buffer; ``align`` bytes between slots (1: packed)."""
+
+    def __init__(self, buffer: RtBuffer, align: int, start: int = 0):
+        self.buffer = buffer
+        self.align = align
+        self.top = start
+
+    def take(self, shape: tuple[int, ...]) -> DeviceValue:
+        offset = -(-self.top // self.align) * self.align
+        value = DeviceValue(self.buffer, offset, tuple(int(s) for s in shape))
+        if offset + value.nbytes > self.buffer.nbytes:
+            raise RuntimeError(f"device region overflow: {offset + value.nbytes} bytes needed, "
+                               f"{self.buffer.nbytes} planned (a bug in region_bytes)")
+        self.top = offset + value.nbytes
+        return value
+
+
+@dataclass
+class ProofRegions:
+    proof: Region
+    scratch: Region
+    points: Region
+    state: DeviceValue  # the challenger, scratch words [0, 26)
+    discard: DeviceValue  # a scratch word for samples the protocol drops (the checkpoint)
+
+
+def concat_points(values: list[Any]) -> DeviceValue:
+    """Points (nv, 4) or point arrays (m, nv, 4) that follow one another in the points region, as one
+    (Σ m, nv, 4) array (empty arrays allowed anywhere)."""
+    tail = tuple(values[0].shape[-2:])
+    offset, count = values[0].offset, 0
+    for v in values:
+        if v.words == 0:
+            continue
+        if v.buffer is not values[0].buffer or v.offset != offset or tuple(v.shape[-2:]) != tail:
+            raise RuntimeError("points of one constraint batch must be allocated one after another")
+        offset += v.nbytes
+        count += v.words // (tail[0] * tail[1])
+    return DeviceValue(values[0].buffer, values[0].offset, (count,) + tail)
+
+
+def region_bytes(shape, align: int) -> tuple[int, int, int]:
+    """Upper bounds of the (proof, scratch, points) bytes of one proof of ``shape`` (a ``ProofShape``), slots
+    aligned to ``align`` bytes (points packed)."""
+    slot = lambda words: -(-4 * words // align) * align + align  # noqa: E731 - one slot, worst-case padding
+    proof = slot(1) + shape.grinds * slot(1) + shape.sumcheck_rounds * slot(8) + slot(4 << shape.final_variables)
+    scratch = slot(STATE_WORDS) + slot(1) + shape.grinds * slot(1 + POW_MAX_COUNTERS) + shape.sumcheck_rounds * slot(4)
+    points = 16 * shape.n_points * shape.num_variables
+    most_slots = max((step.slots for step in shape.queries), default=0)
+    for num_variables, ood in shape.commitments:
+        proof += slot(8) + ood * slot(4)
+        scratch += ood * slot(4) + slot(4) + slot(4 * (shape.n_points + ood + most_slots))
+        points += 16 * ood * num_variables
+    for step in shape.queries:
+        q, slots = step.num_queries, step.slots
+        scratch += 2 * slot(q) + 2 * slot(slots) + slot(1)
+        proof += slot(1) + slot(slots * (step.row_words + step.depth * 8))
+    return proof, scratch, max(points, 16)
