@@ -3,7 +3,8 @@
 // the q raw indices scratch[raw .. raw + q) become the `count` distinct values ascending in
 // scratch[sorted .. sorted + count), zero-padded to `slots` entries; count goes to scratch[count_at] and
 // proof[proof_count_at]; scratch[points + i] = generator^sorted[i] (Montgomery) for i < slots (1 for padding).
-// scratch[flags .. flags + q) is work space. Bindings: 0 scratch, 1 proof, 2 params.
+// scratch[flags .. flags + q) is work space. Bindings: 0 scratch (whole), 1 proof (a window; proof_count_at is
+// relative to it), 2 params.
 // Launch: one workgroup; thread i handles entries i, i + WG, ...; O(q) work per entry.
 
 struct Params { raw: u32, q: u32, sorted: u32, slots: u32, count_at: u32, proof_count_at: u32, points: u32,

@@ -4,12 +4,13 @@
 //   [0, 16) sponge state, 16 input length, 17 output length, [18, 26) input buffer
 // (the output buffer is always sponge[0 .. output length), popped from the end). Ops (x = code, y z w args):
 //   1 OBSERVE   observe proof[y .. y + z)                       2 SAMPLE     scratch[y .. y + z) = z samples
-//   3 WITNESS   w = monty(scratch[y]); proof[z] = w; observe w, sample once (check_witness); y's value
-//               0xffffffff (not found) also sets bit 0 of proof[0]
+//   3 WITNESS   w = monty(scratch[y]); proof[z] = w; observe w, sample once (check_witness); when
+//               scratch[y] is 0xffffffff (no nonce found) proof[z] = 0xffffffff (never a field word) and w = 0
 //   4 QUERIES   z & 0xffff = q, z >> 16 = L, w = per-call count: q raw indices < 2^L into scratch[y ..),
 //               drawn by sample_bits(count * L) calls cut LSB first (q = 0: one sample_bits(0))
 //   5 POW_RESET scratch[y] = 0xffffffff, scratch[z .. z + w) = 0 (a grind's smallest-nonce and batch counters)
-// Bindings: 0 scratch, 1 proof, 2 p2_rc, 3 params. Launch: one workgroup of one thread. Words Montgomery.
+// Bindings: 0 scratch (whole), 1 proof (a window holding every proof word the ops touch; offsets are relative
+// to it), 2 p2_rc, 3 params. Launch: one workgroup of one thread. Words Montgomery.
 
 struct Params { n_ops: u32, _pad0: u32, _pad1: u32, _pad2: u32, ops: array<vec4<u32>, 15> }
 
@@ -108,11 +109,8 @@ fn transcript() {
             }
             case 3u: {
                 let nonce = scratch[op.y];
-                if (nonce == NOT_FOUND) {
-                    proof[0] = proof[0] | 1u;
-                }
                 let w = bb_mul(select(nonce, 0u, nonce == NOT_FOUND), BB_R2);
-                proof[op.z] = w;
+                proof[op.z] = select(w, NOT_FOUND, nonce == NOT_FOUND);
                 observe(w);
                 _ = sample();
             }

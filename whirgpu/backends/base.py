@@ -110,6 +110,7 @@ class DeviceLimits:
     recommended_working_set: int = 0
     has_timestamps: bool = False
     zero_copy_shared: bool = False  # SHARED buffers are memory the host maps directly (no staging copy)
+    offset_alignment: int = 256  # bytes a binding window's offset must be a multiple of
     features: tuple[str, ...] = field(default_factory=tuple)
 
 

@@ -9,8 +9,11 @@ state layout is in ``device_values``).
 
 Proof of work runs on the device challenger: ``pow_search`` launches over increasing nonce ranges, each bounded
 (``POW_LAUNCH`` nonces) and skipped at once after a hit, covering 2^(bits + POW_COVER_SLACK) nonces (a miss has
-odds below e^-32); a search that finds nothing sets bit 0 of the proof's status word, and the prover then proves
-again with ``full_range`` searches that cover every nonce below P.
+odds below e^-32); a search that finds nothing leaves ``NOT_FOUND`` (never a field word) in its witness slot, and
+the prover then proves again with ``full_range`` searches that cover every nonce below P.
+
+The proof region is bound to the transcript kernel as a window holding just the words its ops touch (they are
+the last few values recorded), so the region may be larger than one binding.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import numpy as np
 from ..errors import ConfigError
 from ..field import P, TWO_ADIC_GENERATORS
 from ..ref import field_np as F
+from ..runtime.base import RtView
 from .device_values import POW_MAX_COUNTERS, DeviceQueries, DeviceValue
 
 OP_OBSERVE, OP_SAMPLE, OP_WITNESS, OP_QUERIES, OP_POW_RESET = 1, 2, 3, 4, 5
@@ -30,6 +34,7 @@ POW_LAUNCH = 1 << 24  # most nonces per pow_search launch (milliseconds on a dis
 POW_FIRST_LAUNCH = 1  # the first launch covers 2^(bits + this) nonces, later ones double up to POW_LAUNCH
 POW_COVER_SLACK = 5  # launches cover 2^(bits + this) nonces in all
 POW_MAX_GROUPS = 1024  # workgroups per launch (they loop over batches)
+NOT_FOUND = 0xFFFFFFFF  # a witness slot whose search found no nonce
 MAX_QUERY_BITS = 20  # bits one sample_bits call of the query sampler draws at most (query_indices.py)
 
 
@@ -62,6 +67,8 @@ class DeviceTranscript:
         self.backend = backend
         self.session = session
         self.pending: list[tuple[int, int, int, int]] = []
+        self.proof_words: list[tuple[int, int]] = []  # (first, end) proof words each pending op touches
+        self.witnesses: list[DeviceValue] = []
         self.full_range = False
 
     # -- recording -----------------------------------------------------------------------------------------------
@@ -74,14 +81,23 @@ class DeviceTranscript:
         """Record the pending ops as one transcript launch (called before any other launch)."""
         if not self.pending:
             return
-        ops, self.pending = self.pending, []
+        ops, self.pending = [list(op) for op in self.pending], []
+        touched, self.proof_words = self.proof_words, []
+        regions = self.session.regions
+        align = regions.proof.align
+        first = min((a for a, _ in touched), default=0) * 4 // align * align  # bytes, aligned down
+        end = max((b for _, b in touched), default=1) * 4
+        for op in ops:  # proof offsets relative to the window
+            if op[0] == OP_OBSERVE:
+                op[1] -= first // 4
+            elif op[0] == OP_WITNESS:
+                op[2] -= first // 4
         params = np.zeros(4 + 4 * MAX_OPS, np.uint32)
         params[0] = len(ops)
         params[4:4 + 4 * len(ops)] = np.asarray(ops, np.uint32).reshape(-1)
-        rt = self.backend._drivers
-        regions = self.session.regions
-        self.session.batch.dispatch(rt.kernel("transcript"), [regions.scratch.buffer, regions.proof.buffer,
-                                                              self.backend._round_constants()], params, 1)
+        window = RtView(regions.proof.buffer, first, -(-(end - first) // 16) * 16)
+        self.session.batch.dispatch(self.backend._drivers.kernel("transcript"),
+                                    [regions.scratch.buffer, window, self.backend._round_constants()], params, 1)
 
     # -- the challenger's interface ------------------------------------------------------------------------------
     def observe(self, value: DeviceValue) -> None:
@@ -90,6 +106,7 @@ class DeviceTranscript:
             raise ValueError("the device transcript observes values of the proof region only")
         if value.words:
             self._op(OP_OBSERVE, value.word, value.words)
+            self.proof_words.append((value.word, value.word + value.words))
 
     def sample_ef(self) -> DeviceValue:
         out = self.session.regions.scratch.take((4,))
@@ -122,6 +139,8 @@ class DeviceTranscript:
             self.session.batch.dispatch(kernel, [regions.scratch.buffer, rc], params,
                                         min(POW_MAX_GROUPS, end - first))
         self._op(OP_WITNESS, work.word, witness.word)
+        self.proof_words.append((witness.word, witness.word + 1))
+        self.witnesses.append(witness)
         return witness
 
     def sample_queries(self, domain_size: int, folding_factor: int, num_queries: int) -> DeviceQueries:
@@ -141,8 +160,8 @@ class DeviceTranscript:
         proof_count = regions.proof.take((1,))
         self.flush()
         generator = int(F.constant(TWO_ADIC_GENERATORS[log_size]))
-        params = np.array([raw.word, q, indices.word, slots, count.word, proof_count.word, points.word, flags.word,
+        params = np.array([raw.word, q, indices.word, slots, count.word, 0, points.word, flags.word,
                            generator, 0, 0, 0], np.uint32)
         rt = self.backend._drivers
-        self.session.batch.dispatch(rt.kernel("queries"), [regions.scratch.buffer, regions.proof.buffer], params, 1)
+        self.session.batch.dispatch(rt.kernel("queries"), [regions.scratch.buffer, proof_count.view()], params, 1)
         return DeviceQueries(indices, count, proof_count, points, slots)

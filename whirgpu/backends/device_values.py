@@ -5,7 +5,7 @@ A proof's transcript-dependent values never visit the host until the proof is do
 
 - ``proof``: everything the proof contains (roots, OOD answers, sumcheck values, PoW witnesses, the final
   polynomial, openings with their distinct counts), at offsets fixed by the configuration; read back once, at
-  the end. Word 0 is a status word (bit 0: a proof-of-work search ran past its encoded range).
+  the end.
 - ``scratch``: the device challenger (words [0, 26), transcript.wgsl's layout) and every sampled or derived
   value the proof does not contain (challenges, coefficient powers, query indices, domain points, PoW counters).
 - ``points``: evaluation points, packed (m, nv, 4) one after another, so that the points of one constraint batch
@@ -137,8 +137,8 @@ def concat_points(values: list[Any]) -> DeviceValue:
 def region_bytes(shape, align: int) -> tuple[int, int, int]:
     """Upper bounds of the (proof, scratch, points) bytes of one proof of ``shape`` (a ``ProofShape``), slots
     aligned to ``align`` bytes (points packed)."""
-    slot = lambda words: -(-4 * words // align) * align + align  # noqa: E731 - one slot, worst-case padding
-    proof = slot(1) + shape.grinds * slot(1) + shape.sumcheck_rounds * slot(8) + slot(4 << shape.final_variables)
+    slot = lambda words: -(-4 * words // align) * align  # noqa: E731 - slots start aligned
+    proof = shape.grinds * slot(1) + shape.sumcheck_rounds * slot(8) + slot(4 << shape.final_variables)
     scratch = slot(STATE_WORDS) + slot(1) + shape.grinds * slot(1 + POW_MAX_COUNTERS) + shape.sumcheck_rounds * slot(4)
     points = 16 * shape.n_points * shape.num_variables
     most_slots = max((step.slots for step in shape.queries), default=0)

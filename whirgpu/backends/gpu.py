@@ -16,9 +16,9 @@ into one launch per window; reductions write per-window partials that one final 
 kernels (NTT, Merkle) need the codeword in one binding and say so with a ``DeviceLimitError``.
 
 Storage: each allocation's ``StorageMode`` follows the backend's policy (``STORAGE_POLICIES``) and the buffer's
-role. Under ``hybrid`` (the default) buffers the host writes or reads are SHARED: uploaded tables, the proof
-region (read back at the end), the constant tables (twiddles, round constants); intermediates are PRIVATE:
-codewords, Merkle levels, folded tables, weights, factor tables, partial sums, the scratch and points regions.
+role. Under ``hybrid`` (the default) buffers the host writes or reads are SHARED: uploaded tables, the three
+regions (the host writes the challenger and points, reads the proof), the constant tables (twiddles, round
+constants); intermediates are PRIVATE: codewords, Merkle levels, folded tables, weights, factor tables, partials.
 ``shared`` / ``private`` put every buffer in that mode. The pool keys on (bytes, mode), so a recycled buffer
 keeps its mode. Every upload, readback and device-side copy (including the runtime's staging copies) is counted
 in ``stats``, in one place (``_BackendRuntime``).
@@ -45,7 +45,7 @@ from ..ref import field_np as F
 from ..runtime.base import RtBuffer, Runtime, RtView
 from .base import (Backend, Commitment, DeviceBuffer, DeviceLimits, PowRangeExceeded, ProofShape, StorageMode,
                    policy_mode, resolve_storage)
-from .device_transcript import DeviceTranscript
+from .device_transcript import NOT_FOUND, DeviceTranscript
 from .device_values import (STATE_WORDS, DeviceOpenings, DeviceQueries, DeviceValue, ProofRegions, Region,
                             concat_points, region_bytes)
 
@@ -56,15 +56,6 @@ EF_BYTES = 16
 
 def _log2(n: int) -> int:
     return int(n).bit_length() - 1
-
-
-def query_slots(q: int, capacity: int | None = None) -> int:
-    """Entries a query-sized buffer is allocated for, when ``q`` entries are used: ``max(q, capacity)``, or
-    without a capacity q rounded up to a power of two (at least 1)."""
-    q = int(q)
-    if capacity:
-        return max(q, int(capacity))
-    return 1 << max(0, q - 1).bit_length()
 
 
 def _groups(n_threads: int, size: int = WG) -> int:
@@ -242,13 +233,14 @@ class GpuBackend(Backend):
     # -- sessions ----------------------------------------------------------------------------------------------
     def _open_session(self, proof_bytes: int, scratch_bytes: int, points_bytes: int) -> _Session:
         align = max(EF_BYTES, int(self.rt.offset_alignment))
+        # All three host-facing: the host writes the challenger and the statement's points, reads the proof.
         proof = self._alloc(proof_bytes, host_facing=True)
-        scratch = self._alloc(scratch_bytes)
-        points = self._alloc(points_bytes)
+        scratch = self._alloc(scratch_bytes, host_facing=True)
+        points = self._alloc(points_bytes, host_facing=True)
         scratch_region = Region(scratch, align)
         state = scratch_region.take((STATE_WORDS,))
         discard = scratch_region.take((1,))
-        proof_region = Region(proof, align, start=4)  # word 0: the status word
+        proof_region = Region(proof, align)
         regions = ProofRegions(proof_region, scratch_region, Region(points, EF_BYTES), state, discard)
         session = _Session(regions, self._drivers.batch())
         session.transcript = DeviceTranscript(self, session)
@@ -292,7 +284,7 @@ class GpuBackend(Backend):
             raise RuntimeError("a primitive was called with host arrays inside a device proof")
         align = max(EF_BYTES, int(self.rt.offset_alignment))
         size = lambda words, slots: 4 * words + slots * align  # noqa: E731
-        session = self._open_session(size(proof_words + 1, 4), size(STATE_WORDS + scratch_words + 1, 8),
+        session = self._open_session(size(proof_words, 4), size(STATE_WORDS + scratch_words + 1, 8),
                                      max(EF_BYTES, 4 * points_words))
         self._session = session
         try:
@@ -327,7 +319,6 @@ class GpuBackend(Backend):
         regions = session.regions
         state = challenger_words(challenger.sponge_state, challenger.input_buffer, len(challenger.output_buffer))
         self._drivers.write(regions.scratch.buffer, state, regions.state.offset)
-        self._drivers.write(regions.proof.buffer, np.zeros(1, np.uint32), 0)
         points = np.asarray(statement_points, np.uint32).reshape(-1, shape.num_variables, 4)
         statement = regions.points.take(points.shape)
         if points.size:
@@ -340,7 +331,7 @@ class GpuBackend(Backend):
         device value (or openings) to host arrays. Raises ``PowRangeExceeded`` when a grind needs a wider search."""
         session, self._session = self._session, None
         words = self._close_session(session)
-        if words[0] & 1:
+        if any(self._get(words, w).reshape(-1)[0] == NOT_FOUND for w in session.transcript.witnesses):
             raise PowRangeExceeded("a proof-of-work search found no nonce in its encoded range")
         return resolve(lambda value: self._resolve(words, value))
 
@@ -561,14 +552,15 @@ class GpuBackend(Backend):
         and hi (m, 2^(nv-log_lo)) scaled by ``coefficients`` (m, 4) (or unscaled). Returns the two buffers."""
         rt = self._drivers
         m, nv = points.shape[0], points.shape[1]
-        scales = coefficients.view() if coefficients is not None else self._dummy
+        scales, scale_off = (coefficients.buffer, coefficients.offset // EF_BYTES) if coefficients is not None \
+            else (self._dummy, 0)
         kernel = rt.kernel("weight_factors", "eq_factor")
         out = []
         for first, length, scaled in ((nv - log_lo, log_lo, False), (0, nv - log_lo, coefficients is not None)):
             table = self._alloc((m << length) * EF_BYTES)
             batch.dispatch(kernel, [points.buffer, scales, table],
-                           np.array([m, nv, first, length, int(scaled), 0, points.offset // EF_BYTES, 0], np.uint32),
-                           _groups(m << length))
+                           np.array([m, nv, first, length, int(scaled), 0, points.offset // EF_BYTES, scale_off],
+                                    np.uint32), _groups(m << length))
             out.append(table)
         return out[0], out[1]
 
@@ -577,13 +569,14 @@ class GpuBackend(Backend):
         """Record select factor tables: lo[m][j] = v_m^j (base), hi[m][j] = c_m v_m^(j 2^log_lo) (EF)."""
         rt = self._drivers
         q = variables.shape[0]
-        bases, scales = variables.view(), coefficients.view()
+        base_off, scale_off = variables.offset // 4, coefficients.offset // EF_BYTES
         lo = self._alloc((q << log_lo) * 4)
         hi = self._alloc((q << (nv - log_lo)) * EF_BYTES)
-        batch.dispatch(rt.kernel("weight_factors", "power_lo"), [bases, lo],
-                       np.array([q, nv, 0, log_lo, 0, 0], np.uint32), _groups(q << log_lo))
-        batch.dispatch(rt.kernel("weight_factors", "power_hi"), [bases, scales, hi],
-                       np.array([q, nv, 0, nv - log_lo, 1, log_lo], np.uint32), _groups(q << (nv - log_lo)))
+        batch.dispatch(rt.kernel("weight_factors", "power_lo"), [variables.buffer, lo],
+                       np.array([q, nv, 0, log_lo, 0, 0, 0, 0, base_off], np.uint32), _groups(q << log_lo))
+        batch.dispatch(rt.kernel("weight_factors", "power_hi"), [variables.buffer, coefficients.buffer, hi],
+                       np.array([q, nv, 0, nv - log_lo, 1, log_lo, 0, scale_off, base_off], np.uint32),
+                       _groups(q << (nv - log_lo)))
         return lo, hi
 
     def _accumulate(self, weights: RtBuffer, nv: int, accumulate: bool, eq_points, eq_coefficients, select_vars,
@@ -632,7 +625,7 @@ class GpuBackend(Backend):
         coefficients 0 past the drawn count), host arrays outside one (``select_capacity`` then ignored)."""
         if self._session is None:
             eq_coefficients = np.asarray(eq_coefficients, np.uint32).reshape(-1, 4)
-            eq_points = np.asarray(eq_points, np.uint32).reshape(len(eq_coefficients), -1, 4)
+            eq_points = np.asarray(eq_points, np.uint32).reshape(len(eq_coefficients), _log2(weights.shape[0]), 4)
             select_vars = np.asarray(select_vars, np.uint32).reshape(-1)
             select_coefficients = np.asarray(select_coefficients, np.uint32).reshape(-1, 4)
             if len(select_vars) != len(select_coefficients):
@@ -663,10 +656,9 @@ class GpuBackend(Backend):
                 self._drivers.write(session.regions.scratch.buffer,
                                     challenger_words(challenger.sponge_state, challenger.input_buffer,
                                                      len(challenger.output_buffer)), session.regions.state.offset)
-                self._drivers.write(session.regions.proof.buffer, np.zeros(1, np.uint32), 0)
                 session.transcript.full_range = full_range
                 witness = session.transcript.grind(bits)
-            if not session.words[0] & 1:
+            if self._get(session.words, witness).reshape(-1)[0] != NOT_FOUND:
                 break
         witness = np.uint32(self._get(session.words, witness))
         if not challenger.check_witness(bits, witness):

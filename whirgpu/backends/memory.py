@@ -283,8 +283,8 @@ class _Walk:
         return _Tree(codeword, levels, (1 << log_w))
 
     def _level(self, stage: str, n_nodes: int) -> _Buf:
-        root = n_nodes == 1  # merkle._level_mode: the root level is read by the host
-        return self.alloc(f"{stage} merkle {'root' if root else 'tree'}", n_nodes * DIGEST_BYTES, root)
+        root = n_nodes == 1  # merkle._level_mode: every level is an intermediate
+        return self.alloc(f"{stage} merkle {'root' if root else 'tree'}", n_nodes * DIGEST_BYTES, False)
 
     def open_rows(self, stage: str, tree: _Tree, q: int) -> None:
         """``q``: the round's query slots; the openings go to the proof region (no buffer of their own)."""
@@ -306,7 +306,7 @@ class _Walk:
         hi = self.alloc(f"{stage} factor tables", EF_BYTES << (nv - log_lo), False)
         n_windows = -(-n // window)
         partials = self.alloc(f"{stage} partial sums", n_windows * groups * EF_BYTES, False)
-        self.launch(2 + n_windows)
+        self.launch(4 + n_windows)  # + the transcript's sample and the point's expansion
         self._reduce(stage, partials, 1)
         self.release(hi, lo)
 
@@ -323,7 +323,7 @@ class _Walk:
                             self.alloc(f"{stage} factor tables", (slots << (nv - log_lo)) * EF_BYTES, False)]
             self.launch(2)
         n = 1 << nv
-        self.launch(-(-n // self.window_len(n, EF_BYTES)))
+        self.launch(2 + -(-n // self.window_len(n, EF_BYTES)))  # + the transcript's sample and the powers
         self.release(*temporaries)
 
     def sumcheck_round(self, stage: str, n: int) -> None:
@@ -332,7 +332,7 @@ class _Walk:
         groups = min(_groups(window), MAX_REDUCE_GROUPS)
         n_windows = -(-half // window)
         partials = self.alloc(f"{stage} partial sums", 2 * n_windows * groups * EF_BYTES, False)
-        self.launch(n_windows)
+        self.launch(1 + n_windows)  # + the transcript's observe and sample
         self._reduce(stage, partials, 2)
 
     def fold(self, stage: str, n: int) -> tuple[_Buf, _Buf]:
@@ -390,10 +390,11 @@ def plan_memory(config: WhirConfig, limits: DeviceLimits | None = None, policy: 
     n, k0 = config.num_variables, config.fold(0)
     walk.alloc("backend placeholder", EF_BYTES, False)  # GpuBackend._dummy, bound where a factor table is unused
     # GpuBackend.begin_proof: the proof, scratch and points regions; the challenger and the statement uploaded
-    proof_bytes, scratch_bytes, points_bytes = region_bytes(proof_shape(config, statement_points), REGION_ALIGN)
-    proof = walk.upload("proof buffer", proof_bytes, True, written=BASE_BYTES)
-    regions = [proof, walk.upload("transcript scratch", scratch_bytes, False, written=104),
-               walk.upload("points", points_bytes, False, written=EF_BYTES * statement_points * config.num_variables)]
+    proof_bytes, scratch_bytes, points_bytes = region_bytes(proof_shape(config, statement_points),
+                                                             max(EF_BYTES, limits.offset_alignment) if limits else REGION_ALIGN)
+    proof = walk.upload("proof buffer", proof_bytes, True, elem=EF_BYTES, written=0)  # bound in windows
+    regions = [proof, walk.upload("transcript scratch", scratch_bytes, True, written=104),
+               walk.upload("points", points_bytes, True, written=EF_BYTES * statement_points * config.num_variables)]
 
     # WhirProver._commit
     stage = "round 0"

@@ -39,8 +39,9 @@ _top_scratch: "weakref.WeakKeyDictionary[Runtime, RtBuffer]" = weakref.WeakKeyDi
 
 
 def _level_mode(n_nodes: int) -> StorageMode:
-    """A tree level of ``n_nodes`` digests: the root level is read by the host, the others are intermediates."""
-    return StorageMode.SHARED if n_nodes == 1 else StorageMode.PRIVATE
+    """A tree level of ``n_nodes`` digests: an intermediate (the root reaches the host inside the proof buffer, or
+    through ``read_root``'s readback of a private buffer)."""
+    return StorageMode.PRIVATE
 
 def round_constants(rt: Runtime) -> RtBuffer:
     """The runtime's Poseidon2 round-constant table (``constants.poseidon2_rc_table``), uploaded once; every

@@ -100,7 +100,7 @@ KERNELS: dict[str, KernelSpec] = {spec.stem: spec for spec in (
                        "challenge"), 256),
         "fold_ext": (("table_lo_ext", "table_hi_ext", "weights_lo", "weights_hi", "table_out", "weights_out",
                       "challenge"), 256)}),
-    _spec("weight_factors", "m nv first len scaled shift coord_off _pad1", {
+    _spec("weight_factors", "m nv first len scaled shift coord_off scale_off base_off _pad0 _pad1 _pad2", {
         "eq_factor": (("coords", "scales", "out_ext"), 256),
         "power_lo": (("bases", "out_base"), 256),
         "power_hi": (("bases", "scales", "out_ext"), 256)}),

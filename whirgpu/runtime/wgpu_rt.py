@@ -106,6 +106,7 @@ def _limits(adapter, lim, features, max_groups_per_dim: int, max_binding_bytes: 
         unified_memory=info.get("adapter_type") in UNIFIED_TYPES,
         has_timestamps="timestamp-query" in features,
         zero_copy_shared=zero_copy,
+        offset_alignment=int(lim["min-storage-buffer-offset-alignment"]),
         features=tuple(features),
     )
 

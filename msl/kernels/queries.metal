@@ -1,0 +1,72 @@
+// requires: bb_field
+// Query indices as the transcript draws them, sorted and de-duplicated on the device (protocol/query_indices.py):
+// the q raw indices scratch[raw .. raw + q) become the `count` distinct values ascending in scratch[sorted ..),
+// zero-padded to `slots` entries; count goes to scratch[count_at] and proof[proof_count_at]; scratch[points + i] =
+// generator^sorted[i] (Montgomery; 1 for padding); scratch[flags .. flags + q) is work space.
+// Bindings: 0 scratch, 1 proof, 2 params. Launch: one threadgroup; thread i handles entries i, i + WG, ...
+
+struct Params { uint raw; uint q; uint sorted; uint slots; uint count_at; uint proof_count_at; uint points;
+                uint flags; uint generator; uint _pad0; uint _pad1; uint _pad2; };
+
+constant constexpr uint WG = 256u;
+
+// base^e by square-and-multiply. in: [0, P); out: [0, P).
+uint pow_u32(uint base, uint e) {
+    uint acc = BB_R;
+    uint sq = base;
+    for (uint rest = e; rest != 0u; rest >>= 1u) {
+        if ((rest & 1u) != 0u) {
+            acc = bb_mul(acc, sq);
+        }
+        sq = bb_mul(sq, sq);
+    }
+    return acc;
+}
+
+kernel void queries(device uint* scratch [[buffer(0)]], device uint* proof [[buffer(1)]],
+                    constant Params& params [[buffer(2)]], uint lid [[thread_index_in_threadgroup]]) {
+    threadgroup atomic_uint n_distinct[1];
+    if (lid == 0u) {
+        atomic_store_explicit(&n_distinct[0], 0u, memory_order_relaxed);
+    }
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    uint q = params.q;
+    for (uint i = lid; i < q; i += WG) {
+        uint v = scratch[params.raw + i];
+        uint first = 1u;
+        for (uint j = 0u; j < i; j++) {
+            if (scratch[params.raw + j] == v) {
+                first = 0u;
+                break;
+            }
+        }
+        scratch[params.flags + i] = first;
+        if (first == 1u) {
+            atomic_fetch_add_explicit(&n_distinct[0], 1u, memory_order_relaxed);
+        }
+    }
+    // the flags (device memory) and the count (threadgroup memory) of every thread are visible past this point
+    threadgroup_barrier(mem_flags::mem_device | mem_flags::mem_threadgroup);
+    uint count = atomic_load_explicit(&n_distinct[0], memory_order_relaxed);
+    for (uint i = lid; i < q; i += WG) {
+        if (scratch[params.flags + i] == 1u) {
+            uint v = scratch[params.raw + i];
+            uint rank = 0u;
+            for (uint j = 0u; j < q; j++) {
+                if (scratch[params.flags + j] == 1u && scratch[params.raw + j] < v) {
+                    rank += 1u;
+                }
+            }
+            scratch[params.sorted + rank] = v;
+            scratch[params.points + rank] = pow_u32(params.generator, v);
+        }
+    }
+    for (uint i = count + lid; i < params.slots; i += WG) {
+        scratch[params.sorted + i] = 0u;
+        scratch[params.points + i] = BB_R;
+    }
+    if (lid == 0u) {
+        scratch[params.count_at] = count;
+        proof[params.proof_count_at] = count;
+    }
+}

@@ -1,0 +1,218 @@
+"""The device-resident transcript (``DeviceTranscript`` and the transcript / pow_search / queries kernels) against
+the host ``DuplexChallenger``, op for op: the golden known-answer file, random sequences of observe / sample_ef /
+sample / sample_bits / grind / query sampling at every input- and output-buffer fill level, and the final
+challenger state word for word. Every runtime (wgpu with both multiplies, msl-cpu)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.conftest import load_golden
+from whirgpu.backends import device_transcript
+from whirgpu.backends.device_values import STATE_WORDS
+from whirgpu.backends.gpu import GpuBackend, challenger_words
+from whirgpu.field import P
+from whirgpu.protocol.query_indices import sample_query_indices
+from whirgpu.protocol.transcript import DuplexChallenger
+from whirgpu.ref import field_np as F
+
+
+class DeviceRun:
+    """A session on ``backend`` whose device challenger starts as ``challenger``; ``proof_words`` are written to
+    the proof region first (the values the script observes), then ops are recorded; ``finish`` submits, waits and
+    reads both regions back."""
+
+    def __init__(self, backend: GpuBackend, challenger: DuplexChallenger, proof_words: int = 4096,
+                 scratch_words: int = 1 << 14):
+        self.backend = backend
+        self.session = backend._open_session(4 * proof_words + 64 * 256, 4 * scratch_words + 64 * 256, 64)
+        regions = self.session.regions
+        backend._drivers.write(regions.scratch.buffer, challenger_words(
+            challenger.sponge_state, challenger.input_buffer, len(challenger.output_buffer)), regions.state.offset)
+        backend._session = self.session
+        self.transcript = self.session.transcript
+
+    def put(self, words: np.ndarray):
+        regions = self.session.regions
+        value = regions.proof.take(words.shape)
+        if words.size:
+            self.backend._drivers.write(regions.proof.buffer, words, value.offset)
+        return value
+
+    def finish(self):
+        backend, regions = self.backend, self.session.regions
+        self.transcript.flush()
+        self.session.batch.submit()
+        backend._session = None
+        self.scratch = backend._drivers.read(regions.scratch.buffer)
+        self.proof = backend._drivers.read(regions.proof.buffer)
+        backend._free(regions.proof.buffer, regions.scratch.buffer, regions.points.buffer)
+
+    def get(self, value) -> np.ndarray:
+        words = self.proof if value.buffer is self.session.regions.proof.buffer else self.scratch
+        return words[value.word:value.word + value.words].reshape(value.shape)
+
+    def state(self) -> np.ndarray:
+        """The challenger's words, input-buffer slots past its length (stale, never read) zeroed."""
+        words = self.scratch[:STATE_WORDS].copy()
+        words[18 + words[16]:] = 0
+        return words
+
+
+def _host_state(c: DuplexChallenger) -> np.ndarray:
+    return challenger_words(c.sponge_state, c.input_buffer, len(c.output_buffer))
+
+
+@pytest.fixture(scope="module")
+def gpu(gpu_runtime):
+    return GpuBackend(gpu_runtime)
+
+
+def test_golden_kat(gpu):
+    kat = load_golden("kat_challenger.json")
+    host = DuplexChallenger()
+    run = DeviceRun(gpu, host)
+    observed = F.to_monty(np.asarray(kat["observed"], np.uint64))
+    value = run.put(observed)
+    run.transcript.observe(value)
+    samples = [run.transcript.sample_ef(), run.transcript.sample_ef()]  # 8 samples: the KAT's 5, then 3 more
+    bits = run.transcript.sample_queries(1 << 20, 0, 1)
+    more_bits = run.transcript.sample_queries(1 << 20, 0, 1)
+    run.finish()
+    got = F.from_monty(np.concatenate([run.get(s) for s in samples]))
+    assert got[:5].tolist() == kat["sampled_base_5"]
+    # sample_bits(20) x2 after the KAT's 5 samples: our 8 samples consumed 3 more, so redo the KAT's order on
+    # the host and compare the device's two draws with the host's two draws after 8 samples
+    host.observe_many(observed)
+    assert F.from_monty(np.array([host.sample() for _ in range(8)], np.uint32)).tolist() == got.tolist()
+    want = [host.sample_bits(20), host.sample_bits(20)]
+    assert [int(run.get(bits.indices)[0]), int(run.get(more_bits.indices)[0])] == want
+
+
+def test_golden_kat_sample_bits(gpu):
+    kat = load_golden("kat_challenger.json")
+    run = DeviceRun(gpu, DuplexChallenger())
+    run.transcript.observe(run.put(F.to_monty(np.asarray(kat["observed"], np.uint64))))
+    for _ in range(5):
+        run.transcript.sample()
+    draws = [run.transcript.sample_queries(1 << 20, 0, 1) for _ in range(2)]
+    run.finish()
+    assert [int(run.get(d.indices)[0]) for d in draws] == kat["sample_bits_20"]
+
+
+def _random_script(rng, length: int, max_bits: int):
+    ops = []
+    for _ in range(length):
+        kind = rng.choice(["observe", "observe", "sample_ef", "sample", "bits", "grind", "queries"])
+        if kind == "observe":
+            ops.append(("observe", int(rng.integers(0, 20))))
+        elif kind == "bits":
+            ops.append(("bits", int(rng.integers(0, 21))))
+        elif kind == "grind":
+            ops.append(("grind", int(rng.integers(1, max_bits + 1))))
+        elif kind == "queries":
+            log_domain = int(rng.integers(1, 16))
+            fold = int(rng.integers(0, min(log_domain, 4) + 1))
+            ops.append(("queries", 1 << log_domain, fold, int(rng.integers(0, 40))))
+        else:
+            ops.append((kind,))
+    return ops
+
+
+def _run_both(gpu, ops, rng, start: DuplexChallenger):
+    host = start.clone()
+    words = {i: rng.integers(0, P, op[1], dtype=np.uint64).astype(np.uint32)
+             for i, op in enumerate(ops) if op[0] == "observe"}
+    run = DeviceRun(gpu, start)
+    values = {i: run.put(w) for i, w in words.items()}
+    device_out, host_out = [], []
+    for i, op in enumerate(ops):
+        t = run.transcript
+        if op[0] == "observe":
+            t.observe(values[i])
+            host.observe_many(words[i])
+        elif op[0] == "sample_ef":
+            device_out.append(("ef", t.sample_ef()))
+            host_out.append(host.sample_ef().tolist())
+        elif op[0] == "sample":
+            t.sample()
+            host.sample()
+        elif op[0] == "bits":
+            device_out.append(("queries", t.sample_queries(1 << op[1], 0, 1)))
+            host_out.append(([host.sample_bits(op[1])], 1))
+        elif op[0] == "grind":
+            device_out.append(("witness", t.grind(op[1])))
+            host_out.append(int(host.grind(op[1])))
+        else:
+            _, domain, fold, q = op
+            device_out.append(("queries", t.sample_queries(domain, fold, q)))
+            indices = sample_query_indices(host, domain, fold, q)
+            host_out.append((indices, len(indices)))
+    run.finish()
+    got = []
+    for kind, value in device_out:
+        if kind == "ef":
+            got.append(run.get(value).tolist())
+        elif kind == "witness":
+            got.append(int(run.get(value).reshape(-1)[0]))
+        else:
+            count = int(run.get(value.count)[0])
+            assert int(run.get(value.proof_count)[0]) == count
+            indices = run.get(value.indices)
+            assert indices[count:].tolist() == [0] * (value.slots - count)  # padding
+            got.append((indices[:count].tolist(), count))
+    assert got == host_out
+    np.testing.assert_array_equal(run.state(), _host_state(host))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_scripts(gpu, seed):
+    rng = np.random.default_rng(seed)
+    start = DuplexChallenger()
+    start.observe_many(rng.integers(0, P, int(rng.integers(0, 12)), dtype=np.uint64).astype(np.uint32))
+    _run_both(gpu, _random_script(rng, 24, max_bits=10), rng, start)
+
+
+@pytest.mark.parametrize("absorbed", range(9))
+@pytest.mark.parametrize("popped", [0, 3, 8])
+def test_every_fill_level(gpu, absorbed, popped):
+    """Grind and sample from every input-buffer fill level, with the output buffer full, partly or fully used."""
+    rng = np.random.default_rng(absorbed * 10 + popped)
+    start = DuplexChallenger()
+    start.observe_many(np.arange(8, dtype=np.uint32) + 5)
+    for _ in range(popped):
+        start.sample()
+    ops = [("observe", absorbed), ("grind", 6), ("sample_ef",), ("observe", absorbed), ("bits", 13), ("sample",),
+           ("queries", 1 << 12, 2, 30)]
+    if absorbed == 0:
+        ops = [("grind", 5)] + ops  # straight on the popped output buffer
+    _run_both(gpu, ops, rng, start)
+
+
+@pytest.mark.parametrize("bits", [1, 2, 8, 14, pytest.param(20, marks=pytest.mark.slow)])
+def test_grind_bits(gpu, bits):
+    rng = np.random.default_rng(bits)
+    start = DuplexChallenger()
+    start.observe_many(rng.integers(0, P, 5, dtype=np.uint64).astype(np.uint32))
+    _run_both(gpu, [("grind", bits), ("sample_ef",), ("observe", 3), ("grind", bits)], rng, start)
+
+
+def test_query_sampler_cases(gpu):
+    """The three ways indices are drawn (one call, batches of floor(20 / L), one call each), L = 0, q = 0, and
+    more queries than the folded domain has points (heavy de-duplication)."""
+    rng = np.random.default_rng(7)
+    ops = [("queries", 1 << 8, 3, 4), ("queries", 1 << 12, 2, 9), ("queries", 1 << 24, 2, 50), ("queries", 8, 3, 5),
+           ("queries", 1 << 10, 1, 0), ("queries", 16, 0, 64), ("queries", 1 << 14, 0, 200)]
+    _run_both(gpu, ops, rng, DuplexChallenger())
+
+
+def test_search_past_its_range_is_flagged(gpu, monkeypatch):
+    """A search whose encoded launches hold no valid nonce leaves NOT_FOUND (never a field word) in the witness
+    slot (the prover then proves again over the full range: tests/backend/test_gpu_proofs.py)."""
+    monkeypatch.setattr(device_transcript, "POW_COVER_SLACK", -12)  # 2^(bits - 12) nonces: almost surely none
+    monkeypatch.setattr(device_transcript, "POW_FIRST_LAUNCH", -12)
+    run = DeviceRun(gpu, DuplexChallenger())
+    witness = run.transcript.grind(16)
+    run.finish()
+    assert int(run.get(witness).reshape(-1)[0]) == device_transcript.NOT_FOUND
