@@ -2,8 +2,8 @@
 // Query indices as the transcript draws them, sorted and de-duplicated on the device (protocol/query_indices.py):
 // the q raw indices scratch[raw .. raw + q) become the `count` distinct values ascending in scratch[sorted ..),
 // zero-padded to `slots` entries; count goes to scratch[count_at] and proof[proof_count_at]; scratch[points + i] =
-// generator^sorted[i] (Montgomery; 1 for padding); scratch[flags .. flags + q) is work space.
-// Bindings: 0 scratch, 1 proof, 2 params. Launch: one threadgroup; thread i handles entries i, i + WG, ...
+// generator^sorted[i] (Montgomery; 1 for padding); scratch[flags .. flags + q) is work space. Bindings: 0 scratch
+// (whole), 1 proof (a window; proof_count_at is relative to it), 2 params. One threadgroup; thread i: i, i + WG, ..
 
 struct Params { uint raw; uint q; uint sorted; uint slots; uint count_at; uint proof_count_at; uint points;
                 uint flags; uint generator; uint _pad0; uint _pad1; uint _pad2; };

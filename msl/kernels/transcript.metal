@@ -1,9 +1,9 @@
 // requires: poseidon2
 // The device-resident duplex challenger (width 16, rate 8; bit-exact with protocol/transcript.py): one thread runs
-// the ops of params (x = code, y z w args; the list is in transcript.wgsl) on the challenger in scratch words
-// [0, 26): [0, 16) sponge state, 16 input length, 17 output length, [18, 26) input buffer (the output buffer is
-// sponge[0 .. output length), popped from the end). Ops: 1 OBSERVE, 2 SAMPLE, 3 WITNESS, 4 QUERIES, 5 POW_RESET.
-// Bindings: 0 scratch, 1 proof, 2 p2_rc, 3 params. Launch: one threadgroup of one thread. Words Montgomery.
+// the ops of params (x = code, y z w args; listed in transcript.wgsl) on the challenger in scratch words [0, 26):
+// [0, 16) sponge state, 16 input length, 17 output length, [18, 26) input buffer (the output buffer is sponge[0 ..
+// output length), popped from the end). Ops: 1 OBSERVE, 2 SAMPLE, 3 WITNESS, 4 QUERIES, 5 POW_RESET. Bindings:
+// 0 scratch (whole), 1 proof (a window: op offsets are relative to it), 2 p2_rc, 3 params. One thread. Monty words.
 
 struct Params { uint n_ops; uint _pad0; uint _pad1; uint _pad2; uint4 ops[15]; };
 
@@ -106,11 +106,8 @@ kernel void transcript(device uint* scratch [[buffer(0)]], device uint* proof [[
             }
             case 3u: {
                 uint nonce = scratch[op.y];
-                if (nonce == NOT_FOUND) {
-                    proof[0] = proof[0] | 1u;
-                }
                 uint w = bb_mul(select(nonce, 0u, nonce == NOT_FOUND), BB_R2);
-                proof[op.z] = w;
+                proof[op.z] = select(w, NOT_FOUND, nonce == NOT_FOUND);  // never a field word: searched in vain
                 observe(ch, w, p2_rc);
                 sample_word(ch, p2_rc);
                 break;

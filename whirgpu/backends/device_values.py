@@ -20,6 +20,7 @@ proof of one configuration needs the same buffers.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,7 +42,7 @@ class DeviceValue:
 
     @property
     def words(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64))
+        return math.prod(self.shape)
 
     @property
     def nbytes(self) -> int:
@@ -64,7 +65,7 @@ class DeviceValue:
         start, stop, step = index.indices(self.shape[0])
         if step != 1:
             raise ValueError("device values slice contiguously")
-        row = int(np.prod(self.shape[1:], dtype=np.int64)) * 4
+        row = math.prod(self.shape[1:]) * 4
         return DeviceValue(self.buffer, self.offset + start * row, (max(0, stop - start),) + self.shape[1:])
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Callable
 
 import numpy as np
@@ -66,7 +67,13 @@ class _Opened:
 
 
 def new_challenger(config: WhirConfig) -> DuplexChallenger:
-    """A challenger that has absorbed the domain separator (digest 8), as every proof starts."""
+    """A challenger that has absorbed the domain separator (digest 8), as every proof starts (a fresh copy of one
+    made once per configuration: absorbing the separator costs a dozen host permutations)."""
+    return _separated_challenger(config).clone()
+
+
+@lru_cache(maxsize=64)
+def _separated_challenger(config: WhirConfig) -> DuplexChallenger:
     challenger = DuplexChallenger()
     challenger.observe_many(F.to_monty(np.asarray(domain_separator(config), dtype=np.uint64)))
     return challenger

@@ -258,6 +258,7 @@ class MslCpuRuntime(Runtime):
 
     name = "msl-cpu"
     lang = "msl"
+    offset_alignment = 16  # host memory: any EF-aligned window binds
     host_memory = True  # every buffer is host memory: a storage mode is recorded and changes nothing
 
     def __init__(self, mul: str | None = None, max_groups_per_dim: int | None = None,
@@ -293,7 +294,8 @@ class MslCpuRuntime(Runtime):
             device_type="CPU", max_buffer_size=1 << 40, max_storage_binding_size=self.max_binding_bytes,
             max_workgroup_storage=32768, max_invocations_per_workgroup=1024,
             max_workgroups_per_dimension=self.max_groups_per_dim, subgroup_size=32, has_u64=True,
-            has_native_mulhi=True, unified_memory=True, zero_copy_shared=True, features=(f"mul-{self.mul}",))
+            has_native_mulhi=True, unified_memory=True, zero_copy_shared=True, offset_alignment=self.offset_alignment,
+            features=(f"mul-{self.mul}",))
 
     def alloc(self, nbytes: int, mode: StorageMode = StorageMode.PRIVATE) -> RtBuffer:
         nbytes = allocation_size(nbytes)
