@@ -210,8 +210,7 @@ def test_query_sampler_cases(gpu):
 def test_search_past_its_range_is_flagged(gpu, monkeypatch):
     """A search whose encoded launches hold no valid nonce leaves NOT_FOUND (never a field word) in the witness
     slot (the prover then proves again over the full range: tests/backend/test_gpu_proofs.py)."""
-    monkeypatch.setattr(device_transcript, "POW_COVER_SLACK", -12)  # 2^(bits - 12) nonces: almost surely none
-    monkeypatch.setattr(device_transcript, "POW_FIRST_LAUNCH", -12)
+    monkeypatch.setattr(device_transcript, "pow_launches", lambda bits, full_range=False: [(0, 1)])  # 1024 nonces
     run = DeviceRun(gpu, DuplexChallenger())
     witness = run.transcript.grind(16)
     run.finish()

@@ -102,3 +102,57 @@ def test_golden_on_every_runtime(gpu, name):
         cpu_proof = WhirProver(config, CpuBackend()).prove(poly, statement)
         assert _proof_text(proof) == _proof_text(cpu_proof)
     WhirVerifier(config).verify(proof, statement)
+
+
+def _pow_case() -> Case:
+    return next(c for c in SUBSET if c.pow_bits > 0 and c.n >= 10)
+
+
+def test_a_search_past_its_range_proves_again_over_every_nonce(gpu_runtime, monkeypatch):
+    """Searches encoded over no nonces find none: the proof reads back NOT_FOUND in a witness slot and is proved
+    again with searches over the full range, giving the same bytes (the smallest nonces)."""
+    from whirgpu.backends import device_transcript
+
+    real_launches = device_transcript.pow_launches
+    monkeypatch.setattr(device_transcript, "pow_launches",
+                        lambda bits, full_range=False: real_launches(bits, True) if full_range else [])
+    backend = GpuBackend(gpu_runtime)
+    attempts = []
+    end_proof = backend.end_proof
+
+    def counting_end_proof(resolve):
+        attempts.append(backend.pow_full_range)
+        return end_proof(resolve)
+
+    backend.end_proof = counting_end_proof
+    _check_case(backend, _pow_case())
+    assert attempts == [False, True] and backend.pow_full_range is False
+
+
+def test_one_readback_and_a_submission_per_round(gpu_runtime, monkeypatch):
+    """The host encodes the whole proof without waiting: one read of the device (the proof region, at the end)
+    and at most n_rounds + 2 submissions (one per commitment, one at the end); uploads only at the start."""
+    backend = GpuBackend(gpu_runtime)
+    case = _pow_case()
+    _check_case(backend, case)  # warm: twiddles and round constants are uploaded on first use
+    events = []
+    runtime = backend.rt
+    for name in ("read", "write"):
+        real = getattr(runtime, name)
+        monkeypatch.setattr(runtime, name, lambda *a, _real=real, _name=name, **k: (events.append(_name),
+                                                                                   _real(*a, **k))[1])
+    real_batch = runtime.batch
+
+    def counting_batch():
+        batch = real_batch()
+        real_submit = batch.submit
+        batch.submit = lambda: (events.append("submit"), real_submit())[1]
+        return batch
+
+    monkeypatch.setattr(runtime, "batch", counting_batch)
+    _check_case(backend, case)
+    config = case.config()
+    assert events.count("read") == 1 and events[-1] == "read"
+    assert events.count("submit") <= config.n_rounds + 2
+    first_submit = events.index("submit")
+    assert "write" not in events[first_submit:], f"an upload after the first submission: {events}"

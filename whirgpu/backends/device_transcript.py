@@ -49,8 +49,8 @@ def query_calls(num_queries: int, log_size: int) -> int:
 def pow_launches(bits: int, full_range: bool = False) -> list[tuple[int, int]]:
     """The (first batch, end batch) of each launch of one grind: doubling ranges from 2^(bits + 1) nonces, each at
     most POW_LAUNCH, covering 2^(bits + POW_COVER_SLACK) nonces (every nonce below P when ``full_range``)."""
-    end_nonce = P if full_range else min(P, 1 << (bits + POW_COVER_SLACK))
-    launches, start, size = [], 0, min(POW_LAUNCH, 1 << (bits + POW_FIRST_LAUNCH))
+    end_nonce = P if full_range else min(P, 1 << max(0, bits + POW_COVER_SLACK))
+    launches, start, size = [], 0, min(POW_LAUNCH, 1 << max(0, bits + POW_FIRST_LAUNCH))
     while start < end_nonce:
         stop = min(start + size, end_nonce)
         launches.append((start // POW_BATCH, -(-stop // POW_BATCH)))
