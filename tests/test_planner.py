@@ -276,8 +276,8 @@ def _fake_wgpu(monkeypatch, limits: DeviceLimits):
     """auto sees one adapter with ``limits``; opening it fails the test (auto must decide first)."""
     import whirgpu.runtime.wgpu_rt as wgpu_rt
 
-    monkeypatch.setattr(wgpu_rt, "choose_adapter", lambda: _Adapter())
-    monkeypatch.setattr(wgpu_rt, "adapter_limits", lambda adapter: limits)
+    monkeypatch.setattr(wgpu_rt, "choose_adapter", lambda impl="wgpu": _Adapter())
+    monkeypatch.setattr(wgpu_rt, "adapter_limits", lambda adapter, impl=None: limits)
 
     def no_device(*args, **kwargs):
         raise AssertionError("auto opened the device for a proof it gives to the CPU")

@@ -145,6 +145,7 @@ def _format_size(n: int) -> str:
     return str(n)
 
 
+IMPLEMENTATIONS = {"wgpu": "wgpu-native", "dawn": "Dawn"}  # the WebGPU implementations, by backend name
 LIMIT_LABELS = {
     "max_buffer_size": "max buffer",
     "max_storage_binding_size": "max storage binding",
@@ -159,8 +160,10 @@ def _format_device(label: str, entry: dict) -> list[str]:
     if entry["note"]:
         head += f"  [{entry['note']}]"
     if entry["selected"]:
-        head += "  [--backend wgpu opens this one]"
+        head += f"  [--backend {entry['runtime']} opens this one]"
     rows = [("api", entry["api"]), ("type", entry["device_type"])]
+    if entry["runtime"] in IMPLEMENTATIONS:
+        rows.insert(0, ("implementation", f"{IMPLEMENTATIONS[entry['runtime']]} (--backend {entry['runtime']})"))
     for key, name in LIMIT_LABELS.items():
         value = entry["limits"][key]
         rows.append((name, "no limit" if value >= 1 << 62 else "-" if value == 0 else
@@ -187,12 +190,17 @@ def _cmd_devices(args) -> int:
         print(json.dumps(report, indent=2))
         return 0
     lines = []
-    if report["wgpu_error"]:
-        lines.append(f"wgpu: {report['wgpu_error']}")
-    elif not report["adapters"]:
-        lines.append("wgpu: no adapters")
+    for runtime in IMPLEMENTATIONS:  # each implementation's problem (or lack of adapters) heads its own rows
+        if report[f"{runtime}_error"]:
+            lines.append(f"{runtime}: {report[f'{runtime}_error']}")
+        elif not any(entry["runtime"] == runtime for entry in report["adapters"]):
+            lines.append(f"{runtime}: no adapters")
+        for i, entry in enumerate(report["adapters"]):
+            if entry["runtime"] == runtime:
+                lines.extend(_format_device(f"[{i}]", entry))
     for i, entry in enumerate(report["adapters"]):
-        lines.extend(_format_device(f"[{i}]", entry))
+        if entry["runtime"] not in IMPLEMENTATIONS:
+            lines.extend(_format_device(f"[{i}]", entry))
     lines.extend(_format_device("[cpu]", report["cpu"]))
     msl_cpu = report["msl_cpu"]
     lines.append(f"[msl-cpu] {msl_cpu['name']}  [verification backend: --backend msl-cpu]" if msl_cpu["available"]

@@ -111,6 +111,7 @@ class DeviceLimits:
     has_timestamps: bool = False
     zero_copy_shared: bool = False  # SHARED buffers are memory the host maps directly (no staging copy)
     features: tuple[str, ...] = field(default_factory=tuple)
+    runtime: str = ""  # the runtime that reports them when it is not implied by ``api``: "wgpu" or "dawn"
 
 
 @dataclass
