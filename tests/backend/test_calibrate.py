@@ -44,6 +44,10 @@ def test_mul_chain_matches_numpy(gpu_runtime, threads, rounds):
 
 def test_ceilings_are_positive(gpu_runtime):
     rt = gpu_runtime
+    if rt.name == "dawn" and rt.limits().has_timestamps and calibrate.kernel_timing(rt) is None:
+        # Dawn times its kernels (tests/backend/test_wgpu_impls.py), but calibrate does not know its name yet
+        pytest.xfail("whirgpu/kernels/calibrate.py: kernel_timing knows the runtimes wgpu, metal and msl-cpu, not "
+                     "dawn (GPU timestamps per dispatch, as on wgpu)")
     if calibrate.kernel_timing(rt) is None:
         pytest.skip(f"{rt.limits().name} cannot time kernels")
     assert calibrate.copy_bandwidth(rt, 1 << 20, runs=1) > 0

@@ -38,7 +38,9 @@ class BackendSpec:
 
 
 def _mul_variants(name: str) -> tuple[str, ...]:
-    if name in WEBGPU:
+    if name == "dawn":
+        return ("emulated",)  # Dawn offers no shader-int64
+    if name == "wgpu":
         from ..runtime.wgpu_rt import MUL_VARIANTS  # noqa: PLC0415
     elif name == "metal":
         from ..runtime.metal_rt import MUL_VARIANTS  # noqa: PLC0415
@@ -57,12 +59,12 @@ def parse_spec(text: str) -> BackendSpec:
         return BackendSpec(name)
     if name == "cpu":
         raise ConfigError(f"{text.strip()!r}: the cpu backend has no multiply variants")
-    variants = _mul_variants(name)
-    if mul not in variants:
-        raise ConfigError(f"{text.strip()!r}: {name} multiplies are {', '.join(variants)}")
     if name == "dawn" and mul == "u64":
         raise ConfigError(f"{text.strip()!r}: Dawn has no shader-int64 (its WGSL has no u64), so it runs only the "
                           "emulated multiply: use dawn or dawn:emulated")
+    variants = _mul_variants(name)
+    if mul not in variants:
+        raise ConfigError(f"{text.strip()!r}: {name} multiplies are {', '.join(variants)}")
     return BackendSpec(name, mul)
 
 
