@@ -96,7 +96,9 @@ def _build_parser() -> argparse.ArgumentParser:
                         help="parameters, polynomial and points from a file in the golden format")
     p.add_argument("--backend", default="auto", choices=BACKEND_NAMES,
                    help="compute backend (default auto: the GPU when the proof fits it and it is expected to beat "
-                        "the numpy reference at this size (whirgpu devices --plan shows why), else the numpy reference; wgpu forces the wgpu backend, even on a software adapter; metal runs "
+                        "the numpy reference at this size (whirgpu devices --plan shows why), else the numpy "
+                        "reference; wgpu forces the WGSL kernels through wgpu-native, even on a software adapter; "
+                        "dawn runs them through Dawn (pip install 'whirgpu[dawn]'; emulated multiply); metal runs "
                         "the hand-written MSL kernels (macOS); msl-cpu runs them on the CPU, for verification)")
     _add_storage_flag(p)
     p.add_argument("--format", default="binary", choices=("binary", "whir-p3-json"),
@@ -105,9 +107,9 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print a JSON summary instead of text")
 
     p = sub.add_parser("devices", help="list the compute devices and what --backend auto would pick",
-                       description="List every adapter wgpu enumerates (API, type, limits, features, the multiply "
-                                   "variant WHIRGPU_MUL=auto chooses), the numpy reference, and what --backend "
-                                   "auto would pick and why.")
+                       description="List every adapter wgpu-native enumerates, then every one Dawn enumerates "
+                                   "(API, type, limits, features, the multiply variant WHIRGPU_MUL=auto chooses), "
+                                   "the numpy reference, and what --backend auto would pick and why.")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--plan", metavar="N:F:R",
                    help="plan a configuration (2^N values, fold F, rate R; security 100, pow 16, capacity bound) on "

@@ -1,8 +1,9 @@
 """WGSL kernels through wgpu-py's API (Vulkan, Metal, D3D12; never an OpenGL adapter), on either WebGPU
 implementation (``IMPLS``): ``wgpu`` (wgpu-native, naga; the ``wgpu`` package) or ``dawn`` (Dawn, Chrome's
-engine, Tint; the ``wgpudawn`` package, which has wgpu-py's API). ``WgpuRuntime`` drives the module its ``impl``
-names (imported as itself: ``wgpudawn`` is never installed as ``wgpu``); ``DawnRuntime`` is that runtime on Dawn.
-The module-level helpers take the implementation's name (default ``wgpu``).
+engine, Tint; the ``wgpudawn`` package, which has wgpu-py's API). ``WgpuRuntime`` drives the module its class's
+``name`` names (imported as itself: ``wgpudawn`` is never installed as ``wgpu``); ``DawnRuntime`` is that runtime
+on Dawn, overriding only what Dawn does differently. The module-level helpers take the implementation's name
+(default ``wgpu``).
 
 Environment: ``WHIRGPU_ADAPTER`` picks an adapter whose summary contains the given text;
 ``WHIRGPU_MUL=emulated|u64|auto`` picks the BabyBear multiply (auto: u64 when the adapter has shader-int64, which
@@ -76,24 +77,11 @@ def _impl(impl: str) -> Impl:
 
 def import_webgpu(impl: str = "wgpu"):
     """The module of implementation ``impl`` (``wgpu`` or ``wgpudawn``); BackendUnavailable when it is missing."""
-    spec = _impl(impl)
+    which = _impl(impl)
     try:
-        module = importlib.import_module(spec.module)
+        return importlib.import_module(which.module)
     except ImportError as exc:
-        raise BackendUnavailable(f"the {spec.module} package is not installed ({exc}); {spec.install}") from None
-    return module
-
-
-def installed_impls() -> tuple[str, ...]:
-    """The implementations whose package imports here, in preference order (wgpu first)."""
-    found = []
-    for name in IMPLS:
-        try:
-            import_webgpu(name)
-        except BackendUnavailable:
-            continue
-        found.append(name)
-    return tuple(found)
+        raise BackendUnavailable(f"the {which.module} package is not installed ({exc}); {which.install}") from None
 
 
 def impl_of(adapter) -> str:
