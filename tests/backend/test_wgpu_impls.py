@@ -58,6 +58,9 @@ def test_dawn_refuses_the_u64_multiply(monkeypatch):
     open_runtime("dawn", "emulated")  # skips (or fails, when required) without Dawn
     with pytest.raises(BackendUnavailable, match="the u64 multiply needs shader-int64, which .* lacks through Dawn"):
         wgpu_rt.DawnRuntime(mul="u64")
+    monkeypatch.setenv("WHIRGPU_MUL", "u64")
+    with pytest.raises(BackendUnavailable, match="^WHIRGPU_MUL=u64: the u64 multiply needs shader-int64"):
+        wgpu_rt.DawnRuntime()
     monkeypatch.setenv("WHIRGPU_MUL", "auto")
     assert wgpu_rt.DawnRuntime().mul == "emulated"
 

@@ -355,7 +355,8 @@ class WgpuRuntime(Runtime):
         if requested not in MUL_VARIANTS:
             raise BackendUnavailable(f"WHIRGPU_MUL={requested!r}: choose one of auto, {', '.join(MUL_VARIANTS)}")
         if requested == "u64" and "shader-int64" not in self.device.features:
-            raise BackendUnavailable(f"the u64 multiply needs shader-int64, which {self.adapter.summary} lacks "
+            asked = "" if mul else "WHIRGPU_MUL=u64: "  # say where the request came from when it was the environment
+            raise BackendUnavailable(f"{asked}the u64 multiply needs shader-int64, which {self.adapter.summary} lacks "
                                      f"through {IMPLS[self.name].label}")
         self.mul = requested
         device_limits = self.device.limits
