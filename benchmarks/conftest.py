@@ -6,6 +6,8 @@ Backends (the ``backend`` fixture's ids):
 - ``wgsl-emulated`` / ``wgsl-u64``: the WGSL kernels through wgpu on the adapter ``WHIRGPU_ADAPTER`` names (else
   the best one), with the emulated or the native 64-bit multiply. A software adapter (Mesa lavapipe/llvmpipe)
   counts, and its rows say so in ``extra_info`` and in the backend summary printed after the tables.
+- ``dawn``: the same WGSL kernels through Dawn (the ``wgpudawn`` package: Chrome's WebGPU engine, Tint compiling
+  the WGSL) on the same choice of adapter, with the emulated multiply (Dawn has no shader-int64).
 - ``msl``: the hand-written MSL kernels through Metal (macOS only).
 - ``msl-cpu``: the MSL kernels compiled as C++ on the CPU, a slow verification runtime: opt in with ``--msl-cpu``
   (or ``WHIRGPU_BENCH_MSL_CPU=1``).
@@ -35,7 +37,7 @@ import pytest
 from whirgpu.backends.base import Backend
 from whirgpu.errors import BackendUnavailable, DeviceLimitError, DeviceOutOfMemory
 
-BACKEND_IDS = ("cpu", "wgsl-emulated", "wgsl-u64", "msl", "msl-cpu")
+BACKEND_IDS = ("cpu", "wgsl-emulated", "wgsl-u64", "dawn", "msl", "msl-cpu")
 DEFAULT_SIZES = (12, 16)
 DEFAULT_GRIND_BITS = (8, 12)
 DEFAULT_FOLDS = (4,)
@@ -154,6 +156,10 @@ def _open(backend_id: str, config) -> Backend:
         from whirgpu.runtime.wgpu_rt import WgpuRuntime
 
         return GpuBackend(WgpuRuntime(mul=backend_id.removeprefix("wgsl-")))
+    if backend_id == "dawn":
+        from whirgpu.runtime.wgpu_rt import DawnRuntime
+
+        return GpuBackend(DawnRuntime(mul="emulated"))
     if backend_id == "msl":
         if sys.platform != "darwin":
             raise BackendUnavailable(f"Metal needs macOS (this is {sys.platform})")

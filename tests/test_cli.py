@@ -234,6 +234,35 @@ def test_prove_on_wgpu_matches_the_cpu_proof(tmp_path, capsys):
     assert files["wgpu"].read_bytes() == files["cpu"].read_bytes()
 
 
+def test_prove_on_dawn_matches_the_cpu_proof_and_keeps_stderr_clean(tmp_path):
+    """In a fresh process (Dawn warns once per process, at its first adapter): the proof is the cpu backend's,
+    and Dawn's two 'artificially reduced' limit warnings stay off stderr."""
+    from whirgpu.errors import BackendUnavailable
+    from whirgpu.runtime.wgpu_rt import choose_adapter
+
+    try:
+        adapter = choose_adapter("dawn")
+    except BackendUnavailable as exc:
+        if "dawn" in {s.strip() for s in os.environ.get("WHIRGPU_REQUIRE", "").split(",")}:
+            pytest.fail(f"dawn is required (WHIRGPU_REQUIRE) but unavailable: {exc}")
+        pytest.skip(f"dawn unavailable: {exc}")
+    env = {k: v for k, v in os.environ.items() if k not in ("WHIRGPU_BACKEND", "WHIRGPU_MUL", "WHIRGPU_DEBUG")}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    files = {}
+    for backend in ("cpu", "dawn"):
+        files[backend] = tmp_path / f"{backend}.whir"
+        done = subprocess.run([sys.executable, "-m", "whirgpu", "prove", *SMALL, "--seed", "4", "--backend", backend,
+                               "-o", str(files[backend])], cwd=REPO, env=env, capture_output=True, text=True,
+                              timeout=120)
+        assert (done.returncode, done.stderr) == (0, "")
+        assert done.stdout.startswith(f"backend: {backend} (requested")
+    assert f"{adapter.summary}, emulated multiply" in done.stdout
+    assert files["dawn"].read_bytes() == files["cpu"].read_bytes()
+    done = subprocess.run([sys.executable, "-m", "whirgpu", "devices"], cwd=REPO, env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert (done.returncode, done.stderr) == (0, "") and "[--backend dawn opens this one]" in done.stdout
+
+
 def test_prove_on_msl_cpu_matches_the_cpu_proof(tmp_path, capsys):
     from whirgpu.errors import BackendUnavailable
     from whirgpu.runtime.msl_cpu_rt import MslCpuRuntime
@@ -321,7 +350,8 @@ def test_prove_help_lists_the_storage_policies(capsys):
 
 
 def test_devices_prints_an_adapters_storage_line():
-    entry = {"name": "gpu", "note": "", "selected": False, "api": "Metal", "device_type": "IntegratedGPU",
+    entry = {"runtime": "wgpu", "name": "gpu", "note": "", "selected": False, "api": "Metal",
+             "device_type": "IntegratedGPU",
              "limits": {key: 1 for key in cli.LIMIT_LABELS}, "features": {}, "mul": "u64",
              "storage": "shared = host-mapped storage buffers"}
     lines = cli._format_device("[0]", entry)
@@ -363,12 +393,40 @@ def test_devices_text_and_json_agree(capsys):
             assert not entry["used"] and entry["note"] == "not used (OpenGL)"
     multiplies = [line.split()[-1] for line in lines if line.strip().startswith("multiply (auto)")]
     assert multiplies == [a["mul"] for a in report["adapters"]] + [report["cpu"]["mul"]]
+    labels = {"wgpu": "wgpu-native (--backend wgpu)", "dawn": "Dawn (--backend dawn)"}
+    implementations = [line.split(None, 1)[1] for line in lines if line.strip().startswith("implementation ")]
+    assert implementations == [labels[a["runtime"]] for a in report["adapters"] if a["runtime"] in labels]
+    for runtime in labels:
+        selected = [a["name"] for a in report["adapters"] if a["runtime"] == runtime and a["selected"]]
+        assert [h.split("] ", 1)[1].split("  [")[0] for h in heads
+                if h.endswith(f"[--backend {runtime} opens this one]")] == selected
+        if report[f"{runtime}_error"]:
+            assert f"{runtime}: {report[f'{runtime}_error']}" in lines
     auto = report["auto"]
     assert lines[-1] == f"auto would pick: {auto['backend']} — {auto['reason']}"
 
 
+def test_devices_with_dawn_only(monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "wgpu", None)  # `import wgpu` now fails; wgpudawn still imports
+    code, out, err = run(["devices", "--json"], capsys)
+    assert code == 0 and err == ""
+    report = json.loads(out)
+    if report["dawn_error"] is not None:
+        if "dawn" in {s.strip() for s in os.environ.get("WHIRGPU_REQUIRE", "").split(",")}:
+            pytest.fail(f"dawn is required (WHIRGPU_REQUIRE) but unavailable: {report['dawn_error']}")
+        pytest.skip(f"dawn unavailable: {report['dawn_error']}")
+    assert {a["runtime"] for a in report["adapters"] if a["api"] != "Metal (MSL)"} == {"dawn"}
+    assert all(not a["features"]["shader-int64"] and a["mul"] == "emulated" for a in report["adapters"]
+               if a["runtime"] == "dawn")
+    assert report["auto"]["reason"].startswith("Dawn (wgpu is not installed, wgpudawn is): ")
+    code, out, err = run(["devices"], capsys)
+    assert code == 0 and out.startswith("wgpu: the wgpu package is not installed")
+    assert out.splitlines()[1].startswith("[0] ") and "[--backend dawn opens this one]" in out
+
+
 def test_devices_without_wgpu(monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "wgpu", None)  # `import wgpu` now fails
+    monkeypatch.setitem(sys.modules, "wgpudawn", None)  # and so does `import wgpudawn`
     code, out, err = run(["devices", "--json"], capsys)
     assert code == 0 and err == ""
     report = json.loads(out)
@@ -381,6 +439,7 @@ def test_devices_without_wgpu(monkeypatch, capsys):
             if line.startswith("[") and "Metal (MSL)" not in line and not line.startswith("[msl-cpu]")]
     assert rows == [f"[cpu] {report['cpu']['name']}  [always available]"]
     assert out.splitlines()[-1].startswith("auto would pick: cpu — the wgpu package is not installed")
+    assert "dawn: the wgpudawn package is not installed" in out
 
 
 # ---- verify: tampered, missing and garbage files ---------------------------------------------------------------

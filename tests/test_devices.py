@@ -47,24 +47,33 @@ def _required(name: str) -> bool:
     return name in {s.strip() for s in os.environ.get("WHIRGPU_REQUIRE", "").split(",") if s.strip()}
 
 
-def _adapter_or_none():
-    """The adapter the wgpu backend would open, or None with the reason."""
+def _adapter_or_none(impl: str = "wgpu"):
+    """The adapter the wgpu (or dawn) backend would open, or None with the reason."""
     from whirgpu.runtime.wgpu_rt import choose_adapter
 
     try:
-        return choose_adapter(), None
+        return choose_adapter(impl), None
     except BackendUnavailable as exc:
         return None, str(exc)
 
 
+def _adapter_or_skip(impl: str):
+    found, why = _adapter_or_none(impl)
+    if found is None:
+        if _required(impl):
+            pytest.fail(f"{impl} is required (WHIRGPU_REQUIRE) but unavailable: {why}")
+        pytest.skip(f"{impl} unavailable: {why}")
+    return found
+
+
 @pytest.fixture
 def adapter():
-    found, why = _adapter_or_none()
-    if found is None:
-        if _required("wgpu"):
-            pytest.fail(f"wgpu is required (WHIRGPU_REQUIRE) but unavailable: {why}")
-        pytest.skip(f"wgpu unavailable: {why}")
-    return found
+    return _adapter_or_skip("wgpu")
+
+
+@pytest.fixture
+def dawn_adapter():
+    return _adapter_or_skip("dawn")
 
 
 # ---- select_backend --------------------------------------------------------------------------------------------
@@ -88,6 +97,30 @@ def test_wgpu_requested(adapter):
     assert choice.backend.name == "wgpu"
     assert choice.reason.startswith("requested; ") and adapter.summary in choice.reason
     assert choice.backend.limits().name == adapter.summary
+
+
+def test_dawn_requested(dawn_adapter):
+    choice = select_backend("dawn", config(8, 2))
+    assert choice.backend.name == "dawn" and type(choice.backend.rt).__name__ == "DawnRuntime"
+    assert choice.reason == f"requested; {dawn_adapter.summary}, emulated multiply"
+    limits = choice.backend.limits()
+    assert (limits.name, limits.runtime, limits.has_u64) == (dawn_adapter.summary, "dawn", False)
+
+
+def test_dawn_requested_refuses_a_configuration_over_a_hard_limit(dawn_adapter):
+    from whirgpu.runtime.wgpu_rt import DawnRuntime
+
+    limits = DawnRuntime().limits()
+    cfg = first_misfit(limits, budget=False)
+    with pytest.raises(DeviceLimitError) as info:
+        select_backend("dawn", cfg)
+    assert str(info.value) == fit_problem(limits, cfg, budget=False)
+
+
+def test_env_dawn_overrides_auto(dawn_adapter, monkeypatch):
+    monkeypatch.setenv("WHIRGPU_BACKEND", "dawn")
+    choice = select_backend("auto")  # even a software adapter: the variable asks for dawn
+    assert choice.backend.name == "dawn" and choice.reason.startswith("WHIRGPU_BACKEND=dawn; ")
 
 
 def test_wgpu_requested_refuses_a_configuration_over_a_hard_limit(adapter):
@@ -115,7 +148,7 @@ class _AsHardware:
 def test_auto_checks_the_fit_on_a_gpu(adapter, monkeypatch):
     import whirgpu.runtime.wgpu_rt as wgpu_rt
 
-    monkeypatch.setattr(wgpu_rt, "choose_adapter", lambda: _AsHardware(adapter))
+    monkeypatch.setattr(wgpu_rt, "choose_adapter", lambda impl="wgpu": _AsHardware(adapter))
     tiny = config(8, 2)  # below the discrete class's threshold: the numpy reference is expected faster
     choice = select_backend("auto", tiny)
     assert choice.backend.name == "cpu" and choice.reason.startswith("n=8 is below ")
@@ -133,19 +166,46 @@ def test_auto_checks_the_fit_on_a_gpu(adapter, monkeypatch):
     assert Prover(small.params, backend="auto").backend.name == "wgpu"
 
 
+def test_auto_uses_dawn_when_only_dawn_is_installed(dawn_adapter, monkeypatch):
+    import whirgpu.runtime.wgpu_rt as wgpu_rt
+
+    monkeypatch.setitem(sys.modules, "wgpu", None)  # `import wgpu` now raises ImportError; wgpudawn still imports
+    asked = []
+
+    def as_hardware(impl="wgpu"):  # a fresh adapter each time: a Dawn adapter opens one device
+        asked.append(impl)
+        return _AsHardware(wgpu_rt.list_adapters(impl)[0])
+
+    monkeypatch.setattr(wgpu_rt, "choose_adapter", as_hardware)
+    via = "Dawn (wgpu is not installed, wgpudawn is): "
+    choice = select_backend("auto", config(8, 2))  # below the threshold: the numpy reference, and it says why
+    assert choice.backend.name == "cpu" and choice.reason.startswith(via + "n=8 is below ")
+    choice = select_backend("auto", config(GPU_MIN_VARIABLES["discrete"].min_variables, 4))  # selected, not proved
+    assert choice.backend.name == "dawn" and choice.reason.startswith(via + "GPU found: ")
+    assert set(asked) == {"dawn"}
+    monkeypatch.setattr(wgpu_rt, "choose_adapter", lambda impl="wgpu": wgpu_rt.list_adapters(impl)[0])
+    if dawn_adapter.info["adapter_type"] == "CPU":  # the real software adapter: the CPU, saying it is Dawn's
+        choice = select_backend("auto")
+        assert choice.backend.name == "cpu" and choice.reason.startswith(via + "no hardware GPU: ")
+        assert "--backend dawn forces it" in choice.reason
+
+
 def test_auto_falls_back_when_wgpu_is_missing(monkeypatch):
     monkeypatch.setitem(sys.modules, "wgpu", None)  # `import wgpu` now raises ImportError
+    monkeypatch.setitem(sys.modules, "wgpudawn", None)  # and so does `import wgpudawn`
     choice = select_backend("auto", config(8, 2))
     assert choice.backend.name == "cpu"
     assert "wgpu package is not installed" in choice.reason and choice.reason.endswith(CPU_FALLBACK)
     with pytest.raises(BackendUnavailable, match="wgpu package is not installed"):
         select_backend("wgpu")
+    with pytest.raises(BackendUnavailable, match=r"wgpudawn package is not installed .*whirgpu\[dawn\]"):
+        select_backend("dawn")
 
 
 def test_auto_falls_back_when_no_adapter(monkeypatch):
     import whirgpu.runtime.wgpu_rt as wgpu_rt
 
-    def none_found():
+    def none_found(impl="wgpu"):
         raise BackendUnavailable("no Vulkan, Metal or D3D12 adapter found (test)")
 
     monkeypatch.setattr(wgpu_rt, "choose_adapter", none_found)
@@ -196,22 +256,30 @@ def test_unknown_name():
 
 # ---- the device report -----------------------------------------------------------------------------------------
 
-def _wgpu_rows(report: dict) -> list[dict]:
-    return [entry for entry in report["adapters"] if entry["api"] != "Metal (MSL)"]
+def _rows(report: dict, runtime: str = "wgpu") -> list[dict]:
+    return [entry for entry in report["adapters"] if entry["runtime"] == runtime]
 
 
-def test_report_lists_what_wgpu_enumerates():
+@pytest.mark.parametrize("impl,module", [("wgpu", "wgpu"), ("dawn", "wgpudawn")])
+def test_report_lists_what_each_implementation_enumerates(impl, module):
+    import importlib
+
     report = gather()
-    report["adapters"] = _wgpu_rows(report)
+    runtimes = [e["runtime"] for e in report["adapters"] if e["api"] != "Metal (MSL)"]
+    assert runtimes == ["wgpu"] * runtimes.count("wgpu") + ["dawn"] * runtimes.count("dawn")  # wgpu's, then Dawn's
+    report["adapters"] = _rows(report, impl)
     try:
-        import wgpu
+        webgpu = importlib.import_module(module)
     except ImportError:
-        assert report["adapters"] == [] and report["wgpu_error"]
+        assert report["adapters"] == [] and report[f"{impl}_error"]
         return
-    enumerated = wgpu.gpu.enumerate_adapters_sync()
+    enumerated = webgpu.gpu.enumerate_adapters_sync()
     assert [a["name"] for a in report["adapters"]] == [a.summary for a in enumerated]
     for entry, adapter in zip(report["adapters"], enumerated):
         features = set(adapter.features)
+        if impl == "dawn":
+            assert "shader-int64" not in features and entry["mul"] == "emulated"
+            features = {"subgroup" if f == "subgroups" else f for f in features}  # reported as wgpu names it
         assert entry["api"] == adapter.info["backend_type"]
         assert entry["device_type"] == adapter.info["adapter_type"]
         assert entry["used"] == (entry["api"] in ("Vulkan", "Metal", "D3D12"))
@@ -222,7 +290,7 @@ def test_report_lists_what_wgpu_enumerates():
         assert set(entry["limits"]) == set(LIMIT_KEYS)
         assert entry["features"] == {f: f in features for f in INTERESTING_FEATURES}
         assert entry["mul"] == ("u64" if "shader-int64" in features else "emulated")
-    found, _ = _adapter_or_none()
+    found, _ = _adapter_or_none(impl)
     selected = [a["name"] for a in report["adapters"] if a["selected"]]
     assert selected == ([found.summary] if found is not None else [])
 
@@ -237,7 +305,13 @@ def test_report_says_what_auto_picks():
 def test_report_without_wgpu(monkeypatch):
     monkeypatch.setitem(sys.modules, "wgpu", None)
     report = gather()
-    assert _wgpu_rows(report) == [] and "wgpu package is not installed" in report["wgpu_error"]
+    assert _rows(report) == [] and "wgpu package is not installed" in report["wgpu_error"]
+    if report["dawn_error"] is None:  # Dawn lists its adapters all the same, and auto turns to it
+        assert report["auto"]["reason"].startswith("Dawn (wgpu is not installed, wgpudawn is): ")
+    monkeypatch.setitem(sys.modules, "wgpudawn", None)
+    report = gather()
+    assert _rows(report) == _rows(report, "dawn") == []
+    assert "wgpudawn package is not installed" in report["dawn_error"]
     assert report["auto"]["backend"] == "cpu" and "not installed" in report["auto"]["reason"]
 
 

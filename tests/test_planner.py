@@ -127,9 +127,10 @@ def test_apple_threshold():
     assert plan_device(config(t - 1, 4), limits).decision == "cpu"
 
 
-@pytest.mark.parametrize("api,backend", [("Vulkan", "wgpu"), ("MSL-CPU", "msl-cpu")])
-def test_software_never(api, backend):
-    limits = gpu("CPU", api=api, name="llvmpipe")
+@pytest.mark.parametrize("api,runtime,backend", [("Vulkan", "", "wgpu"), ("Vulkan", "wgpu", "wgpu"),
+                                                 ("Vulkan", "dawn", "dawn"), ("MSL-CPU", "", "msl-cpu")])
+def test_software_never(api, runtime, backend):
+    limits = gpu("CPU", api=api, name="llvmpipe", runtime=runtime)
     plan = plan_device(config(20, 4), limits)
     assert plan.device_class == "software" and plan.fits and not plan.expected_faster and plan.decision == "cpu"
     assert plan.reason.startswith("llvmpipe ") and f"--backend {backend} forces it" in plan.reason
@@ -220,6 +221,9 @@ def test_unknown_budget():
     assert plan.budget is None
     assert plan.budget_source == "unknown: wgpu does not report device memory; set WHIRGPU_MAX_GPU_BYTES"
     assert "budget unknown" in plan.reason
+    dawn = plan_device(config(DISCRETE.min_variables, 4), gpu(runtime="dawn"))
+    assert dawn.budget_source == "unknown: Dawn does not report device memory; set WHIRGPU_MAX_GPU_BYTES"
+    assert dawn.memory.peak_bytes == plan.memory.peak_bytes  # the same runtime code, the same buffers
 
 
 def test_over_max_gpu_bytes(monkeypatch):
@@ -276,8 +280,8 @@ def _fake_wgpu(monkeypatch, limits: DeviceLimits):
     """auto sees one adapter with ``limits``; opening it fails the test (auto must decide first)."""
     import whirgpu.runtime.wgpu_rt as wgpu_rt
 
-    monkeypatch.setattr(wgpu_rt, "choose_adapter", lambda: _Adapter())
-    monkeypatch.setattr(wgpu_rt, "adapter_limits", lambda adapter: limits)
+    monkeypatch.setattr(wgpu_rt, "choose_adapter", lambda impl="wgpu": _Adapter())
+    monkeypatch.setattr(wgpu_rt, "adapter_limits", lambda adapter, impl=None: limits)
 
     def no_device(*args, **kwargs):
         raise AssertionError("auto opened the device for a proof it gives to the CPU")
@@ -338,7 +342,7 @@ def _spy_factory(monkeypatch, spy):
     monkeypatch.setattr(backends, "_runtime", lambda name: spy)
 
 
-@pytest.mark.parametrize("name", ["wgpu", "metal", "msl-cpu"])
+@pytest.mark.parametrize("name", ["wgpu", "dawn", "metal", "msl-cpu"])
 def test_explicit_refuses_a_hard_limit_before_allocating(name, monkeypatch):
     cfg = config(14, 2)
     limits = replace(exact_limits(cfg), name="Test GPU")
@@ -382,7 +386,16 @@ def _wgpu():
         pytest.skip(f"wgpu unavailable: {exc}")
 
 
-@pytest.mark.parametrize("name,opener", [("msl-cpu", _msl_cpu), ("wgpu", _wgpu)])
+def _dawn():
+    try:
+        from whirgpu.runtime.wgpu_rt import DawnRuntime
+
+        return DawnRuntime()
+    except BackendUnavailable as exc:
+        pytest.skip(f"dawn unavailable: {exc}")
+
+
+@pytest.mark.parametrize("name,opener", [("msl-cpu", _msl_cpu), ("wgpu", _wgpu), ("dawn", _dawn)])
 def test_explicit_refuses_over_max_gpu_bytes_before_allocating(name, opener, monkeypatch):
     runtime = opener()
     spy = _SpyRuntime(runtime.limits(), runtime)

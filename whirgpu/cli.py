@@ -96,7 +96,9 @@ def _build_parser() -> argparse.ArgumentParser:
                         help="parameters, polynomial and points from a file in the golden format")
     p.add_argument("--backend", default="auto", choices=BACKEND_NAMES,
                    help="compute backend (default auto: the GPU when the proof fits it and it is expected to beat "
-                        "the numpy reference at this size (whirgpu devices --plan shows why), else the numpy reference; wgpu forces the wgpu backend, even on a software adapter; metal runs "
+                        "the numpy reference at this size (whirgpu devices --plan shows why), else the numpy "
+                        "reference; wgpu forces the WGSL kernels through wgpu-native, even on a software adapter; "
+                        "dawn runs them through Dawn (pip install 'whirgpu[dawn]'; emulated multiply); metal runs "
                         "the hand-written MSL kernels (macOS); msl-cpu runs them on the CPU, for verification)")
     _add_storage_flag(p)
     p.add_argument("--format", default="binary", choices=("binary", "whir-p3-json"),
@@ -105,9 +107,9 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print a JSON summary instead of text")
 
     p = sub.add_parser("devices", help="list the compute devices and what --backend auto would pick",
-                       description="List every adapter wgpu enumerates (API, type, limits, features, the multiply "
-                                   "variant WHIRGPU_MUL=auto chooses), the numpy reference, and what --backend "
-                                   "auto would pick and why.")
+                       description="List every adapter wgpu-native enumerates, then every one Dawn enumerates "
+                                   "(API, type, limits, features, the multiply variant WHIRGPU_MUL=auto chooses), "
+                                   "the numpy reference, and what --backend auto would pick and why.")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--plan", metavar="N:F:R",
                    help="plan a configuration (2^N values, fold F, rate R; security 100, pow 16, capacity bound) on "
@@ -145,6 +147,7 @@ def _format_size(n: int) -> str:
     return str(n)
 
 
+IMPLEMENTATIONS = {"wgpu": "wgpu-native", "dawn": "Dawn"}  # the WebGPU implementations, by backend name
 LIMIT_LABELS = {
     "max_buffer_size": "max buffer",
     "max_storage_binding_size": "max storage binding",
@@ -159,8 +162,10 @@ def _format_device(label: str, entry: dict) -> list[str]:
     if entry["note"]:
         head += f"  [{entry['note']}]"
     if entry["selected"]:
-        head += "  [--backend wgpu opens this one]"
+        head += f"  [--backend {entry['runtime']} opens this one]"
     rows = [("api", entry["api"]), ("type", entry["device_type"])]
+    if entry["runtime"] in IMPLEMENTATIONS:
+        rows.insert(0, ("implementation", f"{IMPLEMENTATIONS[entry['runtime']]} (--backend {entry['runtime']})"))
     for key, name in LIMIT_LABELS.items():
         value = entry["limits"][key]
         rows.append((name, "no limit" if value >= 1 << 62 else "-" if value == 0 else
@@ -187,12 +192,17 @@ def _cmd_devices(args) -> int:
         print(json.dumps(report, indent=2))
         return 0
     lines = []
-    if report["wgpu_error"]:
-        lines.append(f"wgpu: {report['wgpu_error']}")
-    elif not report["adapters"]:
-        lines.append("wgpu: no adapters")
+    for runtime in IMPLEMENTATIONS:  # each implementation's problem (or lack of adapters) heads its own rows
+        if report[f"{runtime}_error"]:
+            lines.append(f"{runtime}: {report[f'{runtime}_error']}")
+        elif not any(entry["runtime"] == runtime for entry in report["adapters"]):
+            lines.append(f"{runtime}: no adapters")
+        for i, entry in enumerate(report["adapters"]):
+            if entry["runtime"] == runtime:
+                lines.extend(_format_device(f"[{i}]", entry))
     for i, entry in enumerate(report["adapters"]):
-        lines.extend(_format_device(f"[{i}]", entry))
+        if entry["runtime"] not in IMPLEMENTATIONS:
+            lines.extend(_format_device(f"[{i}]", entry))
     lines.extend(_format_device("[cpu]", report["cpu"]))
     msl_cpu = report["msl_cpu"]
     lines.append(f"[msl-cpu] {msl_cpu['name']}  [verification backend: --backend msl-cpu]" if msl_cpu["available"]

@@ -1,28 +1,31 @@
-"""What ``whirgpu devices`` reports: every adapter wgpu enumerates, the CPU reference, and what ``auto`` would pick.
+"""What ``whirgpu devices`` reports: every adapter each WebGPU implementation (wgpu-native, then Dawn)
+enumerates, the CPU reference, and what ``auto`` would pick.
 
 ``gather()`` returns one JSON-ready dict; the CLI only formats it:
 
-- ``adapters``: one entry per adapter wgpu enumerates, in wgpu's order, OpenGL ones included. Each has ``name``
-  (wgpu's summary), ``api`` (backend_type), ``device_type`` (adapter_type), ``used`` (False for APIs the wgpu
-  backend never opens), ``note`` ("", why it is not used, or that auto skips a software rasteriser),
-  ``selected`` (the adapter ``--backend wgpu`` would open), ``limits`` (``LIMIT_KEYS``, in bytes or counts),
-  ``features`` ({name: bool} for ``INTERESTING_FEATURES``), ``all_features`` (sorted) and ``mul`` (the multiply
-  ``WHIRGPU_MUL=auto`` chooses: u64 iff shader-int64) and ``storage`` (what the shared and private storage
-  modes mean there; "" for an unused adapter).
-  On macOS the Metal device follows the wgpu adapters as one more entry (``api`` "Metal (MSL)", ``used`` True,
-  ``mul`` the multiply WHIRGPU_MSL_MUL picks; when Metal cannot be opened, ``used`` is False and ``note`` says
-  why); elsewhere there is no such entry.
+- ``adapters``: one entry per adapter wgpu enumerates, in wgpu's order, OpenGL ones included, then one per
+  adapter Dawn enumerates (``wgpudawn``), in Dawn's order. Each has ``runtime`` ("wgpu" or "dawn": the backend
+  that opens it), ``name`` (the summary), ``api`` (backend_type), ``device_type`` (adapter_type), ``used``
+  (False for APIs the backend never opens), ``note`` ("", why it is not used, or that auto skips a software
+  rasteriser), ``selected`` (the adapter ``--backend <runtime>`` would open), ``limits`` (``LIMIT_KEYS``, in
+  bytes or counts), ``features`` ({name: bool} for ``INTERESTING_FEATURES``, under wgpu-native's names: Dawn's
+  ``subgroups`` counts as ``subgroup``), ``all_features`` (sorted, as the implementation spells them) and
+  ``mul`` (the multiply ``WHIRGPU_MUL=auto`` chooses: u64 iff shader-int64, which Dawn never has) and
+  ``storage`` (what the shared and private storage modes mean there; "" for an unused adapter).
+  On macOS the Metal device follows the WebGPU adapters as one more entry (``runtime`` "metal", ``api``
+  "Metal (MSL)", ``used`` True, ``mul`` the multiply WHIRGPU_MSL_MUL picks; when Metal cannot be opened,
+  ``used`` is False and ``note`` says why); elsewhere there is no such entry.
 - ``cpu``: the numpy reference, with the same keys as an adapter.
 - ``msl_cpu``: ``{"available": bool, "name": the runtime's description or "msl-cpu", "note": why not}`` for the
   verification backend that runs the MSL kernels on the CPU (it needs a C++ compiler).
-- ``wgpu_error``: None, or why no adapter could be listed (package missing, driver stack broken).
+- ``wgpu_error`` / ``dawn_error``: None, or why no wgpu / Dawn adapter could be listed (package missing, driver
+  stack broken).
 - ``auto``: ``{"backend": name or None, "reason": one line}``; backend is None when ``auto`` itself fails
   (e.g. a bad ``WHIRGPU_BACKEND``).
 """
 
 from __future__ import annotations
 
-import os
 import sys
 
 from .errors import BackendUnavailable, WhirGpuError
@@ -38,8 +41,8 @@ LIMIT_KEYS = {
 }
 
 
-def _adapter_entry(adapter, selected_key) -> dict:
-    from .runtime.wgpu_rt import NATIVE_APIS, storage_summary  # noqa: PLC0415
+def _adapter_entry(adapter, selected_key, impl: str = "wgpu") -> dict:
+    from .runtime.wgpu_rt import NATIVE_APIS, feature_name, storage_summary  # noqa: PLC0415
 
     info = adapter.info
     api = info.get("backend_type", "?")
@@ -48,6 +51,7 @@ def _adapter_entry(adapter, selected_key) -> dict:
     software = info.get("adapter_type") == "CPU"
     note = f"not used ({api})" if not used else "software rasteriser: auto skips it" if software else ""
     return {
+        "runtime": impl,
         "name": adapter.summary,
         "api": api,
         "device_type": info.get("adapter_type", "?"),
@@ -55,7 +59,7 @@ def _adapter_entry(adapter, selected_key) -> dict:
         "note": note,
         "selected": used and (adapter.summary, api) == selected_key,
         "limits": {key: int(adapter.limits[wgpu_key]) for key, wgpu_key in LIMIT_KEYS.items()},
-        "features": {name: name in features for name in INTERESTING_FEATURES},
+        "features": {name: feature_name(features, name) is not None for name in INTERESTING_FEATURES},
         "all_features": sorted(features),
         "mul": "u64" if "shader-int64" in features else "emulated",
         "storage": storage_summary(adapter) if used else "",
@@ -67,6 +71,7 @@ def _cpu_entry() -> dict:
 
     limits = CpuBackend().limits()
     return {
+        "runtime": "cpu",
         "name": limits.name,
         "api": limits.api,
         "device_type": limits.device_type,
@@ -81,24 +86,21 @@ def _cpu_entry() -> dict:
     }
 
 
-def list_wgpu_adapters() -> tuple[list[dict], str | None]:
-    """(entries, error): every adapter wgpu enumerates, or no entries and the reason none could be listed."""
-    from .runtime.wgpu_rt import _import_wgpu, choose_adapter  # noqa: PLC0415
+def list_webgpu_adapters(impl: str = "wgpu") -> tuple[list[dict], str | None]:
+    """(entries, error): every adapter the WebGPU implementation ``impl`` (wgpu or dawn) enumerates, or no entries
+    and the reason none could be listed."""
+    from .runtime.wgpu_rt import choose_adapter, enumerate_adapters  # noqa: PLC0415
 
     try:
-        wgpu = _import_wgpu()
-        os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")  # as the runtime does: wgpu-native warns without it
-        adapters = wgpu.gpu.enumerate_adapters_sync()
+        adapters = enumerate_adapters(impl)
     except BackendUnavailable as exc:
         return [], str(exc)
-    except Exception as exc:  # noqa: BLE001 - a broken driver stack is reported, not a crash
-        return [], f"wgpu could not enumerate adapters: {exc}"
     try:
-        chosen = choose_adapter()
+        chosen = choose_adapter(impl)
         selected_key = (chosen.summary, chosen.info.get("backend_type"))
     except BackendUnavailable:
         selected_key = None
-    return [_adapter_entry(a, selected_key) for a in adapters], None
+    return [_adapter_entry(a, selected_key, impl) for a in adapters], None
 
 
 def list_metal() -> list[dict]:
@@ -111,6 +113,7 @@ def list_metal() -> list[dict]:
     summary, why = metal_device_summary()
     limits = (summary or {}).get("limits", {})
     return [{
+        "runtime": "metal",
         "name": summary["name"] if summary else "Metal",
         "api": "Metal (MSL)",
         "device_type": limits.get("device_type", "?"),
@@ -138,12 +141,13 @@ def gather() -> dict:
     """Everything ``whirgpu devices`` shows (see the module docstring for the keys)."""
     from .backends import select_backend  # noqa: PLC0415
 
-    adapters, error = list_wgpu_adapters()
-    adapters = adapters + list_metal()
+    adapters, error = list_webgpu_adapters("wgpu")
+    dawn_adapters, dawn_error = list_webgpu_adapters("dawn")
+    adapters = adapters + dawn_adapters + list_metal()
     try:
         choice = select_backend("auto")
         auto = {"backend": choice.backend.name, "reason": choice.reason}
     except WhirGpuError as exc:
         auto = {"backend": None, "reason": str(exc)}
-    return {"adapters": adapters, "wgpu_error": error, "cpu": _cpu_entry(), "msl_cpu": msl_cpu_entry(),
-            "auto": auto}
+    return {"adapters": adapters, "wgpu_error": error, "dawn_error": dawn_error, "cpu": _cpu_entry(),
+            "msl_cpu": msl_cpu_entry(), "auto": auto}

@@ -47,7 +47,8 @@ class Threshold:
 # n = 16 and n = 20; warm, the GPU won at every size measured (n >= 2). Integrated and Apple GPUs were not
 # measured: they take the discrete threshold until they are. A software device (lavapipe, llvmpipe, msl-cpu)
 # never: it competes with the numpy reference for the same cores, and on the 2-core dev VM a first lavapipe
-# proof was slower (1.5 s against 0.6 s at n = 12, 2.0 s against 1.1 s at n = 16).
+# proof was slower (1.5 s against 0.6 s at n = 12, 2.0 s against 1.1 s at n = 16). The figures are wgpu-native's;
+# Dawn (which auto uses only when wgpu is not installed) takes them until it is measured.
 _H100 = "measured on an NVIDIA H100 for a first proof, docs/PERFORMANCE.md"
 _ASSUMED = "not measured on this class: the discrete GPU figure"
 GPU_MIN_VARIABLES: dict[str, Threshold] = {
@@ -162,7 +163,8 @@ class DevicePlan:
 
 
 def _forced_by(limits: DeviceLimits) -> str:
-    return {"metal": "metal", "msl-cpu": "msl-cpu"}.get(runtime_kind(limits) or "", "wgpu")
+    """The backend name that runs on the device with ``limits`` (wgpu or dawn for a WebGPU adapter)."""
+    return {"metal": "metal", "msl-cpu": "msl-cpu"}.get(runtime_kind(limits) or "", limits.runtime or "wgpu")
 
 
 def software_reason(limits: DeviceLimits) -> str:
@@ -175,7 +177,8 @@ def software_reason(limits: DeviceLimits) -> str:
 def _unknown_budget(limits: DeviceLimits) -> str:
     kind = runtime_kind(limits)
     if kind == "wgpu":
-        return f"unknown: wgpu does not report device memory; set {MAX_GPU_BYTES_ENV}"
+        who = "Dawn" if limits.runtime == "dawn" else "wgpu"
+        return f"unknown: {who} does not report device memory; set {MAX_GPU_BYTES_ENV}"
     if kind == "msl-cpu":
         return f"unknown: msl-cpu buffers are host memory; set {MAX_GPU_BYTES_ENV}"
     return f"unknown: {limits.name} reports no recommended working set; set {MAX_GPU_BYTES_ENV}"
@@ -233,7 +236,7 @@ def plan_device(config: WhirConfig, limits: DeviceLimits, policy: str | None = N
 @dataclass
 class PlanTarget:
     """A device ``whirgpu devices --plan`` plans for: the backend name that runs on it, its limits (None when
-    it cannot be opened, with ``note`` saying why) and whether ``--backend wgpu`` would open it."""
+    it cannot be opened, with ``note`` saying why) and whether ``--backend <backend>`` would open it."""
 
     backend: str
     limits: DeviceLimits | None
@@ -241,26 +244,29 @@ class PlanTarget:
     selected: bool = False
 
 
-def plan_targets() -> list[PlanTarget]:
-    """Every wgpu adapter the wgpu backend could open (best first), the Metal device on macOS, and msl-cpu;
-    read without opening any device where possible."""
-    targets: list[PlanTarget] = []
-    try:
-        from .runtime.wgpu_rt import adapter_limits, choose_adapter, list_adapters  # noqa: PLC0415
+def _webgpu_targets(impl: str) -> list[PlanTarget]:
+    """Every adapter the ``impl`` backend (wgpu or dawn) could open, best first, or one entry saying why none."""
+    from .runtime import wgpu_rt  # noqa: PLC0415
 
-        adapters = list_adapters()
+    try:
+        adapters = wgpu_rt.list_adapters(impl)
         try:
-            chosen = choose_adapter()
+            chosen = wgpu_rt.choose_adapter(impl)
             chosen_key = (chosen.summary, chosen.info.get("backend_type"))
         except BackendUnavailable:
             chosen_key = None
         if not adapters:
-            targets.append(PlanTarget("wgpu", None, "no Vulkan, Metal or D3D12 adapter found"))
-        for adapter in adapters:
-            selected = (adapter.summary, adapter.info.get("backend_type")) == chosen_key
-            targets.append(PlanTarget("wgpu", adapter_limits(adapter), "", selected))
+            return [PlanTarget(impl, None, f"{wgpu_rt.IMPLS[impl].label} found no Vulkan, Metal or D3D12 adapter")]
+        return [PlanTarget(impl, wgpu_rt.adapter_limits(adapter, impl), "",
+                           (adapter.summary, adapter.info.get("backend_type")) == chosen_key) for adapter in adapters]
     except BackendUnavailable as exc:
-        targets.append(PlanTarget("wgpu", None, str(exc)))
+        return [PlanTarget(impl, None, str(exc))]
+
+
+def plan_targets() -> list[PlanTarget]:
+    """Every adapter the wgpu backend could open (best first), then every one the dawn backend could, the Metal
+    device on macOS, and msl-cpu; read without opening any device where possible."""
+    targets = _webgpu_targets("wgpu") + _webgpu_targets("dawn")
     if sys.platform == "darwin":
         from .runtime.metal_rt import metal_device_summary  # noqa: PLC0415
 
@@ -362,7 +368,7 @@ def run_plan_command(point: str, storage: str | None, as_json: bool) -> int:
             continue
         head = f"[{target.backend}] {plan.limits.name}  [class {plan.device_class}]"
         if target.selected:
-            head += "  [--backend wgpu opens this one]"
+            head += f"  [--backend {target.backend} opens this one]"
         lines.append(head)
         lines.extend(_plan_lines(plan))
     lines.append(f"auto would pick: {auto['backend']} — {auto['reason']}" if auto["backend"]

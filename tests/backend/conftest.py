@@ -9,9 +9,9 @@ import pytest
 
 from whirgpu.errors import BackendUnavailable
 
-# (runtime name, multiply variant): WGSL through wgpu with both multiplies, and the MSL twins on the CPU with
-# Metal's native mulhi
-RUNTIMES = [("wgpu", "emulated"), ("wgpu", "u64"), ("msl-cpu", "mulhi")]
+# (runtime name, multiply variant): WGSL through wgpu-native with both multiplies, through Dawn with the emulated
+# one (Dawn has no shader-int64), and the MSL twins on the CPU with Metal's native mulhi
+RUNTIMES = [("wgpu", "emulated"), ("wgpu", "u64"), ("dawn", "emulated"), ("msl-cpu", "mulhi")]
 
 
 def _required(name: str) -> bool:
@@ -26,6 +26,10 @@ def open_runtime(name: str, mul: str, **limits):
             from whirgpu.runtime.wgpu_rt import WgpuRuntime
 
             return WgpuRuntime(mul=mul, **limits)
+        if name == "dawn":
+            from whirgpu.runtime.wgpu_rt import DawnRuntime
+
+            return DawnRuntime(mul=mul, **limits)
         if name == "msl-cpu":
             from whirgpu.runtime.msl_cpu_rt import MslCpuRuntime
 

@@ -1,7 +1,7 @@
 """GpuBackend primitives against CpuBackend (the numpy reference), word for word.
 
-Every primitive runs on both multiply variants (the ``gpu_runtime`` fixture, whose 2-D grid threshold is lowered
-to 7 workgroups), at sizes from one entry to several workgroups and grid-stride passes, on random and edge values
+Every primitive runs on every runtime (the ``gpu_runtime`` fixture: wgpu-native with both multiply variants, Dawn,
+msl-cpu; its 2-D grid threshold is lowered to 7 workgroups), at sizes from one entry to several workgroups and grid-stride passes, on random and edge values
 (0, 1, P - 1), and with the storage-binding limit lowered so that the windowed (split-binding) path runs.
 """
 

@@ -1,6 +1,6 @@
 """Whole proofs on the GPU backend: byte-identical to the CPU backend's over the configuration matrix (the
 round-trip suite's SUBSET by default, all 1314 configurations with --runslow), verified, and the golden
-reproductions, on every runtime (``gpu_runtime``: wgpu with both multiplies, and the MSL twins on msl-cpu), with
+reproductions, on every runtime (``gpu_runtime``: wgpu-native with both multiplies, Dawn, and the MSL twins on msl-cpu), with
 the 2-D grid threshold lowered, and a windowed (split-binding) slice."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The WGSL field library against the numpy reference, bit for bit, for both multiply variants."""
+"""The WGSL field library against the numpy reference, bit for bit, on every runtime (wgpu-native with both
+multiply variants, Dawn, msl-cpu)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""WGSL Merkle tree launch paths against the numpy reference, bit for bit, for both multiply variants: the
+"""WGSL Merkle tree launch paths against the numpy reference, bit for bit, on every runtime and multiply variant: the
 thread-per-parent and cooperative level kernels and the fused top levels (merkle_top), each below and above its
 threshold, with the fixture's lowered workgroup limit forcing 2-D grids (> 7 workgroups)."""
 

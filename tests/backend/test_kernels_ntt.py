@@ -1,5 +1,5 @@
 """Commit encoding on wgpu (transpose_pad, batched column NTT) against the numpy reference, word for word,
-for both multiply variants, with 2-D grids forced by the fixture."""
+on every runtime and multiply variant, with 2-D grids forced by the fixture."""
 
 from __future__ import annotations
 

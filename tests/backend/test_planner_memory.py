@@ -4,7 +4,8 @@ for during one proof (the backend's pool never frees) adds up to at most the pla
 round's capacity whatever the count of distinct indices, as the plan assumes, so the plan is exact on the tested
 grid (ratio 1.0); a long-lived backend proving one configuration again and again stays within it.
 
-The runtime's own buffers (wgpu's staging and launch-parameter buffers) are checked against the plan as well.
+The runtime's own buffers (wgpu's staging and launch-parameter buffers, the same on wgpu-native and Dawn) are
+checked against the plan as well.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from whirgpu.protocol.prover import WhirProver
 from .conftest import open_runtime
 
 SLACK = 1.2
-RUNTIMES = [("wgpu", "u64"), ("msl-cpu", "mulhi")]
+RUNTIMES = [("wgpu", "u64"), ("dawn", "emulated"), ("msl-cpu", "mulhi")]
 # (n, fold, rate, storage): several rounds (10:1:2: 3), none (10:4:3), a long final sumcheck (8:1:1: 6), the
 # widest ratio (8:1:1), and every storage policy (the pool keys on the mode: the policy changes what is recycled)
 CASES = [(8, 1, 1, "hybrid"), (10, 1, 2, "hybrid"), (10, 4, 3, "hybrid"), (10, 5, 1, "shared"), (8, 2, 2, "private")]
@@ -65,7 +66,7 @@ def test_the_plan_bounds_the_allocations(name, mul, monkeypatch):
         plan = plan_memory(cfg, runtime.limits(), storage)
         where = f"{n}:{k}:{r} {storage} on {name}: planned {plan.pool_bytes}, allocated {actual}"
         assert actual <= plan.pool_bytes <= SLACK * actual, where
-        if name == "wgpu":
+        if name in ("wgpu", "dawn"):
             planned = {need.name: need.nbytes for need in plan.needs if need.runtime}
             for buffer, size in _runtime_buffers(runtime).items():
                 assert size <= planned.get(buffer, 0), f"{where}: {buffer} holds {size} bytes"

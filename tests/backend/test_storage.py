@@ -300,23 +300,26 @@ def _has_map_read(runtime, buffer) -> bool:
     return bool(buffer.handle.usage & runtime.wgpu.BufferUsage.MAP_READ)
 
 
-def test_wgpu_zero_copy_is_used_where_the_adapter_offers_it(wgpu_adapter):
-    from whirgpu.runtime.wgpu_rt import ZERO_COPY_FEATURE, WgpuRuntime, storage_summary, zero_copy_support
+@pytest.mark.parametrize("impl", ["wgpu", "dawn"])
+def test_wgpu_zero_copy_is_used_where_the_adapter_offers_it(impl):
+    from whirgpu.runtime.wgpu_rt import ZERO_COPY_FEATURE, choose_adapter, storage_summary, zero_copy_support
 
-    available, why = zero_copy_support(wgpu_adapter)
-    unified = wgpu_adapter.info.get("adapter_type") in ("IntegratedGPU", "CPU")
-    assert available == (ZERO_COPY_FEATURE in wgpu_adapter.features and unified)
-    runtime = WgpuRuntime(mul="emulated")
+    make = type(open_runtime(impl, "emulated"))  # skips (or fails, when required) without the implementation
+    adapter = choose_adapter(impl)
+    available, why = zero_copy_support(adapter)
+    unified = adapter.info.get("adapter_type") in ("IntegratedGPU", "CPU")
+    assert available == (ZERO_COPY_FEATURE in adapter.features and unified)
+    runtime = make(mul="emulated")
     assert runtime.zero_copy_shared == available == runtime.limits().zero_copy_shared
     assert (ZERO_COPY_FEATURE in runtime.device.features) == available
     shared, private = runtime.alloc(64, SHARED), runtime.alloc(64, PRIVATE)
     assert _has_map_read(runtime, shared) == available and not _has_map_read(runtime, private)
     assert runtime.read_staged(shared) != available and runtime.read_staged(private)
-    summary = storage_summary(wgpu_adapter)
+    summary = storage_summary(adapter)
     assert ("zero-copy" in summary) == available and why in summary
     if not available:
         with pytest.raises(BackendUnavailable, match=ZERO_COPY_FEATURE):
-            WgpuRuntime(mul="emulated", zero_copy=True)
+            make(mul="emulated", zero_copy=True)
 
 
 def test_wgpu_mapped_reads_need_no_staging_buffer(wgpu_adapter):

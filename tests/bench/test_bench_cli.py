@@ -31,7 +31,7 @@ from whirgpu.errors import BackendUnavailable, ConfigError
 from whirgpu.field import P
 
 TINY = "8:2:1,10:4:1"
-ALL_BACKENDS = ["cpu", "wgpu:u64", "wgpu:emulated", "msl-cpu"]
+ALL_BACKENDS = ["cpu", "wgpu:u64", "wgpu:emulated", "dawn", "msl-cpu"]
 
 
 def one_line(text: str) -> str:
@@ -43,7 +43,7 @@ def one_line(text: str) -> str:
 def require(*names: str) -> None:
     """Skip (or fail, under WHIRGPU_REQUIRE) unless every named runtime opens here."""
     for name in names:
-        open_runtime(name, {"wgpu": "emulated", "msl-cpu": "mulhi"}[name])
+        open_runtime(name, {"wgpu": "emulated", "dawn": "emulated", "msl-cpu": "mulhi"}[name])
 
 
 def table_rows(out: str) -> dict[str, list[str]]:
@@ -108,6 +108,8 @@ def test_describe_names_a_software_adapter_once():
             return DeviceLimits("llvmpipe (LLVM 15) (CPU) via Vulkan", "Vulkan", "CPU", 1, 1)
 
     assert describe(Fake()) == "llvmpipe (LLVM 15) via Vulkan, software adapter, u64 multiply"
+    Fake.name, Fake.rt = "dawn", types.SimpleNamespace(mul="emulated")
+    assert describe(Fake()) == "llvmpipe (LLVM 15) via Vulkan, software adapter, emulated multiply"
     Fake.name, Fake.rt = "cpu", None
     Fake.limits = lambda self: DeviceLimits("numpy reference (2 CPU cores)", "numpy", "CPU", 1, 1)
     assert describe(Fake()) == "numpy reference (2 CPU cores)"
@@ -119,9 +121,9 @@ def test_describe_names_a_software_adapter_once():
 
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory):
-    """One real run: TINY on cpu, both WGSL multiplies and msl-cpu, 2 timed runs, with phases and JSON.
-    -> (exit code, stdout, the JSON document, its path)."""
-    require("wgpu", "msl-cpu")
+    """One real run: TINY on cpu, both WGSL multiplies on wgpu-native, Dawn and msl-cpu, 2 timed runs, with phases
+    and JSON. -> (exit code, stdout, the JSON document, its path)."""
+    require("wgpu", "dawn", "msl-cpu")
     path = tmp_path_factory.mktemp("bench") / "tiny.json"
     out = io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
@@ -140,6 +142,7 @@ def test_tiny_run_json(tiny_run):
     assert (doc["settings"]["runs"], doc["settings"]["warmup"], doc["settings"]["seed"]) == (2, 0, 1)
     assert list(doc["backends"]) == ALL_BACKENDS and doc["skipped"] == {} and doc["interrupted"] is False
     assert "software adapter" in doc["backends"]["wgpu:u64"]["device"] or "wgpu" not in doc["backends"]
+    assert doc["backends"]["dawn"]["device"].endswith("emulated multiply")
     results = doc["results"]
     assert [(r["point"], r["backend"]) for r in results] == [(p, b) for p in TINY.split(",") for b in ALL_BACKENDS]
     for r in results:
@@ -169,12 +172,13 @@ def test_tiny_run_table_matches_json(tiny_run):
     rows = table_rows(out)
     assert list(rows) == TINY.split(",")
     header = next(line for line in out.splitlines() if "cpu" in line and "wgpu:u64" in line)
-    assert header.index("cpu") < header.index("wgpu:u64") < header.index("wgpu:emulated") < header.index("msl-cpu")
+    assert header.index("cpu") < header.index("wgpu:u64") < header.index("wgpu:emulated") < header.index("dawn") \
+        < header.index("msl-cpu")
     for s in doc["summary"]:
         cells = rows[s["point"]]
         medians = [r["median_ms"] for r in doc["results"] if r["point"] == s["point"]]
-        assert cells[3:7] == [format_ms(m) for m in medians]
-        assert cells[7:] == [format_speedup(s["baseline_ms"] / s["best_ms"]), s["best"], "ok"]
+        assert cells[3:3 + len(ALL_BACKENDS)] == [format_ms(m) for m in medians]
+        assert cells[3 + len(ALL_BACKENDS):] == [format_speedup(s["baseline_ms"] / s["best_ms"]), s["best"], "ok"]
     assert "Per phase (ms)" in out
     for backend, entry in doc["backends"].items():
         assert f"{backend}: {entry['device']}" in out
@@ -184,7 +188,7 @@ def test_markdown_from_the_saved_run(tiny_run, capsys):
     _, out, doc, path = tiny_run
     code, md, _ = run(["bench", "--load", path, "--markdown"], capsys)
     assert code == 0
-    assert md.splitlines()[0] == "**whirgpu bench: 2 points x 4 backends**"
+    assert md.splitlines()[0] == f"**whirgpu bench: 2 points x {len(ALL_BACKENDS)} backends**"
     assert "| n | fold | rate | cpu ms | wgpu:u64 ms |" in md
     assert markdown_rows(md) == table_rows(out)
     assert "- cpu: numpy reference" in md
@@ -393,6 +397,9 @@ def test_kernels_dispatch_and_guard(monkeypatch, capsys):
     (["--backends", "gpu"], "unknown backend 'gpu'"),
     (["--backends", "wgpu:mulhi"], "'wgpu:mulhi': wgpu multiplies are"),
     (["--backends", "cpu:u64"], "the cpu backend has no multiply variants"),
+    (["--backends", "dawn:u64"], "'dawn:u64': Dawn has no shader-int64 (its WGSL has no u64), so it runs only the "
+                                 "emulated multiply: use dawn or dawn:emulated"),
+    (["--backends", "dawn:mulhi"], "'dawn:mulhi': dawn multiplies are emulated"),
     (["--json", "no/such/folder/r.json"], "--json no/such/folder/r.json: folder no/such/folder does not exist"),
     (["--load", "missing.json"], "cannot read missing.json"),
     (["--load", "x.json", "--runs", "2"], "--load renders saved results and runs nothing; drop --runs"),

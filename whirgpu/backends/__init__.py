@@ -1,17 +1,18 @@
 """Backend selection: ``select_backend(name, config)`` returns a ready backend and the one-line reason it was chosen.
 
-Names: ``cpu`` (the numpy reference, always available), ``wgpu`` (WGSL kernels through wgpu on the adapter
-``WHIRGPU_ADAPTER`` names, else the best one), ``metal`` (the hand-written MSL kernels through Metal, macOS
-only), ``msl-cpu`` (the same MSL kernels compiled as C++ and run on the CPU: a verification backend, slow) and
-``auto``. An explicitly named backend that cannot run raises. ``WHIRGPU_BACKEND`` overrides ``auto``.
+Names: ``cpu`` (the numpy reference, always available), ``wgpu`` (WGSL kernels through wgpu-native on the
+adapter ``WHIRGPU_ADAPTER`` names, else the best one), ``dawn`` (the same WGSL through Dawn, the ``wgpudawn``
+package, on the same choice of adapter), ``metal`` (the hand-written MSL kernels through Metal, macOS only),
+``msl-cpu`` (the same MSL kernels compiled as C++ and run on the CPU: a verification backend, slow) and ``auto``.
+An explicitly named backend that cannot run raises. ``WHIRGPU_BACKEND`` overrides ``auto``.
 
 Every name takes a storage policy (``STORAGE_POLICIES``: hybrid, shared, private; None: ``WHIRGPU_STORAGE``,
 else hybrid), validated for every backend and used by the GPU ones; the cpu backend ignores it (its reason line
 says so when one was asked for).
 
 Given a ``WhirConfig``, the device planner (``whirgpu.planner.plan_device``) decides on the runtime's limits
-BEFORE the backend allocates anything. ``auto`` takes the wgpu backend on the adapter the wgpu backend would
-open only when the proof fits it (hard limits, ``WHIRGPU_MAX_GPU_BYTES``, the recommended working set) AND the
+BEFORE the backend allocates anything. ``auto`` takes the wgpu backend (the dawn backend when wgpu-native is not
+installed and wgpudawn is) on the adapter that backend would open only when the proof fits it (hard limits, ``WHIRGPU_MAX_GPU_BYTES``, the recommended working set) AND the
 adapter's class is expected to beat the numpy reference at this size (``GPU_MIN_VARIABLES``; never for a
 software rasteriser such as lavapipe or llvmpipe); otherwise the CPU, with the planner's reason in one line. An
 explicitly requested GPU backend ignores the speed threshold and the working set, and raises
@@ -37,7 +38,8 @@ from .base import (
 )
 from .cpu import CpuBackend
 
-BACKEND_NAMES = ("auto", "cpu", "wgpu", "metal", "msl-cpu")
+BACKEND_NAMES = ("auto", "cpu", "wgpu", "dawn", "metal", "msl-cpu")
+GPU_BACKENDS = ("wgpu", "dawn", "metal", "msl-cpu")  # the names that run the kernels
 CPU_FALLBACK = "using the numpy reference"  # the end of every reason auto gives for choosing the CPU
 
 __all__ = [
@@ -86,6 +88,10 @@ def _runtime(name: str):
         from ..runtime.wgpu_rt import WgpuRuntime
 
         return WgpuRuntime()
+    if name == "dawn":
+        from ..runtime.wgpu_rt import DawnRuntime
+
+        return DawnRuntime()
     if name == "metal":
         from ..runtime.metal_rt import MetalRuntime
 
@@ -112,32 +118,50 @@ def _open_gpu(name: str, config, why: str, storage: str) -> BackendChoice:
     return BackendChoice(backend, f"{why}; {_describe(backend)}")
 
 
+def _auto_impl() -> tuple[str, str]:
+    """(the WebGPU implementation auto uses, what to say about it): wgpu-native, or Dawn when only wgpudawn is
+    installed."""
+    from ..runtime.wgpu_rt import import_webgpu  # noqa: PLC0415
+
+    try:
+        import_webgpu("wgpu")
+    except BackendUnavailable:
+        try:
+            import_webgpu("dawn")
+        except BackendUnavailable:
+            return "wgpu", ""  # neither: the error names the wgpu package
+        return "dawn", "Dawn (wgpu is not installed, wgpudawn is): "
+    return "wgpu", ""
+
+
 def _auto(config, storage: str) -> BackendChoice:
     from ..planner import device_class, max_gpu_bytes_from_env, plan_device, software_reason  # noqa: PLC0415
 
     max_gpu_bytes_from_env()
     try:
-        from ..runtime.wgpu_rt import WgpuRuntime, adapter_limits, choose_adapter  # noqa: PLC0415
+        from ..runtime import wgpu_rt  # noqa: PLC0415
 
-        adapter = choose_adapter()
-        limits = adapter_limits(adapter)  # decide before opening a device
+        impl, via = _auto_impl()
+        adapter = wgpu_rt.choose_adapter(impl)
+        limits = wgpu_rt.adapter_limits(adapter, impl)  # decide before opening a device
         wanted = os.environ.get("WHIRGPU_ADAPTER")
-        which = f"WHIRGPU_ADAPTER={wanted!r}: " if wanted else "no hardware GPU: "
+        which = via + (f"WHIRGPU_ADAPTER={wanted!r}: " if wanted else "no hardware GPU: ")
         if config is None:
             if device_class(limits) == "software":
                 return BackendChoice(CpuBackend(), which + software_reason(limits))
         else:
             plan = plan_device(config, limits, storage)
             if plan.decision != "gpu":
-                prefix = which if plan.device_class == "software" and not plan.problems else ""
+                prefix = which if plan.device_class == "software" and not plan.problems else via
                 return BackendChoice(CpuBackend(), prefix + plan.reason)
         from .gpu import GpuBackend  # noqa: PLC0415
 
-        backend = GpuBackend(WgpuRuntime(), storage=storage)
+        runtime = wgpu_rt.DawnRuntime() if impl == "dawn" else wgpu_rt.WgpuRuntime()
+        backend = GpuBackend(runtime, storage=storage)
     except BackendUnavailable as exc:
         return BackendChoice(CpuBackend(), f"{exc}; {CPU_FALLBACK}")
     fits = plan.reason if config is not None else "no configuration to check"
-    return BackendChoice(backend, f"GPU found: {_describe(backend)}; {fits}")
+    return BackendChoice(backend, f"{via}GPU found: {_describe(backend)}; {fits}")
 
 
 def _storage_ignored(choice: BackendChoice, storage: str, explicit: str | None) -> BackendChoice:
@@ -149,7 +173,7 @@ def _storage_ignored(choice: BackendChoice, storage: str, explicit: str | None) 
 
 def select_backend(name: str | Backend = "auto", config=None, storage: str | None = None) -> BackendChoice:
     """Resolve a backend name (or pass a ready ``Backend`` through). ``config`` (a ``WhirConfig``) lets ``auto``
-    check that the proof fits the device and an explicit ``wgpu`` refuse one that cannot run. ``storage`` is the
+    check that the proof fits the device and an explicit GPU backend refuse one that cannot run. ``storage`` is the
     GPU storage policy (None: ``WHIRGPU_STORAGE``, else hybrid); a bad name is a ConfigError naming the choices."""
     explicit = storage if storage is not None else os.environ.get(STORAGE_ENV) or None
     if isinstance(name, Backend):  # a ready backend keeps its own policy; an argument must agree with it
@@ -171,7 +195,7 @@ def _select(name: str, config, storage: str) -> BackendChoice:
     why = "requested" if requested == name else f"WHIRGPU_BACKEND={name}"
     if name == "cpu":
         return BackendChoice(CpuBackend(), why)
-    if name in ("wgpu", "metal", "msl-cpu"):
+    if name in GPU_BACKENDS:
         return _open_gpu(name, config, why, storage)
     if name == "auto":
         return _auto(config, storage)

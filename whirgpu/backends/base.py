@@ -112,6 +112,7 @@ class DeviceLimits:
     zero_copy_shared: bool = False  # SHARED buffers are memory the host maps directly (no staging copy)
     offset_alignment: int = 256  # bytes a binding window's offset must be a multiple of
     features: tuple[str, ...] = field(default_factory=tuple)
+    runtime: str = ""  # the runtime that reports them when it is not implied by ``api``: "wgpu" or "dawn"
 
 
 @dataclass

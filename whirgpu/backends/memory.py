@@ -150,7 +150,8 @@ def _groups(n_threads: int, size: int = WG) -> int:
 
 
 def runtime_kind(limits: DeviceLimits | None) -> str | None:
-    """Which runtime reports ``limits``: "wgpu", "metal", "msl-cpu", or None (the numpy reference, or none)."""
+    """Which runtime reports ``limits``: "wgpu" (either WebGPU implementation: wgpu-native and Dawn run the same
+    runtime code, so they hold the same buffers), "metal", "msl-cpu", or None (the numpy reference, or none)."""
     if limits is None or limits.api == "numpy":
         return None
     return {"Metal (MSL)": "metal", "MSL-CPU": "msl-cpu"}.get(limits.api, "wgpu")

@@ -1,10 +1,11 @@
 """Backend specs for benchmarks: ``NAME[:MUL]`` -> a ready backend, so one run can compare multiply variants.
 
-Specs: ``cpu`` (the numpy reference); ``wgpu``, ``wgpu:u64``, ``wgpu:emulated`` (WGSL through wgpu; bare
-``wgpu`` takes ``WHIRGPU_MUL``, else u64 when the adapter has shader-int64); ``metal``, ``metal:mulhi|u64|emulated``
+Specs: ``cpu`` (the numpy reference); ``wgpu``, ``wgpu:u64``, ``wgpu:emulated`` (WGSL through wgpu-native; bare
+``wgpu`` takes ``WHIRGPU_MUL``, else u64 when the adapter has shader-int64); ``dawn``, ``dawn:emulated`` (the same
+WGSL through Dawn, which has no shader-int64: ``dawn:u64`` is refused); ``metal``, ``metal:mulhi|u64|emulated``
 (MSL through Metal, macOS); ``msl-cpu``, ``msl-cpu:mulhi|u64|emulated`` (the MSL kernels on the CPU: slow, a
-verification backend). Unlike ``--backend auto``, a benchmark opens a software wgpu adapter (lavapipe) too: it is
-labelled as such in the device description.
+verification backend). Unlike ``--backend auto``, a benchmark opens a software WebGPU adapter (lavapipe) too: it
+is labelled as such in the device description.
 """
 
 from __future__ import annotations
@@ -15,13 +16,14 @@ from dataclasses import dataclass
 from ..backends import Backend, CpuBackend
 from ..errors import BackendUnavailable, ConfigError
 
-RUNTIMES = ("wgpu", "metal", "msl-cpu")
+RUNTIMES = ("wgpu", "dawn", "metal", "msl-cpu")
+WEBGPU = ("wgpu", "dawn")  # the WGSL runtimes
 SPEC_NAMES = ("cpu",) + RUNTIMES
 
 
 @dataclass(frozen=True)
 class BackendSpec:
-    """``name`` (cpu / wgpu / metal / msl-cpu) and the multiply variant ``mul`` (None: the runtime's default)."""
+    """``name`` (cpu / wgpu / dawn / metal / msl-cpu) and the multiply variant ``mul`` (None: the runtime's default)."""
 
     name: str
     mul: str | None = None
@@ -36,6 +38,8 @@ class BackendSpec:
 
 
 def _mul_variants(name: str) -> tuple[str, ...]:
+    if name == "dawn":
+        return ("emulated",)  # Dawn offers no shader-int64
     if name == "wgpu":
         from ..runtime.wgpu_rt import MUL_VARIANTS  # noqa: PLC0415
     elif name == "metal":
@@ -55,6 +59,9 @@ def parse_spec(text: str) -> BackendSpec:
         return BackendSpec(name)
     if name == "cpu":
         raise ConfigError(f"{text.strip()!r}: the cpu backend has no multiply variants")
+    if name == "dawn" and mul == "u64":
+        raise ConfigError(f"{text.strip()!r}: Dawn has no shader-int64 (its WGSL has no u64), so it runs only the "
+                          "emulated multiply: use dawn or dawn:emulated")
     variants = _mul_variants(name)
     if mul not in variants:
         raise ConfigError(f"{text.strip()!r}: {name} multiplies are {', '.join(variants)}")
@@ -83,6 +90,10 @@ def open_runtime(spec: BackendSpec):
         from ..runtime.wgpu_rt import WgpuRuntime  # noqa: PLC0415
 
         return WgpuRuntime(mul=spec.mul)
+    if spec.name == "dawn":
+        from ..runtime.wgpu_rt import DawnRuntime  # noqa: PLC0415
+
+        return DawnRuntime(mul=spec.mul)
     if spec.name == "metal":
         from ..runtime.metal_rt import MetalRuntime  # noqa: PLC0415
 
@@ -110,8 +121,8 @@ def describe(backend: Backend) -> str:
     limits = backend.limits()
     name, kind = limits.name, limits.device_type
     parts = []
-    if backend.name == "wgpu" and kind == "CPU":
-        # wgpu's adapter summary already says "(CPU)", which reads as if the numpy reference ran
+    if backend.name in WEBGPU and kind == "CPU":
+        # the adapter summary already says "(CPU)", which reads as if the numpy reference ran
         parts += [name.replace(f" ({kind})", ""), "software adapter"]
     elif kind and kind.lower() not in name.lower():
         parts.append(f"{name} [{kind}]")

@@ -39,8 +39,8 @@ def add_bench_parser(sub) -> None:
                           "the published WHIR-on-Metal grid, n = 20-24) or N:F:R,... (2^N values, fold F, log2 "
                           "inverse rate R). Default: default")
     run.add_argument("--backends", metavar="LIST",
-                     help="comma-separated NAME[:MUL] specs: cpu, wgpu, wgpu:u64, wgpu:emulated, metal[:MUL], "
-                          "msl-cpu[:MUL] (MUL: mulhi, u64, emulated). Default: "
+                     help="comma-separated NAME[:MUL] specs: cpu, wgpu, wgpu:u64, wgpu:emulated, dawn (Dawn: "
+                          "emulated multiply only), metal[:MUL], msl-cpu[:MUL] (MUL: mulhi, u64, emulated). Default: "
                           f"{','.join(str(s) for s in default_specs())}, skipping any that cannot run here; "
                           "a listed backend that cannot run is an error")
     run.add_argument("--runs", type=int, metavar="N", help="timed runs per point and backend (default 3)")

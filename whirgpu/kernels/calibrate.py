@@ -38,14 +38,14 @@ GROWTH = 4
 
 # What ``kernel_times`` measures on each runtime (metal_rt times whole command buffers; msl-cpu times each
 # launch on the host's clock, its CPU being the 'GPU').
-_TIMING = {"wgpu": "GPU timestamps per dispatch", "metal": "command-buffer GPU time",
+_TIMING = {"wgpu": "GPU timestamps per dispatch", "dawn": "GPU timestamps per dispatch", "metal": "command-buffer GPU time",
            "msl-cpu": "host wall time per launch, on the CPU"}
 
 
 def kernel_timing(rt: Runtime) -> str | None:
     """How ``rt.kernel_times`` times kernels, in words; None when the runtime cannot (a wgpu adapter without
     ``timestamp-query``)."""
-    if rt.name == "wgpu" and not rt.limits().has_timestamps:
+    if rt.name in ("wgpu", "dawn") and not rt.limits().has_timestamps:
         return None
     return _TIMING.get(rt.name)
 

@@ -1,7 +1,13 @@
-"""WGSL kernels through wgpu-py (Vulkan, Metal, D3D12; never the OpenGL adapter).
+"""WGSL kernels through wgpu-py's API (Vulkan, Metal, D3D12; never an OpenGL adapter), on either WebGPU
+implementation (``IMPLS``): ``wgpu`` (wgpu-native, naga; the ``wgpu`` package) or ``dawn`` (Dawn, Chrome's
+engine, Tint; the ``wgpudawn`` package, which has wgpu-py's API). ``WgpuRuntime`` drives the module its class's
+``name`` names (imported as itself: ``wgpudawn`` is never installed as ``wgpu``); ``DawnRuntime`` is that runtime
+on Dawn, overriding only what Dawn does differently. The module-level helpers take the implementation's name
+(default ``wgpu``).
 
 Environment: ``WHIRGPU_ADAPTER`` picks an adapter whose summary contains the given text;
-``WHIRGPU_MUL=emulated|u64|auto`` picks the BabyBear multiply (auto: u64 when the adapter has shader-int64).
+``WHIRGPU_MUL=emulated|u64|auto`` picks the BabyBear multiply (auto: u64 when the adapter has shader-int64, which
+Dawn never offers).
 
 Storage modes: PRIVATE buffers are plain ``STORAGE|COPY_SRC|COPY_DST`` buffers (on Metal, wgpu puts them in
 Private memory). SHARED buffers are host-mapped when the adapter offers ``mappable-primary-buffers`` and has
@@ -13,7 +19,13 @@ no such feature) SHARED falls back to a plain storage buffer and ``zero_copy_sha
 
 from __future__ import annotations
 
+import importlib
 import os
+import re
+import sys
+import tempfile
+from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -27,6 +39,9 @@ from .base import (PARAMS_WORDS, Batch, RtBuffer, Runtime, allocation_size, bind
 
 NATIVE_APIS = ("Vulkan", "Metal", "D3D12")
 WANTED_FEATURES = ("shader-int64", "subgroup", "timestamp-query")
+# A feature's spellings (canonical name first): wgpu-native says "subgroup", Dawn (and the WebGPU spec) "subgroups".
+# Limits and runtimes report canonical names; a device is asked for the adapter's own spelling.
+FEATURE_ALIASES = {"subgroup": ("subgroup", "subgroups")}
 ZERO_COPY_FEATURE = "mappable-primary-buffers"
 UNIFIED_TYPES = ("IntegratedGPU", "CPU")  # adapter types with unified memory (Metal: IntegratedGPU iff UMA)
 MAP_ALIGNMENT = 8  # wgpu's map offset alignment (the size must be a multiple of 4)
@@ -36,23 +51,93 @@ PARAMS_SLOT_BYTES = 4 * PARAMS_WORDS  # per-dispatch params slot; a multiple of 
 BIND_GROUP_CACHE = 4096  # bind groups kept (least recently used dropped first); a proof uses about 500
 
 
-def _import_wgpu():
+@dataclass(frozen=True)
+class Impl:
+    """A WebGPU implementation with wgpu-py's API: the backend ``name``, the ``module`` to import, what it is
+    called in messages (``label``) and how to install it (``install``)."""
+
+    name: str
+    module: str
+    label: str
+    install: str
+
+
+IMPLS = {
+    "wgpu": Impl("wgpu", "wgpu", "wgpu-native", "reinstall whirgpu or pip install 'wgpu>=0.32,<0.33'"),
+    "dawn": Impl("dawn", "wgpudawn", "Dawn", "pip install 'whirgpu[dawn]' (wgpudawn>=0.32,<0.33)"),
+}
+DAWN_NOISE = b"artificially reduced"  # Dawn's two limit warnings on stderr at adapter creation (harmless)
+
+
+def _impl(impl: str) -> Impl:
+    if impl not in IMPLS:
+        raise ValueError(f"unknown WebGPU implementation {impl!r}; choose one of {', '.join(IMPLS)}")
+    return IMPLS[impl]
+
+
+def import_webgpu(impl: str = "wgpu"):
+    """The module of implementation ``impl`` (``wgpu`` or ``wgpudawn``); BackendUnavailable when it is missing."""
+    which = _impl(impl)
     try:
-        import wgpu  # noqa: PLC0415 - optional dependency
+        return importlib.import_module(which.module)
     except ImportError as exc:
-        raise BackendUnavailable(f"the wgpu package is not installed ({exc}); reinstall whirgpu or pip install 'wgpu>=0.32,<0.33'") from None
-    return wgpu
+        raise BackendUnavailable(f"the {which.module} package is not installed ({exc}); {which.install}") from None
 
 
-def list_adapters() -> list[Any]:
-    """Every native (non-OpenGL) adapter, best first."""
-    wgpu = _import_wgpu()
-    os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
+def impl_of(adapter) -> str:
+    """Which implementation an adapter object comes from."""
+    return "dawn" if type(adapter).__module__.startswith("wgpudawn") else "wgpu"
+
+
+def feature_name(features, canonical: str) -> str | None:
+    """The spelling under which ``features`` (an adapter's or device's set) offers ``canonical``, or None."""
+    return next((name for name in FEATURE_ALIASES.get(canonical, (canonical,)) if name in features), None)
+
+
+def canonical_features(features) -> tuple[str, ...]:
+    """``features`` with every alias replaced by its canonical name, sorted."""
+    aliases = {alias: canonical for canonical, names in FEATURE_ALIASES.items() for alias in names}
+    return tuple(sorted({aliases.get(str(f), str(f)) for f in features}))
+
+
+@contextmanager
+def _filtered_stderr(noise: bytes):
+    """Run the body with file descriptor 2 in a temporary file, then write back every line but those holding
+    ``noise`` (Dawn prints its warnings from C++, below sys.stderr)."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as tmp:
+        os.dup2(tmp.fileno(), 2)
+        try:
+            yield
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            tmp.seek(0)
+            kept = b"".join(line for line in tmp.read().splitlines(keepends=True) if noise not in line)
+            if kept:
+                os.write(2, kept)
+
+
+def enumerate_adapters(impl: str = "wgpu") -> list[Any]:
+    """Every adapter ``impl`` enumerates, OpenGL ones included, in its order (Dawn's limit warnings dropped).
+    BackendUnavailable when the package is missing or the driver stack cannot enumerate."""
+    module = import_webgpu(impl)
+    os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")  # Mesa warns without it
     try:
-        adapters = wgpu.gpu.enumerate_adapters_sync()
+        if impl == "dawn":
+            with _filtered_stderr(DAWN_NOISE):
+                return module.gpu.enumerate_adapters_sync()
+        return module.gpu.enumerate_adapters_sync()
     except Exception as exc:  # noqa: BLE001 - a broken driver stack is 'unavailable', not a crash
-        raise BackendUnavailable(f"wgpu could not enumerate adapters: {exc}") from None
-    native = [a for a in adapters if a.info.get("backend_type") in NATIVE_APIS]
+        raise BackendUnavailable(f"{_impl(impl).label} could not enumerate adapters: {exc}") from None
+
+
+def list_adapters(impl: str = "wgpu") -> list[Any]:
+    """Every native (non-OpenGL) adapter of ``impl``, best first. Fresh objects on every call (a Dawn adapter
+    opens one device only)."""
+    native = [a for a in enumerate_adapters(impl) if a.info.get("backend_type") in NATIVE_APIS]
     return sorted(native, key=lambda a: _TYPE_RANK.get(a.info.get("adapter_type"), 3))
 
 
@@ -74,23 +159,27 @@ def storage_summary(adapter) -> str:
     return f"shared = private = device storage, readback through a staging copy ({why})"
 
 
-def choose_adapter():
-    adapters = list_adapters()
+def choose_adapter(impl: str = "wgpu"):
+    """The adapter a runtime on ``impl`` opens: the first whose summary contains ``WHIRGPU_ADAPTER``, else the
+    best (discrete before integrated before software)."""
+    adapters = list_adapters(impl)
     wanted = os.environ.get("WHIRGPU_ADAPTER")
     if wanted:
         matching = [a for a in adapters if wanted.lower() in a.summary.lower()]
         if not matching:
             names = "; ".join(a.summary for a in adapters) or "none"
-            raise BackendUnavailable(f"WHIRGPU_ADAPTER={wanted!r} matches no adapter (found: {names})")
+            raise BackendUnavailable(f"WHIRGPU_ADAPTER={wanted!r} matches no {_impl(impl).label} adapter "
+                                     f"(found: {names})")
         return matching[0]
     if not adapters:
-        raise BackendUnavailable("no Vulkan, Metal or D3D12 adapter found (install a GPU driver, or Mesa's "
-                                 "lavapipe: apt-get install mesa-vulkan-drivers libvulkan1)")
+        hint = " (Dawn needs Mesa >= 25 for lavapipe)" if impl == "dawn" else ""
+        raise BackendUnavailable(f"{_impl(impl).label} found no Vulkan, Metal or D3D12 adapter (install a GPU "
+                                 f"driver, or Mesa's lavapipe: apt-get install mesa-vulkan-drivers libvulkan1{hint})")
     return adapters[0]
 
 
 def _limits(adapter, lim, features, max_groups_per_dim: int, max_binding_bytes: int,
-            zero_copy: bool) -> DeviceLimits:
+            zero_copy: bool, impl: str) -> DeviceLimits:
     info = adapter.info
     return DeviceLimits(
         name=adapter.summary,
@@ -107,19 +196,25 @@ def _limits(adapter, lim, features, max_groups_per_dim: int, max_binding_bytes: 
         has_timestamps="timestamp-query" in features,
         zero_copy_shared=zero_copy,
         offset_alignment=int(lim["min-storage-buffer-offset-alignment"]),
-        features=tuple(features),
+        features=canonical_features(features),
+        runtime=impl,
     )
 
 
-def adapter_limits(adapter) -> DeviceLimits:
-    """The limits a default ``WgpuRuntime`` on ``adapter`` reports, read without opening a device (the runtime's
-    device gets the adapter's limits and the features of ``WANTED_FEATURES`` it offers, plus zero-copy where
-    ``zero_copy_support`` allows)."""
+def _wanted_features(adapter) -> list[str]:
+    """The adapter's spellings of the ``WANTED_FEATURES`` it offers."""
+    return [name for name in (feature_name(adapter.features, f) for f in WANTED_FEATURES) if name]
+
+
+def adapter_limits(adapter, impl: str | None = None) -> DeviceLimits:
+    """The limits a default runtime on ``adapter`` reports, read without opening a device (the runtime's device
+    gets the adapter's limits and the features of ``WANTED_FEATURES`` it offers, plus zero-copy where
+    ``zero_copy_support`` allows). ``impl``: the adapter's implementation (None: from the adapter object)."""
     zero_copy, _ = zero_copy_support(adapter)
-    features = [f for f in WANTED_FEATURES if f in adapter.features] + ([ZERO_COPY_FEATURE] if zero_copy else [])
+    features = _wanted_features(adapter) + ([ZERO_COPY_FEATURE] if zero_copy else [])
     lim = adapter.limits
-    return _limits(adapter, lim, tuple(sorted(features)), lim["max-compute-workgroups-per-dimension"],
-                   lim["max-storage-buffer-binding-size"], zero_copy)
+    return _limits(adapter, lim, features, lim["max-compute-workgroups-per-dimension"],
+                   lim["max-storage-buffer-binding-size"], zero_copy, impl or impl_of(adapter))
 
 
 class _WgpuBatch(Batch):
@@ -186,10 +281,8 @@ class _Profiler:
     and read back by ``WgpuRuntime.kernel_times``."""
 
     def __init__(self, rt: "WgpuRuntime"):
-        from wgpu.backends.wgpu_native import lib  # noqa: PLC0415
-
         self.rt = rt
-        self.period = float(lib.wgpuQueueGetTimestampPeriod(rt.device.queue._internal))
+        self.period = rt._timestamp_period()  # nanoseconds per tick
         self.pending: list[tuple[Any, list[str]]] = []
 
     def start(self, n_dispatches: int) -> "_BatchTiming":
@@ -229,20 +322,19 @@ class _BatchTiming:
 
 
 class WgpuRuntime(Runtime):
-    """One wgpu device. ``mul`` overrides WHIRGPU_MUL; ``max_groups_per_dim`` and ``max_binding_bytes`` lower
-    the device limits (tests use them to force the 2-D grid and split-binding paths at small sizes).
-    ``zero_copy``: host-mapped SHARED buffers (None: when ``zero_copy_support`` says so; False: never, e.g. to
-    compare; True: required)."""
+    """One device of the WebGPU implementation ``name`` (wgpu-native here; ``DawnRuntime``: Dawn). ``mul``
+    overrides WHIRGPU_MUL; ``max_groups_per_dim`` and ``max_binding_bytes`` lower the device limits (tests use
+    them to force the 2-D grid and split-binding paths at small sizes). ``zero_copy``: host-mapped SHARED buffers
+    (None: when ``zero_copy_support`` says so; False: never, e.g. to compare; True: required)."""
 
-    name = "wgpu"
+    name = "wgpu"  # also the key of IMPLS: which module this runtime drives
     lang = "wgsl"
 
     def __init__(self, mul: str | None = None, max_groups_per_dim: int | None = None,
                  max_binding_bytes: int | None = None, zero_copy: bool | None = None):
-        wgpu = _import_wgpu()
-        self.wgpu = wgpu
-        self.adapter = choose_adapter()
-        features = [f for f in WANTED_FEATURES if f in self.adapter.features]
+        self.wgpu = import_webgpu(self.name)
+        self.adapter = choose_adapter(self.name)
+        features = _wanted_features(self.adapter)
         available, self.zero_copy_reason = zero_copy_support(self.adapter)
         if zero_copy and not available:
             raise BackendUnavailable(f"zero-copy shared buffers need {ZERO_COPY_FEATURE} and unified memory; "
@@ -253,17 +345,20 @@ class WgpuRuntime(Runtime):
         elif available:
             self.zero_copy_reason = "turned off by the caller"
         try:
-            self.device = self.adapter.request_device_sync(required_features=features)
+            self.device = self._request_device(features)
         except Exception as exc:  # noqa: BLE001
-            raise BackendUnavailable(f"could not open {self.adapter.summary}: {exc}") from None
-        self.features = tuple(sorted(self.device.features))
+            raise BackendUnavailable(f"{IMPLS[self.name].label} could not open {self.adapter.summary}: {exc}") \
+                from None
+        self.features = canonical_features(self.device.features)
         requested = (mul or os.environ.get("WHIRGPU_MUL") or "auto").lower()
         if requested == "auto":
             requested = "u64" if "shader-int64" in self.device.features else "emulated"
         if requested not in MUL_VARIANTS:
             raise BackendUnavailable(f"WHIRGPU_MUL={requested!r}: choose one of auto, {', '.join(MUL_VARIANTS)}")
         if requested == "u64" and "shader-int64" not in self.device.features:
-            raise BackendUnavailable(f"the u64 multiply needs shader-int64, which {self.adapter.summary} lacks")
+            asked = "" if mul else "WHIRGPU_MUL=u64: "  # say where the request came from when it was the environment
+            raise BackendUnavailable(f"{asked}the u64 multiply needs shader-int64, which {self.adapter.summary} lacks "
+                                     f"through {IMPLS[self.name].label}")
         self.mul = requested
         device_limits = self.device.limits
         self.max_groups_per_dim = min(max_groups_per_dim or 1 << 30,
@@ -275,6 +370,23 @@ class WgpuRuntime(Runtime):
         self._staging = None
         self._params = None
         self.profiler: _Profiler | None = None
+
+    # -- what differs between implementations ---------------------------------------------------------------
+    def _request_device(self, features: list[str]):
+        return self.adapter.request_device_sync(required_features=features)
+
+    def _timestamp_period(self) -> float:
+        from wgpu.backends.wgpu_native import lib  # noqa: PLC0415
+
+        return float(lib.wgpuQueueGetTimestampPeriod(self.device.queue._internal))
+
+    def _compile_message(self, message: str) -> str:
+        return message  # naga already writes positions as wgsl:LINE:COLUMN
+
+    def wait(self) -> None:
+        from wgpu.backends.wgpu_native import ffi, lib  # noqa: PLC0415
+
+        lib.wgpuDevicePoll(self.device._internal, True, ffi.NULL)  # on_submitted_work_done_sync is broken there
 
     # -- profiling ---------------------------------------------------------------------------------------------
     def set_profiling(self, on: bool) -> None:
@@ -290,7 +402,7 @@ class WgpuRuntime(Runtime):
     # -- identity and limits -----------------------------------------------------------------------------------
     def limits(self) -> DeviceLimits:
         return _limits(self.adapter, self.device.limits, self.features, self.max_groups_per_dim,
-                       self.max_binding_bytes, self.zero_copy_shared)
+                       self.max_binding_bytes, self.zero_copy_shared, self.name)
 
     # -- memory ------------------------------------------------------------------------------------------------
     def alloc(self, nbytes: int, mode: StorageMode = StorageMode.PRIVATE) -> RtBuffer:
@@ -398,7 +510,8 @@ class WgpuRuntime(Runtime):
                 compute={"module": module, "entry_point": entry or stem, "constants": overrides},
             )
         except Exception as exc:  # noqa: BLE001 - naga/driver diagnostics arrive as various wgpu errors
-            raise ShaderCompileError(f"kernel {stem} ({self.mul} multiply): {map_diagnostic(str(exc), source)}") \
+            message = map_diagnostic(self._compile_message(str(exc)), source)
+            raise ShaderCompileError(f"kernel {stem} ({self.mul} multiply, {IMPLS[self.name].label}): {message}") \
                 from None
         label = stem if entry is None or entry == stem else f"{stem}.{entry}"
         compiled = (pipeline, pipeline.get_bind_group_layout(0), label)
@@ -408,7 +521,26 @@ class WgpuRuntime(Runtime):
     def batch(self) -> Batch:
         return _WgpuBatch(self)
 
-    def wait(self) -> None:
-        from wgpu.backends.wgpu_native import ffi, lib  # noqa: PLC0415
 
-        lib.wgpuDevicePoll(self.device._internal, True, ffi.NULL)
+class DawnRuntime(WgpuRuntime):
+    """``WgpuRuntime`` on Dawn (``wgpudawn``): Tint compiles the same WGSL that browsers run. Dawn offers no
+    shader-int64, so the multiply is always the emulated one; its resolved timestamps are nanoseconds."""
+
+    name = "dawn"
+
+    def _request_device(self, features: list[str]):
+        from wgpudawn.backends.dawn.extras import request_device_sync  # noqa: PLC0415
+
+        # Dawn rounds timestamps down to a coarse quantum unless told not to; profiles want them exact.
+        return request_device_sync(self.adapter, required_features=features,
+                                   disable_toggles=["timestamp_quantization"])
+
+    def _timestamp_period(self) -> float:
+        return 1.0  # Dawn converts ticks to nanoseconds when it resolves a query set (the WebGPU contract)
+
+    def _compile_message(self, message: str) -> str:
+        # Tint names an unlabelled source "": ":LINE:COL error: ..." -> "wgsl:LINE:COL error: ..."
+        return re.sub(r"(^|\s):(\d+):(\d+)\b", r"\1wgsl:\2:\3", message)
+
+    def wait(self) -> None:
+        self.device.queue.on_submitted_work_done_sync()
