@@ -10,19 +10,6 @@ struct Params { uint raw; uint q; uint sorted; uint slots; uint count_at; uint p
 
 constant constexpr uint WG = 256u;
 
-// base^e by square-and-multiply. in: [0, P); out: [0, P).
-uint pow_u32(uint base, uint e) {
-    uint acc = BB_R;
-    uint sq = base;
-    for (uint rest = e; rest != 0u; rest >>= 1u) {
-        if ((rest & 1u) != 0u) {
-            acc = bb_mul(acc, sq);
-        }
-        sq = bb_mul(sq, sq);
-    }
-    return acc;
-}
-
 kernel void queries(device uint* scratch [[buffer(0)]], device uint* proof [[buffer(1)]],
                     constant Params& params [[buffer(2)]], uint lid [[thread_index_in_threadgroup]]) {
     threadgroup atomic_uint n_distinct[1];
@@ -58,7 +45,7 @@ kernel void queries(device uint* scratch [[buffer(0)]], device uint* proof [[buf
                 }
             }
             scratch[params.sorted + rank] = v;
-            scratch[params.points + rank] = pow_u32(params.generator, v);
+            scratch[params.points + rank] = bb_pow(params.generator, v);
         }
     }
     for (uint i = count + lid; i < params.slots; i += WG) {

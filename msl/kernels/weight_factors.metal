@@ -16,19 +16,6 @@ uint linear_id(uint3 gid, uint3 nwg) {
     return gid.x + gid.y * nwg.x * WG;
 }
 
-// base^e by square-and-multiply over the bits of e. in: [0, P); out: [0, P).
-uint bb_pow(uint base, uint e) {
-    uint acc = BB_R;
-    uint sq = base;
-    for (uint rest = e; rest != 0u; rest >>= 1u) {
-        if ((rest & 1u) != 0u) {
-            acc = bb_mul(acc, sq);
-        }
-        sq = bb_mul(sq, sq);
-    }
-    return acc;
-}
-
 kernel void eq_factor(device const uint4* coords [[buffer(0)]], device const uint4* scales [[buffer(1)]],
                       device uint4* out_ext [[buffer(2)]], constant Params& params [[buffer(3)]],
                       uint3 gid [[thread_position_in_grid]], uint3 nwg [[threadgroups_per_grid]]) {

@@ -19,3 +19,16 @@ uint bb_neg(uint a) {
 uint bb_square(uint a) {
     return bb_mul(a, a);
 }
+
+// base^e by square-and-multiply over the bits of e. in: [0, P); out: [0, P).
+uint bb_pow(uint base, uint e) {
+    uint acc = BB_R;
+    uint sq = base;
+    for (uint rest = e; rest != 0u; rest >>= 1u) {
+        if ((rest & 1u) != 0u) {
+            acc = bb_mul(acc, sq);
+        }
+        sq = bb_mul(sq, sq);
+    }
+    return acc;
+}

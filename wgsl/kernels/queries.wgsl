@@ -18,21 +18,6 @@ const WG: u32 = 256u;
 
 var<workgroup> n_distinct: atomic<u32>;
 
-// base^e by square-and-multiply. in: [0, P); out: [0, P).
-fn pow_u32(base: u32, e: u32) -> u32 {
-    var acc = BB_R;
-    var sq = base;
-    var rest = e;
-    while (rest != 0u) {
-        if ((rest & 1u) != 0u) {
-            acc = bb_mul(acc, sq);
-        }
-        sq = bb_mul(sq, sq);
-        rest >>= 1u;
-    }
-    return acc;
-}
-
 @compute @workgroup_size(WG)
 fn queries(@builtin(local_invocation_index) lid: u32) {
     if (lid == 0u) {
@@ -67,7 +52,7 @@ fn queries(@builtin(local_invocation_index) lid: u32) {
                 }
             }
             scratch[params.sorted + rank] = v;
-            scratch[params.points + rank] = pow_u32(params.generator, v);
+            scratch[params.points + rank] = bb_pow(params.generator, v);
         }
     }
     for (var i = count + lid; i < params.slots; i += WG) {

@@ -26,21 +26,6 @@ fn linear_id(gid: vec3<u32>, nwg: vec3<u32>) -> u32 {
     return gid.x + gid.y * nwg.x * WG;
 }
 
-// base^e by square-and-multiply over the bits of e. in: [0, P); out: [0, P).
-fn bb_pow(base: u32, e: u32) -> u32 {
-    var acc = BB_R;
-    var sq = base;
-    var rest = e;
-    while (rest != 0u) {
-        if ((rest & 1u) != 0u) {
-            acc = bb_mul(acc, sq);
-        }
-        sq = bb_mul(sq, sq);
-        rest >>= 1u;
-    }
-    return acc;
-}
-
 @compute @workgroup_size(WG)
 fn eq_factor(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let t = linear_id(gid, nwg);

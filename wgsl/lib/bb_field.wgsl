@@ -19,3 +19,18 @@ fn bb_neg(a: u32) -> u32 {
 fn bb_square(a: u32) -> u32 {
     return bb_mul(a, a);
 }
+
+// base^e by square-and-multiply over the bits of e. in: [0, P); out: [0, P).
+fn bb_pow(base: u32, e: u32) -> u32 {
+    var acc = BB_R;
+    var sq = base;
+    var rest = e;
+    while (rest != 0u) {
+        if ((rest & 1u) != 0u) {
+            acc = bb_mul(acc, sq);
+        }
+        sq = bb_mul(sq, sq);
+        rest >>= 1u;
+    }
+    return acc;
+}
