@@ -8,11 +8,11 @@ end of a proof, every buffer the pool ever had to create: that sum is the proof'
 
 Contract (tested against real allocations on wgpu and msl-cpu): for a configuration proved with at most
 ``statement_points`` evaluation claims on a fresh backend, ``MemoryPlan.pool_bytes`` is at least what the
-backend's pool allocates, and close to it. The buffers whose use depends on the queries (index uploads,
-openings, select factor tables and their inputs) are sized by the backend for the round's capacity, which the
-prover passes (``num_queries``, at most the folded domain: ``gpu.query_slots``), not for the count of distinct
-indices the transcript draws, so every proof of one configuration asks the pool for the same buffers: a later
-proof on the same backend allocates nothing new, and a long-lived backend's pool stays within the plan.
+backend's pool allocates, and close to it. A proof's own regions (proof, scratch, points: ``device_values``) are
+sized from its ``ProofShape``, and query-sized work covers each round's query slots (``num_queries``, at most
+the folded domain), whatever count of distinct indices the transcript draws, so every proof of one
+configuration asks the pool for the same buffers: a later proof on the same backend allocates nothing new, and
+a long-lived backend's pool stays within the plan.
 
 On top of the pool, a runtime holds its own buffers (``runtime=True`` needs): wgpu a readback staging buffer
 (when a read is not host-mapped) and the launch-parameter uniform buffer, Metal a staging buffer for transfers
