@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .poseidon2 import DIGEST, Poseidon2Constants, compress, hash_rows
+from .poseidon2 import DIGEST, RATE, WIDTH, Poseidon2Constants, compress, hash_rows, permute
 
 
 class MerkleTree:
@@ -85,6 +85,61 @@ def compute_root(index, leaf_digest, siblings, constants: Poseidon2Constants | N
         right = np.where(is_right, node, sib[:, d])
         node = compress(left, right, constants)
     return node
+
+
+def compute_roots_batched(openings, constants: Poseidon2Constants | None = None) -> list[np.ndarray]:
+    """Roots implied by the openings of several trees at once.
+
+    ``openings``: a list of (rows (N, width), index (N,), siblings (N, depth, 8)), one entry per tree; widths and
+    depths may differ between entries. Returns one (N, 8) array per entry, equal to
+    ``compute_root(index, hash_rows(rows), siblings)``.
+
+    Each opening is a chain of permutations: ceil(width / 8) sponge absorptions of its row, then one compression
+    per level. The chains of every entry advance together, aligned at their ends, so a step is one ``permute``
+    call over all the openings it touches (the longest chain's length in calls, not the sum over entries).
+    """
+    chains = [_Chain(*opening) for opening in openings]
+    length = max((c.length for c in chains), default=0)
+    for step in range(length):
+        active = [c for c in chains if c.size and step >= length - c.length]
+        if not active:
+            continue
+        states = permute(np.concatenate([c.next_input(step - (length - c.length)) for c in active]), constants)
+        start = 0
+        for c in active:
+            c.state = states[start:start + c.size]
+            start += c.size
+    return [c.state[:, :DIGEST].copy() for c in chains]
+
+
+class _Chain:
+    """The openings of one tree inside ``compute_roots_batched``: their sponge (then node) states."""
+
+    def __init__(self, rows, index, siblings):
+        self.rows = np.asarray(rows, dtype=np.uint32)
+        self.index = np.asarray(index, dtype=np.int64).reshape(-1)
+        self.siblings = np.asarray(siblings, dtype=np.uint32)
+        self.size = self.index.size
+        if self.rows.ndim != 2 or self.rows.shape[0] != self.size:
+            raise ValueError(f"compute_roots_batched: rows shape {self.rows.shape}, expected ({self.size}, width)")
+        if self.siblings.ndim != 3 or self.siblings.shape[0] != self.size or self.siblings.shape[2] != DIGEST:
+            raise ValueError(f"compute_roots_batched: siblings shape {self.siblings.shape}, "
+                             f"expected ({self.size}, depth, {DIGEST})")
+        self.n_chunks = -(-self.rows.shape[1] // RATE)
+        self.length = self.n_chunks + self.siblings.shape[1]
+        self.state = np.zeros((self.size, WIDTH), dtype=np.uint32)
+
+    def next_input(self, step: int) -> np.ndarray:
+        """The states to permute at this chain's ``step``: absorb a chunk of the rows, else compress a level."""
+        if step < self.n_chunks:
+            chunk = self.rows[:, step * RATE:(step + 1) * RATE]
+            state = self.state.copy()
+            state[:, :chunk.shape[1]] = chunk  # overwrite mode: the rest of the state keeps its value
+            return state
+        level = step - self.n_chunks
+        node, sibling = self.state[:, :DIGEST], self.siblings[:, level]
+        is_right = ((self.index >> level) & 1).astype(bool)[:, None]
+        return np.concatenate([np.where(is_right, sibling, node), np.where(is_right, node, sibling)], axis=1)
 
 
 def verify_path(root, index: int, leaf_digest_or_row, siblings, constants: Poseidon2Constants | None = None,

@@ -73,17 +73,18 @@ def expand_from_univariate(y: np.ndarray, num_variables: int) -> np.ndarray:
 
 
 def eq_at(z: np.ndarray, p: np.ndarray) -> np.ndarray:
-    """eq(z, p) for two EF points of equal length -> EF (4,)."""
+    """eq(z, p) = Π_t (z_t p_t + (1 - z_t)(1 - p_t)) for EF points z (..., m, 4) and p (m, 4) -> EF (..., 4):
+    one value per point of the batch z."""
     z = np.asarray(z, dtype=np.uint32)
     p = np.asarray(p, dtype=np.uint32)
     zp = F.ef_mul(z, p)
-    one = F.ef_from_base(np.full(z.shape[0], F.ONE, dtype=np.uint32))
+    one = F.ef_from_base(F.ONE)
     # z p + (1 - z)(1 - p) = 1 - z - p + 2 z p
     terms = F.ef_add(F.ef_sub(F.ef_sub(one, z), p), F.ef_add(zp, zp))
-    result = F.ef_from_base(F.ONE)
-    for t in terms:
-        result = F.ef_mul(result, t)
-    return result
+    result = np.broadcast_to(one, z.shape[:-2] + (4,))
+    for t in range(z.shape[-2]):
+        result = F.ef_mul(result, terms[..., t, :])
+    return np.array(result, dtype=np.uint32)
 
 
 def select_table(var, num_variables: int, scale: np.ndarray | None = None) -> np.ndarray:
@@ -95,24 +96,24 @@ def select_table(var, num_variables: int, scale: np.ndarray | None = None) -> np
 
 
 def select_at(var, p: np.ndarray) -> np.ndarray:
-    """The MLE of b -> var^b at p (m coordinates): Π_t (1 + p_t (var^(2^(m-1-t)) - 1)) -> EF (4,)."""
+    """The MLE of b -> var^b at p (m coordinates): Π_t (1 + p_t (var^(2^(m-1-t)) - 1)) -> EF (..., 4), for base
+    ``var`` of any shape (...) (one value per var)."""
     p = np.asarray(p, dtype=np.uint32)
-    m = p.shape[0]
-    result = F.ef_from_base(F.ONE)
+    power = np.asarray(var, dtype=np.uint32)  # var^(2^(m-1-t)) for t = m-1 first
     one = F.ef_from_base(F.ONE)
-    power = np.uint32(var)  # var^(2^(m-1-t)) for t = m-1 first
-    for t in range(m - 1, -1, -1):
+    result = np.broadcast_to(one, power.shape + (4,))
+    for t in range(p.shape[0] - 1, -1, -1):
         term = F.ef_add(one, F.ef_mul_base(p[t], F.sub(power, F.ONE)))
         result = F.ef_mul(result, term)
         power = F.square(power)
-    return result
+    return np.array(result, dtype=np.uint32)
 
 
 def horner(coefficients: np.ndarray, x) -> np.ndarray:
-    """Σ_b coefficients[b] x^b for EF coefficients (N, 4) and a base point x -> EF (4,)."""
+    """Σ_b coefficients[b] x^b for EF coefficients (N, 4) and base points x of any shape (...) -> EF (..., 4)."""
     coefficients = np.asarray(coefficients, dtype=np.uint32)
-    acc = np.zeros(4, dtype=np.uint32)
-    x = np.uint32(x)
+    x = np.asarray(x, dtype=np.uint32)
+    acc = np.zeros(x.shape + (4,), dtype=np.uint32)
     for c in coefficients[::-1]:
         acc = F.ef_add(F.ef_mul_base(acc, x), c)
     return acc
