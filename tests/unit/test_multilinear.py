@@ -131,3 +131,25 @@ def test_eq_select_horner_batched_equal_one_at_a_time(n):
         for b, c in enumerate(N.canon(coeffs)):
             expected = N.ef_add(expected, N.ef_scale(c, pow(x, b, P)))
         assert N.canon(got) == expected
+
+
+def test_eq_and_select_with_leading_zero_padding():
+    """Padding a point with leading zero coordinates (and, for eq, the other point too) leaves eq and select
+    unchanged: how the verifier puts the constraints of every round, each over its own last variables, in one
+    batch; p may then differ per batch entry."""
+    rng = np.random.default_rng(30)
+    n, pad = 4, 3
+    z = N.monty(N.random_canonical(rng, (n, 4))).reshape(n, 4)
+    p = N.monty(N.random_canonical(rng, (n, 4))).reshape(n, 4)
+    zeros = np.zeros((pad, 4), np.uint32)
+    zp, pp = np.concatenate([zeros, z]), np.concatenate([zeros, p])
+    np.testing.assert_array_equal(ML.eq_at(zp, pp), ML.eq_at(z, p))
+    var = F.constant(int(rng.integers(0, P)))
+    np.testing.assert_array_equal(ML.select_at(var, pp), ML.select_at(var, p))
+    other = N.monty(N.random_canonical(rng, (n + pad, 4))).reshape(n + pad, 4)
+    both = ML.select_at(np.array([var, var], np.uint32), np.stack([pp, other]))
+    np.testing.assert_array_equal(both[0], ML.select_at(var, p))
+    np.testing.assert_array_equal(both[1], ML.select_at(var, other))
+    both = ML.eq_at(np.stack([zp, other]), np.stack([pp, other]))
+    np.testing.assert_array_equal(both[0], ML.eq_at(z, p))
+    np.testing.assert_array_equal(both[1], ML.eq_at(other, other))

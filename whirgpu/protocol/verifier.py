@@ -44,13 +44,29 @@ class _Constraint:
     select_vars: np.ndarray
     select_coefficients: np.ndarray
 
-    def weight_at(self, point: np.ndarray) -> np.ndarray:
-        """The constraint's weight polynomial at ``point`` (num_variables, 4) -> EF (4,)."""
-        weights = np.concatenate([
-            F.ef_mul(self.eq_coefficients, eq_at(self.eq_points, point)),
-            F.ef_mul(self.select_coefficients, select_at(self.select_vars, point)),
-        ])
-        return F.ef_sum(weights) if len(weights) else np.zeros(4, np.uint32)
+
+def _weight_at(constraints: list[_Constraint], r_star: np.ndarray) -> np.ndarray:
+    """Σ over the constraints of their weights at the last ``num_variables`` coordinates of ``r_star`` (M, 4)
+    -> EF (4,). Every eq term is evaluated in one batch and every select term in another: a constraint over
+    fewer variables has its points (and its part of r_star) padded with leading zeros, which multiply by 1."""
+    m = len(r_star)
+    eq_points, eq_at_points, eq_coefficients = [], [], []
+    select_vars, select_at_points, select_coefficients = [], [], []
+    for c in constraints:
+        pad = m - c.num_variables
+        point = np.concatenate([np.zeros((pad, 4), np.uint32), r_star[pad:]])
+        eq_points.append(np.pad(c.eq_points, ((0, 0), (pad, 0), (0, 0))))
+        eq_at_points.append(np.broadcast_to(point, (len(c.eq_points), m, 4)))
+        eq_coefficients.append(c.eq_coefficients)
+        select_vars.append(c.select_vars)
+        select_at_points.append(np.broadcast_to(point, (len(c.select_vars), m, 4)))
+        select_coefficients.append(c.select_coefficients)
+    terms = np.concatenate([
+        F.ef_mul(np.concatenate(eq_coefficients), eq_at(np.concatenate(eq_points), np.concatenate(eq_at_points))),
+        F.ef_mul(np.concatenate(select_coefficients),
+                 select_at(np.concatenate(select_vars), np.concatenate(select_at_points))),
+    ])
+    return F.ef_sum(terms) if len(terms) else np.zeros(4, np.uint32)
 
 
 @dataclass
@@ -222,10 +238,7 @@ class WhirVerifier:
                            claimed_sum)
 
         # -- the closing equation: S == W(r*) * f_final(r_final)
-        r_star = np.asarray(challenges, np.uint32).reshape(-1, 4)
-        weight = np.zeros(4, np.uint32)
-        for c in constraints:
-            weight = F.ef_add(weight, c.weight_at(r_star[len(r_star) - c.num_variables:]))
+        weight = _weight_at(constraints, np.asarray(challenges, np.uint32).reshape(-1, 4))
         final_value = evaluate(final_poly, np.asarray(final_challenges, np.uint32).reshape(-1, 4))
         if not np.array_equal(claimed_sum, F.ef_mul(weight, final_value)):
             raise _reject("final", "sumcheck-claim", "the sumcheck claim does not match the constraint weights "

@@ -72,19 +72,28 @@ def expand_from_univariate(y: np.ndarray, num_variables: int) -> np.ndarray:
     return out
 
 
+def _ef_product(terms: np.ndarray) -> np.ndarray:
+    """Π_t terms[..., t, :] for EF terms (..., m, 4) -> (..., 4), multiplied pairwise (log2(m) batched products)."""
+    terms = np.asarray(terms, dtype=np.uint32)
+    if terms.shape[-2] == 0:
+        return np.array(np.broadcast_to(F.ef_from_base(F.ONE), terms.shape[:-2] + (4,)), dtype=np.uint32)
+    while terms.shape[-2] > 1:
+        half = terms.shape[-2] // 2
+        paired = F.ef_mul(terms[..., :half, :], terms[..., half:2 * half, :])
+        terms = np.concatenate([paired, terms[..., 2 * half:, :]], axis=-2)  # an odd one out waits a level
+    return terms[..., 0, :]
+
+
 def eq_at(z: np.ndarray, p: np.ndarray) -> np.ndarray:
-    """eq(z, p) = Π_t (z_t p_t + (1 - z_t)(1 - p_t)) for EF points z (..., m, 4) and p (m, 4) -> EF (..., 4):
-    one value per point of the batch z."""
+    """eq(z, p) = Π_t (z_t p_t + (1 - z_t)(1 - p_t)) for EF points z (..., m, 4) and p (..., m, 4), batch axes
+    broadcast -> EF (..., 4). A coordinate where both are 0 contributes 1, so points of fewer variables can be
+    padded with leading zeros to share a batch."""
     z = np.asarray(z, dtype=np.uint32)
     p = np.asarray(p, dtype=np.uint32)
     zp = F.ef_mul(z, p)
     one = F.ef_from_base(F.ONE)
     # z p + (1 - z)(1 - p) = 1 - z - p + 2 z p
-    terms = F.ef_add(F.ef_sub(F.ef_sub(one, z), p), F.ef_add(zp, zp))
-    result = np.broadcast_to(one, z.shape[:-2] + (4,))
-    for t in range(z.shape[-2]):
-        result = F.ef_mul(result, terms[..., t, :])
-    return np.array(result, dtype=np.uint32)
+    return _ef_product(F.ef_add(F.ef_sub(F.ef_sub(one, z), p), F.ef_add(zp, zp)))
 
 
 def select_table(var, num_variables: int, scale: np.ndarray | None = None) -> np.ndarray:
@@ -97,16 +106,18 @@ def select_table(var, num_variables: int, scale: np.ndarray | None = None) -> np
 
 def select_at(var, p: np.ndarray) -> np.ndarray:
     """The MLE of b -> var^b at p (m coordinates): Π_t (1 + p_t (var^(2^(m-1-t)) - 1)) -> EF (..., 4), for base
-    ``var`` of any shape (...) (one value per var)."""
+    ``var`` of any shape (...) and p (m, 4) or (..., m, 4) (batch axes broadcast). A coordinate p_t = 0 contributes
+    1, so points of fewer variables can be padded with leading zeros to share a batch."""
     p = np.asarray(p, dtype=np.uint32)
-    power = np.asarray(var, dtype=np.uint32)  # var^(2^(m-1-t)) for t = m-1 first
-    one = F.ef_from_base(F.ONE)
-    result = np.broadcast_to(one, power.shape + (4,))
-    for t in range(p.shape[0] - 1, -1, -1):
-        term = F.ef_add(one, F.ef_mul_base(p[t], F.sub(power, F.ONE)))
-        result = F.ef_mul(result, term)
+    m = p.shape[-2]
+    var = np.asarray(var, dtype=np.uint32)
+    powers = np.empty(var.shape + (m,), dtype=np.uint32)  # [..., t] = var^(2^(m-1-t))
+    power = var
+    for t in range(m - 1, -1, -1):
+        powers[..., t] = power
         power = F.square(power)
-    return np.array(result, dtype=np.uint32)
+    one = F.ef_from_base(F.ONE)
+    return _ef_product(F.ef_add(one, F.ef_mul_base(p, F.sub(powers, F.ONE))))
 
 
 def horner(coefficients: np.ndarray, x) -> np.ndarray:
