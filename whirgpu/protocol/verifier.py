@@ -257,8 +257,8 @@ class WhirVerifier:
     @staticmethod
     def _domain_points(domain_size: int, folding_factor: int, indices: list[int]) -> np.ndarray:
         """ω^a for each query index a, ω generating the folded domain of size domain_size >> folding_factor."""
-        log_folded = domain_size.bit_length() - 1 - folding_factor
-        return F.power_each(F.constant(TWO_ADIC_GENERATORS[log_folded]), indices)
+        generator = TWO_ADIC_GENERATORS[domain_size.bit_length() - 1 - folding_factor]
+        return F.to_monty(np.array([pow(generator, a, P) for a in indices], dtype=np.uint64))
 
     def _check_pow(self, name: str, challenger, bits: int, witness) -> None:
         witness = _check_array(witness, (), f"{name} PoW witness")

@@ -170,16 +170,21 @@ ef_sub = sub
 ef_neg = neg
 
 
-def _ef_mul_one(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """One product of (4,) elements with Python ints: the protocol's scalar arithmetic (transcript values,
-    round polynomials) would otherwise pay numpy's per-call overhead ~50 times per product."""
-    a0, a1, a2, a3 = a.tolist()
-    b0, b1, b2, b3 = b.tolist()
+def ef_mul_words(a: list, b: list) -> list:
+    """One EF product on Python ints: [a0..a3] x [b0..b3] Montgomery words -> 4 Montgomery words. The protocol's
+    scalar arithmetic (transcript values, round polynomials) would otherwise pay numpy's per-call overhead ~50
+    times per product."""
+    a0, a1, a2, a3 = a
+    b0, b1, b2, b3 = b
     c0 = a0 * b0 + W * (a1 * b3 + a2 * b2 + a3 * b1)
     c1 = a0 * b1 + a1 * b0 + W * (a2 * b3 + a3 * b2)
     c2 = a0 * b2 + a1 * b1 + a2 * b0 + W * (a3 * b3)
     c3 = a0 * b3 + a1 * b2 + a2 * b1 + a3 * b0
-    return np.array([c0 * R_INV % P, c1 * R_INV % P, c2 * R_INV % P, c3 * R_INV % P], dtype=U32)
+    return [c0 * R_INV % P, c1 * R_INV % P, c2 * R_INV % P, c3 * R_INV % P]
+
+
+def _ef_mul_one(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.array(ef_mul_words(a.tolist(), b.tolist()), dtype=U32)
 
 
 # Folds the 16 partial products a_i b_j (row 4i + j) into c_(i+j mod 4), times W where i + j >= 4 (X^4 = W).

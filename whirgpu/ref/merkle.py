@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .poseidon2 import DIGEST, RATE, WIDTH, Poseidon2Constants, compress, hash_rows, permute
+from . import field_np as fnp
+from .poseidon2 import DIGEST, RATE, WIDTH, Poseidon2Constants, compress, hash_rows, permute_lanes
 
 
 class MerkleTree:
@@ -95,8 +96,9 @@ def compute_roots_batched(openings, constants: Poseidon2Constants | None = None)
     ``compute_root(index, hash_rows(rows), siblings)``.
 
     Each opening is a chain of permutations: ceil(width / 8) sponge absorptions of its row, then one compression
-    per level. The chains of every entry advance together, aligned at their ends, so a step is one ``permute``
-    call over all the openings it touches (the longest chain's length in calls, not the sum over entries).
+    per level. The chains of every entry advance together, aligned at their ends, so a step is one permutation of
+    all the openings it touches (the longest chain's length in calls, not the sum over entries). States stay
+    canonical and lane-major from the first step to the last (``permute_lanes``).
     """
     chains = [_Chain(*opening) for opening in openings]
     length = max((c.length for c in chains), default=0)
@@ -104,42 +106,56 @@ def compute_roots_batched(openings, constants: Poseidon2Constants | None = None)
         active = [c for c in chains if c.size and step >= length - c.length]
         if not active:
             continue
-        states = permute(np.concatenate([c.next_input(step - (length - c.length)) for c in active]), constants)
+        lanes = np.empty((WIDTH, sum(c.size for c in active)), dtype=np.uint64)
         start = 0
         for c in active:
-            c.state = states[start:start + c.size]
+            c.fill(lanes[:, start:start + c.size], step - (length - c.length))
             start += c.size
-    return [c.state[:, :DIGEST].copy() for c in chains]
+        lanes = permute_lanes(lanes, constants)
+        start = 0
+        for c in active:
+            c.state = lanes[:, start:start + c.size]
+            start += c.size
+    return [fnp.to_monty(c.state[:DIGEST].T) for c in chains]
 
 
 class _Chain:
-    """The openings of one tree inside ``compute_roots_batched``: their sponge (then node) states."""
+    """The openings of one tree inside ``compute_roots_batched``: rows, siblings and sponge (then node) states as
+    canonical lane-major uint64 arrays."""
 
     def __init__(self, rows, index, siblings):
-        self.rows = np.asarray(rows, dtype=np.uint32)
-        self.index = np.asarray(index, dtype=np.int64).reshape(-1)
-        self.siblings = np.asarray(siblings, dtype=np.uint32)
-        self.size = self.index.size
-        if self.rows.ndim != 2 or self.rows.shape[0] != self.size:
-            raise ValueError(f"compute_roots_batched: rows shape {self.rows.shape}, expected ({self.size}, width)")
-        if self.siblings.ndim != 3 or self.siblings.shape[0] != self.size or self.siblings.shape[2] != DIGEST:
-            raise ValueError(f"compute_roots_batched: siblings shape {self.siblings.shape}, "
+        rows = np.asarray(rows, dtype=np.uint32)
+        siblings = np.asarray(siblings, dtype=np.uint32)
+        index = np.asarray(index, dtype=np.int64).reshape(-1)
+        self.size = index.size
+        if rows.ndim != 2 or rows.shape[0] != self.size:
+            raise ValueError(f"compute_roots_batched: rows shape {rows.shape}, expected ({self.size}, width)")
+        if siblings.ndim != 3 or siblings.shape[0] != self.size or siblings.shape[2] != DIGEST:
+            raise ValueError(f"compute_roots_batched: siblings shape {siblings.shape}, "
                              f"expected ({self.size}, depth, {DIGEST})")
-        self.n_chunks = -(-self.rows.shape[1] // RATE)
-        self.length = self.n_chunks + self.siblings.shape[1]
-        self.state = np.zeros((self.size, WIDTH), dtype=np.uint32)
+        depth = siblings.shape[1]
+        self.rows = fnp.from_monty(rows).T.astype(np.uint64)  # (width, N)
+        self.siblings = fnp.from_monty(siblings).transpose(1, 2, 0).astype(np.uint64)  # (depth, 8, N)
+        self.is_right = ((index[None, :] >> np.arange(depth)[:, None]) & 1).astype(bool)  # (depth, N)
+        self.n_chunks = -(-rows.shape[1] // RATE)
+        self.length = self.n_chunks + depth
+        self.state = np.zeros((WIDTH, self.size), dtype=np.uint64)
 
-    def next_input(self, step: int) -> np.ndarray:
-        """The states to permute at this chain's ``step``: absorb a chunk of the rows, else compress a level."""
+    def fill(self, out: np.ndarray, step: int) -> None:
+        """Write the (16, N) states to permute at this chain's ``step``: absorb a chunk of the rows (overwrite mode:
+        the rest of the state keeps its value), else compress a level (the node is the left child when its
+        index there is even)."""
         if step < self.n_chunks:
-            chunk = self.rows[:, step * RATE:(step + 1) * RATE]
-            state = self.state.copy()
-            state[:, :chunk.shape[1]] = chunk  # overwrite mode: the rest of the state keeps its value
-            return state
+            chunk = self.rows[step * RATE:(step + 1) * RATE]
+            out[:] = self.state
+            out[:chunk.shape[0]] = chunk
+            return
         level = step - self.n_chunks
-        node, sibling = self.state[:, :DIGEST], self.siblings[:, level]
-        is_right = ((self.index >> level) & 1).astype(bool)[:, None]
-        return np.concatenate([np.where(is_right, sibling, node), np.where(is_right, node, sibling)], axis=1)
+        node, sibling, is_right = self.state[:DIGEST], self.siblings[level], self.is_right[level]
+        out[:DIGEST] = node
+        out[DIGEST:] = sibling
+        np.copyto(out[:DIGEST], sibling, where=is_right)
+        np.copyto(out[DIGEST:], node, where=is_right)
 
 
 def verify_path(root, index: int, leaf_digest_or_row, siblings, constants: Poseidon2Constants | None = None,

@@ -63,13 +63,12 @@ def evaluate_rows(rows: np.ndarray, point: np.ndarray) -> np.ndarray:
 
 def expand_from_univariate(y: np.ndarray, num_variables: int) -> np.ndarray:
     """[y^(2^(m-1)), ..., y^2, y] (m = num_variables): the point whose eq-weights are y^b, b over the table index."""
-    y = np.asarray(y, dtype=np.uint32)
-    out = np.zeros((num_variables, 4), dtype=np.uint32)
-    current = y
-    for t in range(num_variables - 1, -1, -1):
-        out[t] = current
-        current = F.ef_square(current)
-    return out
+    current = [int(c) for c in np.asarray(y, dtype=np.uint32).reshape(4)]
+    squares = []
+    for _ in range(num_variables):  # one element: Python ints beat numpy's per-call cost
+        squares.append(current)
+        current = F.ef_mul_words(current, current)
+    return np.array(squares[::-1], dtype=np.uint32).reshape(num_variables, 4)
 
 
 def _ef_product(terms: np.ndarray) -> np.ndarray:
