@@ -144,3 +144,16 @@ def test_compute_roots_batched_equals_one_tree_at_a_time():
         assert (got == tree.root).all()
     assert (roots[-3] == trees[0].root).all(axis=1).tolist() == [j != 1 for j in range(idx0.size)]
     assert (roots[-2] == trees[0].root).all(axis=1).tolist() == [j != 3 for j in range(idx0.size)]
+
+
+def test_compute_roots_batched_with_shared_and_repeated_openings():
+    """Identical inputs are permuted once: openings of one leaf repeated, neighbours sharing their upper nodes,
+    and a repeated opening whose path differs only near the root all keep their own, correct, roots."""
+    rows = random_base(Xoshiro256PlusPlus(8), 32 * 4).reshape(32, 4)
+    tree = MerkleTree.build(rows)
+    idx = np.array([3, 3, 4, 5, 5, 5, 30, 3], np.int64)  # the last one repeats a non-neighbour
+    sibs = tree.open(idx)
+    sibs[4, 4, 0] ^= 1  # the second opening of 5 differs only at the top level
+    got = compute_roots_batched([(rows[idx], idx, sibs)])[0]
+    np.testing.assert_array_equal(got, compute_root(idx, hash_rows(rows[idx]), sibs))
+    assert (got == tree.root).all(axis=1).tolist() == [j != 4 for j in range(len(idx))]
