@@ -59,8 +59,15 @@ class DuplexChallenger:
 
     @property
     def sponge_state(self) -> np.ndarray:
-        """The sponge as (16,) uint32 Montgomery words (a copy)."""
+        """The sponge as (16,) uint32 Montgomery words (a copy; assign to replace the sponge)."""
         return np.array([x * R % P for x in self._state], dtype=np.uint32)
+
+    @sponge_state.setter
+    def sponge_state(self, words) -> None:
+        words = np.asarray(words).reshape(-1)
+        if words.shape != (WIDTH,):
+            raise ValueError(f"sponge_state: shape {words.shape}, expected ({WIDTH},)")
+        self._state = [_word(w) * R_INV % P for w in words.tolist()]
 
     # ---- copying -----------------------------------------------------------------------------------------------
 
