@@ -170,7 +170,7 @@ def _external_round(s: np.ndarray, rc: np.ndarray) -> np.ndarray:
 def permute_lanes(s: np.ndarray, constants: Poseidon2Constants | None = None) -> np.ndarray:
     """The permutation of a lane-major (16, B) uint64 state of canonical values (< P) -> canonical values, same
     layout; consumes ``s``. This is what ``permute`` runs per block, minus the Montgomery conversions.
-    Sums are reduced lazily: every product below is of two values < 2P, so < 2^64."""
+    Sums are reduced lazily: every product below is of two values < P, so < 2^62."""
     rc_init, rc_term, rc_int = (constants if constants is not None else Poseidon2Constants.smallrng(1))._lanes
     s = _mds_light(s)
     for rc in rc_init:
@@ -178,11 +178,10 @@ def permute_lanes(s: np.ndarray, constants: Poseidon2Constants | None = None) ->
     _mod(s)
     for k in rc_int:
         s[0] = _sbox(_mod(s[0] + k))
-        full = s.sum(axis=0)  # 16 values < 2P
-        full %= _P64
-        s *= _DIAG  # s < 2P, diagonal < P
+        full = s.sum(axis=0)  # 16 values < P
+        s *= _DIAG  # diagonal < P: < P^2
+        s += full  # < P^2 + 16 P < 2^64
         _mod(s)
-        s += full  # < 2P
     for rc in rc_term:
         s = _external_round(s, rc)
     return _mod(s)
