@@ -330,8 +330,22 @@ def test_prove_storage_on_cpu_is_accepted_and_ignored(tmp_path, capsys):
     summary = json.loads(out)
     assert summary["storage"] is None and "storage policy private ignored" in summary["backend_reason"]
     assert summary["bytes_uploaded"] == summary["bytes_downloaded"] == summary["bytes_copied"] == 0
+
+
+def test_prove_on_cpu_prints_no_transfers_line(capsys):
+    """The cpu backend has no device memory: a 'transfers: 0 bytes ...' line would say nothing, so there is none
+    (the --json summary keeps its fields, all 0, for scripts)."""
     code, out, _ = run(["prove", *SMALL, "--seed", 4, "--backend", "cpu"], capsys)
-    assert code == 0 and "(storage n/a: no device)" in out
+    assert code == 0 and "proved n=8" in out and "wrote " in out
+    assert not [line for line in out.splitlines() if line.startswith("transfers")]
+
+
+def test_version(capsys):
+    import whirgpu
+
+    code, out, err = run(["--version"], capsys)
+    assert (code, out, err) == (0, f"whirgpu {whirgpu.__version__}\n", "")
+    assert whirgpu.__version__.count(".") == 2 and "--version" in run(["--help"], capsys)[1]
 
 
 def test_prove_bad_storage_names_the_choices(capsys, monkeypatch):

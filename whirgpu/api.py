@@ -102,10 +102,23 @@ class Prover:
 
 def verify(proof_file: ProofFile | bytes | str) -> None:
     """Raise ``VerificationError`` / ``ProofFormatError`` unless the proof file is valid; bytes are decoded
-    (binary or whir-p3-json, told apart automatically)."""
-    if isinstance(proof_file, (bytes, bytearray, str)):
+    (binary or whir-p3-json, told apart automatically). Anything that is neither a ``ProofFile`` nor its bytes,
+    a ``ProofFile`` whose parameters derive no configuration, or a true proof in a document that contradicts
+    itself (``ProofFile.inconsistency``) is a ``ProofFormatError``."""
+    if isinstance(proof_file, (bytes, bytearray, memoryview, str)):
         proof_file = load(proof_file.encode() if isinstance(proof_file, str) else bytes(proof_file))
-    WhirVerifier(WhirConfig.from_params(proof_file.params)).verify(proof_file.proof, proof_file.statement)
+    if not isinstance(proof_file, ProofFile):
+        raise ProofFormatError(f"expected a ProofFile or the bytes of one, got {type(proof_file).__name__}")
+    if not isinstance(proof_file.params, ProtocolParameters):
+        raise ProofFormatError(f"proof file params: expected ProtocolParameters, got "
+                               f"{type(proof_file.params).__name__}")
+    try:
+        config = WhirConfig.from_params(proof_file.params)
+    except (ConfigError, OverflowError) as exc:  # as the decoders do: parameters the reference would reject
+        raise ProofFormatError(f"proof file params: {exc}") from None
+    WhirVerifier(config).verify(proof_file.proof, proof_file.statement)
+    if proof_file.inconsistency:  # a true proof in a document that contradicts itself
+        raise ProofFormatError(proof_file.inconsistency)
 
 
 def is_valid(proof_file: ProofFile | bytes | str) -> bool:

@@ -76,6 +76,9 @@ def _build_parser() -> argparse.ArgumentParser:
         description="WHIR polynomial commitments over BabyBear: prove on the best available device, verify, "
                     "inspect parameters. Proofs are byte-compatible with Plonky3's p3-whir.",
     )
+    from . import __version__  # noqa: PLC0415 - the package is initialised by the time the CLI runs
+
+    parser.add_argument("--version", action="version", version=f"whirgpu {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 
@@ -310,8 +313,9 @@ def _cmd_prove(args) -> int:
         phases = ", ".join(f"{k} {v:.0f}" for k, v in summary["phases_ms"].items())
         print(f"proved n={params.num_variables} fold={params.folding_factor} rate={params.starting_log_inv_rate} "
               f"({description}) in {seconds * 1e3:.0f} ms [{phases} ms]")
-        print(f"transfers: {summary['bytes_uploaded']} bytes uploaded, {summary['bytes_downloaded']} downloaded, "
-              f"{summary['bytes_copied']} copied on the device (storage {prover.storage or 'n/a: no device'})")
+        if prover.storage is not None:  # the cpu backend has no device memory: its counters are always 0
+            print(f"transfers: {summary['bytes_uploaded']} bytes uploaded, {summary['bytes_downloaded']} downloaded, "
+                  f"{summary['bytes_copied']} copied on the device (storage {prover.storage})")
         print(f"wrote {out} ({len(data)} bytes, {args.format})")
     return 0
 

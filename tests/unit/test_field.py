@@ -233,3 +233,18 @@ def test_power_each():
     exponents = np.concatenate([[0, 1, 2, (1 << 31) - 1], rng.integers(0, 1 << 30, 50)])
     want = np.array([fnp.power(base, int(e)) for e in exponents], np.uint32)
     np.testing.assert_array_equal(fnp.power_each(base, exponents), want)
+
+
+@pytest.mark.parametrize("n", [2, 1000, 1024, 1025, 3000])
+def test_ef_mul_paths_agree_across_sizes(n):
+    """ef_mul folds an outer product for small batches and works per coefficient for large ones (the threshold
+    is an implementation detail): every size, and broadcasting against one element, equals the naive product."""
+    rng = np.random.default_rng(n)
+    xs = rng.integers(0, P, (n, 4)).tolist()
+    xs[:2] = [[P - 1] * 4, [0, 0, 0, P - 1]]
+    y = rng.integers(0, P, 4).tolist()
+    a, b = _em(xs), _em([y])[0]
+    want = [ef_mul_naive(x, y) for x in xs]
+    assert _ec(fnp.ef_mul(a, b)) == want
+    assert _ec(fnp.ef_mul(b, a)) == want
+    assert _ec(fnp.ef_mul(a, a)) == [ef_mul_naive(x, x) for x in xs]

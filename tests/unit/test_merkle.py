@@ -8,7 +8,7 @@ import pytest
 from tests.conftest import load_golden
 from whirgpu.field import P
 from whirgpu.ref import field_np as fnp
-from whirgpu.ref.merkle import MerkleTree, compute_root, verify_path
+from whirgpu.ref.merkle import MerkleTree, compute_root, compute_roots_batched, verify_path
 from whirgpu.ref.poseidon2 import Poseidon2Constants, compress, hash_rows
 from whirgpu.ref.rng import Xoshiro256PlusPlus, random_base
 
@@ -115,3 +115,45 @@ def test_other_constants():
     assert not (tree.root == MerkleTree.build(rows).root).all()
     assert verify_path(tree.root, 3, rows[3], tree.open([3])[0], c)
     assert not verify_path(tree.root, 3, rows[3], tree.open([3])[0])
+
+
+def test_compute_roots_batched_equals_one_tree_at_a_time():
+    """Openings of trees of different widths (1 to 3 sponge chunks, and none) and depths (0 to 6), advanced
+    together, give the roots that hashing and climbing each tree separately gives; a changed value or sibling
+    changes only its own opening's root."""
+    rng = Xoshiro256PlusPlus(6)
+    shapes = [(64, 16), (8, 20), (16, 3), (1, 8), (4, 0), (2, 24)]  # (height, width)
+    trees, openings = [], []
+    for k, (height, width) in enumerate(shapes):
+        rows = random_base(rng, height * width).reshape(height, width)
+        tree = MerkleTree.build(rows)
+        idx = np.array(sorted({(7 * j + k) % height for j in range(5)}), np.int64)
+        trees.append(tree)
+        openings.append((rows[idx], idx, tree.open(idx)))
+    rows, idx0, sibs = openings[0]
+    bad_rows, bad_sibs = rows.copy(), sibs.copy()
+    bad_rows[1, 15] ^= 1
+    bad_sibs[3, 5, 7] ^= 1
+    openings += [(bad_rows, idx0, sibs), (rows, idx0, bad_sibs), (rows[:0], idx0[:0], sibs[:0])]
+    roots = compute_roots_batched(openings)
+    assert len(roots) == len(openings)
+    for (rows, idx, sibs), got in zip(openings, roots):
+        assert got.shape == (idx.size, 8)
+        np.testing.assert_array_equal(got, compute_root(idx, hash_rows(rows), sibs))
+    for tree, got in zip(trees, roots):
+        assert (got == tree.root).all()
+    assert (roots[-3] == trees[0].root).all(axis=1).tolist() == [j != 1 for j in range(idx0.size)]
+    assert (roots[-2] == trees[0].root).all(axis=1).tolist() == [j != 3 for j in range(idx0.size)]
+
+
+def test_compute_roots_batched_with_shared_and_repeated_openings():
+    """Identical inputs are permuted once: openings of one leaf repeated, neighbours sharing their upper nodes,
+    and a repeated opening whose path differs only near the root all keep their own, correct, roots."""
+    rows = random_base(Xoshiro256PlusPlus(8), 32 * 4).reshape(32, 4)
+    tree = MerkleTree.build(rows)
+    idx = np.array([3, 3, 4, 5, 5, 5, 30, 3], np.int64)  # the last one repeats a non-neighbour
+    sibs = tree.open(idx)
+    sibs[4, 4, 0] ^= 1  # the second opening of 5 differs only at the top level
+    got = compute_roots_batched([(rows[idx], idx, sibs)])[0]
+    np.testing.assert_array_equal(got, compute_root(idx, hash_rows(rows[idx]), sibs))
+    assert (got == tree.root).all(axis=1).tolist() == [j != 4 for j in range(len(idx))]

@@ -104,3 +104,52 @@ def test_horner():
 def test_evaluate_rejects_mismatched_sizes():
     with pytest.raises(ValueError, match="does not match"):
         ML.evaluate(np.zeros(8, np.uint32), np.zeros((2, 4), np.uint32))
+
+
+@pytest.mark.parametrize("n", [0, 1, 5])
+def test_eq_select_horner_batched_equal_one_at_a_time(n):
+    """eq_at over a batch of points, select_at over a batch of vars and horner over a batch of x: each entry is
+    the single-argument value (the verifier evaluates a whole round's constraints at once)."""
+    rng = np.random.default_rng(20 + n)
+    zs = N.monty(N.random_canonical(rng, (7, n, 4))).reshape(7, n, 4)
+    p = N.monty(N.random_canonical(rng, (n, 4))).reshape(n, 4)
+    batched = ML.eq_at(zs, p)
+    assert batched.shape == (7, 4)
+    for z, got in zip(zs, batched):
+        assert np.array_equal(got, ML.evaluate(ML.eq_table(z), p))
+    vars_ = F.to_monty(np.array([0, 1, P - 1] + rng.integers(0, P, 5).tolist(), np.uint64))
+    batched = ML.select_at(vars_, p)
+    assert batched.shape == (8, 4)
+    for var, got in zip(vars_, batched):
+        assert np.array_equal(got, ML.evaluate(ML.select_table(var, n), p))
+    coeffs = N.monty(N.random_canonical(rng, (1 << n, 4)))
+    batched = ML.horner(coeffs, vars_.reshape(2, 4))
+    assert batched.shape == (2, 4, 4)
+    for var, got in zip(vars_, batched.reshape(-1, 4)):
+        x = int(F.from_monty(var))
+        expected = [0, 0, 0, 0]
+        for b, c in enumerate(N.canon(coeffs)):
+            expected = N.ef_add(expected, N.ef_scale(c, pow(x, b, P)))
+        assert N.canon(got) == expected
+
+
+def test_eq_and_select_with_leading_zero_padding():
+    """Padding a point with leading zero coordinates (and, for eq, the other point too) leaves eq and select
+    unchanged: how the verifier puts the constraints of every round, each over its own last variables, in one
+    batch; p may then differ per batch entry."""
+    rng = np.random.default_rng(30)
+    n, pad = 4, 3
+    z = N.monty(N.random_canonical(rng, (n, 4))).reshape(n, 4)
+    p = N.monty(N.random_canonical(rng, (n, 4))).reshape(n, 4)
+    zeros = np.zeros((pad, 4), np.uint32)
+    zp, pp = np.concatenate([zeros, z]), np.concatenate([zeros, p])
+    np.testing.assert_array_equal(ML.eq_at(zp, pp), ML.eq_at(z, p))
+    var = F.constant(int(rng.integers(0, P)))
+    np.testing.assert_array_equal(ML.select_at(var, pp), ML.select_at(var, p))
+    other = N.monty(N.random_canonical(rng, (n + pad, 4))).reshape(n + pad, 4)
+    both = ML.select_at(np.array([var, var], np.uint32), np.stack([pp, other]))
+    np.testing.assert_array_equal(both[0], ML.select_at(var, p))
+    np.testing.assert_array_equal(both[1], ML.select_at(var, other))
+    both = ML.eq_at(np.stack([zp, other]), np.stack([pp, other]))
+    np.testing.assert_array_equal(both[0], ML.eq_at(z, p))
+    np.testing.assert_array_equal(both[1], ML.eq_at(other, other))

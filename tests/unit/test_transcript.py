@@ -181,3 +181,21 @@ def test_other_constants_are_used():
     c = DuplexChallenger(consts)
     c.observe(3)
     assert int(fnp.from_monty(c.clone().grind(6))) == _brute_force(c, 6)
+
+
+def test_sponge_state_reads_and_writes_montgomery_words():
+    """The challenger keeps its sponge as canonical ints inside; ``sponge_state`` is the Montgomery view, and
+    assigning it (e.g. a state computed elsewhere) continues the transcript from there."""
+    a = DuplexChallenger()
+    a.observe_many(fnp.to_monty(np.arange(1, 12, dtype=np.uint64)))
+    b = DuplexChallenger()
+    b.sponge_state = a.sponge_state
+    b.input_buffer = list(a.input_buffer)
+    assert b.same_state(a)
+    state = a.sponge_state.copy()
+    state[:len(a.input_buffer)] = a.input_buffer
+    assert int(a.sample()) == int(permute(state[None])[0][7]) == int(b.sample())
+    with pytest.raises(ValueError):
+        b.sponge_state = np.zeros(15, np.uint32)
+    with pytest.raises(ValueError):
+        b.sponge_state = np.full(16, P, np.int64)

@@ -3,6 +3,9 @@
 A proof file carries the protocol parameters, the statement (points and claimed values) and the proof, so it
 can be verified on its own. Both decoders validate everything (types, lengths against the configuration the
 header derives, field elements < p, no trailing data) and raise ``ProofFormatError`` naming the first problem.
+Optional fields that restate others must agree with them: ``params.num_points`` (in either format) must count the
+statement's points, and a whir-p3-json ``proof_canonical`` must be ``proof`` mapped to canonical values (checked
+here, reported by ``whirgpu.verify`` once ``proof`` has been judged: see ``ProofFile.inconsistency``).
 
 whir-p3-json/v1: keys sorted, compact separators, exactly as the reference writes them (golden/README.md).
 Everything outside ``proof`` is canonical; inside ``proof`` every integer is a Montgomery word.
@@ -25,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ConfigError, ProofFormatError
-from ..field import P
+from ..field import P, from_monty_int
 from ..ref import field_np as F
 from .params import ProtocolParameters, WhirConfig
 from .proof import DIGEST_ELEMS, QueryOpening, RoundProof, Statement, SumcheckData, WhirProof
@@ -37,12 +40,18 @@ FORMATS = ("binary", "whir-p3-json")
 
 @dataclass
 class ProofFile:
-    """Everything a verifier needs: parameters, statement (Montgomery) and proof."""
+    """Everything a verifier needs: parameters, statement (Montgomery) and proof.
+
+    ``inconsistency``: set by the whir-p3-json decoder when the optional ``proof_canonical`` disagrees with
+    ``proof`` (what the first difference is). The file is then rejected: ``whirgpu.verify`` judges ``proof`` first
+    (a false proof stays a ``VerificationError``, as without the copy) and raises ``ProofFormatError`` with this
+    message if the proof itself verifies."""
 
     params: ProtocolParameters
     statement: Statement
     proof: WhirProof
     seed: int | None = None  # the instance seed, when the instance was drawn from SmallRng(seed)
+    inconsistency: str | None = None
 
     @property
     def config(self) -> WhirConfig:
@@ -101,8 +110,24 @@ def _canonical_tree(tree):
     if isinstance(tree, list):
         return [_canonical_tree(v) for v in tree]
     if isinstance(tree, int) and not isinstance(tree, bool):
-        return int(F.from_monty(np.uint32(tree)))
+        return from_monty_int(tree)
     return tree
+
+
+def _first_difference(got, want, path: str) -> str | None:
+    """The path of the first place where two JSON trees differ (types included: true is not 1), or None."""
+    if type(got) is not type(want):
+        return path
+    if isinstance(want, dict):
+        if got.keys() != want.keys():
+            return f"{path} (keys)"
+        return next((d for k in want if (d := _first_difference(got[k], want[k], f"{path}.{k}"))), None)
+    if isinstance(want, list):
+        if len(got) != len(want):
+            return f"{path} (length)"
+        return next((d for i, (g, w) in enumerate(zip(got, want)) if (d := _first_difference(g, w, f"{path}[{i}]"))),
+                    None)
+    return None if got == want else path
 
 
 def to_whir_p3_json(pf: ProofFile, include_debug: bool = True) -> str:
@@ -282,7 +307,16 @@ def params_and_statement_from_json(doc: dict, path: str = "") -> tuple[ProtocolP
         np.zeros((0, 4), np.uint32)
     if not m and doc["claimed_values_canonical"] != []:
         raise ProofFormatError("claimed_values_canonical: expected no values for no points")
+    _check_num_points(doc["params"], m, "params.num_points", "points_canonical holds")
     return params, Statement(points, values)
+
+
+def _check_num_points(block: dict, m: int, what: str, holder: str) -> None:
+    """``num_points`` is optional in a params block; where present it must count the statement's points."""
+    if "num_points" in block:
+        k = block["num_points"]
+        if isinstance(k, bool) or not isinstance(k, int) or k != m:
+            raise ProofFormatError(f"{what}: {k!r:.40} disagrees with the statement ({holder} {m} point(s))")
 
 
 def from_whir_p3_json(text: str | bytes) -> ProofFile:
@@ -301,9 +335,18 @@ def from_whir_p3_json(text: str | bytes) -> ProofFile:
     if encoding != "montgomery":
         raise ProofFormatError(f"proof_field_encoding: only 'montgomery' is defined, got {encoding!r:.40}")
     params, statement = params_and_statement_from_json(doc)
+    proof = proof_from_json_tree(doc["proof"])
+    inconsistency = None
+    if "proof_canonical" in doc:  # optional, for debugging; a copy that disagrees makes the document inconsistent
+        try:
+            where = _first_difference(doc["proof_canonical"], _canonical_tree(doc["proof"]), "proof_canonical")
+        except RecursionError:  # keys the decoder ignores may nest as deep as the JSON parser allows
+            raise ProofFormatError("proof_canonical: nested too deeply to compare with proof") from None
+        if where is not None:
+            inconsistency = f"proof_canonical disagrees with proof (mapped to canonical values) at {where}"
     seed = doc["params"].get("seed")
     seed = seed if isinstance(seed, int) and not isinstance(seed, bool) and seed >= 0 else None
-    return ProofFile(params, statement, proof_from_json_tree(doc["proof"]), seed)
+    return ProofFile(params, statement, proof, seed, inconsistency)
 
 
 # ---- binary ----------------------------------------------------------------------------------------------------
@@ -430,6 +473,7 @@ def from_binary(data: bytes) -> ProofFile:
     m = header["num_claims"]
     if isinstance(m, bool) or not isinstance(m, int) or not 0 <= m <= 1 << 16:
         raise ProofFormatError(f"header: num_claims must be an integer in [0, 65536], got {m!r:.40}")
+    _check_num_points(header["params"], m, "header params.num_points", "num_claims counts")
     n = config.num_variables
     r = _Reader(data, start + header_len)
     statement = Statement(r.words((m, n, 4), "statement points"), r.words((m, 4), "statement values"))

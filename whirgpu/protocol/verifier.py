@@ -5,24 +5,32 @@ on rejection, or ``ProofFormatError`` when the proof is not even of the right fo
 It never raises anything else on hostile input. It is at least as strict as the reference verifier: it also
 rejects a query count other than the number of distinct sampled indices and non-zero unused PoW witnesses,
 neither of which an honest prover (ours or the reference's) produces.
+
+Order of checks: the transcript is replayed step by step (whir-spec §4), and every check happens where the
+reference makes it, except that the Merkle openings of all rounds are hashed together, in one batch, when the
+final round's openings are known (each round's openings only add hints, which the transcript never absorbs).
+The first failure reported is still the first in the step-by-step order: when any other check fails first, the
+openings of the rounds before it are checked before that failure is raised.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import functools
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..errors import ProofFormatError, VerificationError
 from ..field import P, TWO_ADIC_GENERATORS
 from ..ref import field_np as F
-from ..ref import merkle, poseidon2
-from ..ref.multilinear import eq_at, evaluate, expand_from_univariate, select_at
+from ..ref import merkle
+from ..ref.multilinear import eq_at, evaluate, evaluate_rows, expand_from_univariate, horner, select_at
 from ..ref.sumcheck import evaluate_round_polynomial
+from .domain_separator import domain_separator
 from .params import WhirConfig
 from .proof import DIGEST_ELEMS, QueryOpening, RoundProof, Statement, SumcheckData, WhirProof
-from .prover import new_challenger
 from .query_indices import sample_query_indices
+from .transcript import DuplexChallenger
 
 
 @dataclass
@@ -35,6 +43,50 @@ class _Constraint:
     eq_coefficients: np.ndarray
     select_vars: np.ndarray
     select_coefficients: np.ndarray
+
+
+def _weight_at(constraints: list[_Constraint], r_star: np.ndarray) -> np.ndarray:
+    """Σ over the constraints of their weights at the last ``num_variables`` coordinates of ``r_star`` (M, 4)
+    -> EF (4,). Every eq term is evaluated in one batch and every select term in another: a constraint over
+    fewer variables has its points (and its part of r_star) padded with leading zeros, which multiply by 1."""
+    m = len(r_star)
+    eq_points, eq_at_points, eq_coefficients = [], [], []
+    select_vars, select_at_points, select_coefficients = [], [], []
+    for c in constraints:
+        pad = m - c.num_variables
+        point = np.concatenate([np.zeros((pad, 4), np.uint32), r_star[pad:]])
+        eq_points.append(np.pad(c.eq_points, ((0, 0), (pad, 0), (0, 0))))
+        eq_at_points.append(np.broadcast_to(point, (len(c.eq_points), m, 4)))
+        eq_coefficients.append(c.eq_coefficients)
+        select_vars.append(c.select_vars)
+        select_at_points.append(np.broadcast_to(point, (len(c.select_vars), m, 4)))
+        select_coefficients.append(c.select_coefficients)
+    terms = np.concatenate([
+        F.ef_mul(np.concatenate(eq_coefficients), eq_at(np.concatenate(eq_points), np.concatenate(eq_at_points))),
+        F.ef_mul(np.concatenate(select_coefficients),
+                 select_at(np.concatenate(select_vars), np.concatenate(select_at_points))),
+    ])
+    return F.ef_sum(terms) if len(terms) else np.zeros(4, np.uint32)
+
+
+@dataclass
+class _Openings:
+    """Merkle openings waiting for their check: (round name, rows (q, words), indices, siblings, root) each."""
+
+    pending: list[tuple] = field(default_factory=list)
+
+    def add(self, name: str, rows: np.ndarray, indices: list[int], siblings: np.ndarray, root: np.ndarray) -> None:
+        self.pending.append((name, rows.reshape(len(indices), -1), np.asarray(indices, np.int64), siblings, root))
+
+    def check(self) -> None:
+        """Hash every pending opening in one batch; raise the first failure (round order, then index order)."""
+        pending, self.pending = self.pending, []
+        roots = merkle.compute_roots_batched([(rows, indices, siblings) for _, rows, indices, siblings, _ in pending])
+        for (name, _, indices, _, root), computed in zip(pending, roots):
+            bad = np.flatnonzero(np.any(computed != root[None, :], axis=1))
+            if bad.size:
+                raise _reject(name, "merkle", f"Merkle path of the opening at index {indices[bad[0]]} does not "
+                                              f"reach the root")
 
 
 def _reject(round_name: str, check: str, message: str) -> VerificationError:
@@ -54,6 +106,19 @@ def _check_array(value, shape: tuple[int, ...], what: str) -> np.ndarray:
     return array.astype(np.uint32)
 
 
+@functools.lru_cache(maxsize=16)
+def _challenger_after(separator: tuple[int, ...]) -> DuplexChallenger:
+    challenger = DuplexChallenger()
+    challenger.observe_many(F.to_monty(np.asarray(separator, dtype=np.uint64)))
+    return challenger
+
+
+def new_challenger(config: WhirConfig) -> DuplexChallenger:
+    """A challenger that has absorbed the domain separator (digest 8), as every proof starts. The state after
+    the separator depends on the configuration only, so it is computed once per configuration."""
+    return _challenger_after(tuple(domain_separator(config))).clone()
+
+
 class WhirVerifier:
     """Checks proofs made under one ``WhirConfig``."""
 
@@ -61,6 +126,14 @@ class WhirVerifier:
         self.config = config
 
     def verify(self, proof: WhirProof, statement: Statement) -> None:
+        openings = _Openings()
+        try:
+            self._verify(proof, statement, openings)
+        except (ProofFormatError, VerificationError):
+            openings.check()  # a bad opening of an earlier round is the first failure in step order
+            raise
+
+    def _verify(self, proof: WhirProof, statement: Statement, openings: _Openings) -> None:
         config = self.config
         n = config.num_variables
         if not isinstance(proof, WhirProof):
@@ -83,11 +156,8 @@ class WhirVerifier:
         root = _check_array(proof.initial_commitment, (DIGEST_ELEMS,), "initial commitment")
         challenger.observe_many(root)
         ood = _check_array(proof.initial_ood_answers, (config.commitment_ood_samples, 4), "initial OOD answers")
-        ood_points = []
-        for answer in ood:
-            ood_points.append(expand_from_univariate(challenger.sample_ef(), n))
-            challenger.observe_ef(answer)
-        all_points = np.concatenate([points, np.asarray(ood_points, np.uint32).reshape(-1, n, 4)])
+        ood_points = self._ood_points(challenger, ood, n)
+        all_points = np.concatenate([points, ood_points])
         all_values = np.concatenate([values, ood])
         alpha = challenger.sample_ef()
         coefficients = F.ef_powers(alpha, len(all_points))
@@ -114,29 +184,21 @@ class WhirVerifier:
             round_root = _check_array(round_proof.commitment, (DIGEST_ELEMS,), f"{name} commitment")
             challenger.observe_many(round_root)
             answers = _check_array(round_proof.ood_answers, (rc.ood_samples, 4), f"{name} OOD answers")
-            ood_points = []
-            for answer in answers:
-                ood_points.append(expand_from_univariate(challenger.sample_ef(), nv))
-                challenger.observe_ef(answer)
+            ood_points = self._ood_points(challenger, answers, nv)
             self._check_pow(name, challenger, rc.pow_bits, round_proof.pow_witness)
             challenger.sample()  # checkpoint
             indices = sample_query_indices(challenger, rc.domain_size, rc.folding_factor, rc.num_queries)
             kind = "base" if i == 0 else "extension"
-            folded = self._check_queries(
-                name, round_proof.queries, indices, previous_root, kind, rc.domain_size, rc.folding_factor, folding
-            )
-            log_folded = rc.domain_size.bit_length() - 1 - rc.folding_factor
-            generator = F.constant(TWO_ADIC_GENERATORS[log_folded])
-            select_vars = np.array([F.power(generator, a) for a in indices], np.uint32).reshape(-1)
+            folded = self._queries(name, round_proof.queries, indices, previous_root, kind, rc.domain_size,
+                                   rc.folding_factor, folding, openings)
+            select_vars = self._domain_points(rc.domain_size, rc.folding_factor, indices)
             gamma = challenger.sample_ef()
             coefficients = F.ef_powers(gamma, len(ood_points) + len(indices))
-            all_values = np.concatenate([answers, folded.reshape(-1, 4)])
+            all_values = np.concatenate([answers, folded])
             if len(coefficients):
                 claimed_sum = F.ef_add(claimed_sum, F.ef_sum(F.ef_mul(coefficients, all_values)))
-            constraints.append(_Constraint(
-                nv, np.asarray(ood_points, np.uint32).reshape(-1, nv, 4), coefficients[: len(ood_points)],
-                select_vars, coefficients[len(ood_points):],
-            ))
+            constraints.append(_Constraint(nv, ood_points, coefficients[:len(ood_points)], select_vars,
+                                           coefficients[len(ood_points):]))
             claimed_sum, folding = self._sumcheck(
                 f"{name} sumcheck", round_proof.sumcheck, challenger, config.fold(i + 1), rc.folding_pow_bits,
                 claimed_sum,
@@ -155,15 +217,13 @@ class WhirVerifier:
         k_final = config.fold(config.n_rounds)
         indices = sample_query_indices(challenger, config.final_domain_size, k_final, config.final_queries)
         kind = "base" if config.n_rounds == 0 else "extension"
-        folded = self._check_queries(
-            name, proof.final_queries, indices, previous_root, kind, config.final_domain_size, k_final, folding
-        )
-        log_folded = config.final_domain_size.bit_length() - 1 - k_final
-        generator = F.constant(TWO_ADIC_GENERATORS[log_folded])
-        for j, a in enumerate(indices):
-            expected = _univariate(final_poly, F.power(generator, a))
-            if not np.array_equal(folded[j], expected):
-                raise _reject(name, "final-query", f"query at index {a} does not match the final polynomial")
+        folded = self._queries(name, proof.final_queries, indices, previous_root, kind, config.final_domain_size,
+                               k_final, folding, openings)
+        openings.check()  # every round's openings are known now
+        expected = horner(final_poly, self._domain_points(config.final_domain_size, k_final, indices))
+        bad = np.flatnonzero(np.any(folded != expected, axis=1))
+        if bad.size:
+            raise _reject(name, "final-query", f"query at index {indices[bad[0]]} does not match the final polynomial")
 
         final_challenges: list[np.ndarray] = []
         if fsr > 0:
@@ -178,20 +238,28 @@ class WhirVerifier:
                            claimed_sum)
 
         # -- the closing equation: S == W(r*) * f_final(r_final)
-        r_star = np.asarray(challenges, np.uint32).reshape(-1, 4)
-        weight = np.zeros(4, np.uint32)
-        for c in constraints:
-            p = r_star[len(r_star) - c.num_variables:]
-            for z, coefficient in zip(c.eq_points, c.eq_coefficients):
-                weight = F.ef_add(weight, F.ef_mul(coefficient, eq_at(z, p)))
-            for var, coefficient in zip(c.select_vars, c.select_coefficients):
-                weight = F.ef_add(weight, F.ef_mul(coefficient, select_at(var, p)))
+        weight = _weight_at(constraints, np.asarray(challenges, np.uint32).reshape(-1, 4))
         final_value = evaluate(final_poly, np.asarray(final_challenges, np.uint32).reshape(-1, 4))
         if not np.array_equal(claimed_sum, F.ef_mul(weight, final_value)):
             raise _reject("final", "sumcheck-claim", "the sumcheck claim does not match the constraint weights "
                                                      "at the folding point times the final polynomial")
 
     # -- pieces ----------------------------------------------------------------------------------------------
+    @staticmethod
+    def _ood_points(challenger, answers: np.ndarray, num_variables: int) -> np.ndarray:
+        """Sample one OOD point per answer, observing each answer after its point: (t, num_variables, 4)."""
+        points = np.zeros((len(answers), num_variables, 4), np.uint32)
+        for j, answer in enumerate(answers):
+            points[j] = expand_from_univariate(challenger.sample_ef(), num_variables)
+            challenger.observe_many(answer)
+        return points
+
+    @staticmethod
+    def _domain_points(domain_size: int, folding_factor: int, indices: list[int]) -> np.ndarray:
+        """ω^a for each query index a, ω generating the folded domain of size domain_size >> folding_factor."""
+        generator = TWO_ADIC_GENERATORS[domain_size.bit_length() - 1 - folding_factor]
+        return F.to_monty(np.array([pow(generator, a, P) for a in indices], dtype=np.uint64))
+
     def _check_pow(self, name: str, challenger, bits: int, witness) -> None:
         witness = _check_array(witness, (), f"{name} PoW witness")
         if bits > 0:
@@ -209,8 +277,7 @@ class WhirVerifier:
         challenges = []
         for j in range(n_rounds):
             h0, h2 = evaluations[j]
-            challenger.observe_ef(h0)
-            challenger.observe_ef(h2)
+            challenger.observe_many(evaluations[j])  # h(0) then h(2), c0..c3 each
             if pow_bits > 0 and not challenger.check_witness(pow_bits, witnesses[j]):
                 raise _reject(name, "pow", f"round {j}: proof-of-work witness fails the {pow_bits}-bit check")
             r = challenger.sample_ef()
@@ -218,37 +285,49 @@ class WhirVerifier:
             challenges.append(r)
         return claimed_sum, challenges
 
-    def _check_queries(self, name, queries, indices, root, kind, domain_size, folding_factor, folding):
-        """Check openings of ``indices`` against ``root``; return each row folded at the last challenges."""
+    def _queries(self, name, queries, indices, root, kind, domain_size, folding_factor, folding, openings):
+        """Check the openings' form and count, queue their Merkle check against ``root``, and return each row
+        folded at the last ``folding_factor`` challenges: (q, 4)."""
         if not isinstance(queries, list):
             raise ProofFormatError(f"{name}: queries must be a list")
         if len(queries) != len(indices):
             raise _reject(name, "query-count", f"expected {len(indices)} distinct query openings, got {len(queries)}")
         width = 1 << folding_factor
         depth = (domain_size >> folding_factor).bit_length() - 1
-        value_shape = (width,) if kind == "base" else (width, 4)
-        leaves, siblings = [], []
-        for j, query in enumerate(queries):
-            if not isinstance(query, QueryOpening) or not isinstance(query.kind, str) or query.kind != kind:
-                raise ProofFormatError(f"{name}: query {j} must be a {kind} opening")
-            leaves.append(_check_array(query.values, value_shape, f"{name} query {j} values"))
-            siblings.append(_check_array(query.siblings, (depth, DIGEST_ELEMS), f"{name} query {j} Merkle path"))
+        rows, siblings = _opened_rows(name, queries, kind, width, depth)
         if not indices:
             return np.zeros((0, 4), np.uint32)
-        rows = np.asarray(leaves, np.uint32)
-        digests = poseidon2.hash_rows(rows.reshape(len(indices), -1))
-        computed = merkle.compute_root(np.asarray(indices, np.int64), digests, np.asarray(siblings, np.uint32))
-        bad = np.nonzero(np.any(computed != root[None, :], axis=1))[0]
-        if bad.size:
-            raise _reject(name, "merkle", f"Merkle path of the opening at index {indices[bad[0]]} does not reach the root")
+        openings.add(name, rows, indices, siblings, root)
         last = np.asarray(folding[len(folding) - folding_factor:], np.uint32).reshape(-1, 4)
-        return np.asarray([evaluate(row, last) for row in rows], np.uint32).reshape(-1, 4)
+        return evaluate_rows(rows, last)
 
 
-def _univariate(coefficients: np.ndarray, x) -> np.ndarray:
-    """Σ_b coefficients[b] x^b (EF coefficients, base x)."""
-    powers = F.powers(np.uint32(x), coefficients.shape[0])
-    return F.ef_sum(F.ef_mul_base(coefficients, powers))
+def _opened_rows(name: str, queries: list, kind: str, width: int, depth: int) -> tuple[np.ndarray, np.ndarray]:
+    """The openings' rows (q, width) base or (q, width, 4) EF and Merkle paths (q, depth, 8), as uint32 arrays;
+    ProofFormatError names the first malformed opening (kind, then values, then path, query by query)."""
+    value_shape = (width,) if kind == "base" else (width, 4)
+    path_shape = (depth, DIGEST_ELEMS)
+    # The common case, uint32 arrays of the right shapes, is checked for range in one batch; anything else goes
+    # through the query-by-query check, which also names the first problem.
+    plain = all(
+        isinstance(q, QueryOpening) and isinstance(q.kind, str) and q.kind == kind
+        and type(q.values) is np.ndarray and q.values.dtype == np.uint32 and q.values.shape == value_shape
+        and type(q.siblings) is np.ndarray and q.siblings.dtype == np.uint32 and q.siblings.shape == path_shape
+        for q in queries
+    )
+    if plain:
+        rows = np.array([q.values for q in queries], np.uint32).reshape((len(queries),) + value_shape)
+        siblings = np.array([q.siblings for q in queries], np.uint32).reshape((len(queries),) + path_shape)
+        if not (np.any(rows >= P) or np.any(siblings >= P)):
+            return rows, siblings
+    rows, siblings = [], []
+    for j, query in enumerate(queries):
+        if not isinstance(query, QueryOpening) or not isinstance(query.kind, str) or query.kind != kind:
+            raise ProofFormatError(f"{name}: query {j} must be a {kind} opening")
+        rows.append(_check_array(query.values, value_shape, f"{name} query {j} values"))
+        siblings.append(_check_array(query.siblings, path_shape, f"{name} query {j} Merkle path"))
+    return (np.array(rows, np.uint32).reshape((len(queries),) + value_shape),
+            np.array(siblings, np.uint32).reshape((len(queries),) + path_shape))
 
 
 def verify(config: WhirConfig, proof: WhirProof, statement: Statement) -> None:

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .poseidon2 import DIGEST, Poseidon2Constants, compress, hash_rows
+from . import field_np as fnp
+from .poseidon2 import DIGEST, RATE, WIDTH, Poseidon2Constants, compress, hash_rows, permute_lanes
 
 
 class MerkleTree:
@@ -85,6 +86,81 @@ def compute_root(index, leaf_digest, siblings, constants: Poseidon2Constants | N
         right = np.where(is_right, node, sib[:, d])
         node = compress(left, right, constants)
     return node
+
+
+def compute_roots_batched(openings, constants: Poseidon2Constants | None = None) -> list[np.ndarray]:
+    """Roots implied by the openings of several trees at once.
+
+    ``openings``: a list of (rows (N, width), index (N,), siblings (N, depth, 8)), one entry per tree; widths and
+    depths may differ between entries. Returns one (N, 8) array per entry, equal to
+    ``compute_root(index, hash_rows(rows), siblings)``.
+
+    Each opening is a chain of permutations: ceil(width / 8) sponge absorptions of its row, then one compression
+    per level. The chains of every entry advance together, aligned at their ends, so a step is one permutation of
+    all the openings it touches (the longest chain's length in calls, not the sum over entries), identical inputs
+    permuted once. States stay canonical and lane-major from the first step to the last (``permute_lanes``).
+    Sorted indices make the most of the sharing (openings of one node are then neighbours); any order is correct.
+    """
+    chains = [_Chain(*opening) for opening in openings]
+    length = max((c.length for c in chains), default=0)
+    for step in range(length):
+        active = [c for c in chains if c.size and step >= length - c.length]
+        if not active:
+            continue
+        lanes = np.empty((WIDTH, sum(c.size for c in active)), dtype=np.uint64)
+        start = 0
+        for c in active:
+            c.fill(lanes[:, start:start + c.size], step - (length - c.length))
+            start += c.size
+        # Openings that share a node above some level bring identical inputs there, side by side (indices are
+        # sorted): each distinct input is permuted once (a quarter of all permutations on a 100-bit proof).
+        fresh = np.ones(lanes.shape[1], dtype=bool)
+        fresh[1:] = np.any(lanes[:, 1:] != lanes[:, :-1], axis=0)
+        lanes = permute_lanes(lanes[:, fresh], constants)[:, np.cumsum(fresh) - 1]
+        start = 0
+        for c in active:
+            c.state = lanes[:, start:start + c.size]
+            start += c.size
+    return [fnp.to_monty(c.state[:DIGEST].T) for c in chains]
+
+
+class _Chain:
+    """The openings of one tree inside ``compute_roots_batched``: rows, siblings and sponge (then node) states as
+    canonical lane-major uint64 arrays."""
+
+    def __init__(self, rows, index, siblings):
+        rows = np.asarray(rows, dtype=np.uint32)
+        siblings = np.asarray(siblings, dtype=np.uint32)
+        index = np.asarray(index, dtype=np.int64).reshape(-1)
+        self.size = index.size
+        if rows.ndim != 2 or rows.shape[0] != self.size:
+            raise ValueError(f"compute_roots_batched: rows shape {rows.shape}, expected ({self.size}, width)")
+        if siblings.ndim != 3 or siblings.shape[0] != self.size or siblings.shape[2] != DIGEST:
+            raise ValueError(f"compute_roots_batched: siblings shape {siblings.shape}, "
+                             f"expected ({self.size}, depth, {DIGEST})")
+        depth = siblings.shape[1]
+        self.rows = fnp.from_monty(rows).T.astype(np.uint64)  # (width, N)
+        self.siblings = fnp.from_monty(siblings).transpose(1, 2, 0).astype(np.uint64)  # (depth, 8, N)
+        self.is_right = ((index[None, :] >> np.arange(depth)[:, None]) & 1).astype(bool)  # (depth, N)
+        self.n_chunks = -(-rows.shape[1] // RATE)
+        self.length = self.n_chunks + depth
+        self.state = np.zeros((WIDTH, self.size), dtype=np.uint64)
+
+    def fill(self, out: np.ndarray, step: int) -> None:
+        """Write the (16, N) states to permute at this chain's ``step``: absorb a chunk of the rows (overwrite mode:
+        the rest of the state keeps its value), else compress a level (the node is the left child when its
+        index there is even)."""
+        if step < self.n_chunks:
+            chunk = self.rows[step * RATE:(step + 1) * RATE]
+            out[:] = self.state
+            out[:chunk.shape[0]] = chunk
+            return
+        level = step - self.n_chunks
+        node, sibling, is_right = self.state[:DIGEST], self.siblings[level], self.is_right[level]
+        out[:DIGEST] = node
+        out[DIGEST:] = sibling
+        np.copyto(out[:DIGEST], sibling, where=is_right)
+        np.copyto(out[DIGEST:], node, where=is_right)
 
 
 def verify_path(root, index: int, leaf_digest_or_row, siblings, constants: Poseidon2Constants | None = None,

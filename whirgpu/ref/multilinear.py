@@ -63,27 +63,36 @@ def evaluate_rows(rows: np.ndarray, point: np.ndarray) -> np.ndarray:
 
 def expand_from_univariate(y: np.ndarray, num_variables: int) -> np.ndarray:
     """[y^(2^(m-1)), ..., y^2, y] (m = num_variables): the point whose eq-weights are y^b, b over the table index."""
-    y = np.asarray(y, dtype=np.uint32)
-    out = np.zeros((num_variables, 4), dtype=np.uint32)
-    current = y
-    for t in range(num_variables - 1, -1, -1):
-        out[t] = current
-        current = F.ef_square(current)
-    return out
+    current = [int(c) for c in np.asarray(y, dtype=np.uint32).reshape(4)]
+    squares = []
+    for _ in range(num_variables):  # one element: Python ints beat numpy's per-call cost
+        squares.append(current)
+        current = F.ef_mul_words(current, current)
+    return np.array(squares[::-1], dtype=np.uint32).reshape(num_variables, 4)
+
+
+def _ef_product(terms: np.ndarray) -> np.ndarray:
+    """Π_t terms[..., t, :] for EF terms (..., m, 4) -> (..., 4), multiplied pairwise (log2(m) batched products)."""
+    terms = np.asarray(terms, dtype=np.uint32)
+    if terms.shape[-2] == 0:
+        return np.array(np.broadcast_to(F.ef_from_base(F.ONE), terms.shape[:-2] + (4,)), dtype=np.uint32)
+    while terms.shape[-2] > 1:
+        half = terms.shape[-2] // 2
+        paired = F.ef_mul(terms[..., :half, :], terms[..., half:2 * half, :])
+        terms = np.concatenate([paired, terms[..., 2 * half:, :]], axis=-2)  # an odd one out waits a level
+    return terms[..., 0, :]
 
 
 def eq_at(z: np.ndarray, p: np.ndarray) -> np.ndarray:
-    """eq(z, p) for two EF points of equal length -> EF (4,)."""
+    """eq(z, p) = Π_t (z_t p_t + (1 - z_t)(1 - p_t)) for EF points z (..., m, 4) and p (..., m, 4), batch axes
+    broadcast -> EF (..., 4). A coordinate where both are 0 contributes 1, so points of fewer variables can be
+    padded with leading zeros to share a batch."""
     z = np.asarray(z, dtype=np.uint32)
     p = np.asarray(p, dtype=np.uint32)
     zp = F.ef_mul(z, p)
-    one = F.ef_from_base(np.full(z.shape[0], F.ONE, dtype=np.uint32))
+    one = F.ef_from_base(F.ONE)
     # z p + (1 - z)(1 - p) = 1 - z - p + 2 z p
-    terms = F.ef_add(F.ef_sub(F.ef_sub(one, z), p), F.ef_add(zp, zp))
-    result = F.ef_from_base(F.ONE)
-    for t in terms:
-        result = F.ef_mul(result, t)
-    return result
+    return _ef_product(F.ef_add(F.ef_sub(F.ef_sub(one, z), p), F.ef_add(zp, zp)))
 
 
 def select_table(var, num_variables: int, scale: np.ndarray | None = None) -> np.ndarray:
@@ -95,24 +104,26 @@ def select_table(var, num_variables: int, scale: np.ndarray | None = None) -> np
 
 
 def select_at(var, p: np.ndarray) -> np.ndarray:
-    """The MLE of b -> var^b at p (m coordinates): Π_t (1 + p_t (var^(2^(m-1-t)) - 1)) -> EF (4,)."""
+    """The MLE of b -> var^b at p (m coordinates): Π_t (1 + p_t (var^(2^(m-1-t)) - 1)) -> EF (..., 4), for base
+    ``var`` of any shape (...) and p (m, 4) or (..., m, 4) (batch axes broadcast). A coordinate p_t = 0 contributes
+    1, so points of fewer variables can be padded with leading zeros to share a batch."""
     p = np.asarray(p, dtype=np.uint32)
-    m = p.shape[0]
-    result = F.ef_from_base(F.ONE)
-    one = F.ef_from_base(F.ONE)
-    power = np.uint32(var)  # var^(2^(m-1-t)) for t = m-1 first
+    m = p.shape[-2]
+    var = np.asarray(var, dtype=np.uint32)
+    powers = np.empty(var.shape + (m,), dtype=np.uint32)  # [..., t] = var^(2^(m-1-t))
+    power = var
     for t in range(m - 1, -1, -1):
-        term = F.ef_add(one, F.ef_mul_base(p[t], F.sub(power, F.ONE)))
-        result = F.ef_mul(result, term)
+        powers[..., t] = power
         power = F.square(power)
-    return result
+    one = F.ef_from_base(F.ONE)
+    return _ef_product(F.ef_add(one, F.ef_mul_base(p, F.sub(powers, F.ONE))))
 
 
 def horner(coefficients: np.ndarray, x) -> np.ndarray:
-    """Σ_b coefficients[b] x^b for EF coefficients (N, 4) and a base point x -> EF (4,)."""
+    """Σ_b coefficients[b] x^b for EF coefficients (N, 4) and base points x of any shape (...) -> EF (..., 4)."""
     coefficients = np.asarray(coefficients, dtype=np.uint32)
-    acc = np.zeros(4, dtype=np.uint32)
-    x = np.uint32(x)
+    x = np.asarray(x, dtype=np.uint32)
+    acc = np.zeros(x.shape + (4,), dtype=np.uint32)
     for c in coefficients[::-1]:
         acc = F.ef_add(F.ef_mul_base(acc, x), c)
     return acc

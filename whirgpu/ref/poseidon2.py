@@ -9,7 +9,9 @@ Permutation (spec §2): S-box x^7, 4 initial external rounds, 13 internal rounds
 Contracts:
 - States are ``uint32`` Montgomery words in [0, P), shape (N, 16); ``permute`` returns a fresh (N, 16) array and never
   modifies its input. ``constants=None`` means ``Poseidon2Constants.smallrng(1)``, the constants of every whir-p3
-  proof.
+  proof. Inside, both paths compute on canonical values (``permute_ints`` on Python ints for a few states, else
+  lane-major (16, B) uint64 arrays); only the interface is Montgomery.
+- ``permute_ints(state)``: one state as 16 canonical Python ints -> 16 canonical ints (the transcript's path).
 - ``hash_rows(rows)``: ``PaddingFreeSponge<Perm, 16, 8, 8>`` on each row of (N, width) -> (N, 8) digests.
 - ``compress(left, right)``: ``TruncatedPermutation<Perm, 2, 8, 16>``: perm(left ‖ right)[0..8], (N, 8) each.
 """
@@ -21,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..field import MU, P
+from ..field import P
 from . import field_np as fnp
 from . import poseidon2_grain_constants as grain
 from .rng import Xoshiro256PlusPlus, random_base
@@ -42,11 +44,6 @@ INTERNAL_DIAGONAL = [
 
 _U64 = np.uint64
 _P64 = _U64(P)
-_MU64 = _U64(MU)
-_M32 = _U64(0xFFFFFFFF)
-_S32 = _U64(32)
-# States per block: keeps each (16, block) uint64 temporary near 2 MiB, inside the cache; measured best on x86.
-_BLOCK = 1 << 13
 # Up to this many states go through the Python-int path (faster than numpy's per-call overhead).
 _SCALAR_MAX = 4
 
@@ -98,16 +95,22 @@ class Poseidon2Constants:
 
     @functools.cached_property
     def _canonical(self):
-        """Canonical Python ints (initial 4x16, terminal 4x16, internal 13) for the small-N scalar path."""
+        """Canonical Python ints (initial 4x16, terminal 4x16, internal 13)."""
         return (fnp.from_monty(self.external_initial).tolist(), fnp.from_monty(self.external_terminal).tolist(),
                 fnp.from_monty(self.internal).tolist())
 
     @functools.cached_property
-    def _columns(self):
-        """uint64 column vectors for the (16, B) lane-major layout ``permute`` works in."""
-        return (self.external_initial.astype(_U64)[:, :, None],
-                self.external_terminal.astype(_U64)[:, :, None],
-                [_U64(x) for x in self.internal])
+    def _one(self):
+        """For ``permute_ints``: (16,) uint64 rows of the external constants, Python ints for the internal ones."""
+        initial, terminal, internal = self._canonical
+        return list(np.asarray(initial, dtype=_U64)), list(np.asarray(terminal, dtype=_U64)), internal
+
+    @functools.cached_property
+    def _lanes(self):
+        """Canonical uint64 column vectors for the (16, B) lane-major layout ``permute`` works in."""
+        initial, terminal, internal = self._canonical
+        return (np.asarray(initial, dtype=_U64)[:, :, None], np.asarray(terminal, dtype=_U64)[:, :, None],
+                [_U64(x) for x in internal])
 
 
 @functools.lru_cache(maxsize=8)
@@ -115,138 +118,114 @@ def _smallrng_cached(seed: int) -> Poseidon2Constants:
     return Poseidon2Constants.from_rng(Xoshiro256PlusPlus(seed))
 
 
-_DIAG_MONTY = fnp.to_monty(np.asarray(INTERNAL_DIAGONAL, dtype=np.uint64)).astype(_U64)[:, None]
+# The external linear layer as one integer matrix: circ(2 M4, M4, M4, M4) = (I4 + J4) ⊗ M4 (J4: all ones).
+_M4 = np.array([[2, 3, 1, 1], [1, 2, 3, 1], [1, 1, 2, 3], [3, 1, 1, 2]])
+MDS_MATRIX = np.kron(np.eye(4, dtype=np.int64) + 1, _M4)
+# float64 so that the product runs in BLAS: entries <= 6 with row sums 35, so for inputs < P every partial sum is
+# an integer < 35 P < 2^37, exact in a double whatever the summation order.
+_MDS_F64 = MDS_MATRIX.astype(np.float64)
+_DIAG = np.asarray(INTERNAL_DIAGONAL, dtype=_U64)[:, None]
+# States per block: (16, 1024) keeps OpenBLAS's product single-threaded (its threshold is m*n*k <= 2^18) and the
+# temporaries small; measured no slower than larger blocks on x86.
+_BLOCK = 1 << 10
 
 
-class _Workspace:
-    """Preallocated (16, B) uint64 buffers for one ``permute`` call. Every numpy temporary of this size would
-    otherwise be a fresh mmap (glibc's threshold) whose page faults cost more than the arithmetic."""
-
-    def __init__(self, b: int):
-        self.s = np.empty((WIDTH, b), dtype=_U64)  # state
-        self.o = np.empty((WIDTH, b), dtype=_U64)  # mds output, swapped with s
-        self.x2 = np.empty((WIDTH, b), dtype=_U64)
-        self.x3 = np.empty((WIDTH, b), dtype=_U64)
-        self.t = np.empty((WIDTH, b), dtype=_U64)  # Montgomery reduction scratch
-        self.w = np.empty((3, 4, b), dtype=_U64)  # mds partial sums
-        self.row = np.empty(b, dtype=_U64)
-        self.row_t = np.empty(b, dtype=_U64)
-        self.row_x2 = np.empty(b, dtype=_U64)
-        self.row_x3 = np.empty(b, dtype=_U64)
-
-    def view(self, b: int) -> "_Workspace":
-        """The same buffers restricted to the first b states (for the last, shorter block)."""
-        v = _Workspace.__new__(_Workspace)
-        for name, arr in self.__dict__.items():
-            v.__dict__[name] = arr[..., :b]
-        return v
+# Up to this many values np.remainder's single call beats floor division's three (measured crossover on x86 near
+# 600 values: a row of a verifier's batch takes the remainder, a whole state the division).
+_REMAINDER_MAX = 1 << 9
 
 
-def _monty_mul_into(a, b, out: np.ndarray, t: np.ndarray) -> np.ndarray:
-    """out = Montgomery product of uint64 a, b with a * b < P * 2^32 (e.g. both < P, or a < 2^32 and b < P),
-    in [0, P). ``out`` may be ``a`` or ``b``; ``t`` is scratch of out's shape, distinct from everything else."""
-    np.multiply(a, b, out=out)
-    np.multiply(out, _MU64, out=t)  # wraps mod 2^64; only the low 32 bits matter
-    t &= _M32
-    t *= _P64
-    t >>= _S32
-    out >>= _S32
-    out += _P64
-    out -= t  # in (0, 2P)
-    np.subtract(out, _P64, out=t)  # wraps to a huge value when out < P
-    np.minimum(out, t, out=out)
-    return out
+def _mod(x: np.ndarray) -> np.ndarray:
+    """x <- x mod P in place, for uint64 x. On large arrays floor division by a scalar (libdivide) then a multiply
+    and a subtract are several times faster than np.remainder on uint64."""
+    if x.size <= _REMAINDER_MAX:
+        x %= _P64
+        return x
+    q = x // _P64
+    q *= _P64
+    x -= q
+    return x
 
 
-def _sbox_into(x: np.ndarray, x2: np.ndarray, x3: np.ndarray, t: np.ndarray) -> None:
-    """x <- x^7 in place, for x in [0, P)."""
-    _monty_mul_into(x, x, x2, t)
-    _monty_mul_into(x2, x, x3, t)
-    _monty_mul_into(x2, x2, x2, t)  # x^4
-    _monty_mul_into(x3, x2, x, t)
+def _sbox(x: np.ndarray) -> np.ndarray:
+    """x^7 mod P for canonical uint64 x (< P, so every product is < P^2 < 2^62); consumes x."""
+    x2 = _mod(x * x)
+    x3 = _mod(x2 * x)
+    x2 *= x2
+    x3 *= _mod(x2)
+    return _mod(x3)
 
 
-def _mds_light_into(s: np.ndarray, out: np.ndarray, w: np.ndarray) -> None:
-    """out = circ(2 M4, M4, M4, M4) s for a lane-major (16, B) state with entries < P; out lazily reduced, < 35 P."""
-    y = s.reshape(4, 4, -1)  # [chunk c, position k, state]
-    o = out.reshape(4, 4, -1)
-    a, b, c, d = y[:, 0], y[:, 1], y[:, 2], y[:, 3]
-    t01, t23, t = w[0], w[1], w[2]
-    np.add(a, b, out=t01)
-    np.add(c, d, out=t23)
-    np.add(t01, t23, out=t)
-    np.add(t, t01, out=o[:, 0])
-    o[:, 0] += b  # 2a + 3b + c + d
-    np.add(t, b, out=o[:, 1])
-    o[:, 1] += c
-    o[:, 1] += c  # a + 2b + 3c + d
-    np.add(t, t23, out=o[:, 2])
-    o[:, 2] += d  # a + b + 2c + 3d
-    np.add(t, d, out=o[:, 3])
-    o[:, 3] += a
-    o[:, 3] += a  # 3a + b + c + 2d
-    np.sum(o, axis=0, out=t01)
-    o += t01  # s[4c + k] += Σ_c' s[4c' + k]
+def _mds_light(s: np.ndarray) -> np.ndarray:
+    """MDS_MATRIX @ s for a lane-major (16, B) uint64 state with entries < P; entries of the result < 35 P."""
+    return (_MDS_F64 @ s.astype(np.float64)).astype(_U64)
 
 
-def _permute_block(ws: _Workspace, consts: Poseidon2Constants) -> np.ndarray:
-    """Permutation of the lane-major (16, B) state in ``ws.s`` (entries in [0, P)); returns the buffer holding the
-    result, in [0, P) (``ws.s`` or ``ws.o``)."""
-    rc_init, rc_term, rc_int = consts._columns
-    s, o = ws.s, ws.o
-    _mds_light_into(s, o, ws.w)
-    s, o = o, s
+def _external_round(s: np.ndarray, rc: np.ndarray) -> np.ndarray:
+    """(s + rc)^7 lane by lane, then the external linear layer: lane-major (16, B), entries < 35 P in and out."""
+    s += rc
+    return _mds_light(_sbox(_mod(s)))
+
+
+def permute_lanes(s: np.ndarray, constants: Poseidon2Constants | None = None) -> np.ndarray:
+    """The permutation of a lane-major (16, B) uint64 state of canonical values (< P) -> canonical values, same
+    layout; consumes ``s``. This is what ``permute`` runs per block, minus the Montgomery conversions.
+    Sums are reduced lazily: every product below is of two values < P, so < 2^62."""
+    rc_init, rc_term, rc_int = (constants if constants is not None else Poseidon2Constants.smallrng(1))._lanes
+    s = _mds_light(s)
     for rc in rc_init:
-        s += rc
-        s %= _P64
-        _sbox_into(s, ws.x2, ws.x3, ws.t)
-        _mds_light_into(s, o, ws.w)
-        s, o = o, s
-    s %= _P64
-    s0, full = ws.row, ws.row_t
+        s = _external_round(s, rc)
+    _mod(s)
     for k in rc_int:
-        np.add(s[0], k, out=s0)  # s[0] < 2P here (lazy from the previous round) or < P after the external rounds
-        s0 %= _P64
-        _sbox_into(s0, ws.row_x2, ws.row_x3, full)
-        s[0] = s0
-        np.sum(s, axis=0, out=full)  # < 32 P
-        full %= _P64
-        _monty_mul_into(s, _DIAG_MONTY, s, ws.t)  # entries < 2P < 2^32 and diagonal < P: product < P * 2^32
-        s += full  # < 2P
+        s[0] = _sbox(_mod(s[0] + k))
+        full = s.sum(axis=0)  # 16 values < P
+        s *= _DIAG  # diagonal < P: < P^2
+        s += full  # < P^2 + 16 P < 2^64
+        _mod(s)
     for rc in rc_term:
-        s += rc
-        s %= _P64
-        _sbox_into(s, ws.x2, ws.x3, ws.t)
-        _mds_light_into(s, o, ws.w)
-        s, o = o, s
+        s = _external_round(s, rc)
+    return _mod(s)
+
+
+_MDS_U64 = MDS_MATRIX.astype(_U64)
+
+
+def _external_round_one(s: np.ndarray, rc: np.ndarray) -> np.ndarray:
+    """``_external_round`` for one state (16,), written out: at 16 values numpy's per-call cost is everything, so
+    the integer product (no conversions) and in-place remainders are the fastest form."""
+    s += rc
     s %= _P64
-    return s
+    x2 = s * s
+    x2 %= _P64
+    x3 = x2 * s
+    x3 %= _P64
+    x2 *= x2
+    x2 %= _P64
+    x3 *= x2
+    x3 %= _P64
+    return _MDS_U64 @ x3
 
 
-def _mds_light_ints(s: list) -> list:
-    out = []
-    for c in range(0, WIDTH, 4):
-        a, b, c2, d = s[c:c + 4]
-        t = a + b + c2 + d
-        out += [t + a + 2 * b, t + b + 2 * c2, t + c2 + 2 * d, t + d + 2 * a]
-    sums = [out[k] + out[k + 4] + out[k + 8] + out[k + 12] for k in range(4)]
-    return [(out[i] + sums[i & 3]) % P for i in range(WIDTH)]
-
-
-def _permute_ints(s: list, consts: Poseidon2Constants) -> list:
-    """The same permutation on one state of canonical Python ints: numpy's per-call overhead dominates at N = 1,
-    which is what the challenger asks for."""
-    rc_init, rc_term, rc_int = consts._canonical
-    s = _mds_light_ints(s)
+def permute_ints(state: list, constants: Poseidon2Constants | None = None) -> list:
+    """The permutation of ONE state of 16 canonical Python ints -> 16 canonical ints (what the challenger asks
+    for). The external rounds run on a (16,) array, 16 S-boxes per numpy call; the internal rounds, whose S-box
+    touches one value, on Python ints: the fastest split measured for a single state."""
+    consts = constants if constants is not None else Poseidon2Constants.smallrng(1)
+    rc_init, rc_term, rc_int = consts._one
+    s = _MDS_U64 @ np.array(state, dtype=_U64)
     for rc in rc_init:
-        s = _mds_light_ints([pow(x + k, 7, P) for x, k in zip(s, rc)])
+        s = _external_round_one(s, rc)
+    s %= _P64
+    s = s.tolist()
     for k in rc_int:
         s[0] = pow(s[0] + k, 7, P)
         full = sum(s)
         s = [(full + v * x) % P for v, x in zip(INTERNAL_DIAGONAL, s)]
+    s = np.array(s, dtype=_U64)
     for rc in rc_term:
-        s = _mds_light_ints([pow(x + k, 7, P) for x, k in zip(s, rc)])
-    return s
+        s = _external_round_one(s, rc)
+    s %= _P64
+    return s.tolist()
 
 
 def permute(state, constants: Poseidon2Constants | None = None) -> np.ndarray:
@@ -256,17 +235,15 @@ def permute(state, constants: Poseidon2Constants | None = None) -> np.ndarray:
     if state.ndim != 2 or state.shape[1] != WIDTH:
         raise ValueError(f"permute: state shape {state.shape}, expected (N, {WIDTH})")
     n = state.shape[0]
+    canonical = fnp.from_monty(state)
     if n <= _SCALAR_MAX:
-        rows = [_permute_ints(row, consts) for row in fnp.from_monty(state).tolist()]
+        rows = [permute_ints(row, consts) for row in canonical.tolist()]
         return fnp.to_monty(np.asarray(rows, dtype=np.uint64).reshape(n, WIDTH))
     out = np.empty((n, WIDTH), dtype=np.uint32)
-    workspace = _Workspace(min(n, _BLOCK))
     for start in range(0, n, _BLOCK):
-        block = state[start:start + _BLOCK]
-        ws = workspace if block.shape[0] == workspace.s.shape[1] else workspace.view(block.shape[0])
-        ws.s[...] = block.T
-        out[start:start + _BLOCK] = _permute_block(ws, consts).T
-    return out
+        lanes = canonical[start:start + _BLOCK].T.astype(_U64)
+        out[start:start + _BLOCK] = permute_lanes(lanes, consts).T
+    return fnp.to_monty(out)
 
 
 def hash_rows(rows, constants: Poseidon2Constants | None = None) -> np.ndarray:

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..field import P
 from . import field_np as F
 from .multilinear import fix_first_variable
 
 _TWO = F.constant(2)
-_INV_TWO = F.inv(_TWO)
+_HALF = (P + 1) // 2  # the canonical 1/2: scales Montgomery words as it scales values
 
 
 def round_evaluations(table: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -40,13 +41,19 @@ def fold(table: np.ndarray, weights: np.ndarray, r: np.ndarray) -> tuple[np.ndar
 
 
 def evaluate_round_polynomial(claimed_sum: np.ndarray, h0: np.ndarray, h2: np.ndarray, r: np.ndarray) -> np.ndarray:
-    """h(r) from h(0), h(1) = S - h(0), h(2), by Lagrange interpolation on {0, 1, 2}."""
-    one = F.ef_from_base(F.ONE)
-    two = F.ef_from_base(_TWO)
-    h1 = F.ef_sub(claimed_sum, h0)
-    r_minus_1 = F.ef_sub(r, one)
-    r_minus_2 = F.ef_sub(r, two)
-    l0 = F.ef_mul_base(F.ef_mul(r_minus_1, r_minus_2), _INV_TWO)  # (r-1)(r-2)/2
-    l1 = F.ef_mul(r, F.ef_sub(two, r))  # r(2-r)
-    l2 = F.ef_mul_base(F.ef_mul(r, r_minus_1), _INV_TWO)  # r(r-1)/2
-    return F.ef_add(F.ef_add(F.ef_mul(h0, l0), F.ef_mul(h1, l1)), F.ef_mul(h2, l2))
+    """h(r) from h(0), h(1) = S - h(0), h(2), by Lagrange interpolation on {0, 1, 2}; EF (4,) each.
+
+    h(r) = h(0) (r-1)(r-2)/2 + h(1) r(2-r) + h(2) r(r-1)/2, on Python ints (one element: numpy's per-call cost
+    would dominate). Montgomery form is linear, so sums and the canonical factor 1/2 apply to the words directly.
+    """
+    s, g0, g2, x = ([int(c) for c in np.asarray(e, dtype=np.uint32).reshape(4)] for e in (claimed_sum, h0, h2, r))
+    one, two = int(F.ONE), int(_TWO)
+    g1 = [(a - b) % P for a, b in zip(s, g0)]
+    x_minus_1 = [(x[0] - one) % P] + x[1:]
+    x_minus_2 = [(x[0] - two) % P] + x[1:]
+    two_minus_x = [(two - x[0]) % P] + [-c % P for c in x[1:]]
+    l0 = F.ef_mul_words(x_minus_1, x_minus_2)
+    l1 = F.ef_mul_words(x, two_minus_x)
+    l2 = F.ef_mul_words(x, x_minus_1)
+    t0, t1, t2 = F.ef_mul_words(g0, l0), F.ef_mul_words(g1, l1), F.ef_mul_words(g2, l2)
+    return np.array([((a + c) * _HALF + b) % P for a, b, c in zip(t0, t1, t2)], dtype=np.uint32)
