@@ -46,8 +46,8 @@ from ..runtime.base import RtBuffer, Runtime, RtView
 from .base import (Backend, Commitment, DeviceBuffer, DeviceLimits, PowRangeExceeded, ProofShape, StorageMode,
                    policy_mode, resolve_storage)
 from .device_transcript import NOT_FOUND, DeviceTranscript
-from .device_values import (STATE_WORDS, DeviceOpenings, DeviceQueries, DeviceValue, ProofRegions, Region,
-                            concat_points, region_bytes)
+from .device_values import (POW_MAX_COUNTERS, STATE_WORDS, DeviceOpenings, DeviceQueries, DeviceValue,
+                            ProofRegions, Region, concat_points, region_bytes)
 
 WG = 256  # workgroup size of the sumcheck, fold, weights, MLE, reduce and gather kernels
 MAX_REDUCE_GROUPS = 1024  # workgroups of a reduction's first stage (grid-stride loops cover the rest)
@@ -268,8 +268,7 @@ class GpuBackend(Backend):
     def sync(self) -> None:
         """Inside a proof: submit what was recorded and wait for it (profiling); otherwise nothing."""
         if self._session is not None:
-            self._session.transcript.flush()
-            self._session.batch.submit()
+            self._submit()
             self.rt.wait()
 
     def _batch(self):
@@ -661,7 +660,7 @@ class GpuBackend(Backend):
         if not 0 < bits <= 30:
             raise ConfigError(f"proof-of-work bits = {bits} outside [0, 30]")
         for full_range in (False, True):
-            with self._host_call(proof_words=1, scratch_words=1 + 200) as session:
+            with self._host_call(proof_words=1, scratch_words=1 + POW_MAX_COUNTERS) as session:
                 self._drivers.write(session.regions.scratch.buffer,
                                     challenger_words(challenger.sponge_state, challenger.input_buffer,
                                                      len(challenger.output_buffer)), session.regions.state.offset)
