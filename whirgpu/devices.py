@@ -3,7 +3,8 @@ enumerates, the CPU reference, and what ``auto`` would pick.
 
 ``gather()`` returns one JSON-ready dict; the CLI only formats it:
 
-- ``adapters``: one entry per adapter wgpu enumerates, in wgpu's order, OpenGL ones included, then one per
+- ``adapters``: one entry per adapter wgpu enumerates, in wgpu's order (its OpenGL backend is not started:
+  ``wgpu_native_setup``; when another part of the process started it first, OpenGL adapters show, unused), then one per
   adapter Dawn enumerates (``wgpudawn``), in Dawn's order. Each has ``runtime`` ("wgpu" or "dawn": the backend
   that opens it), ``name`` (the summary), ``api`` (backend_type), ``device_type`` (adapter_type), ``used``
   (False for APIs the backend never opens), ``note`` ("", why it is not used, or that auto skips a software

@@ -113,6 +113,11 @@ class _BackendRuntime:
     def batch(self) -> _CountingBatch:
         return _CountingBatch(self._runtime.batch(), self._backend)
 
+    def kernel(self, stem: str, entry: str | None = None, constants: dict[str, int] | None = None):
+        # Launches are only recorded until the batch is submitted, so a pipeline may still be compiling: the
+        # first proof's pipelines compile side by side while the host encodes.
+        return self._runtime.kernel_async(stem, entry, constants)
+
     def __getattr__(self, name):
         return getattr(self._runtime, name)
 
@@ -460,7 +465,7 @@ class GpuBackend(Backend):
     def _reduce(self, partials: RtBuffer, count: int, out: DeviceValue) -> None:
         """Record the final stage: ``out`` (stride, 4) = sums of ``count`` groups of ``stride`` EF values."""
         stride = out.words // 4
-        self._batch().dispatch(self.rt.kernel("ef_reduce"), [partials, out.view()],
+        self._batch().dispatch(self._drivers.kernel("ef_reduce"), [partials, out.view()],
                                np.array([count, stride, 0, 0], np.uint32), stride)
         self._free(partials)
 

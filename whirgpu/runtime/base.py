@@ -145,6 +145,11 @@ class Runtime(ABC):
     def kernel(self, stem: str, entry: str | None = None, constants: dict[str, int] | None = None) -> Any:
         """The compiled pipeline for kernel file ``stem`` (entry point defaults to the stem), cached."""
 
+    def kernel_async(self, stem: str, entry: str | None = None, constants: dict[str, int] | None = None) -> Any:
+        """``kernel``, possibly still compiling: only this runtime's batches take it, and wait for it at
+        submission (compile errors may raise there). Default: compiled at once."""
+        return self.kernel(stem, entry, constants)
+
     @abstractmethod
     def batch(self) -> Batch:
         """A new batch of launches."""

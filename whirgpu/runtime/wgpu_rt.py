@@ -24,6 +24,7 @@ import os
 import re
 import sys
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -34,6 +35,7 @@ from ..backends.base import DeviceLimits, StorageMode
 from ..errors import BackendUnavailable, DeviceLimitError, DeviceOutOfMemory, ShaderCompileError
 from ..kernels.compose import compose, map_diagnostic
 from ..kernels.registry import spec
+from .wgpu_native_setup import prepare_wgpu_native
 from .base import (PARAMS_WORDS, Batch, RtBuffer, Runtime, allocation_size, binding_range, check_binding_sizes, check_range,
                    grid_for, params_words)
 
@@ -76,12 +78,17 @@ def _impl(impl: str) -> Impl:
 
 
 def import_webgpu(impl: str = "wgpu"):
-    """The module of implementation ``impl`` (``wgpu`` or ``wgpudawn``); BackendUnavailable when it is missing."""
+    """The module of implementation ``impl`` (``wgpu`` or ``wgpudawn``); BackendUnavailable when it is missing.
+    wgpu-native is prepared for a fast start on first import (``wgpu_native_setup``: no OpenGL backend, C types
+    resolved without parsing)."""
     which = _impl(impl)
     try:
-        return importlib.import_module(which.module)
+        module = importlib.import_module(which.module)
     except ImportError as exc:
         raise BackendUnavailable(f"the {which.module} package is not installed ({exc}); {which.install}") from None
+    if impl == "wgpu":
+        prepare_wgpu_native()
+    return module
 
 
 def impl_of(adapter) -> str:
@@ -121,7 +128,8 @@ def _filtered_stderr(noise: bytes):
 
 
 def enumerate_adapters(impl: str = "wgpu") -> list[Any]:
-    """Every adapter ``impl`` enumerates, OpenGL ones included, in its order (Dawn's limit warnings dropped).
+    """Every adapter ``impl`` enumerates, in its order (Dawn's limit warnings dropped). wgpu-native's instance
+    starts no OpenGL backend (``wgpu_native_setup``) unless something in the process created it first.
     BackendUnavailable when the package is missing or the driver stack cannot enumerate."""
     module = import_webgpu(impl)
     os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")  # Mesa warns without it
@@ -256,7 +264,7 @@ class _WgpuBatch(Batch):
                 encoder.copy_buffer_to_buffer(src.handle, src_offset, dst.handle, dst_offset, nbytes)
                 continue
             _, kernel, bindings, slot, (gx, gy) = op
-            pipeline, layout, label = kernel
+            pipeline, layout, label = kernel.resolve()
             if timing is not None:  # one pass per dispatch, so each kernel gets its own begin/end timestamps
                 if cpass is not None:
                     cpass.end()
@@ -319,6 +327,44 @@ class _BatchTiming:
         encoder.resolve_query_set(self.query_set, 0, 2 * len(self.labels), self.buffer, 0)
         self.profiler.pending.append((RtBuffer(self.buffer, 16 * len(self.labels), StorageMode.PRIVATE),
                                       self.labels))
+
+
+_POOL = None
+COMPILE_THREADS = 8  # pipelines compiled at once (the first proof records about 20 before its first submission)
+
+
+def _compile_pool() -> ThreadPoolExecutor:
+    global _POOL
+    if _POOL is None:
+        _POOL = ThreadPoolExecutor(max_workers=min(COMPILE_THREADS, os.cpu_count() or 1),
+                                   thread_name_prefix="whirgpu-compile")
+    return _POOL
+
+
+class _Kernel:
+    """A pipeline whose compilation has started: ``resolve()`` waits for it and returns (pipeline, bind group
+    layout, label), raising ShaderCompileError (with the composed source's file:line) if it failed."""
+
+    def __init__(self, rt: "WgpuRuntime", stem: str, label: str, source, entry: str, overrides: dict[str, int]):
+        self.rt = rt
+        self.stem = stem
+        self.label = label
+        self._source = source
+        self._done = None
+        self._wait = rt._compile(source.text, entry, overrides)
+
+    def resolve(self):
+        if self._done is None:
+            rt = self.rt
+            try:
+                pipeline = self._wait()
+            except Exception as exc:  # noqa: BLE001 - naga/driver diagnostics arrive as various wgpu errors
+                rt._kernels = {k: v for k, v in rt._kernels.items() if v is not self}  # a later call tries again
+                message = map_diagnostic(rt._compile_message(str(exc)), self._source)
+                raise ShaderCompileError(f"kernel {self.stem} ({rt.mul} multiply, {IMPLS[rt.name].label}): "
+                                         f"{message}") from None
+            self._done = (pipeline, pipeline.get_bind_group_layout(0), self.label)
+        return self._done
 
 
 class WgpuRuntime(Runtime):
@@ -493,8 +539,15 @@ class WgpuRuntime(Runtime):
             buffer.handle.unmap()
         return out.view(np.uint32)
 
-    # -- kernels -----------------------------------------------------------------------------------------------
+    # -- kernels ---------------------------------------------------------------------------------------------
     def kernel(self, stem: str, entry: str | None = None, constants: dict[str, int] | None = None):
+        """The compiled kernel (compiled now if not yet: compile errors raise here)."""
+        return self.kernel_async(stem, entry, constants).resolve()
+
+    def kernel_async(self, stem: str, entry: str | None = None, constants: dict[str, int] | None = None):
+        """The kernel, its compilation started and not waited for (``_Kernel``): batches take it as it is and
+        wait for it only when they are submitted, so the pipelines a proof records compile side by side while
+        the host goes on encoding. Compile errors raise at ``resolve`` (at the latest, at submission)."""
         key = (stem, entry, tuple(sorted((constants or {}).items())))
         cached = self._kernels.get(key)
         if cached is not None:
@@ -503,20 +556,21 @@ class WgpuRuntime(Runtime):
         kernel_spec = spec(stem)
         kernel_spec.constant_values(constants)  # rejects names the stem does not have
         overrides = {str(kernel_spec.constants[name][0]): int(v) for name, v in (constants or {}).items()}
-        try:
-            module = self.device.create_shader_module(code=source.text)
-            pipeline = self.device.create_compute_pipeline(
-                layout="auto",
-                compute={"module": module, "entry_point": entry or stem, "constants": overrides},
-            )
-        except Exception as exc:  # noqa: BLE001 - naga/driver diagnostics arrive as various wgpu errors
-            message = map_diagnostic(self._compile_message(str(exc)), source)
-            raise ShaderCompileError(f"kernel {stem} ({self.mul} multiply, {IMPLS[self.name].label}): {message}") \
-                from None
         label = stem if entry is None or entry == stem else f"{stem}.{entry}"
-        compiled = (pipeline, pipeline.get_bind_group_layout(0), label)
+        compiled = _Kernel(self, stem, label, source, entry or stem, overrides)
         self._kernels[key] = compiled
         return compiled
+
+    def _compile(self, source_text: str, entry: str, overrides: dict[str, int]):
+        """Start compiling one pipeline; returns a function that waits for it and gives the pipeline. wgpu-native
+        compiles synchronously, in the calling thread, releasing the GIL: each compilation runs on a worker
+        thread of its own (wgpu-native's device is thread-safe)."""
+        def build():
+            module = self.device.create_shader_module(code=source_text)
+            return self.device.create_compute_pipeline(
+                layout="auto", compute={"module": module, "entry_point": entry, "constants": overrides})
+
+        return _compile_pool().submit(build).result
 
     def batch(self) -> Batch:
         return _WgpuBatch(self)
@@ -534,6 +588,22 @@ class DawnRuntime(WgpuRuntime):
         # Dawn rounds timestamps down to a coarse quantum unless told not to; profiles want them exact.
         return request_device_sync(self.adapter, required_features=features,
                                    disable_toggles=["timestamp_quantization"])
+
+    def _compile(self, source_text: str, entry: str, overrides: dict[str, int]):
+        # Dawn's objects are not thread-safe: the module is made here, and Dawn compiles the pipeline on its own
+        # worker threads (createComputePipelineAsync); the promise is waited for at resolve.
+        try:
+            module = self.device.create_shader_module(code=source_text)
+            promise = self.device.create_compute_pipeline_async(
+                layout="auto", compute={"module": module, "entry_point": entry, "constants": overrides})
+        except Exception as exc:  # noqa: BLE001 - raised again at resolve, with the source position mapped
+            error = exc
+
+            def fail():
+                raise error
+
+            return fail
+        return promise.sync_wait
 
     def _timestamp_period(self) -> float:
         return 1.0  # Dawn converts ticks to nanoseconds when it resolves a query set (the WebGPU contract)

@@ -1,0 +1,104 @@
+"""What wgpu-native (the ``wgpu`` package) is told before its first adapter call, to make a process's first proof
+fast. Dawn (``wgpudawn``) needs neither step: its bindings are compiled (cffi API mode) and parse nothing.
+
+- ``limit_instance_backends``: the global wgpu instance starts only Vulkan, Metal and D3D12. Left to itself it
+  also starts the OpenGL backend, which no runtime here uses (1.4 s of adapter enumeration on the H100 machine).
+  It can only be said before the instance exists; when something in the process made one first, it is left as
+  it is.
+- ``preresolve_ffi_types``: wgpu-py declares its C API with cffi in ABI mode, so every C type string it passes
+  to ``ffi.new`` / ``ffi.cast`` is parsed with pycparser on first use, each time together with a declaration of
+  every one of its ~430 typedefs: 10-70 ms per distinct string, 40-odd strings in a first proof (0.5 s on the
+  2-core VM, 2.7-3.3 s on the H100 machine). The struct-pointer types (``"WGPUFoo *"``, most of those strings)
+  are built here straight from the typedefs cffi already holds, with no parse; the few other strings a proof
+  uses (``EXTRA_TYPE_STRINGS``) are parsed together in one pycparser run. The ctypes are the very objects cffi's
+  own parse gives (tested), stored in the FFI's own cache of parsed strings, so wgpu-py's behaviour is
+  unchanged and a string missing from the list is simply parsed on first use as before. This leans on cffi's
+  private parser state; when that is not there (another cffi), the step does nothing.
+"""
+
+from __future__ import annotations
+
+NATIVE_INSTANCE_BACKENDS = ("Vulkan", "Metal", "DX12")
+
+# Type strings other than "WGPUStruct *" that wgpu-py 0.32 parses during adapter enumeration, device creation
+# and a proof (listed by recording cffi's parses during `whirgpu devices`, `prove`, `verify` and
+# `bench --kernels`). Exact strings: cffi caches by the string as written, trailing space included.
+EXTRA_TYPE_STRINGS = (
+    "WGPUAdapter[]",
+    "WGPUBindGroupEntry[]",
+    "WGPUChainedStruct * ",
+    "WGPUCommandBuffer[]",
+    "WGPUConstantEntry[]",
+    "WGPUFeatureName[]",
+    "char []",
+    "intptr_t",
+    "uint32_t []",
+    "uint8_t *",
+    "uint8_t []",
+    "uintptr_t",
+    "void(WGPUDevice const *, WGPUDeviceLostReason, WGPUStringView, void *, void *)",
+    "void(WGPUDevice const *, WGPUErrorType, WGPUStringView, void *, void *)",
+    "void(WGPUMapAsyncStatus, WGPUStringView, void *, void *)",
+    "void(WGPURequestDeviceStatus, WGPUDevice, WGPUStringView, void *, void *)",
+)
+
+_prepared = False
+
+
+def prepare_wgpu_native() -> None:
+    """Both steps, once per process (before the first adapter call)."""
+    global _prepared
+    if _prepared:
+        return
+    _prepared = True
+    preresolve_ffi_types()  # first: creating the instance already casts and allocates structs
+    limit_instance_backends()
+
+
+def limit_instance_backends(backends=NATIVE_INSTANCE_BACKENDS) -> bool:
+    """Create wgpu-native's global instance with only ``backends`` enabled; False when an instance already
+    existed (it is kept) or this wgpu has no such extra."""
+    try:
+        from wgpu.backends.wgpu_native import _helpers, extras  # noqa: PLC0415
+    except ImportError:
+        return False
+    if getattr(_helpers, "_the_instance", None) is not None or not hasattr(extras, "set_instance_extras"):
+        return False
+    extras.set_instance_extras(backends=list(backends))
+    return True
+
+
+def preresolve_ffi_types(extra: tuple[str, ...] = EXTRA_TYPE_STRINGS) -> int:
+    """Fill wgpu-native's cffi cache of parsed type strings: every struct typedef's pointer type, then the
+    ``extra`` strings in one parse. Returns how many strings were added (0 when cffi's internals differ)."""
+    try:
+        from cffi import model  # noqa: PLC0415
+        from wgpu.backends.wgpu_native import ffi  # noqa: PLC0415
+
+        parser, cache, lock = ffi._parser, ffi._parsed_types, ffi._lock
+        declarations = parser._declarations
+    except (ImportError, AttributeError):
+        return 0
+    added = 0
+    try:
+        with lock:
+            for key, (tp, _quals) in list(declarations.items()):
+                text = f"{key[len('typedef '):]} *"
+                if key.startswith("typedef ") and isinstance(tp, model.StructType) and text not in cache:
+                    cache[text] = (ffi._get_cached_btype(model.PointerType(tp)), False)
+                    added += 1
+            missing = [text for text in extra if text not in cache]
+            if missing:
+                # One parse of a function taking every type as a parameter: each parameter is exactly what
+                # parse_type would have parsed alone.
+                ast = parser._parse("void __dummy(\n%s\n);" % ",\n".join(missing))[0]
+                for text, param in zip(missing, ast.ext[-1].type.args.params):
+                    tp, _quals = parser._get_type_and_quals(param.type)
+                    is_function = tp.is_raw_function
+                    if is_function:
+                        tp = tp.as_function_pointer()
+                    cache[text] = (ffi._get_cached_btype(tp), is_function)
+                    added += 1
+    except Exception:  # noqa: BLE001 - an optimisation only: cffi parses on first use as before
+        return added
+    return added
