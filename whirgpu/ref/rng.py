@@ -7,7 +7,11 @@
   rotations 24/16/37). Plonky3's Poseidon2 test vectors derive their constants from it.
 
 Both have ``next_u64()`` and ``next_u32()`` (the upper 32 bits of ``next_u64()``, as rand does for these cores),
-plus ``next_u32_array(n)`` for ``n`` consecutive ``next_u32()`` values at once.
+plus ``next_u32_array(n)`` for ``n`` consecutive ``next_u32()`` values at once. Xoshiro256++ makes long runs
+(``n >= LANES_MIN_DRAWS``) in numpy lanes: its state update is linear over GF(2), so the states 0, L, 2L, ... of
+the run come from powers of the 256x256 one-step matrix, and every lane then steps L times side by side; the
+outputs, concatenated lane after lane, are the run in order, and the generator ends in the state the scalar loop
+would leave (tested against it).
 
 Samplers (Plonky3's ``StandardUniform`` for ``MontyField31``): draw ``u = next_u32() >> 1`` until ``u < P``; the
 accepted ``u`` **is the Montgomery word** of the sample (canonical value ``u * R^-1 mod P``).
@@ -71,9 +75,13 @@ class _WordRng(ABC):
     def next_u64_list(self, n: int) -> list[int]:
         """The next ``n`` 64-bit outputs, advancing the state."""
 
+    def next_u64_array(self, n: int) -> np.ndarray:
+        """``n`` consecutive ``next_u64()`` outputs as a uint64 array."""
+        return np.array(self.next_u64_list(n), dtype=np.uint64)
+
     def next_u32_array(self, n: int) -> np.ndarray:
         """``n`` consecutive ``next_u32()`` outputs as a uint32 array."""
-        return (np.array(self.next_u64_list(n), dtype=np.uint64) >> np.uint64(32)).astype(np.uint32)
+        return (self.next_u64_array(n) >> np.uint64(32)).astype(np.uint32)
 
 
 class Xoshiro256PlusPlus(_WordRng):
@@ -100,6 +108,84 @@ class Xoshiro256PlusPlus(_WordRng):
         self.s = [s0, s1, s2, s3]
         return out
 
+    def next_u64_array(self, n: int) -> np.ndarray:
+        if n < LANES_MIN_DRAWS:
+            return super().next_u64_array(n)
+        n_lanes = 1 << ((n.bit_length() + 1) // 2)  # about 2 sqrt(n) lanes of about sqrt(n) / 2 steps
+        steps = n // n_lanes
+        s0, s1, s2, s3 = _lane_states(self.s, n_lanes, steps)
+        out = np.empty((n_lanes, steps), np.uint64)  # lane after lane: the run in order
+        x, t = np.empty(n_lanes, np.uint64), np.empty(n_lanes, np.uint64)
+        for i in range(steps):  # the scalar update above, on every lane at once, in place
+            np.add(s0, s3, out=x)
+            np.left_shift(x, _U23, out=t)
+            np.right_shift(x, _U41, out=x)
+            x |= t
+            np.add(x, s0, out=out[:, i])
+            np.left_shift(s1, _U17, out=t)
+            s2 ^= s0
+            s3 ^= s1
+            s1 ^= s2
+            s0 ^= s3
+            s2 ^= t
+            np.left_shift(s3, _U45, out=t)
+            s3 >>= _U19
+            s3 |= t
+        self.s = [int(s0[-1]), int(s1[-1]), int(s2[-1]), int(s3[-1])]  # the last lane ends where the run ends
+        rest = np.array(self.next_u64_list(n - steps * n_lanes), dtype=np.uint64)
+        return np.concatenate([out.reshape(-1), rest])
+
+
+LANES_MIN_DRAWS = 1 << 14  # shorter runs: the scalar loop
+_U17, _U19, _U23, _U41, _U45 = (np.uint64(k) for k in (17, 19, 23, 41, 45))
+
+
+def _xoshiro_step_ints(s: list[int]) -> list[int]:
+    s0, s1, s2, s3 = s
+    t = (s1 << 17) & _M64
+    s2 ^= s0
+    s3 ^= s1
+    s1 ^= s2
+    s0 ^= s3
+    s2 ^= t
+    s3 = ((s3 << 45) | (s3 >> 19)) & _M64
+    return [s0, s1, s2, s3]
+
+
+def _bits(states: np.ndarray) -> np.ndarray:
+    """(m, 4) uint64 states -> (m, 256) bools, word w's bit b at 64 w + b."""
+    as_bytes = np.ascontiguousarray(states, dtype="<u8").view(np.uint8)
+    return np.unpackbits(as_bytes, axis=1, bitorder="little").astype(bool)
+
+
+def _apply(images: np.ndarray, states: np.ndarray) -> np.ndarray:
+    """The GF(2)-linear map with basis images ``images`` ((256, 4) uint64) applied to (m, 4) ``states``; the
+    composition A after B is ``_apply(A, B)`` (B's images are states)."""
+    return np.bitwise_xor.reduce(np.where(_bits(states)[:, :, None], images[None], np.uint64(0)), axis=1)
+
+
+_STEP_IMAGES: np.ndarray | None = None
+
+
+def _lane_states(state: list[int], n_lanes: int, steps: int) -> tuple[np.ndarray, ...]:
+    """The four state words (uint64 arrays, one entry per lane) of states 0, steps, 2 steps, ... ahead of
+    ``state``: lane j starts ``j * steps`` updates ahead."""
+    global _STEP_IMAGES
+    if _STEP_IMAGES is None:  # the image of each basis state under one update
+        basis = [[(1 << (i & 63)) if w == i >> 6 else 0 for w in range(4)] for i in range(256)]
+        _STEP_IMAGES = np.array([_xoshiro_step_ints(b) for b in basis], dtype=np.uint64)
+    jump = np.array([[(1 << (i & 63)) if w == i >> 6 else 0 for w in range(4)] for i in range(256)],
+                    dtype=np.uint64)  # identity, then the map of `steps` updates, by squaring
+    power, k = _STEP_IMAGES, steps
+    while k:
+        if k & 1:
+            jump = _apply(power, jump)
+        power, k = _apply(power, power), k >> 1
+    lanes = np.array([state], dtype=np.uint64)
+    while len(lanes) < n_lanes:  # doubling: lanes k..2k-1 are lanes 0..k-1 moved k * steps ahead
+        lanes = np.concatenate([lanes, _apply(jump, lanes)])
+        jump = _apply(jump, jump)
+    return tuple(np.ascontiguousarray(lanes[:, w]) for w in range(4))
 
 
 class Xoroshiro128Plus(_WordRng):
