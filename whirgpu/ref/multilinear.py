@@ -41,10 +41,33 @@ def evaluate(table: np.ndarray, point: np.ndarray) -> np.ndarray:
     n = point.shape[0]
     if np.asarray(table).shape[0] != 1 << n:
         raise ValueError(f"table of {np.asarray(table).shape[0]} entries does not match a point of {n} coordinates")
+    if np.asarray(table).ndim == 1 and n >= 2:
+        return _evaluate_base(np.asarray(table, dtype=np.uint32), point)
     g = _as_ext(table)
     for z in point:
         g = fix_first_variable(g, z)
     return g[0]
+
+
+def _evaluate_base(table: np.ndarray, point: np.ndarray) -> np.ndarray:
+    """``evaluate`` of a base table, as Σ_hi eq(hi, z_hi) Σ_lo t[hi, lo] eq(lo, z_lo) with the index split into
+    its high and low halves: the inner sums take each coordinate of eq(lo, z_lo) apart, as integer products
+    reduced mod P (t e = a e R^2 for Montgomery words t = a R, e = e' R) summed exactly in uint64 and turned
+    back into Montgomery words a e R by one Montgomery reduction; no EF product is taken over the whole table."""
+    n = point.shape[0]
+    n_hi = n // 2
+    n_lo = n - n_hi
+    eq_lo = eq_table(point[n_hi:]).astype(np.uint64)  # (2^n_lo, 4)
+    rows = table.reshape(1 << n_hi, 1 << n_lo)
+    inner = np.empty((1 << n_hi, 4), np.uint32)
+    p = np.uint64(F.P)
+    step = max(1, (1 << 20) >> n_lo)  # rows per chunk: about 2^20 products at a time
+    for start in range(0, rows.shape[0], step):
+        chunk = rows[start:start + step].astype(np.uint64)
+        for c in range(4):  # 2^n_lo terms below P each: the sum stays below 2^63 for n_lo <= 32
+            sums = np.sum((chunk * eq_lo[:, c]) % p, axis=1, dtype=np.uint64) % p
+            inner[start:start + step, c] = F.mul(sums.astype(np.uint32), 1)  # the raw word 1: times R^-1
+    return F.ef_sum(F.ef_mul(inner, eq_table(point[:n_hi])), axis=0)
 
 
 def evaluate_rows(rows: np.ndarray, point: np.ndarray) -> np.ndarray:
