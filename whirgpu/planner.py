@@ -18,17 +18,15 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sys
 from dataclasses import dataclass
 
 from .backends import CPU_FALLBACK
 from .backends.base import DeviceLimits, resolve_storage
 from .backends.memory import MemoryPlan, human_bytes, plan_memory, runtime_kind, sized
-from .errors import BackendUnavailable, ConfigError, WhirGpuError
+from .errors import BackendUnavailable, WhirGpuError
+from .overrides import MAX_GPU_BYTES_ENV, binding_override, lowered_note, parse_bytes
 from .protocol.params import WhirConfig
-
-MAX_GPU_BYTES_ENV = "WHIRGPU_MAX_GPU_BYTES"
 
 
 @dataclass(frozen=True)
@@ -60,7 +58,6 @@ GPU_MIN_VARIABLES: dict[str, Threshold] = {
 
 _CLASS_LABELS = {"discrete": "a discrete GPU", "integrated": "an integrated GPU", "apple": "an Apple GPU",
                  "software": "a software device"}
-_UNITS = {"": 0, "k": 10, "m": 20, "g": 30, "t": 40}
 
 
 def device_class(limits: DeviceLimits) -> str:
@@ -75,19 +72,6 @@ def device_class(limits: DeviceLimits) -> str:
     if limits.api in ("Metal", "Metal (MSL)") and (apple_family or limits.name.startswith("Apple")):
         return "apple"
     return "discrete" if limits.device_type == "DiscreteGPU" else "integrated"
-
-
-def parse_bytes(text: str, what: str = MAX_GPU_BYTES_ENV) -> int:
-    """A positive byte count: an integer or decimal with an optional K, M, G or T suffix (powers of 1024;
-    ``B``, ``iB`` accepted, case ignored): ``1073741824``, ``512M``, ``8G``, ``1.5GiB``. ConfigError otherwise."""
-    match = re.fullmatch(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*([kmgt]?)(i?b)?\s*", str(text), re.IGNORECASE)
-    if match is None or (match.group(3) and match.group(3).lower() == "ib" and not match.group(2)):
-        raise ConfigError(f"{what}={text!r} is not a byte count: give an integer with an optional K, M, G or T "
-                          "suffix (powers of 1024), e.g. 536870912, 512M or 1.5GiB")
-    value = int(float(match.group(1)) * (1 << _UNITS[match.group(2).lower()]))
-    if value <= 0:
-        raise ConfigError(f"{what}={text!r} must be at least 1 byte")
-    return value
 
 
 def max_gpu_bytes_from_env() -> int | None:
