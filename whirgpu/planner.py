@@ -25,7 +25,7 @@ from .backends import CPU_FALLBACK
 from .backends.base import DeviceLimits, resolve_storage
 from .backends.memory import MemoryPlan, human_bytes, plan_memory, runtime_kind, sized
 from .errors import BackendUnavailable, WhirGpuError
-from .overrides import MAX_GPU_BYTES_ENV, binding_override, lowered_note, parse_bytes
+from .overrides import MAX_GPU_BYTES_ENV, binding_override, binding_text, parse_bytes
 from .protocol.params import WhirConfig
 
 
@@ -134,6 +134,8 @@ class DevicePlan:
             "largest_binding": {"name": memory.largest_binding.name, "bytes": memory.largest_binding.binding_bytes},
             "max_buffer_size": limits.max_buffer_size,
             "max_storage_binding_size": limits.max_storage_binding_size,
+            "binding_lowered_by": limits.binding_lowered_by or None,
+            "device_storage_binding_size": limits.device_storage_binding_size or limits.max_storage_binding_size,
             "recommended_working_set": limits.recommended_working_set or None,
             "max_gpu_bytes": self.max_gpu_bytes,
             "budget": self.budget, "budget_source": self.budget_source,
@@ -208,7 +210,7 @@ def plan_device(config: WhirConfig, limits: DeviceLimits, policy: str | None = N
         reason = (f"fits: peak {human_bytes(peak)} {of_budget}, largest buffer {human_bytes(biggest.buffer_bytes)} "
                   f"of max_buffer_size {human_bytes(limits.max_buffer_size)}, largest whole binding "
                   f"{human_bytes(widest.binding_bytes)} of max_storage_binding_size "
-                  f"{human_bytes(limits.max_storage_binding_size)}; n={n} >= {threshold.min_variables} for "
+                  f"{binding_text(limits, human_bytes)}; n={n} >= {threshold.min_variables} for "
                   f"{_CLASS_LABELS[cls]} ({threshold.source})")
     decision = "gpu" if cls != "cpu" and not problems and faster else "cpu"
     return DevicePlan(config, limits, cls, memory, budget, budget_source, problems, threshold, faster, decision,
@@ -296,7 +298,7 @@ def _plan_lines(plan: DevicePlan) -> list[str]:
         ("largest buffer", f"{human_bytes(biggest.buffer_bytes)} ({biggest.name}) of max_buffer_size "
                            f"{human_bytes(limits.max_buffer_size)}"),
         ("largest whole binding", f"{human_bytes(widest.binding_bytes)} ({widest.name}) of max_storage_binding_size "
-                            f"{human_bytes(limits.max_storage_binding_size)}"),
+                                  f"{binding_text(limits, human_bytes)}"),
         ("budget", budget),
     ]
     facts += [("problem", p.message) for p in plan.problems]
@@ -324,6 +326,7 @@ def run_plan_command(point: str, storage: str | None, as_json: bool) -> int:
     config = grid_point.config()
     policy = resolve_storage(storage)
     cap = max_gpu_bytes_from_env()
+    binding = binding_override()
     entries = []
     for target in plan_targets():
         plan = plan_device(config, target.limits, policy) if target.limits is not None else None
@@ -339,13 +342,15 @@ def run_plan_command(point: str, storage: str | None, as_json: bool) -> int:
             "point": str(grid_point), "num_variables": config.num_variables, "folding_factor": grid_point.fold,
             "rate": config.starting_log_inv_rate, "n_rounds": config.n_rounds,
             "final_sumcheck_rounds": config.final_sumcheck_rounds, "storage": policy, "max_gpu_bytes": cap,
+            "max_binding_bytes": binding and {"bytes": binding[0], "source": binding[1]},
             "thresholds": {cls: {"min_variables": t.min_variables, "source": t.source}
                            for cls, t in GPU_MIN_VARIABLES.items()},
             "devices": devices, "auto": auto,
         }, indent=2))
         return 0
     lines = [f"plan {grid_point} ({_describe_config(config)}); storage policy {policy}; one evaluation claim; "
-             f"{MAX_GPU_BYTES_ENV} {sized(cap) if cap else 'unset'}"]
+             f"{MAX_GPU_BYTES_ENV} {sized(cap) if cap else 'unset'}"
+             + (f"; max storage binding lowered to {sized(binding[0])} by {binding[1]}" if binding else "")]
     for target, plan in entries:
         if plan is None:
             lines.append(f"[{target.backend}] unavailable: {target.note}")
