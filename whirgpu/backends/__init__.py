@@ -17,6 +17,10 @@ adapter's class is expected to beat the numpy reference at this size (``GPU_MIN_
 software rasteriser such as lavapipe or llvmpipe); otherwise the CPU, with the planner's reason in one line. An
 explicitly requested GPU backend ignores the speed threshold and the working set, and raises
 ``DeviceLimitError`` for a hard limit or ``WHIRGPU_MAX_GPU_BYTES``.
+
+Every runtime opened here, and the adapter limits ``auto`` decides on, use the storage-binding limit
+``whirgpu.overrides.resolve_binding`` gives (``--max-binding`` / ``WHIRGPU_MAX_BINDING_BYTES`` lower it; a bad value
+is a ConfigError); an explicit GPU backend's reason names a lowered limit.
 """
 
 from __future__ import annotations
