@@ -327,8 +327,9 @@ class WgpuRuntime(Runtime):
     """One device of the WebGPU implementation ``name`` (wgpu-native here; ``DawnRuntime``: Dawn). ``mul``
     overrides WHIRGPU_MUL; ``max_groups_per_dim`` and ``max_binding_bytes`` lower the device limits (tests use
     them to force the 2-D grid and split-binding paths at small sizes; ``max_binding_bytes`` None:
-    ``--max-binding`` or ``WHIRGPU_MAX_BINDING_BYTES``, see ``whirgpu.overrides.resolve_binding``). ``zero_copy``: host-mapped SHARED buffers
-    (None: when ``zero_copy_support`` says so; False: never, e.g. to compare; True: required)."""
+    ``--max-binding`` or ``WHIRGPU_MAX_BINDING_BYTES``, see ``whirgpu.overrides.resolve_binding``).
+    ``zero_copy``: host-mapped SHARED buffers (None: when ``zero_copy_support`` says so; False: never, e.g. to
+    compare; True: required)."""
 
     name = "wgpu"  # also the key of IMPLS: which module this runtime drives
     lang = "wgsl"
