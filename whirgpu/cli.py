@@ -17,6 +17,7 @@ import numpy as np
 
 from .backends import BACKEND_NAMES, STORAGE_POLICIES
 from .errors import ConfigError, ProofFormatError, VerificationError, WhirGpuError
+from .overrides import MAX_BINDING_ENV, MAX_BINDING_OPTION, MIN_BINDING_BYTES, binding_option, lowered_note
 from .protocol.params import (
     DEFAULT_MAX_POW,
     DEFAULT_SECURITY_LEVEL,
@@ -70,6 +71,15 @@ def _add_storage_flag(p: argparse.ArgumentParser) -> None:
                         "buffer in one mode, to measure the difference. The cpu backend ignores it")
 
 
+def _add_max_binding_flag(p: argparse.ArgumentParser) -> None:
+    """--max-binding, shared by every command that opens a GPU runtime (whirgpu.overrides)."""
+    p.add_argument(MAX_BINDING_OPTION, dest="max_binding", default=None, metavar="SIZE",
+                   help=f"lower the storage-binding limit of every GPU runtime to SIZE bytes (as {MAX_BINDING_ENV}, "
+                        "which it overrides: 1073741824, 512M, 1.5GiB; suffixes are powers of 1024; a multiple of "
+                        f"4, at least {MIN_BINDING_BYTES}), to reproduce a small-binding device (128M: WebGPU's "
+                        "default) on a large one; a value above a device's own limit leaves the device's")
+
+
 def _build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="whirgpu",
@@ -104,6 +114,7 @@ def _build_parser() -> argparse.ArgumentParser:
                         "dawn runs them through Dawn (pip install 'whirgpu[dawn]'; emulated multiply); metal runs "
                         "the hand-written MSL kernels (macOS); msl-cpu runs them on the CPU, for verification)")
     _add_storage_flag(p)
+    _add_max_binding_flag(p)
     p.add_argument("--format", default="binary", choices=("binary", "whir-p3-json"),
                    help="proof file format (default binary; whir-p3-json is what the Rust verifier reads)")
     p.add_argument("--out", "-o", metavar="FILE", help="where to write the proof (default proof.whir / proof.json)")
@@ -119,6 +130,7 @@ def _build_parser() -> argparse.ArgumentParser:
                         "each device: the memory of every buffer with its storage mode against the limits, and "
                         "whether --backend auto would use the GPU, with the reason")
     _add_storage_flag(p)
+    _add_max_binding_flag(p)
 
     from .bench.cli import add_bench_parser  # noqa: PLC0415 - the bench command lives with the bench package
 
@@ -171,8 +183,9 @@ def _format_device(label: str, entry: dict) -> list[str]:
         rows.insert(0, ("implementation", f"{IMPLEMENTATIONS[entry['runtime']]} (--backend {entry['runtime']})"))
     for key, name in LIMIT_LABELS.items():
         value = entry["limits"][key]
-        rows.append((name, "no limit" if value >= 1 << 62 else "-" if value == 0 else
-                     _format_size(value) if "size" in key or "storage" in key else str(value)))
+        rows.append((name, ("no limit" if value >= 1 << 62 else "-" if value == 0 else
+                            _format_size(value) if "size" in key or "storage" in key else str(value))
+                     + _lowered_text(entry, key)))
     if entry["features"]:
         rows.append(("features", " ".join(("" if has else "no ") + name for name, has in entry["features"].items())))
     rows.append(("multiply (auto)", entry["mul"]))
@@ -180,6 +193,12 @@ def _format_device(label: str, entry: dict) -> list[str]:
         rows.append(("storage", entry["storage"]))
     width = max(len(name) for name, _ in rows)
     return [head, *(f"    {name:<{width}}  {value}" for name, value in rows)]
+
+
+def _lowered_text(entry: dict, key: str) -> str:
+    """`` (lowered by WHAT; device: SIZE)`` when ``entry``'s limit ``key`` was lowered, else ""."""
+    lowered = entry.get("lowered", {}).get(key)
+    return lowered_note(lowered["by"], lowered["device"], _format_size) if lowered else ""
 
 
 def _cmd_devices(args) -> int:
@@ -195,6 +214,10 @@ def _cmd_devices(args) -> int:
         print(json.dumps(report, indent=2))
         return 0
     lines = []
+    if report["max_binding_bytes"]:
+        asked = report["max_binding_bytes"]
+        lines.append(f"max storage binding lowered to {_format_size(asked['bytes'])} by {asked['source']} (a "
+                     "device with a smaller limit keeps its own)")
     for runtime in IMPLEMENTATIONS:  # each implementation's problem (or lack of adapters) heads its own rows
         if report[f"{runtime}_error"]:
             lines.append(f"{runtime}: {report[f'{runtime}_error']}")
@@ -208,8 +231,13 @@ def _cmd_devices(args) -> int:
             lines.extend(_format_device(f"[{i}]", entry))
     lines.extend(_format_device("[cpu]", report["cpu"]))
     msl_cpu = report["msl_cpu"]
-    lines.append(f"[msl-cpu] {msl_cpu['name']}  [verification backend: --backend msl-cpu]" if msl_cpu["available"]
-                 else f"[msl-cpu] unavailable: {msl_cpu['note']}")
+    if msl_cpu["available"]:
+        lines.append(f"[msl-cpu] {msl_cpu['name']}  [verification backend: --backend msl-cpu]")
+        if msl_cpu["lowered"]:
+            lines.append(f"    max storage binding  {_format_size(msl_cpu['max_storage_binding_size'])}"
+                         + _lowered_text(msl_cpu, "max_storage_binding_size"))
+    else:
+        lines.append(f"[msl-cpu] unavailable: {msl_cpu['note']}")
     auto = report["auto"]
     lines.append(f"auto would pick: {auto['backend']} — {auto['reason']}" if auto["backend"]
                  else f"auto would fail: {auto['reason']}")
@@ -356,7 +384,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = _build_parser()
     args = parser.parse_args(argv)
     try:
-        return COMMANDS[args.command](args)
+        with binding_option(getattr(args, "max_binding", None)):
+            return COMMANDS[args.command](args)
     except WhirGpuError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

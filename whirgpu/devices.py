@@ -12,13 +12,19 @@ enumerates, the CPU reference, and what ``auto`` would pick.
   bytes or counts), ``features`` ({name: bool} for ``INTERESTING_FEATURES``, under wgpu-native's names: Dawn's
   ``subgroups`` counts as ``subgroup``), ``all_features`` (sorted, as the implementation spells them) and
   ``mul`` (the multiply ``WHIRGPU_MUL=auto`` chooses: u64 iff shader-int64, which Dawn never has) and
-  ``storage`` (what the shared and private storage modes mean there; "" for an unused adapter).
+  ``storage`` (what the shared and private storage modes mean there; "" for an unused adapter) and ``lowered``
+  (``{"max_storage_binding_size": {"by": "WHIRGPU_MAX_BINDING_BYTES" or "--max-binding", "device": the device's
+  own bytes}}`` when the storage-binding limit in ``limits`` is lowered below the device's, else ``{}``; an unused
+  adapter keeps its own).
   On macOS the Metal device follows the WebGPU adapters as one more entry (``runtime`` "metal", ``api``
   "Metal (MSL)", ``used`` True, ``mul`` the multiply WHIRGPU_MSL_MUL picks; when Metal cannot be opened,
   ``used`` is False and ``note`` says why); elsewhere there is no such entry.
 - ``cpu``: the numpy reference, with the same keys as an adapter.
-- ``msl_cpu``: ``{"available": bool, "name": the runtime's description or "msl-cpu", "note": why not}`` for the
-  verification backend that runs the MSL kernels on the CPU (it needs a C++ compiler).
+- ``msl_cpu``: ``{"available": bool, "name": the runtime's description or "msl-cpu", "note": why not,
+  "max_storage_binding_size": bytes or None, "lowered": as an adapter's}`` for the verification backend that runs
+  the MSL kernels on the CPU (it needs a C++ compiler).
+- ``max_binding_bytes``: None, or ``{"bytes": N, "source": "WHIRGPU_MAX_BINDING_BYTES" or "--max-binding"}``, the
+  storage-binding limit the user asks every runtime to lower its own to (a larger one leaves the device's).
 - ``wgpu_error`` / ``dawn_error``: None, or why no wgpu / Dawn adapter could be listed (package missing, driver
   stack broken).
 - ``auto``: ``{"backend": name or None, "reason": one line}``; backend is None when ``auto`` itself fails
@@ -30,6 +36,7 @@ from __future__ import annotations
 import sys
 
 from .errors import BackendUnavailable, WhirGpuError
+from .overrides import BindingLimit, binding_override, resolve_binding
 
 INTERESTING_FEATURES = ("shader-int64", "subgroup", "timestamp-query", "mappable-primary-buffers")
 # DeviceLimits field -> wgpu limit name
@@ -42,6 +49,11 @@ LIMIT_KEYS = {
 }
 
 
+def _lowered(lowered_by: str, device: int) -> dict:
+    """An entry's ``lowered``: what lowered the storage-binding limit and the device's own, or {}."""
+    return {"max_storage_binding_size": {"by": lowered_by, "device": device}} if lowered_by else {}
+
+
 def _adapter_entry(adapter, selected_key, impl: str = "wgpu") -> dict:
     from .runtime.wgpu_rt import NATIVE_APIS, feature_name, storage_summary  # noqa: PLC0415
 
@@ -50,6 +62,10 @@ def _adapter_entry(adapter, selected_key, impl: str = "wgpu") -> dict:
     features = set(adapter.features)
     used = api in NATIVE_APIS
     software = info.get("adapter_type") == "CPU"
+    limits = {key: int(adapter.limits[wgpu_key]) for key, wgpu_key in LIMIT_KEYS.items()}
+    device_binding = limits["max_storage_binding_size"]  # an unused adapter is never opened: nothing lowers it
+    binding = resolve_binding(device_binding) if used else BindingLimit(device_binding, device_binding)
+    limits["max_storage_binding_size"] = binding.size
     note = f"not used ({api})" if not used else "software rasteriser: auto skips it" if software else ""
     return {
         "runtime": impl,
@@ -59,11 +75,12 @@ def _adapter_entry(adapter, selected_key, impl: str = "wgpu") -> dict:
         "used": used,
         "note": note,
         "selected": used and (adapter.summary, api) == selected_key,
-        "limits": {key: int(adapter.limits[wgpu_key]) for key, wgpu_key in LIMIT_KEYS.items()},
+        "limits": limits,
         "features": {name: feature_name(features, name) is not None for name in INTERESTING_FEATURES},
         "all_features": sorted(features),
         "mul": "u64" if "shader-int64" in features else "emulated",
         "storage": storage_summary(adapter) if used else "",
+        "lowered": _lowered(binding.lowered_by, binding.device),
     }
 
 
@@ -84,6 +101,7 @@ def _cpu_entry() -> dict:
         "all_features": [],
         "mul": "numpy",
         "storage": "host memory: storage policies have no effect",
+        "lowered": {},
     }
 
 
@@ -125,6 +143,7 @@ def list_metal() -> list[dict]:
         "features": {},
         "all_features": sorted(limits.get("features", ())),
         "mul": summary["mul"] if summary else "-",
+        "lowered": _lowered(limits.get("binding_lowered_by", ""), limits.get("device_storage_binding_size", 0)),
     }]
 
 
@@ -133,15 +152,20 @@ def msl_cpu_entry() -> dict:
     from .runtime.msl_cpu_rt import MslCpuRuntime  # noqa: PLC0415
 
     try:
-        return {"available": True, "name": MslCpuRuntime().limits().name, "note": ""}
+        limits = MslCpuRuntime().limits()
     except BackendUnavailable as exc:
-        return {"available": False, "name": "msl-cpu", "note": str(exc)}
+        return {"available": False, "name": "msl-cpu", "note": str(exc), "max_storage_binding_size": None,
+                "lowered": {}}
+    return {"available": True, "name": limits.name, "note": "",
+            "max_storage_binding_size": limits.max_storage_binding_size,
+            "lowered": _lowered(limits.binding_lowered_by, limits.device_storage_binding_size)}
 
 
 def gather() -> dict:
     """Everything ``whirgpu devices`` shows (see the module docstring for the keys)."""
     from .backends import select_backend  # noqa: PLC0415
 
+    override = binding_override()  # a bad value is an error before anything is listed
     adapters, error = list_webgpu_adapters("wgpu")
     dawn_adapters, dawn_error = list_webgpu_adapters("dawn")
     adapters = adapters + dawn_adapters + list_metal()
@@ -151,4 +175,5 @@ def gather() -> dict:
     except WhirGpuError as exc:
         auto = {"backend": None, "reason": str(exc)}
     return {"adapters": adapters, "wgpu_error": error, "dawn_error": dawn_error, "cpu": _cpu_entry(),
-            "msl_cpu": msl_cpu_entry(), "auto": auto}
+            "msl_cpu": msl_cpu_entry(), "auto": auto,
+            "max_binding_bytes": override and {"bytes": override[0], "source": override[1]}}

@@ -18,17 +18,15 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sys
 from dataclasses import dataclass
 
 from .backends import CPU_FALLBACK
 from .backends.base import DeviceLimits, resolve_storage
 from .backends.memory import MemoryPlan, human_bytes, plan_memory, runtime_kind, sized
-from .errors import BackendUnavailable, ConfigError, WhirGpuError
+from .errors import BackendUnavailable, WhirGpuError
+from .overrides import MAX_GPU_BYTES_ENV, binding_override, binding_text, parse_bytes
 from .protocol.params import WhirConfig
-
-MAX_GPU_BYTES_ENV = "WHIRGPU_MAX_GPU_BYTES"
 
 
 @dataclass(frozen=True)
@@ -60,7 +58,6 @@ GPU_MIN_VARIABLES: dict[str, Threshold] = {
 
 _CLASS_LABELS = {"discrete": "a discrete GPU", "integrated": "an integrated GPU", "apple": "an Apple GPU",
                  "software": "a software device"}
-_UNITS = {"": 0, "k": 10, "m": 20, "g": 30, "t": 40}
 
 
 def device_class(limits: DeviceLimits) -> str:
@@ -75,19 +72,6 @@ def device_class(limits: DeviceLimits) -> str:
     if limits.api in ("Metal", "Metal (MSL)") and (apple_family or limits.name.startswith("Apple")):
         return "apple"
     return "discrete" if limits.device_type == "DiscreteGPU" else "integrated"
-
-
-def parse_bytes(text: str, what: str = MAX_GPU_BYTES_ENV) -> int:
-    """A positive byte count: an integer or decimal with an optional K, M, G or T suffix (powers of 1024;
-    ``B``, ``iB`` accepted, case ignored): ``1073741824``, ``512M``, ``8G``, ``1.5GiB``. ConfigError otherwise."""
-    match = re.fullmatch(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*([kmgt]?)(i?b)?\s*", str(text), re.IGNORECASE)
-    if match is None or (match.group(3) and match.group(3).lower() == "ib" and not match.group(2)):
-        raise ConfigError(f"{what}={text!r} is not a byte count: give an integer with an optional K, M, G or T "
-                          "suffix (powers of 1024), e.g. 536870912, 512M or 1.5GiB")
-    value = int(float(match.group(1)) * (1 << _UNITS[match.group(2).lower()]))
-    if value <= 0:
-        raise ConfigError(f"{what}={text!r} must be at least 1 byte")
-    return value
 
 
 def max_gpu_bytes_from_env() -> int | None:
@@ -150,6 +134,8 @@ class DevicePlan:
             "largest_binding": {"name": memory.largest_binding.name, "bytes": memory.largest_binding.binding_bytes},
             "max_buffer_size": limits.max_buffer_size,
             "max_storage_binding_size": limits.max_storage_binding_size,
+            "binding_lowered_by": limits.binding_lowered_by or None,
+            "device_storage_binding_size": limits.device_storage_binding_size or limits.max_storage_binding_size,
             "recommended_working_set": limits.recommended_working_set or None,
             "max_gpu_bytes": self.max_gpu_bytes,
             "budget": self.budget, "budget_source": self.budget_source,
@@ -224,7 +210,7 @@ def plan_device(config: WhirConfig, limits: DeviceLimits, policy: str | None = N
         reason = (f"fits: peak {human_bytes(peak)} {of_budget}, largest buffer {human_bytes(biggest.buffer_bytes)} "
                   f"of max_buffer_size {human_bytes(limits.max_buffer_size)}, largest whole binding "
                   f"{human_bytes(widest.binding_bytes)} of max_storage_binding_size "
-                  f"{human_bytes(limits.max_storage_binding_size)}; n={n} >= {threshold.min_variables} for "
+                  f"{binding_text(limits, human_bytes)}; n={n} >= {threshold.min_variables} for "
                   f"{_CLASS_LABELS[cls]} ({threshold.source})")
     decision = "gpu" if cls != "cpu" and not problems and faster else "cpu"
     return DevicePlan(config, limits, cls, memory, budget, budget_source, problems, threshold, faster, decision,
@@ -312,7 +298,7 @@ def _plan_lines(plan: DevicePlan) -> list[str]:
         ("largest buffer", f"{human_bytes(biggest.buffer_bytes)} ({biggest.name}) of max_buffer_size "
                            f"{human_bytes(limits.max_buffer_size)}"),
         ("largest whole binding", f"{human_bytes(widest.binding_bytes)} ({widest.name}) of max_storage_binding_size "
-                            f"{human_bytes(limits.max_storage_binding_size)}"),
+                                  f"{binding_text(limits, human_bytes)}"),
         ("budget", budget),
     ]
     facts += [("problem", p.message) for p in plan.problems]
@@ -340,6 +326,7 @@ def run_plan_command(point: str, storage: str | None, as_json: bool) -> int:
     config = grid_point.config()
     policy = resolve_storage(storage)
     cap = max_gpu_bytes_from_env()
+    binding = binding_override()
     entries = []
     for target in plan_targets():
         plan = plan_device(config, target.limits, policy) if target.limits is not None else None
@@ -355,13 +342,15 @@ def run_plan_command(point: str, storage: str | None, as_json: bool) -> int:
             "point": str(grid_point), "num_variables": config.num_variables, "folding_factor": grid_point.fold,
             "rate": config.starting_log_inv_rate, "n_rounds": config.n_rounds,
             "final_sumcheck_rounds": config.final_sumcheck_rounds, "storage": policy, "max_gpu_bytes": cap,
+            "max_binding_bytes": binding and {"bytes": binding[0], "source": binding[1]},
             "thresholds": {cls: {"min_variables": t.min_variables, "source": t.source}
                            for cls, t in GPU_MIN_VARIABLES.items()},
             "devices": devices, "auto": auto,
         }, indent=2))
         return 0
     lines = [f"plan {grid_point} ({_describe_config(config)}); storage policy {policy}; one evaluation claim; "
-             f"{MAX_GPU_BYTES_ENV} {sized(cap) if cap else 'unset'}"]
+             f"{MAX_GPU_BYTES_ENV} {sized(cap) if cap else 'unset'}"
+             + (f"; max storage binding lowered to {sized(binding[0])} by {binding[1]}" if binding else "")]
     for target, plan in entries:
         if plan is None:
             lines.append(f"[{target.backend}] unavailable: {target.note}")

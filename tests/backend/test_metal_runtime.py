@@ -229,6 +229,25 @@ def test_fake_limits_are_enforced(fake):
     _closed(fake, rt)
 
 
+def test_fake_max_binding_from_the_environment(fake, monkeypatch):
+    """WHIRGPU_MAX_BINDING_BYTES lowers Metal's binding limit (its own: maxBufferLength), says so, and is enforced;
+    a constructor argument wins; a value above maxBufferLength keeps the device's."""
+    device = _fake_runtime(fake).limits()
+    monkeypatch.setenv("WHIRGPU_MAX_BINDING_BYTES", "4K")
+    rt = _fake_runtime(fake)
+    limits = rt.limits()
+    assert (limits.max_storage_binding_size, limits.binding_lowered_by, limits.device_storage_binding_size) == \
+        (4096, "WHIRGPU_MAX_BINDING_BYTES", device.max_buffer_size)
+    big = rt.alloc(8192)
+    with pytest.raises(DeviceLimitError, match="binding 0 of 8192 bytes exceeds max_storage_binding_size 4096"):
+        rt.batch().dispatch(rt.kernel("field_selftest"), [big, big, big], None, 1)
+    del big
+    assert _fake_runtime(fake, max_binding_bytes=256).limits().binding_lowered_by == "max_binding_bytes"
+    monkeypatch.setenv("WHIRGPU_MAX_BINDING_BYTES", str(device.max_buffer_size + 4))
+    assert _fake_runtime(fake).limits() == device
+    _closed(fake, rt)
+
+
 @pytest.mark.parametrize("case", PROOF_CASES, ids=lambda c: c.id)
 def test_fake_proof_identical_to_cpu(fake, case):
     rt = _fake_runtime(fake, max_groups_per_dim=7)

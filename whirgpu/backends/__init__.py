@@ -17,6 +17,10 @@ adapter's class is expected to beat the numpy reference at this size (``GPU_MIN_
 software rasteriser such as lavapipe or llvmpipe); otherwise the CPU, with the planner's reason in one line. An
 explicitly requested GPU backend ignores the speed threshold and the working set, and raises
 ``DeviceLimitError`` for a hard limit or ``WHIRGPU_MAX_GPU_BYTES``.
+
+Every runtime opened here, and the adapter limits ``auto`` decides on, use the storage-binding limit
+``whirgpu.overrides.resolve_binding`` gives (``--max-binding`` / ``WHIRGPU_MAX_BINDING_BYTES`` lower it; a bad value
+is a ConfigError); an explicit GPU backend's reason names a lowered limit.
 """
 
 from __future__ import annotations
@@ -104,8 +108,10 @@ def _runtime(name: str):
 def _open_gpu(name: str, config, why: str, storage: str) -> BackendChoice:
     """A GPU-kernel backend on runtime ``name``, or BackendUnavailable / DeviceLimitError (hard limits and
     WHIRGPU_MAX_GPU_BYTES only: this was asked for), decided on the runtime's limits before any allocation."""
+    from ..overrides import binding_text  # noqa: PLC0415
     from ..planner import max_gpu_bytes_from_env, plan_device  # noqa: PLC0415
     from .gpu import GpuBackend  # noqa: PLC0415
+    from .memory import human_bytes  # noqa: PLC0415
 
     runtime = _runtime(name)
     if config is not None:
@@ -115,7 +121,9 @@ def _open_gpu(name: str, config, why: str, storage: str) -> BackendChoice:
     else:
         max_gpu_bytes_from_env()  # a bad value is an error whether or not there is a plan to check it against
     backend = GpuBackend(runtime, storage=storage)
-    return BackendChoice(backend, f"{why}; {_describe(backend)}")
+    limits = runtime.limits()
+    lowered = f"; max_storage_binding_size {binding_text(limits, human_bytes)}" if limits.binding_lowered_by else ""
+    return BackendChoice(backend, f"{why}; {_describe(backend)}{lowered}")
 
 
 def _auto_impl() -> tuple[str, str]:

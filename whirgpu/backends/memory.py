@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from ..kernels import merkle, ntt
 from ..kernels.constants import poseidon2_rc_table
 from ..protocol.params import WhirConfig
+from ..overrides import binding_text
 from .base import DeviceLimits, StorageMode, policy_mode, resolve_storage
 from ..protocol.proof_shape import proof_shape
 from .device_transcript import pow_launches
@@ -132,7 +133,7 @@ class MemoryPlan:
         for need in self.needs:
             if need.whole and not need.runtime and need.binding_bytes > limits.max_storage_binding_size:
                 problems.append(f"{need.name} needs one binding of {sized(need.binding_bytes)}, over "
-                                f"max_storage_binding_size {sized(limits.max_storage_binding_size)} {where}")
+                                f"max_storage_binding_size {binding_text(limits, sized)} {where}")
         return problems
 
 

@@ -14,7 +14,9 @@ import sys
 from dataclasses import dataclass
 
 from ..backends import Backend, CpuBackend
+from ..backends.memory import human_bytes
 from ..errors import BackendUnavailable, ConfigError
+from ..overrides import binding_text
 
 RUNTIMES = ("wgpu", "dawn", "metal", "msl-cpu")
 WEBGPU = ("wgpu", "dawn")  # the WGSL runtimes
@@ -117,7 +119,8 @@ def open_backend(spec: BackendSpec, storage: str | None = None) -> Backend:
 
 def describe(backend: Backend) -> str:
     """One line naming the device, whether it is a software adapter, and for kernel backends the multiply variant,
-    e.g. ``llvmpipe (LLVM 15.0.6, 256 bits) via Vulkan, software adapter, u64 multiply``."""
+    e.g. ``llvmpipe (LLVM 15.0.6, 256 bits) via Vulkan, software adapter, u64 multiply``, and the storage-binding
+    limit when it was lowered (``max storage binding 64 KiB (lowered by --max-binding; device: 128 MiB)``)."""
     limits = backend.limits()
     name, kind = limits.name, limits.device_type
     parts = []
@@ -131,6 +134,8 @@ def describe(backend: Backend) -> str:
     mul = getattr(getattr(backend, "rt", None), "mul", None)
     if mul:
         parts.append(f"{mul} multiply")
+    if limits.binding_lowered_by:  # a small-binding device reproduced on a large one: its times are not the device's
+        parts.append(f"max storage binding {binding_text(limits, human_bytes)}")
     return ", ".join(parts)
 
 

@@ -25,7 +25,8 @@ RUN_OPTIONS = (("grid", "--grid"), ("backends", "--backends"), ("runs", "--runs"
 
 
 def add_bench_parser(sub) -> None:
-    from ..cli import _add_storage_flag  # noqa: PLC0415 - whirgpu.cli builds its parser by calling this
+    # whirgpu.cli builds its parser by calling this
+    from ..cli import _add_max_binding_flag, _add_storage_flag  # noqa: PLC0415
 
     p = sub.add_parser(
         "bench", help="time proofs over a grid of configurations on several backends and compare them",
@@ -47,6 +48,7 @@ def add_bench_parser(sub) -> None:
     run.add_argument("--warmup", type=int, metavar="N", help="untimed runs before them (default 1)")
     run.add_argument("--seed", type=int, metavar="S", help="seed of each point's random instance (default 1)")
     _add_storage_flag(run)
+    _add_max_binding_flag(run)
     run.add_argument("--phases", action="store_true",
                      help="also print the time per proof phase (kernel backends: one extra profiled run that waits "
                           "for the device at each phase; cpu: the median run)")
@@ -94,6 +96,7 @@ def _command_line(args, grid: str, specs: list[str], runs: int, warmup: int, see
     words = ["whirgpu", "bench", "--grid", grid, "--backends", ",".join(specs), "--runs", str(runs),
              "--warmup", str(warmup), "--seed", str(seed)]
     words += ["--storage", args.storage] if args.storage else []
+    words += ["--max-binding", args.max_binding] if getattr(args, "max_binding", None) else []
     words += ["--phases"] if args.phases else []
     return shlex.join(words)
 

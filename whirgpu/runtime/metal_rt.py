@@ -27,6 +27,7 @@ from ..backends.base import DeviceLimits, StorageMode
 from ..errors import BackendUnavailable, DeviceLimitError, DeviceOutOfMemory, KernelFault, ShaderCompileError
 from ..kernels.compose import compose, map_diagnostic
 from ..kernels.registry import spec
+from ..overrides import resolve_binding
 from . import _objc
 from ._objc import autorelease_pool, error_message, is_nil, nsstring, release, send
 from .base import (PARAMS_WORDS, Batch, RtBuffer, Runtime, allocation_size, binding_range, check_binding_sizes,
@@ -106,7 +107,8 @@ class _MetalBatch(Batch):
 
 class MetalRuntime(Runtime):
     """The system default Metal device. ``mul`` overrides WHIRGPU_MSL_MUL; ``max_groups_per_dim`` and
-    ``max_binding_bytes`` lower the device limits (as in the other runtimes, for tests)."""
+    ``max_binding_bytes`` lower the device limits (as in the other runtimes, for tests; ``max_binding_bytes``
+    None: ``--max-binding`` or ``WHIRGPU_MAX_BINDING_BYTES``)."""
 
     name = "metal"
     lang = "msl"
@@ -139,7 +141,7 @@ class MetalRuntime(Runtime):
                 name=self.device_name, api="Metal (MSL)",
                 device_type="IntegratedGPU" if unified else "DiscreteGPU",
                 max_buffer_size=self.max_buffer,
-                max_storage_binding_size=min(max_binding_bytes or self.max_buffer, self.max_buffer),
+                max_storage_binding_size=self.max_buffer,  # Metal binds up to a whole buffer; lowered below
                 max_workgroup_storage=int(send(self.device, "maxThreadgroupMemoryLength")),
                 max_invocations_per_workgroup=int(threads.width),
                 max_workgroups_per_dimension=min(max_groups_per_dim or (1 << 32) - 1, (1 << 32) - 1),
@@ -148,6 +150,7 @@ class MetalRuntime(Runtime):
                 recommended_working_set=int(send(self.device, "recommendedMaxWorkingSetSize")),
                 has_timestamps=True,
                 features=tuple(f for f in self.families if f) + (f"mul-{self.mul}",))
+        self._limits = resolve_binding(self.max_buffer, max_binding_bytes).apply(self._limits)
         self.max_binding_bytes = self._limits.max_storage_binding_size
         self.max_groups_per_dim = self._limits.max_workgroups_per_dimension
 

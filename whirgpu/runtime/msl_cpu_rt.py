@@ -35,10 +35,12 @@ from ..backends.base import DeviceLimits, StorageMode
 from ..errors import BackendUnavailable, KernelFault, ShaderCompileError
 from ..kernels.compose import ComposedSource, compose
 from ..kernels.registry import KernelSpec, spec
+from ..overrides import resolve_binding
 from .base import (Batch, RtBuffer, Runtime, RtView, allocation_size, binding_range, check_binding_sizes,
                    check_range, grid_for, params_words)
 
 MUL_VARIANTS = ("mulhi", "u64", "emulated")
+DEVICE_BINDING_BYTES = (1 << 32) - 4  # the binding limit msl-cpu plays: 32-bit byte offsets, word-aligned
 SHIM_DIR = Path(__file__).resolve().parent / "msl_cpu"
 CXX_FLAGS = ("-std=c++17", "-O2", "-fPIC", "-shared", "-pthread", "-w", "-fno-strict-aliasing",
              "-U_FORTIFY_SOURCE", "-D_FORTIFY_SOURCE=0")  # fibers longjmp between stacks: no fortified longjmp
@@ -254,7 +256,8 @@ class _MslCpuBatch(Batch):
 
 class MslCpuRuntime(Runtime):
     """The MSL kernels on the CPU. ``mul`` overrides WHIRGPU_MSL_MUL; ``max_groups_per_dim`` and
-    ``max_binding_bytes`` play the device limits (tests lower them to force the 2-D grid and split bindings)."""
+    ``max_binding_bytes`` play the device limits (tests lower them to force the 2-D grid and split bindings;
+    ``max_binding_bytes`` None: ``--max-binding`` or ``WHIRGPU_MAX_BINDING_BYTES``, below DEVICE_BINDING_BYTES)."""
 
     name = "msl-cpu"
     lang = "msl"
@@ -270,7 +273,8 @@ class MslCpuRuntime(Runtime):
         if self.mul not in MUL_VARIANTS:
             raise BackendUnavailable(f"WHIRGPU_MSL_MUL={self.mul!r}: choose one of {', '.join(MUL_VARIANTS)}")
         self.max_groups_per_dim = int(max_groups_per_dim or 65535)
-        self.max_binding_bytes = int(max_binding_bytes or (1 << 32) - 4)
+        self._binding = resolve_binding(DEVICE_BINDING_BYTES, max_binding_bytes)
+        self.max_binding_bytes = self._binding.size
         env_workers = os.environ.get("WHIRGPU_MSL_CPU_WORKERS")
         self.workers = max(1, int(workers or (env_workers and int(env_workers)) or os.cpu_count() or 1))
         self.device_name = f"MSL on the CPU ({self.compiler_version}, {self.workers} threads)"
@@ -289,13 +293,13 @@ class MslCpuRuntime(Runtime):
         return out
 
     def limits(self) -> DeviceLimits:
-        return DeviceLimits(
+        return self._binding.apply(DeviceLimits(
             name=self.device_name, api="MSL-CPU",
             device_type="CPU", max_buffer_size=1 << 40, max_storage_binding_size=self.max_binding_bytes,
             max_workgroup_storage=32768, max_invocations_per_workgroup=1024,
             max_workgroups_per_dimension=self.max_groups_per_dim, subgroup_size=32, has_u64=True,
             has_native_mulhi=True, unified_memory=True, zero_copy_shared=True, offset_alignment=self.offset_alignment,
-            features=(f"mul-{self.mul}",))
+            features=(f"mul-{self.mul}",)))
 
     def alloc(self, nbytes: int, mode: StorageMode = StorageMode.PRIVATE) -> RtBuffer:
         nbytes = allocation_size(nbytes)

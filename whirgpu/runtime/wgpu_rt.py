@@ -35,6 +35,7 @@ from ..backends.base import DeviceLimits, StorageMode
 from ..errors import BackendUnavailable, DeviceLimitError, DeviceOutOfMemory, ShaderCompileError
 from ..kernels.compose import compose, map_diagnostic
 from ..kernels.registry import spec
+from ..overrides import resolve_binding
 from .wgpu_native_setup import prepare_wgpu_native
 from .base import (PARAMS_WORDS, Batch, RtBuffer, Runtime, allocation_size, binding_range, check_binding_sizes, check_range,
                    grid_for, params_words)
@@ -221,8 +222,9 @@ def adapter_limits(adapter, impl: str | None = None) -> DeviceLimits:
     zero_copy, _ = zero_copy_support(adapter)
     features = _wanted_features(adapter) + ([ZERO_COPY_FEATURE] if zero_copy else [])
     lim = adapter.limits
-    return _limits(adapter, lim, features, lim["max-compute-workgroups-per-dimension"],
-                   lim["max-storage-buffer-binding-size"], zero_copy, impl or impl_of(adapter))
+    binding = resolve_binding(lim["max-storage-buffer-binding-size"])  # what a runtime opened now would use
+    return binding.apply(_limits(adapter, lim, features, lim["max-compute-workgroups-per-dimension"],
+                                 binding.size, zero_copy, impl or impl_of(adapter)))
 
 
 class _WgpuBatch(Batch):
@@ -370,8 +372,10 @@ class _Kernel:
 class WgpuRuntime(Runtime):
     """One device of the WebGPU implementation ``name`` (wgpu-native here; ``DawnRuntime``: Dawn). ``mul``
     overrides WHIRGPU_MUL; ``max_groups_per_dim`` and ``max_binding_bytes`` lower the device limits (tests use
-    them to force the 2-D grid and split-binding paths at small sizes). ``zero_copy``: host-mapped SHARED buffers
-    (None: when ``zero_copy_support`` says so; False: never, e.g. to compare; True: required)."""
+    them to force the 2-D grid and split-binding paths at small sizes; ``max_binding_bytes`` None:
+    ``--max-binding`` or ``WHIRGPU_MAX_BINDING_BYTES``, see ``whirgpu.overrides.resolve_binding``).
+    ``zero_copy``: host-mapped SHARED buffers (None: when ``zero_copy_support`` says so; False: never, e.g. to
+    compare; True: required)."""
 
     name = "wgpu"  # also the key of IMPLS: which module this runtime drives
     lang = "wgsl"
@@ -409,7 +413,8 @@ class WgpuRuntime(Runtime):
         device_limits = self.device.limits
         self.max_groups_per_dim = min(max_groups_per_dim or 1 << 30,
                                       device_limits["max-compute-workgroups-per-dimension"])
-        self.max_binding_bytes = min(max_binding_bytes or 1 << 62, device_limits["max-storage-buffer-binding-size"])
+        self._binding = resolve_binding(device_limits["max-storage-buffer-binding-size"], max_binding_bytes)
+        self.max_binding_bytes = self._binding.size
         self._kernels: dict[tuple, Any] = {}
         self._bind_groups: dict[tuple, tuple[Any, tuple]] = {}
         self.offset_alignment = int(device_limits["min-storage-buffer-offset-alignment"])
@@ -447,8 +452,8 @@ class WgpuRuntime(Runtime):
 
     # -- identity and limits -----------------------------------------------------------------------------------
     def limits(self) -> DeviceLimits:
-        return _limits(self.adapter, self.device.limits, self.features, self.max_groups_per_dim,
-                       self.max_binding_bytes, self.zero_copy_shared, self.name)
+        return self._binding.apply(_limits(self.adapter, self.device.limits, self.features, self.max_groups_per_dim,
+                                           self.max_binding_bytes, self.zero_copy_shared, self.name))
 
     # -- memory ------------------------------------------------------------------------------------------------
     def alloc(self, nbytes: int, mode: StorageMode = StorageMode.PRIVATE) -> RtBuffer:
