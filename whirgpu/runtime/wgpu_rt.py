@@ -547,7 +547,9 @@ class WgpuRuntime(Runtime):
     # -- kernels ---------------------------------------------------------------------------------------------
     def kernel(self, stem: str, entry: str | None = None, constants: dict[str, int] | None = None):
         """The compiled kernel (compiled now if not yet: compile errors raise here)."""
-        return self.kernel_async(stem, entry, constants).resolve()
+        compiled = self.kernel_async(stem, entry, constants)
+        compiled.resolve()
+        return compiled
 
     def kernel_async(self, stem: str, entry: str | None = None, constants: dict[str, int] | None = None):
         """The kernel, its compilation started and not waited for (``_Kernel``): batches take it as it is and
