@@ -178,8 +178,8 @@ def test_auto_uses_dawn_when_only_dawn_is_installed(dawn_adapter, monkeypatch):
 
     monkeypatch.setattr(wgpu_rt, "choose_adapter", as_hardware)
     via = "Dawn (wgpu is not installed, wgpudawn is): "
-    choice = select_backend("auto", config(8, 2))  # below the threshold: the numpy reference, and it says why
-    assert choice.backend.name == "cpu" and choice.reason.startswith(via + "n=8 is below ")
+    choice = select_backend("auto", config(8, 2))  # below every threshold: the numpy reference, no GPU probed
+    assert choice.backend.name == "cpu" and choice.reason.startswith("n=8 is below ") and not asked
     choice = select_backend("auto", config(GPU_MIN_VARIABLES["discrete"].min_variables, 4))  # selected, not proved
     assert choice.backend.name == "dawn" and choice.reason.startswith(via + "GPU found: ")
     assert set(asked) == {"dawn"}
@@ -193,7 +193,7 @@ def test_auto_uses_dawn_when_only_dawn_is_installed(dawn_adapter, monkeypatch):
 def test_auto_falls_back_when_wgpu_is_missing(monkeypatch):
     monkeypatch.setitem(sys.modules, "wgpu", None)  # `import wgpu` now raises ImportError
     monkeypatch.setitem(sys.modules, "wgpudawn", None)  # and so does `import wgpudawn`
-    choice = select_backend("auto", config(8, 2))
+    choice = select_backend("auto", config(GPU_MIN_VARIABLES["discrete"].min_variables, 4))  # would take a GPU
     assert choice.backend.name == "cpu"
     assert "wgpu package is not installed" in choice.reason and choice.reason.endswith(CPU_FALLBACK)
     with pytest.raises(BackendUnavailable, match="wgpu package is not installed"):

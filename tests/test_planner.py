@@ -291,9 +291,26 @@ def _fake_wgpu(monkeypatch, limits: DeviceLimits):
 
 def test_auto_falls_back_below_the_threshold(monkeypatch):
     _fake_wgpu(monkeypatch, gpu())
-    choice = select_backend("auto", config(10, 2))
-    assert choice.backend.name == "cpu" and choice.reason == plan_device(config(10, 2), gpu()).reason
-    assert choice.reason.startswith(f"n=10 is below {DISCRETE.min_variables}, ")
+    t = DISCRETE.min_variables
+    # another class taking smaller proofs makes auto consult the device below the discrete threshold
+    monkeypatch.setitem(GPU_MIN_VARIABLES, "integrated", replace(GPU_MIN_VARIABLES["integrated"],
+                                                                 min_variables=t - 2))
+    choice = select_backend("auto", config(t - 1, 2))  # this class's own threshold, the device consulted
+    assert choice.backend.name == "cpu" and choice.reason == plan_device(config(t - 1, 2), gpu()).reason
+    assert choice.reason.startswith(f"n={t - 1} is below {t}, ")
+
+
+def test_auto_probes_no_gpu_below_every_class_threshold(monkeypatch):
+    import whirgpu.runtime.wgpu_rt as wgpu_rt
+
+    smallest = min(t.min_variables for t in GPU_MIN_VARIABLES.values() if t.min_variables is not None)
+    monkeypatch.setattr(wgpu_rt, "choose_adapter", lambda impl="wgpu": pytest.fail("auto probed an adapter"))
+    monkeypatch.setattr(wgpu_rt, "import_webgpu", lambda impl="wgpu": pytest.fail("auto imported a GPU stack"))
+    choice = select_backend("auto", config(smallest - 1, 2))
+    assert choice.backend.name == "cpu"
+    assert choice.reason == (f"n={smallest - 1} is below {smallest}, the smallest size at which any GPU is "
+                             f"expected to beat the numpy reference for a first proof (no GPU probed); "
+                             f"{CPU_FALLBACK}")
 
 
 def test_auto_falls_back_over_max_gpu_bytes(monkeypatch):

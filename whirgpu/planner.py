@@ -56,6 +56,13 @@ GPU_MIN_VARIABLES: dict[str, Threshold] = {
     "software": Threshold(None, "measured with lavapipe on a 2-core VM: slower for a first proof"),
 }
 
+def smallest_gpu_variables() -> int | None:
+    """The smallest ``GPU_MIN_VARIABLES`` over every device class (None: no class ever takes the GPU): below it
+    ``auto`` needs no device to decide."""
+    sizes = [t.min_variables for t in GPU_MIN_VARIABLES.values() if t.min_variables is not None]
+    return min(sizes) if sizes else None
+
+
 _CLASS_LABELS = {"discrete": "a discrete GPU", "integrated": "an integrated GPU", "apple": "an Apple GPU",
                  "software": "a software device"}
 

@@ -143,9 +143,16 @@ def _auto_impl() -> tuple[str, str]:
 
 
 def _auto(config, storage: str) -> BackendChoice:
-    from ..planner import device_class, max_gpu_bytes_from_env, plan_device, software_reason  # noqa: PLC0415
+    from ..planner import (device_class, max_gpu_bytes_from_env, plan_device, smallest_gpu_variables,  # noqa: PLC0415
+                           software_reason)
 
     max_gpu_bytes_from_env()
+    smallest = smallest_gpu_variables()
+    if config is not None and (smallest is None or config.num_variables < smallest):
+        # No device class would take the proof: no GPU stack is imported or started (0.5-1 s of a process).
+        return BackendChoice(CpuBackend(), f"n={config.num_variables} is below {smallest}, the smallest size at "
+                                           f"which any GPU is expected to beat the numpy reference for a first "
+                                           f"proof (no GPU probed); {CPU_FALLBACK}")
     try:
         from ..runtime import wgpu_rt  # noqa: PLC0415
 
