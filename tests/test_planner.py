@@ -65,7 +65,7 @@ def test_device_class(limits, expected):
 
 def test_the_threshold_table():
     assert {cls: t.min_variables for cls, t in GPU_MIN_VARIABLES.items()} == \
-        {"discrete": 18, "integrated": 18, "apple": 18, "software": None}
+        {"discrete": 16, "integrated": 16, "apple": 16, "software": None}
     assert all(isinstance(t.source, str) and t.source.strip() for t in GPU_MIN_VARIABLES.values())
     assert "H100" in GPU_MIN_VARIABLES["discrete"].source
     for cls in ("integrated", "apple"):  # assumed from the discrete figure, and saying so

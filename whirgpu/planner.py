@@ -39,20 +39,20 @@ class Threshold:
 
 
 # The one table to update with measurements. ``auto`` answers for the FIRST proof of a process, which pays the
-# device start and every pipeline compilation: on an H100 (whirgpu bench and cold `whirgpu prove` runs,
-# docs/PERFORMANCE.md, 2026-11-21) a first wgpu proof took 2.9-3.3 s at n = 4..16 and 4.8 s at n = 20, the
-# numpy reference 0.5 s at n <= 12, 1.7 s at n = 16 and 9.6 s at n = 20, so the first proof crosses over between
-# n = 16 and n = 20; warm, the GPU won at every size measured (n >= 2). Integrated and Apple GPUs were not
-# measured: they take the discrete threshold until they are. A software device (lavapipe, llvmpipe, msl-cpu)
-# never: it competes with the numpy reference for the same cores, and on the 2-core dev VM a first lavapipe
-# proof was slower (1.5 s against 0.6 s at n = 12, 2.0 s against 1.1 s at n = 16). The figures are wgpu-native's;
-# Dawn (which auto uses only when wgpu is not installed) takes them until it is measured.
+# device start and every pipeline compilation. On an H100 machine (fresh `whirgpu prove -n N -k 4 -r 1 --seed 1`
+# processes, docs/PERFORMANCE.md, 2026-11-25, after the cold-start work): the numpy reference took 0.5-0.7 s at
+# n <= 12, 0.9 s at 14, 1.3 s at 16, 2.1-2.3 s at 18 and 5.8-6.4 s at 20; wgpu-native 1.0-1.4 s at 12, 1.0-1.5 s at
+# 16, 1.1-1.2 s at 18 and 1.5-1.7 s at 20; Dawn 0.8-0.9 s from 12 to 16. The first wgpu proof ties the reference
+# at n = 16 and wins from 17 on (it leaves the CPU free at the tie). Integrated and Apple GPUs were not measured:
+# they take the discrete threshold until they are. A software device (lavapipe, llvmpipe, msl-cpu) never: it
+# competes with the numpy reference for the same cores (on the 2-core dev VM a first lavapipe proof is slower at
+# every size). The figures are wgpu-native's; Dawn (which auto uses only when wgpu is not installed) starts faster.
 _H100 = "measured on an NVIDIA H100 for a first proof, docs/PERFORMANCE.md"
 _ASSUMED = "not measured on this class: the discrete GPU figure"
 GPU_MIN_VARIABLES: dict[str, Threshold] = {
-    "discrete": Threshold(18, _H100),
-    "integrated": Threshold(18, _ASSUMED),
-    "apple": Threshold(18, _ASSUMED),
+    "discrete": Threshold(16, _H100),
+    "integrated": Threshold(16, _ASSUMED),
+    "apple": Threshold(16, _ASSUMED),
     "software": Threshold(None, "measured with lavapipe on a 2-core VM: slower for a first proof"),
 }
 
