@@ -486,3 +486,19 @@ def test_plan_command_bad_env(capsys, monkeypatch):
     assert main(["devices", "--plan", "12:4:1"]) == 1
     err = capsys.readouterr().err
     assert err.startswith("error: WHIRGPU_MAX_GPU_BYTES='huge' is not a byte count") and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("n,k,r,buffer,binding", [
+    (24, 1, 3, 1 << 40, (1 << 31) - 4),  # round-0 leaves of 2 GiB on an H100: two 1 GiB windows
+    (26, 4, 1, (1 << 31) - 1, 128 << 20),  # lavapipe: a 512 MiB codeword in 128 MiB windows
+])
+def test_split_commitments_fit_where_memory_allows(n, k, r, buffer, binding):
+    """Codewords and Merkle levels are split, so only memory (or max_gpu_bytes) refuses these configurations."""
+    cfg = config(n, k, r)
+    limits = gpu(max_buffer_size=buffer, max_storage_binding_size=binding)
+    memory = plan_memory(cfg, limits)
+    assert [p for p in memory.limit_problems(limits) if "codeword" in p or "merkle" in p] == []
+    split = [need for need in memory.needs if "codeword" in need.name or "merkle" in need.name]
+    assert all(need.buffer_bytes <= buffer and need.binding_bytes <= binding for need in split)
+    plan = plan_device(cfg, limits, max_gpu_bytes=memory.peak_bytes - 1)
+    assert "max_gpu_bytes" in [p.kind for p in plan.problems]

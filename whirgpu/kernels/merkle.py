@@ -3,9 +3,11 @@
 Contracts (the same tree as ``whirgpu.ref.merkle.MerkleTree``, spec §3):
 - The committed matrix is a buffer of ``height * width`` Montgomery words, row-major; leaf i hashes row i with
   ``PaddingFreeSponge<16, 8, 8>``. ``height`` is a power of two >= 1; ``width`` >= 0.
-- A tree is a list of level buffers, one per level: ``levels[0]`` holds the ``height`` leaf digests and
-  ``levels[d]`` the ``height >> d`` digests of level d, 8 words each, node-major; ``levels[-1]`` holds the root.
-  Separate buffers (not offsets into one) keep each binding at most half the size of a single all-levels buffer.
+- A tree is a list of levels, one ``SplitArray`` (``kernels/split.py``) per level: ``levels[0]`` holds the
+  ``height`` leaf digests and ``levels[d]`` the ``height >> d`` digests of level d, 8 words each, node-major;
+  ``levels[-1]`` holds the root (one buffer). A level larger than a buffer or a binding is several buffers bound in
+  windows of whole subtrees; leaves and compressions launch once per window (once per level when it fits), and
+  ``merkle_top`` takes over where the children fit one window. The matrix may be one buffer or a ``SplitArray``.
 - ``build_tree`` records every launch (leaves, one compression per level, the levels of at most
   ``TOP_MAX_PARENTS`` parents in one launch and copies) into one batch. With ``batch=None``
   it makes and submits its own; given a caller's batch it only records, so a commitment can ride in the

@@ -8,10 +8,13 @@ Contracts (all words are Montgomery u32 in [0, P)):
 - ``ntt_columns``: in place, every column of an (H, w) matrix becomes its evaluations at omega_H^i, i in
   natural order: word for word ``whirgpu.ref.ntt.dft_batch``.
 
-NTT plan for log_h >= 1 (log_h = 0 is the identity): bit-reverse the rows in place; run the first T stages per
+NTT plan for log_h >= 1 (log_h = 0 is the identity): rows in bit-reversed order (``encode_codeword`` has
+``transpose_pad`` write them so; a standalone ``ntt_columns`` reverses them in place); run the first T stages per
 tile of 2^T rows x cw columns in workgroup memory (tile <= 2^LOG_TILE_WORDS words, cw = min(w, 2^LOG_TILE_COLS)
 so each tile row is one coalesced segment); then the remaining log_h - T stages as global radix-4 passes (two
 stages per dispatch) and one radix-2 pass when their count is odd. All dispatches go into the caller's batch.
+Codewords are ``SplitArray``s (``kernels/split.py``): when one needs several windows, T stops at the window, the
+passes run per window up to the window's size, and each later stage is one ``ntt_cross`` launch per window pair.
 Twiddles: one stage-major table per runtime, tw[2^s + k] = omega_{2^(s+1)}^k, uploaded once and grown on demand.
 """
 
