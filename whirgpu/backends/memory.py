@@ -284,7 +284,7 @@ class _Walk:
             if self.twiddle_log is None or self.twiddle_log < log_height:
                 # a bigger table replaces the runtime's old one, which is dropped (counted here all the same)
                 self.twiddle_log = max(log_height, ntt.MIN_TABLE_LOG)
-                self.upload("twiddles", BASE_BYTES << self.twiddle_log)
+                self.upload("twiddles", BASE_BYTES << self.twiddle_log, elem=BASE_BYTES)  # bound in windows
             log_r = _log2(codeword.window_rows)
             log_cw = min(log_w, ntt.LOG_TILE_COLS)
             log_local = min(log_r, ntt.LOG_TILE_WORDS - log_cw)
