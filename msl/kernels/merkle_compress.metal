@@ -5,9 +5,10 @@
 // merkle_permute: the raw permutation of n 16-word states, src state j -> dst state j. *_coop: the same with
 // 4 threads per state (thread t = threadgroup index * P2C_WG + lid serves state t / 4). merkle_top (one
 // threadgroup of P2C_WG threads): every level from params.n <= TOP_MAX_PARENTS parents up to the root, the
-// levels back to back in dst (the level of n parents starts at digest 2 n0 - 2 n).
+// levels back to back in dst (the level of n parents starts at digest 2 n0 - 2 n); it ignores src_off / dst_off.
+// The other entries read src from vec4 src_off and write dst from vec4 dst_off (windows of split levels).
 
-struct Params { uint n; uint _pad0; uint _pad1; uint _pad2; };
+struct Params { uint n; uint src_off; uint dst_off; uint _pad0; };
 
 constant uint WG [[function_constant(0)]];
 
@@ -26,7 +27,8 @@ kernel void merkle_compress(device const uint4* src [[buffer(0)]], device uint4*
     if (j >= params.n) {
         return;
     }
-    P2State s = permute_block(src, j, p2_rc);
+    P2State s = permute_block(src + params.src_off, j, p2_rc);
+    dst += params.dst_off;
     dst[2u * j] = s.a;
     dst[2u * j + 1u] = s.b;
 }
@@ -38,7 +40,8 @@ kernel void merkle_permute(device const uint4* src [[buffer(0)]], device uint4* 
     if (j >= params.n) {
         return;
     }
-    P2State s = permute_block(src, j, p2_rc);
+    P2State s = permute_block(src + params.src_off, j, p2_rc);
+    dst += params.dst_off;
     dst[4u * j] = s.a;
     dst[4u * j + 1u] = s.b;
     dst[4u * j + 2u] = s.c;
@@ -55,7 +58,8 @@ kernel void merkle_compress_coop(device const uint4* src [[buffer(0)]], device u
                                  uint lid [[thread_index_in_threadgroup]],
                                  uint3 wid [[threadgroup_position_in_grid]], uint3 nwg [[threadgroups_per_grid]]) {
     uint j = ((wid.x + wid.y * nwg.x) * P2C_WG + lid) >> 2u;
-    uint4 x = coop_permute(src, j, params.n, lid, p2_rc);
+    uint4 x = coop_permute(src + params.src_off, j, params.n, lid, p2_rc);
+    dst += params.dst_off;
     if (j < params.n && (lid & 3u) < 2u) {
         dst[2u * j + (lid & 3u)] = x;
     }
@@ -66,7 +70,8 @@ kernel void merkle_permute_coop(device const uint4* src [[buffer(0)]], device ui
                                 uint lid [[thread_index_in_threadgroup]],
                                 uint3 wid [[threadgroup_position_in_grid]], uint3 nwg [[threadgroups_per_grid]]) {
     uint j = ((wid.x + wid.y * nwg.x) * P2C_WG + lid) >> 2u;
-    uint4 x = coop_permute(src, j, params.n, lid, p2_rc);
+    uint4 x = coop_permute(src + params.src_off, j, params.n, lid, p2_rc);
+    dst += params.dst_off;
     if (j < params.n) {
         dst[4u * j + (lid & 3u)] = x;
     }

@@ -1,11 +1,11 @@
 // requires: poseidon2
 // Merkle leaf hashing: digest[i] = PaddingFreeSponge<16, 8, 8>(row i) of a row-major (height, width) matrix.
-// Thread i (2-D grid: i = gid.x + gid.y * threadgroups_per_grid.x * WG) hashes row i; threads with i >= height
-// return. Bindings: 0 matrix (height * width Montgomery words), 1 digests (height * 8 words), 2 p2_rc, 3 params.
+// Thread i (2-D grid: i = gid.x + gid.y * threadgroups_per_grid.x * WG) hashes row row_off + i of the matrix
+// binding into digest digest_off + i (windows of split arrays); threads with i >= height return. Bindings: 0 matrix (height * width Montgomery words), 1 digests (height * 8 words), 2 p2_rc, 3 params.
 // Sponge: state = 0^16; each chunk of <= 8 words overwrites state[0..len] (the rest keeps its value), then
 // permute; no padding, width 0 gives 0^8.
 
-struct Params { uint height; uint width; uint _pad0; uint _pad1; };
+struct Params { uint height; uint width; uint row_off; uint digest_off; };
 
 constant uint WG [[function_constant(0)]];
 
@@ -21,7 +21,7 @@ kernel void merkle_leaves(device const uint* matrix [[buffer(0)]], device uint4*
         return;
     }
     uint width = params.width;
-    uint row = i * width;
+    uint row = (params.row_off + i) * width;
     P2State s = P2State{uint4(0u), uint4(0u), uint4(0u), uint4(0u)};
     uint n_chunks = (width + P2_RATE - 1u) / P2_RATE;
     for (uint c = 0u; c < n_chunks; c++) {      // one permutation call site: it is inlined once
@@ -41,6 +41,7 @@ kernel void merkle_leaves(device const uint* matrix [[buffer(0)]], device uint4*
         }
         s = poseidon2_permute(s, p2_rc);
     }
-    digests[2u * i] = s.a;
-    digests[2u * i + 1u] = s.b;
+    uint d = 2u * (params.digest_off + i);
+    digests[d] = s.a;
+    digests[d + 1u] = s.b;
 }

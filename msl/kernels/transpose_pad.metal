@@ -1,10 +1,17 @@
 // Commit matrix: the (H, w) row-major word matrix whose column j holds table entries j*2^lc .. (j+1)*2^lc - 1
 // as coefficients (lc = log_coeffs = nv - k), rows >= 2^lc written as zero (nothing relies on zero-initialised
 // memory). An entry is 2^log_elem words (1 base, 4 EF as c0..c3), so w = 2^(k + log_elem) = 2^log_w.
-// Thread i (2-D grid: i = gid.x + gid.y * threadgroups_per_grid.x * WG) writes output word i: row i >> log_w.
-// Bindings: 0 table (read), 1 matrix (write), 2 params. Shift amounts stay below 32: log_h + log_w < 32.
+// Windowed: this launch writes the n_words words of output rows row_base.. (global), and output row g holds
+// natural row rev_{log_rev}(g) (log_rev = log H: bit-reversed order, the NTT's input; 0: natural order). The
+// table binding holds entries tbl_first .. tbl_first + tbl_count - 1; a word whose entry lies outside it is
+// not written, and padding words are written only by the launch whose tbl_first is 0.
+// Thread i (2-D grid: i = gid.x + gid.y * threadgroups_per_grid.x * WG) writes window word i.
+// Bindings: 0 table (read), 1 matrix window (write), 2 params. Shift amounts stay below 32.
 
-struct Params { uint n_words; uint log_w; uint log_coeffs; uint log_elem; };
+struct Params {
+    uint n_words; uint log_w; uint log_coeffs; uint log_elem;
+    uint row_base; uint log_rev; uint tbl_first; uint tbl_count;
+};
 
 constant uint WG [[function_constant(0)]];
 
@@ -15,13 +22,19 @@ kernel void transpose_pad(device const uint* table [[buffer(0)]], device uint* m
     if (i >= params.n_words) {
         return;
     }
-    uint row = i >> params.log_w;
+    uint row = params.row_base + (i >> params.log_w);
+    if (params.log_rev != 0u) {
+        row = reverse_bits(row) >> (32u - params.log_rev);  // log_rev >= 1: the shift stays below 32
+    }
     uint col_word = i & ((1u << params.log_w) - 1u);
     uint column = col_word >> params.log_elem;               // which chunk of the table
     uint coeff = col_word & ((1u << params.log_elem) - 1u);  // which extension coefficient
-    uint value = 0u;
     if (row < (1u << params.log_coeffs)) {
-        value = table[(((column << params.log_coeffs) + row) << params.log_elem) + coeff];
+        uint entry = (column << params.log_coeffs) + row - params.tbl_first;  // wraps when before the window
+        if (entry < params.tbl_count) {
+            matrix[i] = table[(entry << params.log_elem) + coeff];
+        }
+    } else if (params.tbl_first == 0u) {
+        matrix[i] = 0u;
     }
-    matrix[i] = value;
 }

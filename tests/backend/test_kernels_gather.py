@@ -1,11 +1,14 @@
 """The opening gathers on their own (gather_rows, merkle_paths) against numpy, word for word, on every runtime;
 the fixture's lowered group limit puts the larger launches on the 2-D grid. Output words outside the written
-range must keep their garbage (the kernels write at out_off and nowhere else)."""
+range must keep their garbage (the kernels write at out_off and nowhere else). Split levels and codewords: one
+launch per window of rows, each writing only the slots whose row lies in it."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+
+from whirgpu.runtime.base import RtView
 
 WG = 256  # both kernels' fixed workgroup size
 GARBAGE = 0xDEADBEEF
@@ -19,9 +22,18 @@ def _upload(rt, array: np.ndarray):
     return buffer
 
 
-@pytest.mark.parametrize("log_h,log_w,n_rows,out_off", [(0, 0, 1, 0), (4, 2, 5, 3), (10, 4, 300, 17),
-                                                        (6, 6, 40, 0)])
-def test_gather_rows(gpu_runtime, log_h, log_w, n_rows, out_off):
+def _windows(buffer, rows: int, row_bytes: int, log_window: int | None):
+    """(binding, first row, rows) per window of 2^log_window rows (None: the whole buffer, once)."""
+    if log_window is None:
+        return [(buffer, 0, rows)]
+    size = 1 << log_window
+    return [(RtView(buffer, first * row_bytes, size * row_bytes), first, size) for first in range(0, rows, size)]
+
+
+@pytest.mark.parametrize("log_h,log_w,n_rows,out_off,log_window", [
+    (0, 0, 1, 0, None), (4, 2, 5, 3, None), (10, 4, 300, 17, None), (6, 6, 40, 0, None),
+    (10, 4, 300, 17, 2), (6, 6, 40, 5, 0), (8, 3, 64, 0, 5)])
+def test_gather_rows(gpu_runtime, log_h, log_w, n_rows, out_off, log_window):
     rt = gpu_runtime
     rng = np.random.default_rng(log_h * 31 + log_w + n_rows)
     matrix = rng.integers(0, 1 << 32, (1 << log_h, 1 << log_w), dtype=np.uint64).astype(np.uint32)
@@ -29,16 +41,19 @@ def test_gather_rows(gpu_runtime, log_h, log_w, n_rows, out_off):
     n_words = n_rows << log_w
     out = _upload(rt, np.full(out_off + n_words + 5, GARBAGE, np.uint32))
     batch = rt.batch()
-    batch.dispatch(rt.kernel("gather_rows"), [_upload(rt, matrix), _upload(rt, indices), out],
-                   np.array([n_words, log_w, out_off, 0], np.uint32), -(-n_words // WG))
+    index_buffer = _upload(rt, indices)
+    for window, first, count in _windows(_upload(rt, matrix), 1 << log_h, 4 << log_w, log_window):
+        batch.dispatch(rt.kernel("gather_rows"), [window, index_buffer, out],
+                       np.array([n_words, log_w, out_off, first, count], np.uint32), -(-n_words // WG))
     batch.submit()
     got = rt.read(out)
     np.testing.assert_array_equal(got[out_off:out_off + n_words].reshape(n_rows, -1), matrix[indices])
     assert (got[:out_off] == GARBAGE).all() and (got[out_off + n_words:] == GARBAGE).all()
 
 
-@pytest.mark.parametrize("depth,n_queries,out_off", [(1, 1, 0), (3, 7, 11), (9, 300, 40)])
-def test_merkle_paths(gpu_runtime, depth, n_queries, out_off):
+@pytest.mark.parametrize("depth,n_queries,out_off,log_window", [(1, 1, 0, None), (3, 7, 11, None), (9, 300, 40, None),
+                                                                (9, 300, 40, 3), (4, 9, 2, 0)])
+def test_merkle_paths(gpu_runtime, depth, n_queries, out_off, log_window):
     rt = gpu_runtime
     rng = np.random.default_rng(depth * 1000 + n_queries)
     levels = [rng.integers(0, 1 << 32, ((1 << (depth - level)), DIGEST), dtype=np.uint64).astype(np.uint32)
@@ -49,8 +64,13 @@ def test_merkle_paths(gpu_runtime, depth, n_queries, out_off):
     index_buffer = _upload(rt, indices)
     batch = rt.batch()
     for level in range(depth):
-        batch.dispatch(rt.kernel("merkle_paths"), [_upload(rt, levels[level]), index_buffer, out],
-                       np.array([n_queries, level, depth, out_off], np.uint32), -(-(n_queries * DIGEST) // WG))
+        nodes = 1 << (depth - level)
+        windows = _windows(_upload(rt, levels[level]), nodes, 4 * DIGEST,
+                           None if log_window is None else min(log_window, depth - level))
+        for window, first, count in windows:
+            batch.dispatch(rt.kernel("merkle_paths"), [window, index_buffer, out],
+                           np.array([n_queries, level, depth, out_off, first, count], np.uint32),
+                           -(-(n_queries * DIGEST) // WG))
     batch.submit()
     got = rt.read(out)
     want = np.stack([np.stack([levels[level][(int(i) >> level) ^ 1] for level in range(depth)]) for i in indices])

@@ -10,11 +10,14 @@ checked against the plan as well.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from whirgpu.api import random_instance
 from whirgpu.backends.gpu import GpuBackend
 from whirgpu.backends.memory import plan_memory
+from whirgpu.planner import plan_device
 from whirgpu.errors import DeviceLimitError
 from whirgpu.protocol.params import ProtocolParameters, WhirConfig
 from whirgpu.protocol.prover import WhirProver
@@ -74,22 +77,73 @@ def test_the_plan_bounds_the_allocations(name, mul, monkeypatch):
 
 @pytest.mark.parametrize("name,mul", RUNTIMES, ids=[name for name, _ in RUNTIMES])
 def test_split_bindings(name, mul, monkeypatch):
-    """A small binding limit windows tables and weights (more partial sums); the bound still holds, and a
-    configuration the plan refuses is one the kernels refuse."""
+    """A small binding limit windows tables and weights (more partial sums), codewords and Merkle levels (more
+    launches, so a bigger wgpu parameter buffer); the plan still equals the allocations."""
     limit = 32 << 10
-    runtime = open_runtime(name, mul, max_binding_bytes=limit)
-    cfg = config(12, 3, 1)  # weights of 64 KiB, in two windows
-    plan = plan_memory(cfg, runtime.limits())
-    assert not plan.limit_problems(runtime.limits())
-    assert any(not need.whole and need.buffer_bytes > limit for need in plan.needs)
-    actual = _prove_counting(runtime, cfg, "hybrid", monkeypatch)
-    assert actual <= plan.pool_bytes <= SLACK * actual
+    for cfg in (config(12, 3, 1), config(12, 1, 2)):  # weights of 64 KiB; a 64 KiB codeword, 256 KiB of leaves
+        runtime = open_runtime(name, mul, max_binding_bytes=limit)  # fresh: the runtime-held buffers start empty
+        plan = plan_memory(cfg, runtime.limits())
+        assert not plan.limit_problems(runtime.limits())
+        assert any(not need.whole and need.buffer_bytes > limit for need in plan.needs)
+        actual = _prove_counting(runtime, cfg, "hybrid", monkeypatch)
+        assert actual == plan.pool_bytes
+        _check_runtime_buffers(runtime, plan, name)
 
-    refused = config(12, 1, 2)  # a 64 KiB codeword, bound whole by the NTT
-    problems = plan_memory(refused, runtime.limits()).limit_problems(runtime.limits())
-    assert problems and "round 0 codeword needs one binding of 65536 bytes" in problems[0]
+
+def _check_runtime_buffers(runtime, plan, name: str) -> None:
+    if name in ("wgpu", "dawn"):
+        planned = {need.name: need.nbytes for need in plan.needs if need.runtime}
+        for buffer, size in _runtime_buffers(runtime).items():
+            assert size <= planned.get(buffer, 0), f"{buffer} holds {size} bytes"
+
+
+@pytest.mark.parametrize("name,mul", RUNTIMES, ids=[name for name, _ in RUNTIMES])
+def test_split_buffers(name, mul, monkeypatch):
+    """Codewords and Merkle levels over the buffer limit are stored as several buffers, and bound in windows of
+    8 KiB: the plan models both (buffer by buffer, exactly), and refuses only for the memory budget."""
+    runtime = open_runtime(name, mul)
+    cfg = config(12, 1, 2)  # round 0: a 64 KiB codeword and 256 KiB of leaf digests
+    limits = replace(runtime.limits(), max_buffer_size=16 << 10, max_storage_binding_size=8 << 10)
+    plan = plan_memory(cfg, limits)
+    # tables and regions are single buffers (over these tiny limits); codewords and trees never are
+    assert not [p for p in plan.limit_problems(limits) if "codeword" in p or "merkle" in p]
+    needs = {need.name: need for need in plan.needs}
+    assert needs["round 0 codeword"].count == 4 and needs["round 0 codeword"].buffer_bytes == 16 << 10
+    assert needs["round 0 merkle tree"].buffer_bytes == 16 << 10
+    assert needs["round 0 codeword"].binding_bytes == 8 << 10
+
+    allocated = []
+    real_alloc = runtime.alloc
+
+    def alloc(nbytes, mode):
+        allocated.append(nbytes)
+        return real_alloc(nbytes, mode)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(runtime, "alloc", alloc)
+        backend = GpuBackend(runtime)
+        backend.buffer_limit, backend.binding_limit = limits.max_buffer_size, limits.max_storage_binding_size
+        poly, statement = random_instance(cfg.num_variables, 1)
+        WhirProver(cfg, backend).prove(poly, statement)
+    assert sum(allocated) == plan.pool_bytes
+    _check_runtime_buffers(runtime, plan, name)
+
+    # with only the leaf level (256 KiB) over the buffer limit, nothing but the memory budget refuses the proof
+    limits = replace(runtime.limits(), max_buffer_size=128 << 10)
+    plan = plan_memory(cfg, limits)
+    assert plan.limit_problems(limits) == []
+    assert {need.name: need.count for need in plan.needs}["round 0 merkle tree"] >= 2
+    device = plan_device(cfg, limits, max_gpu_bytes=plan.peak_bytes - 1)
+    assert [p.kind for p in device.problems] == ["max_gpu_bytes"]
+    assert "max_gpu_bytes" in device.problems[0].message
+    assert plan_device(cfg, limits, max_gpu_bytes=plan.peak_bytes).problems == []
+
+
+def test_real_alloc_still_refuses_over_max_buffer_size():
+    """The backend's lowered buffer limit lays out split arrays; the runtime still refuses the device's own."""
+    runtime = open_runtime("wgpu", "emulated")
     with pytest.raises(DeviceLimitError):
-        _prove_counting(runtime, refused, "hybrid", monkeypatch)
+        runtime.alloc(runtime.limits().max_buffer_size + 16)
 
 
 @pytest.mark.parametrize("name,mul", RUNTIMES, ids=[name for name, _ in RUNTIMES])

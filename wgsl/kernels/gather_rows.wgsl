@@ -1,9 +1,11 @@
 // Row gather for query openings: out[out_off + q * w + c] = matrix[indices[q] * w + c] for q < n_rows,
-// c < w = 2^log_w (n_words = n_rows * w).
-// Bindings: 0 matrix (row-major words), 1 indices (row numbers), 2 out, 3 params.
-// Launch: one thread per output word on a 2-D grid.
+// c < w = 2^log_w (n_words = n_rows * w), for the rows the matrix binding holds: it is the window of rows
+// row_first .. row_first + row_count - 1 (global row numbers in indices); words of other rows are not written.
+// Bindings: 0 matrix window (row-major words), 1 indices (row numbers), 2 out, 3 params.
+// Launch: one thread per output word on a 2-D grid, once per window.
 
-struct Params { n_words: u32, log_w: u32, out_off: u32, _pad0: u32 }
+struct Params { n_words: u32, log_w: u32, out_off: u32, row_first: u32, row_count: u32, _pad0: u32, _pad1: u32,
+                _pad2: u32 }
 
 const WG: u32 = 256u;
 
@@ -18,7 +20,9 @@ fn gather_rows(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
     if (t >= params.n_words) {
         return;
     }
-    let q = t >> params.log_w;
-    let c = t & ((1u << params.log_w) - 1u);
-    out[params.out_off + t] = matrix[(indices[q] << params.log_w) + c];
+    let row = indices[t >> params.log_w] - params.row_first;  // wraps when before the window
+    if (row < params.row_count) {
+        let c = t & ((1u << params.log_w) - 1u);
+        out[params.out_off + t] = matrix[(row << params.log_w) + c];
+    }
 }

@@ -7,9 +7,11 @@
 // Entries *_coop: the same with 4 threads per state (poseidon2_coop; P2C_WG-thread workgroups, thread
 // t = workgroup index * P2C_WG + local id serves state t / 4), for levels too small to fill the GPU.
 // Entry merkle_top (one workgroup of P2C_WG threads): every level from params.n <= TOP_MAX_PARENTS parents
-// (children in src) up to the root, the levels back to back in dst (level of n parents at digest 2 n0 - 2 n).
+// (children in src) up to the root, the levels back to back in dst (level of n parents at digest 2 n0 - 2 n); it
+// ignores src_off / dst_off. The other entries read src from vec4 src_off and write dst from vec4 dst_off
+// (windows of split levels).
 
-struct Params { n: u32, _pad0: u32, _pad1: u32, _pad2: u32 }
+struct Params { n: u32, src_off: u32, dst_off: u32, _pad0: u32 }
 
 @id(0) override WG: u32 = 64u;
 
@@ -23,7 +25,7 @@ var<workgroup> top_levels: array<vec4<u32>, 512>;   // [parity][2 * TOP_MAX_PARE
 
 // The 16 words at src[16 j ..] (two adjacent children are one contiguous 16-word block), permuted.
 fn permute_block(j: u32) -> P2State {
-    let at = 4u * j;
+    let at = params.src_off + 4u * j;
     return poseidon2_permute(P2State(src[at], src[at + 1u], src[at + 2u], src[at + 3u]));
 }
 
@@ -34,8 +36,8 @@ fn merkle_compress(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_w
         return;
     }
     let s = permute_block(j);
-    dst[2u * j] = s.a;
-    dst[2u * j + 1u] = s.b;
+    dst[params.dst_off + 2u * j] = s.a;
+    dst[params.dst_off + 2u * j + 1u] = s.b;
 }
 
 @compute @workgroup_size(WG)
@@ -45,16 +47,17 @@ fn merkle_permute(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wo
         return;
     }
     let s = permute_block(j);
-    dst[4u * j] = s.a;
-    dst[4u * j + 1u] = s.b;
-    dst[4u * j + 2u] = s.c;
-    dst[4u * j + 3u] = s.d;
+    let at = params.dst_off + 4u * j;
+    dst[at] = s.a;
+    dst[at + 1u] = s.b;
+    dst[at + 2u] = s.c;
+    dst[at + 3u] = s.d;
 }
 
 // Chunk q of state j for thread t = 4j + q; threads past the last state load state 0 (n >= 1) and drop it.
 fn coop_permute(lid: u32, wid: vec3<u32>, nwg: vec3<u32>) -> vec4<u32> {
     let j = ((wid.x + wid.y * nwg.x) * P2C_WG + lid) >> 2u;
-    return p2c_permute(src[4u * select(0u, j, j < params.n) + (lid & 3u)], lid);
+    return p2c_permute(src[params.src_off + 4u * select(0u, j, j < params.n) + (lid & 3u)], lid);
 }
 
 @compute @workgroup_size(P2C_WG)
@@ -63,7 +66,7 @@ fn merkle_compress_coop(@builtin(local_invocation_index) lid: u32, @builtin(work
     let x = coop_permute(lid, wid, nwg);
     let j = ((wid.x + wid.y * nwg.x) * P2C_WG + lid) >> 2u;
     if (j < params.n && (lid & 3u) < 2u) {
-        dst[2u * j + (lid & 3u)] = x;
+        dst[params.dst_off + 2u * j + (lid & 3u)] = x;
     }
 }
 
@@ -73,7 +76,7 @@ fn merkle_permute_coop(@builtin(local_invocation_index) lid: u32, @builtin(workg
     let x = coop_permute(lid, wid, nwg);
     let j = ((wid.x + wid.y * nwg.x) * P2C_WG + lid) >> 2u;
     if (j < params.n) {
-        dst[4u * j + (lid & 3u)] = x;
+        dst[params.dst_off + 4u * j + (lid & 3u)] = x;
     }
 }
 

@@ -1,12 +1,13 @@
 // requires: poseidon2
 // Merkle leaf hashing: digest[i] = PaddingFreeSponge<16, 8, 8>(row i) of a row-major (height, width) matrix.
-// Thread i (2-D grid: i = gid.x + gid.y * num_workgroups.x * WG) hashes row i; threads with i >= height return.
+// Thread i (2-D grid: i = gid.x + gid.y * num_workgroups.x * WG) hashes row row_off + i of the matrix binding into
+// digest digest_off + i of the digests binding (windows of split arrays); threads with i >= height return.
 // Bindings: 0 matrix (height * width Montgomery words), 1 digests (height * 8 words), 2 Poseidon2 round
 // constants (constants.poseidon2_rc_table), 3 params.
 // Sponge: state = 0^16; each chunk of <= 8 words overwrites state[0..len] (the rest keeps its value), then
 // permute; no padding, width 0 gives 0^8.
 
-struct Params { height: u32, width: u32, _pad0: u32, _pad1: u32 }
+struct Params { height: u32, width: u32, row_off: u32, digest_off: u32 }
 
 @id(0) override WG: u32 = 64u;
 
@@ -26,7 +27,7 @@ fn merkle_leaves(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wor
         return;
     }
     let width = params.width;
-    let row = i * width;
+    let row = (params.row_off + i) * width;
     var s = P2State(vec4<u32>(0u), vec4<u32>(0u), vec4<u32>(0u), vec4<u32>(0u));
     let n_chunks = (width + P2_RATE - 1u) / P2_RATE;
     for (var c = 0u; c < n_chunks; c++) {       // one permutation call site: it is inlined once
@@ -46,6 +47,7 @@ fn merkle_leaves(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wor
         }
         s = poseidon2_permute(s);
     }
-    digests[2u * i] = s.a;
-    digests[2u * i + 1u] = s.b;
+    let d = 2u * (params.digest_off + i);
+    digests[d] = s.a;
+    digests[d + 1u] = s.b;
 }

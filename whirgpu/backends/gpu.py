@@ -12,8 +12,11 @@ Called outside a proof (tests, benchmarks, calibration), each primitive takes an
 in a session of its own, uploading its inputs into that session's regions and reading its outputs back.
 
 Arrays larger than the device's storage-binding limit are bound as windows (``RtView``) and their work is split
-into one launch per window; reductions write per-window partials that one final launch sums. The commitment
-kernels (NTT, Merkle) need the codeword in one binding and say so with a ``DeviceLimitError``.
+into one launch per window; reductions write per-window partials that one final launch sums. Codewords and Merkle
+levels are ``SplitArray``s (``kernels/split.py``): several buffers when one would pass ``max_buffer_size``, bound
+in windows of whole rows when one binding would pass ``max_storage_binding_size``; the commitment kernels and the
+openings launch once per window (once in all when everything fits, as the unsplit layout). ``binding_limit`` and
+``buffer_limit`` are the limits the backend lays these out for (the device's; tests lower them).
 
 Storage: each allocation's ``StorageMode`` follows the backend's policy (``STORAGE_POLICIES``) and the buffer's
 role. Under ``hybrid`` (the default) buffers the host writes or reads are SHARED: uploaded tables, the three
@@ -37,10 +40,10 @@ from __future__ import annotations
 import numpy as np
 
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..errors import ConfigError
-from ..kernels import merkle, ntt
+from ..kernels import merkle, ntt, split
 from ..ref import field_np as F
 from ..runtime.base import RtBuffer, Runtime, RtView
 from .base import (Backend, Commitment, DeviceBuffer, DeviceLimits, PowRangeExceeded, ProofShape, StorageMode,
@@ -118,6 +121,11 @@ class _BackendRuntime:
         # first proof's pipelines compile side by side while the host encodes.
         return self._runtime.kernel_async(stem, entry, constants)
 
+    def limits(self) -> DeviceLimits:
+        """The runtime's limits with the backend's binding and buffer limits (which lay out split arrays)."""
+        return replace(self._runtime.limits(), max_storage_binding_size=self._backend.binding_limit,
+                       max_buffer_size=self._backend.buffer_limit)
+
     def __getattr__(self, name):
         return getattr(self._runtime, name)
 
@@ -162,7 +170,10 @@ class GpuBackend(Backend):
         self._pool: dict[tuple[int, StorageMode], list[RtBuffer]] = {}
         self._serial: dict[int, int] = {}  # id(buffer) -> creation order, to put the pool in one canonical order
         self._limits = runtime.limits()
+        # The limits the backend lays its windows and split arrays out for (tests lower them to cross every seam
+        # at small sizes; the runtime still enforces the device's own).
         self.binding_limit = self._limits.max_storage_binding_size
+        self.buffer_limit = self._limits.max_buffer_size
         self._drivers = _BackendRuntime(runtime, self)  # counts transfers; the backend itself goes through it too
         self._dummy = self._alloc(EF_BYTES, host_facing=False)
         self._session: _Session | None = None
@@ -212,7 +223,7 @@ class GpuBackend(Backend):
                 self._free(item.handle)
             elif isinstance(item, Commitment) and item.handle is not None:
                 codeword, levels = item.handle
-                self._free(codeword, *levels)
+                self._free(*split.release_buffers([codeword, *levels]))
                 item.handle = None
 
     def _round_constants(self) -> RtBuffer:
@@ -422,7 +433,7 @@ class GpuBackend(Backend):
         with self.phase("merkle"):
             levels = merkle.build_tree(rt, codeword, height, width, batch)
             root = self._session.regions.proof.take((merkle.DIGEST,))
-            batch.copy(levels[-1], 0, root.buffer, root.offset, root.nbytes)
+            batch.copy(levels[-1].buffers[0], 0, root.buffer, root.offset, root.nbytes)
             self._submit()
         return Commitment(root, height, width, table.is_ext, handle=(codeword, levels))
 
@@ -454,11 +465,15 @@ class GpuBackend(Backend):
             return openings
         batch = self._batch()
         index_view = indices.indices.view()
-        batch.dispatch(rt.kernel("gather_rows"), [codeword, index_view, out.view()],
-                       np.array([row_words, _log2(width), 0, 0], np.uint32), _groups(row_words))
+        # One launch per window of a split codeword or level; each writes the slots whose row lies in it.
+        for window, first, count in codeword.windows():
+            batch.dispatch(rt.kernel("gather_rows"), [window, index_view, out.view()],
+                           np.array([row_words, _log2(width), 0, first, count], np.uint32), _groups(row_words))
         for level in range(depth):
-            batch.dispatch(rt.kernel("merkle_paths"), [levels[level], index_view, out.view()],
-                           np.array([slots, level, depth, row_words], np.uint32), _groups(slots * merkle.DIGEST))
+            for window, first, count in levels[level].windows():
+                batch.dispatch(rt.kernel("merkle_paths"), [window, index_view, out.view()],
+                               np.array([slots, level, depth, row_words, first, count], np.uint32),
+                               _groups(slots * merkle.DIGEST))
         return openings
 
     # -- reductions --------------------------------------------------------------------------------------------

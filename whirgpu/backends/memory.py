@@ -21,7 +21,7 @@ to or from Private memory; msl-cpu nothing. ``MemoryPlan.peak_bytes`` counts bot
 Each ``BufferNeed`` groups the buffers one step of the proof added (``round 1 merkle tree``: every level of
 round 1's tree below its root), with the role that fixes its StorageMode under a storage policy
 (``policy_mode``: host-facing buffers are the ones the host writes or reads) and whether the kernels bind it
-whole (codewords, tree levels, factor tables, ...) or in windows of at most ``max_storage_binding_size``
+whole (factor tables, regions, ...) or in windows of at most ``max_storage_binding_size``
 (tables and weights: see ``GpuBackend``).
 """
 
@@ -30,7 +30,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from ..kernels import merkle, ntt
+from ..errors import DeviceLimitError
+from ..kernels import merkle, ntt, split
 from ..kernels.constants import poseidon2_rc_table
 from ..protocol.params import WhirConfig
 from ..overrides import binding_text
@@ -42,7 +43,6 @@ from .gpu import EF_BYTES, MAX_REDUCE_GROUPS, WG
 
 BASE_BYTES = 4
 DIGEST_BYTES = 4 * merkle.DIGEST
-MAX_WORDS = 1 << 32  # the kernels index a codeword with 32-bit word offsets
 # Runtime-held buffers (mirroring wgpu_rt / metal_rt): wgpu's readback staging and params uniform buffers start
 # at these sizes and grow to the largest request; Metal's staging buffer moves at most METAL_STAGING_CHUNK per blit.
 WGPU_STAGING_MIN = 1 << 16
@@ -165,9 +165,18 @@ class _Buf:
 
 
 @dataclass
+class _Rows:
+    """A split array (``kernels/split.py``): its buffers, rows and rows per window."""
+
+    buffers: list[_Buf]
+    rows: int
+    window_rows: int
+
+
+@dataclass
 class _Tree:
-    codeword: _Buf
-    levels: list[_Buf]
+    codeword: _Rows
+    levels: list[_Rows]
     width: int  # words per row
 
 
@@ -177,6 +186,8 @@ class _Walk:
     def __init__(self, policy: str, limits: DeviceLimits | None):
         self.policy = policy
         self.binding_limit = limits.max_storage_binding_size if limits is not None else None
+        self.buffer_limit = limits.max_buffer_size if limits is not None else None
+        self.alignment = max(4, int(limits.offset_alignment)) if limits is not None else REGION_ALIGN
         self.kind = runtime_kind(limits)
         self.zero_copy = bool(limits.zero_copy_shared) if limits is not None else True
         self.free: Counter = Counter()
@@ -246,32 +257,52 @@ class _Walk:
         self.transfer(nbytes, buf.mode, read=True)
 
     # -- commitment (GpuBackend.commit: ntt.encode_codeword + merkle.build_tree in one batch) ---------------------
+    def rows(self, name: str, rows: int, row_bytes: int) -> _Rows:
+        """A ``split.alloc_rows`` of ``rows`` x ``row_bytes``: its buffers from the pool, its layout from the limits."""
+        try:
+            buffer_rows, window_rows = split.layout(rows, row_bytes, self.binding_limit or 1 << 62,
+                                                    self.buffer_limit or 1 << 62, self.alignment)
+        except DeviceLimitError as exc:
+            self.problems.append(f"{name}: {exc}")
+            buffer_rows = window_rows = rows
+        buffers = [self.alloc(name, buffer_rows * row_bytes, False, row_bytes) for _ in range(rows // buffer_rows)]
+        return _Rows(buffers, rows, window_rows)
+
+    def _windows(self, rows: int, row_bytes: int) -> int:
+        """Windows of a single buffer of ``rows`` x ``row_bytes`` (``split.wrap``)."""
+        if self.binding_limit is None or rows * row_bytes <= self.binding_limit:
+            return 1
+        return rows // min(rows, 1 << _log2(self.binding_limit // row_bytes))
+
     def commit(self, stage: str, nv: int, is_ext: bool, log_folding: int, log_height: int) -> _Tree:
-        log_w = log_folding + (2 if is_ext else 0)
-        n_words = 1 << (log_height + log_w)
-        if n_words > MAX_WORDS:
-            self.problems.append(f"{stage} codeword has {n_words} words, over the kernels' 32-bit word indexing "
-                                 f"({MAX_WORDS})")
-        codeword = self.alloc(f"{stage} codeword", BASE_BYTES * n_words, False)
-        self.launch()  # transpose_pad
+        log_elem = 2 if is_ext else 0
+        log_w = log_folding + log_elem
+        height = 1 << log_height
+        codeword = self.rows(f"{stage} codeword", height, BASE_BYTES << log_w)
+        n_windows = height // codeword.window_rows
+        self.launch(n_windows * self._windows(1 << nv, BASE_BYTES << log_elem))  # transpose_pad (bit-reversed rows)
         if log_height > 0:
             if self.twiddle_log is None or self.twiddle_log < log_height:
                 # a bigger table replaces the runtime's old one, which is dropped (counted here all the same)
                 self.twiddle_log = max(log_height, ntt.MIN_TABLE_LOG)
-                self.upload("twiddles", BASE_BYTES << self.twiddle_log)
+                self.upload("twiddles", BASE_BYTES << self.twiddle_log, elem=BASE_BYTES)  # bound in windows
+            log_r = _log2(codeword.window_rows)
             log_cw = min(log_w, ntt.LOG_TILE_COLS)
-            log_local = min(log_height, ntt.LOG_TILE_WORDS - log_cw)
-            rest = log_height - log_local
-            self.launch(1 + (log_local > 0) + rest % 2 + rest // 2)
-        levels = [self._level(stage, 1 << log_height)]
+            log_local = min(log_r, ntt.LOG_TILE_WORDS - log_cw)
+            rest = log_r - log_local
+            in_window = (log_local > 0) + rest % 2 + rest // 2
+            cross = (log_height - log_r) * (n_windows // 2)  # ntt_cross: one launch per window pair per stage
+            self.launch(in_window * n_windows + cross)
+        levels = [self.rows(f"{stage} merkle tree", height, DIGEST_BYTES)]
         if not self.constants:
             self.constants = True
             self.upload("round constants", poseidon2_rc_table().nbytes)
-        self.launch()  # leaves
-        n = 1 << log_height
+        block = min(codeword.window_rows, levels[0].window_rows)
+        self.launch(height // block)  # leaves
+        n = height
         while n > 1:
             n //= 2
-            if n <= min(merkle.TOP_MAX_PARENTS, merkle.TOP_LIMIT):
+            if n <= min(merkle.TOP_MAX_PARENTS, merkle.TOP_LIMIT) and levels[-1].window_rows == levels[-1].rows:
                 levels += [self._level(stage, n >> k) for k in range(n.bit_length())]
                 if not self.scratch:
                     self.scratch = True
@@ -279,20 +310,21 @@ class _Walk:
                 self.launch()
                 break
             levels.append(self._level(stage, n))
-            self.launch()
+            self.launch(n // min(levels[-1].window_rows, levels[-2].window_rows // 2))
         self.launch()  # the root's copy into the proof region counts as a command, not a dispatch
         self.submit()
         return _Tree(codeword, levels, (1 << log_w))
 
-    def _level(self, stage: str, n_nodes: int) -> _Buf:
+    def _level(self, stage: str, n_nodes: int) -> _Rows:
         root = n_nodes == 1  # merkle._level_mode: every level is an intermediate
-        return self.alloc(f"{stage} merkle {'root' if root else 'tree'}", n_nodes * DIGEST_BYTES, False)
+        return self.rows(f"{stage} merkle {'root' if root else 'tree'}", n_nodes, DIGEST_BYTES)
 
     def open_rows(self, stage: str, tree: _Tree, q: int) -> None:
-        """``q``: the round's query slots; the openings go to the proof region (no buffer of their own)."""
+        """``q``: the round's query slots; the openings go to the proof region (no buffer of their own). One
+        gather per window of the codeword and of each level below the root."""
         self.launch(2)  # the transcript's draw and the sort
         if q:
-            self.launch(1 + len(tree.levels) - 1)
+            self.launch(sum(a.rows // a.window_rows for a in [tree.codeword, *tree.levels[:-1]]))
 
     # -- multilinear algebra -----------------------------------------------------------------------------------
     def _reduce(self, stage: str, partials: _Buf, stride: int) -> None:
@@ -421,7 +453,7 @@ def plan_memory(config: WhirConfig, limits: DeviceLimits | None = None, policy: 
         queries = min(rc.num_queries, rc.domain_size >> rc.folding_factor)
         walk.open_rows(stage, state.tree, queries)
         walk.accumulate(stage, nv, rc.ood_samples, queries)
-        walk.release(state.tree.codeword, *state.tree.levels)
+        walk.release(*(b for rows in (state.tree.codeword, *state.tree.levels) for b in rows.buffers))
         state.tree = tree
         _sumcheck(walk, state, stage, k_next, rc.folding_pow_bits)
 

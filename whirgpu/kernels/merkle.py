@@ -3,9 +3,11 @@
 Contracts (the same tree as ``whirgpu.ref.merkle.MerkleTree``, spec §3):
 - The committed matrix is a buffer of ``height * width`` Montgomery words, row-major; leaf i hashes row i with
   ``PaddingFreeSponge<16, 8, 8>``. ``height`` is a power of two >= 1; ``width`` >= 0.
-- A tree is a list of level buffers, one per level: ``levels[0]`` holds the ``height`` leaf digests and
-  ``levels[d]`` the ``height >> d`` digests of level d, 8 words each, node-major; ``levels[-1]`` holds the root.
-  Separate buffers (not offsets into one) keep each binding at most half the size of a single all-levels buffer.
+- A tree is a list of levels, one ``SplitArray`` (``kernels/split.py``) per level: ``levels[0]`` holds the
+  ``height`` leaf digests and ``levels[d]`` the ``height >> d`` digests of level d, 8 words each, node-major;
+  ``levels[-1]`` holds the root (one buffer). A level larger than a buffer or a binding is several buffers bound in
+  windows of whole subtrees; leaves and compressions launch once per window (once per level when it fits), and
+  ``merkle_top`` takes over where the children fit one window. The matrix may be one buffer or a ``SplitArray``.
 - ``build_tree`` records every launch (leaves, one compression per level, the levels of at most
   ``TOP_MAX_PARENTS`` parents in one launch and copies) into one batch. With ``batch=None``
   it makes and submits its own; given a caller's batch it only records, so a commitment can ride in the
@@ -23,7 +25,9 @@ import numpy as np
 from ..errors import DeviceLimitError
 from ..backends.base import StorageMode
 from ..runtime.base import Batch, RtBuffer, Runtime
+from . import split
 from .constants import poseidon2_rc_table
+from .split import SplitArray
 
 DIGEST = 8  # words per digest
 WORKGROUP = 64  # threads per workgroup (the kernels' `override WG`)
@@ -59,36 +63,54 @@ def _groups(n_threads: int) -> int:
     return max(1, -(-n_threads // WORKGROUP))
 
 
-def _check_binding(rt: Runtime, nbytes: int, what: str) -> None:
-    limit = rt.limits().max_storage_binding_size
-    if nbytes > limit:
-        raise DeviceLimitError(f"{what} needs a {nbytes}-byte binding, over max_storage_binding_size {limit}")
+def hash_leaves(rt: Runtime, batch: Batch, matrix: "RtBuffer | SplitArray", digests: "RtBuffer | SplitArray",
+                height: int, width: int) -> None:
+    """Record: digests[i] = sponge(row i) for the (height, width) matrix; digests holds height * 8 words. Either
+    may be a ``SplitArray`` (``height`` then a power of two): one launch per block of rows that lies in one window
+    of both."""
+    kernel = rt.kernel("merkle_leaves", constants={"WG": WORKGROUP})
+    if not isinstance(matrix, SplitArray) and not isinstance(digests, SplitArray):
+        batch.dispatch(kernel, [matrix, digests, round_constants(rt)], np.array([height, width, 0, 0], np.uint32),
+                       _groups(height))
+        return
+    matrix = split.wrap(rt, matrix, height, 4 * width)
+    digests = split.wrap(rt, digests, height, _DIGEST_BYTES)
+    block = min(matrix.window_rows, digests.window_rows)
+    for first in range(0, height, block):
+        rows, row_off = matrix.binding(first, block)
+        out, digest_off = digests.binding(first, block)
+        batch.dispatch(kernel, [rows, out, round_constants(rt)],
+                       np.array([block, width, row_off, digest_off], np.uint32), _groups(block))
 
 
-def hash_leaves(rt: Runtime, batch: Batch, matrix: RtBuffer, digests: RtBuffer, height: int, width: int) -> None:
-    """Record: digests[i] = sponge(row i) for the (height, width) matrix; digests holds height * 8 words."""
-    batch.dispatch(rt.kernel("merkle_leaves", constants={"WG": WORKGROUP}),
-                   [matrix, digests, round_constants(rt)],
-                   np.array([height, width], np.uint32), _groups(height))
-
-
-def _permutations(rt: Runtime, batch: Batch, entry: str, src: RtBuffer, dst: RtBuffer, n: int,
-                  coop: bool | None) -> None:
+def _permutations(rt: Runtime, batch: Batch, entry: str, src, dst, n: int, coop: bool | None,
+                  src_off: int = 0, dst_off: int = 0) -> None:
+    """One launch over n states; ``src_off`` / ``dst_off``: the first vec4 of each binding."""
     if coop is None:
         coop = n <= COOP_MAX_STATES
     if coop:
         kernel, groups = rt.kernel("merkle_compress", f"{entry}_coop"), max(1, -(-4 * n // COOP_WORKGROUP))
     else:
         kernel, groups = rt.kernel("merkle_compress", entry, constants={"WG": WORKGROUP}), _groups(n)
-    batch.dispatch(kernel, [src, dst, round_constants(rt)], np.array([n], np.uint32), groups)
+    batch.dispatch(kernel, [src, dst, round_constants(rt)], np.array([n, src_off, dst_off, 0], np.uint32), groups)
 
 
-def compress_level(rt: Runtime, batch: Batch, children: RtBuffer, parents: RtBuffer, n_parents: int,
-                   coop: bool | None = None) -> None:
-    """Record: parents[j] = perm(children[2j] || children[2j + 1])[0..8] for j < n_parents. ``coop`` picks the
-    cooperative kernel (4 threads per permutation; lower latency); None picks it for n_parents <=
-    COOP_MAX_STATES."""
-    _permutations(rt, batch, "merkle_compress", children, parents, n_parents, coop)
+def compress_level(rt: Runtime, batch: Batch, children: "RtBuffer | SplitArray", parents: "RtBuffer | SplitArray",
+                   n_parents: int, coop: bool | None = None) -> None:
+    """Record: parents[j] = perm(children[2j] || children[2j + 1])[0..8] for j < n_parents (a power of two when
+    either level is a ``SplitArray``: one launch per block of parents whose children lie in one window).
+    ``coop`` picks the cooperative kernel (4 threads per permutation; lower latency); None picks it for launches
+    of at most COOP_MAX_STATES parents."""
+    if not isinstance(children, SplitArray) and not isinstance(parents, SplitArray):
+        _permutations(rt, batch, "merkle_compress", children, parents, n_parents, coop)
+        return
+    children = split.wrap(rt, children, 2 * n_parents, _DIGEST_BYTES)
+    parents = split.wrap(rt, parents, n_parents, _DIGEST_BYTES)
+    block = min(parents.window_rows, children.window_rows // 2)
+    for first in range(0, n_parents, block):
+        src, src_off = children.binding(2 * first, 2 * block)
+        dst, dst_off = parents.binding(first, block)
+        _permutations(rt, batch, "merkle_compress", src, dst, block, coop, 2 * src_off, 2 * dst_off)
 
 
 def permute_states(rt: Runtime, batch: Batch, states: RtBuffer, out: RtBuffer, n: int,
@@ -122,8 +144,14 @@ def compress_top(rt: Runtime, batch: Batch, children: RtBuffer, parents: list[Rt
         at, n = at + n, n // 2
 
 
-def build_tree(rt: Runtime, matrix: RtBuffer, height: int, width: int, batch: Batch | None = None) -> list[RtBuffer]:
-    """All levels of the Merkle tree over the rows of ``matrix`` (see the module contract)."""
+def _alloc_level(rt: Runtime, n_nodes: int) -> SplitArray:
+    return split.alloc_rows(rt, n_nodes, _DIGEST_BYTES, _level_mode(n_nodes))
+
+
+def build_tree(rt: Runtime, matrix: "RtBuffer | SplitArray", height: int, width: int,
+               batch: Batch | None = None) -> list[SplitArray]:
+    """All levels of the Merkle tree over the rows of ``matrix`` (see the module contract), each a
+    ``SplitArray`` laid out for ``rt``'s limits."""
     height, width = int(height), int(width)
     if height < 1 or height & (height - 1):
         raise ValueError(f"build_tree: height {height} is not a power of two >= 1")
@@ -133,41 +161,38 @@ def build_tree(rt: Runtime, matrix: RtBuffer, height: int, width: int, batch: Ba
     if matrix.nbytes < need:
         raise ValueError(f"build_tree: a ({height}, {width}) matrix needs {need} bytes; the buffer has "
                          f"{matrix.nbytes}")
-    _check_binding(rt, matrix.nbytes, f"the ({height}, {width}) matrix")
-    _check_binding(rt, height * _DIGEST_BYTES, f"the {height} leaf digests")
+    matrix = split.wrap(rt, matrix, height, 4 * width)
     own = batch is None
     batch = rt.batch() if own else batch
-    # Modes say what each buffer is (a storage policy maps them): the root level is read by the host (SHARED),
-    # the levels below it are intermediates (PRIVATE).
-    levels = [rt.alloc(height * _DIGEST_BYTES, _level_mode(height))]
+    levels = [_alloc_level(rt, height)]
     hash_leaves(rt, batch, matrix, levels[0], height, width)
     n = height
     while n > 1:
         n //= 2
-        if n <= min(TOP_MAX_PARENTS, TOP_LIMIT):
-            top = [rt.alloc((n >> k) * _DIGEST_BYTES, _level_mode(n >> k))
-                   for k in range(n.bit_length())]
-            compress_top(rt, batch, levels[-1], top)
+        # merkle_top binds the children whole: it starts where they fit one window
+        if n <= min(TOP_MAX_PARENTS, TOP_LIMIT) and not levels[-1].split:
+            top = [_alloc_level(rt, n >> k) for k in range(n.bit_length())]
+            compress_top(rt, batch, levels[-1].buffers[0], [level.buffers[0] for level in top])
             levels += top
             break
-        levels.append(rt.alloc(n * _DIGEST_BYTES, _level_mode(n)))
+        levels.append(_alloc_level(rt, n))
         compress_level(rt, batch, levels[-2], levels[-1], n)
     if own:
         batch.submit()
     return levels
 
 
-def read_root(rt: Runtime, levels: list[RtBuffer]) -> np.ndarray:
+def read_root(rt: Runtime, levels: list[SplitArray]) -> np.ndarray:
     """The root: (8,) uint32 Montgomery words (waits for the tree's submission)."""
-    return rt.read(levels[-1], _DIGEST_BYTES)
+    return rt.read(levels[-1].buffers[0], _DIGEST_BYTES)
 
 
-def open_paths(rt: Runtime, levels: list[RtBuffer], indices) -> np.ndarray:
+def open_paths(rt: Runtime, levels: list[SplitArray], indices) -> np.ndarray:
     """Sibling digests of each leaf index: (len(indices), depth, 8) uint32, leaf level first (as
     ``MerkleTree.open``)."""
     idx = np.asarray(indices, dtype=np.int64).reshape(-1)
     depth = len(levels) - 1
-    height = levels[0].nbytes // _DIGEST_BYTES
+    height = levels[0].rows
     if idx.size and (idx.min() < 0 or idx.max() >= height):
         bad = int(idx[(idx < 0) | (idx >= height)][0])
         raise ValueError(f"open_paths: index {bad} outside [0, height = {height})")
@@ -177,7 +202,7 @@ def open_paths(rt: Runtime, levels: list[RtBuffer], indices) -> np.ndarray:
     batch = rt.batch()
     for q, leaf in enumerate(idx.tolist()):
         for d in range(depth):
-            sibling = (leaf >> d) ^ 1
-            batch.copy(levels[d], sibling * _DIGEST_BYTES, gather, (q * depth + d) * _DIGEST_BYTES, _DIGEST_BYTES)
+            buffer, offset = levels[d].locate((leaf >> d) ^ 1)
+            batch.copy(buffer, offset, gather, (q * depth + d) * _DIGEST_BYTES, _DIGEST_BYTES)
     batch.submit()
     return rt.read(gather).reshape(idx.size, depth, DIGEST)

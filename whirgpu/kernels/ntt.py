@@ -8,10 +8,13 @@ Contracts (all words are Montgomery u32 in [0, P)):
 - ``ntt_columns``: in place, every column of an (H, w) matrix becomes its evaluations at omega_H^i, i in
   natural order: word for word ``whirgpu.ref.ntt.dft_batch``.
 
-NTT plan for log_h >= 1 (log_h = 0 is the identity): bit-reverse the rows in place; run the first T stages per
+NTT plan for log_h >= 1 (log_h = 0 is the identity): rows in bit-reversed order (``encode_codeword`` has
+``transpose_pad`` write them so; a standalone ``ntt_columns`` reverses them in place); run the first T stages per
 tile of 2^T rows x cw columns in workgroup memory (tile <= 2^LOG_TILE_WORDS words, cw = min(w, 2^LOG_TILE_COLS)
 so each tile row is one coalesced segment); then the remaining log_h - T stages as global radix-4 passes (two
 stages per dispatch) and one radix-2 pass when their count is odd. All dispatches go into the caller's batch.
+Codewords are ``SplitArray``s (``kernels/split.py``): when one needs several windows, T stops at the window, the
+passes run per window up to the window's size, and each later stage is one ``ntt_cross`` launch per window pair.
 Twiddles: one stage-major table per runtime, tw[2^s + k] = omega_{2^(s+1)}^k, uploaded once and grown on demand.
 """
 
@@ -26,7 +29,9 @@ from ..field import TWO_ADICITY
 from ..ref import field_np as F
 from ..ref.ntt import twiddles
 from ..backends.base import StorageMode
-from ..runtime.base import Batch, RtBuffer, Runtime
+from ..runtime.base import Batch, RtBuffer, Runtime, RtView
+from . import split
+from .split import SplitArray
 
 WG = 256  # the kernels' default `override WG`
 LOG_TILE_WORDS = 12  # ntt.wgsl TILE_WORDS = 4096 (16 KiB of workgroup memory)
@@ -63,19 +68,15 @@ def _log2(n: int, what: str) -> int:
     return n.bit_length() - 1
 
 
-def _check_binding(rt: Runtime, nbytes: int, what: str) -> None:
-    limit = rt.limits().max_storage_binding_size
-    if nbytes > limit:
-        raise DeviceLimitError(f"{what} of {nbytes} bytes exceeds max_storage_binding_size {limit}")
-
-
 def _groups(n_threads: int) -> int:
     return -(-n_threads // WG)
 
 
 def encode_commit_matrix(rt: Runtime, batch: Batch, table_buffer: RtBuffer, nv: int, is_ext: bool,
-                         log_folding: int, log_height: int) -> RtBuffer:
-    """Record transpose + zero-pad of a 2^nv-entry table into a new (2^log_height, w) matrix buffer."""
+                         log_folding: int, log_height: int, bit_reversed: bool = False) -> SplitArray:
+    """Record transpose + zero-pad of a 2^nv-entry table into a new (2^log_height, w) matrix (a ``SplitArray``
+    laid out for ``rt``'s limits); ``bit_reversed``: row g holds natural row rev(g) (the NTT's input order).
+    One launch per matrix window and table window (one in all when both fit a binding)."""
     log_coeffs = nv - log_folding
     if log_folding < 0 or log_coeffs < 0 or log_coeffs > log_height:
         raise ValueError(f"cannot commit 2^{nv} entries as 2^{log_folding} columns of height 2^{log_height}")
@@ -83,60 +84,98 @@ def encode_commit_matrix(rt: Runtime, batch: Batch, table_buffer: RtBuffer, nv: 
     if table_buffer.nbytes < 4 << (nv + log_elem):
         raise ValueError(f"table buffer of {table_buffer.nbytes} bytes holds fewer than 2^{nv} entries")
     log_w = log_folding + log_elem
-    n_words = 1 << (log_height + log_w)
-    if n_words > 1 << 32:
-        raise DeviceLimitError(f"commit matrix of {n_words} words exceeds 32-bit word indexing (2^32)")
-    _check_binding(rt, 4 * n_words, "commit matrix")
-    _check_binding(rt, table_buffer.nbytes, "table")
-    matrix = rt.alloc(4 * n_words)
-    params = np.array([n_words, log_w, log_coeffs, log_elem], np.uint32)
-    batch.dispatch(rt.kernel("transpose_pad"), [table_buffer, matrix], params, _groups(n_words))
+    if log_height + log_w >= 32 + 2:
+        raise DeviceLimitError(f"commit matrix of 2^{log_height + log_w} words exceeds 32-bit row indexing")
+    matrix = split.alloc_rows(rt, 1 << log_height, 4 << log_w)
+    table = split.wrap(rt, table_buffer, 1 << nv, 4 << log_elem)
+    kernel = rt.kernel("transpose_pad")
+    log_rev = log_height if bit_reversed else 0
+    for window, row_base, rows in matrix.windows():
+        n_words = rows << log_w
+        for table_window, first, count in table.windows():
+            params = np.array([n_words, log_w, log_coeffs, log_elem, row_base, log_rev, first, count], np.uint32)
+            batch.dispatch(kernel, [table_window, window], params, _groups(n_words))
     return matrix
 
 
-def ntt_columns(rt: Runtime, batch: Batch, buffer: RtBuffer, log_height: int, width: int,
-                max_local_log: int | None = None) -> None:
-    """Record the in-place column NTT of the (2^log_height, width) matrix in ``buffer``.
+def _tw_binding(rt: Runtime, tw: RtBuffer, first: int, n: int) -> tuple[RtBuffer | RtView, int]:
+    """(binding, index of tw word ``first`` in it) covering twiddle words [first, first + n): the whole table when
+    it fits a binding, else a window from ``first`` rounded down to the offset alignment."""
+    binding_limit, _, alignment = split.runtime_limits(rt)
+    if tw.nbytes <= binding_limit:
+        return tw, first
+    start = (4 * first) // alignment * alignment
+    size = min(4 * (first + n) - start, tw.nbytes - start)
+    return RtView(tw, start, size), first - start // 4
 
-    ``max_local_log`` caps the stages done in workgroup memory (0 = global passes only); tests use it to reach
-    every path at small sizes."""
+
+def ntt_columns(rt: Runtime, batch: Batch, buffer: "RtBuffer | SplitArray", log_height: int, width: int,
+                max_local_log: int | None = None, rows_reversed: bool = False) -> None:
+    """Record the in-place column NTT of the (2^log_height, width) matrix in ``buffer`` (one buffer, or a
+    ``SplitArray`` of rows). ``rows_reversed``: the rows are already in bit-reversed order (``encode_commit_matrix``
+    with ``bit_reversed``); otherwise they are reversed in place first, which needs the matrix in one window.
+
+    Split matrices (windows of R = 2^log_r rows): the local stages stop at R rows, stages whose butterfly block
+    fits a window run per window (window-local row = global row mod block), and each stage s >= log_r runs as
+    ``ntt_cross`` over the window pairs (a, a + 2^s). ``max_local_log`` caps the stages done in workgroup memory
+    (0 = global passes only); tests use it to reach every path at small sizes."""
     log_w = _log2(width, "width")
     if not 0 <= log_height <= TWO_ADICITY:
         raise ValueError(f"NTT size 2^{log_height} exceeds the field's two-adicity 2^{TWO_ADICITY}")
-    n_words = 1 << (log_height + log_w)
-    if buffer.nbytes < 4 * n_words:
-        raise ValueError(f"buffer of {buffer.nbytes} bytes is smaller than a 2^{log_height} x {width} matrix")
-    if n_words > 1 << 32:
-        raise DeviceLimitError(f"NTT matrix of {n_words} words exceeds 32-bit word indexing (2^32)")
-    _check_binding(rt, 4 * n_words, "NTT matrix")
+    data = split.wrap(rt, buffer, 1 << log_height, 4 * width)
     if log_height == 0:
         return
     tw = twiddle_table(rt, log_height)
-    batch.dispatch(rt.kernel("ntt_bitrev"), [buffer], np.array([n_words, log_w, log_height, 0], np.uint32),
-                   _groups(n_words))
+    log_r = _log2(data.window_rows, "window rows")
+    window_words = 1 << (log_r + log_w)
+    if not rows_reversed:
+        if data.split:
+            raise DeviceLimitError(f"the in-place row bit reversal needs the {4 * width << log_height}-byte matrix "
+                                   f"in one binding (max_storage_binding_size {split.runtime_limits(rt)[0]}); "
+                                   f"encode with bit_reversed rows instead")
+        batch.dispatch(rt.kernel("ntt_bitrev"), [data.buffers[0]],
+                       np.array([window_words, log_w, log_height, 0], np.uint32), _groups(window_words))
+    windows = list(data.windows())
     log_cw = min(log_w, LOG_TILE_COLS)
-    log_local = min(log_height, LOG_TILE_WORDS - log_cw)
+    log_local = min(log_r, LOG_TILE_WORDS - log_cw)
     if max_local_log is not None:
         log_local = min(log_local, max_local_log)
     if log_local > 0:
-        n_tiles = 1 << (log_height - log_local + log_w - log_cw)
-        batch.dispatch(rt.kernel("ntt", "ntt_local"), [buffer, tw],
-                       np.array([n_tiles, log_w, log_local, log_cw], np.uint32), n_tiles)
+        n_tiles = 1 << (log_r - log_local + log_w - log_cw)
+        tw_local = _tw_binding(rt, tw, 0, 1 << log_local)[0]
+        for window, _, _ in windows:
+            batch.dispatch(rt.kernel("ntt", "ntt_local"), [window, tw_local],
+                           np.array([n_tiles, log_w, log_local, log_cw], np.uint32), n_tiles)
     stage = log_local
-    if (log_height - stage) % 2:
-        batch.dispatch(rt.kernel("ntt", "ntt_radix2"), [buffer, tw],
-                       np.array([n_words >> 1, log_w, stage, 0], np.uint32), _groups(n_words >> 1))
+    if (log_r - stage) % 2:
+        tw_stage = _tw_binding(rt, tw, 0, 2 << stage)[0]
+        for window, _, _ in windows:
+            batch.dispatch(rt.kernel("ntt", "ntt_radix2"), [window, tw_stage],
+                           np.array([window_words >> 1, log_w, stage, 0], np.uint32), _groups(window_words >> 1))
         stage += 1
-    while stage < log_height:
-        batch.dispatch(rt.kernel("ntt", "ntt_radix4"), [buffer, tw],
-                       np.array([n_words >> 2, log_w, stage, 0], np.uint32), _groups(n_words >> 2))
+    while stage < log_r:
+        tw_stage = _tw_binding(rt, tw, 0, 4 << stage)[0]
+        for window, _, _ in windows:
+            batch.dispatch(rt.kernel("ntt", "ntt_radix4"), [window, tw_stage],
+                           np.array([window_words >> 2, log_w, stage, 0], np.uint32), _groups(window_words >> 2))
         stage += 2
+    rows = data.window_rows
+    for stage in range(log_r, log_height):
+        half = 1 << stage
+        for block in range(0, 1 << log_height, 2 * half):
+            for k0 in range(0, half, rows):
+                lo = data.binding(block + k0, rows)[0]
+                hi = data.binding(block + half + k0, rows)[0]
+                tw_pair, base = _tw_binding(rt, tw, half + k0, rows)
+                batch.dispatch(rt.kernel("ntt_cross"), [lo, hi, tw_pair],
+                               np.array([window_words, log_w, base, 0], np.uint32), _groups(window_words))
 
 
 def encode_codeword(rt: Runtime, batch: Batch, table_buffer: RtBuffer, nv: int, is_ext: bool,
-                    log_folding: int, log_height: int) -> RtBuffer:
-    """Record the whole commit encoding (matrix, then column NTT); returns the codeword buffer (H, w)."""
-    matrix = encode_commit_matrix(rt, batch, table_buffer, nv, is_ext, log_folding, log_height)
+                    log_folding: int, log_height: int) -> SplitArray:
+    """Record the whole commit encoding (matrix written in bit-reversed row order, then the column NTT); returns
+    the codeword (H, w) in natural row order as a ``SplitArray``."""
+    matrix = encode_commit_matrix(rt, batch, table_buffer, nv, is_ext, log_folding, log_height, bit_reversed=True)
     width = 1 << (log_folding + (2 if is_ext else 0))
-    ntt_columns(rt, batch, matrix, log_height, width)
+    ntt_columns(rt, batch, matrix, log_height, width, rows_reversed=True)
     return matrix

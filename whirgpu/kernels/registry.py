@@ -72,24 +72,25 @@ KERNELS: dict[str, KernelSpec] = {spec.stem: spec for spec in (
     _spec("calibrate", "n rounds _pad0 _pad1", {
         "copy_vec4": (("src", "dst"), 256),
         "mul_chain": (("chain_out",), 256)}),
-    _spec("transpose_pad", "n_words log_w log_coeffs log_elem",
+    _spec("transpose_pad", "n_words log_w log_coeffs log_elem row_base log_rev tbl_first tbl_count",
           {"transpose_pad": (("table", "matrix"), "WG")}, _WG),
     _spec("ntt_bitrev", "n_words log_w log_h _pad", {"ntt_bitrev": (("data",), "WG")}, _WG),
     _spec("ntt", "n log_w log_stage log_cw", {
         "ntt_local": (("data", "tw"), "WG"),
         "ntt_radix4": (("data", "tw"), "WG"),
         "ntt_radix2": (("data", "tw"), "WG")}, _WG),
-    _spec("merkle_leaves", "height width _pad0 _pad1",
+    _spec("ntt_cross", "n log_w tw_base _pad0", {"ntt_cross": (("lo", "hi", "tw"), "WG")}, _WG),
+    _spec("merkle_leaves", "height width row_off digest_off",
           {"merkle_leaves": (("matrix", "digests", _P2), "WG")}, _WG64),
-    _spec("merkle_compress", "n _pad0 _pad1 _pad2", {
+    _spec("merkle_compress", "n src_off dst_off _pad0", {
         "merkle_compress": (("src", "dst", _P2), "WG"),
         "merkle_permute": (("src", "dst", _P2), "WG"),
         "merkle_compress_coop": (("src", "dst", _P2), 64),
         "merkle_permute_coop": (("src", "dst", _P2), 64),
         "merkle_top": (("src", "dst", _P2), 64)}, _WG64),
-    _spec("merkle_paths", "n_queries level depth out_off",
+    _spec("merkle_paths", "n_queries level depth out_off node_first node_count _pad0 _pad1",
           {"merkle_paths": (("digests", "indices", "out"), 256)}),
-    _spec("gather_rows", "n_words log_w out_off _pad0",
+    _spec("gather_rows", "n_words log_w out_off row_first row_count _pad0 _pad1 _pad2",
           {"gather_rows": (("matrix", "indices", "out"), 256)}),
     _spec("sumcheck", "len lo_off hi_off partial_base groups _pad0 _pad1 _pad2", {
         "sumcheck_base": (("table_lo_base", "table_hi_base", "weights_lo", "weights_hi", "partials"), 256),

@@ -257,6 +257,7 @@ class _WgpuBatch(Batch):
         encoder = rt.device.create_command_encoder()
         timing = rt.profiler.start(sum(op[0] == "dispatch" for op in self.ops)) if rt.profiler else None
         cpass = None
+        held = []  # this submission's bind groups, alive until it is submitted (the cache may evict them sooner)
         for op in self.ops:
             if op[0] == "copy":
                 if cpass is not None:
@@ -275,7 +276,8 @@ class _WgpuBatch(Batch):
                 cpass = encoder.begin_compute_pass()
             params_at = (params_buf, slot * PARAMS_SLOT_BYTES) if slot is not None else None
             cpass.set_pipeline(pipeline)
-            cpass.set_bind_group(0, rt._bind_group(layout, bindings, params_at))
+            held.append(rt._bind_group(layout, bindings, params_at))
+            cpass.set_bind_group(0, held[-1])
             cpass.dispatch_workgroups(gx, gy, 1)
         if cpass is not None:
             cpass.end()
