@@ -19,11 +19,13 @@ no such feature) SHARED falls back to a plain storage buffer and ``zero_copy_sha
 
 from __future__ import annotations
 
+import gc
 import importlib
 import os
 import re
 import sys
 import tempfile
+import weakref
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -333,6 +335,21 @@ class _BatchTiming:
                                       self.labels))
 
 
+COLLECT_EVERY = 8  # runtimes opened between two collections of dropped devices
+_opened = 0
+
+
+def _collect_dropped_devices() -> None:
+    """Every ``COLLECT_EVERY``-th runtime opened in a process first runs Python's cycle collector: wgpu-py's and
+    wgpudawn's device objects refer to themselves through their queues, so a dropped runtime's device, and all
+    its buffers, are freed only by that collector, which large device allocations never trigger (a process that
+    opened hundreds of Dawn devices on lavapipe exhausted llvmpipe's memory and crashed inside it)."""
+    global _opened
+    _opened += 1
+    if _opened % COLLECT_EVERY == 0:
+        gc.collect()
+
+
 _POOL = None
 COMPILE_THREADS = 8  # pipelines compiled at once (the first proof records about 20 before its first submission)
 
@@ -350,7 +367,7 @@ class _Kernel:
     layout, label), raising ShaderCompileError (with the composed source's file:line) if it failed."""
 
     def __init__(self, rt: "WgpuRuntime", stem: str, label: str, source, entry: str, overrides: dict[str, int]):
-        self.rt = rt
+        self._rt = weakref.ref(rt)  # the runtime caches its kernels: no cycle through them
         self.stem = stem
         self.label = label
         self._source = source
@@ -359,7 +376,7 @@ class _Kernel:
 
     def resolve(self):
         if self._done is None:
-            rt = self.rt
+            rt = self._rt()
             try:
                 pipeline = self._wait()
             except Exception as exc:  # noqa: BLE001 - naga/driver diagnostics arrive as various wgpu errors
@@ -384,6 +401,7 @@ class WgpuRuntime(Runtime):
 
     def __init__(self, mul: str | None = None, max_groups_per_dim: int | None = None,
                  max_binding_bytes: int | None = None, zero_copy: bool | None = None):
+        _collect_dropped_devices()
         self.wgpu = import_webgpu(self.name)
         self.adapter = choose_adapter(self.name)
         features = _wanted_features(self.adapter)
