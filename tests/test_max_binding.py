@@ -184,14 +184,16 @@ def test_adapter_limits_apply_the_override(impl, monkeypatch):
 
 @pytest.mark.parametrize("name", RUNTIMES)
 def test_select_backend_refuses_then_proves_the_same_bytes(name, monkeypatch):
-    """Under a 32 KiB binding limit, a 64 KiB whole binding is refused before allocation (the message says the
-    limit was lowered); a configuration whose tables are windowed proves the cpu backend's bytes."""
+    """Under a 16 KiB binding limit, 12:1:2's transcript scratch (bound whole, 20.75 KiB) is refused before
+    allocation (the message says the limit was lowered); under 32 KiB its 64 KiB codeword and 256 KiB of leaf
+    digests are bound in windows and the proof is the cpu backend's, byte for byte."""
     device = device_binding(name, monkeypatch)
-    monkeypatch.setenv(ENV, "32K")
-    with pytest.raises(DeviceLimitError, match=rf"over max_storage_binding_size 32768 bytes \(32 KiB\) "
+    monkeypatch.setenv(ENV, "16K")
+    with pytest.raises(DeviceLimitError, match=rf"over max_storage_binding_size 16384 bytes \(16 KiB\) "
                                                rf"\(lowered by {ENV}; device: {device} bytes"):
-        select_backend(name, config(12, 1, 2))  # a 64 KiB codeword, bound whole by the NTT
-    params = ProtocolParameters.default(num_variables=12, folding_factor=3, starting_log_inv_rate=1)
+        select_backend(name, config(12, 1, 2))
+    monkeypatch.setenv(ENV, "32K")
+    params = ProtocolParameters.default(num_variables=12, folding_factor=1, starting_log_inv_rate=2)
     prover = Prover(params, backend=name)
     assert f"max_storage_binding_size 32 KiB (lowered by {ENV}; device: " in prover.backend_reason
     assert prover.backend.limits().max_storage_binding_size == 32 * KIB
@@ -220,16 +222,16 @@ def test_plan_reasons_say_the_limit_was_lowered():
 
 
 def test_devices_plan_reports_the_lowered_limit(monkeypatch, capsys):
-    monkeypatch.setenv(ENV, "32K")
+    monkeypatch.setenv(ENV, "16K")  # 12:1:2's transcript scratch, bound whole, needs 20.75 KiB
     code, out, _ = run(["devices", "--plan", "12:1:2", "--json"], capsys)
     assert code == 0
     doc = json.loads(out)
-    assert doc["max_binding_bytes"] == {"bytes": 32 * KIB, "source": ENV}
+    assert doc["max_binding_bytes"] == {"bytes": 16 * KIB, "source": ENV}
     available = [d for d in doc["devices"] if d["available"]]
     assert any(d["backend"] == "msl-cpu" for d in available) or not _required("msl-cpu")
     for entry in available:
-        assert entry["max_storage_binding_size"] == 32 * KIB and entry["binding_lowered_by"] == ENV
-        assert entry["device_storage_binding_size"] > 32 * KIB
+        assert entry["max_storage_binding_size"] == 16 * KIB and entry["binding_lowered_by"] == ENV
+        assert entry["device_storage_binding_size"] > 16 * KIB
         assert entry["decision"] == "cpu" and "(lowered by WHIRGPU_MAX_BINDING_BYTES; device: " in entry["reason"]
     code, out, _ = run(["devices", "--plan", "12:1:2", "--max-binding", "64K"], capsys)
     assert code == 0
@@ -316,8 +318,8 @@ def test_a_bad_value_is_a_one_line_error(command, value, monkeypatch, capsys):
 
 
 def test_prove_option_beats_the_env(monkeypatch, capsys):
-    """2^10 values, fold 1, rate 2: its largest whole binding (a Merkle level) is 64 KiB, so 64 KiB from the
-    environment lets it run and 16 KiB on the command line refuses it: the option won."""
+    """2^10 values, fold 1, rate 2: its largest whole binding (the transcript scratch) is 15.19 KiB, so 64 KiB from
+    the environment lets it run and 8 KiB on the command line refuses it: the option won."""
     argv = ["prove", "-n", "10", "-k", "1", "-r", "2", "--seed", "0", "--backend", "msl-cpu"]
     monkeypatch.setenv(ENV, "64K")
     code, out, err = run(argv, capsys)
@@ -325,7 +327,7 @@ def test_prove_option_beats_the_env(monkeypatch, capsys):
         _unavailable("msl-cpu", RuntimeError(err))
     assert code == 0, err
     assert f"(lowered by {ENV}; device: " in out.splitlines()[0]
-    code, out, err = run([*argv, "--max-binding", "16K"], capsys)
+    code, out, err = run([*argv, "--max-binding", "8K"], capsys)
     assert code == 1 and "error: " in err and "(lowered by --max-binding; device: " in err, err
 
 

@@ -36,13 +36,15 @@ def _permutations(fn: Callable[[list[int]], int]) -> Callable[[list[int]], Work]
     return lambda p: Work(PRODUCTS, fn(p) * POSEIDON2_PRODUCTS)
 
 
-# label -> params words -> Work. NTT passes read and write the whole (H, w) matrix; their params give its size.
+# label -> params words -> Work. NTT passes read and write the (H, w) matrix, or the window they are given; their
+# params give its size.
 _MODELS: dict[str, Callable[[list[int]], Work]] = {
-    "transpose_pad": _bytes(lambda p: _WORD * (1 << (p[2] + p[1])) + _WORD * p[0]),
+    "transpose_pad": _bytes(lambda p: _WORD * (p[7] << p[3]) + _WORD * p[0]),  # its table window, its output
     "ntt_bitrev": _bytes(lambda p: 2 * _WORD * p[0]),
     "ntt.ntt_local": _bytes(lambda p: 2 * _WORD * (p[0] << (p[2] + p[3]))),
     "ntt.ntt_radix2": _bytes(lambda p: 2 * _WORD * 2 * p[0]),
     "ntt.ntt_radix4": _bytes(lambda p: 2 * _WORD * 4 * p[0]),
+    "ntt_cross": _bytes(lambda p: 4 * _WORD * p[0]),  # a word of each window read and written per thread
     "sumcheck.sumcheck_base": _bytes(lambda p: 2 * p[0] * (_WORD + _EF)),
     "sumcheck.sumcheck_ext": _bytes(lambda p: 4 * p[0] * _EF),
     "fold.fold_base": _bytes(lambda p: 2 * p[0] * (_WORD + _EF) + 2 * p[0] * _EF),
