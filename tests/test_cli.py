@@ -692,3 +692,16 @@ def test_python_m_whirgpu_end_to_end(tmp_path):
     done = whirgpu("params", "-n", 40, "-k", 1, "-r", 1)
     assert done.returncode == 1 and done.stdout == ""
     assert one_line(done.stderr).startswith("error: num_variables 40")
+
+
+def test_prove_refuses_before_drawing_the_instance(monkeypatch, capsys):
+    """A configuration the device cannot hold is refused before 2^n values are drawn (at n = 29 the draw alone
+    took 40 s), with the one-line reason."""
+    import whirgpu.api as api
+
+    monkeypatch.setattr(api, "random_instance", lambda *a: pytest.fail("drew the instance of a refused proof"))
+    monkeypatch.setenv("WHIRGPU_MAX_GPU_BYTES", "1K")
+    code, _, err = run(["prove", "-n", "12", "-k", "4", "-r", "1", "--seed", "1", "--backend", "msl-cpu"], capsys)
+    if code and "unavailable" in err:
+        pytest.skip(err)
+    assert code == 1 and err.startswith("error: the proof needs ") and "WHIRGPU_MAX_GPU_BYTES" in err

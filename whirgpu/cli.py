@@ -257,7 +257,8 @@ def read_json_file(path: str | Path):
 
 
 def _load_instance(args):
-    """(params, Montgomery polynomial, statement, description, instance seed or None) for `prove`."""
+    """(params, draw, description, instance seed or None) for `prove`; ``draw()`` gives the Montgomery polynomial
+    and the statement (a random instance is drawn only then, so a refused configuration costs no 2^n draws)."""
     from .api import random_instance
     from .protocol.serialize import params_and_statement_from_json
     from .ref import field_np as F
@@ -281,7 +282,7 @@ def _load_instance(args):
             raise ConfigError(f"{path}: polynomial_evals_canonical must hold canonical field elements")
         poly = F.to_monty(array.astype(np.uint64))
         seed = doc["params"].get("seed")
-        return params, poly, statement, f"from {path}", seed if isinstance(seed, int) else None
+        return params, lambda: (poly, statement), f"from {path}", seed if isinstance(seed, int) else None
     missing = [f for f in ("num_variables", "folding_factor", "rate") if getattr(args, f) is None]
     if missing:
         raise ConfigError(f"--seed needs --{missing[0].replace('_', '-')} (or use --from FILE.json)")
@@ -289,8 +290,8 @@ def _load_instance(args):
         raise ConfigError(f"--seed {args.seed} is not a u64 seed (must be in [0, 2^64))")
     params = _params_from_args(args)
     WhirConfig.from_params(params)  # validate before drawing 2^n values
-    poly, statement = random_instance(params.num_variables, args.seed)
-    return params, poly, statement, f"random instance, seed {args.seed}", args.seed
+    return params, lambda: random_instance(params.num_variables, args.seed), f"random instance, seed {args.seed}", \
+        args.seed
 
 
 def _phases_ms(phase_seconds: dict[str, float], total_seconds: float) -> dict[str, float]:
@@ -304,8 +305,9 @@ def _cmd_prove(args) -> int:
     from .api import Prover
     from .protocol.serialize import dump
 
-    params, poly, statement, description, seed = _load_instance(args)
-    prover = Prover(params, backend=args.backend, storage=args.storage)
+    params, draw, description, seed = _load_instance(args)
+    prover = Prover(params, backend=args.backend, storage=args.storage)  # refuses before 2^n values are drawn
+    poly, statement = draw()
     out = Path(args.out or DEFAULT_OUT[args.format])
     if not args.json:
         print(f"backend: {prover.backend.name} ({prover.backend_reason})")
