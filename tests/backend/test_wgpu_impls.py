@@ -146,3 +146,24 @@ def test_dawn_is_required_when_listed(monkeypatch):
     """WHIRGPU_REQUIRE names runtimes; dawn is one of them (CI lists it)."""
     monkeypatch.setenv("WHIRGPU_REQUIRE", "wgpu, dawn,msl-cpu")
     assert _required("dawn") and _required("wgpu") and not _required("metal")
+
+
+def test_a_process_proving_on_many_dawn_runtimes_survives():
+    """In a fresh process, 30 proofs each on a Dawn runtime of its own, each dropped after its proof: their devices
+    are freed only by Python's cycle collector, and without the collection a runtime runs before opening a device
+    Dawn on lavapipe crashed (inside lavapipe) at about the 22nd."""
+    open_runtime("dawn", "emulated")
+    code = ("from whirgpu.runtime import wgpu_rt\n"
+            "from whirgpu.backends.gpu import GpuBackend\n"
+            "from whirgpu.protocol.params import ProtocolParameters, WhirConfig\n"
+            "from whirgpu.protocol.prover import WhirProver\n"
+            "from whirgpu.api import random_instance\n"
+            "cfg = WhirConfig.from_params(ProtocolParameters(num_variables=8, folding_factor=2, "
+            "starting_log_inv_rate=1, security_level=32, rs_domain_initial_reduction_factor=1, pow_bits=0))\n"
+            "poly, statement = random_instance(8, 1)\n"
+            "for _ in range(30):\n"
+            "    WhirProver(cfg, GpuBackend(wgpu_rt.DawnRuntime(mul='emulated'))).prove(poly, statement)\n"
+            "print('survived')\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 0 and done.stdout.strip() == "survived", done.stderr[-2000:]
