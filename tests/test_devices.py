@@ -39,7 +39,8 @@ def first_misfit(limits: DeviceLimits, budget: bool = True) -> WhirConfig:
 
 @pytest.fixture(autouse=True)
 def _clean_env(monkeypatch):
-    for name in ("WHIRGPU_BACKEND", "WHIRGPU_ADAPTER", "WHIRGPU_MUL", "WHIRGPU_MAX_GPU_BYTES"):
+    for name in ("WHIRGPU_BACKEND", "WHIRGPU_ADAPTER", "WHIRGPU_MUL", "WHIRGPU_MAX_GPU_BYTES",
+                 "WHIRGPU_MAX_BINDING_BYTES"):
         monkeypatch.delenv(name, raising=False)
 
 

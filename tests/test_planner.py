@@ -41,7 +41,8 @@ def gpu(device_type: str = "DiscreteGPU", api: str = "Vulkan", name: str = "Test
 
 @pytest.fixture(autouse=True)
 def _clean_env(monkeypatch):
-    for name in ("WHIRGPU_BACKEND", "WHIRGPU_ADAPTER", "WHIRGPU_STORAGE", MAX_GPU_BYTES_ENV):
+    for name in ("WHIRGPU_BACKEND", "WHIRGPU_ADAPTER", "WHIRGPU_STORAGE", MAX_GPU_BYTES_ENV,
+                 "WHIRGPU_MAX_BINDING_BYTES"):
         monkeypatch.delenv(name, raising=False)
 
 
