@@ -92,20 +92,14 @@ class Xoshiro256PlusPlus(_WordRng):
 
     def next_u64_list(self, n: int) -> list[int]:
         """``n`` consecutive ``next_u64()`` outputs as Python ints."""
-        s0, s1, s2, s3 = self.s
+        s = self.s
         m = _M64
         out = [0] * n
         for i in range(n):
-            x = (s0 + s3) & m
-            out[i] = ((((x << 23) | (x >> 41)) & m) + s0) & m
-            t = (s1 << 17) & m
-            s2 ^= s0
-            s3 ^= s1
-            s1 ^= s2
-            s0 ^= s3
-            s2 ^= t
-            s3 = ((s3 << 45) | (s3 >> 19)) & m
-        self.s = [s0, s1, s2, s3]
+            x = (s[0] + s[3]) & m
+            out[i] = ((((x << 23) | (x >> 41)) & m) + s[0]) & m
+            s = _xoshiro_step_ints(s)
+        self.s = s
         return out
 
     def next_u64_array(self, n: int) -> np.ndarray:
@@ -116,7 +110,7 @@ class Xoshiro256PlusPlus(_WordRng):
         s0, s1, s2, s3 = _lane_states(self.s, n_lanes, steps)
         out = np.empty((n_lanes, steps), np.uint64)  # lane after lane: the run in order
         x, t = np.empty(n_lanes, np.uint64), np.empty(n_lanes, np.uint64)
-        for i in range(steps):  # the scalar update above, on every lane at once, in place
+        for i in range(steps):  # next_u64_list's output and _xoshiro_step_ints, on every lane at once, in place
             np.add(s0, s3, out=x)
             np.left_shift(x, _U23, out=t)
             np.right_shift(x, _U41, out=x)
@@ -141,6 +135,7 @@ _U17, _U19, _U23, _U41, _U45 = (np.uint64(k) for k in (17, 19, 23, 41, 45))
 
 
 def _xoshiro_step_ints(s: list[int]) -> list[int]:
+    """One Xoshiro256++ state update of the words s0..s3 (Python ints)."""
     s0, s1, s2, s3 = s
     t = (s1 << 17) & _M64
     s2 ^= s0
