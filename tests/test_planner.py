@@ -174,16 +174,20 @@ def test_windowed_buffers_may_exceed_the_binding_limit():
     assert plan_device(cfg, limits).fits
 
 
+def _splits(name: str) -> bool:
+    """Needs the backend stores as several buffers past max_buffer_size (codewords, Merkle levels, tables)."""
+    return any(word in name for word in ("codeword", "merkle", "polynomial", "weights", "folded"))
+
+
 def test_a_buffer_over_max_buffer_size():
     cfg = config(14, 2)
     limits = exact_limits(cfg)
-    largest = max((n for n in plan_memory(cfg, limits).needs if "codeword" not in n.name and "merkle" not in n.name),
-                  key=lambda n: n.buffer_bytes)
+    largest = max((n for n in plan_memory(cfg, limits).needs if not _splits(n.name)), key=lambda n: n.buffer_bytes)
     small = replace(limits, max_buffer_size=largest.buffer_bytes - 1)
     plan = plan_device(cfg, small)
-    # codewords and Merkle levels are split into buffers that fit; a table is one buffer
-    split = [n for n in plan.memory.needs if "codeword" in n.name or "merkle" in n.name]
-    assert all(n.buffer_bytes <= small.max_buffer_size for n in split)
+    # codewords, Merkle levels and tables are split into buffers that fit; the regions, factor tables, ... are not
+    split = [n for n in plan.memory.needs if _splits(n.name)]
+    assert split and all(n.buffer_bytes <= small.max_buffer_size for n in split)
     message = (f"{largest.name} needs a buffer of {sized(largest.buffer_bytes)}, over max_buffer_size "
                f"{sized(largest.buffer_bytes - 1)} on Test GPU")
     assert message.startswith(f"{largest.name} needs a buffer of {largest.buffer_bytes} bytes (")
@@ -367,7 +371,8 @@ def _spy_factory(monkeypatch, spy):
 def test_explicit_refuses_a_hard_limit_before_allocating(name, monkeypatch):
     cfg = config(14, 2)
     limits = replace(exact_limits(cfg), name="Test GPU")
-    limits = replace(limits, max_buffer_size=limits.max_buffer_size - 1)
+    whole = max(n.buffer_bytes for n in plan_memory(cfg, limits).needs if not _splits(n.name) and not n.runtime)
+    limits = replace(limits, max_buffer_size=whole - 1)
     spy = _SpyRuntime(limits)
     _spy_factory(monkeypatch, spy)
     with pytest.raises(DeviceLimitError) as info:
