@@ -524,3 +524,25 @@ def test_split_commitments_fit_where_memory_allows(n, k, r, buffer, binding):
     assert all(need.buffer_bytes <= buffer and need.binding_bytes <= binding for need in split)
     plan = plan_device(cfg, limits, max_gpu_bytes=memory.peak_bytes - 1)
     assert "max_gpu_bytes" in [p.kind for p in plan.problems]
+
+
+def test_split_tables_fit_where_memory_allows():
+    """28:2:1 on an H100 (wgpu-native's limits): the 4 GiB round-0 weights pass max_buffer_size and are stored as
+    two 2 GiB buffers (the polynomial and every folded table fit one), so no limit refuses the proof; only the
+    memory budget (or max_gpu_bytes) does."""
+    cfg = config(28, 2, 1)
+    buffer, binding = 4292870144, 2147483644
+    limits = gpu(max_buffer_size=buffer, max_storage_binding_size=binding)
+    memory = plan_memory(cfg, limits)
+    assert memory.limit_problems(limits) == []
+    needs = {need.name: need for need in memory.needs}
+    weights = needs["round 0 weights"]
+    assert (weights.count, weights.buffer_bytes, weights.nbytes) == (2, 16 << 27, 16 << 28)
+    assert weights.binding_bytes <= binding and not weights.whole
+    assert needs["round 0 polynomial"].count == 1 and needs["round 0 polynomial"].buffer_bytes == 4 << 28
+    assert all(need.buffer_bytes <= buffer for need in memory.needs)
+    assert fit_problem(limits, cfg) is None and plan_device(cfg, limits).problems == []
+    plan = plan_device(cfg, limits, max_gpu_bytes=memory.peak_bytes - 1)
+    assert [p.kind for p in plan.problems] == ["max_gpu_bytes"]
+    assert plan_device(cfg, replace(limits, recommended_working_set=memory.peak_bytes),
+                       max_gpu_bytes=memory.peak_bytes).problems == []
