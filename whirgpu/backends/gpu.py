@@ -15,8 +15,13 @@ Arrays larger than the device's storage-binding limit are bound as windows (``Rt
 into one launch per window; reductions write per-window partials that one final launch sums. Codewords and Merkle
 levels are ``SplitArray``s (``kernels/split.py``): several buffers when one would pass ``max_buffer_size``, bound
 in windows of whole rows when one binding would pass ``max_storage_binding_size``; the commitment kernels and the
-openings launch once per window (once in all when everything fits, as the unsplit layout). ``binding_limit`` and
-``buffer_limit`` are the limits the backend lays these out for (the device's; tests lower them).
+openings launch once per window (once in all when everything fits, as the unsplit layout). Tables (the
+polynomial, folded tables, weights: every ``DeviceBuffer`` this backend makes) are ``SplitArray``s of entries x
+element bytes too: exactly one buffer when they fit ``buffer_limit``, else buffers of a power-of-two number of
+whole entries (``_new_table``). A table's windows (``_window_len``: power-of-two entry counts within both limits)
+divide its buffers, so every window, and each lo/hi half window of ``_pairs``, lies inside one buffer.
+``binding_limit`` and ``buffer_limit`` are the limits the backend lays these out for (the device's; tests lower
+them).
 
 Storage: each allocation's ``StorageMode`` follows the backend's policy (``STORAGE_POLICIES``) and the buffer's
 role. Under ``hybrid`` (the default) buffers the host writes or reads are SHARED: uploaded tables, the three

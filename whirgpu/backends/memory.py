@@ -23,6 +23,12 @@ round 1's tree below its root), with the role that fixes its StorageMode under a
 (``policy_mode``: host-facing buffers are the ones the host writes or reads) and whether the kernels bind it
 whole (factor tables, regions, ...) or in windows of at most ``max_storage_binding_size``
 (tables and weights: see ``GpuBackend``).
+
+Codewords, Merkle levels and tables (the polynomial, the weights, folded tables) past ``max_buffer_size`` are
+modelled as the backend stores them, several buffers of a power-of-two number of whole rows or entries
+(``split.layout``), so their ``buffer_bytes`` never pass the limit and only the memory budget refuses them; a
+``limit_problems`` entry for ``max_buffer_size`` can only come from a buffer bound whole (regions, factor tables,
+partial sums, constants).
 """
 
 from __future__ import annotations
