@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from whirgpu.backends.base import StorageMode
 from whirgpu.backends.cpu import CpuBackend
 from whirgpu.backends.gpu import MAX_REDUCE_GROUPS, WG, GpuBackend
 from whirgpu.field import P
@@ -193,3 +194,15 @@ def test_split_weights_sumcheck_fold_evaluate(gpu_runtime):
         np.testing.assert_array_equal(backend.download(g_weights), CPU.download(c_weights))
         point = _random(rng, (nv - 1 - r_seed, 4))
         np.testing.assert_array_equal(backend.evaluate(g_table, point), CPU.evaluate(c_table, point))
+
+
+def test_split_final_poly(gpu_runtime):
+    """The final polynomial of a split EF table reaches the proof region whole, copied buffer by buffer."""
+    backend = GpuBackend(gpu_runtime)
+    backend.binding_limit, backend.buffer_limit = 1024, 4096
+    array = _random(np.random.default_rng(13), (1 << 10, 4))
+    table = backend.upload(array, StorageMode.PRIVATE)
+    assert len(table.handle.buffers) == 4
+    with backend._host_call(proof_words=array.size) as session:
+        out = backend.final_poly(table)
+    np.testing.assert_array_equal(backend._get(session.words, out), array)
