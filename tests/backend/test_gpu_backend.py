@@ -177,7 +177,8 @@ def test_split_weights_sumcheck_fold_evaluate(gpu_runtime):
     select_vars, select_coefficients = _random(rng, (3,)), _random(rng, (3, 4))
     eq_points, eq_coefficients = _random(rng, (1, nv, 4)), _random(rng, (1, 4))
     args = (eq_points, eq_coefficients, select_vars, select_coefficients)
-    g_weights, c_weights = backend.add_constraint_weights(g_weights, *args), CPU.add_constraint_weights(c_weights, *args)
+    g_weights = backend.add_constraint_weights(g_weights, *args)
+    c_weights = CPU.add_constraint_weights(c_weights, *args)
     np.testing.assert_array_equal(backend.download(g_weights), CPU.download(c_weights))
     g_table, c_table = backend.upload(table), CPU.upload(table)
     assert len(g_table.handle.buffers) == 2
