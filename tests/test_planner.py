@@ -175,16 +175,20 @@ def test_windowed_buffers_may_exceed_the_binding_limit():
     assert plan_device(cfg, limits).fits
 
 
+def _splits(name: str) -> bool:
+    """Needs the backend stores as several buffers past max_buffer_size (codewords, Merkle levels, tables)."""
+    return any(word in name for word in ("codeword", "merkle", "polynomial", "weights", "folded"))
+
+
 def test_a_buffer_over_max_buffer_size():
     cfg = config(14, 2)
     limits = exact_limits(cfg)
-    largest = max((n for n in plan_memory(cfg, limits).needs if "codeword" not in n.name and "merkle" not in n.name),
-                  key=lambda n: n.buffer_bytes)
+    largest = max((n for n in plan_memory(cfg, limits).needs if not _splits(n.name)), key=lambda n: n.buffer_bytes)
     small = replace(limits, max_buffer_size=largest.buffer_bytes - 1)
     plan = plan_device(cfg, small)
-    # codewords and Merkle levels are split into buffers that fit; a table is one buffer
-    split = [n for n in plan.memory.needs if "codeword" in n.name or "merkle" in n.name]
-    assert all(n.buffer_bytes <= small.max_buffer_size for n in split)
+    # codewords, Merkle levels and tables are split into buffers that fit; the regions, factor tables, ... are not
+    split = [n for n in plan.memory.needs if _splits(n.name)]
+    assert split and all(n.buffer_bytes <= small.max_buffer_size for n in split)
     message = (f"{largest.name} needs a buffer of {sized(largest.buffer_bytes)}, over max_buffer_size "
                f"{sized(largest.buffer_bytes - 1)} on Test GPU")
     assert message.startswith(f"{largest.name} needs a buffer of {largest.buffer_bytes} bytes (")
@@ -368,7 +372,8 @@ def _spy_factory(monkeypatch, spy):
 def test_explicit_refuses_a_hard_limit_before_allocating(name, monkeypatch):
     cfg = config(14, 2)
     limits = replace(exact_limits(cfg), name="Test GPU")
-    limits = replace(limits, max_buffer_size=limits.max_buffer_size - 1)
+    whole = max(n.buffer_bytes for n in plan_memory(cfg, limits).needs if not _splits(n.name) and not n.runtime)
+    limits = replace(limits, max_buffer_size=whole - 1)
     spy = _SpyRuntime(limits)
     _spy_factory(monkeypatch, spy)
     with pytest.raises(DeviceLimitError) as info:
@@ -520,3 +525,25 @@ def test_split_commitments_fit_where_memory_allows(n, k, r, buffer, binding):
     assert all(need.buffer_bytes <= buffer and need.binding_bytes <= binding for need in split)
     plan = plan_device(cfg, limits, max_gpu_bytes=memory.peak_bytes - 1)
     assert "max_gpu_bytes" in [p.kind for p in plan.problems]
+
+
+def test_split_tables_fit_where_memory_allows():
+    """28:2:1 on an H100 (wgpu-native's limits): the 4 GiB round-0 weights pass max_buffer_size and are stored as
+    two 2 GiB buffers (the polynomial and every folded table fit one), so no limit refuses the proof; only the
+    memory budget (or max_gpu_bytes) does."""
+    cfg = config(28, 2, 1)
+    buffer, binding = 4292870144, 2147483644
+    limits = gpu(max_buffer_size=buffer, max_storage_binding_size=binding)
+    memory = plan_memory(cfg, limits)
+    assert memory.limit_problems(limits) == []
+    needs = {need.name: need for need in memory.needs}
+    weights = needs["round 0 weights"]
+    assert (weights.count, weights.buffer_bytes, weights.nbytes) == (2, 16 << 27, 16 << 28)
+    assert weights.binding_bytes <= binding and not weights.whole
+    assert needs["round 0 polynomial"].count == 1 and needs["round 0 polynomial"].buffer_bytes == 4 << 28
+    assert all(need.buffer_bytes <= buffer for need in memory.needs)
+    assert fit_problem(limits, cfg) is None and plan_device(cfg, limits).problems == []
+    plan = plan_device(cfg, limits, max_gpu_bytes=memory.peak_bytes - 1)
+    assert [p.kind for p in plan.problems] == ["max_gpu_bytes"]
+    assert plan_device(cfg, replace(limits, recommended_working_set=memory.peak_bytes),
+                       max_gpu_bytes=memory.peak_bytes).problems == []

@@ -2,7 +2,8 @@
 
 Every primitive runs on every runtime (the ``gpu_runtime`` fixture: wgpu-native with both multiply variants, Dawn,
 msl-cpu; its 2-D grid threshold is lowered to 7 workgroups), at sizes from one entry to several workgroups and grid-stride passes, on random and edge values
-(0, 1, P - 1), and with the storage-binding limit lowered so that the windowed (split-binding) path runs.
+(0, 1, P - 1), with the storage-binding limit lowered so that the windowed (split-binding) path runs, and with the
+buffer limit lowered too so that tables, weights and folded tables are stored as several buffers.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from whirgpu.backends.base import StorageMode
 from whirgpu.backends.cpu import CpuBackend
 from whirgpu.backends.gpu import MAX_REDUCE_GROUPS, WG, GpuBackend
 from whirgpu.field import P
@@ -24,11 +26,13 @@ EDGE = np.array([0, F.ONE, P - 1, F.constant(P - 1), 1], np.uint32)
 LOG_SIZES = [0, 1, 3, 9, 12, (MAX_REDUCE_GROUPS * WG).bit_length()]
 
 
-@pytest.fixture(scope="module", params=["whole", "windows"])
+@pytest.fixture(scope="module", params=["whole", "windows", "buffers"])
 def gpu(request, gpu_runtime):
     backend = GpuBackend(gpu_runtime)
-    if request.param == "windows":
+    if request.param in ("windows", "buffers"):
         backend.binding_limit = 256  # 16 EF entries per binding: every array above that is split
+    if request.param == "buffers":
+        backend.buffer_limit = 4096  # 256 EF (1024 base) entries per buffer: larger tables are several buffers
     return backend
 
 
@@ -134,3 +138,72 @@ def test_grind_zero_bits_leaves_the_transcript(gpu_runtime):
     before = challenger.clone()
     assert gpu.grind(challenger, 0) == 0
     assert challenger.same_state(before)
+
+
+@pytest.mark.parametrize("shape", [(1 << 12,), (1 << 11, 4), (1 << 8, 4), (3,)], ids=["base", "ext", "fits", "odd"])
+def test_split_tables_upload_download_release(gpu_runtime, shape):
+    """A table past buffer_limit is several buffers of a power-of-two number of whole entries, each inside the
+    limit; one that fits is exactly one buffer. Download gives the words back; release pools every buffer, and
+    the next upload of that size reuses them."""
+    backend = GpuBackend(gpu_runtime)
+    backend.binding_limit, backend.buffer_limit = 1024, 4096
+    array = _random(np.random.default_rng(7), shape)
+    table = backend.upload(array)
+    buffers = table.handle.buffers
+    if array.nbytes > backend.buffer_limit:
+        assert len(buffers) == array.nbytes // backend.buffer_limit
+        assert all(b.nbytes == backend.buffer_limit for b in buffers)
+        assert table.handle.buffer_rows & (table.handle.buffer_rows - 1) == 0
+    else:
+        assert len(buffers) == 1
+    np.testing.assert_array_equal(backend.download(table), array)
+    backend.release(table)
+    again = backend.upload(array)
+    assert {id(b) for b in again.handle.buffers} == {id(b) for b in buffers}
+    np.testing.assert_array_equal(backend.download(again), array)
+
+
+def test_split_weights_sumcheck_fold_evaluate(gpu_runtime):
+    """Eq weights, constraint weights and folds of split tables (base and EF, windows inside buffers) equal the
+    CPU's; the folded tables stay split until they fit one buffer."""
+    backend = GpuBackend(gpu_runtime)
+    backend.binding_limit, backend.buffer_limit = 1024, 4096
+    rng = np.random.default_rng(11)
+    nv = 11
+    table = _table(rng, nv, False)
+    points, coefficients = _random(rng, (2, nv, 4)), _random(rng, (2, 4))
+    g_weights, c_weights = backend.eq_weights(points, coefficients), CPU.eq_weights(points, coefficients)
+    assert len(g_weights.handle.buffers) == (16 << nv) // 4096
+    select_vars, select_coefficients = _random(rng, (3,)), _random(rng, (3, 4))
+    eq_points, eq_coefficients = _random(rng, (1, nv, 4)), _random(rng, (1, 4))
+    args = (eq_points, eq_coefficients, select_vars, select_coefficients)
+    g_weights = backend.add_constraint_weights(g_weights, *args)
+    c_weights = CPU.add_constraint_weights(c_weights, *args)
+    np.testing.assert_array_equal(backend.download(g_weights), CPU.download(c_weights))
+    g_table, c_table = backend.upload(table), CPU.upload(table)
+    assert len(g_table.handle.buffers) == 2
+    point = _random(rng, (nv, 4))
+    np.testing.assert_array_equal(backend.evaluate(g_table, point), CPU.evaluate(c_table, point))
+    for r_seed in range(nv - 2):
+        np.testing.assert_array_equal(np.stack(backend.sumcheck_round(g_table, g_weights)),
+                                      np.stack(CPU.sumcheck_round(c_table, c_weights)))
+        r = _random(np.random.default_rng(r_seed), (4,))
+        g_table, g_weights = backend.fold(g_table, g_weights, r)
+        c_table, c_weights = CPU.fold(c_table, c_weights, r)
+        assert len(g_table.handle.buffers) == max(1, g_table.nbytes // 4096)
+        np.testing.assert_array_equal(backend.download(g_table), CPU.download(c_table))
+        np.testing.assert_array_equal(backend.download(g_weights), CPU.download(c_weights))
+        point = _random(rng, (nv - 1 - r_seed, 4))
+        np.testing.assert_array_equal(backend.evaluate(g_table, point), CPU.evaluate(c_table, point))
+
+
+def test_split_final_poly(gpu_runtime):
+    """The final polynomial of a split EF table reaches the proof region whole, copied buffer by buffer."""
+    backend = GpuBackend(gpu_runtime)
+    backend.binding_limit, backend.buffer_limit = 1024, 4096
+    array = _random(np.random.default_rng(13), (1 << 10, 4))
+    table = backend.upload(array, StorageMode.PRIVATE)
+    assert len(table.handle.buffers) == 4
+    with backend._host_call(proof_words=array.size) as session:
+        out = backend.final_poly(table)
+    np.testing.assert_array_equal(backend._get(session.words, out), array)

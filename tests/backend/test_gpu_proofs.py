@@ -70,12 +70,14 @@ def test_proof_identical_with_split_bindings(gpu_runtime, case):
 
 @pytest.mark.parametrize("case", [c for c in SUBSET if c.n >= 11][::3], ids=lambda c: c.id)
 def test_proof_identical_with_split_buffers(gpu_runtime, case):
-    """Codewords and Merkle levels over 8 KiB in several buffers (every tree's lower levels, round 0's codeword),
-    bound in 2 KiB windows."""
+    """Codewords, Merkle levels and tables (the polynomial, weights, folded tables) over 4 KiB in several buffers
+    (every tree's lower levels, round 0's codeword, the early rounds' tables), bound in 1 KiB windows."""
     backend = GpuBackend(gpu_runtime)
-    backend.binding_limit, backend.buffer_limit = 2048, 8192
+    backend.binding_limit, backend.buffer_limit = 1024, 4096
     _check_case(backend, case)
-    codeword, levels = backend.commit(backend.upload(np.zeros(1 << 12, np.uint32)), 2, 11).handle
+    table = backend.upload(np.zeros(1 << 12, np.uint32))
+    assert len(table.handle.buffers) == 4  # the polynomial itself is split, and committed from its buffers
+    codeword, levels = backend.commit(table, 2, 11).handle
     assert len(codeword.buffers) > 1 and len(levels[0].buffers) > 1
 
 

@@ -99,15 +99,18 @@ def _check_runtime_buffers(runtime, plan, name: str) -> None:
 
 @pytest.mark.parametrize("name,mul", RUNTIMES, ids=[name for name, _ in RUNTIMES])
 def test_split_buffers(name, mul, monkeypatch):
-    """Codewords and Merkle levels over the buffer limit are stored as several buffers, and bound in windows of
-    8 KiB: the plan models both (buffer by buffer, exactly), and refuses only for the memory budget."""
+    """Codewords, Merkle levels and tables over the buffer limit are stored as several buffers, and bound in
+    windows of 8 KiB: the plan models both (buffer by buffer, exactly), and refuses only for the memory budget."""
     runtime = open_runtime(name, mul)
-    cfg = config(12, 1, 2)  # round 0: a 64 KiB codeword and 256 KiB of leaf digests
+    cfg = config(12, 1, 2)  # round 0: 64 KiB of weights, a 64 KiB codeword and 256 KiB of leaf digests
     limits = replace(runtime.limits(), max_buffer_size=16 << 10, max_storage_binding_size=8 << 10)
     plan = plan_memory(cfg, limits)
-    # tables and regions are single buffers (over these tiny limits); codewords and trees never are
-    assert not [p for p in plan.limit_problems(limits) if "codeword" in p or "merkle" in p]
+    # regions may be single buffers over these tiny limits; codewords, trees and tables never are
+    assert not [p for p in plan.limit_problems(limits) if any(w in p for w in ("codeword", "merkle", "weights",
+                                                                                "polynomial", "folded"))]
     needs = {need.name: need for need in plan.needs}
+    assert needs["round 0 weights"].count == 4 and needs["round 0 weights"].buffer_bytes == 16 << 10
+    assert needs["round 0 folded table and weights"].buffer_bytes == 16 << 10
     assert needs["round 0 codeword"].count == 4 and needs["round 0 codeword"].buffer_bytes == 16 << 10
     assert needs["round 0 merkle tree"].buffer_bytes == 16 << 10
     assert needs["round 0 codeword"].binding_bytes == 8 << 10
@@ -137,6 +140,36 @@ def test_split_buffers(name, mul, monkeypatch):
     assert [p.kind for p in device.problems] == ["max_gpu_bytes"]
     assert "max_gpu_bytes" in device.problems[0].message
     assert plan_device(cfg, limits, max_gpu_bytes=plan.peak_bytes).problems == []
+
+
+@pytest.mark.parametrize("name,mul", RUNTIMES, ids=[name for name, _ in RUNTIMES])
+@pytest.mark.parametrize("storage", ["hybrid", "shared"])
+def test_split_tables_planned_exactly(name, mul, storage, monkeypatch):
+    """With 4 KiB buffers and 1 KiB windows the polynomial, the weights and the early folded tables are several
+    buffers each (host-facing ones too, under ``shared``): the plan is still the allocations, byte for byte, and
+    has no limit problem from them."""
+    runtime = open_runtime(name, mul)
+    cfg = config(12, 2, 1)
+    limits = replace(runtime.limits(), max_buffer_size=4 << 10, max_storage_binding_size=1 << 10)
+    plan = plan_memory(cfg, limits, storage)
+    counts = {need.name: need.count for need in plan.needs}
+    assert counts["round 0 polynomial"] == 4 and counts["round 0 weights"] == 16
+    assert counts["round 0 folded table and weights"] >= 2 * 8
+    allocated = []
+    real_alloc = runtime.alloc
+
+    def alloc(nbytes, mode):
+        allocated.append(nbytes)
+        return real_alloc(nbytes, mode)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(runtime, "alloc", alloc)
+        backend = GpuBackend(runtime, storage=storage)
+        backend.buffer_limit, backend.binding_limit = limits.max_buffer_size, limits.max_storage_binding_size
+        poly, statement = random_instance(cfg.num_variables, 1)
+        WhirProver(cfg, backend).prove(poly, statement)
+    assert sum(allocated) == plan.pool_bytes
+    _check_runtime_buffers(runtime, plan, name)
 
 
 def test_real_alloc_still_refuses_over_max_buffer_size():

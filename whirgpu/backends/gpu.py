@@ -15,8 +15,13 @@ Arrays larger than the device's storage-binding limit are bound as windows (``Rt
 into one launch per window; reductions write per-window partials that one final launch sums. Codewords and Merkle
 levels are ``SplitArray``s (``kernels/split.py``): several buffers when one would pass ``max_buffer_size``, bound
 in windows of whole rows when one binding would pass ``max_storage_binding_size``; the commitment kernels and the
-openings launch once per window (once in all when everything fits, as the unsplit layout). ``binding_limit`` and
-``buffer_limit`` are the limits the backend lays these out for (the device's; tests lower them).
+openings launch once per window (once in all when everything fits, as the unsplit layout). Tables (the
+polynomial, folded tables, weights: every ``DeviceBuffer`` this backend makes) are ``SplitArray``s of entries x
+element bytes too: exactly one buffer when they fit ``buffer_limit``, else buffers of a power-of-two number of
+whole entries (``_new_table``). A table's windows (``_window_len``: power-of-two entry counts within both limits)
+divide its buffers, so every window, and each lo/hi half window of ``_pairs``, lies inside one buffer.
+``binding_limit`` and ``buffer_limit`` are the limits the backend lays these out for (the device's; tests lower
+them).
 
 Storage: each allocation's ``StorageMode`` follows the backend's policy (``STORAGE_POLICIES``) and the buffer's
 role. Under ``hybrid`` (the default) buffers the host writes or reads are SHARED: uploaded tables, the three
@@ -44,6 +49,7 @@ from dataclasses import dataclass, replace
 
 from ..errors import ConfigError
 from ..kernels import merkle, ntt, split
+from ..kernels.split import SplitArray
 from ..ref import field_np as F
 from ..runtime.base import RtBuffer, Runtime, RtView
 from .base import (Backend, Commitment, DeviceBuffer, DeviceLimits, PowRangeExceeded, ProofShape, StorageMode,
@@ -199,6 +205,19 @@ class GpuBackend(Backend):
             if not any(b is held for held in free):  # a second release must not hand one buffer out twice
                 free.append(b)
 
+    def _alignment(self) -> int:
+        return max(4, int(self.rt.offset_alignment))
+
+    def _new_table(self, n: int, elem: int, host_facing: bool = False) -> SplitArray:
+        """A table of ``n`` entries of ``elem`` bytes (contents undefined): one buffer when it fits
+        ``buffer_limit`` (the unsplit layout: ``window_rows == buffer_rows == n``), else ``split.layout``'s
+        buffers of a power-of-two number of whole entries (``n`` must then be a power of two)."""
+        if n * elem <= self.buffer_limit:
+            return SplitArray([self._alloc(n * elem, host_facing)], n, elem, n, n)
+        buffer_rows, window_rows = split.layout(n, elem, self.binding_limit, self.buffer_limit, self._alignment())
+        buffers = [self._alloc(buffer_rows * elem, host_facing) for _ in range(n // buffer_rows)]
+        return SplitArray(buffers, n, elem, buffer_rows, window_rows)
+
     def _upload_words(self, array: np.ndarray, host_facing: bool = True, nbytes: int = 0) -> RtBuffer:
         """``array`` in a new buffer of at least ``nbytes`` (its own size by default), written from the start."""
         array = np.ascontiguousarray(array, dtype=np.uint32)
@@ -210,17 +229,31 @@ class GpuBackend(Backend):
         """``mode`` says what the table is to the caller (SHARED: an input; PRIVATE: a starting value the device
         then updates, such as zero weights); the buffer gets the mode the policy gives that role."""
         array = np.ascontiguousarray(array, dtype=np.uint32)
-        buffer = self._upload_words(array, host_facing=mode is StorageMode.SHARED)
-        return DeviceBuffer(buffer, array.shape, buffer.mode)
+        host_facing = mode is StorageMode.SHARED
+        entries = array.shape[0] if array.ndim else 1
+        elem = array.nbytes // max(entries, 1)
+        if array.nbytes <= self.buffer_limit:
+            table = SplitArray([self._upload_words(array, host_facing)], entries, elem, entries, entries)
+        else:
+            table = self._new_table(entries, elem, host_facing)
+            words = array.reshape(-1)
+            per = table.buffer_rows * elem // 4
+            for i, buffer in enumerate(table.buffers):
+                self._drivers.write(buffer, words[i * per:(i + 1) * per])
+        return DeviceBuffer(table, array.shape, table.mode)
 
     def download(self, buffer: DeviceBuffer) -> np.ndarray:
-        return self._drivers.read(buffer.handle, buffer.nbytes).reshape(buffer.shape)
+        table = buffer.handle
+        if len(table.buffers) == 1:
+            return self._drivers.read(table.buffers[0], buffer.nbytes).reshape(buffer.shape)
+        per = table.buffer_rows * table.row_bytes
+        return np.concatenate([self._drivers.read(b, per) for b in table.buffers]).reshape(buffer.shape)
 
     def release(self, *items) -> None:
         """Return buffers (or a commitment's codeword and tree) to this backend's pool for reuse."""
         for item in items:
             if isinstance(item, DeviceBuffer):
-                self._free(item.handle)
+                self._free(*item.handle.buffers)
             elif isinstance(item, Commitment) and item.handle is not None:
                 codeword, levels = item.handle
                 self._free(*split.release_buffers([codeword, *levels]))
@@ -230,26 +263,44 @@ class GpuBackend(Backend):
         return merkle.round_constants(self._drivers)
 
     # -- windows -----------------------------------------------------------------------------------------------
-    def _window_len(self, n: int, elem_bytes: int) -> int:
-        """Entries per window: the largest power of two whose bytes fit one binding (n itself if all fit)."""
-        if n * elem_bytes <= self.binding_limit:
-            return n
-        return 1 << _log2(self.binding_limit // elem_bytes)
+    @property
+    def _window_limit(self) -> int:
+        # A window must fit one binding and lie inside one buffer of a split table (WebGPU's binding limit is at
+        # most its buffer limit, so on a device this is the binding limit).
+        return min(self.binding_limit, self.buffer_limit)
 
-    def _pairs(self, buffer: RtBuffer, half: int, elem_bytes: int, window: int):
-        """(lo binding, hi binding, lo_off, hi_off, start, len) per window over the halves of ``buffer``. The
+    def _window_len(self, n: int, elem_bytes: int) -> int:
+        """Entries per window: the largest power of two whose bytes fit one binding and one buffer (n itself if
+        all fit). A split table's buffers hold a power-of-two multiple of it, so no window crosses a buffer."""
+        if n * elem_bytes <= self._window_limit:
+            return n
+        return 1 << _log2(self._window_limit // elem_bytes)
+
+    def _pairs(self, table: SplitArray, half: int, window: int):
+        """(lo binding, hi binding, lo_off, hi_off, start, len) per window over the halves of ``table``. The
         choice between one whole binding and windows is made for EF entries, so a base table and its EF weights
-        always get the same offsets."""
-        if window == half and 2 * half * EF_BYTES <= self.binding_limit:
+        always get the same offsets (a table bound whole is one buffer: its EF twin fits one)."""
+        if window == half and 2 * half * EF_BYTES <= self._window_limit:
+            buffer = table.buffers[0]
             yield buffer, buffer, 0, half, 0, half
             return
         for start in range(0, half, window):
-            size = min(window, half - start) * elem_bytes
-            yield (RtView(buffer, start * elem_bytes, size), RtView(buffer, (half + start) * elem_bytes, size),
-                   0, 0, start, min(window, half - start))
+            length = min(window, half - start)
+            yield (self._view(table, start, length, False), self._view(table, half + start, length, False),
+                   0, 0, start, length)
 
-    def _view(self, buffer: RtBuffer, start: int, length: int, elem_bytes: int, whole: bool):
-        return buffer if whole else RtView(buffer, start * elem_bytes, length * elem_bytes)
+    @staticmethod
+    def _view(table: SplitArray, start: int, length: int, whole: bool):
+        """The binding of entries [start, start + length) of ``table``: its one buffer when ``whole``, else a
+        view inside the buffer holding them."""
+        if whole:
+            if len(table.buffers) != 1:
+                raise ValueError(f"a table of {len(table.buffers)} buffers cannot be bound whole")
+            return table.buffers[0]
+        buffer, offset = table.locate(start)
+        if start % table.buffer_rows + length > table.buffer_rows:
+            raise ValueError(f"entries [{start}, {start + length}) cross a buffer of {table.buffer_rows} entries")
+        return RtView(buffer, offset, length * table.row_bytes)
 
     # -- sessions ----------------------------------------------------------------------------------------------
     def _open_session(self, proof_bytes: int, scratch_bytes: int, points_bytes: int) -> _Session:
@@ -410,7 +461,10 @@ class GpuBackend(Backend):
         if not table.is_ext:
             raise ValueError("the final polynomial is an EF table (at least one sumcheck round precedes it)")
         out = self._session.regions.proof.take(table.shape)
-        self._batch().copy(table.handle, 0, out.buffer, out.offset, out.nbytes)
+        batch = self._batch()
+        per = min(out.nbytes, table.handle.buffer_rows * table.handle.row_bytes)
+        for i, buffer in enumerate(table.handle.buffers):
+            batch.copy(buffer, 0, out.buffer, out.offset + i * per, per)
         return out
 
     # -- commitment --------------------------------------------------------------------------------------------
@@ -429,7 +483,9 @@ class GpuBackend(Backend):
         height = 1 << log_height
         batch = self._batch()
         with self.phase("ntt"):
-            codeword = ntt.encode_codeword(rt, batch, table.handle, nv, table.is_ext, log_folding, log_height)
+            # One buffer goes in as today (ntt windows it); a split table is already a SplitArray.
+            source = table.handle.buffers[0] if len(table.handle.buffers) == 1 else table.handle
+            codeword = ntt.encode_codeword(rt, batch, source, nv, table.is_ext, log_folding, log_height)
         with self.phase("merkle"):
             levels = merkle.build_tree(rt, codeword, height, width, batch)
             root = self._session.regions.proof.take((merkle.DIGEST,))
@@ -509,7 +565,7 @@ class GpuBackend(Backend):
         kernel = rt.kernel("mle_eval", "mle_eval_ext" if table.is_ext else "mle_eval_base")
         for w, start in enumerate(range(0, n, window)):
             length = min(window, n - start)
-            view = self._view(table.handle, start, length, elem, n_windows == 1)
+            view = self._view(table.handle, start, length, n_windows == 1)
             batch.dispatch(kernel, [view, eq_hi, eq_lo, partials],
                            np.array([length, start, log_lo, w * groups, groups], np.uint32), groups)
         answer = self._session.regions.proof.take((4,))
@@ -533,9 +589,8 @@ class GpuBackend(Backend):
         n_windows = -(-half // window)
         partials = self._alloc(2 * n_windows * groups * EF_BYTES)
         kernel = rt.kernel("sumcheck", "sumcheck_ext" if table.is_ext else "sumcheck_base")
-        elem = EF_BYTES if table.is_ext else 4
         batch = self._batch()
-        pairs = zip(self._pairs(table.handle, half, elem, window), self._pairs(weights.handle, half, EF_BYTES, window))
+        pairs = zip(self._pairs(table.handle, half, window), self._pairs(weights.handle, half, window))
         for w, (t, wt) in enumerate(pairs):
             t_lo, t_hi, lo_off, hi_off, _, length = t
             batch.dispatch(kernel, [t_lo, t_hi, wt[0], wt[1], partials],
@@ -557,18 +612,17 @@ class GpuBackend(Backend):
         rt = self._drivers
         half = n // 2
         window = self._window_len(half, EF_BYTES)
-        new_table = self._alloc(half * EF_BYTES)
-        new_weights = self._alloc(half * EF_BYTES)
+        new_table = self._new_table(half, EF_BYTES)
+        new_weights = self._new_table(half, EF_BYTES)
         kernel = rt.kernel("fold", "fold_ext" if table.is_ext else "fold_base")
-        elem = EF_BYTES if table.is_ext else 4
         whole_out = window == half
         batch = self._batch()
         challenge = r.view()
-        pairs = zip(self._pairs(table.handle, half, elem, window), self._pairs(weights.handle, half, EF_BYTES, window))
+        pairs = zip(self._pairs(table.handle, half, window), self._pairs(weights.handle, half, window))
         for t, wt in pairs:
             t_lo, t_hi, lo_off, hi_off, start, length = t
-            out_t = self._view(new_table, start, length, EF_BYTES, whole_out)
-            out_w = self._view(new_weights, start, length, EF_BYTES, whole_out)
+            out_t = self._view(new_table, start, length, whole_out)
+            out_w = self._view(new_weights, start, length, whole_out)
             batch.dispatch(kernel, [t_lo, t_hi, wt[0], wt[1], out_t, out_w, challenge],
                            np.array([length, lo_off, hi_off, 0], np.uint32), _groups(length))
         return (DeviceBuffer(new_table, (half, 4), new_table.mode),
@@ -607,7 +661,7 @@ class GpuBackend(Backend):
                        _groups(q << (nv - log_lo)))
         return lo, hi
 
-    def _accumulate(self, weights: RtBuffer, nv: int, accumulate: bool, eq_points, eq_coefficients, select_vars,
+    def _accumulate(self, weights: SplitArray, nv: int, accumulate: bool, eq_points, eq_coefficients, select_vars,
                     select_coefficients) -> None:
         rt = self._drivers
         n_eq = eq_points.shape[0] if eq_points is not None else 0
@@ -627,7 +681,7 @@ class GpuBackend(Backend):
         window = self._window_len(n, EF_BYTES)
         for start in range(0, n, window):
             length = min(window, n - start)
-            view = self._view(weights, start, length, EF_BYTES, window == n)
+            view = self._view(weights, start, length, window == n)
             params = np.array([length, start, log_lo, int(accumulate), n_eq, n_sel, hi_len, 0], np.uint32)
             batch.dispatch(rt.kernel("weights"), [view] + factors, params, _groups(length))
         self._free(*temporaries)
@@ -643,7 +697,7 @@ class GpuBackend(Backend):
                 weights = self.eq_weights(self._put(regions.points, points), self._put(regions.scratch, coefficients))
             return weights
         nv = points.shape[1]
-        weights = self._alloc((1 << nv) * EF_BYTES)
+        weights = self._new_table(1 << nv, EF_BYTES)
         self._accumulate(weights, nv, False, points, coefficients, None, None)
         return DeviceBuffer(weights, (1 << nv, 4), weights.mode)
 

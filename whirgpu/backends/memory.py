@@ -23,6 +23,12 @@ round 1's tree below its root), with the role that fixes its StorageMode under a
 (``policy_mode``: host-facing buffers are the ones the host writes or reads) and whether the kernels bind it
 whole (factor tables, regions, ...) or in windows of at most ``max_storage_binding_size``
 (tables and weights: see ``GpuBackend``).
+
+Codewords, Merkle levels and tables (the polynomial, the weights, folded tables) past ``max_buffer_size`` are
+modelled as the backend stores them, several buffers of a power-of-two number of whole rows or entries
+(``split.layout``), so their ``buffer_bytes`` never pass the limit and only the memory budget refuses them; a
+``limit_problems`` entry for ``max_buffer_size`` can only come from a buffer bound whole (regions, factor tables,
+partial sums, constants).
 """
 
 from __future__ import annotations
@@ -226,10 +232,11 @@ class _Walk:
         return (1 << _log2(self.binding_limit // elem)) * elem
 
     def window_len(self, n: int, elem: int) -> int:
-        """GpuBackend._window_len."""
-        if self.binding_limit is None or n * elem <= self.binding_limit:
+        """GpuBackend._window_len (windows fit one binding and one buffer of a split table)."""
+        limit = min(self.binding_limit or 1 << 62, self.buffer_limit or 1 << 62)
+        if n * elem <= limit:
             return n
-        return 1 << _log2(self.binding_limit // elem)
+        return 1 << _log2(limit // elem)
 
     # -- the runtime -------------------------------------------------------------------------------------------
     def transfer(self, nbytes: int, mode: StorageMode, read: bool) -> None:
@@ -257,7 +264,7 @@ class _Walk:
         self.transfer(nbytes, buf.mode, read=True)
 
     # -- commitment (GpuBackend.commit: ntt.encode_codeword + merkle.build_tree in one batch) ---------------------
-    def rows(self, name: str, rows: int, row_bytes: int) -> _Rows:
+    def rows(self, name: str, rows: int, row_bytes: int, host_facing: bool = False) -> _Rows:
         """A ``split.alloc_rows`` of ``rows`` x ``row_bytes``: its buffers from the pool, its layout from the limits."""
         try:
             buffer_rows, window_rows = split.layout(rows, row_bytes, self.binding_limit or 1 << 62,
@@ -265,8 +272,22 @@ class _Walk:
         except DeviceLimitError as exc:
             self.problems.append(f"{name}: {exc}")
             buffer_rows = window_rows = rows
-        buffers = [self.alloc(name, buffer_rows * row_bytes, False, row_bytes) for _ in range(rows // buffer_rows)]
+        buffers = [self.alloc(name, buffer_rows * row_bytes, host_facing, row_bytes)
+                   for _ in range(rows // buffer_rows)]
         return _Rows(buffers, rows, window_rows)
+
+    def table(self, name: str, n: int, elem: int, host_facing: bool = False, upload: bool = False) -> _Rows:
+        """GpuBackend._new_table (``upload``: and written from the host, buffer by buffer): one buffer when it
+        fits the buffer limit, windowed as ``split.wrap`` would for the commitment; else a split array."""
+        if self.buffer_limit is None or n * elem <= self.buffer_limit:
+            buffers = [self.alloc(name, n * elem, host_facing, elem)]
+            rows = _Rows(buffers, n, n // self._windows(n, elem))
+        else:
+            rows = self.rows(name, n, elem, host_facing)
+        if upload:
+            for b in rows.buffers:
+                self.transfer(b.nbytes, b.mode, read=False)
+        return rows
 
     def _windows(self, rows: int, row_bytes: int) -> int:
         """Windows of a single buffer of ``rows`` x ``row_bytes`` (``split.wrap``)."""
@@ -274,13 +295,13 @@ class _Walk:
             return 1
         return rows // min(rows, 1 << _log2(self.binding_limit // row_bytes))
 
-    def commit(self, stage: str, nv: int, is_ext: bool, log_folding: int, log_height: int) -> _Tree:
+    def commit(self, stage: str, table: _Rows, nv: int, is_ext: bool, log_folding: int, log_height: int) -> _Tree:
         log_elem = 2 if is_ext else 0
         log_w = log_folding + log_elem
         height = 1 << log_height
         codeword = self.rows(f"{stage} codeword", height, BASE_BYTES << log_w)
         n_windows = height // codeword.window_rows
-        self.launch(n_windows * self._windows(1 << nv, BASE_BYTES << log_elem))  # transpose_pad (bit-reversed rows)
+        self.launch(n_windows * (table.rows // table.window_rows))  # transpose_pad (bit-reversed rows)
         if log_height > 0:
             if self.twiddle_log is None or self.twiddle_log < log_height:
                 # a bigger table replaces the runtime's old one, which is dropped (counted here all the same)
@@ -369,10 +390,10 @@ class _Walk:
         self.launch(1 + n_windows)  # + the transcript's observe and sample
         self._reduce(stage, partials, 2)
 
-    def fold(self, stage: str, n: int) -> tuple[_Buf, _Buf]:
+    def fold(self, stage: str, n: int) -> tuple[_Rows, _Rows]:
         half = n // 2
         name = f"{stage} folded table and weights"
-        out = (self.alloc(name, half * EF_BYTES, False, EF_BYTES), self.alloc(name, half * EF_BYTES, False, EF_BYTES))
+        out = (self.table(name, half, EF_BYTES), self.table(name, half, EF_BYTES))
         self.launch(-(-half // self.window_len(half, EF_BYTES)))
         return out
 
@@ -398,8 +419,8 @@ class _Walk:
 
 @dataclass
 class _State:
-    table: _Buf
-    weights: _Buf
+    table: _Rows
+    weights: _Rows
     n: int  # entries
     is_ext: bool
     tree: _Tree
@@ -410,7 +431,7 @@ def _sumcheck(walk: _Walk, state: _State, stage: str, rounds: int, pow_bits: int
         walk.sumcheck_round(stage, state.n)
         walk.grind(stage, pow_bits)
         table, weights = walk.fold(stage, state.n)
-        walk.release(state.table, state.weights)
+        walk.release(*state.table.buffers, *state.weights.buffers)
         state.table, state.weights, state.n, state.is_ext = table, weights, state.n // 2, True
 
 
@@ -432,12 +453,12 @@ def plan_memory(config: WhirConfig, limits: DeviceLimits | None = None, policy: 
 
     # WhirProver._commit
     stage = "round 0"
-    table = walk.upload(f"{stage} polynomial", BASE_BYTES << n, elem=BASE_BYTES)
-    tree = walk.commit(stage, n, False, k0, n + config.starting_log_inv_rate - k0)
+    table = walk.table(f"{stage} polynomial", 1 << n, BASE_BYTES, host_facing=True, upload=True)
+    tree = walk.commit(stage, table, n, False, k0, n + config.starting_log_inv_rate - k0)
     for _ in range(config.commitment_ood_samples):
         walk.evaluate(stage, n, False)
     points = statement_points + config.commitment_ood_samples
-    weights = walk.alloc(f"{stage} weights", EF_BYTES << n, False, EF_BYTES)
+    weights = walk.table(f"{stage} weights", 1 << n, EF_BYTES)
     walk.accumulate(stage, n, points, 0)
     state = _State(table, weights, 1 << n, False, tree)
     _sumcheck(walk, state, stage, k0, config.starting_folding_pow_bits)
@@ -446,7 +467,7 @@ def plan_memory(config: WhirConfig, limits: DeviceLimits | None = None, policy: 
     for i, rc in enumerate(config.rounds):
         stage = f"round {i + 1}"
         nv, k_next = rc.num_variables, config.fold(i + 1)
-        tree = walk.commit(stage, nv, state.is_ext, k_next, nv - k_next + config.round_log_inv_rate(i))
+        tree = walk.commit(stage, state.table, nv, state.is_ext, k_next, nv - k_next + config.round_log_inv_rate(i))
         for _ in range(rc.ood_samples):
             walk.evaluate(stage, nv, state.is_ext)
         walk.grind(stage, rc.pow_bits)
@@ -459,7 +480,7 @@ def plan_memory(config: WhirConfig, limits: DeviceLimits | None = None, policy: 
 
     # WhirProver._final_round
     stage = "final"
-    walk.launch()  # the final polynomial's copy into the proof region
+    walk.launch(len(state.table.buffers))  # the final polynomial's copies into the proof region, one per buffer
     walk.grind(stage, config.final_pow_bits)
     queries = min(config.final_queries, config.final_domain_size >> config.fold(config.n_rounds))
     walk.open_rows(stage, state.tree, queries)
