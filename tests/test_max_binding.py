@@ -20,7 +20,7 @@ from whirgpu.api import Prover, random_instance
 from whirgpu.backends import DeviceLimits, select_backend
 from whirgpu.cli import main
 from whirgpu.errors import BackendUnavailable, ConfigError, DeviceLimitError
-from whirgpu.overrides import MAX_BINDING_ENV, binding_option, binding_override, parse_binding_bytes, resolve_binding
+from whirgpu.overrides import binding_option, binding_override, parse_binding_bytes, resolve_binding
 from whirgpu.planner import plan_device
 from whirgpu.protocol.params import ProtocolParameters, WhirConfig
 from whirgpu.protocol.serialize import dump

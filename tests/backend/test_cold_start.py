@@ -57,7 +57,7 @@ def test_preresolved_types_are_the_ctypes_cffis_parse_gives():
 def test_a_first_proof_parses_no_c_type(tmp_path):
     """Fails when a wgpu-py update uses a type string EXTRA_TYPE_STRINGS lacks (then add it there)."""
     _needs_wgpu_native()
-    out = _fresh_python(f"""
+    out = _fresh_python("""
         import json
         import cffi.cparser
         import wgpu.backends.wgpu_native  # the two strings it parses while importing itself come before us
@@ -70,7 +70,7 @@ def test_a_first_proof_parses_no_c_type(tmp_path):
                                     security_level=32, rs_domain_initial_reduction_factor=1, pow_bits=4)
         poly, statement = random_instance(10, 1)
         Prover(params, backend="wgpu").prove_monty(poly, statement)
-        print(json.dumps({{"parsed": parsed}}))
+        print(json.dumps({"parsed": parsed}))
     """)
     assert out["parsed"] == []
 

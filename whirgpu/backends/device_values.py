@@ -24,8 +24,6 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from ..runtime.base import RtBuffer, RtView
 
 STATE_WORDS = 26  # sponge 16, input length, output length, input buffer 8

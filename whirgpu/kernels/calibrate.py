@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from ..backends.base import StorageMode
+from ..limits import StorageMode
 from ..runtime.base import Runtime
 
 WG = 256

@@ -22,8 +22,7 @@ import weakref
 
 import numpy as np
 
-from ..errors import DeviceLimitError
-from ..backends.base import StorageMode
+from ..limits import StorageMode
 from ..runtime.base import Batch, RtBuffer, Runtime
 from . import split
 from .constants import poseidon2_rc_table

@@ -28,7 +28,7 @@ from ..errors import DeviceLimitError
 from ..field import TWO_ADICITY
 from ..ref import field_np as F
 from ..ref.ntt import twiddles
-from ..backends.base import StorageMode
+from ..limits import StorageMode
 from ..runtime.base import Batch, RtBuffer, Runtime, RtView
 from . import split
 from .split import SplitArray

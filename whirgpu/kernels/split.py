@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..backends.base import StorageMode
+from ..limits import StorageMode
 from ..errors import DeviceLimitError
 from ..runtime.base import RtBuffer, Runtime, RtView
 

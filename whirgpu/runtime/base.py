@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ..backends.base import DeviceLimits, StorageMode
+from ..limits import DeviceLimits, StorageMode
 from ..errors import DeviceLimitError
 
 

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ..backends.base import DeviceLimits, StorageMode
+from ..limits import DeviceLimits, StorageMode
 from ..errors import BackendUnavailable, DeviceLimitError, DeviceOutOfMemory, KernelFault, ShaderCompileError
 from ..kernels.compose import compose, map_diagnostic
 from ..kernels.registry import spec

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from ..backends.base import DeviceLimits, StorageMode
+from ..limits import DeviceLimits, StorageMode
 from ..errors import BackendUnavailable, KernelFault, ShaderCompileError
 from ..kernels.compose import ComposedSource, compose
 from ..kernels.registry import KernelSpec, spec
