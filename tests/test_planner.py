@@ -19,7 +19,8 @@ from whirgpu.backends.cpu import CpuBackend
 from whirgpu.backends.memory import plan_memory, sized
 from whirgpu.cli import main
 from whirgpu.errors import BackendUnavailable, ConfigError, DeviceLimitError
-from whirgpu.planner import (GPU_MIN_VARIABLES, MAX_GPU_BYTES_ENV, PlanTarget, device_class, parse_bytes,
+from whirgpu.plan_command import PlanTarget
+from whirgpu.planner import (GPU_MIN_VARIABLES, MAX_GPU_BYTES_ENV, device_class, parse_bytes,
                              plan_device)
 from whirgpu.protocol.params import ProtocolParameters, WhirConfig
 
@@ -474,10 +475,10 @@ def test_plan_command_json(capsys):
 
 
 def test_plan_command_on_a_discrete_gpu(capsys, monkeypatch):
-    import whirgpu.planner as planner
+    import whirgpu.plan_command as plan_command
 
     limits = gpu(name="NVIDIA Test (DiscreteGPU) via Vulkan", recommended_working_set=0)
-    monkeypatch.setattr(planner, "plan_targets", lambda: [PlanTarget("wgpu", limits, selected=True),
+    monkeypatch.setattr(plan_command, "plan_targets", lambda: [PlanTarget("wgpu", limits, selected=True),
                                                           PlanTarget("metal", None, "Metal needs macOS")])
     monkeypatch.setenv(MAX_GPU_BYTES_ENV, "8G")
     point = f"{DISCRETE.min_variables}:4:1"  # at the discrete threshold; planned, never allocated

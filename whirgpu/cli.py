@@ -15,9 +15,10 @@ from pathlib import Path
 
 import numpy as np
 
-from .backends import BACKEND_NAMES, STORAGE_POLICIES
+from .backends import BACKEND_NAMES
 from .errors import ConfigError, ProofFormatError, VerificationError, WhirGpuError
-from .overrides import MAX_BINDING_ENV, MAX_BINDING_OPTION, MIN_BINDING_BYTES, binding_option, lowered_note
+from .cli_options import add_max_binding_flag, add_storage_flag, phases_ms, read_json_file
+from .overrides import binding_option, lowered_note
 from .protocol.params import (
     DEFAULT_MAX_POW,
     DEFAULT_SECURITY_LEVEL,
@@ -63,23 +64,6 @@ def _params_from_args(args) -> ProtocolParameters:
     )
 
 
-def _add_storage_flag(p: argparse.ArgumentParser) -> None:
-    """--storage, shared by every command that opens a backend (choices: STORAGE_POLICIES)."""
-    p.add_argument("--storage", default=None, choices=STORAGE_POLICIES,
-                   help="GPU buffer storage policy (default hybrid, or WHIRGPU_STORAGE): hybrid keeps inputs and "
-                        "outputs in host-visible memory and intermediates device-only; shared / private put every "
-                        "buffer in one mode, to measure the difference. The cpu backend ignores it")
-
-
-def _add_max_binding_flag(p: argparse.ArgumentParser) -> None:
-    """--max-binding, shared by every command that opens a GPU runtime (whirgpu.overrides)."""
-    p.add_argument(MAX_BINDING_OPTION, dest="max_binding", default=None, metavar="SIZE",
-                   help=f"lower the storage-binding limit of every GPU runtime to SIZE bytes (as {MAX_BINDING_ENV}, "
-                        "which it overrides: 1073741824, 512M, 1.5GiB; suffixes are powers of 1024; a multiple of "
-                        f"4, at least {MIN_BINDING_BYTES}), to reproduce a small-binding device (128M: WebGPU's "
-                        "default) on a large one; a value above a device's own limit leaves the device's")
-
-
 def _build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="whirgpu",
@@ -113,8 +97,8 @@ def _build_parser() -> argparse.ArgumentParser:
                         "reference; wgpu forces the WGSL kernels through wgpu-native, even on a software adapter; "
                         "dawn runs them through Dawn (pip install 'whirgpu[dawn]'; emulated multiply); metal runs "
                         "the hand-written MSL kernels (macOS); msl-cpu runs them on the CPU, for verification)")
-    _add_storage_flag(p)
-    _add_max_binding_flag(p)
+    add_storage_flag(p)
+    add_max_binding_flag(p)
     p.add_argument("--format", default="binary", choices=("binary", "whir-p3-json"),
                    help="proof file format (default binary; whir-p3-json is what the Rust verifier reads)")
     p.add_argument("--out", "-o", metavar="FILE", help="where to write the proof (default proof.whir / proof.json)")
@@ -129,8 +113,8 @@ def _build_parser() -> argparse.ArgumentParser:
                    help="plan a configuration (2^N values, fold F, rate R; security 100, pow 16, capacity bound) on "
                         "each device: the memory of every buffer with its storage mode against the limits, and "
                         "whether --backend auto would use the GPU, with the reason")
-    _add_storage_flag(p)
-    _add_max_binding_flag(p)
+    add_storage_flag(p)
+    add_max_binding_flag(p)
 
     from .bench.cli import add_bench_parser  # noqa: PLC0415 - the bench command lives with the bench package
 
@@ -205,7 +189,7 @@ def _cmd_devices(args) -> int:
     from .devices import gather
 
     if args.plan is not None:
-        from .planner import run_plan_command  # noqa: PLC0415
+        from .plan_command import run_plan_command  # noqa: PLC0415
 
         return run_plan_command(args.plan, args.storage, args.json)
 
@@ -243,17 +227,6 @@ def _cmd_devices(args) -> int:
                  else f"auto would fail: {auto['reason']}")
     print("\n".join(lines))
     return 0
-
-
-def read_json_file(path: str | Path):
-    """The JSON document in ``path``; a one-line ConfigError when it cannot be read or is not JSON."""
-    path = Path(path)
-    try:
-        return json.loads(path.read_text())
-    except OSError as exc:
-        raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
-    except ValueError as exc:
-        raise ConfigError(f"{path} is not JSON: {exc}") from None
 
 
 def _load_instance(args):
@@ -294,13 +267,6 @@ def _load_instance(args):
         args.seed
 
 
-def _phases_ms(phase_seconds: dict[str, float], total_seconds: float) -> dict[str, float]:
-    """Per-phase milliseconds plus 'other': transcript hashing, query sampling and Python overhead."""
-    phases = {k: round(v * 1e3, 3) for k, v in sorted(phase_seconds.items()) if v > 0}
-    phases["other"] = round(max(0.0, total_seconds - sum(phase_seconds.values())) * 1e3, 3)
-    return phases
-
-
 def _cmd_prove(args) -> int:
     from .api import Prover
     from .protocol.serialize import dump
@@ -328,7 +294,7 @@ def _cmd_prove(args) -> int:
         "folding_factor": str(params.folding_factor),
         "rate": params.starting_log_inv_rate,
         "prove_ms": round(seconds * 1e3, 3),
-        "phases_ms": _phases_ms(prover.last_phase_seconds, seconds),
+        "phases_ms": phases_ms(prover.last_phase_seconds, seconds),
         "proof_bytes": len(data),
         "storage": prover.storage,
         "bytes_uploaded": prover.last_transfers.uploaded,

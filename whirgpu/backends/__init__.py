@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 from ..errors import BackendUnavailable, ConfigError, DeviceLimitError
 from .base import (
+    CPU_FALLBACK,
     STORAGE_ENV,
     STORAGE_POLICIES,
     Backend,
@@ -44,10 +45,10 @@ from .cpu import CpuBackend
 
 BACKEND_NAMES = ("auto", "cpu", "wgpu", "dawn", "metal", "msl-cpu")
 GPU_BACKENDS = ("wgpu", "dawn", "metal", "msl-cpu")  # the names that run the kernels
-CPU_FALLBACK = "using the numpy reference"  # the end of every reason auto gives for choosing the CPU
 
 __all__ = [
     "BACKEND_NAMES",
+    "CPU_FALLBACK",
     "Backend",
     "BackendChoice",
     "Commitment",

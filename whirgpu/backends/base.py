@@ -31,6 +31,7 @@ from ..limits import DeviceLimits, StorageMode  # noqa: F401 - part of the backe
 STORAGE_POLICIES = ("hybrid", "shared", "private")
 DEFAULT_STORAGE = "hybrid"
 STORAGE_ENV = "WHIRGPU_STORAGE"
+CPU_FALLBACK = "using the numpy reference"  # the end of every reason auto gives for choosing the CPU
 
 
 def resolve_storage(policy: str | None = None) -> str:

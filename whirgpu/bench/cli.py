@@ -13,6 +13,7 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
+from ..cli_options import add_max_binding_flag, add_storage_flag
 from ..errors import ConfigError
 from .backends import default_specs, describe, open_specs, parse_specs
 from .grid import GRIDS, parse_grid
@@ -26,7 +27,6 @@ RUN_OPTIONS = (("grid", "--grid"), ("backends", "--backends"), ("runs", "--runs"
 
 def add_bench_parser(sub) -> None:
     # whirgpu.cli builds its parser by calling this
-    from ..cli import _add_max_binding_flag, _add_storage_flag  # noqa: PLC0415
 
     p = sub.add_parser(
         "bench", help="time proofs over a grid of configurations on several backends and compare them",
@@ -47,8 +47,8 @@ def add_bench_parser(sub) -> None:
     run.add_argument("--runs", type=int, metavar="N", help="timed runs per point and backend (default 3)")
     run.add_argument("--warmup", type=int, metavar="N", help="untimed runs before them (default 1)")
     run.add_argument("--seed", type=int, metavar="S", help="seed of each point's random instance (default 1)")
-    _add_storage_flag(run)
-    _add_max_binding_flag(run)
+    add_storage_flag(run)
+    add_max_binding_flag(run)
     run.add_argument("--phases", action="store_true",
                      help="also print the time per proof phase (kernel backends: one extra profiled run that waits "
                           "for the device at each phase; cpu: the median run)")

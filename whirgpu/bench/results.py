@@ -27,6 +27,7 @@ import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..cli_options import read_json_file
 from ..errors import ConfigError
 from .grid import GridPoint, parse_point
 
@@ -173,7 +174,6 @@ def from_json(doc, where: str = "input") -> BenchResults:
 
 def load_file(path: str | Path) -> BenchResults:
     """Read one saved result file; ConfigError (one line) when it cannot be read or is not one."""
-    from ..cli import read_json_file  # noqa: PLC0415 - the CLI module imports this package lazily
 
     return from_json(read_json_file(path), str(path))
 

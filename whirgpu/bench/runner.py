@@ -21,6 +21,7 @@ from typing import Callable
 
 from ..api import random_instance
 from ..backends import Backend
+from ..cli_options import phases_ms
 from ..protocol.prover import WhirProver
 from ..protocol.serialize import ProofFile, dump
 from ..protocol.verifier import WhirVerifier
@@ -74,7 +75,6 @@ def _is_kernel(backend: Backend) -> bool:
 
 
 def _phases_ms(seconds: dict[str, float], total_s: float) -> dict[str, float]:
-    from ..cli import _phases_ms as phases_ms  # noqa: PLC0415 - the same breakdown as `whirgpu prove --json`
 
     return phases_ms(seconds, total_s)
 

@@ -1,0 +1,49 @@
+"""Layering the imports must keep (DESIGN.md §2): runtimes sit below the backends, the planner below backend
+selection, the bench package beside the CLI, not under it. Read from the sources, so it holds for lazy
+imports inside functions too."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[2] / "whirgpu"
+
+
+def _imports(path: Path) -> set[str]:
+    """Every module ``path`` imports, as an absolute dotted name (``from .x import y`` counts x and x.y)."""
+    module = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    package = module.rsplit(".", 1)[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                anchor = ".".join(parts[: len(parts) - node.level + 1])
+                base = f"{anchor}.{base}" if base else anchor
+            found.add(base)
+            found.update(f"{base}.{alias.name}" for alias in node.names)
+    return found
+
+
+@pytest.mark.parametrize("path", sorted((PACKAGE / "runtime").glob("*.py")), ids=lambda p: p.name)
+def test_runtimes_import_no_backend(path):
+    assert not {m for m in _imports(path) if m.startswith("whirgpu.backends")}
+
+
+@pytest.mark.parametrize("path", sorted((PACKAGE / "bench").glob("*.py")), ids=lambda p: p.name)
+def test_the_bench_package_imports_no_cli(path):
+    assert not {m for m in _imports(path) if m == "whirgpu.cli" or m.startswith("whirgpu.cli.")}
+
+
+def test_the_planner_imports_no_backend_selection():
+    """The planner reads the backend interface and the memory model; selection (``whirgpu.backends`` itself)
+    asks the planner, and ``whirgpu devices --plan`` (``plan_command``) asks both."""
+    imported = _imports(PACKAGE / "planner.py")
+    from_backends = {m for m in imported if m.startswith("whirgpu.backends")}
+    assert from_backends and all(m.split(".")[2] in ("base", "memory") for m in from_backends), from_backends

@@ -1,0 +1,48 @@
+"""What the two command-line front ends (``whirgpu.cli`` and ``whirgpu.bench.cli``) share: the options that open
+a backend, reading a JSON file with a one-line error, and the per-phase breakdown of a proof. Below both, so
+neither imports the other for them."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from .backends.base import STORAGE_POLICIES
+from .errors import ConfigError
+from .overrides import MAX_BINDING_ENV, MAX_BINDING_OPTION, MIN_BINDING_BYTES
+
+
+def add_storage_flag(p: argparse.ArgumentParser) -> None:
+    """--storage, shared by every command that opens a backend (choices: STORAGE_POLICIES)."""
+    p.add_argument("--storage", default=None, choices=STORAGE_POLICIES,
+                   help="GPU buffer storage policy (default hybrid, or WHIRGPU_STORAGE): hybrid keeps inputs and "
+                        "outputs in host-visible memory and intermediates device-only; shared / private put every "
+                        "buffer in one mode, to measure the difference. The cpu backend ignores it")
+
+
+def add_max_binding_flag(p: argparse.ArgumentParser) -> None:
+    """--max-binding, shared by every command that opens a GPU runtime (whirgpu.overrides)."""
+    p.add_argument(MAX_BINDING_OPTION, dest="max_binding", default=None, metavar="SIZE",
+                   help=f"lower the storage-binding limit of every GPU runtime to SIZE bytes (as {MAX_BINDING_ENV}, "
+                        "which it overrides: 1073741824, 512M, 1.5GiB; suffixes are powers of 1024; a multiple of "
+                        f"4, at least {MIN_BINDING_BYTES}), to reproduce a small-binding device (128M: WebGPU's "
+                        "default) on a large one; a value above a device's own limit leaves the device's")
+
+
+def read_json_file(path: str | Path):
+    """The JSON document in ``path``; a one-line ConfigError when it cannot be read or is not JSON."""
+    path = Path(path)
+    try:
+        return json.loads(path.read_text())
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
+    except ValueError as exc:
+        raise ConfigError(f"{path} is not JSON: {exc}") from None
+
+
+def phases_ms(phase_seconds: dict[str, float], total_seconds: float) -> dict[str, float]:
+    """Per-phase milliseconds plus 'other': transcript hashing, query sampling and Python overhead."""
+    phases = {k: round(v * 1e3, 3) for k, v in sorted(phase_seconds.items()) if v > 0}
+    phases["other"] = round(max(0.0, total_seconds - sum(phase_seconds.values())) * 1e3, 3)
+    return phases
