@@ -36,8 +36,9 @@ def config(n: int, k: int, r: int) -> WhirConfig:
                                                              starting_log_inv_rate=r))
 
 
-def _prove_counting(runtime, cfg: WhirConfig, storage: str, monkeypatch) -> int:
-    """Bytes the runtime allocates for one proof on a fresh backend."""
+def _prove_counting(runtime, cfg: WhirConfig, storage: str, monkeypatch, layout_limits=None) -> int:
+    """Bytes the runtime allocates for one proof on a fresh backend; ``layout_limits`` (DeviceLimits): the buffer
+    and binding limits the backend lays its split arrays out for (default: the device's)."""
     allocated = []
     real_alloc = runtime.alloc
 
@@ -48,6 +49,9 @@ def _prove_counting(runtime, cfg: WhirConfig, storage: str, monkeypatch) -> int:
     with monkeypatch.context() as patch:
         patch.setattr(runtime, "alloc", alloc)
         backend = GpuBackend(runtime, storage=storage)
+        if layout_limits is not None:
+            backend.buffer_limit = layout_limits.max_buffer_size
+            backend.binding_limit = layout_limits.max_storage_binding_size
         poly, statement = random_instance(cfg.num_variables, 1)
         WhirProver(cfg, backend).prove(poly, statement)
     return sum(allocated)
@@ -115,20 +119,7 @@ def test_split_buffers(name, mul, monkeypatch):
     assert needs["round 0 merkle tree"].buffer_bytes == 16 << 10
     assert needs["round 0 codeword"].binding_bytes == 8 << 10
 
-    allocated = []
-    real_alloc = runtime.alloc
-
-    def alloc(nbytes, mode):
-        allocated.append(nbytes)
-        return real_alloc(nbytes, mode)
-
-    with monkeypatch.context() as patch:
-        patch.setattr(runtime, "alloc", alloc)
-        backend = GpuBackend(runtime)
-        backend.buffer_limit, backend.binding_limit = limits.max_buffer_size, limits.max_storage_binding_size
-        poly, statement = random_instance(cfg.num_variables, 1)
-        WhirProver(cfg, backend).prove(poly, statement)
-    assert sum(allocated) == plan.pool_bytes
+    assert _prove_counting(runtime, cfg, "hybrid", monkeypatch, limits) == plan.pool_bytes
     _check_runtime_buffers(runtime, plan, name)
 
     # with only the leaf level (256 KiB) over the buffer limit, nothing but the memory budget refuses the proof
@@ -155,20 +146,7 @@ def test_split_tables_planned_exactly(name, mul, storage, monkeypatch):
     counts = {need.name: need.count for need in plan.needs}
     assert counts["round 0 polynomial"] == 4 and counts["round 0 weights"] == 16
     assert counts["round 0 folded table and weights"] >= 2 * 8
-    allocated = []
-    real_alloc = runtime.alloc
-
-    def alloc(nbytes, mode):
-        allocated.append(nbytes)
-        return real_alloc(nbytes, mode)
-
-    with monkeypatch.context() as patch:
-        patch.setattr(runtime, "alloc", alloc)
-        backend = GpuBackend(runtime, storage=storage)
-        backend.buffer_limit, backend.binding_limit = limits.max_buffer_size, limits.max_storage_binding_size
-        poly, statement = random_instance(cfg.num_variables, 1)
-        WhirProver(cfg, backend).prove(poly, statement)
-    assert sum(allocated) == plan.pool_bytes
+    assert _prove_counting(runtime, cfg, storage, monkeypatch, limits) == plan.pool_bytes
     _check_runtime_buffers(runtime, plan, name)
 
 
