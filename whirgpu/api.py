@@ -8,14 +8,18 @@ extension element [a0, a1, a2, a3] (a0 + a1 X + a2 X^2 + a3 X^3, X^4 = 11) or a 
 
 from __future__ import annotations
 
+import sys
+import time
+
 import numpy as np
 
 from .backends import Backend, TransferStats, select_backend
+from .backends.base import non_canonical
 from .errors import ConfigError, ProofFormatError, VerificationError, WhirGpuError
 from .field import P
 from .protocol.params import ProtocolParameters, WhirConfig
 from .protocol.proof import Statement
-from .protocol.prover import WhirProver
+from .protocol.prover import PolynomialSource, WhirProver
 from .protocol.serialize import ProofFile, dump, load
 from .protocol.verifier import WhirVerifier
 from .ref import field_np as F
@@ -35,6 +39,53 @@ def _canonical_array(values, what: str, shape_tail: tuple[int, ...] = ()) -> np.
     if array.size and (array.min() < 0 or array.max() >= P):
         raise ConfigError(f"{what}: values must be canonical field elements in [0, {P})")
     return array
+
+
+def canonical_table(values, num_variables: int) -> np.ndarray:
+    """``values`` as the (2^n,) C-contiguous uint32 array of canonical words the backends take: a C-contiguous
+    uint32 array is returned as it is (not copied, not read: the backend range-checks it); other integer dtypes
+    are narrowed in one vectorised pass, refusing what does not fit 32 bits (negative or >= 2^32) with a
+    ``ConfigError`` naming the first such index and its value. Values in [p, 2^32) pass here and are refused by
+    the backend's check."""
+    n = 1 << num_variables
+    if isinstance(values, np.ndarray) and values.dtype == np.uint32 and values.flags.c_contiguous:
+        array = values
+    else:
+        try:
+            array = np.asarray(values)
+            if array.dtype.kind == "O":
+                array = np.asarray(values, dtype=np.int64)
+        except (ValueError, TypeError, OverflowError) as exc:
+            raise ConfigError(f"evaluations: not an integer array ({exc})") from None
+        if array.dtype.kind not in "ui":
+            raise ConfigError(f"evaluations: expected integers, got dtype {array.dtype}")
+    if array.shape != (n,):
+        raise ConfigError(f"evaluations must have 2^{num_variables} = {n} entries, got shape {array.shape}")
+    if array.dtype == np.uint32:
+        return np.ascontiguousarray(array)
+    return _narrow(array)
+
+
+def _narrow(array: np.ndarray) -> np.ndarray:
+    """An integer array as uint32, refusing values outside [0, 2^32) (``non_canonical``): one pass for 8- to
+    32-bit dtypes, a check of the high words and one pass for 64-bit ones."""
+    array = array.astype(array.dtype.newbyteorder("="), copy=False)
+    if array.dtype.itemsize <= 4:
+        narrowed = array.astype(np.uint32)
+        if array.dtype.kind == "i":
+            # A negative value wraps to >= 2^31 > p, which the backend's check would refuse with the wrapped
+            # value: name the caller's own value instead.
+            wrapped = narrowed >= np.uint32(1 << 31)
+            if wrapped.any():
+                index = int(np.argmax(wrapped))
+                raise non_canonical(index, int(array[index]))
+        return narrowed
+    words = array.view(np.uint32).reshape(-1, 2)
+    low, high = (words[:, 0], words[:, 1]) if sys.byteorder == "little" else (words[:, 1], words[:, 0])
+    if high.any():  # negative or >= 2^32: the low word alone could pass for a field element
+        index = int(np.argmax(high != 0))
+        raise non_canonical(index, int(array[index]))
+    return np.ascontiguousarray(low)
 
 
 def points_to_monty(points, num_variables: int) -> np.ndarray:
@@ -77,27 +128,52 @@ class Prover:
     def params(self) -> ProtocolParameters:
         return self.config.params
 
-    def prove(self, evaluations, points) -> ProofFile:
-        """Prove the polynomial's values at ``points``; the claimed values are computed here.
+    @property
+    def device(self):
+        """The WebGPU device (a ``wgpu.GPUDevice``) of a wgpu or dawn prover: create a buffer on it to prove a table
+        without uploading it (see ``prove``). None on the other backends."""
+        return getattr(self.backend, "device", None)
 
-        evaluations: 2^n canonical integers. points: see ``points_to_monty``; an empty (0, n) list proves nothing
-        but the commitment's own consistency."""
+    def prove(self, evaluations, points) -> ProofFile:
+        """Prove the polynomial's values at ``points``; the claimed values are computed where the table is (on the
+        device for a GPU backend, returned with the proof's one readback).
+
+        evaluations: the 2^n canonical values, as
+        - a C-contiguous ``uint32`` numpy array: taken as it is (no host copy or pass; converted to Montgomery
+          form and range-checked on the device on GPU backends);
+        - any other integer array-like (int64, lists, ...): narrowed to uint32 in one vectorised pass;
+        - a ``wgpu.GPUBuffer`` created on ``prover.device`` with STORAGE usage, holding the 2^n canonical values as
+          u32 words from offset 0 (wgpu and dawn backends): proved where it lies, never written.
+        A value outside [0, p) is a ``ConfigError`` naming the first such index and its value (no proof is
+        returned). points: see ``points_to_monty``; an empty (0, n) list proves nothing but the commitment's own
+        consistency."""
         n = self.config.num_variables
-        table = _canonical_array(evaluations, "evaluations")
-        if table.shape != (1 << n,):
-            raise ConfigError(f"evaluations must have 2^{n} = {1 << n} entries, got shape {table.shape}")
-        poly = F.to_monty(table.astype(np.uint64))
+        start = time.perf_counter()
         point_array = points_to_monty(points, n)
-        values = np.array([evaluate(poly, z) for z in point_array], np.uint32).reshape(-1, 4)
-        return self.prove_monty(poly, Statement(point_array, values))
+        if type(evaluations).__name__ == "GPUBuffer":  # wgpu-py's and wgpudawn's buffer classes
+            words = self.backend.device_table(evaluations, 1 << n)
+        else:
+            words = canonical_table(evaluations, n)
+        input_seconds = time.perf_counter() - start
+        prover = WhirProver(self.config, self.backend)
+        proof, statement = prover.prove_points(PolynomialSource(words, canonical=True), point_array)
+        self._record(prover, input_seconds)
+        return ProofFile(self.config.params, statement, proof)
 
     def prove_monty(self, poly: np.ndarray, statement: Statement) -> ProofFile:
         """Lower level: Montgomery table and statement in, proof file out."""
         prover = WhirProver(self.config, self.backend)
         proof = prover.prove(poly, statement)
-        self.last_phase_seconds = dict(prover.timer.seconds)
-        self.last_transfers = prover.stats
+        self._record(prover)
         return ProofFile(self.config.params, statement, proof)
+
+    def _record(self, prover: WhirProver, input_seconds: float | None = None) -> None:
+        """Keep the last proof's phase times (``input``: the host's checks and conversions before the backend
+        starts) and transfer counts."""
+        phases = {"input": input_seconds} if input_seconds is not None else {}
+        phases.update(prover.timer.seconds)
+        self.last_phase_seconds = phases
+        self.last_transfers = prover.stats
 
 
 def verify(proof_file: ProofFile | bytes | str) -> None:

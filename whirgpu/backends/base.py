@@ -21,7 +21,9 @@ from typing import Any
 import numpy as np
 
 from ..errors import ConfigError
+from ..field import P
 from ..limits import DeviceLimits, StorageMode  # noqa: F401 - part of the backend interface
+from ..ref import field_np as F
 
 
 # Storage policies of the GPU backend (``Prover(storage=...)``, ``--storage``, ``WHIRGPU_STORAGE``): which
@@ -96,6 +98,17 @@ class TransferStats:
     copied: int = 0
 
 
+def non_canonical(index: int, value: int, what: str = "evaluations") -> ConfigError:
+    """The error for a table word that is not a canonical field element: names the first such index and its value."""
+    return ConfigError(f"{what}[{index}] = {value} is not a canonical field element (must be in [0, {P}))")
+
+
+def first_non_canonical(words: np.ndarray) -> int | None:
+    """The first index of ``words`` (uint32) holding a value >= p, or None."""
+    bad = words >= np.uint32(P)
+    return int(np.argmax(bad)) if bad.any() else None
+
+
 class PowRangeExceeded(RuntimeError):
     """A device proof-of-work search found no nonce in the range it encoded (odds below e^-32 per grind); the
     prover proves again with ``backend.pow_full_range = True``."""
@@ -123,6 +136,25 @@ class Backend(ABC):
     @abstractmethod
     def upload(self, array: np.ndarray, mode: StorageMode = StorageMode.SHARED) -> DeviceBuffer:
         """Copy a uint32 Montgomery array to the device."""
+
+    def upload_canonical(self, source) -> DeviceBuffer:
+        """A base table of Montgomery words from ``source``, 2^n **canonical** words: a C-contiguous uint32 array,
+        or a table on this backend's device (``device_table``). A word >= p is refused with ``ConfigError``
+        (``non_canonical``: the first such index and its value), here or, on a backend that checks on the device
+        inside a proof, at ``end_proof``, before any proof value is returned. Default: checked and converted on
+        the host, then uploaded."""
+        if not isinstance(source, np.ndarray):
+            raise ConfigError(f"the {self.name} backend takes a host array here, not {type(source).__name__}")
+        index = first_non_canonical(source)
+        if index is not None:
+            raise non_canonical(index, int(source[index]))
+        return self.upload(F.to_monty(source))
+
+    def device_table(self, buffer, n_words: int):
+        """A table of ``n_words`` canonical u32 words that already lies in ``buffer`` on this backend's device,
+        for ``upload_canonical`` (no host transfer). ConfigError for anything this backend cannot read so."""
+        raise ConfigError(f"a device buffer ({type(buffer).__name__}) can only be proved by a wgpu or dawn backend "
+                          f"on the buffer's own device; this prover runs on {self.name}")
 
     @abstractmethod
     def download(self, buffer: DeviceBuffer) -> np.ndarray:

@@ -24,6 +24,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from ..runtime.base import RtBuffer, RtView
 
 STATE_WORDS = 26  # sponge 16, input length, output length, input buffer 8
@@ -58,8 +60,13 @@ class DeviceValue:
     def __len__(self) -> int:
         return self.shape[0]
 
-    def __getitem__(self, index: slice) -> "DeviceValue":
-        """A contiguous run of the leading axis (``value[a:b]``)."""
+    def __getitem__(self, index: slice | int) -> "DeviceValue":
+        """A contiguous run of the leading axis (``value[a:b]``), or one entry of it (``value[i]``)."""
+        if isinstance(index, (int, np.integer)):
+            if not 0 <= index < self.shape[0]:
+                raise IndexError(f"index {index} outside a device value of {self.shape[0]} entries")
+            row = self[int(index):int(index) + 1]
+            return DeviceValue(row.buffer, row.offset, self.shape[1:])
         start, stop, step = index.indices(self.shape[0])
         if step != 1:
             raise ValueError("device values slice contiguously")
@@ -137,7 +144,9 @@ def region_bytes(shape, align: int) -> tuple[int, int, int]:
     """Upper bounds of the (proof, scratch, points) bytes of one proof of ``shape`` (a ``ProofShape``), slots
     aligned to ``align`` bytes (points packed)."""
     slot = lambda words: -(-4 * words // align) * align  # noqa: E731 - slots start aligned
-    proof = shape.grinds * slot(1) + shape.sumcheck_rounds * slot(8) + slot(4 << shape.final_variables)
+    # + the statement's claimed values and the range check of a table converted from canonical words
+    proof = shape.grinds * slot(1) + shape.sumcheck_rounds * slot(8) + slot(4 << shape.final_variables) \
+        + shape.n_points * slot(4) + slot(1)
     scratch = slot(STATE_WORDS) + slot(1) + shape.grinds * slot(1 + POW_MAX_COUNTERS) + shape.sumcheck_rounds * slot(4)
     points = 16 * shape.n_points * shape.num_variables
     most_slots = max((step.slots for step in shape.queries), default=0)

@@ -45,7 +45,7 @@ from __future__ import annotations
 import numpy as np
 
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from ..errors import ConfigError
 from ..kernels import merkle, ntt, split
@@ -53,7 +53,7 @@ from ..kernels.split import SplitArray
 from ..ref import field_np as F
 from ..runtime.base import RtBuffer, Runtime, RtView
 from .base import (Backend, Commitment, DeviceBuffer, DeviceLimits, PowRangeExceeded, ProofShape, StorageMode,
-                   policy_mode, resolve_storage)
+                   non_canonical, policy_mode, resolve_storage)
 from .device_transcript import NOT_FOUND, DeviceTranscript
 from .device_values import (POW_MAX_COUNTERS, STATE_WORDS, DeviceOpenings, DeviceQueries, DeviceValue,
                             ProofRegions, Region, concat_points, region_bytes)
@@ -146,13 +146,25 @@ def challenger_words(sponge, input_buffer, output_len: int) -> np.ndarray:
     return words
 
 
+@dataclass(frozen=True)
+class DeviceTable:
+    """A caller's table of ``n_words`` canonical u32 words in ``buffer`` on this backend's device (``device_table``):
+    read by the conversion kernel, never written."""
+
+    buffer: RtBuffer
+    n_words: int
+
+
 @dataclass
 class _Session:
-    """One proof's (or one host-valued call's) regions, its open batch and its transcript."""
+    """One proof's (or one host-valued call's) regions, its open batch and its transcript; ``canonical``: the
+    range checks of the tables converted from canonical words (check slot, source), read at the end."""
 
     regions: ProofRegions
     batch: object
     transcript: DeviceTranscript | None = None
+    canonical: list = field(default_factory=list)
+    words: np.ndarray | None = None  # the proof region as read back when the session closed
 
 
 class GpuBackend(Backend):
@@ -241,6 +253,81 @@ class GpuBackend(Backend):
             for i, buffer in enumerate(table.buffers):
                 self._drivers.write(buffer, words[i * per:(i + 1) * per])
         return DeviceBuffer(table, array.shape, table.mode)
+
+    def upload_canonical(self, source: np.ndarray | DeviceTable) -> DeviceBuffer:
+        """The canonical words of ``source`` (a C-contiguous uint32 array, written to a new table and converted
+        there; or a ``DeviceTable``, converted into a new table) as Montgomery words, range-checked on the device:
+        in a proof the check is read with the proof (``end_proof`` raises ``non_canonical`` before returning any
+        value); called outside one, it is read at once."""
+        if self._session is None:
+            with self._host_call(proof_words=1) as session:
+                table = self.upload_canonical(source)
+            self._check_canonical(session)
+            return table
+        if isinstance(source, DeviceTable):
+            n = source.n_words
+        else:
+            if not (isinstance(source, np.ndarray) and source.dtype == np.uint32 and source.ndim == 1
+                    and source.flags.c_contiguous):
+                raise ValueError("upload_canonical takes a C-contiguous 1-D uint32 array or a DeviceTable")
+            n = source.shape[0]
+        table = self._new_table(n, 4, host_facing=True)
+        if not isinstance(source, DeviceTable):
+            per = table.buffer_rows
+            for i, buffer in enumerate(table.buffers):
+                self._drivers.write(buffer, source[i * per:(i + 1) * per])
+        check = self._session.regions.proof.take((1,))
+        self._drivers.write(check.buffer, np.array([NOT_FOUND], np.uint32), check.offset)
+        self._session.canonical.append((check, source))
+        rt, batch = self._drivers, self._batch()
+        window = self._window_len(n, 4)
+        for start in range(0, n, window):
+            length = min(window, n - start)
+            params = np.array([length, start, 0, 0], np.uint32)
+            out = self._view(table, start, length, window == n)
+            if isinstance(source, DeviceTable):
+                words = RtView(source.buffer, 4 * start, 4 * length)
+                batch.dispatch(rt.kernel("to_monty", "to_monty_copy"), [check.view(), out, words], params,
+                               _groups(length))
+            else:
+                batch.dispatch(rt.kernel("to_monty", "to_monty_inplace"), [check.view(), out], params, _groups(length))
+        return DeviceBuffer(table, (n,), table.mode)
+
+    def device_table(self, buffer, n_words: int) -> DeviceTable:
+        """``buffer`` (made by the caller on ``self.device``, STORAGE usage, at least 4 ``n_words`` bytes) as a
+        source for ``upload_canonical``; ConfigError naming the problem otherwise."""
+        try:
+            return DeviceTable(self.rt.adopt(buffer, 4 * int(n_words)), int(n_words))
+        except ConfigError as exc:
+            raise ConfigError(f"evaluations: {exc}") from None
+
+    @property
+    def device(self):
+        """The WebGPU device tables for ``device_table`` must be created on (wgpu and dawn runtimes), else None."""
+        return self.rt.device if self.rt.lang == "wgsl" else None
+
+    def _check_canonical(self, session: _Session) -> None:
+        """Raise ``non_canonical`` for the first table of ``session`` whose range check found a word >= p."""
+        for check, source in session.canonical:
+            index = int(self._get(session.words, check)[0])
+            if index != NOT_FOUND:
+                raise non_canonical(index, self._source_word(source, index))
+
+    def _source_word(self, source: np.ndarray | DeviceTable, index: int) -> int:
+        """Word ``index`` of a canonical source (from the device for a ``DeviceTable``: one gather)."""
+        if not isinstance(source, DeviceTable):
+            return int(source[index])
+        window = self._window_len(source.n_words, 4)
+        first = index - index % window
+        count = min(window, source.n_words - first)
+        with self._host_call(proof_words=1, scratch_words=1) as session:
+            regions = session.regions
+            indices = self._put(regions.scratch, np.array([index], np.uint32))
+            out = regions.proof.take((1,))
+            self._batch().dispatch(self._drivers.kernel("gather_rows"),
+                                   [RtView(source.buffer, 4 * first, 4 * count), indices.view(), out.view()],
+                                   np.array([1, 0, 0, first, count], np.uint32), 1)
+        return int(self._get(session.words, out)[0])
 
     def download(self, buffer: DeviceBuffer) -> np.ndarray:
         table = buffer.handle
@@ -405,7 +492,9 @@ class GpuBackend(Backend):
         """Submit the rest, read the proof region back once, and return ``resolve(read)`` where ``read`` maps a
         device value (or openings) to host arrays. Raises ``PowRangeExceeded`` when a grind needs a wider search."""
         session, self._session = self._session, None
-        words = self._close_session(session)
+        session.words = self._close_session(session)
+        self._check_canonical(session)
+        words = session.words
         if any(self._get(words, w).reshape(-1)[0] == NOT_FOUND for w in session.transcript.witnesses):
             raise PowRangeExceeded("a proof-of-work search found no nonce in its encoded range")
         return resolve(lambda value: self._resolve(words, value))

@@ -119,6 +119,9 @@ KERNELS: dict[str, KernelSpec] = {spec.stem: spec for spec in (
     _spec("challenge_powers", "src dst n n_slots count_at _pad0 _pad1 _pad2", {
         "expand_point": (("scratch_in", "points"), 1),
         "ef_powers": (("scratch_ext",), 1)}),
+    _spec("to_monty", "n base check_at _pad0", {
+        "to_monty_inplace": (("check", "table"), 256),
+        "to_monty_copy": (("check", "table", "canonical"), 256)}),
 )}
 
 

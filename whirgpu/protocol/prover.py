@@ -91,6 +91,17 @@ def check_polynomial(config: WhirConfig, polynomial: np.ndarray) -> np.ndarray:
     return polynomial
 
 
+@dataclass(frozen=True)
+class PolynomialSource:
+    """The polynomial to commit, as the backend takes it: ``words`` is a (2^n,) uint32 host array or a table
+    already on the backend's device (``Backend.device_table``). ``canonical``: the words are canonical field
+    elements, converted and range-checked by the backend (``Backend.upload_canonical``: a word >= p is a
+    ``ConfigError`` and no proof); else they are Montgomery words, uploaded as they are."""
+
+    words: Any
+    canonical: bool = True
+
+
 class WhirProver:
     """Proves evaluation claims about a committed multilinear polynomial (values in Montgomery form)."""
 
@@ -104,46 +115,78 @@ class WhirProver:
     # -- public ----------------------------------------------------------------------------------------------
     def prove(self, polynomial: np.ndarray, statement: Statement) -> WhirProof:
         """Commit to ``polynomial`` (2^n Montgomery base words) and prove ``statement`` about it."""
-        config = self.config
-        polynomial = check_polynomial(config, polynomial)
-        if statement.points.ndim != 3 or statement.points.shape[1:] != (config.num_variables, 4):
-            raise ConfigError(
-                f"statement points must have shape (m, {config.num_variables}, 4), got {statement.points.shape}"
-            )
+        polynomial = check_polynomial(self.config, polynomial)
+        self._check_points(statement.points)
+        return self._prove_retrying(PolynomialSource(polynomial, canonical=False), statement.points,
+                                    statement.values)[0]
+
+    def prove_points(self, polynomial: PolynomialSource, points: np.ndarray) -> tuple[WhirProof, Statement]:
+        """Commit to ``polynomial``, evaluate it at ``points`` (m, n, 4) Montgomery where the table is (on a GPU
+        backend on the device, read back with the proof) and prove those claims. Returns the proof and the
+        statement (points, claimed values)."""
+        self._check_points(points)
+        if isinstance(polynomial.words, np.ndarray) and polynomial.words.shape != (1 << self.config.num_variables,):
+            raise ConfigError(f"the polynomial must have 2^{self.config.num_variables} evaluations, got shape "
+                              f"{polynomial.words.shape}")
+        proof, values = self._prove_retrying(polynomial, points, None)
+        return proof, Statement(points, values)
+
+    def _check_points(self, points: np.ndarray) -> None:
+        n = self.config.num_variables
+        if points.ndim != 3 or points.shape[1:] != (n, 4):
+            raise ConfigError(f"statement points must have shape (m, {n}, 4), got {points.shape}")
+
+    def _prove_retrying(self, polynomial: PolynomialSource, points: np.ndarray, values: np.ndarray | None):
+        """(proof, claimed values): ``values`` as given, or computed by the backend when None."""
         self.stats = self.backend.stats = TransferStats()  # the backend counts this proof's transfers afresh
         try:
-            return self._prove(polynomial, statement)
+            return self._prove(polynomial, points, values)
         except PowRangeExceeded:
             # Odds below e^-32 per grind: prove again with searches over every nonce (same bytes, smallest nonce).
             self.backend.pow_full_range = True
             try:
-                return self._prove(polynomial, statement)
+                return self._prove(polynomial, points, values)
             finally:
                 self.backend.pow_full_range = False
 
-    def _prove(self, polynomial: np.ndarray, statement: Statement) -> WhirProof:
+    def _prove(self, polynomial: PolynomialSource, points: np.ndarray, values: np.ndarray | None):
         backend = self.backend
-        shape = proof_shape(self.config, statement.num_claims)
-        transcript, points = backend.begin_proof(shape, HostTranscript(new_challenger(self.config)), statement.points)
+        shape = proof_shape(self.config, points.shape[0])
+        transcript, point_handles = backend.begin_proof(shape, HostTranscript(new_challenger(self.config)), points)
         try:
-            proof, state = self._commit(polynomial, points, transcript)
+            proof, state, claims = self._commit(polynomial, point_handles, transcript, values is None)
             for round_index in range(self.config.n_rounds):
                 self._round(round_index, proof, state, transcript)
             self._final_round(proof, state, transcript)
             backend.release(state.table, state.weights, state.commitment)
+
+            def resolve(read):
+                claimed = values if claims is None else \
+                    np.asarray([read(c) for c in claims], np.uint32).reshape(-1, 4)
+                return _materialize(proof, read), claimed
+
             with self.timer.phase("download"):
-                return backend.end_proof(lambda read: _materialize(proof, read))
+                return backend.end_proof(resolve)
         except BaseException:
             backend.abort_proof()
             raise
 
     # -- commit ----------------------------------------------------------------------------------------------
-    def _commit(self, polynomial, statement_points, transcript):
+    def _commit(self, polynomial: PolynomialSource, statement_points, transcript, evaluate_claims: bool):
+        """Upload and commit the polynomial (and evaluate it at the statement's points when asked: those claims
+        are not observed, so where they are computed does not change the transcript)."""
         config, backend = self.config, self.backend
         n = config.num_variables
         k0 = config.fold(0)
         with self.timer.phase("upload"):
-            table = backend.upload(polynomial)
+            if polynomial.canonical:
+                table = backend.upload_canonical(polynomial.words)
+            else:
+                table = backend.upload(polynomial.words)
+        claims = None
+        if evaluate_claims:
+            with self.timer.phase("claims"):
+                claims = [backend.evaluate(table, statement_points[i]) for i in range(len(statement_points))]
         commitment = backend.commit(table, k0, n + config.starting_log_inv_rate - k0)
         transcript.observe(commitment.root)
         ood_points, ood_answers = self._ood(transcript, table, n, config.commitment_ood_samples)
@@ -160,7 +203,7 @@ class WhirProver:
             weights = backend.eq_weights(points, coefficients)
         state = _State(table, weights, commitment)
         proof.initial_sumcheck = self._sumcheck(state, transcript, k0, config.starting_folding_pow_bits)
-        return proof, state
+        return proof, state, claims
 
     def _ood(self, transcript, table: DeviceBuffer, num_variables: int, samples: int):
         """Out-of-domain samples of ``table``: each point z (expanded) and the answer f(z), observed in turn."""

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..limits import DeviceLimits, StorageMode
-from ..errors import DeviceLimitError
+from ..errors import ConfigError, DeviceLimitError
 
 
 @dataclass
@@ -128,6 +128,12 @@ class Runtime(ABC):
     @abstractmethod
     def limits(self) -> DeviceLimits:
         """The device's limits and identity."""
+
+    def adopt(self, handle, nbytes: int) -> RtBuffer:
+        """A buffer the caller created on this runtime's device, as a read-only RtBuffer of ``nbytes`` bytes
+        (ConfigError when it cannot be used). Default: this runtime takes no caller's buffers."""
+        raise ConfigError(f"the {self.name} runtime does not take buffers made by the caller; a device buffer can "
+                          f"be proved on the wgpu and dawn backends")
 
     @abstractmethod
     def alloc(self, nbytes: int, mode: StorageMode = StorageMode.PRIVATE) -> RtBuffer:

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from ..limits import DeviceLimits, StorageMode
-from ..errors import BackendUnavailable, DeviceLimitError, DeviceOutOfMemory, ShaderCompileError
+from ..errors import BackendUnavailable, ConfigError, DeviceLimitError, DeviceOutOfMemory, ShaderCompileError
 from ..kernels.compose import compose, map_diagnostic
 from ..kernels.registry import spec
 from ..overrides import resolve_binding
@@ -474,6 +474,24 @@ class WgpuRuntime(Runtime):
     def limits(self) -> DeviceLimits:
         return self._binding.apply(_limits(self.adapter, self.device.limits, self.features, self.max_groups_per_dim,
                                            self.max_binding_bytes, self.zero_copy_shared, self.name))
+
+    def adopt(self, handle, nbytes: int) -> RtBuffer:
+        """A buffer the caller created on this runtime's ``device``, as the RtBuffer of its first ``nbytes`` bytes:
+        bound read-only by the kernels that take it, never written, pooled or freed here. ConfigError naming the
+        problem for a buffer of another device (or implementation), without STORAGE usage, or too small."""
+        label = IMPLS[self.name].label
+        if getattr(handle, "_device", None) is not self.device:
+            raise ConfigError(f"the buffer was not created on this prover's device ({self.adapter.summary} through "
+                              f"{label}): create it with prover.device")
+        usage = self.wgpu.BufferUsage
+        if not int(handle.usage) & int(usage.STORAGE):
+            names = [name for name in ("MAP_READ", "MAP_WRITE", "COPY_SRC", "COPY_DST", "INDEX", "VERTEX", "UNIFORM",
+                                       "STORAGE", "INDIRECT", "QUERY_RESOLVE") if int(handle.usage) & int(usage[name])]
+            raise ConfigError(f"the buffer needs STORAGE usage to be read by the prover's kernels (it has "
+                              f"{' | '.join(names) or 'none'})")
+        if int(handle.size) < nbytes:
+            raise ConfigError(f"the buffer holds {int(handle.size)} bytes; the table needs {nbytes}")
+        return RtBuffer(handle, int(nbytes), StorageMode.PRIVATE)
 
     # -- memory ------------------------------------------------------------------------------------------------
     def alloc(self, nbytes: int, mode: StorageMode = StorageMode.PRIVATE) -> RtBuffer:
