@@ -13,7 +13,7 @@ import pytest
 from whirgpu.backends.cpu import CpuBackend
 from whirgpu.backends.gpu import GpuBackend
 from whirgpu.protocol.params import WhirConfig
-from whirgpu.protocol.prover import WhirProver
+from whirgpu.protocol.prover import PolynomialSource, WhirProver
 from whirgpu.protocol.serialize import params_and_statement_from_json, proof_to_json_tree
 from whirgpu.protocol.verifier import WhirVerifier
 from whirgpu.ref import field_np as F
@@ -41,10 +41,13 @@ def gpu(gpu_runtime):
 
 
 def _check_case(backend, case: Case) -> None:
+    """The user's path (canonical words converted on the device, claims evaluated there) against the CPU's proof
+    of the Montgomery table and host-evaluated claims."""
     poly, statement = _instance(case)
     config = case.config()
-    proof = WhirProver(config, backend).prove(poly, statement)
+    proof, proved = WhirProver(config, backend).prove_points(PolynomialSource(F.from_monty(poly)), statement.points)
     assert _proof_text(proof) == _cpu_proof(case)
+    assert np.array_equal(proved.values, statement.values)
     WhirVerifier(config).verify(proof, statement)
 
 

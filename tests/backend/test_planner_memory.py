@@ -20,7 +20,8 @@ from whirgpu.backends.memory import plan_memory
 from whirgpu.planner import plan_device
 from whirgpu.errors import DeviceLimitError
 from whirgpu.protocol.params import ProtocolParameters, WhirConfig
-from whirgpu.protocol.prover import WhirProver
+from whirgpu.protocol.prover import PolynomialSource, WhirProver
+from whirgpu.ref import field_np as F
 
 from .conftest import open_runtime
 
@@ -34,6 +35,12 @@ CASES = [(8, 1, 1, "hybrid"), (10, 1, 2, "hybrid"), (10, 4, 3, "hybrid"), (10, 5
 def config(n: int, k: int, r: int) -> WhirConfig:
     return WhirConfig.from_params(ProtocolParameters.default(num_variables=n, folding_factor=k,
                                                              starting_log_inv_rate=r))
+
+
+def _prove_as_users_do(cfg: WhirConfig, backend, seed: int):
+    """One proof as ``Prover.prove`` runs it (the path the plan models): canonical words, claims on the device."""
+    poly, statement = random_instance(cfg.num_variables, seed)
+    return WhirProver(cfg, backend).prove_points(PolynomialSource(F.from_monty(poly)), statement.points)[0]
 
 
 def _prove_counting(runtime, cfg: WhirConfig, storage: str, monkeypatch, layout_limits=None) -> int:
@@ -52,8 +59,7 @@ def _prove_counting(runtime, cfg: WhirConfig, storage: str, monkeypatch, layout_
         if layout_limits is not None:
             backend.buffer_limit = layout_limits.max_buffer_size
             backend.binding_limit = layout_limits.max_storage_binding_size
-        poly, statement = random_instance(cfg.num_variables, 1)
-        WhirProver(cfg, backend).prove(poly, statement)
+        _prove_as_users_do(cfg, backend, 1)
     return sum(allocated)
 
 
@@ -169,8 +175,7 @@ def test_a_long_lived_backend_stays_within_the_plan(name, mul, monkeypatch):
     backend = GpuBackend(runtime, storage="hybrid")
     totals = []
     for seed in range(4):
-        poly, statement = random_instance(cfg.num_variables, seed)
-        proof = WhirProver(cfg, backend).prove(poly, statement)
+        proof = _prove_as_users_do(cfg, backend, seed)
         counts.append(tuple(len(r.queries) for r in proof.rounds) + (len(proof.final_queries),))
         totals.append(sum(allocated))
     draws = set(counts)

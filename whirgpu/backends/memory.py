@@ -1,6 +1,7 @@
 """The device memory a proof needs, buffer by buffer, before anything is allocated.
 
-``plan_memory(config, limits, policy)`` walks one proof as ``WhirProver`` runs it on a fresh ``GpuBackend``:
+``plan_memory(config, limits, policy)`` walks one proof as ``Prover.prove`` runs it on a fresh ``GpuBackend``
+(``WhirProver.prove_points`` of canonical words: converted on the device, claims evaluated there):
 every allocation the backend and the kernel drivers (``kernels/ntt.py``, ``kernels/merkle.py``) make, in their
 order, through a model of the backend's pool. The pool keys buffers on (bytes rounded up to 16, StorageMode),
 hands a released buffer to the next request of the same key, and never frees one, so the device holds, at the
@@ -352,7 +353,8 @@ class _Walk:
         self.launch()  # into the proof region
         self.release(partials)
 
-    def evaluate(self, stage: str, nv: int, is_ext: bool) -> None:
+    def evaluate(self, stage: str, nv: int, is_ext: bool, sampled: bool = True) -> None:
+        """``sampled``: at an OOD point the transcript samples and expands first (a statement's point is given)."""
         n = 1 << nv
         window = self.window_len(n, EF_BYTES if is_ext else BASE_BYTES)
         groups = min(_groups(window), MAX_REDUCE_GROUPS)
@@ -361,7 +363,7 @@ class _Walk:
         hi = self.alloc(f"{stage} factor tables", EF_BYTES << (nv - log_lo), False)
         n_windows = -(-n // window)
         partials = self.alloc(f"{stage} partial sums", n_windows * groups * EF_BYTES, False)
-        self.launch(4 + n_windows)  # + the transcript's sample and the point's expansion
+        self.launch((4 if sampled else 2) + n_windows)  # + the transcript's sample and the point's expansion
         self._reduce(stage, partials, 1)
         self.release(hi, lo)
 
@@ -451,9 +453,14 @@ def plan_memory(config: WhirConfig, limits: DeviceLimits | None = None, policy: 
     regions = [proof, walk.upload("transcript scratch", scratch_bytes, True, written=104),
                walk.upload("points", points_bytes, True, written=EF_BYTES * statement_points * config.num_variables)]
 
-    # WhirProver._commit
+    # WhirProver._commit, as Prover.prove runs it: canonical words converted on the device (one launch per
+    # window, after the range check's word is written), then the statement's claims evaluated on the table
     stage = "round 0"
     table = walk.table(f"{stage} polynomial", 1 << n, BASE_BYTES, host_facing=True, upload=True)
+    walk.transfer(4, proof.mode, read=False)
+    walk.launch((1 << n) // table.window_rows)
+    for _ in range(statement_points):
+        walk.evaluate(stage, n, False, sampled=False)
     tree = walk.commit(stage, table, n, False, k0, n + config.starting_log_inv_rate - k0)
     for _ in range(config.commitment_ood_samples):
         walk.evaluate(stage, n, False)
