@@ -643,7 +643,11 @@ def test_from_json_that_is_not_an_instance(round_proofs, tmp_path, capsys):
     doc = load_golden(GOLDEN_N12)
     doc["polynomial_evals_canonical"][7] = P
     path.write_text(json.dumps(doc))
-    assert "polynomial_evals_canonical must hold canonical field elements" in _from_error(path, capsys)
+    assert "polynomial_evals_canonical: evaluations[7] = 2013265921 is not a canonical field element" in \
+        _from_error(path, capsys)
+    doc["polynomial_evals_canonical"][7] = True
+    path.write_text(json.dumps(doc))
+    assert "polynomial_evals_canonical must hold integers" in _from_error(path, capsys)
     doc = load_golden(GOLDEN_N12)
     doc["params"]["folding_factor"] = {"Constant": 20}
     path.write_text(json.dumps(doc))
@@ -705,3 +709,16 @@ def test_prove_refuses_before_drawing_the_instance(monkeypatch, capsys):
     if code and "unavailable" in err:
         pytest.skip(err)
     assert code == 1 and err.startswith("error: the proof needs ") and "WHIRGPU_MAX_GPU_BYTES" in err
+
+
+def test_from_a_file_whose_claims_are_false_writes_no_proof(tmp_path, capsys):
+    """One polynomial value changed, the claims kept: the file claims what the polynomial does not satisfy, so
+    proving it would write a false proof. The prover computes the claims and refuses, naming the point."""
+    doc = load_golden(GOLDEN_N12)
+    doc["polynomial_evals_canonical"][5] = (doc["polynomial_evals_canonical"][5] + 1) % P
+    path = tmp_path / "edited.json"
+    path.write_text(json.dumps(doc))
+    out = tmp_path / "edited.whir"
+    line = _from_error(path, capsys, "--out", str(out))
+    assert "claimed_values_canonical[0] = [" in line and "the polynomial's value at points_canonical[0] is [" in line
+    assert not out.exists()

@@ -19,7 +19,7 @@ from .errors import ConfigError, ProofFormatError, VerificationError, WhirGpuErr
 from .field import P
 from .protocol.params import ProtocolParameters, WhirConfig
 from .protocol.proof import Statement
-from .protocol.prover import PolynomialSource, WhirProver
+from .protocol.prover import PolynomialSource, WhirProver, check_polynomial
 from .protocol.serialize import ProofFile, dump, load
 from .protocol.verifier import WhirVerifier
 from .ref import field_np as F
@@ -160,10 +160,17 @@ class Prover:
         self._record(prover, input_seconds)
         return ProofFile(self.config.params, statement, proof)
 
-    def prove_monty(self, poly: np.ndarray, statement: Statement) -> ProofFile:
-        """Lower level: Montgomery table and statement in, proof file out."""
+    def prove_monty(self, poly: np.ndarray, statement: Statement | np.ndarray) -> ProofFile:
+        """Lower level: a Montgomery table (2^n uint32 words below p, checked on the host) and either a
+        ``Statement`` (its claimed values taken as given) or the points alone, (m, n, 4) Montgomery (the claimed
+        values computed by the backend, as ``prove`` does)."""
         prover = WhirProver(self.config, self.backend)
-        proof = prover.prove(poly, statement)
+        if isinstance(statement, Statement):
+            proof = prover.prove(poly, statement)
+        else:
+            poly = check_polynomial(self.config, poly)
+            proof, statement = prover.prove_points(PolynomialSource(poly, canonical=False),
+                                                   np.asarray(statement, np.uint32))
         self._record(prover)
         return ProofFile(self.config.params, statement, proof)
 
@@ -209,15 +216,30 @@ def is_valid(proof_file: ProofFile | bytes | str) -> bool:
 def random_instance(num_variables: int, seed: int) -> tuple[np.ndarray, Statement]:
     """The reference sweep's instance: SmallRng(seed) draws 2^n base values, then one EF point of n coordinates.
 
-    Returns the Montgomery table and the statement with its claimed value (as the sweep's benchmarks do)."""
+    Returns the Montgomery table and the statement with its claimed value, evaluated on the host (as the sweep's
+    benchmarks do); ``random_points`` leaves the evaluation to the prover."""
+    poly, points = random_points(num_variables, seed)
+    return poly, Statement(points, evaluate(poly, points[0]).reshape(1, 4))
+
+
+def random_canonical_instance(num_variables: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """``random_instance`` as a user holds it: the canonical table (2^n,) uint32 and the point (1, n, 4) canonical,
+    for ``Prover.prove`` (the instance benchmarks time the user's path on)."""
+    poly, points = random_points(num_variables, seed)
+    return F.from_monty(poly), F.from_monty(points)
+
+
+def random_points(num_variables: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """``random_instance`` without the claimed value: the Montgomery table (2^n,) and the point (1, n, 4)
+    Montgomery, for ``Prover.prove_monty`` to evaluate where the table is."""
     rng = Xoshiro256PlusPlus(seed)
     poly = random_base(rng, 1 << num_variables)
-    point = random_ef(rng, num_variables).reshape(1, num_variables, 4)
-    value = evaluate(poly, point[0]).reshape(1, 4)
-    return poly, Statement(point, value)
+    return poly, random_ef(rng, num_variables).reshape(1, num_variables, 4)
 
 
-__all__ = ["Prover", "ProofFile", "dump", "load", "verify", "is_valid", "random_instance", "points_to_monty", "claimed_values",
+__all__ = ["Prover", "ProofFile", "dump", "load", "verify", "is_valid", "random_instance", "random_points",
+           "random_canonical_instance",
+           "points_to_monty", "canonical_table", "claimed_values",
            "ProofFormatError", "VerificationError"]
 
 

@@ -230,9 +230,10 @@ def _cmd_devices(args) -> int:
 
 
 def _load_instance(args):
-    """(params, draw, description, instance seed or None) for `prove`; ``draw()`` gives the Montgomery polynomial
-    and the statement (a random instance is drawn only then, so a refused configuration costs no 2^n draws)."""
-    from .api import random_instance
+    """(params, draw, description, instance seed or None) for `prove`. ``draw(prover)`` proves the instance and
+    returns the proof file; the claimed values are computed by the prover where the table is (a file's own claims
+    must agree with them). A random instance is drawn only then, so a refused configuration costs no 2^n draws."""
+    from .api import canonical_table, claimed_values, random_points
     from .protocol.serialize import params_and_statement_from_json
     from .ref import field_np as F
 
@@ -250,12 +251,24 @@ def _load_instance(args):
         n = params.num_variables
         if not isinstance(evals, list) or len(evals) != 1 << n:
             raise ConfigError(f"{path}: polynomial_evals_canonical must list 2^{n} = {1 << n} values")
-        array = np.asarray(evals, dtype=object)
-        if any(isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < (1 << 31) - (1 << 27) + 1 for v in evals):
-            raise ConfigError(f"{path}: polynomial_evals_canonical must hold canonical field elements")
-        poly = F.to_monty(array.astype(np.uint64))
+        if any(isinstance(v, bool) or not isinstance(v, int) for v in evals):
+            raise ConfigError(f"{path}: polynomial_evals_canonical must hold integers")
+        claims = F.from_monty(statement.values).astype(np.int64).tolist()
+
+        def prove_file(prover):
+            try:  # the values' range is checked where the prover converts them (on the device for a GPU)
+                proof_file = prover.prove(canonical_table(np.asarray(evals, dtype=object), n),
+                                          F.from_monty(statement.points).astype(np.int64))
+            except ConfigError as exc:
+                raise ConfigError(f"{path}: polynomial_evals_canonical: {exc}") from None
+            for i, (computed, declared) in enumerate(zip(claimed_values(proof_file), claims)):
+                if computed != declared:  # the file's claim is false: proving it would write a false proof
+                    raise ConfigError(f"{path}: claimed_values_canonical[{i}] = {declared}, but the polynomial's "
+                                      f"value at points_canonical[{i}] is {computed}")
+            return proof_file
+
         seed = doc["params"].get("seed")
-        return params, lambda: (poly, statement), f"from {path}", seed if isinstance(seed, int) else None
+        return params, prove_file, f"from {path}", seed if isinstance(seed, int) else None
     missing = [f for f in ("num_variables", "folding_factor", "rate") if getattr(args, f) is None]
     if missing:
         raise ConfigError(f"--seed needs --{missing[0].replace('_', '-')} (or use --from FILE.json)")
@@ -263,22 +276,24 @@ def _load_instance(args):
         raise ConfigError(f"--seed {args.seed} is not a u64 seed (must be in [0, 2^64))")
     params = _params_from_args(args)
     WhirConfig.from_params(params)  # validate before drawing 2^n values
-    return params, lambda: random_instance(params.num_variables, args.seed), f"random instance, seed {args.seed}", \
-        args.seed
+
+    def prove_random(prover):
+        return prover.prove_monty(*random_points(params.num_variables, args.seed))
+
+    return params, prove_random, f"random instance, seed {args.seed}", args.seed
 
 
 def _cmd_prove(args) -> int:
     from .api import Prover
     from .protocol.serialize import dump
 
-    params, draw, description, seed = _load_instance(args)
+    params, prove_instance, description, seed = _load_instance(args)
     prover = Prover(params, backend=args.backend, storage=args.storage)  # refuses before 2^n values are drawn
-    poly, statement = draw()
     out = Path(args.out or DEFAULT_OUT[args.format])
     if not args.json:
         print(f"backend: {prover.backend.name} ({prover.backend_reason})")
     start = time.perf_counter()
-    proof_file = prover.prove_monty(poly, statement)
+    proof_file = prove_instance(prover)
     proof_file.seed = seed
     seconds = time.perf_counter() - start
     data = dump(proof_file, args.format)

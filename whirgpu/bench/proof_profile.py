@@ -3,7 +3,7 @@
 between the backend and its runtime.
 
 ``ProofProfiler(rt, storage)`` opens a ``GpuBackend`` on ``TracingRuntime(rt)``; ``profile(point, runs)`` proves
-the point's random instance once to warm up (kernels compiled, buffers pooled), then ``runs`` times with kernel
+the point's random instance through ``Prover.prove`` (canonical uint32 words, as users call it) once to warm up (kernels compiled, buffers pooled), then ``runs`` times with kernel
 timing on, alternating with ``runs`` proofs with it off (the wall time is taken from those: timing puts every
 dispatch in its own pass on wgpu). Per kernel label: the median over the timed proofs of its summed launch
 times, its launches, and its modelled work. Runtimes that time command buffers rather than dispatches (Metal)
@@ -19,10 +19,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..api import random_instance
+from ..api import Prover, random_canonical_instance
 from ..backends.gpu import GpuBackend
 from ..kernels.calibrate import kernel_timing
-from ..protocol.prover import WhirProver
 from ..runtime.base import Runtime
 from .grid import GridPoint
 from .kernel_models import launch_work
@@ -158,7 +157,7 @@ class ProofProfiler:
         how = kernel_timing(self.rt)
         return f"{how}, one command buffer per dispatch" if how and self.rt.name in _PER_COMMAND_BUFFER else how
 
-    def _prove(self, prover: WhirProver, instance) -> float:
+    def _prove(self, prover: Prover, instance) -> float:
         self.tracer.reset()
         start = time.perf_counter()
         prover.prove(*instance)
@@ -168,8 +167,8 @@ class ProofProfiler:
         if runs < 1:
             raise ValueError(f"runs must be >= 1, got {runs}")
         config = point.config()
-        prover = WhirProver(config, self.backend)
-        instance = random_instance(config.num_variables, 0)
+        prover = Prover(config, backend=self.backend)  # the user's path: canonical words, claims on the device
+        instance = random_canonical_instance(config.num_variables, 0)
         self._prove(prover, instance)
         per_run: list[dict[str, float]] = []
         timed_wall, wall = [], []
@@ -192,7 +191,7 @@ class ProofProfiler:
         return ProofProfile(rows, sum(r.ms for r in rows), [sum(r.values()) for r in per_run],
                             statistics.median(wall), wall, statistics.median(timed_wall), self.tracer.counts)
 
-    def _timed_proof(self, prover: WhirProver, instance) -> tuple[dict[str, float], float]:
+    def _timed_proof(self, prover: Prover, instance) -> tuple[dict[str, float], float]:
         """One proof with kernel timing on: (ms per kernel label, wall ms)."""
         rt = self.rt
         rt.set_profiling(True)

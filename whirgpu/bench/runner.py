@@ -1,9 +1,11 @@
 """Time proofs over a grid on several open backends, checking that every backend proves the same bytes.
 
-Per point: one random instance (``random_instance(n, seed)``, drawn untimed); then per backend ``warmup``
-untimed proofs (pipelines compile, pools fill), ``runs`` timed proofs (``WhirProver.prove`` wall time, waiting
-for the device included) and, with ``phases`` on a kernel backend, one more proof with ``GpuBackend.profile``
-set, whose phase times are a true breakdown (the device is waited for at every phase boundary). On the cpu
+Per point: one random instance (``random_canonical_instance(n, seed)``: a canonical uint32 table and its point,
+drawn untimed); then per backend ``warmup`` untimed proofs (pipelines compile, pools fill), ``runs`` timed proofs
+(``Prover.prove`` wall time, as a user calls it: the input's checks, the upload and conversion, the claims
+evaluated where the table is, waiting for the device included) and, with ``phases`` on a kernel backend, one
+more proof with ``GpuBackend.profile`` set, whose phase times are a true breakdown (the device is waited for at
+every phase boundary; ``input`` is the host's share before the backend starts). On the cpu
 backend phases come from the median timed run, as nothing there is asynchronous. Finally the proofs are
 compared (``check``) and the reference proof is verified once (untimed).
 
@@ -19,10 +21,9 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
-from ..api import random_instance
+from ..api import Prover, random_canonical_instance
 from ..backends import Backend
 from ..cli_options import phases_ms
-from ..protocol.prover import WhirProver
 from ..protocol.serialize import ProofFile, dump
 from ..protocol.verifier import WhirVerifier
 from .check import compare_proofs, record_verification
@@ -79,23 +80,23 @@ def _phases_ms(seconds: dict[str, float], total_s: float) -> dict[str, float]:
     return phases_ms(seconds, total_s)
 
 
-def _prove_once(steps: _Steps, description: str, config, backend: Backend, poly, statement):
-    """(proof, seconds, phase seconds) of one proof."""
+def _prove_once(steps: _Steps, description: str, config, backend: Backend, words, points):
+    """(proof file, seconds, phase seconds) of one ``Prover.prove``."""
     steps.start(description)
-    prover = WhirProver(config, backend)
+    prover = Prover(config, backend=backend)
     start = time.perf_counter()
-    proof = prover.prove(poly, statement)
+    proof = prover.prove(words, points)
     seconds = time.perf_counter() - start
     steps.done += 1
-    return proof, seconds, dict(prover.timer.seconds)
+    return proof, seconds, dict(prover.last_phase_seconds)
 
 
-def _digest(config, statement, proof) -> tuple[int, str]:
-    data = dump(ProofFile(config.params, statement, proof), "binary")
+def _digest(proof_file: ProofFile) -> tuple[int, str]:
+    data = dump(proof_file, "binary")
     return len(data), hashlib.sha256(data).hexdigest()
 
 
-def _time_backend(plan: Plan, point: GridPoint, name: str, backend: Backend, config, poly, statement,
+def _time_backend(plan: Plan, point: GridPoint, name: str, backend: Backend, config, words, points,
                   steps: _Steps):
     """The row of one backend at one point, and its first timed proof (None when proving failed)."""
     row = Row(point, name)
@@ -103,14 +104,15 @@ def _time_backend(plan: Plan, point: GridPoint, name: str, backend: Backend, con
     done_before = steps.done
     try:
         for i in range(plan.warmup):
-            _prove_once(steps, plan.label(point, name, f"warm-up {i + 1}/{plan.warmup}"), config, backend, poly, statement)
+            _prove_once(steps, plan.label(point, name, f"warm-up {i + 1}/{plan.warmup}"), config, backend, words,
+                        points)
         phase_runs = []
         for i in range(plan.runs):
-            proof, seconds, phases = _prove_once(steps, plan.label(point, name, f"run {i + 1}/{plan.runs}"), config, backend,
-                                                 poly, statement)
+            proof, seconds, phases = _prove_once(steps, plan.label(point, name, f"run {i + 1}/{plan.runs}"), config,
+                                                 backend, words, points)
             row.runs_ms.append(round(seconds * 1e3, 3))  # as JSON keeps it
             phase_runs.append((seconds, phases))
-            size, sha = _digest(config, statement, proof)
+            size, sha = _digest(proof)
             if first is None:
                 first, row.proof_bytes, row.proof_sha256 = proof, size, sha
             elif sha != row.proof_sha256:
@@ -118,8 +120,8 @@ def _time_backend(plan: Plan, point: GridPoint, name: str, backend: Backend, con
         if plan.phases and _is_kernel(backend):
             backend.profile = True
             try:
-                _, seconds, phases = _prove_once(steps, plan.label(point, name, "profiled run"), config, backend, poly,
-                                                 statement)
+                _, seconds, phases = _prove_once(steps, plan.label(point, name, "profiled run"), config, backend,
+                                                 words, points)
             finally:
                 backend.profile = False
             row.phases_ms = _phases_ms(phases, seconds)
@@ -146,10 +148,10 @@ def run_grid(plan: Plan, results: BenchResults, devices: dict[str, str],
         for point in plan.points:
             config = point.config()
             steps.start(plan.label(point, "", "instance"))
-            poly, statement = random_instance(point.n, plan.seed)
+            words, points = random_canonical_instance(point.n, plan.seed)
             proofs = {}
             for name, backend in plan.backends.items():
-                row, proof = _time_backend(plan, point, name, backend, config, poly, statement, steps)
+                row, proof = _time_backend(plan, point, name, backend, config, words, points, steps)
                 row.device = devices.get(name, "")
                 results.add(row)
                 if proof is not None:
@@ -157,8 +159,9 @@ def run_grid(plan: Plan, results: BenchResults, devices: dict[str, str],
             reference = compare_proofs(results.point_rows(point))
             if reference is not None:
                 steps.start(plan.label(point, reference.backend, "verify"))
+                proof_file = proofs[reference.backend]
                 record_verification(results.point_rows(point), reference,
-                                    lambda: WhirVerifier(config).verify(proofs[reference.backend], statement))
+                                    lambda: WhirVerifier(config).verify(proof_file.proof, proof_file.statement))
     except KeyboardInterrupt:
         results.interrupted = True
         if point is not None:
