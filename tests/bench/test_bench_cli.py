@@ -197,18 +197,18 @@ def test_markdown_from_the_saved_run(tiny_run, capsys):
 # ---- correctness checks ----------------------------------------------------------------------------------------
 
 def _corrupting_prover(monkeypatch, corrupt):
-    """Make WhirProver's proofs wrong on the backends for which ``corrupt(backend)`` is true."""
+    """Make Prover's proofs wrong on the backends for which ``corrupt(backend)`` is true."""
 
-    class Corrupting(runner.WhirProver):
-        def prove(self, polynomial, statement):
-            proof = super().prove(polynomial, statement)
+    class Corrupting(runner.Prover):
+        def prove(self, evaluations, points):
+            proof_file = super().prove(evaluations, points)
             if corrupt(self.backend):
-                evaluations = proof.initial_sumcheck.evaluations.copy()
-                evaluations[0, 0, 0] = (int(evaluations[0, 0, 0]) + 1) % P
-                proof.initial_sumcheck.evaluations = evaluations
-            return proof
+                sums = proof_file.proof.initial_sumcheck.evaluations.copy()
+                sums[0, 0, 0] = (int(sums[0, 0, 0]) + 1) % P
+                proof_file.proof.initial_sumcheck.evaluations = sums
+            return proof_file
 
-    monkeypatch.setattr(runner, "WhirProver", Corrupting)
+    monkeypatch.setattr(runner, "Prover", Corrupting)
 
 
 def test_a_backend_that_proves_other_bytes_is_an_error(monkeypatch, tmp_path, capsys):
@@ -235,13 +235,13 @@ def test_a_rejected_proof_is_an_error(monkeypatch, capsys):
 
 
 def test_a_backend_that_fails_to_prove_is_reported_and_the_grid_goes_on(monkeypatch, capsys):
-    class Failing(runner.WhirProver):
-        def prove(self, polynomial, statement):
+    class Failing(runner.Prover):
+        def prove(self, evaluations, points):
             if self.config.num_variables == 8:
                 raise MemoryError("out of memory (test)")
-            return super().prove(polynomial, statement)
+            return super().prove(evaluations, points)
 
-    monkeypatch.setattr(runner, "WhirProver", Failing)
+    monkeypatch.setattr(runner, "Prover", Failing)
     code, out, _ = run(["bench", "--grid", "8:2:1,10:4:1", "--backends", "cpu", "--runs", 1, "--warmup", 0,
                         "--quiet"], capsys)
     assert code == 1

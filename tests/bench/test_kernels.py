@@ -12,13 +12,12 @@ import sys
 import pytest
 
 from tests.backend.conftest import open_runtime
-from whirgpu.api import random_instance
+from whirgpu.api import Prover, random_canonical_instance
 from whirgpu.backends.gpu import GpuBackend
 from whirgpu.bench import kernel_report, kernels, proof_profile
 from whirgpu.bench.backends import BackendSpec
 from whirgpu.bench.grid import GridPoint
 from whirgpu.kernels import calibrate
-from whirgpu.protocol.prover import WhirProver
 
 RUNTIMES = [("wgpu", "u64"), ("msl-cpu", "mulhi")]
 POINT = GridPoint(10, 4, 1)
@@ -44,8 +43,8 @@ def test_calibration_is_plausible(runtime):
 
 def _labels_of_a_proof(rt) -> dict[str, int]:
     """Launches per kernel label of one proof of POINT, from the runtime's own kernel times."""
-    prover = WhirProver(POINT.config(), GpuBackend(rt))
-    instance = random_instance(POINT.n, 0)
+    prover = Prover(POINT.config(), backend=GpuBackend(rt))  # the path the profile times: Prover.prove
+    instance = random_canonical_instance(POINT.n, 0)
     prover.prove(*instance)
     rt.set_profiling(True)
     try:

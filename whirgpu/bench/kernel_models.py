@@ -39,6 +39,8 @@ def _permutations(fn: Callable[[list[int]], int]) -> Callable[[list[int]], Work]
 # label -> params words -> Work. NTT passes read and write the (H, w) matrix, or the window they are given; their
 # params give its size.
 _MODELS: dict[str, Callable[[list[int]], Work]] = {
+    "to_monty.to_monty_inplace": _bytes(lambda p: 2 * _WORD * p[0]),
+    "to_monty.to_monty_copy": _bytes(lambda p: 2 * _WORD * p[0]),
     "transpose_pad": _bytes(lambda p: _WORD * (p[7] << p[3]) + _WORD * p[0]),  # its table window, its output
     "ntt_bitrev": _bytes(lambda p: 2 * _WORD * p[0]),
     "ntt.ntt_local": _bytes(lambda p: 2 * _WORD * (p[0] << (p[2] + p[3]))),

@@ -18,7 +18,8 @@ from .results import BenchResults
 from .summary import summarize
 
 # Phases in proof order (the prover's and the backend's timer names); others follow sorted, "other" last.
-PHASE_ORDER = ("upload", "ntt", "merkle", "ood", "weights", "sumcheck", "pow", "fold", "openings", "download")
+PHASE_ORDER = ("input", "upload", "claims", "ntt", "merkle", "ood", "weights", "sumcheck", "pow", "fold", "openings",
+               "download")
 
 
 def format_ms(ms: float | None) -> str:
