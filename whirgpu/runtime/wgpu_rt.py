@@ -41,6 +41,7 @@ from ..overrides import resolve_binding
 from .wgpu_native_setup import prepare_wgpu_native
 from .base import (PARAMS_WORDS, Batch, RtBuffer, Runtime, allocation_size, binding_range, check_binding_sizes, check_range,
                    grid_for, params_words)
+from .upload import UploadPlan, chunk_ranges, copy_into
 
 NATIVE_APIS = ("Vulkan", "Metal", "D3D12")
 WANTED_FEATURES = ("shader-int64", "subgroup", "timestamp-query")
@@ -394,13 +395,15 @@ class WgpuRuntime(Runtime):
     them to force the 2-D grid and split-binding paths at small sizes; ``max_binding_bytes`` None:
     ``--max-binding`` or ``WHIRGPU_MAX_BINDING_BYTES``, see ``whirgpu.overrides.resolve_binding``).
     ``zero_copy``: host-mapped SHARED buffers (None: when ``zero_copy_support`` says so; False: never, e.g. to
-    compare; True: required)."""
+    compare; True: required). ``upload``: how large writes are staged (``upload.UploadPlan``; tests shrink it so
+    small arrays take every path)."""
 
     name = "wgpu"  # also the key of IMPLS: which module this runtime drives
     lang = "wgsl"
 
     def __init__(self, mul: str | None = None, max_groups_per_dim: int | None = None,
-                 max_binding_bytes: int | None = None, zero_copy: bool | None = None):
+                 max_binding_bytes: int | None = None, zero_copy: bool | None = None,
+                 upload: UploadPlan | None = None):
         _collect_dropped_devices(self.name)
         self.wgpu = import_webgpu(self.name)
         self.adapter = choose_adapter(self.name)
@@ -439,6 +442,9 @@ class WgpuRuntime(Runtime):
         self._bind_groups: dict[tuple, tuple[Any, tuple]] = {}
         self.offset_alignment = int(device_limits["min-storage-buffer-offset-alignment"])
         self._staging = None
+        self.upload = upload or UploadPlan()
+        self._uploads: list[Any] = []  # the persistent upload staging buffers (MAP_WRITE|COPY_SRC), made on first use
+        self._next_upload = 0
         self._params = None
         self.profiler: _Profiler | None = None
 
@@ -497,10 +503,38 @@ class WgpuRuntime(Runtime):
         check_range("write", buffer, data.nbytes, offset)
         if data.nbytes == 0:
             return  # wgpu rejects empty writes
-        self.device.queue.write_buffer(buffer.handle, offset, data)
+        if data.nbytes < self.upload.threshold:
+            self.device.queue.write_buffer(buffer.handle, offset, data)
+            return
+        raw = data.view(np.uint8).reshape(-1)
+        for start, size in chunk_ranges(raw.nbytes, self.upload.chunk_bytes):
+            staging = self._upload_slot()
+            # The mapped range is valid until unmap; nothing touches this view after the copy.
+            copy_into(np.frombuffer(staging._experimental_get_mapped_range(0, size), np.uint8),
+                      raw[start:start + size], self.upload.threads)
+            staging.unmap()
+            encoder = self.device.create_command_encoder()
+            encoder.copy_buffer_to_buffer(staging, 0, buffer.handle, offset + start, size)
+            # Submitted at once, not waited for: the device copies this chunk while the host fills the next. Queue
+            # order keeps it after earlier submissions and write_buffer calls and before later ones.
+            self.device.queue.submit([encoder.finish()])
 
     def write_staged(self, buffer: RtBuffer) -> bool:
-        return True  # queue.write_buffer always goes through wgpu's staging buffer and a copy
+        return True  # queue.write_buffer and the upload slots both copy through a staging buffer
+
+    def _upload_slot(self):
+        """The next upload staging buffer, mapped for writing (waits for the copy that last read it)."""
+        plan = self.upload
+        if len(self._uploads) < plan.slots:
+            usage = self.wgpu.BufferUsage
+            self._uploads.append(self.device.create_buffer(
+                size=plan.chunk_bytes, usage=usage.MAP_WRITE | usage.COPY_SRC, mapped_at_creation=True))
+            return self._uploads[-1]
+        staging = self._uploads[self._next_upload]
+        self._next_upload = (self._next_upload + 1) % plan.slots
+        if staging.map_state != "mapped":  # still mapped only when a write failed between its map and its unmap
+            staging.map_sync(self.wgpu.MapMode.WRITE)
+        return staging
 
     def _staging_buffer(self, nbytes: int):
         if self._staging is None or self._staging.size < nbytes:
