@@ -136,7 +136,7 @@ class MetalRuntime(Runtime):
         self._kernels: dict[tuple, _Kernel] = {}
         self._staging: RtBuffer | None = None
         self.upload = upload or UploadPlan()
-        self._uploads: list[RtBuffer] = []  # the upload ring's Shared staging buffers, made on first use
+        self._uploads: list[RtBuffer] = []  # the upload ring's Shared staging buffers, made at the first use
         self._upload_blits: list[Any] = []  # per slot, the retained command buffer of its last blit, or None
         self._next_upload = 0
         with autorelease_pool():
@@ -241,11 +241,11 @@ class MetalRuntime(Runtime):
                 self._upload_blits[slot] = _objc.retain(cb)  # the slot's own reference, until it is refilled
 
     def _upload_slot(self) -> int:
-        """The index of the next upload staging buffer, free to fill (waits for the blit that last read it)."""
-        if len(self._uploads) < self.upload.slots:
-            self._uploads.append(self.alloc(self.upload.chunk_bytes, StorageMode.SHARED))
-            self._upload_blits.append(None)
-            return len(self._uploads) - 1
+        """The index of the next upload staging buffer, free to fill (waits for the blit that last read it). The
+        first call makes the whole ring, so that no later write allocates."""
+        if not self._uploads:
+            self._uploads = [self.alloc(self.upload.chunk_bytes, StorageMode.SHARED) for _ in range(self.upload.slots)]
+            self._upload_blits = [None] * self.upload.slots
         slot = self._next_upload
         self._next_upload = (slot + 1) % self.upload.slots
         self._drop_upload_blit(slot)

@@ -2,10 +2,12 @@
 and ``metal_rt``) and the host-side copy they share.
 
 A staged write of ``n`` bytes is cut into chunks of at most ``UploadPlan.chunk_bytes`` (``chunk_ranges``). Each
-chunk goes through the next of ``UploadPlan.slots`` host-visible staging buffers, which a runtime creates on first
-use and keeps: the host waits until the copy that last read that slot has finished, fills it with one memcpy
-(``copy_into``, split over up to ``UploadPlan.threads`` threads), and submits the device-side copy into the
-destination at once, without waiting, so the device copies chunk i while the host fills chunk i + 1.
+chunk goes through the next of a ring of ``UploadPlan.slots`` host-visible staging buffers, which a runtime makes
+together at its first staged write and keeps: the host waits until the copy that last read that slot has
+finished, fills it with one memcpy (``copy_into``, split over up to ``UploadPlan.threads`` threads), and submits
+the device-side copy into the destination at once, without waiting, so the device copies chunk i while the host
+fills chunk i + 1. Copies are submitted in the order of the writes, on the queue every other submission uses, so a
+later batch sees the data and a later write to the same bytes wins.
 """
 
 from __future__ import annotations

@@ -443,7 +443,7 @@ class WgpuRuntime(Runtime):
         self.offset_alignment = int(device_limits["min-storage-buffer-offset-alignment"])
         self._staging = None
         self.upload = upload or UploadPlan()
-        self._uploads: list[Any] = []  # the persistent upload staging buffers (MAP_WRITE|COPY_SRC), made on first use
+        self._uploads: list[Any] = []  # the upload staging ring (MAP_WRITE|COPY_SRC buffers), made at the first use
         self._next_upload = 0
         self._params = None
         self.profiler: _Profiler | None = None
@@ -523,16 +523,16 @@ class WgpuRuntime(Runtime):
         return True  # queue.write_buffer and the upload slots both copy through a staging buffer
 
     def _upload_slot(self):
-        """The next upload staging buffer, mapped for writing (waits for the copy that last read it)."""
+        """The next upload staging buffer, mapped for writing (waits for the copy that last read it). The first
+        call makes the whole ring, mapped, so that no later write allocates."""
         plan = self.upload
-        if len(self._uploads) < plan.slots:
+        if not self._uploads:
             usage = self.wgpu.BufferUsage
-            self._uploads.append(self.device.create_buffer(
-                size=plan.chunk_bytes, usage=usage.MAP_WRITE | usage.COPY_SRC, mapped_at_creation=True))
-            return self._uploads[-1]
+            self._uploads = [self.device.create_buffer(size=plan.chunk_bytes, usage=usage.MAP_WRITE | usage.COPY_SRC,
+                                                       mapped_at_creation=True) for _ in range(plan.slots)]
         staging = self._uploads[self._next_upload]
         self._next_upload = (self._next_upload + 1) % plan.slots
-        if staging.map_state != "mapped":  # still mapped only when a write failed between its map and its unmap
+        if staging.map_state != "mapped":  # mapped already: new, or a write failed between its map and its unmap
             staging.map_sync(self.wgpu.MapMode.WRITE)
         return staging
 
