@@ -136,6 +136,17 @@ def test_staging_buffers_are_made_once(runtime, monkeypatch):
     assert made == [] and runtime._uploads == ring
 
 
+@pytest.mark.parametrize("words", [1, 100], ids=["direct", "staged"])
+def test_wgpu_refuses_offsets_off_four_bytes(runtime, words):
+    if runtime.name not in ("wgpu", "dawn"):
+        pytest.skip(f"{runtime.name} writes host memory directly")
+    buffer, model = _filled(runtime, PRIVATE, 6)
+    with pytest.raises(ValueError, match="offset 6: wgpu writes need offsets that are multiples of 4"):
+        runtime.write(buffer, _words(words, 7), 6)
+    _write(runtime, buffer, model, 333, 4, 8)  # the ring is still usable
+    np.testing.assert_array_equal(runtime.read(buffer), model)
+
+
 # ---- the plan and the host-side copy --------------------------------------------------------------------------------
 
 def test_chunk_ranges_cover_the_transfer():

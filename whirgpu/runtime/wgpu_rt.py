@@ -509,6 +509,8 @@ class WgpuRuntime(Runtime):
     def write(self, buffer: RtBuffer, data: np.ndarray, offset: int = 0) -> None:
         data = np.ascontiguousarray(data, dtype=np.uint32)
         check_range("write", buffer, data.nbytes, offset)
+        if offset % 4:  # refused here, before a staging slot is touched; wgpu would refuse the copy
+            raise ValueError(f"write at byte offset {offset}: wgpu writes need offsets that are multiples of 4")
         if data.nbytes == 0:
             return  # wgpu rejects empty writes
         if data.nbytes < self.upload.threshold:
