@@ -22,11 +22,11 @@ from whirgpu.protocol.prover import WhirProver
 from whirgpu.protocol.serialize import proof_to_json_tree
 from whirgpu.protocol.verifier import WhirVerifier
 from whirgpu.ref import field_np as F
-from whirgpu.runtime import _objc, metal_rt
+from whirgpu.runtime import _objc, metal_rt, upload
 from whirgpu.runtime.metal_rt import MUL_VARIANTS, MetalRuntime
 
 from ..protocol.test_roundtrip import SUBSET, _instance
-from . import fake_objc
+from . import fake_objc, test_uploads
 
 ON_MAC = sys.platform == "darwin"
 mac_only = pytest.mark.skipif(not ON_MAC, reason="the real Metal runtime needs macOS and an Apple GPU")
@@ -197,6 +197,29 @@ def test_fake_field_selftest(fake, mul):
 def test_fake_round_trips_and_blits(fake):
     rt = _fake_runtime(fake)
     _round_trips(rt)
+    _closed(fake, rt)
+
+
+def test_fake_uploads(fake, monkeypatch):
+    """``test_uploads``' checks with its tiny plan: bit-exact writes in either mode, the last write wins, order with
+    batches. PRIVATE writes are blits committed and not waited for, through a ring of staging buffers made once."""
+    monkeypatch.setattr(upload, "MIN_SHARE_BYTES", 16)
+    rt = _fake_runtime(fake, upload=test_uploads.PLAN)
+    for mode in (StorageMode.SHARED, StorageMode.PRIVATE):
+        test_uploads.check_writes(rt, mode)
+        test_uploads.check_back_to_back(rt, mode)
+        test_uploads.check_writes_and_batches(rt, mode)
+    ring = list(rt._uploads)
+    assert len(ring) == test_uploads.PLAN.slots and all(b.mode is StorageMode.SHARED for b in ring)
+    live_buffers = sum(o.kind == "buffer" and not o.dead for o in fake.owned)
+    target = rt.alloc(4 * test_uploads.BUFFER_WORDS)
+    rt.wait()
+    rt.write(target, np.arange(test_uploads.BUFFER_WORDS, dtype=np.uint32))
+    assert [label for _, label in rt.inflight] == ["write"] * 16  # 16 chunks, committed and not waited for
+    assert sum(o.kind == "buffer" and not o.dead for o in fake.owned) == live_buffers + 1  # the target alone
+    assert rt._uploads == ring
+    assert np.array_equal(rt.read(target), np.arange(test_uploads.BUFFER_WORDS, dtype=np.uint32))
+    del target
     _closed(fake, rt)
 
 

@@ -38,6 +38,8 @@ def test_calibration_is_plausible(runtime):
         assert math.isfinite(value) and low < value < high, cal
     assert cal.round_trip_s >= cal.dispatch_s * 0.5  # a round trip holds a dispatch and the submit and wait
     assert cal.sizes["copy_bytes"] <= runtime.limits().max_storage_binding_size
+    assert list(cal.upload_bytes_per_s) == [str(n) for n in calibrate.UPLOAD_BYTES]  # 16 and 64 MiB, in order
+    assert all(math.isfinite(bps) and 1e6 < bps < 1e14 for bps in cal.upload_bytes_per_s.values()), cal
     json.dumps(cal.to_dict())
 
 
@@ -116,6 +118,7 @@ def test_markdown_and_rich_render(report):
     with contextlib.redirect_stdout(out):
         kernel_report.print_kernel_report(data, markdown=False)
     assert "merkle_leaves" in out.getvalue() and "copy bandwidth" in out.getvalue()
+    assert "| table upload |" in text and "64 MiB, shared buffer, write + wait" in text
 
 
 def test_a_runtime_without_timestamps_shows_only_host_overheads(monkeypatch, tmp_path):

@@ -40,6 +40,8 @@ def _calibration_rows(cal: dict) -> list[list[str]]:
              ["readback latency", _us(cal["read_latency_s"]), f"16 bytes, {cal['mode']} buffer"],
              ["readback bandwidth", _si(cal["read_bytes_per_s"], "B/s"), transfers],
              ["upload bandwidth", _si(cal["write_bytes_per_s"], "B/s"), transfers]]
+    rows += [["table upload", _si(bps, "B/s"), f"{_mib(int(nbytes))}, {cal['mode']} buffer, write + wait, staging warm"]
+             for nbytes, bps in cal["upload_bytes_per_s"].items()]
     return rows
 
 

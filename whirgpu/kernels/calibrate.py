@@ -8,7 +8,10 @@ Host overheads (host wall time, ``time.perf_counter``; need no timestamps):
   ``DISPATCHES`` one-workgroup ``mul_chain`` launches, each submitted and waited for);
 - round trip: submit + wait of a batch holding one tiny dispatch;
 - readback latency (16 bytes) and bulk readback / upload bandwidth (``Runtime.read`` / ``write``), on buffers of
-  the storage mode the caller's proofs read and write (``mode``).
+  the storage mode the caller's proofs read and write (``mode``);
+- table upload bandwidth at fixed sizes (``UPLOAD_BYTES``: 16 and 64 MiB): what uploading a polynomial costs,
+  through exactly its path (``Runtime.write`` of a new array into a ``mode`` buffer, waited for), with the
+  runtime's staging buffers already made, so sizes and runtimes compare directly.
 Sizes adapt to the device: each measurement grows its size until one run takes ``target_s`` or a cap is met
 (256 MiB copies bounded by the storage-binding and buffer limits; 2^20 threads x 1024 rounds; 64 MiB
 transfers), so a software adapter finishes in seconds and a large GPU is timed on large enough work.
@@ -16,6 +19,7 @@ transfers), so a software adapter finishes in seconds and a large GPU is timed o
 
 from __future__ import annotations
 
+import itertools
 import statistics
 import time
 from dataclasses import asdict, dataclass, field
@@ -32,6 +36,7 @@ COPY_BYTES = (4 * MiB, 256 * MiB)  # first and largest buffer of the copy measur
 MUL_THREADS = (1 << 14, 1 << 20)
 MUL_ROUNDS = (64, 1024)
 TRANSFER_BYTES = (MiB, 64 * MiB)
+UPLOAD_BYTES = (16 * MiB, 64 * MiB)
 DISPATCHES = 64  # tiny dispatches in the long batch of the dispatch-overhead slope
 TARGET_S = 0.005  # a measurement stops growing once one run takes this long
 GROWTH = 4
@@ -54,7 +59,9 @@ def kernel_timing(rt: Runtime) -> str | None:
 class Calibration:
     """One runtime's ceilings and overheads (SI units: bytes/s, products/s, seconds). The ceilings are None when
     the runtime cannot time kernels (``timing`` None). ``sizes`` records what was measured: ``copy_bytes`` (per
-    buffer), ``mul_threads``, ``mul_rounds``, ``dispatches``, ``transfer_bytes``."""
+    buffer), ``mul_threads``, ``mul_rounds``, ``dispatches``, ``transfer_bytes``. ``upload_bytes_per_s``: table
+    upload bandwidth per size in bytes (keys are decimal strings, as JSON keeps them; sizes over the device's
+    buffer limit are left out)."""
 
     device: str
     runtime: str
@@ -69,6 +76,7 @@ class Calibration:
     write_bytes_per_s: float
     mode: str
     sizes: dict[str, int] = field(default_factory=dict)
+    upload_bytes_per_s: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -216,6 +224,21 @@ def transfer_bandwidth(rt: Runtime, mode: StorageMode = StorageMode.SHARED, runs
     return nbytes / read_s, nbytes / write_s, nbytes
 
 
+def table_upload_bandwidth(rt: Runtime, nbytes: int, mode: StorageMode = StorageMode.SHARED, runs: int = 5) -> float:
+    """Bytes/s of a table upload of ``nbytes``: ``Runtime.write`` of a whole array into a ``mode`` buffer, then
+    ``wait``; the median of ``runs`` after a warm-up write (which makes the runtime's staging buffers). The writes
+    alternate between two arrays of different words, each already in memory, so every one carries new content."""
+    buffer = rt.alloc(nbytes, mode)
+    words = np.arange(nbytes // 4, dtype=np.uint32) * np.uint32(2654435761)
+    tables = itertools.cycle([words, words ^ np.uint32(0x5A5A5A5A)])
+
+    def upload():
+        rt.write(buffer, next(tables))
+        rt.wait()
+
+    return nbytes / _median_wall_s(upload, runs)
+
+
 # -- all of it ----------------------------------------------------------------------------------------------------
 def calibrate(rt: Runtime, mode: StorageMode = StorageMode.SHARED, runs: int = 5,
               target_s: float = TARGET_S) -> Calibration:
@@ -232,9 +255,10 @@ def calibrate(rt: Runtime, mode: StorageMode = StorageMode.SHARED, runs: int = 5
     sizes["dispatches"] = DISPATCHES
     read_latency_s = readback_latency(rt, mode, runs=max(runs, 21))
     read_bps, write_bps, sizes["transfer_bytes"] = transfer_bandwidth(rt, mode, runs, target_s)
+    uploads = {str(n): table_upload_bandwidth(rt, n, mode, runs) for n in UPLOAD_BYTES if n <= limits.max_buffer_size}
     kind = f" [{limits.device_type}]" if limits.device_type else ""
     return Calibration(
         device=f"{limits.name}{kind}", runtime=rt.name, mul=getattr(rt, "mul", "?"), timing=timing,
         copy_bytes_per_s=copy_bps, products_per_s=products_ps, dispatch_s=dispatch_s, round_trip_s=round_trip_s,
         read_latency_s=read_latency_s, read_bytes_per_s=read_bps, write_bytes_per_s=write_bps, mode=mode.value,
-        sizes=sizes)
+        sizes=sizes, upload_bytes_per_s=uploads)

@@ -7,10 +7,13 @@ runtime) and is exercised on Linux against a fake Objective-C runtime (``tests/b
   (stem, multiply); a pipeline per (stem, entry, constants) is specialised with every function constant of the
   stem (registry defaults overlaid by the caller's) and launched with the registry's threads per threadgroup.
 - Memory: ``StorageMode.SHARED`` is ``MTLResourceStorageModeShared`` (host-visible, read and written in place);
-  ``PRIVATE`` is ``MTLResourceStorageModePrivate``, reached by blits through a reused Shared staging buffer.
-  Hazard tracking stays on, so Metal orders encoders and command buffers that touch the same buffer.
+  ``PRIVATE`` is ``MTLResourceStorageModePrivate``, reached by blits through Shared staging buffers: reads
+  through one reused buffer, writes through the ``upload.UploadPlan`` ring of chunk-sized ones (a chunk's blit
+  is committed without waiting, so the GPU copies it while the host fills the next). Hazard tracking stays on,
+  so Metal orders encoders and command buffers that touch the same buffer.
 - Submission: one command buffer per batch (one per protocol step), consecutive dispatches in one serial
-  compute encoder, copies in blit encoders; host reads and writes first wait for everything submitted.
+  compute encoder, copies in blit encoders; host reads and SHARED writes first wait for everything submitted,
+  PRIVATE writes are blits queued behind it.
 
 Environment: ``WHIRGPU_MSL_MUL=mulhi|u64|emulated`` (default mulhi).
 """
@@ -32,10 +35,11 @@ from . import _objc
 from ._objc import autorelease_pool, error_message, is_nil, nsstring, release, send
 from .base import (PARAMS_WORDS, Batch, RtBuffer, Runtime, allocation_size, binding_range, check_binding_sizes,
                    check_range, grid_for, params_words)
+from .upload import UploadPlan, chunk_ranges, copy_into
 
 MUL_VARIANTS = ("mulhi", "u64", "emulated")
 PARAMS_BYTES = 4 * PARAMS_WORDS  # the shared params layout; passed with setBytes (copied at encode time)
-STAGING_BYTES = 64 << 20  # largest single blit through the staging buffer; bigger transfers go in chunks
+STAGING_BYTES = 64 << 20  # largest single readback blit through the staging buffer; bigger reads go in chunks
 STORAGE_OPTIONS = {StorageMode.SHARED: 0, StorageMode.PRIVATE: 32}  # MTLResourceStorageMode{Shared,Private}
 MTL_DATA_TYPE_UINT = 33
 STATUS_COMPLETED, STATUS_ERROR = 4, 5
@@ -108,13 +112,14 @@ class _MetalBatch(Batch):
 class MetalRuntime(Runtime):
     """The system default Metal device. ``mul`` overrides WHIRGPU_MSL_MUL; ``max_groups_per_dim`` and
     ``max_binding_bytes`` lower the device limits (as in the other runtimes, for tests; ``max_binding_bytes``
-    None: ``--max-binding`` or ``WHIRGPU_MAX_BINDING_BYTES``)."""
+    None: ``--max-binding`` or ``WHIRGPU_MAX_BINDING_BYTES``). ``upload``: how PRIVATE writes are staged
+    (``upload.UploadPlan``; its threshold does not apply: every PRIVATE write is staged)."""
 
     name = "metal"
     lang = "msl"
 
     def __init__(self, mul: str | None = None, max_groups_per_dim: int | None = None,
-                 max_binding_bytes: int | None = None):
+                 max_binding_bytes: int | None = None, upload: UploadPlan | None = None):
         bridge = _objc.bridge()  # BackendUnavailable off macOS
         self.ffi = bridge.ffi
         self.mul = (mul or os.environ.get("WHIRGPU_MSL_MUL") or "mulhi").lower()
@@ -130,6 +135,10 @@ class MetalRuntime(Runtime):
         self._libraries: dict[tuple[str, str], Any] = {}
         self._kernels: dict[tuple, _Kernel] = {}
         self._staging: RtBuffer | None = None
+        self.upload = upload or UploadPlan()
+        self._uploads: list[RtBuffer] = []  # the upload ring's Shared staging buffers, made at the first use
+        self._upload_blits: list[Any] = []  # per slot, the retained command buffer of its last blit, or None
+        self._next_upload = 0
         with autorelease_pool():
             self.device_name = _objc.to_str(send(self.device, "name"))
             self.max_buffer = int(send(self.device, "maxBufferLength"))
@@ -193,32 +202,61 @@ class MetalRuntime(Runtime):
             self._staging = self.alloc(max(nbytes, 1 << 20), StorageMode.SHARED)
         return self._staging
 
+    def _blit(self, src: RtBuffer, src_offset: int, dst: RtBuffer, dst_offset: int, nbytes: int):
+        """Commit one blit in a command buffer of its own and return that (autoreleased) command buffer; call it
+        inside an autorelease pool."""
+        cb = send(self.queue, "commandBuffer")
+        blit = send(cb, "blitCommandEncoder")
+        send(blit, "copyFromBuffer:sourceOffset:toBuffer:destinationOffset:size:",
+             src.handle, src_offset, dst.handle, dst_offset, nbytes)
+        send(blit, "endEncoding")
+        send(cb, "commit")
+        return cb
+
     def _blit_now(self, src: RtBuffer, src_offset: int, dst: RtBuffer, dst_offset: int, nbytes: int,
                   label: str) -> None:
         with autorelease_pool():
-            cb = send(self.queue, "commandBuffer")
-            blit = send(cb, "blitCommandEncoder")
-            send(blit, "copyFromBuffer:sourceOffset:toBuffer:destinationOffset:size:",
-                 src.handle, src_offset, dst.handle, dst_offset, nbytes)
-            send(blit, "endEncoding")
-            send(cb, "commit")
-            self._finish(cb, label)
+            self._finish(self._blit(src, src_offset, dst, dst_offset, nbytes), label)
 
     def write(self, buffer: RtBuffer, data: np.ndarray, offset: int = 0) -> None:
         data = np.ascontiguousarray(data, dtype=np.uint32)
         check_range("write", buffer, data.nbytes, offset)
         if data.nbytes == 0:
             return
-        self.wait()  # submitted work may still read or write this buffer
         raw = data.view(np.uint8).reshape(-1)
         if buffer.mode is StorageMode.SHARED:
+            self.wait()  # submitted work may still read or write this buffer
             self.ffi.memmove(self._contents(buffer) + offset, self.ffi.from_buffer(raw), data.nbytes)
             return
-        for start in range(0, data.nbytes, STAGING_BYTES):
-            chunk = raw[start:start + STAGING_BYTES]
-            staging = self._staging_buffer(chunk.nbytes)
-            self.ffi.memmove(self._contents(staging), self.ffi.from_buffer(chunk), chunk.nbytes)
-            self._blit_now(staging, 0, buffer, offset + start, chunk.nbytes, "write")
+        # No wait: each chunk's blit is committed behind everything committed so far, which hazard tracking
+        # orders it after; only a staging slot's own previous blit must be done before the slot is refilled.
+        for start, size in chunk_ranges(raw.nbytes, self.upload.chunk_bytes):
+            slot = self._upload_slot()
+            staging = self._uploads[slot]
+            copy_into(np.frombuffer(self.ffi.buffer(self._contents(staging), size), np.uint8),
+                      raw[start:start + size], self.upload.threads)
+            with autorelease_pool():
+                cb = self._blit(staging, 0, buffer, offset + start, size)
+                self.inflight.append((_objc.retain(cb), "write"))  # wait() checks its status and releases it
+                self._upload_blits[slot] = _objc.retain(cb)  # the slot's own reference, until it is refilled
+
+    def _upload_slot(self) -> int:
+        """The index of the next upload staging buffer, free to fill (waits for the blit that last read it). The
+        first call makes the whole ring, so that no later write allocates."""
+        if not self._uploads:
+            self._uploads = [self.alloc(self.upload.chunk_bytes, StorageMode.SHARED) for _ in range(self.upload.slots)]
+            self._upload_blits = [None] * self.upload.slots
+        slot = self._next_upload
+        self._next_upload = (slot + 1) % self.upload.slots
+        self._drop_upload_blit(slot)
+        return slot
+
+    def _drop_upload_blit(self, slot: int) -> None:
+        """Wait for the slot's last blit and release the slot's reference to it."""
+        cb, self._upload_blits[slot] = self._upload_blits[slot], None
+        if cb is not None:
+            send(cb, "waitUntilCompleted")  # a failure is raised by wait(), which holds the same command buffer
+            release(cb)
 
     def read(self, buffer: RtBuffer, nbytes: int | None = None, offset: int = 0) -> np.ndarray:
         nbytes = buffer.nbytes - offset if nbytes is None else nbytes
@@ -357,7 +395,10 @@ class MetalRuntime(Runtime):
                 release(library)
             if self._staging is not None:
                 self.free(self._staging)
-            self._kernels, self._libraries, self._staging = {}, {}, None
+            for slot, staging in enumerate(self._uploads):
+                self._drop_upload_blit(slot)
+                self.free(staging)
+            self._kernels, self._libraries, self._staging, self._uploads = {}, {}, None, []
             release(self.queue)
             release(self.device)
             self.queue = self.device = None

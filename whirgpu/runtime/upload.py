@@ -1,0 +1,84 @@
+"""Host -> device uploads through persistent staging chunks: the plan both staging runtimes follow (``wgpu_rt``
+and ``metal_rt``) and the host-side copy they share.
+
+A staged write of ``n`` bytes is cut into chunks of at most ``UploadPlan.chunk_bytes`` (``chunk_ranges``). Each
+chunk goes through the next of a ring of ``UploadPlan.slots`` host-visible staging buffers, which a runtime makes
+together at its first staged write and keeps: the host waits until the copy that last read that slot has
+finished, fills it with one memcpy (``copy_into``, split over up to ``UploadPlan.threads`` threads), and submits
+the device-side copy into the destination at once, without waiting, so the device copies chunk i while the host
+fills chunk i + 1. Copies are submitted in the order of the writes, on the queue every other submission uses, so a
+later batch sees the data and a later write to the same bytes wins.
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+import numpy as np
+
+MiB = 1 << 20
+MIN_SHARE_BYTES = MiB  # the least a copy thread is given: below it, starting a thread costs more than it saves
+
+
+def default_threads() -> int:
+    """Copy threads per chunk: 4, or one per four cores on a smaller host. One thread's memcpy into memory it
+    has touched before moves about 5-10 GB/s and a PCIe Gen5 x16 link about 50 GB/s, so one thread would cap the
+    upload; a host with few cores also runs the proof's encoding and the driver's threads."""
+    return max(1, min(4, (os.cpu_count() or 1) // 4))
+
+
+@dataclass(frozen=True)
+class UploadPlan:
+    """How a runtime stages writes. ``threshold``: the bytes from which a wgpu write goes through the staging
+    slots (smaller ones use ``queue.write_buffer``; Metal stages every PRIVATE write). ``chunk_bytes``: the size of
+    one staging buffer, a multiple of 8 (wgpu's map alignment). ``slots``: staging buffers in the ring (at least 1).
+    ``threads``: the most threads one chunk's memcpy is split over (1: the calling thread alone)."""
+
+    # 1 MiB: below it queue.write_buffer's per-call staging buffer costs little, and small writes (params, points)
+    # leave the slots to the tables.
+    threshold: int = MiB
+    # 4 x 8 MiB: 32 MiB of host-visible memory per runtime. Four slots keep three copies queued behind the one the
+    # host is filling, enough to hide a submission's latency; an 8 MiB chunk takes 0.4-0.8 ms to fill at 10-20
+    # GB/s, long next to the tens of microseconds a submission costs, short enough that the first copy starts early.
+    chunk_bytes: int = 8 * MiB
+    slots: int = 4
+    threads: int = field(default_factory=default_threads)
+
+    def __post_init__(self):
+        if self.chunk_bytes <= 0 or self.chunk_bytes % 8 or min(self.slots, self.threads) < 1 or self.threshold < 0:
+            raise ValueError(f"bad upload plan {self}: chunk_bytes must be a positive multiple of 8, slots and "
+                             f"threads at least 1, threshold at least 0")
+
+
+def chunk_ranges(nbytes: int, chunk_bytes: int) -> list[tuple[int, int]]:
+    """(start, size) of the chunks of an ``nbytes`` transfer, in order; every size is at most ``chunk_bytes``."""
+    return [(start, min(chunk_bytes, nbytes - start)) for start in range(0, nbytes, chunk_bytes)]
+
+
+_POOL: ThreadPoolExecutor | None = None
+POOL_THREADS = 8  # the most helper threads any plan gets (the calling thread copies one share itself)
+
+
+def _pool() -> ThreadPoolExecutor:
+    global _POOL
+    if _POOL is None:
+        _POOL = ThreadPoolExecutor(max_workers=min(POOL_THREADS, os.cpu_count() or 1),
+                                   thread_name_prefix="whirgpu-upload")
+    return _POOL
+
+
+def copy_into(dst: np.ndarray, src: np.ndarray, threads: int) -> None:
+    """``dst[:] = src`` for two uint8 arrays of one length, split into up to ``threads`` shares of at least
+    ``MIN_SHARE_BYTES``. numpy releases the GIL for a plain same-dtype copy, so the shares run in parallel; the
+    calling thread copies the first one."""
+    shares = max(1, min(threads, src.nbytes // MIN_SHARE_BYTES))
+    if shares == 1:
+        np.copyto(dst, src)
+        return
+    step = -(-src.nbytes // shares // 64) * 64  # whole cache lines per share
+    rest = [_pool().submit(np.copyto, dst[i:i + step], src[i:i + step]) for i in range(step, src.nbytes, step)]
+    np.copyto(dst[:step], src[:step])
+    for share in rest:
+        share.result()
