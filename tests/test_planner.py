@@ -16,7 +16,7 @@ import whirgpu.backends as backends
 from whirgpu.backends import CPU_FALLBACK, DeviceLimits, fit_problem, select_backend
 from whirgpu.backends.base import StorageMode
 from whirgpu.backends.cpu import CpuBackend
-from whirgpu.backends.memory import plan_memory, sized
+from whirgpu.backends.memory import UPLOAD_PLAN, plan_memory, sized
 from whirgpu.cli import main
 from whirgpu.errors import BackendUnavailable, ConfigError, DeviceLimitError
 from whirgpu.plan_command import PlanTarget
@@ -269,6 +269,17 @@ def test_modes_follow_the_storage_policy():
     for need in memory.needs:
         if not need.runtime:
             assert need.mode is (StorageMode.SHARED if need.host_facing else StorageMode.PRIVATE), need.name
+
+
+def test_the_upload_ring_is_planned_from_its_threshold():
+    """A table of at least the upload plan's threshold goes through the runtime's staging ring, which the plan
+    counts (whole, as the runtime makes it at its first staged write); smaller tables use no ring."""
+    ring = UPLOAD_PLAN.slots * UPLOAD_PLAN.chunk_bytes
+    for n, planned in ((12, 0), (20, ring)):
+        needs = {need.name: need for need in plan_memory(config(n, 4), gpu()).needs if need.runtime}
+        got = needs["wgpu upload staging ring"].nbytes if "wgpu upload staging ring" in needs else 0
+        assert got == planned, f"n = {n}: planned {got} bytes of upload ring"
+    assert (1 << 20) * 4 >= UPLOAD_PLAN.threshold > (1 << 12) * 4
 
 
 def test_the_json_form_adds_up():

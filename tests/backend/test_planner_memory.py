@@ -67,6 +67,7 @@ def _runtime_buffers(runtime) -> dict[str, int]:
     """Sizes of the buffers a wgpu runtime holds itself (0: none yet)."""
     staging, params = getattr(runtime, "_staging", None), getattr(runtime, "_params", None)
     return {"wgpu staging buffer": staging.size if staging is not None else 0,
+            "wgpu upload staging ring": sum(b.size for b in getattr(runtime, "_uploads", [])),
             "wgpu launch parameters": params.size if params is not None else 0}
 
 

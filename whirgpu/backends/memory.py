@@ -16,8 +16,9 @@ configuration asks the pool for the same buffers: a later proof on the same back
 a long-lived backend's pool stays within the plan.
 
 On top of the pool, a runtime holds its own buffers (``runtime=True`` needs): wgpu a readback staging buffer
-(when a read is not host-mapped) and the launch-parameter uniform buffer, Metal a staging buffer for transfers
-to or from Private memory; msl-cpu nothing. ``MemoryPlan.peak_bytes`` counts both.
+(when a read is not host-mapped), the upload ring (``runtime/upload.py``, once a write reaches its threshold)
+and the launch-parameter uniform buffer, Metal a staging buffer for reads from Private memory and the upload
+ring for writes to it; msl-cpu nothing. ``MemoryPlan.peak_bytes`` counts both.
 
 Each ``BufferNeed`` groups the buffers one step of the proof added (``round 1 merkle tree``: every level of
 round 1's tree below its root), with the role that fixes its StorageMode under a storage policy
@@ -44,6 +45,7 @@ from ..protocol.params import WhirConfig
 from ..overrides import binding_text
 from .base import DeviceLimits, StorageMode, policy_mode, resolve_storage
 from ..protocol.proof_shape import proof_shape
+from ..runtime.upload import UploadPlan
 from .device_transcript import pow_launches
 from .device_values import region_bytes
 from .gpu import EF_BYTES, MAX_REDUCE_GROUPS, WG
@@ -52,6 +54,7 @@ BASE_BYTES = 4
 DIGEST_BYTES = 4 * merkle.DIGEST
 # Runtime-held buffers (mirroring wgpu_rt / metal_rt): wgpu's readback staging and params uniform buffers start
 # at these sizes and grow to the largest request; Metal's staging buffer moves at most METAL_STAGING_CHUNK per blit.
+UPLOAD_PLAN = UploadPlan()  # how the runtimes stage uploads unless told otherwise (only its sizes matter here)
 WGPU_STAGING_MIN = 1 << 16
 WGPU_PARAMS_MIN = 1 << 14
 WGPU_PARAMS_SLOT = 256
@@ -203,6 +206,7 @@ class _Walk:
         self.twiddle_log: int | None = None
         self.constants = self.scratch = False
         self.staged = 0  # largest transfer through a runtime's staging buffer
+        self.upload_ring = False  # whether a write goes through the runtime's upload staging ring
         self.dispatches = 0  # in the batch being recorded
         self.most_dispatches = 0
 
@@ -241,11 +245,18 @@ class _Walk:
 
     # -- the runtime -------------------------------------------------------------------------------------------
     def transfer(self, nbytes: int, mode: StorageMode, read: bool) -> None:
-        """A write or read of ``nbytes`` of a buffer in ``mode``: note what it needs of a staging buffer."""
+        """A write or read of ``nbytes`` of a buffer in ``mode``: note what it needs of a staging buffer (reads)
+        or of the upload ring (``upload.UploadPlan``: wgpu writes from its threshold, Metal writes to Private
+        memory)."""
         if self.kind == "wgpu" and read and not (self.zero_copy and mode is StorageMode.SHARED):
             self.staged = max(self.staged, WGPU_STAGING_MIN, nbytes)
+        elif self.kind == "wgpu" and not read and nbytes >= UPLOAD_PLAN.threshold:
+            self.upload_ring = True
         elif self.kind == "metal" and mode is StorageMode.PRIVATE and nbytes:
-            self.staged = max(self.staged, METAL_STAGING_MIN, min(nbytes, METAL_STAGING_CHUNK))
+            if read:
+                self.staged = max(self.staged, METAL_STAGING_MIN, min(nbytes, METAL_STAGING_CHUNK))
+            else:
+                self.upload_ring = True
 
     def launch(self, n: int = 1) -> None:
         self.dispatches += n
@@ -412,6 +423,10 @@ class _Walk:
         if self.staged:
             needs.append(BufferNeed(f"{self.kind} staging buffer", self.staged, 0, True, shared, 1, self.staged,
                                     runtime=True))
+        if self.upload_ring:
+            ring = UPLOAD_PLAN.slots * UPLOAD_PLAN.chunk_bytes
+            needs.append(BufferNeed(f"{self.kind} upload staging ring", ring, 0, True, shared, UPLOAD_PLAN.slots,
+                                    UPLOAD_PLAN.chunk_bytes, runtime=True))
         if self.kind == "wgpu":
             params = max(WGPU_PARAMS_MIN, self.most_dispatches * WGPU_PARAMS_SLOT)
             needs.append(BufferNeed("wgpu launch parameters", params, WGPU_PARAMS_SLOT, True, shared, 1, params,
