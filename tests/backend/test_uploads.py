@@ -174,4 +174,30 @@ def test_bad_plans_are_refused(bad):
 
 def test_default_plan():
     plan = UploadPlan()
-    assert (plan.threshold, plan.chunk_bytes, plan.slots) == (1 << 20, 8 << 20, 4) and 1 <= plan.threads <= 4
+    assert (plan.threshold, plan.chunk_bytes, plan.slots) == (1 << 20, 32 << 20, 4) and 1 <= plan.threads <= 4
+
+
+def test_a_write_is_spread_over_the_slots():
+    """Chunks are the write over the slots in whole MiB (a write that fits the ring never waits for a slot), at most
+    ``chunk_bytes``; a plan whose chunks are below a MiB keeps them."""
+    plan, mib = UploadPlan(), 1 << 20
+    assert [plan.chunk_for(n) for n in (4, mib, 4 * mib + 4, 16 * mib, 64 * mib, 256 * mib)] == \
+        [mib, mib, 2 * mib, 4 * mib, 16 * mib, 32 * mib]
+    assert [PLAN.chunk_for(n) for n in (64, 1332)] == [256, 256]
+
+
+def test_a_larger_write_grows_the_ring(monkeypatch):
+    """A write that needs larger chunks than the ring has makes the ring anew, larger; the data stays exact and
+    a later smaller write allocates nothing."""
+    plan = UploadPlan(threshold=64, chunk_bytes=4 << 20, slots=2, threads=1)
+    rt = open_runtime("wgpu", "emulated", upload=plan)
+    buffer = rt.alloc(8 << 20, PRIVATE)
+    small, large = _words(1 << 18, 1), _words(1 << 21, 2)  # 1 MiB (1 MiB chunks), 8 MiB (4 MiB chunks)
+    rt.write(buffer, small)
+    assert [b.size for b in rt._uploads] == [1 << 20] * 2
+    rt.write(buffer, large)
+    assert [b.size for b in rt._uploads] == [4 << 20] * 2
+    ring = list(rt._uploads)
+    rt.write(buffer, small, 4 << 20)
+    assert rt._uploads == ring
+    np.testing.assert_array_equal(rt.read(buffer), np.concatenate([large[:1 << 20], small, large[(1 << 20) + (1 << 18):]]))

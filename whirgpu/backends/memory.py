@@ -206,7 +206,7 @@ class _Walk:
         self.twiddle_log: int | None = None
         self.constants = self.scratch = False
         self.staged = 0  # largest transfer through a runtime's staging buffer
-        self.upload_ring = False  # whether a write goes through the runtime's upload staging ring
+        self.upload_chunk = 0  # the runtime's upload ring's chunk (0: no write goes through the ring)
         self.dispatches = 0  # in the batch being recorded
         self.most_dispatches = 0
 
@@ -251,12 +251,12 @@ class _Walk:
         if self.kind == "wgpu" and read and not (self.zero_copy and mode is StorageMode.SHARED):
             self.staged = max(self.staged, WGPU_STAGING_MIN, nbytes)
         elif self.kind == "wgpu" and not read and nbytes >= UPLOAD_PLAN.threshold:
-            self.upload_ring = True
+            self.upload_chunk = max(self.upload_chunk, UPLOAD_PLAN.chunk_for(nbytes))
         elif self.kind == "metal" and mode is StorageMode.PRIVATE and nbytes:
             if read:
                 self.staged = max(self.staged, METAL_STAGING_MIN, min(nbytes, METAL_STAGING_CHUNK))
             else:
-                self.upload_ring = True
+                self.upload_chunk = max(self.upload_chunk, UPLOAD_PLAN.chunk_for(nbytes))
 
     def launch(self, n: int = 1) -> None:
         self.dispatches += n
@@ -423,10 +423,10 @@ class _Walk:
         if self.staged:
             needs.append(BufferNeed(f"{self.kind} staging buffer", self.staged, 0, True, shared, 1, self.staged,
                                     runtime=True))
-        if self.upload_ring:
-            ring = UPLOAD_PLAN.slots * UPLOAD_PLAN.chunk_bytes
+        if self.upload_chunk:
+            ring = UPLOAD_PLAN.slots * self.upload_chunk
             needs.append(BufferNeed(f"{self.kind} upload staging ring", ring, 0, True, shared, UPLOAD_PLAN.slots,
-                                    UPLOAD_PLAN.chunk_bytes, runtime=True))
+                                    self.upload_chunk, runtime=True))
         if self.kind == "wgpu":
             params = max(WGPU_PARAMS_MIN, self.most_dispatches * WGPU_PARAMS_SLOT)
             needs.append(BufferNeed("wgpu launch parameters", params, WGPU_PARAMS_SLOT, True, shared, 1, params,

@@ -230,8 +230,9 @@ class MetalRuntime(Runtime):
             return
         # No wait: each chunk's blit is committed behind everything committed so far, which hazard tracking
         # orders it after; only a staging slot's own previous blit must be done before the slot is refilled.
-        for start, size in chunk_ranges(raw.nbytes, self.upload.chunk_bytes):
-            slot = self._upload_slot()
+        chunk = self.upload.chunk_for(raw.nbytes)
+        for start, size in chunk_ranges(raw.nbytes, chunk):
+            slot = self._upload_slot(chunk)
             staging = self._uploads[slot]
             copy_into(np.frombuffer(self.ffi.buffer(self._contents(staging), size), np.uint8),
                       raw[start:start + size], self.upload.threads)
@@ -240,12 +241,17 @@ class MetalRuntime(Runtime):
                 self.inflight.append((_objc.retain(cb), "write"))  # wait() checks its status and releases it
                 self._upload_blits[slot] = _objc.retain(cb)  # the slot's own reference, until it is refilled
 
-    def _upload_slot(self) -> int:
-        """The index of the next upload staging buffer, free to fill (waits for the blit that last read it). The
-        first call makes the whole ring, so that no later write allocates."""
-        if not self._uploads:
-            self._uploads = [self.alloc(self.upload.chunk_bytes, StorageMode.SHARED) for _ in range(self.upload.slots)]
+    def _upload_slot(self, chunk: int) -> int:
+        """The index of the next upload staging buffer of at least ``chunk`` bytes, free to fill (waits for the blit
+        that last read it). The ring is made whole at the first call, and anew for a larger ``chunk``, so that
+        writes no larger than an earlier one allocate nothing."""
+        if not self._uploads or self._uploads[0].nbytes < chunk:
+            for slot, staging in enumerate(self._uploads):
+                self._drop_upload_blit(slot)
+                self.free(staging)
+            self._uploads = [self.alloc(chunk, StorageMode.SHARED) for _ in range(self.upload.slots)]
             self._upload_blits = [None] * self.upload.slots
+            self._next_upload = 0
         slot = self._next_upload
         self._next_upload = (slot + 1) % self.upload.slots
         self._drop_upload_blit(slot)

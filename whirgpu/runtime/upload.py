@@ -1,13 +1,14 @@
 """Host -> device uploads through persistent staging chunks: the plan both staging runtimes follow (``wgpu_rt``
 and ``metal_rt``) and the host-side copy they share.
 
-A staged write of ``n`` bytes is cut into chunks of at most ``UploadPlan.chunk_bytes`` (``chunk_ranges``). Each
-chunk goes through the next of a ring of ``UploadPlan.slots`` host-visible staging buffers, which a runtime makes
-together at its first staged write and keeps: the host waits until the copy that last read that slot has
-finished, fills it with one memcpy (``copy_into``, split over up to ``UploadPlan.threads`` threads), and submits
-the device-side copy into the destination at once, without waiting, so the device copies chunk i while the host
-fills chunk i + 1. Copies are submitted in the order of the writes, on the queue every other submission uses, so a
-later batch sees the data and a later write to the same bytes wins.
+A staged write of ``n`` bytes is cut into chunks of ``UploadPlan.chunk_for(n)`` bytes (``chunk_ranges``): the
+write spread over the ring's slots, at most ``UploadPlan.chunk_bytes``. Each chunk goes through the next of a ring
+of ``UploadPlan.slots`` host-visible staging buffers, which a runtime makes together at its first staged write
+and keeps (made anew, larger, only for a later write that needs larger chunks): the host waits until the copy
+that last read that slot has finished, fills it with one memcpy (``copy_into``, split over up to
+``UploadPlan.threads`` threads), and submits the device-side copy into the destination at once, without waiting,
+so the device copies chunk i while the host fills chunk i + 1. Copies are submitted in the order of the writes, on
+the queue every other submission uses, so a later batch sees the data and a later write to the same bytes wins.
 """
 
 from __future__ import annotations
@@ -39,12 +40,21 @@ class UploadPlan:
     # 1 MiB: below it queue.write_buffer's per-call staging buffer costs little, and small writes (params, points)
     # leave the slots to the tables.
     threshold: int = MiB
-    # 4 x 8 MiB: 32 MiB of host-visible memory per runtime. Four slots keep three copies queued behind the one the
-    # host is filling, enough to hide a submission's latency; an 8 MiB chunk takes 0.4-0.8 ms to fill at 10-20
-    # GB/s, long next to the tens of microseconds a submission costs, short enough that the first copy starts early.
-    chunk_bytes: int = 8 * MiB
+    # Chunks of at most 32 MiB over 4 slots: a write of up to 128 MiB (a 2^25-entry table) is spread over the
+    # slots (``chunk_for``) and never waits for one, which matters because waiting for a slot's map drains the
+    # whole queue on wgpu-native (its poll blocks until all submitted work is done). Measured on an H100
+    # (2026-11-25, 64 MiB): 8 MiB chunks over 4 slots 10.4 GB/s (wgpu-native) / 9.3 (Dawn), two 32 MiB chunks
+    # 15.6 / 10.7; with 8 threads no better than 4.
+    chunk_bytes: int = 32 * MiB
     slots: int = 4
     threads: int = field(default_factory=default_threads)
+
+    def chunk_for(self, nbytes: int) -> int:
+        """The staging chunk for a write of ``nbytes``: the write spread evenly over the slots, rounded up to whole
+        MiB (or to ``chunk_bytes`` when that is smaller), at most ``chunk_bytes``."""
+        grain = min(MiB, self.chunk_bytes)
+        share = -(-int(nbytes) // self.slots)
+        return min(self.chunk_bytes, max(grain, -(-share // grain) * grain))
 
     def __post_init__(self):
         if self.chunk_bytes <= 0 or self.chunk_bytes % 8 or min(self.slots, self.threads) < 1 or self.threshold < 0:

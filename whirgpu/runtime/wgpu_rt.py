@@ -18,7 +18,8 @@ Elsewhere (a discrete GPU, or no such feature) SHARED falls back to a plain stor
 
 Uploads (either mode) are staged: a buffer cannot be bound while mapped. Writes below ``UploadPlan.threshold``
 (1 MiB) use ``queue.write_buffer``; larger ones go through the runtime's ring of persistent
-``MAP_WRITE|COPY_SRC`` staging buffers (``upload``: 4 x 8 MiB, made at the first such write): each chunk is
+``MAP_WRITE|COPY_SRC`` staging buffers (``upload``: 4 slots of ``UploadPlan.chunk_for`` bytes, made at the first
+such write): each chunk is
 written into the mapped range (``_experimental_get_mapped_range``, which wgpu-py and wgpudawn both have) by a
 threaded numpy copy, unmapped, and copied by a submission of its own that is not waited for. The ring replaces
 ``write_buffer``'s fresh staging buffer per call, whose first touch and single-threaded copy capped uploads at
@@ -535,8 +536,9 @@ class WgpuRuntime(Runtime):
             self.device.queue.write_buffer(buffer.handle, offset, data)
             return
         raw = data.view(np.uint8).reshape(-1)
-        for start, size in chunk_ranges(raw.nbytes, self.upload.chunk_bytes):
-            staging = self._upload_slot()
+        chunk = self.upload.chunk_for(raw.nbytes)
+        for start, size in chunk_ranges(raw.nbytes, chunk):
+            staging = self._upload_slot(chunk)
             # The mapped range is valid until unmap; nothing touches this view after the copy.
             copy_into(np.frombuffer(staging._experimental_get_mapped_range(0, size), np.uint8),
                       raw[start:start + size], self.upload.threads)
@@ -550,15 +552,19 @@ class WgpuRuntime(Runtime):
     def write_staged(self, buffer: RtBuffer) -> bool:
         return True  # queue.write_buffer and the upload slots both copy through a staging buffer
 
-    def _upload_slot(self):
-        """The next upload staging buffer, mapped for writing (waits for the copy that last read it). The first
-        call makes the whole ring, mapped, so that no later write allocates."""
+    def _upload_slot(self, chunk: int):
+        """The next upload staging buffer of at least ``chunk`` bytes, mapped for writing (waits for the copy that
+        last read it). The ring is made whole, mapped, at the first call, and anew for a larger ``chunk``, so that
+        writes no larger than an earlier one allocate nothing."""
         plan = self.upload
-        if not self._uploads:
+        if not self._uploads or self._uploads[0].size < chunk:
+            for old in self._uploads:  # queued copies keep what they read alive until they are done
+                old.destroy()
             usage = self.wgpu.BufferUsage
             self._uploads = [self.device.create_buffer(
-                size=plan.chunk_bytes, usage=usage.MAP_WRITE | usage.COPY_SRC, mapped_at_creation=True)
+                size=chunk, usage=usage.MAP_WRITE | usage.COPY_SRC, mapped_at_creation=True)
                 for _ in range(plan.slots)]
+            self._next_upload = 0
         staging = self._uploads[self._next_upload]
         self._next_upload = (self._next_upload + 1) % plan.slots
         if staging.map_state != "mapped":  # mapped already: new, or a write failed between its map and its unmap
