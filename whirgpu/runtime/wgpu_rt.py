@@ -453,6 +453,7 @@ class WgpuRuntime(Runtime):
         self._staging = None
         self.upload = upload or UploadPlan()
         self._uploads: list[Any] = []  # the upload staging ring (MAP_WRITE|COPY_SRC buffers), made at the first use
+        self._upload_maps: list[Any] = []  # per slot, the map promise asked for after its last copy (or None)
         self._next_upload = 0
         self._params = None
         self.profiler: _Profiler | None = None
@@ -538,7 +539,8 @@ class WgpuRuntime(Runtime):
         raw = data.view(np.uint8).reshape(-1)
         chunk = self.upload.chunk_for(raw.nbytes)
         for start, size in chunk_ranges(raw.nbytes, chunk):
-            staging = self._upload_slot(chunk)
+            slot = self._upload_slot(chunk)
+            staging = self._uploads[slot]
             # The mapped range is valid until unmap; nothing touches this view after the copy.
             copy_into(np.frombuffer(staging._experimental_get_mapped_range(0, size), np.uint8),
                       raw[start:start + size], self.upload.threads)
@@ -548,28 +550,38 @@ class WgpuRuntime(Runtime):
             # Submitted at once, not waited for: the device copies this chunk while the host fills the next. Queue
             # order keeps it after earlier submissions and write_buffer calls and before later ones.
             self.device.queue.submit([encoder.finish()])
+            # The slot's next map is asked for now, so it resolves in the background once this copy is done: a
+            # map_sync at the slot's next use would wait for everything queued by then (the chunks after it).
+            self._upload_maps[slot] = staging.map_async(self.wgpu.MapMode.WRITE)
 
     def write_staged(self, buffer: RtBuffer) -> bool:
         return True  # queue.write_buffer and the upload slots both copy through a staging buffer
 
-    def _upload_slot(self, chunk: int):
-        """The next upload staging buffer of at least ``chunk`` bytes, mapped for writing (waits for the copy that
-        last read it). The ring is made whole, mapped, at the first call, and anew for a larger ``chunk``, so that
-        writes no larger than an earlier one allocate nothing."""
+    def _upload_slot(self, chunk: int) -> int:
+        """The index of the next upload staging buffer of at least ``chunk`` bytes, mapped for writing (waits for
+        the copy that last read it). The ring is made whole, mapped, at the first call, and anew for a larger
+        ``chunk``, so that writes no larger than an earlier one allocate nothing."""
         plan = self.upload
         if not self._uploads or self._uploads[0].size < chunk:
-            for old in self._uploads:  # queued copies keep what they read alive until they are done
+            for old, pending in zip(self._uploads, self._upload_maps):
+                if pending is not None:
+                    pending.sync_wait()  # settled before the buffer goes (its copy is done then too)
                 old.destroy()
             usage = self.wgpu.BufferUsage
             self._uploads = [self.device.create_buffer(
                 size=chunk, usage=usage.MAP_WRITE | usage.COPY_SRC, mapped_at_creation=True)
                 for _ in range(plan.slots)]
+            self._upload_maps = [None] * plan.slots
             self._next_upload = 0
-        staging = self._uploads[self._next_upload]
-        self._next_upload = (self._next_upload + 1) % plan.slots
-        if staging.map_state != "mapped":  # mapped already: new, or a write failed between its map and its unmap
+        slot = self._next_upload
+        staging = self._uploads[slot]
+        self._next_upload = (slot + 1) % plan.slots
+        pending, self._upload_maps[slot] = self._upload_maps[slot], None
+        if pending is not None and staging.map_state != "mapped":
+            pending.sync_wait()  # the map asked for after the slot's last copy
+        if staging.map_state != "mapped":  # a write that failed between its map and its unmap
             staging.map_sync(self.wgpu.MapMode.WRITE)
-        return staging
+        return slot
 
     def _staging_buffer(self, nbytes: int):
         if self._staging is None or self._staging.size < nbytes:
