@@ -16,7 +16,7 @@ from .field import P
 from .protocol.params import ProtocolParameters, WhirConfig
 from .protocol.proof import Statement
 from .protocol.prover import WhirProver
-from .protocol.serialize import ProofFile, dump, load
+from .protocol.serialize import ProofFile, check_proof_file, dump, load
 from .protocol.verifier import WhirVerifier
 from .ref import field_np as F
 from .ref.multilinear import evaluate
@@ -93,6 +93,8 @@ class Prover:
 
     def prove_monty(self, poly: np.ndarray, statement: Statement) -> ProofFile:
         """Lower level: Montgomery table and statement in, proof file out."""
+        if not isinstance(statement, Statement):
+            raise ConfigError(f"prove_monty statement: expected a Statement, got {type(statement).__name__}")
         prover = WhirProver(self.config, self.backend)
         proof = prover.prove(poly, statement)
         self.last_phase_seconds = dict(prover.timer.seconds)
@@ -130,10 +132,17 @@ def is_valid(proof_file: ProofFile | bytes | str) -> bool:
     return True
 
 
+MAX_RANDOM_VARIABLES = 33  # 2^32 values (16 GiB of words): past any configuration a device or host proves
+
+
 def random_instance(num_variables: int, seed: int) -> tuple[np.ndarray, Statement]:
     """The reference sweep's instance: SmallRng(seed) draws 2^n base values, then one EF point of n coordinates.
 
     Returns the Montgomery table and the statement with its claimed value (as the sweep's benchmarks do)."""
+    for name, value, bound in (("num_variables", num_variables, MAX_RANDOM_VARIABLES), ("seed", seed, 1 << 64)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 0 <= value < bound:
+            raise ConfigError(f"random_instance {name}: expected an integer in [0, {bound}), got {value!r}"[:200])
+    num_variables, seed = int(num_variables), int(seed)
     rng = Xoshiro256PlusPlus(seed)
     poly = random_base(rng, 1 << num_variables)
     point = random_ef(rng, num_variables).reshape(1, num_variables, 4)
@@ -146,5 +155,11 @@ __all__ = ["Prover", "ProofFile", "dump", "load", "verify", "is_valid", "random_
 
 
 def claimed_values(proof_file: ProofFile) -> list[list[int]]:
-    """The statement's claimed values as canonical [a0, a1, a2, a3] per point."""
-    return F.from_monty(proof_file.statement.values).astype(np.int64).tolist()
+    """The statement's claimed values as canonical [a0, a1, a2, a3] per point (a ``ProofFormatError`` for
+    anything but a ``ProofFile``)."""
+    check_proof_file(proof_file)
+    try:
+        values = np.asarray(proof_file.statement.values, dtype=np.uint32).reshape(-1, 4)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise ProofFormatError(f"proof file statement values: not (m, 4) field words ({exc})") from None
+    return F.from_monty(values).astype(np.int64).tolist()

@@ -1,7 +1,8 @@
 """The ``whirgpu`` command line: devices, params, prove, verify, bench.
 
 Exit codes: 0 success / accept; 1 reject or a whirgpu error (bad input, bad proof, device limit), printed as
-one line; 2 usage errors (argparse). Set WHIRGPU_DEBUG=1 to see a traceback for unexpected failures.
+one line; 2 usage errors (argparse) and files that cannot be read or written (``FileError``, one line on
+stderr); 3 an unexpected failure. Set WHIRGPU_DEBUG=1 to see a traceback for unexpected failures.
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ from pathlib import Path
 import numpy as np
 
 from .backends import BACKEND_NAMES
-from .errors import ConfigError, ProofFormatError, VerificationError, WhirGpuError
-from .cli_options import add_max_binding_flag, add_storage_flag, phases_ms, read_json_file
+from .errors import ConfigError, FileError, ProofFormatError, VerificationError, WhirGpuError
+from .cli_options import (add_max_binding_flag, add_storage_flag, check_writable, phases_ms, read_bytes,
+                          read_json_file)
 from .overrides import binding_option, lowered_note
 from .protocol.params import (
     DEFAULT_MAX_POW,
@@ -121,8 +123,9 @@ def _build_parser() -> argparse.ArgumentParser:
     add_bench_parser(sub)
 
     p = sub.add_parser("verify", help="verify a proof file",
-                       description="Verify a proof file. Prints 'accept' (exit 0) or 'reject: <reason>' (exit 1).")
-    p.add_argument("file", metavar="FILE")
+                       description="Verify a proof file. Prints 'accept' (exit 0) or 'reject: <reason>' (exit 1); a "
+                                   "file that cannot be read is an error on stderr (exit 2).")
+    p.add_argument("file", metavar="FILE", help="the proof file; - reads it from standard input")
     p.add_argument("--format", default="auto", choices=("auto", "binary", "whir-p3-json"),
                    help="proof file format (default: detect)")
     return parser
@@ -271,10 +274,11 @@ def _cmd_prove(args) -> int:
     from .api import Prover
     from .protocol.serialize import dump
 
+    out = Path(args.out or DEFAULT_OUT[args.format])
+    check_writable(out, "--out")  # before seconds of proving, not after
     params, draw, description, seed = _load_instance(args)
     prover = Prover(params, backend=args.backend, storage=args.storage)  # refuses before 2^n values are drawn
     poly, statement = draw()
-    out = Path(args.out or DEFAULT_OUT[args.format])
     if not args.json:
         print(f"backend: {prover.backend.name} ({prover.backend_reason})")
     start = time.perf_counter()
@@ -285,7 +289,7 @@ def _cmd_prove(args) -> int:
     try:
         out.write_bytes(data)
     except OSError as exc:
-        raise ConfigError(f"cannot write {out}: {exc.strerror}") from None
+        raise FileError(f"cannot write {out}: {exc.strerror or exc}") from None
     summary = {
         "backend": prover.backend.name,
         "backend_reason": prover.backend_reason,
@@ -320,12 +324,7 @@ def _cmd_verify(args) -> int:
     from .api import verify
     from .protocol.serialize import load
 
-    path = Path(args.file)
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        print(f"reject: cannot read {path}: {exc.strerror}")
-        return 1
+    data = read_bytes(args.file)  # a file that cannot be read is no reject: FileError, exit 2
     try:
         verify(load(data, args.format))
     except (VerificationError, ProofFormatError) as exc:
@@ -348,14 +347,38 @@ COMMANDS = {"bench": _cmd_bench, "devices": _cmd_devices, "params": _cmd_params,
             "verify": _cmd_verify}
 
 
+DEBUG_ENV = "WHIRGPU_DEBUG"
+DEBUG_VALUES = {"1": True, "true": True, "yes": True, "on": True, "": False, "0": False, "false": False,
+                "no": False, "off": False}
+
+
+def debug_from_env() -> bool:
+    """``WHIRGPU_DEBUG`` as a switch (1/true/yes/on, or 0/false/no/off/unset); a ConfigError naming it otherwise."""
+    value = os.environ.get(DEBUG_ENV, "").strip()
+    if value.lower() not in DEBUG_VALUES:
+        raise ConfigError(f"{DEBUG_ENV}={value!r} is not a switch: give 1 (show tracebacks) or 0")
+    return DEBUG_VALUES[value.lower()]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = _build_parser()
     args = parser.parse_args(argv)
     try:
+        debug = debug_from_env()  # read first: it decides how every later failure is shown
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    try:
         with binding_option(getattr(args, "max_binding", None)):
             return COMMANDS[args.command](args)
+    except FileError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     except WhirGpuError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except MemoryError as exc:  # past the cpu backend's estimate: numpy names the allocation's size
+        print(f"error: out of memory: {exc or 'an allocation failed'}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
@@ -366,7 +389,7 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
     except Exception as exc:  # noqa: BLE001 - the CLI never shows a traceback unless asked
-        if os.environ.get("WHIRGPU_DEBUG"):
+        if debug:
             raise
         print(f"internal error: {type(exc).__name__}: {exc} (set WHIRGPU_DEBUG=1 for a traceback)", file=sys.stderr)
         return 3

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from ..limits import DeviceLimits, StorageMode
-from ..errors import BackendUnavailable, KernelFault, ShaderCompileError
+from ..errors import BackendUnavailable, ConfigError, KernelFault, ShaderCompileError
 from ..kernels.compose import ComposedSource, compose
 from ..kernels.registry import KernelSpec, spec
 from ..overrides import resolve_binding
@@ -79,11 +79,34 @@ def _compiler_version(path: str) -> str:
 
 
 def _cache_dir() -> Path:
-    root = os.environ.get("WHIRGPU_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "whirgpu")
+    """The folder of compiled libraries (created); a one-line ConfigError naming ``WHIRGPU_CACHE_DIR`` (or the
+    default folder) when it cannot be created or written."""
+    env = os.environ.get("WHIRGPU_CACHE_DIR")
+    root = env or os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "whirgpu")
     path = Path(root) / "msl-cpu"
-    path.mkdir(parents=True, exist_ok=True)
+    source = f"WHIRGPU_CACHE_DIR={env!r}" if env else f"the msl-cpu cache folder {path} (set WHIRGPU_CACHE_DIR)"
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"{source}: cannot create {exc.filename or path}: {exc.strerror}") from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise ConfigError(f"{source}: {path} is not writable")
     return path
+
+
+def workers_from_env() -> int | None:
+    """``WHIRGPU_MSL_CPU_WORKERS`` as a positive thread count, None when unset or empty; a ConfigError naming
+    the variable otherwise."""
+    value = os.environ.get("WHIRGPU_MSL_CPU_WORKERS", "").strip()
+    if not value:
+        return None
+    try:
+        workers = int(value)
+    except ValueError:
+        workers = 0
+    if workers < 1:
+        raise ConfigError(f"WHIRGPU_MSL_CPU_WORKERS={value!r} is not a thread count: give a positive integer")
+    return workers
 
 
 def _argument(entry: str, param: str) -> str:
@@ -275,8 +298,7 @@ class MslCpuRuntime(Runtime):
         self.max_groups_per_dim = int(max_groups_per_dim or 65535)
         self._binding = resolve_binding(DEVICE_BINDING_BYTES, max_binding_bytes)
         self.max_binding_bytes = self._binding.size
-        env_workers = os.environ.get("WHIRGPU_MSL_CPU_WORKERS")
-        self.workers = max(1, int(workers or (env_workers and int(env_workers)) or os.cpu_count() or 1))
+        self.workers = max(1, int(workers or workers_from_env() or os.cpu_count() or 1))
         self.device_name = f"MSL on the CPU ({self.compiler_version}, {self.workers} threads)"
         self._kernels: dict[tuple, _Kernel] = {}
         self._times: list[tuple[str, float]] | None = None
