@@ -8,10 +8,12 @@ extension element [a0, a1, a2, a3] (a0 + a1 X + a2 X^2 + a3 X^3, X^4 = 11) or a 
 
 from __future__ import annotations
 
+import gc
+
 import numpy as np
 
 from .backends import Backend, TransferStats, select_backend
-from .errors import ConfigError, ProofFormatError, VerificationError, WhirGpuError
+from .errors import BackendUnavailable, ConfigError, ProofFormatError, VerificationError, WhirGpuError
 from .field import P
 from .protocol.params import ProtocolParameters, WhirConfig
 from .protocol.proof import Statement
@@ -63,10 +65,43 @@ class Prover:
                  storage: str | None = None):
         self.config = params if isinstance(params, WhirConfig) else WhirConfig.from_params(params)
         choice = select_backend(backend, self.config, storage)  # auto checks that the proof fits the device
-        self.backend = choice.backend
+        self._backend: Backend | None = choice.backend
+        self._owns_backend = not isinstance(backend, Backend)  # a backend passed in stays the caller's to close
         self.backend_reason = choice.reason
         self.last_phase_seconds: dict[str, float] = {}
         self.last_transfers = TransferStats()
+
+    @property
+    def backend(self) -> Backend:
+        """The backend proofs run on; a ``BackendUnavailable`` once the prover is closed."""
+        if self._backend is None:
+            raise BackendUnavailable("this Prover is closed (close() or the end of its with block released its "
+                                     "device): make a new Prover")
+        return self._backend
+
+    @property
+    def closed(self) -> bool:
+        return self._backend is None
+
+    def close(self) -> None:
+        """Release the backend's device memory (its pooled buffers) and the runtime's device now, instead of when
+        the garbage collector finds them; idempotent. A closed prover refuses to prove. A backend passed in
+        ready-made (``Prover(params, backend=GpuBackend(...))``) is only let go of: its owner closes it."""
+        backend, self._backend = self._backend, None
+        if backend is not None and self._owns_backend:
+            backend.close()
+            del backend
+            # The backend, its transfer-counting wrapper, the runtime's kernel and bind-group caches and the
+            # WebGPU objects refer to one another in cycles that hold the driver's memory until Python's cycle
+            # collector runs, which large device allocations never trigger: collect them now (tens of ms).
+            gc.collect()
+
+    def __enter__(self) -> "Prover":
+        self.backend  # noqa: B018 - a closed prover refuses to enter a with block as it refuses to prove
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
 
     @property
     def storage(self) -> str | None:
@@ -93,9 +128,10 @@ class Prover:
 
     def prove_monty(self, poly: np.ndarray, statement: Statement) -> ProofFile:
         """Lower level: Montgomery table and statement in, proof file out."""
+        backend = self.backend  # a closed prover refuses here, before any work
         if not isinstance(statement, Statement):
             raise ConfigError(f"prove_monty statement: expected a Statement, got {type(statement).__name__}")
-        prover = WhirProver(self.config, self.backend)
+        prover = WhirProver(self.config, backend)
         proof = prover.prove(poly, statement)
         self.last_phase_seconds = dict(prover.timer.seconds)
         self.last_transfers = prover.stats

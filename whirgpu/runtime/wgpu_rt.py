@@ -603,6 +603,33 @@ class WgpuRuntime(Runtime):
         return _WgpuBatch(self)
 
 
+    # -- lifetime --------------------------------------------------------------------------------------------
+    def free(self, buffer: RtBuffer) -> None:
+        buffer.handle.destroy()  # the device memory goes now, not when the collector finds the Python object
+
+    def close(self) -> None:
+        """Wait for submitted work, destroy the cached buffers and the device, and drop every reference to them.
+        wgpu-py's and wgpudawn's devices refer to themselves through their queues (see
+        ``_collect_dropped_devices``), so the device's handle is released explicitly rather than left to the
+        cycle collector; its memory is freed by ``destroy`` either way."""
+        device = getattr(self, "device", None)
+        if device is None:
+            return
+        try:
+            self.wait()
+        finally:
+            for cached in (self._staging, self._params):
+                if cached is not None:
+                    cached.destroy()
+            self._kernels, self._bind_groups = {}, {}
+            self._staging = self._params = self.profiler = None
+            self.device = None
+            device.destroy()
+            release = getattr(device, "_release", None)  # breaks the device <-> queue cycle where wgpu-py has it
+            if release is not None:
+                release()
+
+
 class DawnRuntime(WgpuRuntime):
     """``WgpuRuntime`` on Dawn (``wgpudawn``): Tint compiles the same WGSL that browsers run. Dawn offers no
     shader-int64, so the multiply is always the emulated one; its resolved timestamps are nanoseconds."""
