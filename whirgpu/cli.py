@@ -281,8 +281,12 @@ def _cmd_prove(args) -> int:
     poly, statement = draw()
     if not args.json:
         print(f"backend: {prover.backend.name} ({prover.backend_reason})")
+    from .progress_line import progress_line, wanted  # noqa: PLC0415
+
+    label = f"proving n={params.num_variables} fold={params.folding_factor} on {prover.backend.name}"
     start = time.perf_counter()
-    proof_file = prover.prove_monty(poly, statement)
+    with progress_line(label, wanted(args.json)):  # appears only past 2 s, only on a terminal
+        proof_file = prover.prove_monty(poly, statement)
     proof_file.seed = seed
     seconds = time.perf_counter() - start
     data = dump(proof_file, args.format)

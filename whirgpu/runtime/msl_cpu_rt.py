@@ -21,6 +21,7 @@ import hashlib
 import os
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -31,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import activity
 from ..limits import DeviceLimits, StorageMode
 from ..errors import BackendUnavailable, ConfigError, KernelFault, ShaderCompileError
 from ..kernels.compose import ComposedSource, compose
@@ -202,19 +204,53 @@ def build(cpp: str, label: str, source: ComposedSource) -> Path:
     target = _cache_dir() / f"{label}-{digest}.so"
     if target.is_file():
         return target
-    fd, partial = tempfile.mkstemp(suffix=".so", dir=target.parent)
+    try:
+        fd, partial = tempfile.mkstemp(suffix=".so", dir=target.parent)
+    except OSError as exc:
+        raise ConfigError(f"msl-cpu cache folder {target.parent}: {exc.strerror or exc} (set WHIRGPU_CACHE_DIR)") \
+            from None
     os.close(fd)
     try:
-        done = subprocess.run([compiler, *CXX_FLAGS, "-I", str(SHIM_DIR), "-x", "c++", "-", "-o", partial],
-                              input=cpp, capture_output=True, text=True, timeout=600, check=False)
-        if done.returncode != 0:
+        with activity.doing(f"compiling kernel {label} (msl-cpu)"):
+            returncode, stderr = run_compiler([compiler, *CXX_FLAGS, "-I", str(SHIM_DIR), "-x", "c++", "-", "-o",
+                                               partial], cpp)
+        if returncode != 0:
             raise ShaderCompileError(f"kernel {label} (msl-cpu): "
-                                     f"{_map_compiler_message(done.stderr.strip(), source)[:4000]}")
+                                     f"{_map_compiler_message(stderr.strip(), source)[:4000]}")
         os.replace(partial, target)
     finally:
         if os.path.exists(partial):
             os.unlink(partial)
     return target
+
+
+COMPILE_TIMEOUT_S = 600
+
+
+def run_compiler(argv: list[str], source: str) -> tuple[int, str]:
+    """(exit status, stderr) of the compiler fed ``source`` on stdin. The compiler runs in a process group of its
+    own, and that whole group is killed if this call does not return normally (Ctrl-C, a timeout, any error):
+    the compiler driver's children (cc1plus, as, ld) go with it instead of running on as orphans."""
+    child = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, start_new_session=True)
+    try:
+        _, stderr = child.communicate(source, timeout=COMPILE_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        _kill_group(child)
+        raise ShaderCompileError(f"the C++ compiler ran past {COMPILE_TIMEOUT_S} s: {argv[0]}") from None
+    except BaseException:
+        _kill_group(child)
+        raise
+    return child.returncode, stderr
+
+
+def _kill_group(child: subprocess.Popen) -> None:
+    try:
+        os.killpg(child.pid, signal.SIGKILL)  # the group id is the child's pid (start_new_session)
+    except ProcessLookupError:
+        pass
+    child.kill()
+    child.wait()
 
 
 @lru_cache(maxsize=1)

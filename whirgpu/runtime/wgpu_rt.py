@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import activity
 from ..limits import DeviceLimits, StorageMode
 from ..errors import BackendUnavailable, DeviceLimitError, DeviceOutOfMemory, ShaderCompileError
 from ..kernels.compose import compose, map_diagnostic
@@ -378,7 +379,8 @@ class _Kernel:
         if self._done is None:
             rt = self._rt()
             try:
-                pipeline = self._wait()
+                with activity.doing(f"compiling kernel {self.label} ({IMPLS[rt.name].label})"):
+                    pipeline = self._wait()
             except Exception as exc:  # noqa: BLE001 - naga/driver diagnostics arrive as various wgpu errors
                 rt._kernels = {k: v for k, v in rt._kernels.items() if v is not self}  # a later call tries again
                 message = map_diagnostic(rt._compile_message(str(exc)), self._source)
