@@ -6,6 +6,7 @@ for the host's memory (refused up front, both sizes named), and wrong types at t
 from __future__ import annotations
 
 import io
+import json
 import re
 import shutil
 from pathlib import Path
@@ -297,3 +298,19 @@ def test_a_proof_file_with_wrong_parts(proof):
     with pytest.raises(ProofFormatError):
         whirgpu.claimed_values(broken)
     assert whirgpu.claimed_values(proof) == whirgpu.claimed_values(whirgpu.load(whirgpu.dump(proof, "binary")))
+
+
+# ---- the folding factor, as people and documents read it ---------------------------------------------------------
+
+def test_folding_factor_reads_the_same_in_text_and_json(capsys):
+    from whirgpu.protocol.params import Constant, ConstantFromSecondRound
+
+    assert str(Constant(4)) == "4" and str(ConstantFromSecondRound(4, 2)) == "4 then 2"
+    code, out, _ = run(["prove", *SMALL, "--seed", "0", "--backend", "cpu"], capsys)
+    assert code == 0 and " fold=2 rate=1 " in out and "Constant" not in out
+    code, out, _ = run(["prove", *SMALL, "--seed", "0", "--backend", "cpu", "--json"], capsys)
+    proved = json.loads(out)["folding_factor"]
+    code, out, _ = run(["params", *SMALL, "--json"], capsys)
+    assert proved == json.loads(out)["params"]["folding_factor"] == {"Constant": 2}
+    code, out, _ = run(["params", *SMALL], capsys)
+    assert "folding 2," in out and "Constant" not in out

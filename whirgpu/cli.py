@@ -40,7 +40,7 @@ def _add_param_flags(p: argparse.ArgumentParser, required: bool = True) -> None:
     g.add_argument("--num-variables", "-n", type=int, required=required, metavar="N",
                    help="the polynomial has 2^N evaluations")
     g.add_argument("--folding-factor", "-k", type=int, required=required, metavar="K",
-                   help="variables folded per round (Constant(K))")
+                   help="variables folded per round (the same K in every round)")
     g.add_argument("--rate", "-r", type=int, required=required, metavar="R",
                    help="starting log2 of the inverse code rate")
     # Defaults are filled in by _params_from_args, so that `prove --from` can tell a given flag from a default.
@@ -299,7 +299,7 @@ def _cmd_prove(args) -> int:
         "backend_reason": prover.backend_reason,
         "instance": description,
         "num_variables": params.num_variables,
-        "folding_factor": str(params.folding_factor),
+        "folding_factor": params.folding_factor.to_serde(),  # as params --json and the proof documents
         "rate": params.starting_log_inv_rate,
         "prove_ms": round(seconds * 1e3, 3),
         "phases_ms": phases_ms(prover.last_phase_seconds, seconds),

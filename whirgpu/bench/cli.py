@@ -172,9 +172,40 @@ def _run(args):
     return results
 
 
+def _load_kernel_reports(args, docs: list[tuple[str, dict]]) -> int:
+    """``--load`` of ``--kernels`` reports: print their tables again (``--markdown``), merged; ``--json`` writes
+    the merged report."""
+    from .kernel_report import print_kernel_report  # noqa: PLC0415
+    from .kernels import is_report, merge_reports  # noqa: PLC0415
+
+    grids = [path for path, doc in docs if not is_report(doc)]
+    if grids:
+        raise ConfigError(f"--load: {grids[0]} is not a --kernels report like the others; load grid results "
+                          "and --kernels reports separately")
+    given = [flag for dest, flag in (("plot", "--plot"), ("baseline", "--baseline"), ("reference", "--reference"),
+                                     ("phases", "--phases"), *RUN_OPTIONS) if getattr(args, dest)]
+    if given:
+        raise ConfigError(f"--load of --kernels reports renders their tables only (--markdown, --json); drop "
+                          f"{given[0]}")
+    merged = merge_reports(docs)
+    print_kernel_report(merged, args.markdown)
+    if args.json:
+        _write_json(args.json, merged)
+        print(f"wrote {args.json}", file=sys.stderr)
+    return 0
+
+
 def run_bench(args) -> int:
     if args.kernels:
         return _run_kernels(args)
+    if args.load:
+        from ..cli_options import read_json_file  # noqa: PLC0415
+        from .kernels import is_report  # noqa: PLC0415
+
+        check_writable(args.json, "--json")
+        docs = [(path, read_json_file(path)) for path in args.load]
+        if any(is_report(doc) for _, doc in docs):
+            return _load_kernel_reports(args, docs)
     baseline = args.baseline or "cpu"
     check_writable(args.json, "--json")
     check_writable(args.plot, "--plot")
