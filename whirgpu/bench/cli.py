@@ -183,7 +183,7 @@ def _load_kernel_reports(args, docs: list[tuple[str, dict]]) -> int:
         raise ConfigError(f"--load: {grids[0]} is not a --kernels report like the others; load grid results "
                           "and --kernels reports separately")
     given = [flag for dest, flag in (("plot", "--plot"), ("baseline", "--baseline"), ("reference", "--reference"),
-                                     ("phases", "--phases"), *RUN_OPTIONS) if getattr(args, dest)]
+                                     ("phases", "--phases")) if getattr(args, dest)]
     if given:
         raise ConfigError(f"--load of --kernels reports renders their tables only (--markdown, --json); drop "
                           f"{given[0]}")
@@ -202,6 +202,9 @@ def run_bench(args) -> int:
         from ..cli_options import read_json_file  # noqa: PLC0415
         from .kernels import is_report  # noqa: PLC0415
 
+        given = [flag for dest, flag in RUN_OPTIONS if getattr(args, dest) is not None]
+        if given:
+            raise ConfigError(f"--load renders saved results and runs nothing; drop {given[0]}")
         check_writable(args.json, "--json")
         docs = [(path, read_json_file(path)) for path in args.load]
         if any(is_report(doc) for _, doc in docs):
