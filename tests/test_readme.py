@@ -43,3 +43,18 @@ def test_ci_runs_the_readme_test_command():
     assert len(commands) == 1
     ci = (README.parent / ".ci" / "run").read_text()
     assert commands[0].strip() in ci
+
+
+def test_verify_time_agrees_with_performance_md():
+    """The README states n = 20's verify time once, as docs/PERFORMANCE.md last measured it."""
+    text = " ".join(README.read_text().split())
+    claims = {int(ms) for sentence in re.split(r"(?<=\.) ", text) if "erif" in sentence and "n = 20" in sentence
+              for ms in re.findall(r"about (\d+) ms", sentence)}
+    performance = " ".join((README.parent / "docs" / "PERFORMANCE.md").read_text().split())
+    measured = re.search(r"n = 20 (\d+(?:\.\d+)?) ms", performance)
+    assert measured and claims == {round(float(measured.group(1)))}, (claims, measured and measured.group(0))
+
+
+def test_readme_does_not_say_dawn_cannot_be_profiled():
+    text = " ".join(README.read_text().split())
+    assert "cannot profile Dawn" not in text and "--kernels --backends dawn" in text

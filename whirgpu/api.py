@@ -8,6 +8,7 @@ extension element [a0, a1, a2, a3] (a0 + a1 X + a2 X^2 + a3 X^3, X^4 = 11) or a 
 
 from __future__ import annotations
 
+import gc
 import sys
 import time
 
@@ -15,12 +16,12 @@ import numpy as np
 
 from .backends import Backend, TransferStats, select_backend
 from .backends.base import non_canonical
-from .errors import ConfigError, ProofFormatError, VerificationError, WhirGpuError
+from .errors import BackendUnavailable, ConfigError, ProofFormatError, VerificationError, WhirGpuError
 from .field import P
 from .protocol.params import ProtocolParameters, WhirConfig
 from .protocol.proof import Statement
 from .protocol.prover import PolynomialSource, WhirProver, check_polynomial
-from .protocol.serialize import ProofFile, dump, load
+from .protocol.serialize import ProofFile, check_proof_file, dump, load
 from .protocol.verifier import WhirVerifier
 from .ref import field_np as F
 from .ref.multilinear import evaluate
@@ -114,10 +115,43 @@ class Prover:
                  storage: str | None = None):
         self.config = params if isinstance(params, WhirConfig) else WhirConfig.from_params(params)
         choice = select_backend(backend, self.config, storage)  # auto checks that the proof fits the device
-        self.backend = choice.backend
+        self._backend: Backend | None = choice.backend
+        self._owns_backend = not isinstance(backend, Backend)  # a backend passed in stays the caller's to close
         self.backend_reason = choice.reason
         self.last_phase_seconds: dict[str, float] = {}
         self.last_transfers = TransferStats()
+
+    @property
+    def backend(self) -> Backend:
+        """The backend proofs run on; a ``BackendUnavailable`` once the prover is closed."""
+        if self._backend is None:
+            raise BackendUnavailable("this Prover is closed (close() or the end of its with block released its "
+                                     "device): make a new Prover")
+        return self._backend
+
+    @property
+    def closed(self) -> bool:
+        return self._backend is None
+
+    def close(self) -> None:
+        """Release the backend's device memory (its pooled buffers) and the runtime's device now, instead of when
+        the garbage collector finds them; idempotent. A closed prover refuses to prove. A backend passed in
+        ready-made (``Prover(params, backend=GpuBackend(...))``) is only let go of: its owner closes it."""
+        backend, self._backend = self._backend, None
+        if backend is not None and self._owns_backend:
+            backend.close()
+            del backend
+            # The backend, its transfer-counting wrapper, the runtime's kernel and bind-group caches and the
+            # WebGPU objects refer to one another in cycles that hold the driver's memory until Python's cycle
+            # collector runs, which large device allocations never trigger: collect them now (tens of ms).
+            gc.collect()
+
+    def __enter__(self) -> "Prover":
+        self.backend  # noqa: B018 - a closed prover refuses to enter a with block as it refuses to prove
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
 
     @property
     def storage(self) -> str | None:
@@ -164,9 +198,12 @@ class Prover:
         """Lower level: a Montgomery table (2^n uint32 words below p, checked on the host) and either a
         ``Statement`` (its claimed values taken as given) or the points alone, (m, n, 4) Montgomery (the claimed
         values computed by the backend, as ``prove`` does)."""
-        prover = WhirProver(self.config, self.backend)
+        prover = WhirProver(self.config, self.backend)  # a closed prover refuses here, before any work
         if isinstance(statement, Statement):
             proof = prover.prove(poly, statement)
+        elif not isinstance(statement, (np.ndarray, list, tuple)):
+            raise ConfigError(f"prove_monty statement: expected a Statement or its points, got "
+                              f"{type(statement).__name__}")
         else:
             poly = check_polynomial(self.config, poly)
             proof, statement = prover.prove_points(PolynomialSource(poly, canonical=False),
@@ -213,6 +250,9 @@ def is_valid(proof_file: ProofFile | bytes | str) -> bool:
     return True
 
 
+MAX_RANDOM_VARIABLES = 33  # 2^32 values (16 GiB of words): past any configuration a device or host proves
+
+
 def random_instance(num_variables: int, seed: int) -> tuple[np.ndarray, Statement]:
     """The reference sweep's instance: SmallRng(seed) draws 2^n base values, then one EF point of n coordinates.
 
@@ -232,6 +272,10 @@ def random_canonical_instance(num_variables: int, seed: int) -> tuple[np.ndarray
 def random_points(num_variables: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """``random_instance`` without the claimed value: the Montgomery table (2^n,) and the point (1, n, 4)
     Montgomery, for ``Prover.prove_monty`` to evaluate where the table is."""
+    for name, value, bound in (("num_variables", num_variables, MAX_RANDOM_VARIABLES), ("seed", seed, 1 << 64)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 0 <= value < bound:
+            raise ConfigError(f"random_instance {name}: expected an integer in [0, {bound}), got {value!r}"[:200])
+    num_variables, seed = int(num_variables), int(seed)
     rng = Xoshiro256PlusPlus(seed)
     poly = random_base(rng, 1 << num_variables)
     return poly, random_ef(rng, num_variables).reshape(1, num_variables, 4)
@@ -244,5 +288,11 @@ __all__ = ["Prover", "ProofFile", "dump", "load", "verify", "is_valid", "random_
 
 
 def claimed_values(proof_file: ProofFile) -> list[list[int]]:
-    """The statement's claimed values as canonical [a0, a1, a2, a3] per point."""
-    return F.from_monty(proof_file.statement.values).astype(np.int64).tolist()
+    """The statement's claimed values as canonical [a0, a1, a2, a3] per point (a ``ProofFormatError`` for
+    anything but a ``ProofFile``)."""
+    check_proof_file(proof_file)
+    try:
+        values = np.asarray(proof_file.statement.values, dtype=np.uint32).reshape(-1, 4)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise ProofFormatError(f"proof file statement values: not (m, 4) field words ({exc})") from None
+    return F.from_monty(values).astype(np.int64).tolist()

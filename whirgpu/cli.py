@@ -1,7 +1,8 @@
 """The ``whirgpu`` command line: devices, params, prove, verify, bench.
 
 Exit codes: 0 success / accept; 1 reject or a whirgpu error (bad input, bad proof, device limit), printed as
-one line; 2 usage errors (argparse). Set WHIRGPU_DEBUG=1 to see a traceback for unexpected failures.
+one line; 2 usage errors (argparse) and files that cannot be read or written (``FileError``, one line on
+stderr); 3 an unexpected failure. Set WHIRGPU_DEBUG=1 to see a traceback for unexpected failures.
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ from pathlib import Path
 import numpy as np
 
 from .backends import BACKEND_NAMES
-from .errors import ConfigError, ProofFormatError, VerificationError, WhirGpuError
-from .cli_options import add_max_binding_flag, add_storage_flag, phases_ms, read_json_file
+from .errors import ConfigError, FileError, ProofFormatError, VerificationError, WhirGpuError
+from .cli_options import (add_max_binding_flag, add_storage_flag, check_writable, phases_ms, read_bytes,
+                          read_json_file)
 from .overrides import binding_option, lowered_note
 from .protocol.params import (
     DEFAULT_MAX_POW,
@@ -38,7 +40,7 @@ def _add_param_flags(p: argparse.ArgumentParser, required: bool = True) -> None:
     g.add_argument("--num-variables", "-n", type=int, required=required, metavar="N",
                    help="the polynomial has 2^N evaluations")
     g.add_argument("--folding-factor", "-k", type=int, required=required, metavar="K",
-                   help="variables folded per round (Constant(K))")
+                   help="variables folded per round (the same K in every round)")
     g.add_argument("--rate", "-r", type=int, required=required, metavar="R",
                    help="starting log2 of the inverse code rate")
     # Defaults are filled in by _params_from_args, so that `prove --from` can tell a given flag from a default.
@@ -121,8 +123,9 @@ def _build_parser() -> argparse.ArgumentParser:
     add_bench_parser(sub)
 
     p = sub.add_parser("verify", help="verify a proof file",
-                       description="Verify a proof file. Prints 'accept' (exit 0) or 'reject: <reason>' (exit 1).")
-    p.add_argument("file", metavar="FILE")
+                       description="Verify a proof file. Prints 'accept' (exit 0) or 'reject: <reason>' (exit 1); a "
+                                   "file that cannot be read is an error on stderr (exit 2).")
+    p.add_argument("file", metavar="FILE", help="the proof file; - reads it from standard input")
     p.add_argument("--format", default="auto", choices=("auto", "binary", "whir-p3-json"),
                    help="proof file format (default: detect)")
     return parser
@@ -230,7 +233,7 @@ def _cmd_devices(args) -> int:
 
 
 def _load_instance(args):
-    """(params, draw, description, instance seed or None) for `prove`. ``draw(prover)`` proves the instance and
+    """(params, prove, description, instance seed or None) for `prove`. ``prove(prover)`` proves the instance and
     returns the proof file; the claimed values are computed by the prover where the table is (a file's own claims
     must agree with them). A random instance is drawn only then, so a refused configuration costs no 2^n draws."""
     from .api import canonical_table, claimed_values, random_points
@@ -287,26 +290,31 @@ def _cmd_prove(args) -> int:
     from .api import Prover
     from .protocol.serialize import dump
 
+    out = Path(args.out or DEFAULT_OUT[args.format])
+    check_writable(out, "--out")  # before seconds of proving, not after
     params, prove_instance, description, seed = _load_instance(args)
     prover = Prover(params, backend=args.backend, storage=args.storage)  # refuses before 2^n values are drawn
-    out = Path(args.out or DEFAULT_OUT[args.format])
     if not args.json:
         print(f"backend: {prover.backend.name} ({prover.backend_reason})")
+    from .progress_line import progress_line, wanted  # noqa: PLC0415
+
+    label = f"proving n={params.num_variables} fold={params.folding_factor} on {prover.backend.name}"
     start = time.perf_counter()
-    proof_file = prove_instance(prover)
+    with progress_line(label, wanted(args.json)):  # appears only past 2 s, only on a terminal
+        proof_file = prove_instance(prover)
     proof_file.seed = seed
     seconds = time.perf_counter() - start
     data = dump(proof_file, args.format)
     try:
         out.write_bytes(data)
     except OSError as exc:
-        raise ConfigError(f"cannot write {out}: {exc.strerror}") from None
+        raise FileError(f"cannot write {out}: {exc.strerror or exc}") from None
     summary = {
         "backend": prover.backend.name,
         "backend_reason": prover.backend_reason,
         "instance": description,
         "num_variables": params.num_variables,
-        "folding_factor": str(params.folding_factor),
+        "folding_factor": params.folding_factor.to_serde(),  # as params --json and the proof documents
         "rate": params.starting_log_inv_rate,
         "prove_ms": round(seconds * 1e3, 3),
         "phases_ms": phases_ms(prover.last_phase_seconds, seconds),
@@ -335,12 +343,7 @@ def _cmd_verify(args) -> int:
     from .api import verify
     from .protocol.serialize import load
 
-    path = Path(args.file)
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        print(f"reject: cannot read {path}: {exc.strerror}")
-        return 1
+    data = read_bytes(args.file)  # a file that cannot be read is no reject: FileError, exit 2
     try:
         verify(load(data, args.format))
     except (VerificationError, ProofFormatError) as exc:
@@ -363,14 +366,38 @@ COMMANDS = {"bench": _cmd_bench, "devices": _cmd_devices, "params": _cmd_params,
             "verify": _cmd_verify}
 
 
+DEBUG_ENV = "WHIRGPU_DEBUG"
+DEBUG_VALUES = {"1": True, "true": True, "yes": True, "on": True, "": False, "0": False, "false": False,
+                "no": False, "off": False}
+
+
+def debug_from_env() -> bool:
+    """``WHIRGPU_DEBUG`` as a switch (1/true/yes/on, or 0/false/no/off/unset); a ConfigError naming it otherwise."""
+    value = os.environ.get(DEBUG_ENV, "").strip()
+    if value.lower() not in DEBUG_VALUES:
+        raise ConfigError(f"{DEBUG_ENV}={value!r} is not a switch: give 1 (show tracebacks) or 0")
+    return DEBUG_VALUES[value.lower()]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = _build_parser()
     args = parser.parse_args(argv)
     try:
+        debug = debug_from_env()  # read first: it decides how every later failure is shown
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    try:
         with binding_option(getattr(args, "max_binding", None)):
             return COMMANDS[args.command](args)
+    except FileError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     except WhirGpuError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except MemoryError as exc:  # past the cpu backend's estimate: numpy names the allocation's size
+        print(f"error: out of memory: {exc or 'an allocation failed'}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
@@ -381,7 +408,7 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
     except Exception as exc:  # noqa: BLE001 - the CLI never shows a traceback unless asked
-        if os.environ.get("WHIRGPU_DEBUG"):
+        if debug:
             raise
         print(f"internal error: {type(exc).__name__}: {exc} (set WHIRGPU_DEBUG=1 for a traceback)", file=sys.stderr)
         return 3

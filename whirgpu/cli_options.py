@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 from .backends.base import STORAGE_POLICIES
-from .errors import ConfigError
+from .errors import ConfigError, FileError
 from .overrides import MAX_BINDING_ENV, MAX_BINDING_OPTION, MIN_BINDING_BYTES
 
 
@@ -30,13 +31,43 @@ def add_max_binding_flag(p: argparse.ArgumentParser) -> None:
                         "default) on a large one; a value above a device's own limit leaves the device's")
 
 
+def read_bytes(path: str | Path) -> bytes:
+    """The bytes of ``path`` (``-``: standard input); a one-line FileError when it cannot be read."""
+    if str(path) == "-":
+        return sys.stdin.buffer.read()
+    try:
+        return Path(path).read_bytes()
+    except OSError as exc:
+        raise FileError(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
+def check_writable(path: str | Path | None, flag: str) -> None:
+    """Fail before the work whose result goes to ``path``, not after it: a FileError naming ``flag`` unless the
+    file can be opened for writing (tried for real; a file that did not exist is removed again, one that did is
+    left untouched)."""
+    if path is None:
+        return
+    path = Path(path)
+    existed = path.exists()
+    if path.is_dir():
+        raise FileError(f"{flag} {path}: is a folder")
+    try:
+        with open(path, "ab"):
+            pass
+    except OSError as exc:
+        raise FileError(f"{flag} {path}: cannot write there: {exc.strerror or exc}") from None
+    if not existed:
+        path.unlink(missing_ok=True)
+
+
 def read_json_file(path: str | Path):
-    """The JSON document in ``path``; a one-line ConfigError when it cannot be read or is not JSON."""
+    """The JSON document in ``path``; a one-line FileError when it cannot be read, ConfigError when it is not
+    JSON."""
     path = Path(path)
     try:
         return json.loads(path.read_text())
     except OSError as exc:
-        raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
+        raise FileError(f"cannot read {path}: {exc.strerror or exc}") from None
     except ValueError as exc:
         raise ConfigError(f"{path} is not JSON: {exc}") from None
 

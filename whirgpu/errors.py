@@ -26,6 +26,11 @@ class VerificationError(WhirGpuError):
         self.check = check
 
 
+class FileError(WhirGpuError, OSError):
+    """A file that cannot be read or written (missing, unreadable, a folder, no such parent folder). The CLI
+    prints it on stderr and exits 2, so a script can tell it from a false proof (``reject``, exit 1)."""
+
+
 class BackendUnavailable(WhirGpuError):
     """A requested backend cannot run here (missing package, no adapter, not macOS, ...)."""
 

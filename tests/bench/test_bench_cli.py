@@ -400,14 +400,16 @@ def test_kernels_dispatch_and_guard(monkeypatch, capsys):
     (["--backends", "dawn:u64"], "'dawn:u64': Dawn has no shader-int64 (its WGSL has no u64), so it runs only the "
                                  "emulated multiply: use dawn or dawn:emulated"),
     (["--backends", "dawn:mulhi"], "'dawn:mulhi': dawn multiplies are emulated"),
-    (["--json", "no/such/folder/r.json"], "--json no/such/folder/r.json: folder no/such/folder does not exist"),
+    (["--json", "no/such/folder/r.json"], "--json no/such/folder/r.json: cannot write there: No such file or "
+                                          "directory"),
     (["--load", "missing.json"], "cannot read missing.json"),
     (["--load", "x.json", "--runs", "2"], "--load renders saved results and runs nothing; drop --runs"),
 ])
 def test_bad_inputs_are_one_line_errors(argv, message, monkeypatch, capsys):
+    """Exit 1 for a bad option, 2 for a file that cannot be read or written."""
     monkeypatch.setattr(runner, "run_grid", lambda *a, **k: pytest.fail("ran despite a bad option"))
     code, out, err = run(["bench", *argv], capsys)
-    assert code == 1 and out == ""
+    assert code == (2 if "cannot read" in message or "cannot write" in message else 1) and out == ""
     assert message in one_line(err) and one_line(err).startswith("error: ")
 
 

@@ -98,7 +98,8 @@ def test_kernels_account_for_the_proof(report, spec, name, mul):
     assert sum(k["ms"] for k in rows) == pytest.approx(point["gpu_ms"])
     assert sum(k["share"] for k in rows) == pytest.approx(1.0)
     assert point["wall_ms"] > 0 and point["overhead_estimate_ms"] > 0
-    assert point["other_ms"] == pytest.approx(point["wall_ms"] - point["gpu_ms"])
+    assert point["other_ms"] == pytest.approx(max(0.0, point["wall_ms"] - point["gpu_ms"]))  # never negative
+    assert point["gpu_exceeds_wall"] == (point["gpu_ms"] > point["wall_ms"])
     assert {k["label"]: k["launches"] for k in rows} == _labels_of_a_proof(open_runtime(name, mul))
     assert point["counts"]["dispatches"] == sum(k["launches"] for k in rows)
     assert point["counts"]["submissions"] > 0 and point["counts"]["reads"] == 1  # the proof region, at the end
@@ -133,3 +134,51 @@ def test_a_runtime_without_timestamps_shows_only_host_overheads(monkeypatch, tmp
     assert entry["calibration"]["copy_bytes_per_s"] is None and entry["calibration"]["dispatch_s"] > 0
     assert "cannot time kernels" in out.getvalue() and "copy bandwidth" not in out.getvalue()
     assert "readback latency" in out.getvalue()
+
+
+def test_the_json_report_loads_back(report, tmp_path, capsys):
+    """``bench --kernels --json`` writes what ``bench --load`` reads: the same tables, printed again."""
+    from whirgpu import cli
+
+    _, data, text = report
+    assert data["schema"] == kernels.SCHEMA
+    path = tmp_path / "k.json"
+    path.write_text(json.dumps(data))
+    legacy = tmp_path / "legacy.json"  # written before the schema existed
+    legacy.write_text(json.dumps({k: v for k, v in data.items() if k != "schema"}))
+    for source in (path, legacy):
+        assert cli.main(["bench", "--load", str(source), "--markdown"]) == 0
+        assert capsys.readouterr().out == text
+    assert cli.main(["bench", "--load", str(path), "--plot", str(tmp_path / "x.png")]) == 1
+    assert "renders their tables only" in capsys.readouterr().err
+    merged = tmp_path / "merged.json"
+    assert cli.main(["bench", "--load", str(path), str(legacy), "--markdown", "--json", str(merged)]) == 0
+    assert [b["spec"] for b in json.loads(merged.read_text())["backends"]] == [b["spec"] for b in data["backends"]]
+
+
+def test_overhead_is_never_negative():
+    """On lavapipe the timed proofs' kernels can add up to more than an untimed proof's wall time."""
+    from types import SimpleNamespace
+
+    counts = SimpleNamespace(submissions=3, dispatches=100, copies=0, reads=1, read_bytes=64, writes=1,
+                             write_bytes=64)
+    profile = SimpleNamespace(wall_ms=40.0, wall_ms_runs=[40.0], timed_wall_ms=70.0, gpu_ms=44.0,
+                              gpu_ms_runs=[44.0], counts=counts, kernels=[])
+    cal = SimpleNamespace(round_trip_s=1e-4, dispatch_s=1e-5, read_latency_s=1e-4, read_bytes_per_s=1e9,
+                          write_bytes_per_s=1e9, copy_bytes_per_s=1e9, products_per_s=1e9)
+    entry = kernels._point_entry(proof_profile_point(), profile, cal)
+    assert entry["other_ms"] == 0.0 and entry["gpu_exceeds_wall"]
+    line = kernel_report._point_summary(entry)
+    assert "other 0.0 ms" in line and "not measurable" in line and "-" not in line.split("other")[1].split("ms")[0]
+    entry["other_ms"] = -4.0  # a report written before the clamp
+    assert "other -" not in kernel_report._point_summary(entry)
+    profile.gpu_ms = 30.0
+    entry = kernels._point_entry(proof_profile_point(), profile, cal)
+    assert entry["other_ms"] == 10.0 and not entry["gpu_exceeds_wall"]
+    assert "= GPU 30.0 ms + other 10.0 ms" in kernel_report._point_summary(entry)
+
+
+def proof_profile_point():
+    from whirgpu.bench.grid import parse_point
+
+    return parse_point("10:2:1")

@@ -42,6 +42,7 @@ from .base import (
     resolve_storage,
 )
 from .cpu import CpuBackend
+from .host_memory import check_cpu_proof
 
 BACKEND_NAMES = ("auto", "cpu", "wgpu", "dawn", "metal", "msl-cpu")
 GPU_BACKENDS = ("wgpu", "dawn", "metal", "msl-cpu")  # the names that run the kernels
@@ -190,14 +191,19 @@ def _storage_ignored(choice: BackendChoice, storage: str, explicit: str | None) 
 def select_backend(name: str | Backend = "auto", config=None, storage: str | None = None) -> BackendChoice:
     """Resolve a backend name (or pass a ready ``Backend`` through). ``config`` (a ``WhirConfig``) lets ``auto``
     check that the proof fits the device and an explicit GPU backend refuse one that cannot run. ``storage`` is the
-    GPU storage policy (None: ``WHIRGPU_STORAGE``, else hybrid); a bad name is a ConfigError naming the choices."""
+    GPU storage policy (None: ``WHIRGPU_STORAGE``, else hybrid); a bad name is a ConfigError naming the choices.
+    A cpu proof (asked for, or auto's fallback) whose estimated host memory (``host_memory.cpu_proof_bytes``)
+    exceeds the memory available raises ``DeviceOutOfMemory`` naming both sizes."""
     explicit = storage if storage is not None else os.environ.get(STORAGE_ENV) or None
     if isinstance(name, Backend):  # a ready backend keeps its own policy; an argument must agree with it
         if storage is not None and resolve_storage(storage) != (name.storage or resolve_storage(storage)):
             raise ConfigError(f"storage={storage!r}, but the given {name.name} backend uses {name.storage!r}")
         return BackendChoice(name, "given by the caller")
     storage = resolve_storage(storage)
-    return _storage_ignored(_select(name, config, storage), storage, explicit)
+    choice = _storage_ignored(_select(name, config, storage), storage, explicit)
+    if config is not None and isinstance(choice.backend, CpuBackend):
+        check_cpu_proof(config)  # refused now, not as a MemoryError a minute into the proof
+    return choice
 
 
 def _select(name: str, config, storage: str) -> BackendChoice:

@@ -269,6 +269,10 @@ class Backend(ABC):
         """The caller is done with these buffers / commitments: a backend may free or reuse their memory now
         (optional; backends free on garbage collection otherwise). Using an item after releasing it is an error."""
 
+    def close(self) -> None:
+        """Free every buffer this backend holds and its device; idempotent. The backend must not be used
+        afterwards. Default: nothing to free (host memory, collected with the backend)."""
+
 
 @dataclass(frozen=True)
 class QueryStep:

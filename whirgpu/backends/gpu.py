@@ -346,6 +346,15 @@ class GpuBackend(Backend):
                 self._free(*split.release_buffers([codeword, *levels]))
                 item.handle = None
 
+    def close(self) -> None:
+        """Free the pooled buffers, then close the runtime (its device goes with it); idempotent."""
+        pool, self._pool = self._pool, {}
+        for buffer in [b for free in pool.values() for b in free]:
+            self.rt.free(buffer)
+        self._serial.clear()
+        self._session = None
+        self.rt.close()
+
     def _round_constants(self) -> RtBuffer:
         return merkle.round_constants(self._drivers)
 

@@ -2,7 +2,7 @@
 
 Exit codes: 0 all proofs identical and verified; 1 a bad option (one line, ConfigError), a backend listed with
 --backends that cannot open, or any row with an error (mismatched, rejected or failed proof; shown in the
-table); 130 Ctrl-C during the grid (the rows finished so far are still reported and saved).
+table); 2 a file that cannot be read or written (--load, --json, --plot: checked before anything runs); 130 Ctrl-C during the grid (the rows finished so far are still reported and saved).
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ..cli_options import add_max_binding_flag, add_storage_flag
-from ..errors import ConfigError
+from ..cli_options import add_max_binding_flag, add_storage_flag, check_writable
+from ..errors import ConfigError, FileError
 from .backends import default_specs, describe, open_specs, parse_specs
 from .grid import GRIDS, parse_grid
 from .summary import BASELINES
@@ -72,12 +72,6 @@ def add_bench_parser(sub) -> None:
                           "backend of an earlier one) and render them")
 
 
-def _check_writable(path: str | None, flag: str) -> None:
-    """Fail before an hour of benchmarking, not after it."""
-    if path is not None and not Path(path).resolve().parent.is_dir():
-        raise ConfigError(f"{flag} {path}: folder {Path(path).parent} does not exist")
-
-
 def _counts(args) -> tuple[int, int, int]:
     runs = 3 if args.runs is None else args.runs
     warmup = 1 if args.warmup is None else args.warmup
@@ -105,7 +99,7 @@ def _write_json(path: str, doc: dict) -> None:
     try:
         Path(path).write_text(json.dumps(doc, indent=2) + "\n")
     except OSError as exc:
-        raise ConfigError(f"cannot write {path}: {exc.strerror}") from None
+        raise FileError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 def _run_kernels(args) -> int:
@@ -125,7 +119,7 @@ def _run_kernels(args) -> int:
     points = parse_grid(args.grid or KERNELS_DEFAULT_GRID)
     specs = parse_specs(args.backends) if args.backends else default_specs()
     runs, _, _ = _counts(args)
-    _check_writable(args.json, "--json")
+    check_writable(args.json, "--json")
     return run_kernels(points, specs, runs, args.storage, args.json, args.markdown, args.quiet)
 
 
@@ -178,12 +172,46 @@ def _run(args):
     return results
 
 
+def _load_kernel_reports(args, docs: list[tuple[str, dict]]) -> int:
+    """``--load`` of ``--kernels`` reports: print their tables again (``--markdown``), merged; ``--json`` writes
+    the merged report."""
+    from .kernel_report import print_kernel_report  # noqa: PLC0415
+    from .kernels import is_report, merge_reports  # noqa: PLC0415
+
+    grids = [path for path, doc in docs if not is_report(doc)]
+    if grids:
+        raise ConfigError(f"--load: {grids[0]} is not a --kernels report like the others; load grid results "
+                          "and --kernels reports separately")
+    given = [flag for dest, flag in (("plot", "--plot"), ("baseline", "--baseline"), ("reference", "--reference"),
+                                     ("phases", "--phases")) if getattr(args, dest)]
+    if given:
+        raise ConfigError(f"--load of --kernels reports renders their tables only (--markdown, --json); drop "
+                          f"{given[0]}")
+    merged = merge_reports(docs)
+    print_kernel_report(merged, args.markdown)
+    if args.json:
+        _write_json(args.json, merged)
+        print(f"wrote {args.json}", file=sys.stderr)
+    return 0
+
+
 def run_bench(args) -> int:
     if args.kernels:
         return _run_kernels(args)
+    if args.load:
+        from ..cli_options import read_json_file  # noqa: PLC0415
+        from .kernels import is_report  # noqa: PLC0415
+
+        given = [flag for dest, flag in RUN_OPTIONS if getattr(args, dest) is not None]
+        if given:
+            raise ConfigError(f"--load renders saved results and runs nothing; drop {given[0]}")
+        check_writable(args.json, "--json")
+        docs = [(path, read_json_file(path)) for path in args.load]
+        if any(is_report(doc) for _, doc in docs):
+            return _load_kernel_reports(args, docs)
     baseline = args.baseline or "cpu"
-    _check_writable(args.json, "--json")
-    _check_writable(args.plot, "--plot")
+    check_writable(args.json, "--json")
+    check_writable(args.plot, "--plot")
     if args.plot:
         from .plot import require_matplotlib  # noqa: PLC0415
 

@@ -63,8 +63,14 @@ def _kernel_rows(point: dict) -> list[list[str]]:
 def _point_summary(point: dict) -> str:
     c = point["counts"]
     wall, gpu = point["wall_ms"], point["gpu_ms"]
-    return (f"wall {wall:.1f} ms (median, untimed) = GPU {gpu:.1f} ms + other {point['other_ms']:.1f} ms "
-            f"(host, dispatch, readback); the calibration predicts {point['overhead_estimate_ms']:.1f} ms of overhead "
+    if gpu > wall:  # older reports stored the difference unclamped
+        head = (f"wall {wall:.1f} ms (median, untimed) < GPU {gpu:.1f} ms: the timed proofs, one compute pass per "
+                f"dispatch for its timestamps, ran slower than the untimed ones (on a CPU adapter the kernels also "
+                f"share the host's cores), so the overhead is not measurable here: other 0.0 ms")
+    else:
+        head = (f"wall {wall:.1f} ms (median, untimed) = GPU {gpu:.1f} ms + other {max(0.0, point['other_ms']):.1f} "
+                f"ms (host, dispatch, readback)")
+    return (f"{head}; the calibration predicts {point['overhead_estimate_ms']:.1f} ms of overhead "
             f"for {c['submissions']} submissions, {c['dispatches']} dispatches, {c['reads']} readbacks "
             f"({c['read_bytes']} B) and {c['writes']} uploads ({c['write_bytes']} B)")
 
@@ -126,6 +132,6 @@ def print_kernel_report(report: dict, markdown: bool) -> None:
                 out.line(f"{spec} {point['point']}: failed: {point['error']}")
                 continue
             out.table(f"{spec} {point['point']}: kernels of one proof ({entry['kernel_timing']}, median of "
-                      f"{report['runs']})", ["kernel", "launches", "ms", "share", "rate", "of ceiling"],
+                      f"{entry.get('runs', report['runs'])})", ["kernel", "launches", "ms", "share", "rate", "of ceiling"],
                       _kernel_rows(point), {1, 2, 3, 4, 5})
             out.line(_point_summary(point))

@@ -3,12 +3,13 @@ of one whole proof (``proof_profile``) with its share of the proof's GPU time an
 (``kernel_models``), its fraction of the calibration ceiling; and the proof's wall time against its summed GPU
 time, with an estimate of the difference from the calibrated overheads.
 
-JSON (``json_path``)::
+JSON (``json_path``; ``whirgpu bench --load`` reads it back and prints the same tables, ``load_reports``)::
 
-    {"command": "whirgpu bench --kernels", "date": ISO-8601, "runs": R, "storage": policy or null,
+    {"schema": "whirgpu-bench-kernels/1", "command": "whirgpu bench --kernels", "date": ISO-8601, "runs": R,
+     "storage": policy or null,
      "backends": [
        {"spec": "cpu", "skipped": "why"},                                   # cpu, or a runtime unavailable here
-       {"spec": "wgpu:u64", "device": "...", "skipped": null, "storage": the policy used,
+       {"spec": "wgpu:u64", "device": "...", "skipped": null, "storage": the policy used, "runs": R,
         "calibration": {Calibration fields, SI units},
         "kernel_timing": "how kernels are timed" or null,                    # null: no points are profiled
         "points": [
@@ -20,7 +21,10 @@ JSON (``json_path``)::
                         "rate_per_s", "ceiling": "copy" | "mul" | null, "fraction"}]}]}]}
 
 ``gpu_ms`` is the sum of the kernels' ``ms`` (each the median over the timed proofs), so shares sum to 1;
-``wall_ms`` is the median of untimed proofs; ``other_ms = wall_ms - gpu_ms`` (host work, dispatch, readback).
+``wall_ms`` is the median of untimed proofs; ``other_ms = wall_ms - gpu_ms`` (host work, dispatch, readback),
+never negative: where the kernels' time exceeds the untimed wall time (timed proofs run one compute pass per
+dispatch to write timestamps, slower than untimed ones; on a CPU adapter such as lavapipe the "GPU" also shares
+the host's cores), ``other_ms`` is 0 and ``gpu_exceeds_wall`` is true.
 """
 
 from __future__ import annotations
@@ -38,6 +42,36 @@ from .kernel_report import print_kernel_report
 from .proof_profile import Counts, ProofProfile, ProofProfiler
 
 CPU_NOTE = "the numpy reference has no kernels"
+SCHEMA = "whirgpu-bench-kernels/1"
+COMMAND = "whirgpu bench --kernels"
+
+
+def is_report(doc) -> bool:
+    """Whether ``doc`` is a ``--kernels`` JSON report: this schema, or a file written before the schema existed
+    (its command and its backends list say so)."""
+    if not isinstance(doc, dict):
+        return False
+    return doc.get("schema") == SCHEMA or (doc.get("schema") is None and doc.get("command") == COMMAND
+                                           and isinstance(doc.get("backends"), list))
+
+
+def merge_reports(named: list[tuple[str, dict]]) -> dict:
+    """One report from saved ``--kernels`` reports, in order: a later file's backend replaces the same spec of
+    an earlier one, and each backend keeps its own ``runs``. ConfigError naming the file for a malformed one."""
+    merged = {"schema": SCHEMA, "command": COMMAND, "date": "", "runs": None, "storage": None, "backends": [],
+              "sources": []}
+    by_spec: dict[str, dict] = {}
+    for name, doc in named:
+        backends = doc.get("backends")
+        if not isinstance(backends, list) or not all(isinstance(b, dict) and "spec" in b and "skipped" in b
+                                                     for b in backends):
+            raise ConfigError(f"{name}: 'backends' must be a list of backend entries with 'spec' and 'skipped'")
+        merged["sources"].append({"file": name, "date": doc.get("date"), "runs": doc.get("runs")})
+        merged.update(date=doc.get("date", ""), runs=doc.get("runs"), storage=doc.get("storage"))
+        for entry in backends:
+            by_spec[str(entry["spec"])] = {**entry, "runs": entry.get("runs", doc.get("runs"))}
+    merged["backends"] = list(by_spec.values())
+    return merged
 
 
 def overhead_estimate_s(counts: Counts, cal: Calibration) -> float:
@@ -69,9 +103,11 @@ def _kernel_entries(profile: ProofProfile, cal: Calibration) -> list[dict]:
 
 def _point_entry(point: GridPoint, profile: ProofProfile, cal: Calibration) -> dict:
     counts = profile.counts
+    other = profile.wall_ms - profile.gpu_ms
     return {"point": str(point), "n": point.n, "fold": point.fold, "rate": point.rate, "error": None,
             "wall_ms": profile.wall_ms, "wall_ms_runs": profile.wall_ms_runs, "timed_wall_ms": profile.timed_wall_ms,
-            "gpu_ms": profile.gpu_ms, "gpu_ms_runs": profile.gpu_ms_runs, "other_ms": profile.wall_ms - profile.gpu_ms,
+            "gpu_ms": profile.gpu_ms, "gpu_ms_runs": profile.gpu_ms_runs, "other_ms": max(0.0, other),
+            "gpu_exceeds_wall": other < 0,
             "overhead_estimate_ms": overhead_estimate_s(counts, cal) * 1e3, "counts": dict(vars(counts)),
             "kernels": _kernel_entries(profile, cal)}
 
@@ -89,7 +125,7 @@ def _measure(spec: BackendSpec, points: list[GridPoint], runs: int, storage: str
     except WhirGpuError as exc:
         return {"spec": str(spec), "skipped": f"calibration failed: {type(exc).__name__}: {exc}"}
     entry = {"spec": str(spec), "device": cal.device, "skipped": None, "storage": profiler.backend.storage,
-             "calibration": cal.to_dict(), "kernel_timing": profiler.timing, "points": []}
+             "runs": runs, "calibration": cal.to_dict(), "kernel_timing": profiler.timing, "points": []}
     if entry["kernel_timing"] is None:
         return entry
     for point in points:
@@ -115,7 +151,7 @@ def run_kernels(points: list[GridPoint], specs: list[BackendSpec], runs: int, st
         if not quiet:
             print(text, file=sys.stderr, flush=True)
 
-    report = {"command": "whirgpu bench --kernels", "date": datetime.datetime.now().astimezone().isoformat(),
+    report = {"schema": SCHEMA, "command": COMMAND, "date": datetime.datetime.now().astimezone().isoformat(),
               "runs": runs, "storage": storage, "backends": []}
     for spec in specs:
         if not spec.is_gpu:

@@ -372,7 +372,7 @@ class Constant(FoldingFactor):
         return [("folding factor", self.k)]
 
     def __str__(self) -> str:
-        return f"Constant({self.k})"
+        return str(self.k)  # for people ("fold=4"); documents carry to_serde()
 
 
 @dataclass(frozen=True)
@@ -419,7 +419,7 @@ class ConstantFromSecondRound(FoldingFactor):
         return [("first-round folding factor", self.k0), ("folding factor", self.k)]
 
     def __str__(self) -> str:
-        return f"ConstantFromSecondRound({self.k0}, {self.k})"
+        return f"{self.k0} then {self.k}"
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -514,13 +514,30 @@ def from_binary(data: bytes) -> ProofFile:
     return ProofFile(params, statement, proof, seed)
 
 
+def check_proof_file(pf, what: str = "proof file") -> ProofFile:
+    """``pf`` if it is a ``ProofFile`` whose parts have their types; a ``ProofFormatError`` naming the part and
+    the type found otherwise (never an AttributeError further in)."""
+    if not isinstance(pf, ProofFile):
+        raise ProofFormatError(f"expected a ProofFile, got {type(pf).__name__}")
+    for field, kind in (("params", ProtocolParameters), ("statement", Statement), ("proof", WhirProof)):
+        if not isinstance(getattr(pf, field), kind):
+            raise ProofFormatError(f"{what} {field}: expected {kind.__name__}, got "
+                                   f"{type(getattr(pf, field)).__name__}")
+    return pf
+
+
 def dump(pf: ProofFile, fmt: str) -> bytes:
-    """Serialise in ``fmt`` ('binary' or 'whir-p3-json')."""
-    if fmt == "binary":
-        return to_binary(pf)
-    if fmt == "whir-p3-json":
-        return to_whir_p3_json(pf).encode()
-    raise ProofFormatError(f"unknown proof format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    """Serialise in ``fmt`` ('binary' or 'whir-p3-json'). Anything but a well-typed ``ProofFile`` (including
+    arrays of the wrong shape inside one) is a ``ProofFormatError``."""
+    check_proof_file(pf)
+    if fmt not in FORMATS:
+        raise ProofFormatError(f"unknown proof format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    try:
+        return to_binary(pf) if fmt == "binary" else to_whir_p3_json(pf).encode()
+    except (AttributeError, TypeError, ValueError, IndexError) as exc:  # a hand-built ProofFile's wrong parts
+        if isinstance(exc, ProofFormatError):
+            raise
+        raise ProofFormatError(f"cannot serialise this ProofFile: {type(exc).__name__}: {exc}") from None
 
 
 def load(data: bytes, fmt: str = "auto") -> ProofFile:

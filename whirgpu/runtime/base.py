@@ -163,3 +163,10 @@ class Runtime(ABC):
     @abstractmethod
     def wait(self) -> None:
         """Block until all submitted work is done."""
+
+    def free(self, buffer: RtBuffer) -> None:
+        """Give ``buffer``'s memory back now (it must not be used again). Default: left to garbage collection."""
+
+    def close(self) -> None:
+        """Release the device and everything this runtime owns (pipelines, caches, staging buffers); idempotent.
+        The runtime must not be used afterwards. Default: nothing to release (host memory only)."""

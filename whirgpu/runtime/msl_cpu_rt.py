@@ -21,6 +21,7 @@ import hashlib
 import os
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -31,8 +32,9 @@ from typing import Any
 
 import numpy as np
 
+from .. import activity
 from ..limits import DeviceLimits, StorageMode
-from ..errors import BackendUnavailable, KernelFault, ShaderCompileError
+from ..errors import BackendUnavailable, ConfigError, KernelFault, ShaderCompileError
 from ..kernels.compose import ComposedSource, compose
 from ..kernels.registry import KernelSpec, spec
 from ..overrides import resolve_binding
@@ -79,11 +81,34 @@ def _compiler_version(path: str) -> str:
 
 
 def _cache_dir() -> Path:
-    root = os.environ.get("WHIRGPU_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "whirgpu")
+    """The folder of compiled libraries (created); a one-line ConfigError naming ``WHIRGPU_CACHE_DIR`` (or the
+    default folder) when it cannot be created or written."""
+    env = os.environ.get("WHIRGPU_CACHE_DIR")
+    root = env or os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "whirgpu")
     path = Path(root) / "msl-cpu"
-    path.mkdir(parents=True, exist_ok=True)
+    source = f"WHIRGPU_CACHE_DIR={env!r}" if env else f"the msl-cpu cache folder {path} (set WHIRGPU_CACHE_DIR)"
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"{source}: cannot create {exc.filename or path}: {exc.strerror}") from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise ConfigError(f"{source}: {path} is not writable")
     return path
+
+
+def workers_from_env() -> int | None:
+    """``WHIRGPU_MSL_CPU_WORKERS`` as a positive thread count, None when unset or empty; a ConfigError naming
+    the variable otherwise."""
+    value = os.environ.get("WHIRGPU_MSL_CPU_WORKERS", "").strip()
+    if not value:
+        return None
+    try:
+        workers = int(value)
+    except ValueError:
+        workers = 0
+    if workers < 1:
+        raise ConfigError(f"WHIRGPU_MSL_CPU_WORKERS={value!r} is not a thread count: give a positive integer")
+    return workers
 
 
 def _argument(entry: str, param: str) -> str:
@@ -179,19 +204,53 @@ def build(cpp: str, label: str, source: ComposedSource) -> Path:
     target = _cache_dir() / f"{label}-{digest}.so"
     if target.is_file():
         return target
-    fd, partial = tempfile.mkstemp(suffix=".so", dir=target.parent)
+    try:
+        fd, partial = tempfile.mkstemp(suffix=".so", dir=target.parent)
+    except OSError as exc:
+        raise ConfigError(f"msl-cpu cache folder {target.parent}: {exc.strerror or exc} (set WHIRGPU_CACHE_DIR)") \
+            from None
     os.close(fd)
     try:
-        done = subprocess.run([compiler, *CXX_FLAGS, "-I", str(SHIM_DIR), "-x", "c++", "-", "-o", partial],
-                              input=cpp, capture_output=True, text=True, timeout=600, check=False)
-        if done.returncode != 0:
+        with activity.doing(f"compiling kernel {label} (msl-cpu)"):
+            returncode, stderr = run_compiler([compiler, *CXX_FLAGS, "-I", str(SHIM_DIR), "-x", "c++", "-", "-o",
+                                               partial], cpp)
+        if returncode != 0:
             raise ShaderCompileError(f"kernel {label} (msl-cpu): "
-                                     f"{_map_compiler_message(done.stderr.strip(), source)[:4000]}")
+                                     f"{_map_compiler_message(stderr.strip(), source)[:4000]}")
         os.replace(partial, target)
     finally:
         if os.path.exists(partial):
             os.unlink(partial)
     return target
+
+
+COMPILE_TIMEOUT_S = 600
+
+
+def run_compiler(argv: list[str], source: str) -> tuple[int, str]:
+    """(exit status, stderr) of the compiler fed ``source`` on stdin. The compiler runs in a process group of its
+    own, and that whole group is killed if this call does not return normally (Ctrl-C, a timeout, any error):
+    the compiler driver's children (cc1plus, as, ld) go with it instead of running on as orphans."""
+    child = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, start_new_session=True)
+    try:
+        _, stderr = child.communicate(source, timeout=COMPILE_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        _kill_group(child)
+        raise ShaderCompileError(f"the C++ compiler ran past {COMPILE_TIMEOUT_S} s: {argv[0]}") from None
+    except BaseException:
+        _kill_group(child)
+        raise
+    return child.returncode, stderr
+
+
+def _kill_group(child: subprocess.Popen) -> None:
+    try:
+        os.killpg(child.pid, signal.SIGKILL)  # the group id is the child's pid (start_new_session)
+    except ProcessLookupError:
+        pass
+    child.kill()
+    child.wait()
 
 
 @lru_cache(maxsize=1)
@@ -275,8 +334,7 @@ class MslCpuRuntime(Runtime):
         self.max_groups_per_dim = int(max_groups_per_dim or 65535)
         self._binding = resolve_binding(DEVICE_BINDING_BYTES, max_binding_bytes)
         self.max_binding_bytes = self._binding.size
-        env_workers = os.environ.get("WHIRGPU_MSL_CPU_WORKERS")
-        self.workers = max(1, int(workers or (env_workers and int(env_workers)) or os.cpu_count() or 1))
+        self.workers = max(1, int(workers or workers_from_env() or os.cpu_count() or 1))
         self.device_name = f"MSL on the CPU ({self.compiler_version}, {self.workers} threads)"
         self._kernels: dict[tuple, _Kernel] = {}
         self._times: list[tuple[str, float]] | None = None

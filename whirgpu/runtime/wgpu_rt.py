@@ -42,6 +42,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import activity
 from ..limits import DeviceLimits, StorageMode
 from ..errors import BackendUnavailable, ConfigError, DeviceLimitError, DeviceOutOfMemory, ShaderCompileError
 from ..kernels.compose import compose, map_diagnostic
@@ -388,7 +389,8 @@ class _Kernel:
         if self._done is None:
             rt = self._rt()
             try:
-                pipeline = self._wait()
+                with activity.doing(f"compiling kernel {self.label} ({IMPLS[rt.name].label})"):
+                    pipeline = self._wait()
             except Exception as exc:  # noqa: BLE001 - naga/driver diagnostics arrive as various wgpu errors
                 rt._kernels = {k: v for k, v in rt._kernels.items() if v is not self}  # a later call tries again
                 message = map_diagnostic(rt._compile_message(str(exc)), self._source)
@@ -682,6 +684,37 @@ class WgpuRuntime(Runtime):
 
     def batch(self) -> Batch:
         return _WgpuBatch(self)
+
+
+    # -- lifetime --------------------------------------------------------------------------------------------
+    def free(self, buffer: RtBuffer) -> None:
+        buffer.handle.destroy()  # the device memory goes now, not when the collector finds the Python object
+
+    def close(self) -> None:
+        """Wait for submitted work, destroy the cached buffers and the device, and drop every reference to them.
+        wgpu-py's and wgpudawn's devices refer to themselves through their queues (see
+        ``_collect_dropped_devices``), so the device's handle is released explicitly rather than left to the
+        cycle collector; its memory is freed by ``destroy`` either way."""
+        device = getattr(self, "device", None)
+        if device is None:
+            return
+        try:
+            self.wait()
+        finally:
+            for pending in self._upload_maps:
+                if pending is not None:
+                    pending.sync_wait()  # settled before its buffer goes, so no map callback outlives the device
+            for cached in (self._staging, self._params, *self._uploads):
+                if cached is not None:
+                    cached.destroy()
+            self._uploads, self._upload_maps = [], []
+            self._kernels, self._bind_groups = {}, {}
+            self._staging = self._params = self.profiler = None
+            self.device = None
+            device.destroy()
+            release = getattr(device, "_release", None)  # breaks the device <-> queue cycle where wgpu-py has it
+            if release is not None:
+                release()
 
 
 class DawnRuntime(WgpuRuntime):
