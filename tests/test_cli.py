@@ -22,7 +22,7 @@ from whirgpu.field import P
 from whirgpu.protocol.params import ProtocolParameters, WhirConfig, format_schedule
 from whirgpu.protocol.serialize import load, proof_to_json_tree
 
-from .conftest import REPO, golden_dir, load_golden
+from .conftest import REPO, golden_file, load_golden
 
 GOLDEN_N12 = "n12_f4_r1_s32_p0_cb.json"
 # Small and fast: M = 0, fsr = 6, JohnsonBound, a 4-bit final PoW.
@@ -189,7 +189,7 @@ def test_prove_default_output_name(tmp_path, capsys):
 
 def test_prove_from_golden_reproduces_its_proof(tmp_path, capsys):
     out_file = tmp_path / "n12.json"
-    code, out, err = run(["prove", "--from", golden_dir() / GOLDEN_N12, "--format", "whir-p3-json",
+    code, out, err = run(["prove", "--from", golden_file(GOLDEN_N12), "--format", "whir-p3-json",
                           "-o", out_file], capsys)
     assert code == 0 and err == ""
     ours, theirs = json.loads(out_file.read_text()), load_golden(GOLDEN_N12)
@@ -202,7 +202,7 @@ def test_prove_from_golden_reproduces_its_proof(tmp_path, capsys):
 
 def test_verify_golden_file(capsys):
     for name in (GOLDEN_N12, "n16_f4_r1_s100_p16_cb_pow.json"):
-        assert run(["verify", golden_dir() / name], capsys) == (0, "accept\n", "")
+        assert run(["verify", golden_file(name)], capsys) == (0, "accept\n", "")
 
 
 # ---- backends and devices --------------------------------------------------------------------------------------
@@ -653,7 +653,7 @@ def test_from_json_that_is_not_an_instance(round_proofs, tmp_path, capsys):
 @pytest.mark.parametrize("flags", [["-n", 12], ["-k", 4], ["-r", 1], ["--security", 32], ["--pow-bits", 0],
                                    ["--soundness", "johnson"], ["--initial-reduction", 3]], ids=lambda f: f[0])
 def test_from_refuses_parameter_flags(flags, capsys):
-    line = _from_error(golden_dir() / GOLDEN_N12, capsys, *flags)
+    line = _from_error(golden_file(GOLDEN_N12), capsys, *flags)
     dest = {"-n": "--num-variables", "-k": "--folding-factor", "-r": "--rate"}.get(flags[0], flags[0])
     assert line == f"error: --from takes its parameters from the file; drop {dest}"
 
