@@ -120,11 +120,9 @@ def _build_parser() -> argparse.ArgumentParser:
 
     add_bench_parser(sub)
 
-    p = sub.add_parser("verify", help="verify a proof file",
-                       description="Verify a proof file. Prints 'accept' (exit 0) or 'reject: <reason>' (exit 1).")
-    p.add_argument("file", metavar="FILE")
-    p.add_argument("--format", default="auto", choices=("auto", "binary", "whir-p3-json"),
-                   help="proof file format (default: detect)")
+    from .verify_command import add_verify_parser  # noqa: PLC0415 - the verify command lives in its own module
+
+    add_verify_parser(sub)
     return parser
 
 
@@ -317,25 +315,9 @@ def _cmd_prove(args) -> int:
 
 
 def _cmd_verify(args) -> int:
-    from .api import verify
-    from .protocol.serialize import load
+    from .verify_command import run_verify  # noqa: PLC0415
 
-    path = Path(args.file)
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        print(f"reject: cannot read {path}: {exc.strerror}")
-        return 1
-    try:
-        verify(load(data, args.format))
-    except (VerificationError, ProofFormatError) as exc:
-        print(f"reject: {exc}")
-        return 1
-    except WhirGpuError as exc:
-        print(f"reject: {exc}")
-        return 1
-    print("accept")
-    return 0
+    return run_verify(args)
 
 
 def _cmd_bench(args) -> int:

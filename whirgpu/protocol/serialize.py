@@ -22,8 +22,10 @@ where sumcheck(k) = k*2*4 evaluations followed by k witnesses if that sumcheck g
 from __future__ import annotations
 
 import json
+import os
 import struct
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -523,12 +525,30 @@ def dump(pf: ProofFile, fmt: str) -> bytes:
     raise ProofFormatError(f"unknown proof format {fmt!r}; choose one of {', '.join(FORMATS)}")
 
 
-def load(data: bytes, fmt: str = "auto") -> ProofFile:
-    """Parse ``data`` as ``fmt``; 'auto' tells the formats apart by the binary magic."""
-    if not isinstance(data, (bytes, bytearray, memoryview, str)):
-        raise ProofFormatError(f"expected bytes or str, got {type(data).__name__}")
-    if isinstance(data, memoryview):
-        data = bytes(data)
+def read_source(source) -> bytes | str:
+    """The document a proof source names. The rule: bytes (``bytes``, ``bytearray``, ``memoryview``) are the
+    document itself, in either format; an ``os.PathLike`` names a file; a ``str`` is JSON text when its first
+    character other than whitespace is ``{``, and otherwise names a file. A file that cannot be read, and
+    anything else, is a ``ProofFormatError``."""
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return bytes(source)
+    if isinstance(source, str) and source.lstrip().startswith("{"):
+        return source
+    if not isinstance(source, (str, os.PathLike)):
+        raise ProofFormatError(f"expected a proof file path, its bytes or JSON text, got {type(source).__name__}")
+    try:
+        return Path(source).read_bytes()
+    except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise ProofFormatError(f"cannot read proof file {os.fspath(source)!s:.200}: {reason}") from None
+
+
+def load(data, fmt: str = "auto") -> ProofFile:
+    """Parse the proof ``data`` names as ``fmt``; 'auto' tells the formats apart by the binary magic.
+
+    ``data``: the document's bytes, a path (``str`` or ``os.PathLike``) or JSON text (a ``str`` starting with
+    ``{``): see ``read_source``."""
+    data = read_source(data)
     if fmt == "auto":
         binary = not isinstance(data, str) and bytes(data[:len(BINARY_MAGIC)]) == BINARY_MAGIC
         fmt = "binary" if binary else "whir-p3-json"
