@@ -458,7 +458,7 @@ BAD_PARAMS = [
     ("folding_factor", {"Constant": "2"}, "folding factor"),
     ("starting_log_inv_rate", 0, "starting_log_inv_rate"),
     ("security_level", 0, "security_level"),
-    ("security_level", 10**400, "out of range"),
+    ("security_level", 10**400, "(401 digits) is above 153"),
     ("security_level", 5000, "bits of proof of work"),
     ("pow_bits", 32, "pow_bits"),
     ("pow_bits", -1, "pow_bits"),
