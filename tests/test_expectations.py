@@ -14,6 +14,7 @@ import whirgpu
 from whirgpu import ConfigError, ProtocolParameters, VerificationError
 from whirgpu.protocol.params import WhirConfig
 from whirgpu.protocol.security import security_bits, security_terms
+from whirgpu.ref import field_np as F
 
 from .test_cli import accepted, one_line, run
 
@@ -93,7 +94,7 @@ def test_params_reject_the_weak_proof_naming_the_field(weak_proof):
 def test_points_and_values_must_be_the_statement(weak_proof):
     pf = whirgpu.load(weak_proof)
     points = whirgpu.random_instance(12, 0)[1].points
-    canonical_points = np.asarray(whirgpu.claimed_values.__globals__["F"].from_monty(points), np.int64)
+    canonical_points = F.from_monty(points).astype(np.int64)
     values = whirgpu.claimed_values(pf)
     whirgpu.verify(weak_proof, points=canonical_points, values=values)
     whirgpu.verify(weak_proof, points=canonical_points.tolist())
@@ -158,8 +159,6 @@ def test_cli_rejects_the_weak_proof_naming_the_check(weak_proof, capsys, flags, 
 
 def test_cli_accepts_matching_expectations(weak_proof, capsys, tmp_path):
     pf = whirgpu.load(weak_proof)
-    from whirgpu.ref import field_np as F
-
     points = F.from_monty(pf.statement.points).astype(np.int64).tolist()
     statement = tmp_path / "statement.json"
     statement.write_text(json.dumps({"points": points, "values": whirgpu.claimed_values(pf)}))

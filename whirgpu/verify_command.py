@@ -94,6 +94,8 @@ def read_statement(path: str) -> dict:
 
 
 def accept_line(proof_file, checked: list[str]) -> str:
+    """The one line of an acceptance: what the proof is (parameters, the security they reach, its points) and
+    which of the verifier's expectations it met (``checked``)."""
     from .protocol.params import WhirConfig
     from .protocol.security import security_bits
 
