@@ -16,7 +16,8 @@ import numpy as np
 
 from .backends import Backend, TransferStats, select_backend
 from .backends.base import non_canonical
-from .errors import BackendUnavailable, ConfigError, ProofFormatError, VerificationError, WhirGpuError
+from .errors import BackendUnavailable, ConfigError, ProofFormatError, VerificationError
+from .expectations import check_configuration, check_statement
 from .field import P
 from .protocol.params import ProtocolParameters, WhirConfig
 from .protocol.proof import Statement
@@ -220,15 +221,26 @@ class Prover:
         self.last_transfers = prover.stats
 
 
-def verify(proof_file: ProofFile | bytes | str) -> None:
-    """Raise ``VerificationError`` / ``ProofFormatError`` unless the proof file is valid; bytes are decoded
-    (binary or whir-p3-json, told apart automatically). Anything that is neither a ``ProofFile`` nor its bytes,
-    a ``ProofFile`` whose parameters derive no configuration, or a true proof in a document that contradicts
-    itself (``ProofFile.inconsistency``) is a ``ProofFormatError``."""
-    if isinstance(proof_file, (bytes, bytearray, memoryview, str)):
-        proof_file = load(proof_file.encode() if isinstance(proof_file, str) else bytes(proof_file))
+def verify(proof_file, *, params: ProtocolParameters | WhirConfig | None = None, min_security: float | None = None,
+           points=None, values=None) -> None:
+    """Raise ``VerificationError`` / ``ProofFormatError`` unless the proof is valid AND is what the verifier
+    expects; return None on acceptance.
+
+    ``proof_file``: a ``ProofFile``, the bytes of one (binary or whir-p3-json, told apart automatically), a path
+    (``os.PathLike``, or a ``str`` naming a file), or whir-p3-json text (a ``str`` whose first character other than
+    whitespace is ``{``). Anything else, a file that cannot be read, a ``ProofFile`` whose parameters derive no
+    configuration, or a true proof in a document that contradicts itself (``ProofFile.inconsistency``) is a
+    ``ProofFormatError``.
+
+    What the verifier expects (each None checks nothing; see ``whirgpu.expectations``): ``params``, the
+    parameters the proof must have been made under, field for field; ``min_security``, the bits of security its
+    configuration must reach (``whirgpu.protocol.security``); ``points`` / ``values``, the canonical statement it
+    must prove, in the shapes ``Prover.prove`` takes and ``claimed_values`` returns. A proof that differs raises
+    ``VerificationError`` with ``check`` naming the field (``params.num_variables``, ``min_security``,
+    ``statement.points``, ...). Parameters and security are checked before the proof, the statement after it.
+    Without ``params`` or ``min_security`` the proof chooses its own parameters: a 1-bit proof is accepted."""
     if not isinstance(proof_file, ProofFile):
-        raise ProofFormatError(f"expected a ProofFile or the bytes of one, got {type(proof_file).__name__}")
+        proof_file = load(proof_file)
     if not isinstance(proof_file.params, ProtocolParameters):
         raise ProofFormatError(f"proof file params: expected ProtocolParameters, got "
                                f"{type(proof_file.params).__name__}")
@@ -236,16 +248,21 @@ def verify(proof_file: ProofFile | bytes | str) -> None:
         config = WhirConfig.from_params(proof_file.params)
     except (ConfigError, OverflowError) as exc:  # as the decoders do: parameters the reference would reject
         raise ProofFormatError(f"proof file params: {exc}") from None
+    check_configuration(proof_file.params, config, expected_params=params, min_security=min_security)
     WhirVerifier(config).verify(proof_file.proof, proof_file.statement)
     if proof_file.inconsistency:  # a true proof in a document that contradicts itself
         raise ProofFormatError(proof_file.inconsistency)
+    if points is not None or values is not None:
+        check_statement(proof_file.statement.points, proof_file.statement.values, points, values)
 
 
-def is_valid(proof_file: ProofFile | bytes | str) -> bool:
-    """True iff ``verify`` accepts."""
+def is_valid(proof_file, *, params: ProtocolParameters | WhirConfig | None = None,
+             min_security: float | None = None, points=None, values=None) -> bool:
+    """True iff ``verify`` accepts (same arguments). Malformed expectations still raise ``ConfigError``: they are
+    the caller's mistake, not a proof to reject."""
     try:
-        verify(proof_file)
-    except WhirGpuError:
+        verify(proof_file, params=params, min_security=min_security, points=points, values=values)
+    except (ProofFormatError, VerificationError):
         return False
     return True
 

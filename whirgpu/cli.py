@@ -17,9 +17,8 @@ from pathlib import Path
 import numpy as np
 
 from .backends import BACKEND_NAMES
-from .errors import ConfigError, FileError, ProofFormatError, VerificationError, WhirGpuError
-from .cli_options import (add_max_binding_flag, add_storage_flag, check_writable, phases_ms, read_bytes,
-                          read_json_file)
+from .errors import ConfigError, FileError, ProofFormatError, WhirGpuError
+from .cli_options import add_max_binding_flag, add_storage_flag, check_writable, phases_ms, read_json_file
 from .overrides import binding_option, lowered_note
 from .protocol.params import (
     DEFAULT_MAX_POW,
@@ -122,12 +121,9 @@ def _build_parser() -> argparse.ArgumentParser:
 
     add_bench_parser(sub)
 
-    p = sub.add_parser("verify", help="verify a proof file",
-                       description="Verify a proof file. Prints 'accept' (exit 0) or 'reject: <reason>' (exit 1); a "
-                                   "file that cannot be read is an error on stderr (exit 2).")
-    p.add_argument("file", metavar="FILE", help="the proof file; - reads it from standard input")
-    p.add_argument("--format", default="auto", choices=("auto", "binary", "whir-p3-json"),
-                   help="proof file format (default: detect)")
+    from .verify_command import add_verify_parser  # noqa: PLC0415 - the verify command lives in its own module
+
+    add_verify_parser(sub)
     return parser
 
 
@@ -340,20 +336,9 @@ def _cmd_prove(args) -> int:
 
 
 def _cmd_verify(args) -> int:
-    from .api import verify
-    from .protocol.serialize import load
+    from .verify_command import run_verify  # noqa: PLC0415
 
-    data = read_bytes(args.file)  # a file that cannot be read is no reject: FileError, exit 2
-    try:
-        verify(load(data, args.format))
-    except (VerificationError, ProofFormatError) as exc:
-        print(f"reject: {exc}")
-        return 1
-    except WhirGpuError as exc:
-        print(f"reject: {exc}")
-        return 1
-    print("accept")
-    return 0
+    return run_verify(args)
 
 
 def _cmd_bench(args) -> int:

@@ -22,14 +22,14 @@ from whirgpu.field import P, from_monty_int
 from whirgpu.protocol.params import ProtocolParameters
 from whirgpu.protocol.serialize import BINARY_MAGIC, ProofFile, from_binary, from_whir_p3_json, load, to_binary
 
-from ..conftest import golden_dir
+from ..conftest import golden_text
 
 GOLDEN = "n10_f2_r1_s32_p0_cb.json"
 
 
 @functools.lru_cache(maxsize=None)
 def _golden_text() -> str:
-    return (golden_dir() / GOLDEN).read_text()
+    return golden_text(GOLDEN)
 
 
 def _doc() -> dict:

@@ -19,7 +19,7 @@ from whirgpu.protocol.serialize import (
 from whirgpu.protocol.verifier import WhirVerifier
 from whirgpu.ref import field_np as F
 
-from ..conftest import GOLDEN_PROOFS, load_golden
+from ..conftest import GOLDEN_PROOFS, golden_bytes, golden_text, load_golden
 
 
 def test_golden_set_is_present(golden):
@@ -28,13 +28,13 @@ def test_golden_set_is_present(golden):
 
 @pytest.mark.parametrize("name", GOLDEN_PROOFS)
 def test_golden_proof_verifies(golden, name):
-    pf = from_whir_p3_json((golden / name).read_bytes())
+    pf = from_whir_p3_json(golden_bytes(name))
     WhirVerifier(pf.config).verify(pf.proof, pf.statement)
 
 
 @pytest.mark.parametrize("name", GOLDEN_PROOFS)
 def test_golden_proof_round_trips_through_our_json(golden, name):
-    raw = (golden / name).read_text()
+    raw = golden_text(name)
     pf = from_whir_p3_json(raw)
     ours = json.loads(to_whir_p3_json(pf))
     theirs = json.loads(raw)

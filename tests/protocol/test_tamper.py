@@ -39,7 +39,7 @@ from whirgpu.protocol.verifier import WhirVerifier
 from whirgpu.ref import field_np as F
 from whirgpu.api import random_instance
 
-from ..conftest import golden_dir, load_golden
+from ..conftest import golden_bytes, load_golden
 
 HARD_BITS = 12  # a PoW check of at least this many bits is taken to fail on a changed transcript (2^-12 odds)
 
@@ -74,7 +74,7 @@ def _proof_file(case: str) -> ProofFile:
         poly, statement = random_instance(params.num_variables, seed=7)
         proof = WhirProver(WhirConfig.from_params(params), CpuBackend()).prove(poly, statement)
         return ProofFile(params, statement, proof)
-    return from_whir_p3_json((golden_dir() / case).read_bytes())
+    return from_whir_p3_json(golden_bytes(case))
 
 
 def _fresh_copy(case: str) -> ProofFile:

@@ -24,7 +24,7 @@ from whirgpu.protocol.params import WhirConfig
 from whirgpu.protocol.serialize import ProofFile, from_whir_p3_json, load, proof_to_json_tree, to_binary
 from whirgpu.protocol.verifier import WhirVerifier
 
-from ..conftest import golden_dir
+from ..conftest import golden_text
 
 GOLDEN = "n10_f2_r1_s32_p0_cb.json"
 N_JSON_CASES = 240
@@ -36,7 +36,7 @@ CHUNK = 40  # cases per test, so a failure names a small seed range
 @functools.lru_cache(maxsize=None)
 def _base_text() -> str:
     """The golden file without the keys the decoder ignores anyway (they would only dilute the fuzzing)."""
-    doc = json.loads((golden_dir() / GOLDEN).read_text())
+    doc = json.loads(golden_text(GOLDEN))
     for key in ("proof_canonical", "polynomial_evals_canonical", "derived", "domain_separator_canonical", "field",
                 "crypto", "source", "proof_field_encoding_note"):
         doc.pop(key, None)

@@ -36,6 +36,13 @@ MAX_OOD_SAMPLES = 63  # the reference searches 1..63 OOD samples and panics past
 MAX_GRIND_BITS = (P - 1).bit_length() - 1
 FIELD_SIZE_BITS = EF_BITS  # EF::bits() of the degree-4 extension: the b in the soundness formulas
 
+# Bounds checked before anything is derived from a parameter, so that no declared size (a document's, a
+# caller's) makes the derivation allocate: the starting domain 2^(n + r) is a usize in the reference (a 64-bit
+# target stops at 2^63), and the final sumcheck's PoW, security_level - (b - 1), must stay within what
+# sample_bits can check, which caps security_level at b - 1 + MAX_GRIND_BITS (153 for BabyBear^4).
+MAX_LOG_STARTING_DOMAIN = 63
+MAX_SECURITY_LEVEL = FIELD_SIZE_BITS - 1 + MAX_GRIND_BITS
+
 LOG2_10 = 3.321928094887362  # core::f64::consts::LOG2_10 rounded to f64 (== math.log2(10))
 
 
@@ -47,6 +54,12 @@ def _as_int(name: str, value: Any) -> int:
         return operator.index(value)
     except TypeError:
         raise ConfigError(f"{name} must be an integer, got {value!r}") from None
+
+
+def _short(x: int) -> str:
+    """An integer for a one-line message: a hostile document may declare one of thousands of digits."""
+    text = str(x)
+    return text if len(text) <= 24 else f"{text[:12]}...({len(text)} digits)"
 
 
 def _as_usize(x: float) -> int:
@@ -670,6 +683,12 @@ class WhirConfig:
             )
         if lam < 1:
             raise ConfigError(f"security_level must be >= 1, got {lam}")
+        if lam > MAX_SECURITY_LEVEL:
+            raise ConfigError(
+                f"security_level {_short(lam)} is above {MAX_SECURITY_LEVEL}: the final sumcheck would need "
+                f"{_short(lam - (b - 1))} bits of proof of work, above MAX_GRIND_BITS {MAX_GRIND_BITS} "
+                f"(sample_bits needs 2^bits < p)"
+            )
         if pow_budget < 0:
             raise ConfigError(f"pow_bits must be >= 0, got {pow_budget}")
         if pow_budget >= lam:
@@ -691,6 +710,11 @@ class WhirConfig:
             raise ConfigError(
                 f"num_variables {n} + starting_log_inv_rate {r} - folding factor {k0} = {log_folded} exceeds "
                 f"TWO_ADICITY {TWO_ADICITY} of BabyBear: raise the first folding factor or lower the rate"
+            )
+        if n + r > MAX_LOG_STARTING_DOMAIN:  # n - k0 fits the field; k0 itself may still be any size
+            raise ConfigError(
+                f"num_variables {_short(n)} + starting_log_inv_rate {r} is above {MAX_LOG_STARTING_DOMAIN}: the "
+                f"starting domain does not fit a 64-bit size (MAX_LOG_STARTING_DOMAIN)"
             )
 
         num_rounds, final_sumcheck_rounds = ff.compute_number_of_rounds(n)

@@ -22,14 +22,18 @@ where sumcheck(k) = k*2*4 evaluations followed by k witnesses if that sumcheck g
 from __future__ import annotations
 
 import json
+import math
+import os
 import struct
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
 from ..errors import ConfigError, ProofFormatError
 from ..field import P, from_monty_int
 from ..ref import field_np as F
+from .document_checks import check_document, check_keys, check_params_block, first_difference
 from .params import ProtocolParameters, WhirConfig
 from .proof import DIGEST_ELEMS, QueryOpening, RoundProof, Statement, SumcheckData, WhirProof
 
@@ -114,22 +118,6 @@ def _canonical_tree(tree):
     return tree
 
 
-def _first_difference(got, want, path: str) -> str | None:
-    """The path of the first place where two JSON trees differ (types included: true is not 1), or None."""
-    if type(got) is not type(want):
-        return path
-    if isinstance(want, dict):
-        if got.keys() != want.keys():
-            return f"{path} (keys)"
-        return next((d for k in want if (d := _first_difference(got[k], want[k], f"{path}.{k}"))), None)
-    if isinstance(want, list):
-        if len(got) != len(want):
-            return f"{path} (length)"
-        return next((d for i, (g, w) in enumerate(zip(got, want)) if (d := _first_difference(g, w, f"{path}[{i}]"))),
-                    None)
-    return None if got == want else path
-
-
 def to_whir_p3_json(pf: ProofFile, include_debug: bool = True) -> str:
     """Serialise to the reference's JSON layout (sorted keys, compact)."""
     config = pf.config
@@ -168,13 +156,22 @@ class _JsonReader:
     """Typed access to a decoded JSON tree; every failure is a ProofFormatError naming the path."""
 
     @staticmethod
-    def obj(value, path: str, keys: tuple[str, ...]) -> dict:
+    def obj(value, path: str, keys: tuple[str, ...], optional: tuple[str, ...] | None = None) -> dict:
+        """An object holding ``keys``; with ``optional`` given, holding no key outside ``keys + optional``."""
         if not isinstance(value, dict):
             raise ProofFormatError(f"{path}: expected an object, got {type(value).__name__}")
         missing = [k for k in keys if k not in value]
         if missing:
             raise ProofFormatError(f"{path}: missing key(s) {', '.join(missing)}")
+        if optional is not None:
+            check_keys(value, path, keys + optional)
         return value
+
+    @staticmethod
+    def marker(value: dict, key: str, path: str) -> None:
+        """serde's zero-sized ``_phantom`` / ``_marker`` fields: absent or null."""
+        if value.get(key) is not None:
+            raise ProofFormatError(f"{path}.{key}: expected null, got {value[key]!r:.40}")
 
     @staticmethod
     def lst(value, path: str, length: int | None = None) -> list:
@@ -197,7 +194,8 @@ class _JsonReader:
         return np.array([self.word(v, f"{path}[{i}]") for i, v in enumerate(items)], dtype=np.uint32)
 
     def ef(self, value, path: str) -> np.ndarray:
-        self.obj(value, path, ("value",))
+        self.obj(value, path, ("value",), ("_phantom",))
+        self.marker(value, "_phantom", path)
         return self.words(value["value"], f"{path}.value", 4)
 
     def efs(self, value, path: str, length: int | None = None) -> np.ndarray:
@@ -205,12 +203,13 @@ class _JsonReader:
         return np.array([self.ef(v, f"{path}[{i}]") for i, v in enumerate(items)], dtype=np.uint32).reshape(-1, 4)
 
     def digest(self, value, path: str) -> np.ndarray:
-        self.obj(value, path, ("cap",))
+        self.obj(value, path, ("cap",), ("_marker",))
+        self.marker(value, "_marker", path)
         cap = self.lst(value["cap"], f"{path}.cap", 1)
         return self.words(cap[0], f"{path}.cap[0]", DIGEST_ELEMS)
 
     def sumcheck(self, value, path: str) -> SumcheckData:
-        self.obj(value, path, ("polynomial_evaluations", "pow_witnesses"))
+        self.obj(value, path, ("polynomial_evaluations", "pow_witnesses"), ())
         rounds = self.lst(value["polynomial_evaluations"], f"{path}.polynomial_evaluations")
         evaluations = np.array(
             [self.efs(r, f"{path}.polynomial_evaluations[{i}]", 2) for i, r in enumerate(rounds)], dtype=np.uint32
@@ -218,7 +217,7 @@ class _JsonReader:
         return SumcheckData(evaluations, self.words(value["pow_witnesses"], f"{path}.pow_witnesses"))
 
     def query(self, value, path: str) -> QueryOpening:
-        self.obj(value, path, ("type", "values", "proof"))
+        self.obj(value, path, ("type", "values", "proof"), ())
         kind = value["type"]
         if kind not in ("base", "extension"):
             raise ProofFormatError(f"{path}.type: expected 'base' or 'extension', got {kind!r:.40}")
@@ -240,11 +239,11 @@ def proof_from_json_tree(tree) -> WhirProof:
     r = _JsonReader()
     keys = ("initial_commitment", "initial_ood_answers", "initial_sumcheck", "rounds", "final_poly",
             "final_pow_witness", "final_queries", "final_sumcheck")
-    r.obj(tree, "proof", keys)
+    r.obj(tree, "proof", keys, ())
     rounds = []
     for i, rt in enumerate(r.lst(tree["rounds"], "proof.rounds")):
         path = f"proof.rounds[{i}]"
-        r.obj(rt, path, ("commitment", "ood_answers", "pow_witness", "queries", "sumcheck"))
+        r.obj(rt, path, ("commitment", "ood_answers", "pow_witness", "queries", "sumcheck"), ())
         rounds.append(RoundProof(
             r.digest(rt["commitment"], f"{path}.commitment"),
             r.efs(rt["ood_answers"], f"{path}.ood_answers"),
@@ -285,6 +284,7 @@ def _params_and_config(block, where: str) -> tuple[ProtocolParameters, WhirConfi
     """A ``params`` block -> parameters and the configuration they derive, or ProofFormatError: a file whose
     parameters the reference would reject (or that overflow the soundness formulas) is malformed."""
     _JsonReader.obj(block, where, ())
+    check_params_block(block, where)
     try:
         params = ProtocolParameters.from_golden_params(block)
         return params, WhirConfig.from_params(params)
@@ -335,11 +335,12 @@ def from_whir_p3_json(text: str | bytes) -> ProofFile:
     if encoding != "montgomery":
         raise ProofFormatError(f"proof_field_encoding: only 'montgomery' is defined, got {encoding!r:.40}")
     params, statement = params_and_statement_from_json(doc)
+    check_document(doc, WhirConfig.from_params(params))  # params_and_statement_from_json derived it once
     proof = proof_from_json_tree(doc["proof"])
     inconsistency = None
     if "proof_canonical" in doc:  # optional, for debugging; a copy that disagrees makes the document inconsistent
         try:
-            where = _first_difference(doc["proof_canonical"], _canonical_tree(doc["proof"]), "proof_canonical")
+            where = first_difference(doc["proof_canonical"], _canonical_tree(doc["proof"]), "proof_canonical")
         except RecursionError:  # keys the decoder ignores may nest as deep as the JSON parser allows
             raise ProofFormatError("proof_canonical: nested too deeply to compare with proof") from None
         if where is not None:
@@ -371,7 +372,7 @@ class _Reader:
         self.offset = offset
 
     def words(self, shape: tuple[int, ...], what: str) -> np.ndarray:
-        n = int(np.prod(shape, dtype=np.int64))
+        n = math.prod(shape)  # Python ints: a shape the configuration derives may not fit int64
         end = self.offset + 4 * n
         if end > len(self.data):
             raise ProofFormatError(f"truncated: {what} needs {4 * n} bytes at offset {self.offset}, "
@@ -468,7 +469,7 @@ def from_binary(data: bytes) -> ProofFile:
         header = json.loads(data[start:start + header_len])
     except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise ProofFormatError(f"header: malformed ({exc!r:.80})") from None
-    _JsonReader.obj(header, "header", ("params", "num_claims"))
+    _JsonReader.obj(header, "header", ("params", "num_claims"), ())
     params, config = _params_and_config(header["params"], "header params")
     m = header["num_claims"]
     if isinstance(m, bool) or not isinstance(m, int) or not 0 <= m <= 1 << 16:
@@ -540,12 +541,32 @@ def dump(pf: ProofFile, fmt: str) -> bytes:
         raise ProofFormatError(f"cannot serialise this ProofFile: {type(exc).__name__}: {exc}") from None
 
 
-def load(data: bytes, fmt: str = "auto") -> ProofFile:
-    """Parse ``data`` as ``fmt``; 'auto' tells the formats apart by the binary magic."""
-    if not isinstance(data, (bytes, bytearray, memoryview, str)):
-        raise ProofFormatError(f"expected bytes or str, got {type(data).__name__}")
-    if isinstance(data, memoryview):
-        data = bytes(data)
+def read_source(source) -> bytes | str:
+    """The document a proof source names. The rule: bytes (``bytes``, ``bytearray``, ``memoryview``) are the
+    document itself, in either format; an ``os.PathLike`` names a file; a ``str`` is JSON text when its first
+    character other than whitespace is ``{``, and otherwise names a file. A file that cannot be read, and
+    anything else, is a ``ProofFormatError``."""
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return bytes(source)
+    if isinstance(source, str) and source.lstrip().startswith("{"):
+        return source
+    if not isinstance(source, (str, os.PathLike)):
+        raise ProofFormatError(f"expected a ProofFile, its bytes, a path or JSON text, got {type(source).__name__}")
+    if isinstance(source, str) and (not source.strip() or "\x00" in source or not os.path.exists(source)):
+        raise ProofFormatError(f"{source!r:.80} is not JSON text (which starts with '{{') and names no file")
+    try:
+        return Path(source).read_bytes()
+    except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise ProofFormatError(f"cannot read proof file {os.fspath(source)!s:.200}: {reason}") from None
+
+
+def load(data, fmt: str = "auto") -> ProofFile:
+    """Parse the proof ``data`` names as ``fmt``; 'auto' tells the formats apart by the binary magic.
+
+    ``data``: the document's bytes, a path (``str`` or ``os.PathLike``) or JSON text (a ``str`` starting with
+    ``{``): see ``read_source``."""
+    data = read_source(data)
     if fmt == "auto":
         binary = not isinstance(data, str) and bytes(data[:len(BINARY_MAGIC)]) == BINARY_MAGIC
         fmt = "binary" if binary else "whir-p3-json"

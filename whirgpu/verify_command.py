@@ -1,0 +1,136 @@
+"""``whirgpu verify FILE [--expect N:F:R [--security S --pow-bits B --soundness T --initial-reduction M]]
+[--min-security S] [--statement FILE.json] [--format F]``: verify a proof file against what the verifier expects.
+
+Output contract: ``accept n=N fold=K rate=R security=S soundness=T pow_bits=B points=M (...)`` on one line, exit 0
+(``accept`` stays the first word, so scripts that test it keep working; the parenthesis says which expectations
+were checked, or that none were); ``reject: <reason>`` on one line, exit 1; a proof file that cannot be read
+(``-``: standard input) is a ``FileError`` on stderr, exit 2. A bad option or statement file is an
+``error: ...`` line on stderr (exit 1), raised as ``ConfigError`` before the proof is read.
+
+The statement file (``--statement``) is one JSON object with canonical field elements (integers in [0, p)):
+``{"points": [[[a0, a1, a2, a3], ...n coordinates], ...m points], "values": [[a0, a1, a2, a3], ...m values]}``;
+a point may list base coordinates instead (``[x_0, ..., x_n-1]``), a value a base element; ``values`` is
+optional (then only the points are checked). Any other key is refused.
+"""
+
+from __future__ import annotations
+
+from .cli_options import read_bytes, read_json_file
+from .errors import ConfigError, ProofFormatError, VerificationError
+from .protocol.params import DEFAULT_MAX_POW, DEFAULT_SECURITY_LEVEL, ProtocolParameters, SoundnessType
+
+STATEMENT_KEYS = ("points", "values")
+# The flags that refine --expect (the protocol parameters `prove -n -k -r` also takes), and their dests.
+EXPECT_REFINEMENTS = {"security": "--security", "pow_bits": "--pow-bits", "soundness": "--soundness",
+                      "initial_reduction": "--initial-reduction"}
+
+
+def add_verify_parser(sub) -> None:
+    p = sub.add_parser(
+        "verify", help="verify a proof file (against the parameters, security and statement you expect)",
+        description="Verify a proof file. Prints 'accept n=.. fold=.. rate=.. security=.. soundness=.. pow_bits=.. "
+                    "points=..' (exit 0) or 'reject: <reason>' (exit 1); a file that cannot be read is an error on stderr "
+                    "(exit 2). Without --expect or --min-security the "
+                    "proof chooses its own parameters, however weak: when you verify someone else's proof, say "
+                    "what you expect.")
+    p.add_argument("file", metavar="FILE", help="the proof file; - reads it from standard input")
+    p.add_argument("--format", default="auto", choices=("auto", "binary", "whir-p3-json"),
+                   help="proof file format (default: detect)")
+    g = p.add_argument_group("what the verifier expects (a proof that differs is rejected, naming the field)")
+    g.add_argument("--expect", metavar="N:F:R",
+                   help="the proof's parameters must be exactly those `whirgpu prove -n N -k F -r R` uses, with "
+                        "the refinements below (same defaults as prove)")
+    g.add_argument("--security", type=int, default=None, metavar="BITS",
+                   help=f"with --expect: the security level (default {DEFAULT_SECURITY_LEVEL})")
+    g.add_argument("--pow-bits", type=int, default=None, metavar="BITS",
+                   help=f"with --expect: the proof-of-work budget (default {DEFAULT_MAX_POW})")
+    g.add_argument("--soundness", default=None, metavar="TYPE",
+                   help="with --expect: capacity | johnson | unique (default capacity)")
+    g.add_argument("--initial-reduction", type=int, default=None, metavar="M",
+                   help="with --expect: RS domain reduction of the first round (default min(F, 3))")
+    g.add_argument("--min-security", type=int, default=None, metavar="BITS",
+                   help="the proof's configuration must reach at least BITS bits of security, as its own "
+                        "soundness formulas derive them (PoW included)")
+    g.add_argument("--statement", metavar="FILE.json",
+                   help='the points (and optionally values) the proof must be about: {"points": [...], '
+                        '"values": [...]}, canonical integers')
+
+
+def parse_expect(text: str) -> tuple[int, int, int]:
+    parts = text.strip().split(":")
+    try:
+        n, k, r = (int(part) for part in parts)
+    except ValueError:
+        raise ConfigError(f"--expect {text!r} is not N:F:R (three integers, e.g. 20:4:1)") from None
+    return n, k, r
+
+
+def expected_params(args) -> ProtocolParameters | None:
+    """The ProtocolParameters --expect names, built as `prove -n -k -r` builds them; None without --expect."""
+    given = [flag for dest, flag in EXPECT_REFINEMENTS.items() if getattr(args, dest) is not None]
+    if args.expect is None:
+        if given:
+            raise ConfigError(f"{given[0]} refines --expect N:F:R; give --expect too")
+        return None
+    n, k, r = parse_expect(args.expect)
+    return ProtocolParameters.default(
+        num_variables=n, folding_factor=k, starting_log_inv_rate=r,
+        security_level=DEFAULT_SECURITY_LEVEL if args.security is None else args.security,
+        pow_bits=DEFAULT_MAX_POW if args.pow_bits is None else args.pow_bits,
+        soundness_type=SoundnessType.CapacityBound if args.soundness is None else SoundnessType.parse(args.soundness),
+        rs_domain_initial_reduction_factor=args.initial_reduction,
+    )
+
+
+def read_statement(path: str) -> dict:
+    """The --statement file as keyword arguments of ``whirgpu.verify`` (points, values)."""
+    doc = read_json_file(path)
+    if not isinstance(doc, dict) or "points" not in doc:
+        raise ConfigError(f'{path}: expected a JSON object {{"points": [...], "values": [...]}} with "points"')
+    unknown = sorted(set(doc) - set(STATEMENT_KEYS))
+    if unknown:
+        raise ConfigError(f"{path}: unknown key {unknown[0]!r} (a statement file holds {', '.join(STATEMENT_KEYS)})")
+    return {"points": doc["points"], "values": doc.get("values")}
+
+
+def accept_line(proof_file, checked: list[str]) -> str:
+    """The one line of an acceptance: what the proof is (parameters, the security they reach, its points) and
+    which of the verifier's expectations it met (``checked``)."""
+    from .protocol.params import WhirConfig
+    from .protocol.security import security_bits
+
+    params = proof_file.params
+    fold = params.folding_factor.to_serde()
+    fold_text = str(fold["Constant"]) if "Constant" in fold else ",".join(map(str, fold["ConstantFromSecondRound"]))
+    what = f"as expected: {', '.join(checked)}" if checked else \
+        "no expectations given: the proof chose its own parameters"
+    return (f"accept n={params.num_variables} fold={fold_text} rate={params.starting_log_inv_rate} "
+            f"security={security_bits(WhirConfig.from_params(params))} soundness={params.soundness_type.cli_name} "
+            f"pow_bits={params.pow_bits} points={proof_file.statement.num_claims} ({what})")
+
+
+def run_verify(args) -> int:
+    from .api import verify
+    from .protocol.serialize import load
+
+    expected = expected_params(args)  # the verifier's own options are checked before the proof is read
+    if expected is not None:
+        from .protocol.params import WhirConfig
+
+        WhirConfig.from_params(expected)  # an expectation no proof can meet is the caller's error
+    if args.min_security is not None and args.min_security < 0:
+        raise ConfigError(f"--min-security must be >= 0, got {args.min_security}")
+    statement = read_statement(args.statement) if args.statement else {}
+    checked = (["parameters"] if expected is not None else []) + \
+        ([f"security >= {args.min_security} bits"] if args.min_security is not None else []) + \
+        (["statement"] if statement else [])
+    data = read_bytes(args.file)  # a file that cannot be read is no reject: FileError, exit 2
+    try:
+        proof_file = load(data, args.format)
+        verify(proof_file, params=expected, min_security=args.min_security, **statement)
+    except (VerificationError, ProofFormatError) as exc:
+        print(f"reject: {exc}")
+        return 1
+    print(accept_line(proof_file, checked))
+    return 0
+
