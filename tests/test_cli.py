@@ -733,3 +733,39 @@ def test_from_a_file_whose_claims_are_false_writes_no_proof(tmp_path, capsys):
     line = _from_error(path, capsys, "--out", str(out))
     assert "claimed_values_canonical[0] = [" in line and "the polynomial's value at points_canonical[0] is [" in line
     assert not out.exists()
+
+
+# Every way `prove` takes its instance (a seed, a file), in both formats, on the cpu backend and on a GPU runtime
+# that computes the claims on the device: each proof written is one `verify` accepts, as is, under the parameters
+# it was asked for, and about the statement the file declares.
+PROVE_PATHS = [
+    (["--seed", "0", *SMALL], "binary", "cpu"),
+    (["--seed", "3", *SMALL], "whir-p3-json", "cpu"),
+    (["--seed", "1", *SMALL], "binary", "wgpu"),
+    (["--from", "GOLDEN"], "whir-p3-json", "cpu"),
+    (["--from", "GOLDEN"], "binary", "dawn"),
+]
+
+
+@pytest.mark.parametrize("source,fmt,backend", PROVE_PATHS, ids=lambda v: v if isinstance(v, str) else v[0])
+def test_every_prove_path_writes_a_proof_verify_accepts(source, fmt, backend, capsys):
+    if backend in ("wgpu", "dawn"):
+        try:
+            select_backend(backend)
+        except Exception as exc:  # noqa: BLE001 - an unavailable runtime skips, unless required
+            if backend in os.environ.get("WHIRGPU_REQUIRE", ""):
+                raise
+            pytest.skip(f"{backend} unavailable: {exc}")
+    argv = [str(golden_file(GOLDEN_N12)) if a == "GOLDEN" else a for a in source]
+    code, _, err = run(["prove", *argv, "--format", fmt, "--backend", backend, "--out", "p.proof"], capsys)
+    assert code == 0, err
+    assert verifies(["verify", "p.proof"], capsys)
+    if source[0] == "--seed":
+        n, k, r = SMALL[1], SMALL[3], SMALL[5]
+        assert verifies(["verify", "p.proof", "--expect", f"{n}:{k}:{r}", *SMALL[6:]], capsys)
+    else:
+        doc = load_golden(GOLDEN_N12)
+        statement = {"points": doc["points_canonical"], "values": doc["claimed_values_canonical"]}
+        with open("claim.json", "w") as f:
+            json.dump(statement, f)
+        assert verifies(["verify", "p.proof", "--statement", "claim.json"], capsys)
