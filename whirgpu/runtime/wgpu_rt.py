@@ -50,7 +50,7 @@ from ..kernels.registry import spec
 from ..overrides import resolve_binding
 from .wgpu_native_setup import prepare_wgpu_native
 from .base import (PARAMS_WORDS, Batch, RtBuffer, Runtime, allocation_size, binding_range, check_binding_sizes, check_range,
-                   grid_for, params_words)
+                   grid_for)
 from .upload import UploadPlan, chunk_ranges, copy_into
 
 NATIVE_APIS = ("Vulkan", "Metal", "D3D12")
@@ -246,15 +246,31 @@ class _WgpuBatch(Batch):
 
     def __init__(self, rt: "WgpuRuntime"):
         self.rt = rt
-        self.params_words: list[np.ndarray] = []
+        self.params_words: np.ndarray | None = None  # (capacity, PARAMS_WORDS): the runtime's, lent while recording
+        self.n_params = 0
         self.ops: list[tuple] = []
+
+    def _params_row(self, slot: int) -> np.ndarray:
+        """Row ``slot`` of the params table: the runtime's host table is lent to one recording batch at a time
+        (one allocation per runtime rather than one per dispatch), grown by doubling."""
+        if self.params_words is None:
+            self.params_words, self.rt._params_host = self.rt._params_host, None
+            if self.params_words is None:
+                self.params_words = np.zeros((64, PARAMS_WORDS), np.uint32)
+        if slot >= len(self.params_words):
+            grown = np.zeros((2 * len(self.params_words), PARAMS_WORDS), np.uint32)
+            grown[:slot] = self.params_words[:slot]
+            self.params_words = grown
+        return self.params_words[slot]
 
     def dispatch(self, kernel, buffers, params, n_groups):
         slot = None
         if params is not None:
-            words = params_words(params)
-            slot = len(self.params_words)
-            self.params_words.append(words)
+            slot = self.n_params
+            row, words = self._params_row(slot), np.asarray(params, np.uint32).reshape(-1)
+            row[:words.size] = words
+            row[words.size:] = 0  # zero-padded: kernels may read the whole struct
+            self.n_params += 1
         grid = grid_for(n_groups, self.rt.max_groups_per_dim)
         self.ops.append(("dispatch", kernel, tuple(binding_range(b) for b in buffers), slot, grid))
 
@@ -264,9 +280,9 @@ class _WgpuBatch(Batch):
     def submit(self):
         rt = self.rt
         params_buf = None
-        if self.params_words:
-            params_buf = rt._params_buffer(len(self.params_words) * PARAMS_SLOT_BYTES)
-            rt.device.queue.write_buffer(params_buf, 0, np.concatenate(self.params_words))
+        if self.n_params:
+            params_buf = rt._params_buffer(self.n_params * PARAMS_SLOT_BYTES)
+            rt.device.queue.write_buffer(params_buf, 0, self.params_words[:self.n_params])
         encoder = rt.device.create_command_encoder()
         timing = rt.profiler.start(sum(op[0] == "dispatch" for op in self.ops)) if rt.profiler else None
         cpass = None
@@ -298,7 +314,7 @@ class _WgpuBatch(Batch):
             timing.resolve(encoder)
         rt.device.queue.submit([encoder.finish()])
         self.ops = []
-        self.params_words = []
+        rt._params_host, self.params_words, self.n_params = self.params_words, None, 0
 
 
 class _Profiler:
@@ -458,6 +474,7 @@ class WgpuRuntime(Runtime):
         self._upload_maps: list[Any] = []  # per slot, the map promise asked for after its last copy (or None)
         self._next_upload = 0
         self._params = None
+        self._params_host: np.ndarray | None = None  # the batches' params table, between recordings
         self.profiler: _Profiler | None = None
 
     # -- what differs between implementations ---------------------------------------------------------------
