@@ -412,7 +412,7 @@ class _Walk:
 
     def grind(self, stage: str, bits: int) -> None:
         if bits:
-            self.launch(2 + len(pow_launches(bits)))  # reset, the searches, the witness
+            self.launch(1 + len(pow_launches(bits)))  # the searches; the witness splits a transcript launch in two
 
     # -- the runtime's own buffers -----------------------------------------------------------------------------
     def runtime_needs(self) -> list[BufferNeed]:
