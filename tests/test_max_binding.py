@@ -215,9 +215,9 @@ def test_plan_reasons_say_the_limit_was_lowered():
     assert (plan.to_dict()["binding_lowered_by"], plan.to_dict()["device_storage_binding_size"]) == (ENV, 2 * GIB)
     assert "lowered" not in plan_device(config(20, 4), device).reason
     assert plan_device(config(20, 4), device).to_dict()["binding_lowered_by"] is None
-    tiny = replace(lowered, max_storage_binding_size=32 * KIB)
+    tiny = replace(lowered, max_storage_binding_size=16 * KIB)  # below 12:1:2's transcript scratch, bound whole
     problem = plan_device(config(12, 1, 2), tiny).refusal(explicit=True)
-    assert problem and "32768 bytes (32 KiB) (lowered by WHIRGPU_MAX_BINDING_BYTES; device: 2147483648 bytes (2 GiB))" \
+    assert problem and "16384 bytes (16 KiB) (lowered by WHIRGPU_MAX_BINDING_BYTES; device: 2147483648 bytes (2 GiB))" \
         in problem
 
 

@@ -190,12 +190,100 @@ def test_every_fill_level(gpu, absorbed, popped):
     _run_both(gpu, ops, rng, start)
 
 
-@pytest.mark.parametrize("bits", [1, 2, 8, 14, pytest.param(20, marks=pytest.mark.slow)])
+@pytest.mark.parametrize("bits", [*range(1, 15), *(pytest.param(b, marks=pytest.mark.slow) for b in range(15, 21))])
 def test_grind_bits(gpu, bits):
+    """Every width of 1-20 bits: the smallest valid nonce, as the host finds it, twice from different states."""
     rng = np.random.default_rng(bits)
     start = DuplexChallenger()
     start.observe_many(rng.integers(0, P, 5, dtype=np.uint64).astype(np.uint32))
     _run_both(gpu, [("grind", bits), ("sample_ef",), ("observe", 3), ("grind", bits)], rng, start)
+
+
+def _smallest_nonce(challenger: DuplexChallenger, bits: int) -> int:
+    return int(F.from_monty(challenger.clone().grind(bits)))
+
+
+def _start_with_nonce(bits: int, accept) -> DuplexChallenger:
+    """The first of a fixed sequence of challengers whose smallest valid nonce for ``bits`` satisfies ``accept``."""
+    for seed in range(10_000):
+        start = DuplexChallenger()
+        start.observe_many(np.arange(seed % 9, dtype=np.uint32) + seed)
+        if accept(_smallest_nonce(start, bits)):
+            return start
+    raise AssertionError("no challenger found")
+
+
+def _grind_in(gpu, start: DuplexChallenger, bits: int, launches, monkeypatch) -> int:
+    """The witness word a grind leaves when its searches are ``launches`` ((first, end) batches); when one is
+    found, the challenger it leaves is the host's after the same grind."""
+    monkeypatch.setattr(device_transcript, "pow_launches", lambda bits, full_range=False: launches)
+    run = DeviceRun(gpu, start)
+    witness = run.transcript.grind(bits)
+    run.finish()
+    word = int(run.get(witness).reshape(-1)[0])
+    if word != device_transcript.NOT_FOUND:
+        host = start.clone()
+        host.grind(bits)
+        np.testing.assert_array_equal(run.state(), _host_state(host))
+    return word
+
+
+@pytest.mark.parametrize("smallest", [0, 1, 63])
+def test_a_hit_in_the_first_batch(gpu, smallest, monkeypatch):
+    """The smallest nonce in the first batch (nonce 0 itself, and several hits for the threads' atomic min): the
+    other workgroups of a full grid stop at their first claim."""
+    bits = {0: 4, 1: 4, 63: 6}[smallest]
+    if smallest == 63:
+        start = _start_with_nonce(bits, lambda n: 32 <= n < device_transcript.POW_BATCH)
+    else:
+        start = _start_with_nonce(bits, lambda n: n == smallest)
+    nonce = _smallest_nonce(start, bits)
+    batches = device_transcript.POW_GROUPS * 4
+    assert _grind_in(gpu, start, bits, [(0, batches)], monkeypatch) == int(F.to_monty(np.uint64(nonce)))
+
+
+def test_a_hit_in_the_last_batch_a_launch_may_claim(gpu, monkeypatch):
+    """The smallest nonce in a launch's last batch is found; a launch ending just before it finds nothing, and a
+    next launch starting at its batch finds it (alone, or after an empty launch), and later launches keep it."""
+    bits = 9
+    start = _start_with_nonce(bits, lambda n: n >= 4 * device_transcript.POW_BATCH)
+    nonce = _smallest_nonce(start, bits)
+    word = int(F.to_monty(np.uint64(nonce)))
+    b = nonce // device_transcript.POW_BATCH
+    assert _grind_in(gpu, start, bits, [(0, b + 1)], monkeypatch) == word
+    assert _grind_in(gpu, start, bits, [(0, b)], monkeypatch) == device_transcript.NOT_FOUND
+    assert _grind_in(gpu, start, bits, [(b, b + 1)], monkeypatch) == word
+    assert _grind_in(gpu, start, bits, [(0, b), (b, b + 1), (b + 1, b + 3000)], monkeypatch) == word
+    assert _grind_in(gpu, start, bits, [(1, b), (b, b + 2)], monkeypatch) == word  # first launch skips batch 0
+
+
+def test_launches_of_a_grind_continue_one_another(gpu, monkeypatch):
+    """Grinds over many short launches (16 batches each): the later ones continue the search, and those after the
+    hit exit at once, leaving the smallest nonce."""
+    monkeypatch.setattr(device_transcript, "POW_LAUNCH", 16 * device_transcript.POW_BATCH)
+    monkeypatch.setattr(device_transcript, "POW_MAX_COUNTERS", 1 << 7)
+    assert len(device_transcript.pow_launches(12)) == 128
+    rng = np.random.default_rng(12)
+    start = DuplexChallenger()
+    start.observe_many(rng.integers(0, P, 3, dtype=np.uint64).astype(np.uint32))
+    _run_both(gpu, [("grind", 12), ("observe", 2), ("grind", 10), ("grind", 3)], rng, start)
+
+
+def test_pow_launches():
+    """One launch for a grind of up to 23 bits; contiguous batch ranges of at most POW_LAUNCH nonces covering
+    2^(bits + 5) nonces, or every nonce below P (full range), within the counters and the kernel's u32 nonces."""
+    batch = device_transcript.POW_BATCH
+    for bits in range(1, 31):
+        for full_range in (False, True):
+            launches = device_transcript.pow_launches(bits, full_range)
+            end_nonce = P if full_range else min(P, 1 << (bits + device_transcript.POW_COVER_SLACK))
+            assert launches[0][0] == 0 and launches[-1][1] == -(-end_nonce // batch)
+            assert all(a[1] == b[0] for a, b in zip(launches, launches[1:]))
+            assert all(0 < (end - first) * batch <= device_transcript.POW_LAUNCH for first, end in launches)
+            assert len(launches) <= device_transcript.POW_MAX_COUNTERS
+            assert (launches[-1][1] + device_transcript.POW_GROUPS) * batch < 1 << 32
+            if bits <= 23 and not full_range:
+                assert len(launches) == 1
 
 
 def test_query_sampler_cases(gpu):

@@ -183,3 +183,25 @@ def test_a_long_lived_backend_stays_within_the_plan(name, mul, monkeypatch):
     assert len(draws) > 1, f"the instances drew the same distinct query counts {draws}: the test proves nothing"
     assert max(totals) <= plan.pool_bytes, f"{name}: pool bytes after each proof {totals}, planned {plan.pool_bytes}"
     assert totals == [totals[0]] * len(totals), f"{name}: later proofs allocated more: {totals}"
+
+
+def test_the_plan_counts_every_submissions_dispatches(monkeypatch):
+    """The plan's commands per submission are the dispatches a proof records (wgpu-native), plus the Merkle root's
+    or the final polynomial's copy: grinds of the commitment's folding (12:4:3: 1 bit), of rounds and of the final
+    round, several rounds (10:1:2)."""
+    from whirgpu.runtime import wgpu_rt
+
+    runtime = open_runtime("wgpu", "u64")
+    submitted = []
+    real_submit = wgpu_rt._WgpuBatch.submit
+
+    def submit(batch):
+        submitted.append(sum(op[0] == "dispatch" for op in batch.ops))
+        real_submit(batch)
+
+    monkeypatch.setattr(wgpu_rt._WgpuBatch, "submit", submit)
+    for n, k, r in ((12, 4, 3), (10, 1, 2)):
+        cfg = config(n, k, r)
+        submitted.clear()
+        _prove_as_users_do(cfg, GpuBackend(runtime), 1)
+        assert plan_memory(cfg, runtime.limits()).commands == [d + 1 for d in submitted], f"{n}:{k}:{r}"

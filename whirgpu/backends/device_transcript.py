@@ -7,10 +7,12 @@ ops are recorded as one launch just before the next launch of any other kernel (
 transcript steps cost one dispatch. Bit-exact with ``protocol.transcript.DuplexChallenger`` (the challenger's
 state layout is in ``device_values``).
 
-Proof of work runs on the device challenger: ``pow_search`` launches over increasing nonce ranges, each bounded
-(``POW_LAUNCH`` nonces) and skipped at once after a hit, covering 2^(bits + POW_COVER_SLACK) nonces (a miss has
-odds below e^-32); a search that finds nothing leaves ``NOT_FOUND`` (never a field word) in its witness slot, and
-the prover then proves again with ``full_range`` searches that cover every nonce below P.
+Proof of work runs on the device challenger: one ``pow_search`` launch per grind, a fixed grid of ``POW_GROUPS``
+workgroups that claim batches of ``POW_BATCH`` nonces in increasing order and stop past the smallest hit, bounded
+to 2^(bits + POW_COVER_SLACK) nonces (a miss has odds below e^-32) and to ``POW_LAUNCH`` nonces a launch (only a
+grind of more than 23 bits takes several launches, the later ones exiting at their first claim after a hit). A
+search that finds nothing leaves ``NOT_FOUND`` (never a field word) in its witness slot, and the prover then
+proves again with ``full_range`` searches that cover every nonce below P.
 
 The proof region is bound to the transcript kernel as a window holding just the words its ops touch (they are
 the last few values recorded), so the region may be larger than one binding.
@@ -29,11 +31,13 @@ from .device_values import POW_MAX_COUNTERS, DeviceQueries, DeviceValue
 OP_OBSERVE, OP_SAMPLE, OP_WITNESS, OP_QUERIES, OP_POW_RESET = 1, 2, 3, 4, 5
 MAX_OPS = 15  # ops per transcript launch (the params struct holds 15)
 POW_WG = 64
-POW_BATCH = POW_WG * 16  # nonces a workgroup claims at once (pow_search.wgsl: WG * PER_THREAD)
-POW_LAUNCH = 1 << 24  # most nonces per pow_search launch (milliseconds on a discrete GPU)
-POW_FIRST_LAUNCH = 1  # the first launch covers 2^(bits + this) nonces, later ones double up to POW_LAUNCH
-POW_COVER_SLACK = 5  # launches cover 2^(bits + this) nonces in all
-POW_MAX_GROUPS = 1024  # workgroups per launch (they loop over batches)
+POW_BATCH = POW_WG  # nonces a workgroup claims at once, one a thread (pow_search.wgsl)
+# Workgroups of one search: 65,536 threads, what it takes to keep a large GPU's ALUs busy on Poseidon2 (8 of
+# these groups per SM of a 132-SM H100, about all its registers hold); where fewer fit, the rest start later and
+# exit at their first claim once a hit is known. In flight past the smallest hit: at most one batch a group.
+POW_GROUPS = 1024
+POW_LAUNCH = 1 << 28  # most nonces per pow_search launch: ~85 ms at 3.2 G permutations/s, no driver watchdog
+POW_COVER_SLACK = 5  # a grind's launches cover 2^(bits + this) nonces in all
 NOT_FOUND = 0xFFFFFFFF  # a witness slot whose search found no nonce
 MAX_QUERY_BITS = 20  # bits one sample_bits call of the query sampler draws at most (query_indices.py)
 
@@ -47,16 +51,12 @@ def query_calls(num_queries: int, log_size: int) -> int:
 
 
 def pow_launches(bits: int, full_range: bool = False) -> list[tuple[int, int]]:
-    """The (first batch, end batch) of each launch of one grind: doubling ranges from 2^(bits + 1) nonces, each at
-    most POW_LAUNCH, covering 2^(bits + POW_COVER_SLACK) nonces (every nonce below P when ``full_range``)."""
-    end_nonce = P if full_range else min(P, 1 << max(0, bits + POW_COVER_SLACK))
-    launches, start, size = [], 0, min(POW_LAUNCH, 1 << max(0, bits + POW_FIRST_LAUNCH))
-    while start < end_nonce:
-        stop = min(start + size, end_nonce)
-        launches.append((start // POW_BATCH, -(-stop // POW_BATCH)))
-        start = launches[-1][1] * POW_BATCH
-        size = min(POW_LAUNCH, 2 * size)
-    return launches
+    """The (first batch, end batch) of each ``pow_search`` launch of one grind: 2^(bits + POW_COVER_SLACK) nonces
+    (every nonce below P when ``full_range``) in ranges of at most POW_LAUNCH nonces, so one launch for a grind of
+    up to 23 bits. ``bits`` >= 1 (a grind of 0 bits launches nothing)."""
+    end_nonce = P if full_range else min(P, 1 << (bits + POW_COVER_SLACK))
+    return [(start // POW_BATCH, -(-min(start + POW_LAUNCH, end_nonce) // POW_BATCH))
+            for start in range(0, end_nonce, POW_LAUNCH)]
 
 
 class DeviceTranscript:
@@ -129,6 +129,8 @@ class DeviceTranscript:
             raise RuntimeError(f"{len(launches)} proof-of-work launches exceed {POW_MAX_COUNTERS} counters")
         work = regions.scratch.take((1 + len(launches),))
         witness = regions.proof.take(())
+        # The reset rides on the transcript launch of the ops recorded before the grind (the searches read the
+        # challenger they leave); the witness op starts the next one.
         self._op(OP_POW_RESET, work.word, work.word + 1, len(launches))
         self.flush()
         rt = self.backend._drivers
@@ -136,8 +138,7 @@ class DeviceTranscript:
         rc = self.backend._round_constants()
         for i, (first, end) in enumerate(launches):
             params = np.array([(1 << bits) - 1, work.word, work.word + 1 + i, first, end, 0, 0, 0], np.uint32)
-            self.session.batch.dispatch(kernel, [regions.scratch.buffer, rc], params,
-                                        min(POW_MAX_GROUPS, end - first))
+            self.session.batch.dispatch(kernel, [regions.scratch.buffer, rc], params, min(POW_GROUPS, end - first))
         self._op(OP_WITNESS, work.word, witness.word)
         self.proof_words.append((witness.word, witness.word + 1))
         self.witnesses.append(witness)

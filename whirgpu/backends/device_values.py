@@ -29,7 +29,7 @@ import numpy as np
 from ..runtime.base import RtBuffer, RtView
 
 STATE_WORDS = 26  # sponge 16, input length, output length, input buffer 8
-POW_MAX_COUNTERS = 160  # batch counters a grind may use (one per encoded dispatch; full range < 130)
+POW_MAX_COUNTERS = 8  # batch counters a grind may use (one a launch; the full range takes ceil(P / 2^28) = 8)
 
 
 @dataclass(frozen=True)

@@ -109,6 +109,9 @@ class MemoryPlan:
     policy: str
     statement_points: int
     static_problems: list[str] = field(default_factory=list)
+    # commands recorded per submission: the dispatches, plus one for the Merkle root's (or the final polynomial's)
+    # copy into the proof region
+    commands: list[int] = field(default_factory=list)
 
     @property
     def pool_bytes(self) -> int:
@@ -209,6 +212,7 @@ class _Walk:
         self.upload_chunk = 0  # the runtime's upload ring's chunk (0: no write goes through the ring)
         self.dispatches = 0  # in the batch being recorded
         self.most_dispatches = 0
+        self.commands: list[int] = []  # per submission
 
     # -- the pool ----------------------------------------------------------------------------------------------
     def alloc(self, name: str, nbytes: int, host_facing: bool, elem: int | None = None) -> _Buf:
@@ -262,6 +266,7 @@ class _Walk:
         self.dispatches += n
 
     def submit(self) -> None:
+        self.commands.append(self.dispatches)
         self.most_dispatches = max(self.most_dispatches, self.dispatches)
         self.dispatches = 0
 
@@ -412,7 +417,7 @@ class _Walk:
 
     def grind(self, stage: str, bits: int) -> None:
         if bits:
-            self.launch(2 + len(pow_launches(bits)))  # reset, the searches, the witness
+            self.launch(1 + len(pow_launches(bits)))  # the searches; the witness splits a transcript launch in two
 
     # -- the runtime's own buffers -----------------------------------------------------------------------------
     def runtime_needs(self) -> list[BufferNeed]:
@@ -511,7 +516,8 @@ def plan_memory(config: WhirConfig, limits: DeviceLimits | None = None, policy: 
     walk.read(proof, proof_bytes)  # GpuBackend.end_proof: the one readback
     walk.release(*regions)
 
-    return MemoryPlan(list(walk.groups.values()) + walk.runtime_needs(), policy, statement_points, walk.problems)
+    return MemoryPlan(list(walk.groups.values()) + walk.runtime_needs(), policy, statement_points, walk.problems,
+                      walk.commands)
 
 
 def plan_buffers(config: WhirConfig, limits: DeviceLimits | None = None, policy: str | None = None) -> list[BufferNeed]:

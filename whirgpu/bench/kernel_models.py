@@ -6,8 +6,9 @@ be set against a calibration ceiling (``whirgpu.kernels.calibrate``).
 - Poseidon2 kernels: permutations x ``POSEIDON2_PRODUCTS`` Montgomery products (8 full rounds x 16 S-boxes x 4
   products + 13 partial rounds x 4; the linear layers' additions are not counted, so the fraction overstates
   the headroom), compared with the products per second.
-- Everything else (factor tables, reductions' second stage, proof-of-work search whose launches exit early) has
-  no model. Params layouts are the registry's (``kernels.registry``); a model reads only the words it names.
+- Everything else (factor tables, reductions' second stage, the proof-of-work search, whose work depends on
+  where the smallest hit lies) has no model. Params layouts are the registry's (``kernels.registry``); a model
+  reads only the words it names.
 """
 
 from __future__ import annotations
