@@ -557,21 +557,47 @@ class WgpuRuntime(Runtime):
             return
         raw = data.view(np.uint8).reshape(-1)
         chunk = self.upload.chunk_for(raw.nbytes)
-        for start, size in chunk_ranges(raw.nbytes, chunk):
-            slot = self._upload_slot(chunk)
+        chunks = chunk_ranges(raw.nbytes, chunk)
+        self._ask_maps(chunk, len(chunks))
+        try:
+            for i, (start, size) in enumerate(chunks):
+                slot = self._upload_slot(chunk)
+                staging = self._uploads[slot]
+                # The mapped range is valid until unmap; nothing touches this view after the copy.
+                copy_into(np.frombuffer(staging._experimental_get_mapped_range(0, size), np.uint8),
+                          raw[start:start + size], self.upload.threads)
+                staging.unmap()
+                encoder = self.device.create_command_encoder()
+                encoder.copy_buffer_to_buffer(staging, 0, buffer.handle, offset + start, size)
+                # Submitted at once, not waited for: the device copies this chunk while the host fills the next.
+                # Queue order keeps it after earlier submissions and write_buffer calls and before later ones.
+                self.device.queue.submit([encoder.finish()])
+                if i + len(self._uploads) < len(chunks):
+                    # This write comes back to the slot: its map is asked for now, so it resolves once this copy
+                    # is done (a map_sync at its next use would wait for every chunk queued by then).
+                    self._upload_maps[slot] = staging.map_async(self.wgpu.MapMode.WRITE)
+        finally:
+            # No map is left pending past the call: a runtime dropped with one (the poll thread still waiting on
+            # its device) crashed wgpu-native later in the process. The slots this write used stay unmapped, their
+            # copies in flight; the next write asks for their maps together and waits for each at its use.
+            self._settle_maps()
+
+    def _ask_maps(self, chunk: int, count: int) -> None:
+        """Ask, together, for the maps of the next ``count`` slots (at most all) that are unmapped, the ones a
+        write of ``count`` chunks takes first: one device poll then answers them all, and none is left over."""
+        if not self._uploads or self._uploads[0].size < chunk:
+            return  # _upload_slot makes the ring anew, mapped
+        for k in range(min(count, len(self._uploads))):
+            slot = (self._next_upload + k) % len(self._uploads)
             staging = self._uploads[slot]
-            # The mapped range is valid until unmap; nothing touches this view after the copy.
-            copy_into(np.frombuffer(staging._experimental_get_mapped_range(0, size), np.uint8),
-                      raw[start:start + size], self.upload.threads)
-            staging.unmap()
-            encoder = self.device.create_command_encoder()
-            encoder.copy_buffer_to_buffer(staging, 0, buffer.handle, offset + start, size)
-            # Submitted at once, not waited for: the device copies this chunk while the host fills the next. Queue
-            # order keeps it after earlier submissions and write_buffer calls and before later ones.
-            self.device.queue.submit([encoder.finish()])
-            # The slot's next map is asked for now, so it resolves in the background once this copy is done: a
-            # map_sync at the slot's next use would wait for everything queued by then (the chunks after it).
-            self._upload_maps[slot] = staging.map_async(self.wgpu.MapMode.WRITE)
+            if staging.map_state == "unmapped" and self._upload_maps[slot] is None:
+                self._upload_maps[slot] = staging.map_async(self.wgpu.MapMode.WRITE)
+
+    def _settle_maps(self) -> None:
+        for slot, pending in enumerate(self._upload_maps):
+            if pending is not None:
+                self._upload_maps[slot] = None
+                pending.sync_wait()
 
     def write_staged(self, buffer: RtBuffer) -> bool:
         return True  # queue.write_buffer and the upload slots both copy through a staging buffer
@@ -582,9 +608,8 @@ class WgpuRuntime(Runtime):
         ``chunk``, so that writes no larger than an earlier one allocate nothing."""
         plan = self.upload
         if not self._uploads or self._uploads[0].size < chunk:
-            for old, pending in zip(self._uploads, self._upload_maps):
-                if pending is not None:
-                    pending.sync_wait()  # settled before the buffer goes (its copy is done then too)
+            self._settle_maps()  # before their buffers go
+            for old in self._uploads:
                 old.destroy()
             usage = self.wgpu.BufferUsage
             self._uploads = [self.device.create_buffer(
@@ -596,8 +621,8 @@ class WgpuRuntime(Runtime):
         staging = self._uploads[slot]
         self._next_upload = (slot + 1) % plan.slots
         pending, self._upload_maps[slot] = self._upload_maps[slot], None
-        if pending is not None and staging.map_state != "mapped":
-            pending.sync_wait()  # the map asked for after the slot's last copy
+        if pending is not None:
+            pending.sync_wait()  # waits for the copy that last read the slot
         if staging.map_state != "mapped":  # a write that failed between its map and its unmap
             staging.map_sync(self.wgpu.MapMode.WRITE)
         return slot
@@ -718,9 +743,7 @@ class WgpuRuntime(Runtime):
         try:
             self.wait()
         finally:
-            for pending in self._upload_maps:
-                if pending is not None:
-                    pending.sync_wait()  # settled before its buffer goes, so no map callback outlives the device
+            self._settle_maps()
             for cached in (self._staging, self._params, *self._uploads):
                 if cached is not None:
                     cached.destroy()
