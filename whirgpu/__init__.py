@@ -19,7 +19,10 @@ from .errors import (
     WhirGpuError,
 )
 from .field import P
-from .protocol.params import ConstantFromSecondRound, Constant, ProtocolParameters, SoundnessType, WhirConfig
+from .protocol.config import WhirConfig
+from .protocol.folding import ConstantFromSecondRound, Constant
+from .protocol.parameters import ProtocolParameters
+from .protocol.soundness import SoundnessType
 from .protocol.proof import Statement, WhirProof
 
 __version__ = "0.1.0"

@@ -19,7 +19,8 @@ from .backends.base import non_canonical
 from .errors import BackendUnavailable, ConfigError, ProofFormatError, VerificationError
 from .expectations import check_configuration, check_statement
 from .field import P
-from .protocol.params import ProtocolParameters, WhirConfig
+from .protocol.config import WhirConfig
+from .protocol.parameters import ProtocolParameters
 from .protocol.proof import Statement
 from .protocol.prover import PolynomialSource, WhirProver, check_polynomial
 from .protocol.serialize import ProofFile, check_proof_file, dump, load

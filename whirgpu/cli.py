@@ -20,14 +20,10 @@ from .backends import BACKEND_NAMES
 from .errors import ConfigError, FileError, ProofFormatError, WhirGpuError
 from .cli_options import add_max_binding_flag, add_storage_flag, check_writable, phases_ms, read_json_file
 from .overrides import binding_option, lowered_note
-from .protocol.params import (
-    DEFAULT_MAX_POW,
-    DEFAULT_SECURITY_LEVEL,
-    ProtocolParameters,
-    SoundnessType,
-    WhirConfig,
-    format_schedule,
-)
+from .protocol.config import WhirConfig
+from .protocol.parameters import DEFAULT_MAX_POW, DEFAULT_SECURITY_LEVEL, ProtocolParameters
+from .protocol.schedule_text import format_schedule
+from .protocol.soundness import SoundnessType
 
 DEFAULT_OUT = {"binary": "proof.whir", "whir-p3-json": "proof.json"}
 # The dests of the protocol-parameter flags; `prove --from` refuses every one of them (the file decides).

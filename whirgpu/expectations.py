@@ -21,7 +21,8 @@ import numpy as np
 
 from .errors import ConfigError, VerificationError
 from .field import P
-from .protocol.params import ProtocolParameters, WhirConfig
+from .protocol.config import WhirConfig
+from .protocol.parameters import ProtocolParameters
 from .protocol.security import security_bits, weakest_step
 from .ref import field_np as F
 

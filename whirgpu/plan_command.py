@@ -13,7 +13,7 @@ from .backends.memory import human_bytes, sized
 from .errors import BackendUnavailable, WhirGpuError
 from .overrides import MAX_GPU_BYTES_ENV, binding_override, binding_text
 from .planner import GPU_MIN_VARIABLES, DevicePlan, max_gpu_bytes_from_env, plan_device
-from .protocol.params import WhirConfig
+from .protocol.config import WhirConfig
 
 
 @dataclass

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from .backends.base import CPU_FALLBACK, DeviceLimits, resolve_storage
 from .backends.memory import MemoryPlan, human_bytes, plan_memory, runtime_kind, sized
 from .overrides import MAX_GPU_BYTES_ENV, binding_text, parse_bytes
-from .protocol.params import WhirConfig
+from .protocol.config import WhirConfig
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from .cli_options import read_bytes, read_json_file
 from .errors import ConfigError, ProofFormatError, VerificationError
-from .protocol.params import DEFAULT_MAX_POW, DEFAULT_SECURITY_LEVEL, ProtocolParameters, SoundnessType
+from .protocol.parameters import DEFAULT_MAX_POW, DEFAULT_SECURITY_LEVEL, ProtocolParameters
+from .protocol.soundness import SoundnessType
 
 STATEMENT_KEYS = ("points", "values")
 # The flags that refine --expect (the protocol parameters `prove -n -k -r` also takes), and their dests.
@@ -96,7 +97,7 @@ def read_statement(path: str) -> dict:
 def accept_line(proof_file, checked: list[str]) -> str:
     """The one line of an acceptance: what the proof is (parameters, the security they reach, its points) and
     which of the verifier's expectations it met (``checked``)."""
-    from .protocol.params import WhirConfig
+    from .protocol.config import WhirConfig
     from .protocol.security import security_bits
 
     params = proof_file.params
@@ -115,7 +116,7 @@ def run_verify(args) -> int:
 
     expected = expected_params(args)  # the verifier's own options are checked before the proof is read
     if expected is not None:
-        from .protocol.params import WhirConfig
+        from .protocol.config import WhirConfig
 
         WhirConfig.from_params(expected)  # an expectation no proof can meet is the caller's error
     if args.min_security is not None and args.min_security < 0:

@@ -47,3 +47,36 @@ def test_the_planner_imports_no_backend_selection():
     imported = _imports(PACKAGE / "planner.py")
     from_backends = {m for m in imported if m.startswith("whirgpu.backends")}
     assert from_backends and all(m.split(".")[2] in ("base", "memory") for m in from_backends), from_backends
+
+
+# The parameter modules of whirgpu/protocol, each with what it may import from the protocol package: the
+# arithmetic below the formulas, the formulas and the folding schedule below the parameters, the derived
+# configuration above them all, its text above it. ``params`` only re-exports them, for callers outside.
+PARAMETER_MODULES = {
+    "f64": set(),
+    "integers": set(),
+    "soundness": {"f64"},
+    "folding": {"integers"},
+    "parameters": {"folding", "integers", "soundness"},
+    "config": {"f64", "folding", "integers", "parameters", "soundness"},
+    "schedule_text": {"config"},
+}
+
+
+@pytest.mark.parametrize("name", sorted(PARAMETER_MODULES))
+def test_the_parameter_modules_layer(name):
+    imported = _imports(PACKAGE / "protocol" / f"{name}.py")
+    protocol = {m.split(".")[2] for m in imported if m.startswith("whirgpu.protocol.")}
+    assert protocol <= PARAMETER_MODULES[name], protocol - PARAMETER_MODULES[name]
+
+
+def test_the_package_imports_parameters_from_their_homes():
+    """``whirgpu.protocol.params`` re-exports for callers outside the package; inside, each name comes from the
+    module that defines it."""
+    users = [
+        str(path.relative_to(PACKAGE))
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if path != PACKAGE / "protocol" / "params.py"
+        and {m for m in _imports(path) if m == "whirgpu.protocol.params" or m.startswith("whirgpu.protocol.params.")}
+    ]
+    assert not users

@@ -465,3 +465,18 @@ def test_to_json_dict():
     assert d["params"] == cfg.params_dict()
     assert d["schedule"]["final_domain_size"] == cfg.final_domain_size
     assert json.loads(json.dumps(d)) == d
+
+
+def test_params_re_exports_the_homes():
+    """``whirgpu.protocol.params`` is the one import for all of it: every class and function it exports is the
+    object its home module defines."""
+    import importlib
+    import types
+
+    from whirgpu.protocol import params
+
+    for name in params.__all__:
+        value = getattr(params, name)
+        if isinstance(value, (type, types.FunctionType)):
+            assert value.__module__ != params.__name__, name
+            assert getattr(importlib.import_module(value.__module__), name) is value, name

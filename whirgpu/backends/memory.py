@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from ..errors import DeviceLimitError
 from ..kernels import merkle, ntt, split
 from ..kernels.constants import poseidon2_rc_table
-from ..protocol.params import WhirConfig
+from ..protocol.config import WhirConfig
 from ..overrides import binding_text
 from .base import DeviceLimits, StorageMode, policy_mode, resolve_storage
 from ..protocol.proof_shape import proof_shape

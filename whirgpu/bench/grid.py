@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from itertools import product
 
 from ..errors import ConfigError
-from ..protocol.params import ProtocolParameters, WhirConfig
+from ..protocol.config import WhirConfig
+from ..protocol.parameters import ProtocolParameters
 
 
 @dataclass(frozen=True, order=True)

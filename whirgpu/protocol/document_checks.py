@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from ..errors import ProofFormatError
 from ..field import P
-from .params import WhirConfig
+from .config import WhirConfig
 
 PARAM_KEYS = frozenset({
     "num_variables", "folding_factor", "starting_log_inv_rate", "security_level", "pow_bits", "soundness_type",

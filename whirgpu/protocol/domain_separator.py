@@ -13,7 +13,7 @@ import enum
 
 from whirgpu.errors import ConfigError
 from whirgpu.field import P
-from whirgpu.protocol.params import WhirConfig
+from whirgpu.protocol.config import WhirConfig
 
 DIGEST_ELEMS = 8  # what the sweep, the ffi and the tests pass; main.rs and the criterion bench pass 32
 

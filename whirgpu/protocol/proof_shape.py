@@ -4,7 +4,7 @@ device buffers before running it)."""
 from __future__ import annotations
 
 from ..backends.base import ProofShape, QueryStep
-from .params import WhirConfig
+from .config import WhirConfig
 
 
 def _query_step(num_queries: int, domain_size: int, folding_factor: int, ext: bool) -> QueryStep:

@@ -26,7 +26,7 @@ from ..errors import ConfigError
 from ..field import P
 from ..ref import field_np as F
 from .domain_separator import domain_separator
-from .params import WhirConfig
+from .config import WhirConfig
 from .proof import QueryOpening, RoundProof, Statement, SumcheckData, WhirProof
 from .proof_shape import proof_shape
 from .transcript import DuplexChallenger, HostTranscript

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import math
 
-from .params import SoundnessType, WhirConfig
+from .config import WhirConfig
+from .soundness import SoundnessType
 
 
 def _fold_error(st: SoundnessType, b: int, num_variables: int, log_inv_rate: int) -> float:

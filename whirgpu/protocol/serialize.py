@@ -34,7 +34,8 @@ from ..errors import ConfigError, ProofFormatError
 from ..field import P, from_monty_int
 from ..ref import field_np as F
 from .document_checks import check_document, check_keys, check_params_block, first_difference
-from .params import ProtocolParameters, WhirConfig
+from .config import WhirConfig
+from .parameters import ProtocolParameters
 from .proof import DIGEST_ELEMS, QueryOpening, RoundProof, Statement, SumcheckData, WhirProof
 
 JSON_FORMAT = "whir-p3-json/v1"

@@ -27,7 +27,7 @@ from ..ref import merkle
 from ..ref.multilinear import eq_at, evaluate, evaluate_rows, expand_from_univariate, horner, select_at
 from ..ref.sumcheck import evaluate_round_polynomial
 from .domain_separator import domain_separator
-from .params import WhirConfig
+from .config import WhirConfig
 from .proof import DIGEST_ELEMS, QueryOpening, RoundProof, Statement, SumcheckData, WhirProof
 from .query_indices import sample_query_indices
 from .transcript import DuplexChallenger
