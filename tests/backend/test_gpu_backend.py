@@ -83,6 +83,34 @@ def test_sumcheck_round_and_fold(gpu, log_n, ext):
         np.testing.assert_array_equal(gpu.download(g_weights), CPU.download(c_weights))
 
 
+# (log2 entries, values, workgroups a reduction may use): 4 entries (one pair per half of the next round), one
+# workgroup, several, the 2-D grid (7 workgroups per dimension), and a grid-stride loop of several passes (the
+# reduction's workgroups capped at 3); random values, and 0, 1, p - 1 alone
+FOLD_AND_SUM = [(2, "random", None), (2, "edge", None), (3, "random", None), (5, "random", None),
+                (10, "random", None), (10, "edge", None), (13, "random", None), (13, "random", 3)]
+
+
+@pytest.mark.parametrize("ext", [False, True], ids=["base", "ext"])
+@pytest.mark.parametrize("log_n,values,max_groups", FOLD_AND_SUM)
+def test_fold_and_sum(gpu, log_n, ext, values, max_groups, monkeypatch):
+    """The fused fold with the next round's sums (one launch where the tables fit one binding; the windowed and
+    split modes take the plain launches) equals the CPU's fold then sumcheck round."""
+    if max_groups is not None:
+        monkeypatch.setattr("whirgpu.backends.gpu.MAX_REDUCE_GROUPS", max_groups)
+    rng = np.random.default_rng(400 + log_n)
+    fraction = 1.0 if values == "edge" else 0.1
+    table = _random(rng, (1 << log_n, 4) if ext else (1 << log_n,), fraction)
+    weights, r = _random(rng, (1 << log_n, 4), fraction), _random(rng, (4,), fraction)
+    g_table, g_weights, h = gpu.fold_and_sum(gpu.upload(table), gpu.upload(weights), r)
+    c_table, c_weights = CPU.fold(CPU.upload(table), CPU.upload(weights), r)
+    np.testing.assert_array_equal(gpu.download(g_table), CPU.download(c_table))
+    np.testing.assert_array_equal(gpu.download(g_weights), CPU.download(c_weights))
+    np.testing.assert_array_equal(np.stack(h), np.stack(CPU.sumcheck_round(c_table, c_weights)))
+    # The reduction left its ticket at 0: a plain round afterwards is right too.
+    np.testing.assert_array_equal(np.stack(gpu.sumcheck_round(g_table, g_weights)),
+                                  np.stack(CPU.sumcheck_round(c_table, c_weights)))
+
+
 @pytest.mark.parametrize("log_n", [0, 1, 4, 9, 13])
 @pytest.mark.parametrize("n_eq,n_sel", [(1, 0), (3, 0), (0, 5), (2, 7), (0, 0)])
 def test_weights(gpu, log_n, n_eq, n_sel):

@@ -174,3 +174,24 @@ def test_one_readback_and_a_submission_per_round(gpu_runtime, monkeypatch):
     assert events.count("submit") <= config.n_rounds + 2
     first_submit = events.index("submit")
     assert "write" not in events[first_submit:], f"an upload after the first submission: {events}"
+
+
+def test_folds_sum_the_next_round(gpu_runtime, monkeypatch):
+    """In a proof, each fold followed by another round of its sumcheck is one fused launch that sums that round:
+    plain ``sumcheck`` launches only for each phase's first round, ``fold`` launches only for each phase's last
+    fold, and no second reduction stage; the proof is still the CPU's."""
+    backend = GpuBackend(gpu_runtime)
+    case = next(c for c in SUBSET if c.n >= 11 and c.config().fold(0) > 1)
+    stems = []
+    real_kernel = backend._drivers.kernel
+
+    def kernel(stem, entry=None, constants=None):
+        stems.append(stem)
+        return real_kernel(stem, entry, constants)
+
+    monkeypatch.setattr(backend._drivers, "kernel", kernel)
+    _check_case(backend, case)
+    config = case.config()
+    phases = [config.fold(i) for i in range(config.n_rounds + 1)] + [config.final_sumcheck_rounds]
+    assert stems.count("sumcheck_fold") == sum(k - 1 for k in phases if k)
+    assert stems.count("sumcheck") == stems.count("fold") == sum(1 for k in phases if k)

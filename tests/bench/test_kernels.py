@@ -104,7 +104,8 @@ def test_kernels_account_for_the_proof(report, spec, name, mul):
     assert point["counts"]["dispatches"] == sum(k["launches"] for k in rows)
     assert point["counts"]["submissions"] > 0 and point["counts"]["reads"] == 1  # the proof region, at the end
     modelled = {k["label"]: k for k in rows if k["unit"]}
-    for label in ("transpose_pad", "ntt.ntt_local", "merkle_leaves", "sumcheck.sumcheck_base", "fold.fold_base"):
+    for label in ("transpose_pad", "ntt.ntt_local", "merkle_leaves", "sumcheck.sumcheck_base",
+                  "sumcheck_fold.sumcheck_fold_base"):
         assert modelled[label]["fraction"] > 0 and modelled[label]["ceiling"] in ("copy", "mul")
     unmodelled = [k for k in rows if k["label"] in ("pow_search", "transcript")]
     assert len(unmodelled) == 2 and all(k["fraction"] is None for k in unmodelled)

@@ -292,7 +292,9 @@ class ProofShape:
 
     commitments: (num_variables of the committed table, OOD samples) per commitment, initial first;
     queries: one ``QueryStep`` per opening (each round's, then the final one); sumcheck_rounds and grinds: totals
-    (grinds an upper bound); final_variables: the final polynomial has 2^final_variables EF coefficients."""
+    (grinds an upper bound); final_variables: the final polynomial has 2^final_variables EF coefficients;
+    sumcheck_phases: the rounds of each sumcheck in proof order (the initial one, one per round, the final one), so a
+    backend knows which fold is followed by another sumcheck round of the same table (empty: unknown)."""
 
     num_variables: int
     n_points: int
@@ -301,3 +303,4 @@ class ProofShape:
     sumcheck_rounds: int
     grinds: int
     final_variables: int
+    sumcheck_phases: tuple[int, ...] = ()

@@ -12,7 +12,11 @@ Called outside a proof (tests, benchmarks, calibration), each primitive takes an
 in a session of its own, uploading its inputs into that session's regions and reading its outputs back.
 
 Arrays larger than the device's storage-binding limit are bound as windows (``RtView``) and their work is split
-into one launch per window; reductions write per-window partials that one final launch sums. Codewords and Merkle
+into one launch per window. Reductions (sumcheck sums, multilinear evaluations) finish in their own launches: each
+workgroup writes a partial, and the last workgroup of the reduction (over all its windows' launches, counted by a
+ticket word that it resets) sums them into the output slot. In a proof, a fold followed by another sumcheck round of
+the same table (``ProofShape.sumcheck_phases``) is one fused launch that also sums that round (``fold_and_sum``),
+whose ``sumcheck_round`` then records nothing. Codewords and Merkle
 levels are ``SplitArray``s (``kernels/split.py``): several buffers when one would pass ``max_buffer_size``, bound
 in windows of whole rows when one binding would pass ``max_storage_binding_size``; the commitment kernels and the
 openings launch once per window (once in all when everything fits, as the unsplit layout). Tables (the
@@ -58,7 +62,7 @@ from .device_transcript import NOT_FOUND, DeviceTranscript
 from .device_values import (POW_MAX_COUNTERS, STATE_WORDS, DeviceOpenings, DeviceQueries, DeviceValue,
                             ProofRegions, Region, concat_points, region_bytes)
 
-WG = 256  # workgroup size of the sumcheck, fold, weights, MLE, reduce and gather kernels
+WG = 256  # workgroup size of the sumcheck, fold, weights, MLE and gather kernels
 MAX_REDUCE_GROUPS = 1024  # workgroups of a reduction's first stage (grid-stride loops cover the rest)
 EF_BYTES = 16
 
@@ -165,6 +169,10 @@ class _Session:
     transcript: DeviceTranscript | None = None
     canonical: list = field(default_factory=list)
     words: np.ndarray | None = None  # the proof region as read back when the session closed
+    # Per fold of the proof, in order: whether a sumcheck round of the folded table follows (the fold then sums it)
+    fold_fuses: list = field(default_factory=list)
+    # (table, weights, sums) of the last fused fold: the next sumcheck_round of that table returns the sums
+    pending_sums: tuple | None = None
 
 
 class GpuBackend(Backend):
@@ -193,7 +201,9 @@ class GpuBackend(Backend):
         self.binding_limit = self._limits.max_storage_binding_size
         self.buffer_limit = self._limits.max_buffer_size
         self._drivers = _BackendRuntime(runtime, self)  # counts transfers; the backend itself goes through it too
-        self._dummy = self._alloc(EF_BYTES, host_facing=False)
+        # One small buffer, zeroed once: word 0 is the reductions' ticket counter (0 between reductions: the last
+        # workgroup of each resets it); bound read-only where a factor table is unused (never read there).
+        self._dummy = self._ticket = self._upload_words(np.zeros(EF_BYTES // 4, np.uint32))
         self._session: _Session | None = None
 
     # -- memory ----------------------------------------------------------------------------------------------
@@ -487,6 +497,7 @@ class GpuBackend(Backend):
             raise RuntimeError("begin_proof: a proof is already running on this backend")
         align = max(EF_BYTES, int(self.rt.offset_alignment))
         session = self._open_session(*region_bytes(shape, align))
+        session.fold_fuses = [k < rounds for rounds in shape.sumcheck_phases for k in range(1, rounds + 1)]
         regions = session.regions
         state = challenger_words(challenger.sponge_state, challenger.input_buffer, len(challenger.output_buffer))
         self._drivers.write(regions.scratch.buffer, state, regions.state.offset)
@@ -631,13 +642,6 @@ class GpuBackend(Backend):
         return openings
 
     # -- reductions --------------------------------------------------------------------------------------------
-    def _reduce(self, partials: RtBuffer, count: int, out: DeviceValue) -> None:
-        """Record the final stage: ``out`` (stride, 4) = sums of ``count`` groups of ``stride`` EF values."""
-        stride = out.words // 4
-        self._batch().dispatch(self._drivers.kernel("ef_reduce"), [partials, out.view()],
-                               np.array([count, stride, 0, 0], np.uint32), stride)
-        self._free(partials)
-
     def evaluate(self, table: DeviceBuffer, point):
         """The table's multilinear extension at ``point`` (nv, 4): in a proof a ``DeviceValue`` of the points
         region, giving an EF ``DeviceValue`` in the proof region; called with a host point, a host (4,) array."""
@@ -659,24 +663,28 @@ class GpuBackend(Backend):
         one_point = DeviceValue(point.buffer, point.offset, (1,) + tuple(point.shape))
         eq_lo, eq_hi = self._record_eq_factors(batch, one_point, None, log_lo)
         n_windows = -(-n // window)
-        partials = self._alloc(n_windows * groups * EF_BYTES)
+        total = n_windows * groups
+        partials = self._alloc(total * EF_BYTES)
+        answer = self._session.regions.proof.take((4,))
         kernel = rt.kernel("mle_eval", "mle_eval_ext" if table.is_ext else "mle_eval_base")
         for w, start in enumerate(range(0, n, window)):
             length = min(window, n - start)
             view = self._view(table.handle, start, length, n_windows == 1)
-            batch.dispatch(kernel, [view, eq_hi, eq_lo, partials],
-                           np.array([length, start, log_lo, w * groups, groups], np.uint32), groups)
-        answer = self._session.regions.proof.take((4,))
-        self._reduce(partials, n_windows * groups, answer)
-        self._free(eq_hi, eq_lo)
+            batch.dispatch(kernel, [view, eq_hi, eq_lo, partials, answer.view(), self._ticket],
+                           np.array([length, start, log_lo, w * groups, groups, total], np.uint32), groups)
+        self._free(partials, eq_hi, eq_lo)
         return answer
 
     def sumcheck_round(self, table: DeviceBuffer, weights: DeviceBuffer):
-        """[h(0), h(2)]: in a proof a (2, 4) ``DeviceValue`` of the proof region, else a (2, 4) host array."""
+        """[h(0), h(2)]: in a proof a (2, 4) ``DeviceValue`` of the proof region, else a (2, 4) host array. In a
+        proof, the sums of a table the last fold summed as it folded (``fold_and_sum``) are returned as they are."""
         if self._session is None:
             with self._host_call(proof_words=8) as session:
                 h = self.sumcheck_round(table, weights)
             return self._get(session.words, h)
+        pending, self._session.pending_sums = self._session.pending_sums, None
+        if pending is not None and pending[0] is table and pending[1] is weights:
+            return pending[2]
         n = table.shape[0]
         if n < 2 or weights.shape != (n, 4):
             raise ValueError(f"sumcheck_round: table of {n} entries with weights of shape {weights.shape}")
@@ -685,25 +693,73 @@ class GpuBackend(Backend):
         window = self._window_len(half, EF_BYTES)
         groups = min(_groups(window), MAX_REDUCE_GROUPS)
         n_windows = -(-half // window)
-        partials = self._alloc(2 * n_windows * groups * EF_BYTES)
+        total = n_windows * groups
+        partials = self._alloc(2 * total * EF_BYTES)
+        h = self._session.regions.proof.take((2, 4))
         kernel = rt.kernel("sumcheck", "sumcheck_ext" if table.is_ext else "sumcheck_base")
         batch = self._batch()
         pairs = zip(self._pairs(table.handle, half, window), self._pairs(weights.handle, half, window))
         for w, (t, wt) in enumerate(pairs):
             t_lo, t_hi, lo_off, hi_off, _, length = t
-            batch.dispatch(kernel, [t_lo, t_hi, wt[0], wt[1], partials],
-                           np.array([length, lo_off, hi_off, w * groups, groups], np.uint32), groups)
-        h = self._session.regions.proof.take((2, 4))
-        self._reduce(partials, n_windows * groups, h)
+            batch.dispatch(kernel, [t_lo, t_hi, wt[0], wt[1], partials, h.view(), self._ticket],
+                           np.array([length, lo_off, hi_off, w * groups, groups, total], np.uint32), groups)
+        self._free(partials)
         return h
 
     # -- fold ----------------------------------------------------------------------------------------------------
     def fold(self, table: DeviceBuffer, weights: DeviceBuffer, r) -> tuple[DeviceBuffer, DeviceBuffer]:
-        """Bind x_0 := r; ``r`` a scratch ``DeviceValue`` in a proof (where the transcript drew it), else host."""
+        """Bind x_0 := r; ``r`` a scratch ``DeviceValue`` in a proof (where the transcript drew it), else host.
+        In a proof, when a sumcheck round of the folded table comes next (the proof's ``sumcheck_phases``), the
+        fold also sums that round (``fold_and_sum``) and the next ``sumcheck_round`` returns those sums."""
         if self._session is None:
             with self._host_call(scratch_words=4) as session:
                 out = self.fold(table, weights, self._put(session.regions.scratch, np.asarray(r).reshape(4)))
             return out
+        fuses = self._session.fold_fuses
+        if fuses and fuses.pop(0) and self._fusable(table, weights):
+            new_table, new_weights, h = self._fold_and_sum(table, weights, r)
+            self._session.pending_sums = (new_table, new_weights, h)
+            return new_table, new_weights
+        return self._fold(table, weights, r)
+
+    def fold_and_sum(self, table: DeviceBuffer, weights: DeviceBuffer, r):
+        """``fold(table, weights, r)`` and the ``sumcheck_round`` of the folded tables: (table', weights', [h(0),
+        h(2)]), the sums a (2, 4) ``DeviceValue`` of the proof region in a proof (``r`` a scratch value), else a
+        (2, 4) host array. One launch when the tables fit one binding and the folded table has 2 entries or more;
+        else the two primitives' launches."""
+        if self._session is None:
+            with self._host_call(proof_words=8, scratch_words=4) as session:
+                out = self.fold_and_sum(table, weights, self._put(session.regions.scratch, np.asarray(r).reshape(4)))
+            return out[0], out[1], self._get(session.words, out[2])
+        if self._fusable(table, weights):
+            return self._fold_and_sum(table, weights, r)
+        new_table, new_weights = self._fold(table, weights, r)
+        return new_table, new_weights, self.sumcheck_round(new_table, new_weights)
+
+    def _fusable(self, table: DeviceBuffer, weights: DeviceBuffer) -> bool:
+        """The fused kernel binds the input tables whole and needs a next round (4 entries or more)."""
+        n = table.shape[0]
+        return n >= 4 and weights.shape == (n, 4) and n * EF_BYTES <= self._window_limit
+
+    def _fold_and_sum(self, table: DeviceBuffer, weights: DeviceBuffer, r: DeviceValue):
+        """Record the fused launch (``sumcheck_fold``); the tables must be ``_fusable``."""
+        half = table.shape[0] // 2
+        quarter = half // 2
+        new_table = self._new_table(half, EF_BYTES)
+        new_weights = self._new_table(half, EF_BYTES)
+        groups = min(_groups(quarter), MAX_REDUCE_GROUPS)
+        partials = self._alloc(2 * groups * EF_BYTES)
+        h = self._session.regions.proof.take((2, 4))
+        kernel = self._drivers.kernel("sumcheck_fold", "sumcheck_fold_ext" if table.is_ext else "sumcheck_fold_base")
+        self._batch().dispatch(kernel, [table.handle.buffers[0], weights.handle.buffers[0], new_table.buffers[0],
+                                        new_weights.buffers[0], r.view(), partials, h.view(), self._ticket],
+                               np.array([quarter, half, groups, groups], np.uint32), groups)
+        self._free(partials)
+        return (DeviceBuffer(new_table, (half, 4), new_table.mode), DeviceBuffer(new_weights, (half, 4),
+                                                                                 new_weights.mode), h)
+
+    def _fold(self, table: DeviceBuffer, weights: DeviceBuffer, r: DeviceValue) -> tuple[DeviceBuffer, DeviceBuffer]:
+        """Record the plain fold, one launch per window."""
         n = table.shape[0]
         if n < 2 or weights.shape != (n, 4):
             raise ValueError(f"fold: table of {n} entries with weights of shape {weights.shape}")

@@ -364,11 +364,7 @@ class _Walk:
         if q:
             self.launch(sum(a.rows // a.window_rows for a in [tree.codeword, *tree.levels[:-1]]))
 
-    # -- multilinear algebra -----------------------------------------------------------------------------------
-    def _reduce(self, stage: str, partials: _Buf, stride: int) -> None:
-        self.launch()  # into the proof region
-        self.release(partials)
-
+    # -- multilinear algebra (reductions finish in their own launches: no second stage) --------------------------
     def evaluate(self, stage: str, nv: int, is_ext: bool, sampled: bool = True) -> None:
         """``sampled``: at an OOD point the transcript samples and expands first (a statement's point is given)."""
         n = 1 << nv
@@ -380,8 +376,7 @@ class _Walk:
         n_windows = -(-n // window)
         partials = self.alloc(f"{stage} partial sums", n_windows * groups * EF_BYTES, False)
         self.launch((4 if sampled else 2) + n_windows)  # + the transcript's sample and the point's expansion
-        self._reduce(stage, partials, 1)
-        self.release(hi, lo)
+        self.release(partials, hi, lo)
 
     def accumulate(self, stage: str, nv: int, n_eq: int, n_sel: int) -> None:
         log_lo = (nv + 1) // 2
@@ -399,20 +394,36 @@ class _Walk:
         self.launch(2 + -(-n // self.window_len(n, EF_BYTES)))  # + the transcript's sample and the powers
         self.release(*temporaries)
 
-    def sumcheck_round(self, stage: str, n: int) -> None:
+    def sumcheck_round(self, stage: str, n: int, summed: bool = False) -> None:
+        """``summed``: the fold before summed this round (GpuBackend.fold_and_sum), nothing is launched for it."""
+        self.launch()  # the transcript's observe and sample
+        if summed:
+            return
         half = n // 2
         window = self.window_len(half, EF_BYTES)
         groups = min(_groups(window), MAX_REDUCE_GROUPS)
         n_windows = -(-half // window)
         partials = self.alloc(f"{stage} partial sums", 2 * n_windows * groups * EF_BYTES, False)
-        self.launch(1 + n_windows)  # + the transcript's observe and sample
-        self._reduce(stage, partials, 2)
+        self.launch(n_windows)
+        self.release(partials)
 
-    def fold(self, stage: str, n: int) -> tuple[_Rows, _Rows]:
+    def fusable(self, n: int) -> bool:
+        """GpuBackend._fusable: the fused fold binds its input tables whole and needs 4 entries or more."""
+        limit = min(self.binding_limit or 1 << 62, self.buffer_limit or 1 << 62)
+        return n >= 4 and n * EF_BYTES <= limit
+
+    def fold(self, stage: str, n: int, fuse: bool = False) -> tuple[_Rows, _Rows]:
+        """``fuse``: a sumcheck round of the folded table follows and the fold sums it in the same launch."""
         half = n // 2
         name = f"{stage} folded table and weights"
         out = (self.table(name, half, EF_BYTES), self.table(name, half, EF_BYTES))
-        self.launch(-(-half // self.window_len(half, EF_BYTES)))
+        if fuse:
+            partials = self.alloc(f"{stage} partial sums", 2 * min(_groups(half // 2), MAX_REDUCE_GROUPS) * EF_BYTES,
+                                  False)
+            self.launch()
+            self.release(partials)
+        else:
+            self.launch(-(-half // self.window_len(half, EF_BYTES)))
         return out
 
     def grind(self, stage: str, bits: int) -> None:
@@ -449,10 +460,12 @@ class _State:
 
 
 def _sumcheck(walk: _Walk, state: _State, stage: str, rounds: int, pow_bits: int) -> None:
-    for _ in range(rounds):
-        walk.sumcheck_round(stage, state.n)
+    summed = False
+    for k in range(rounds):
+        walk.sumcheck_round(stage, state.n, summed)
         walk.grind(stage, pow_bits)
-        table, weights = walk.fold(stage, state.n)
+        summed = k + 1 < rounds and walk.fusable(state.n)  # GpuBackend.fold: another round of this table follows
+        table, weights = walk.fold(stage, state.n, summed)
         walk.release(*state.table.buffers, *state.weights.buffers)
         state.table, state.weights, state.n, state.is_ext = table, weights, state.n // 2, True
 
@@ -465,7 +478,8 @@ def plan_memory(config: WhirConfig, limits: DeviceLimits | None = None, policy: 
     policy = resolve_storage(policy)
     walk = _Walk(policy, limits)
     n, k0 = config.num_variables, config.fold(0)
-    walk.alloc("backend placeholder", EF_BYTES, False)  # GpuBackend._dummy, bound where a factor table is unused
+    # GpuBackend._dummy / _ticket, zeroed once: the reductions' ticket, bound where a factor table is unused
+    walk.upload("backend placeholder and reduction ticket", EF_BYTES)
     # GpuBackend.begin_proof: the proof, scratch and points regions; the challenger and the statement uploaded
     proof_bytes, scratch_bytes, points_bytes = region_bytes(proof_shape(config, statement_points),
                                                              max(EF_BYTES, limits.offset_alignment) if limits else REGION_ALIGN)

@@ -52,6 +52,9 @@ _MODELS: dict[str, Callable[[list[int]], Work]] = {
     "sumcheck.sumcheck_ext": _bytes(lambda p: 4 * p[0] * _EF),
     "fold.fold_base": _bytes(lambda p: 2 * p[0] * (_WORD + _EF) + 2 * p[0] * _EF),
     "fold.fold_ext": _bytes(lambda p: 6 * p[0] * _EF),
+    # len = a quarter of the input: 4 len entries of table and weights read, 2 len of each written
+    "sumcheck_fold.sumcheck_fold_base": _bytes(lambda p: 4 * p[0] * (_WORD + 2 * _EF)),
+    "sumcheck_fold.sumcheck_fold_ext": _bytes(lambda p: 12 * p[0] * _EF),
     "weights": _bytes(lambda p: p[0] * _EF * (1 + (p[3] != 0))),
     "mle_eval.mle_eval_base": _bytes(lambda p: p[0] * _WORD),
     "mle_eval.mle_eval_ext": _bytes(lambda p: p[0] * _EF),

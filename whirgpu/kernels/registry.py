@@ -92,10 +92,16 @@ KERNELS: dict[str, KernelSpec] = {spec.stem: spec for spec in (
           {"merkle_paths": (("digests", "indices", "out"), 256)}),
     _spec("gather_rows", "n_words log_w out_off row_first row_count _pad0 _pad1 _pad2",
           {"gather_rows": (("matrix", "indices", "out"), 256)}),
-    _spec("sumcheck", "len lo_off hi_off partial_base groups _pad0 _pad1 _pad2", {
-        "sumcheck_base": (("table_lo_base", "table_hi_base", "weights_lo", "weights_hi", "partials"), 256),
-        "sumcheck_ext": (("table_lo_ext", "table_hi_ext", "weights_lo", "weights_hi", "partials"), 256)}),
-    _spec("ef_reduce", "count stride _pad0 _pad1", {"ef_reduce": (("values", "out"), 256)}),
+    _spec("sumcheck", "len lo_off hi_off partial_base groups total _pad0 _pad1", {
+        "sumcheck_base": (("table_lo_base", "table_hi_base", "weights_lo", "weights_hi", "partials", "out", "ticket"),
+                          256),
+        "sumcheck_ext": (("table_lo_ext", "table_hi_ext", "weights_lo", "weights_hi", "partials", "out", "ticket"),
+                         256)}),
+    _spec("sumcheck_fold", "len half groups total", {
+        "sumcheck_fold_base": (("table_base", "weights", "table_out", "weights_out", "challenge", "partials", "out",
+                                "ticket"), 256),
+        "sumcheck_fold_ext": (("table_ext", "weights", "table_out", "weights_out", "challenge", "partials", "out",
+                               "ticket"), 256)}),
     _spec("fold", "len lo_off hi_off out_off", {
         "fold_base": (("table_lo_base", "table_hi_base", "weights_lo", "weights_hi", "table_out", "weights_out",
                        "challenge"), 256),
@@ -107,9 +113,9 @@ KERNELS: dict[str, KernelSpec] = {spec.stem: spec for spec in (
         "power_hi": (("bases", "scales", "out_ext"), 256)}),
     _spec("weights", "len base log_lo accumulate n_eq n_sel hi_len _pad",
           {"weights": (("out_weights", "eq_lo", "eq_hi", "sel_lo", "sel_hi"), 256)}),
-    _spec("mle_eval", "len base log_lo partial_base groups _pad0 _pad1 _pad2", {
-        "mle_eval_base": (("table_base", "eq_hi", "eq_lo", "partials"), 256),
-        "mle_eval_ext": (("table_ext", "eq_hi", "eq_lo", "partials"), 256)}),
+    _spec("mle_eval", "len base log_lo partial_base groups total _pad0 _pad1", {
+        "mle_eval_base": (("table_base", "eq_hi", "eq_lo", "partials", "out", "ticket"), 256),
+        "mle_eval_ext": (("table_ext", "eq_hi", "eq_lo", "partials", "out", "ticket"), 256)}),
     _spec("pow_search", "mask found counter first_batch end_batch _pad0 _pad1 _pad2",
           {"pow_search": (("scratch_atomic", _P2), "WG")}, _WG64),
     _spec("transcript", "n_ops _pad0 _pad1 _pad2 ops:vec4x15",

@@ -28,5 +28,6 @@ def proof_shape(config: WhirConfig, n_points: int) -> ProofShape:
                                config.n_rounds > 0))
     final_variables = n - sumcheck_rounds
     sumcheck_rounds += config.final_sumcheck_rounds
+    phases = tuple(config.fold(i) for i in range(config.n_rounds + 1)) + (config.final_sumcheck_rounds,)
     return ProofShape(n, n_points, tuple(commitments), tuple(queries), sumcheck_rounds,
-                      sumcheck_rounds + config.n_rounds + 1, final_variables)
+                      sumcheck_rounds + config.n_rounds + 1, final_variables, phases)
