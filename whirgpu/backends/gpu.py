@@ -71,6 +71,27 @@ def _groups(n_threads: int, size: int = WG) -> int:
     return max(1, -(-n_threads // size))
 
 
+def factor_sizes(n_eq: int, n_sel: int, nv: int, log_lo: int) -> list[int]:
+    """Bytes of the eq lo, eq hi, select lo and select hi factor tables of a weights call."""
+    hi = nv - log_lo
+    return [(n_eq << log_lo) * EF_BYTES, (n_eq << hi) * EF_BYTES, (n_sel << log_lo) * 4, (n_sel << hi) * EF_BYTES]
+
+
+def factor_layout(n_eq: int, n_sel: int, nv: int, log_lo: int, alignment: int) -> tuple[list[int], int]:
+    """(byte offset of each table of ``factor_sizes``, total bytes) in the one buffer ``factor_tables`` writes:
+    back to back, each at a multiple of ``alignment`` so that it can be bound as a window of its own."""
+    offsets, at = [], 0
+    for size in factor_sizes(n_eq, n_sel, nv, log_lo):
+        offsets.append(at)
+        at += -(-size // alignment) * alignment
+    return offsets, max(at, EF_BYTES)
+
+
+def factor_threads(n_eq: int, n_sel: int, nv: int, log_lo: int) -> int:
+    """Threads of a factor_tables launch: one per table entry."""
+    return (n_eq + n_sel) * ((1 << log_lo) + (1 << (nv - log_lo)))
+
+
 class _CountingBatch:
     """A runtime batch whose device-side copies are counted in the backend's ``stats.copied``."""
 
@@ -657,7 +678,7 @@ class GpuBackend(Backend):
         log_lo = min((nv + 1) // 2, _log2(groups * WG))
         batch = self._batch()
         one_point = DeviceValue(point.buffer, point.offset, (1,) + tuple(point.shape))
-        eq_lo, eq_hi = self._record_eq_factors(batch, one_point, None, log_lo)
+        tables, (eq_lo, eq_hi, _, _) = self._record_factors(batch, nv, log_lo, one_point, None)
         n_windows = -(-n // window)
         partials = self._alloc(n_windows * groups * EF_BYTES)
         kernel = rt.kernel("mle_eval", "mle_eval_ext" if table.is_ext else "mle_eval_base")
@@ -668,7 +689,7 @@ class GpuBackend(Backend):
                            np.array([length, start, log_lo, w * groups, groups], np.uint32), groups)
         answer = self._session.regions.proof.take((4,))
         self._reduce(partials, n_windows * groups, answer)
-        self._free(eq_hi, eq_lo)
+        self._free(tables)
         return answer
 
     def sumcheck_round(self, table: DeviceBuffer, weights: DeviceBuffer):
@@ -727,37 +748,29 @@ class GpuBackend(Backend):
                 DeviceBuffer(new_weights, (half, 4), new_weights.mode))
 
     # -- weights -------------------------------------------------------------------------------------------------
-    def _record_eq_factors(self, batch, points: DeviceValue, coefficients: DeviceValue | None, log_lo: int):
-        """Record the eq factor tables of the m points (m, nv, 4) of the points region: lo (m, 2^log_lo) unscaled
-        and hi (m, 2^(nv-log_lo)) scaled by ``coefficients`` (m, 4) (or unscaled). Returns the two buffers."""
-        rt = self._drivers
-        m, nv = points.shape[0], points.shape[1]
-        scales, scale_off = (coefficients.buffer, coefficients.offset // EF_BYTES) if coefficients is not None \
-            else (self._dummy, 0)
-        kernel = rt.kernel("weight_factors", "eq_factor")
-        out = []
-        for first, length, scaled in ((nv - log_lo, log_lo, False), (0, nv - log_lo, coefficients is not None)):
-            table = self._alloc((m << length) * EF_BYTES)
-            batch.dispatch(kernel, [points.buffer, scales, table],
-                           np.array([m, nv, first, length, int(scaled), 0, points.offset // EF_BYTES, scale_off],
-                                    np.uint32), _groups(m << length))
-            out.append(table)
-        return out[0], out[1]
-
-    def _record_select_factors(self, batch, variables: DeviceValue, coefficients: DeviceValue, nv: int,
-                               log_lo: int):
-        """Record select factor tables: lo[m][j] = v_m^j (base), hi[m][j] = c_m v_m^(j 2^log_lo) (EF)."""
-        rt = self._drivers
-        q = variables.shape[0]
-        base_off, scale_off = variables.offset // 4, coefficients.offset // EF_BYTES
-        lo = self._alloc((q << log_lo) * 4)
-        hi = self._alloc((q << (nv - log_lo)) * EF_BYTES)
-        batch.dispatch(rt.kernel("weight_factors", "power_lo"), [variables.buffer, lo],
-                       np.array([q, nv, 0, log_lo, 0, 0, 0, 0, base_off], np.uint32), _groups(q << log_lo))
-        batch.dispatch(rt.kernel("weight_factors", "power_hi"), [variables.buffer, coefficients.buffer, hi],
-                       np.array([q, nv, 0, nv - log_lo, 1, log_lo, 0, scale_off, base_off], np.uint32),
-                       _groups(q << (nv - log_lo)))
-        return lo, hi
+    def _record_factors(self, batch, nv: int, log_lo: int, eq_points: DeviceValue | None,
+                        eq_coefficients: DeviceValue | None, select_vars: DeviceValue | None = None,
+                        select_coefficients: DeviceValue | None = None):
+        """Record every factor table of a weights call in one launch (``factor_tables``) into one new buffer:
+        eq lo (n_eq, 2^log_lo) unscaled and hi (n_eq, 2^(nv - log_lo)) scaled by ``eq_coefficients`` (or not), of
+        the points (n_eq, nv, 4) of the points region; select lo[m][j] = v_m^j (base) and hi[m][j] =
+        c_m v_m^(j 2^log_lo) (EF). Returns (buffer, [eq_lo, eq_hi, sel_lo, sel_hi] bindings; the placeholder for
+        an empty table)."""
+        n_eq = eq_points.shape[0] if eq_points is not None else 0
+        n_sel = select_vars.shape[0] if select_vars is not None else 0
+        offsets, total = factor_layout(n_eq, n_sel, nv, log_lo, self._alignment())
+        sizes = factor_sizes(n_eq, n_sel, nv, log_lo)
+        out = self._alloc(total)
+        off = lambda value, elem: value.offset // elem if value is not None else 0  # noqa: E731
+        buffer = lambda value: value.buffer if value is not None else self._dummy  # noqa: E731
+        params = np.array([n_eq, n_sel, nv, log_lo, int(eq_coefficients is not None), off(eq_points, EF_BYTES),
+                           off(eq_coefficients, EF_BYTES), off(select_vars, 4), off(select_coefficients, EF_BYTES),
+                           *(at // 4 for at in offsets)], np.uint32)
+        batch.dispatch(self._drivers.kernel("factor_tables"),
+                       [buffer(eq_points), buffer(eq_coefficients), buffer(select_vars), buffer(select_coefficients),
+                        out], params, _groups(factor_threads(n_eq, n_sel, nv, log_lo)))
+        views = [RtView(out, at, size) if size else self._dummy for at, size in zip(offsets, sizes)]
+        return out, views
 
     def _accumulate(self, weights: SplitArray, nv: int, accumulate: bool, eq_points, eq_coefficients, select_vars,
                     select_coefficients) -> None:
@@ -767,14 +780,9 @@ class GpuBackend(Backend):
         log_lo = (nv + 1) // 2
         hi_len = 1 << (nv - log_lo)
         batch = self._batch()
-        temporaries: list[RtBuffer] = []
-        factors = [self._dummy] * 4
-        if n_eq:
-            factors[0], factors[1] = self._record_eq_factors(batch, eq_points, eq_coefficients, log_lo)
-            temporaries += factors[:2]
-        if n_sel:
-            factors[2], factors[3] = self._record_select_factors(batch, select_vars, select_coefficients, nv, log_lo)
-            temporaries += factors[2:]
+        tables, factors = self._record_factors(batch, nv, log_lo, eq_points if n_eq else None,
+                                               eq_coefficients if n_eq else None, select_vars if n_sel else None,
+                                               select_coefficients if n_sel else None)
         n = 1 << nv
         window = self._window_len(n, EF_BYTES)
         for start in range(0, n, window):
@@ -782,7 +790,7 @@ class GpuBackend(Backend):
             view = self._view(weights, start, length, window == n)
             params = np.array([length, start, log_lo, int(accumulate), n_eq, n_sel, hi_len, 0], np.uint32)
             batch.dispatch(rt.kernel("weights"), [view] + factors, params, _groups(length))
-        self._free(*temporaries)
+        self._free(tables)
 
     def eq_weights(self, points, coefficients) -> DeviceBuffer:
         """W[b] = Σ_i coefficients[i] eq(b, points[i]); device values in a proof (points of the points region,
