@@ -5,13 +5,14 @@
 //   eq_hi[e 2^H + j]  = (eq_scaled ? eq_scales[eq_scale_off + e] : 1) * the same over z = coords[.. + e nv + s]
 //   sel_lo[m 2^L + j] = v_m^j (base), sel_hi[m 2^H + j] = sel_scales[sel_scale_off + m] * v_m^(j 2^L) (EF),
 //   v_m = bases[base_off + m]; e < n_eq, m < n_sel. EF entries are 4 words, base entries 1.
-// Thread t of the 2-D grid makes entry t of the four tables taken in that order (eq_lo, eq_hi, sel_lo, sel_hi).
+// Thread i of the 2-D grid makes entry t = first + i < end of the four tables in that order (eq_lo, eq_hi, sel_lo,
+// sel_hi): a launch may make a part of them (each table its own launch when all do not fit one binding).
 // Bindings: 0 coords, 1 eq_scales, 2 bases, 3 sel_scales, 4 out (words), 5 params. Words Montgomery in [0, P);
 // log_lo, nv - log_lo < 32.
 
 struct Params { uint n_eq; uint n_sel; uint nv; uint log_lo; uint eq_scaled; uint coord_off; uint eq_scale_off;
                 uint base_off; uint sel_scale_off; uint eq_lo_at; uint eq_hi_at; uint sel_lo_at; uint sel_hi_at;
-                uint _pad0; uint _pad1; uint _pad2; };
+                uint first; uint end; uint _pad0; };
 
 constant constexpr uint WG = 256u;
 
@@ -36,7 +37,10 @@ kernel void factor_tables(device const uint4* coords [[buffer(0)]], device const
                           device const uint* bases [[buffer(2)]], device const uint4* sel_scales [[buffer(3)]],
                           device uint* out [[buffer(4)]], constant Params& params [[buffer(5)]],
                           uint3 gid [[thread_position_in_grid]], uint3 nwg [[threadgroups_per_grid]]) {
-    uint t = gid.x + gid.y * nwg.x * WG;
+    uint t = gid.x + gid.y * nwg.x * WG + params.first;
+    if (t >= params.end) {
+        return;
+    }
     uint lo = params.log_lo & 31u;
     uint hi = (params.nv - params.log_lo) & 31u;
     uint4 one = uint4(BB_R, 0u, 0u, 0u);

@@ -8,10 +8,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from whirgpu.backends.gpu import factor_layout, factor_sizes, factor_threads
+from whirgpu.backends.gpu import factor_layout, factor_parts, factor_sizes
 from whirgpu.field import P
 from whirgpu.ref import field_np as F
 from whirgpu.ref.multilinear import eq_table
+from whirgpu.runtime.base import RtView
 
 WG = 256
 GARBAGE = 0xDEADBEEF
@@ -46,10 +47,12 @@ def _expected(points, eq_scales, bases, sel_scales, nv, log_lo):
     return [flat(eq_lo), flat(eq_hi), flat(sel_lo), flat(sel_hi)]
 
 
+@pytest.mark.parametrize("binding", [1 << 30, 1024], ids=["one-launch", "per-table"])
 @pytest.mark.parametrize("n_eq,n_sel,nv,log_lo,scaled", [
     (1, 0, 0, 0, False), (1, 0, 1, 1, False), (1, 0, 5, 3, False), (3, 0, 8, 4, True), (0, 5, 7, 4, False),
     (2, 7, 9, 5, True), (4, 33, 13, 7, True), (0, 0, 4, 2, False), (1, 1, 12, 6, True)])
-def test_factor_tables(gpu_runtime, n_eq, n_sel, nv, log_lo, scaled):
+def test_factor_tables(gpu_runtime, n_eq, n_sel, nv, log_lo, scaled, binding):
+    """All tables in one launch, or (past a binding of 1 KiB) one launch per table bound as its own window."""
     rt = gpu_runtime
     rng = np.random.default_rng(1000 * nv + 10 * n_eq + n_sel)
     points = _random(rng, (n_eq, nv, 4))
@@ -58,13 +61,15 @@ def test_factor_tables(gpu_runtime, n_eq, n_sel, nv, log_lo, scaled):
     offsets, total = factor_layout(n_eq, n_sel, nv, log_lo, ALIGN)
     out = _upload(rt, np.full(total // 4 + 7, GARBAGE, np.uint32))
     coord_off, scale_off, base_off, sel_off = 3, 2, 5, 1  # in EF elements, EF, words, EF
-    params = np.array([n_eq, n_sel, nv, log_lo, int(scaled), coord_off, scale_off, base_off, sel_off,
-                       *(at // 4 for at in offsets)], np.uint32)
+    head = [n_eq, n_sel, nv, log_lo, int(scaled), coord_off, scale_off, base_off, sel_off]
+    inputs = [_upload(rt, points, 4 * coord_off), _upload(rt, eq_scales if scaled else np.zeros(4), 4 * scale_off),
+              _upload(rt, bases, base_off), _upload(rt, sel_scales, 4 * sel_off)]
     batch = rt.batch()
-    batch.dispatch(rt.kernel("factor_tables"),
-                   [_upload(rt, points, 4 * coord_off), _upload(rt, eq_scales if scaled else np.zeros(4), 4 * scale_off),
-                    _upload(rt, bases, base_off), _upload(rt, sel_scales, 4 * sel_off), out], params,
-                   max(1, -(-factor_threads(n_eq, n_sel, nv, log_lo) // WG)))
+    for window, ats, first, end in factor_parts(n_eq, n_sel, nv, log_lo, ALIGN, binding):
+        target = out if window is None else RtView(out, *window)
+        batch.dispatch(rt.kernel("factor_tables"), inputs + [target],
+                       np.array(head + [at // 4 for at in ats] + [first, end], np.uint32),
+                       max(1, -(-(end - first) // WG)))
     batch.submit()
     got = rt.read(out)
     written = np.zeros(got.size, bool)

@@ -5,13 +5,14 @@
 //   eq_hi[e 2^H + j]  = (eq_scaled ? eq_scales[eq_scale_off + e] : 1) * the same over z = coords[.. + e nv + s]
 //   sel_lo[m 2^L + j] = v_m^j (base), sel_hi[m 2^H + j] = sel_scales[sel_scale_off + m] * v_m^(j 2^L) (EF),
 //   v_m = bases[base_off + m]; e < n_eq, m < n_sel. EF entries are 4 words, base entries 1.
-// Thread t of the 2-D grid makes entry t of the four tables taken in that order (eq_lo, eq_hi, sel_lo, sel_hi).
+// Thread i of the 2-D grid makes entry t = first + i < end of the four tables in that order (eq_lo, eq_hi, sel_lo,
+// sel_hi): a launch may make a part of them (each table its own launch when all do not fit one binding).
 // Bindings: 0 coords (EF), 1 eq_scales (EF), 2 bases, 3 sel_scales (EF), 4 out (words), 5 params. Words
 // Montgomery in [0, P); log_lo, nv - log_lo < 32.
 
 struct Params { n_eq: u32, n_sel: u32, nv: u32, log_lo: u32, eq_scaled: u32, coord_off: u32, eq_scale_off: u32,
                 base_off: u32, sel_scale_off: u32, eq_lo_at: u32, eq_hi_at: u32, sel_lo_at: u32, sel_hi_at: u32,
-                _pad0: u32, _pad1: u32, _pad2: u32 }
+                first: u32, end: u32, _pad0: u32 }
 
 const WG: u32 = 256u;
 
@@ -45,7 +46,10 @@ fn eq_product(acc0: vec4<u32>, at: u32, len: u32, j: u32) -> vec4<u32> {
 
 @compute @workgroup_size(WG)
 fn factor_tables(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    var t = gid.x + gid.y * nwg.x * WG;
+    var t = gid.x + gid.y * nwg.x * WG + params.first;
+    if (t >= params.end) {
+        return;
+    }
     let lo = params.log_lo;
     let hi = params.nv - lo;
     let one = vec4<u32>(BB_R, 0u, 0u, 0u);

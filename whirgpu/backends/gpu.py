@@ -92,6 +92,49 @@ def factor_threads(n_eq: int, n_sel: int, nv: int, log_lo: int) -> int:
     return (n_eq + n_sel) * ((1 << log_lo) + (1 << (nv - log_lo)))
 
 
+def factor_parts(n_eq: int, n_sel: int, nv: int, log_lo: int, alignment: int, binding_limit: int):
+    """The factor_tables launches of a weights call: (out binding as (byte offset, bytes), None for the whole
+    buffer; the tables' byte offsets in that binding; first and end thread). One launch when the buffer fits one
+    binding, else one per non-empty table, each bound as a window of its own."""
+    offsets, total = factor_layout(n_eq, n_sel, nv, log_lo, alignment)
+    if total <= binding_limit:
+        return [(None, offsets, 0, factor_threads(n_eq, n_sel, nv, log_lo))]
+    hi = nv - log_lo
+    counts = [n_eq << log_lo, n_eq << hi, n_sel << log_lo, n_sel << hi]
+    parts, first = [], 0
+    for at, size, count in zip(offsets, factor_sizes(n_eq, n_sel, nv, log_lo), counts):
+        if count:
+            parts.append(((at, size), [0, 0, 0, 0], first, first + count))  # its table at the binding's start
+        first += count
+    return parts
+
+
+OPEN_LEVELS = 5  # tree levels one openings launch binds: with the codeword, indices and out, WebGPU's 8 storage
+ALL_NODES = 0xFFFFFFFF  # buffers a stage may bind by default; the node window of levels bound whole
+
+
+def level_jobs(level_windows: list[int]) -> list[tuple[int, int, int]]:
+    """The tree-level parts of a round's openings launches, (first level, levels, window) each: runs of up to
+    OPEN_LEVELS consecutive levels bound whole (window -1), and one part per window of a split level (its
+    ``level_windows`` entry > 1)."""
+    jobs: list[tuple[int, int, int]] = []
+    run = 0
+    for d, windows in enumerate(level_windows + [0]):
+        if windows == 1 and run < OPEN_LEVELS:
+            run += 1
+            continue
+        if run:
+            jobs.append((d - run, run, -1))
+        run = 1 if windows == 1 else 0
+        jobs += [(d, 1, w) for w in range(windows if windows > 1 else 0)]
+    return jobs
+
+
+def opening_launches(codeword_windows: int, level_windows: list[int]) -> int:
+    """Launches of a round's openings: each carries one codeword window and one part of ``level_jobs``."""
+    return max(codeword_windows, len(level_jobs(level_windows)), 1)
+
+
 class _CountingBatch:
     """A runtime batch whose device-side copies are counted in the backend's ``stats.copied``."""
 
@@ -640,15 +683,25 @@ class GpuBackend(Backend):
             return openings
         batch = self._batch()
         index_view = indices.indices.view()
-        # One launch per window of a split codeword or level; each writes the slots whose row lies in it.
-        for window, first, count in codeword.windows():
-            batch.dispatch(rt.kernel("gather_rows"), [window, index_view, out.view()],
-                           np.array([row_words, _log2(width), 0, first, count], np.uint32), _groups(row_words))
-        for level in range(depth):
-            for window, first, count in levels[level].windows():
-                batch.dispatch(rt.kernel("merkle_paths"), [window, index_view, out.view()],
-                               np.array([slots, level, depth, row_words, first, count], np.uint32),
-                               _groups(slots * merkle.DIGEST))
+        # Each launch writes the rows of one codeword window and the siblings of up to OPEN_LEVELS whole levels
+        # (or of one window of a split level): one launch for a tree of depth <= OPEN_LEVELS that fits its
+        # bindings. Slots whose row or sibling lies in another window are written by that window's launch.
+        row_parts = list(codeword.windows())
+        level_parts = level_jobs([level.rows // level.window_rows for level in levels[:-1]])
+        kernel = rt.kernel("openings")
+        for k in range(opening_launches(len(row_parts), [level.rows // level.window_rows for level in levels[:-1]])):
+            window, first, count = row_parts[k] if k < len(row_parts) else (row_parts[0][0], 0, 0)
+            level, n_levels, part = level_parts[k] if k < len(level_parts) else (0, 0, -1)
+            bound = [levels[level + i].buffers[0] for i in range(n_levels)] if part < 0 else []
+            node_first, node_count = 0, ALL_NODES
+            if part >= 0:
+                binding, node_first, node_count = list(levels[level].windows())[part]
+                bound = [binding]
+            bound += [bound[0] if bound else window] * (OPEN_LEVELS - len(bound))
+            params = np.array([slots, _log2(width), depth, row_words, first, count, level, n_levels, node_first,
+                               node_count], np.uint32)
+            per = (width if count else 0) + merkle.DIGEST * n_levels
+            batch.dispatch(kernel, [window, index_view, out.view()] + bound, params, _groups(slots * per))
         return openings
 
     # -- reductions --------------------------------------------------------------------------------------------
@@ -763,12 +816,14 @@ class GpuBackend(Backend):
         out = self._alloc(total)
         off = lambda value, elem: value.offset // elem if value is not None else 0  # noqa: E731
         buffer = lambda value: value.buffer if value is not None else self._dummy  # noqa: E731
-        params = np.array([n_eq, n_sel, nv, log_lo, int(eq_coefficients is not None), off(eq_points, EF_BYTES),
-                           off(eq_coefficients, EF_BYTES), off(select_vars, 4), off(select_coefficients, EF_BYTES),
-                           *(at // 4 for at in offsets)], np.uint32)
-        batch.dispatch(self._drivers.kernel("factor_tables"),
-                       [buffer(eq_points), buffer(eq_coefficients), buffer(select_vars), buffer(select_coefficients),
-                        out], params, _groups(factor_threads(n_eq, n_sel, nv, log_lo)))
+        inputs = [buffer(eq_points), buffer(eq_coefficients), buffer(select_vars), buffer(select_coefficients)]
+        head = [n_eq, n_sel, nv, log_lo, int(eq_coefficients is not None), off(eq_points, EF_BYTES),
+                off(eq_coefficients, EF_BYTES), off(select_vars, 4), off(select_coefficients, EF_BYTES)]
+        kernel = self._drivers.kernel("factor_tables")
+        for binding, ats, first, end in factor_parts(n_eq, n_sel, nv, log_lo, self._alignment(), self._window_limit):
+            params = np.array(head + [at // 4 for at in ats] + [first, end], np.uint32)
+            target = out if binding is None else RtView(out, *binding)
+            batch.dispatch(kernel, inputs + [target], params, _groups(end - first))
         views = [RtView(out, at, size) if size else self._dummy for at, size in zip(offsets, sizes)]
         return out, views
 

@@ -48,7 +48,7 @@ from ..protocol.proof_shape import proof_shape
 from ..runtime.upload import UploadPlan
 from .device_transcript import pow_launches
 from .device_values import region_bytes
-from .gpu import EF_BYTES, MAX_REDUCE_GROUPS, WG, factor_layout
+from .gpu import EF_BYTES, MAX_REDUCE_GROUPS, WG, factor_layout, factor_parts, opening_launches
 
 BASE_BYTES = 4
 DIGEST_BYTES = 4 * merkle.DIGEST
@@ -212,15 +212,18 @@ class _Walk:
         self.most_dispatches = 0
 
     # -- the pool ----------------------------------------------------------------------------------------------
-    def alloc(self, name: str, nbytes: int, host_facing: bool, elem: int | None = None) -> _Buf:
-        """A request for ``nbytes``; ``elem``: the buffer is windowed by elements of ``elem`` bytes."""
+    def alloc(self, name: str, nbytes: int, host_facing: bool, elem: int | None = None,
+              binding: int | None = None) -> _Buf:
+        """A request for ``nbytes``; ``elem``: the buffer is windowed by elements of ``elem`` bytes; ``binding``:
+        the largest part of it bound whole (default: all of it)."""
         size = _pool_size(nbytes)
         mode = policy_mode(self.policy, host_facing)
         need = self.groups.get(name)
         if need is None:
             need = self.groups[name] = BufferNeed(name, 0, 0, host_facing, mode, whole=elem is None)
         need.buffer_bytes = max(need.buffer_bytes, size)
-        need.binding_bytes = max(need.binding_bytes, size if elem is None else self._window_bytes(size, elem))
+        bound = size if binding is None else binding
+        need.binding_bytes = max(need.binding_bytes, bound if elem is None else self._window_bytes(size, elem))
         if self.free[(size, mode)]:
             self.free[(size, mode)] -= 1
         else:
@@ -360,11 +363,12 @@ class _Walk:
         return self.rows(f"{stage} merkle {'root' if root else 'tree'}", n_nodes, DIGEST_BYTES)
 
     def open_rows(self, stage: str, tree: _Tree, q: int) -> None:
-        """``q``: the round's query slots; the openings go to the proof region (no buffer of their own). One
-        gather per window of the codeword and of each level below the root."""
+        """``q``: the round's query slots; the openings go to the proof region (no buffer of their own). The
+        launches of ``gpu.opening_launches``: rows and whole levels OPEN_LEVELS at a time, split ones per window."""
         self.launch(2)  # the transcript's draw and the sort
         if q:
-            self.launch(sum(a.rows // a.window_rows for a in [tree.codeword, *tree.levels[:-1]]))
+            self.launch(opening_launches(tree.codeword.rows // tree.codeword.window_rows,
+                                         [level.rows // level.window_rows for level in tree.levels[:-1]]))
 
     # -- multilinear algebra -----------------------------------------------------------------------------------
     def _reduce(self, stage: str, partials: _Buf, stride: int) -> None:
@@ -377,20 +381,27 @@ class _Walk:
         window = self.window_len(n, EF_BYTES if is_ext else BASE_BYTES)
         groups = min(_groups(window), MAX_REDUCE_GROUPS)
         log_lo = min((nv + 1) // 2, _log2(groups * WG))
-        tables = self.alloc(f"{stage} factor tables", factor_layout(1, 0, nv, log_lo, self.alignment)[1], False)
+        tables = self.factor_tables(stage, 1, 0, nv, log_lo)
         n_windows = -(-n // window)
         partials = self.alloc(f"{stage} partial sums", n_windows * groups * EF_BYTES, False)
-        self.launch((3 if sampled else 1) + n_windows)  # + the transcript's sample and the point's expansion
+        self.launch((2 if sampled else 0) + n_windows)  # + the transcript's sample and the point's expansion
         self._reduce(stage, partials, 1)
         self.release(tables)
+
+    def factor_tables(self, stage: str, n_eq: int, n_sel: int, nv: int, log_lo: int) -> _Buf:
+        """GpuBackend._record_factors: one buffer, its launches (``gpu.factor_parts``)."""
+        parts = factor_parts(n_eq, n_sel, nv, log_lo, self.alignment, self._bind_limit)
+        total = factor_layout(n_eq, n_sel, nv, log_lo, self.alignment)[1]
+        self.launch(len(parts))
+        return self.alloc(f"{stage} factor tables", total, False,
+                          binding=max(total if b is None else b[1] for b, _, _, _ in parts))
 
     def accumulate(self, stage: str, nv: int, n_eq: int, n_sel: int) -> None:
         log_lo = (nv + 1) // 2
         # every factor table in one buffer and one launch; one select constraint per query slot
-        tables = self.alloc(f"{stage} factor tables", factor_layout(n_eq, n_sel, nv, log_lo, self.alignment)[1],
-                            False)
+        tables = self.factor_tables(stage, n_eq, n_sel, nv, log_lo)
         n = 1 << nv
-        self.launch(3 + -(-n // self.window_len(n, EF_BYTES)))  # + the transcript's sample and the powers
+        self.launch(2 + -(-n // self.window_len(n, EF_BYTES)))  # + the transcript's sample and the powers
         self.release(tables)
 
     def sumcheck_round(self, stage: str, n: int) -> None:
