@@ -48,7 +48,7 @@ from ..protocol.proof_shape import proof_shape
 from ..runtime.upload import UploadPlan
 from .device_transcript import pow_launches
 from .device_values import region_bytes
-from .gpu import EF_BYTES, MAX_REDUCE_GROUPS, WG, factor_layout, factor_parts, opening_launches
+from .gpu import EF_BYTES, MAX_REDUCE_GROUPS, WG, factor_layout, factor_parts, factor_sizes, opening_launches
 
 BASE_BYTES = 4
 DIGEST_BYTES = 4 * merkle.DIGEST
@@ -393,8 +393,9 @@ class _Walk:
         parts = factor_parts(n_eq, n_sel, nv, log_lo, self.alignment, self._bind_limit)
         total = factor_layout(n_eq, n_sel, nv, log_lo, self.alignment)[1]
         self.launch(len(parts))
+        # bound whole when the buffer fits a binding, else table by table: only the largest table must fit
         return self.alloc(f"{stage} factor tables", total, False,
-                          binding=max(total if b is None else b[1] for b, _, _, _ in parts))
+                          binding=max(factor_sizes(n_eq, n_sel, nv, log_lo) + [EF_BYTES]))
 
     def accumulate(self, stage: str, nv: int, n_eq: int, n_sel: int) -> None:
         log_lo = (nv + 1) // 2
