@@ -3,16 +3,15 @@
 // Thread j (2-D grid: j = gid.x + gid.y * threadgroups_per_grid.x * WG) makes parent j; threads with j >= n
 // return. Bindings: 0 src (child level, 2n * 8 words), 1 dst (parent level, n * 8 words), 2 p2_rc, 3 params.
 // merkle_permute: the raw permutation of n 16-word states, src state j -> dst state j. *_coop: the same with
-// 4 threads per state (thread t = threadgroup index * P2C_WG + lid serves state t / 4). merkle_top (one
-// threadgroup of P2C_WG threads): every level from params.n <= TOP_MAX_PARENTS parents up to the root, the
-// levels back to back in dst (the level of n parents starts at digest 2 n0 - 2 n); it ignores src_off / dst_off.
-// The other entries read src from vec4 src_off and write dst from vec4 dst_off (windows of split levels).
+// 4 threads per state (thread t = threadgroup index * P2C_WG + lid serves state t / 4). merkle_top (n / per
+// threadgroups of P2C_WG threads, g = wid.x + wid.y * nwg.x): the levels of n, n / 2, ..., n / per parents back to
+// back in dst (level k at digest sum_{i<k} n >> i); threadgroup g makes the subtree over parents [g per, (g + 1)
+// per) up to its root, its levels kept in dst (device barriers between levels). n, per powers of two, per <= n;
+// it ignores src_off / dst_off. The other entries read src from vec4 src_off and write dst from vec4 dst_off.
 
-struct Params { uint n; uint src_off; uint dst_off; uint _pad0; };
+struct Params { uint n; uint src_off; uint dst_off; uint per; };
 
 constant uint WG [[function_constant(0)]];
-
-constant constexpr uint TOP_MAX_PARENTS = 128u;
 
 // The 16 words at src[4 j ..] (two adjacent children are one contiguous 16-word block), permuted.
 P2State permute_block(device const uint4* src, uint j, constant uint4* p2_rc) {
@@ -79,35 +78,33 @@ kernel void merkle_permute_coop(device const uint4* src [[buffer(0)]], device ui
 
 kernel void merkle_top(device const uint4* src [[buffer(0)]], device uint4* dst [[buffer(1)]],
                        constant uint4* p2_rc [[buffer(2)]], constant Params& params [[buffer(3)]],
-                       uint lid [[thread_index_in_threadgroup]]) {
-    threadgroup uint4 top_levels[512];
-    // [parity][2 * TOP_MAX_PARENTS]: a level's digests; a level reads one half and writes the other
+                       uint lid [[thread_index_in_threadgroup]], uint3 wid [[threadgroup_position_in_grid]],
+                       uint3 nwg [[threadgroups_per_grid]]) {
+    uint g = wid.x + wid.y * nwg.x;
+    if (g >= params.n / params.per) {           // padding of the 2-D grid: whole threadgroups leave
+        return;
+    }
     uint q = lid & 3u;
-    uint n = params.n;
+    uint count = params.per;                    // this threadgroup's parents in the current level
+    uint n = params.n;                          // parents in the current level
     uint out_at = 0u;                           // first digest of the current level in dst
-    uint parity = 0u;
     for (;;) {                                  // trip counts depend on params only: uniform, barriers allowed
-        for (uint base = 0u; base < n; base += P2C_WG / 4u) {
+        uint first = g * count;
+        for (uint base = 0u; base < count; base += P2C_WG / 4u) {
             uint j = base + (lid >> 2u);
-            uint jj = min(j, n - 1u);           // threads past the level permute a copy of its last state
-            uint4 chunk;
-            if (out_at == 0u) {
-                chunk = src[4u * jj + q];
-            } else {
-                chunk = top_levels[(parity ^ 1u) * 2u * TOP_MAX_PARENTS + 4u * jj + q];
-            }
+            uint jj = first + min(j, count - 1u);   // threads past the block permute a copy of its last state
+            uint4 chunk = out_at == 0u ? src[4u * jj + q] : dst[2u * (out_at - 2u * n) + 4u * jj + q];
             uint4 x = p2c_permute(chunk, lid, p2_rc);
-            if (j < n && q < 2u) {
-                top_levels[parity * 2u * TOP_MAX_PARENTS + 2u * j + q] = x;
-                dst[2u * (out_at + j) + q] = x;
+            if (j < count && q < 2u) {
+                dst[2u * (out_at + first + j) + q] = x;
             }
         }
-        threadgroup_barrier(mem_flags::mem_threadgroup);
-        out_at += n;
-        if (n == 1u) {
+        threadgroup_barrier(mem_flags::mem_device);
+        if (count == 1u) {
             break;
         }
+        out_at += n;
         n >>= 1u;
-        parity ^= 1u;
+        count >>= 1u;
     }
 }

@@ -76,3 +76,49 @@ def test_merkle_paths(gpu_runtime, depth, n_queries, out_off, log_window):
     want = np.stack([np.stack([levels[level][(int(i) >> level) ^ 1] for level in range(depth)]) for i in indices])
     np.testing.assert_array_equal(got[out_off:out_off + path_words].reshape(n_queries, depth, DIGEST), want)
     assert (got[:out_off] == GARBAGE).all() and (got[out_off + path_words:] == GARBAGE).all()
+
+
+@pytest.mark.parametrize("depth,n_slots,log_w,levels_per_launch,log_window", [
+    (0, 3, 2, 5, None), (1, 1, 0, 5, None), (3, 7, 3, 5, None), (9, 300, 4, 5, None), (9, 300, 4, 2, None),
+    (6, 40, 6, 5, 2), (4, 9, 3, 3, 0)])
+def test_openings(gpu_runtime, depth, n_slots, log_w, levels_per_launch, log_window):
+    """Rows and paths in launches of up to ``levels_per_launch`` whole levels (rows with the first), or, with
+    ``log_window``, one launch per window of the codeword and of each level (node windows)."""
+    rt = gpu_runtime
+    rng = np.random.default_rng(depth * 1000 + n_slots + log_w)
+    height = 1 << depth
+    matrix = rng.integers(0, 1 << 32, (height, 1 << log_w), dtype=np.uint64).astype(np.uint32)
+    levels = [rng.integers(0, 1 << 32, (height >> d, DIGEST), dtype=np.uint64).astype(np.uint32)
+              for d in range(depth)]
+    indices = rng.integers(0, height, n_slots).astype(np.uint32)
+    row_words, path_words = n_slots << log_w, n_slots * depth * DIGEST
+    out = _upload(rt, np.full(row_words + path_words + 3, GARBAGE, np.uint32))
+    index_buffer = _upload(rt, indices)
+    matrix_windows = _windows(_upload(rt, matrix), height, 4 << log_w, log_window)
+    level_buffers = [_upload(rt, level) for level in levels]
+    jobs = []  # (bindings, first level, levels, node_first, node_count)
+    if log_window is None:
+        for first in range(0, depth, levels_per_launch):
+            bound = level_buffers[first:first + levels_per_launch]
+            jobs.append((bound, first, len(bound), 0, 0xFFFFFFFF))
+    else:
+        for d in range(depth):
+            for window, first, count in _windows(level_buffers[d], height >> d, 4 * DIGEST,
+                                                  min(log_window, depth - d)):
+                jobs.append(([window], d, 1, first, count))
+    batch = rt.batch()
+    for k in range(max(len(matrix_windows), len(jobs), 1)):
+        window, first, count = matrix_windows[k] if k < len(matrix_windows) else (matrix_windows[0][0], 0, 0)
+        bound, level, n_levels, node_first, node_count = jobs[k] if k < len(jobs) else ([], 0, 0, 0, 0)
+        bound = bound + [bound[0] if bound else window] * (5 - len(bound))
+        per = ((1 << log_w) if count else 0) + DIGEST * n_levels
+        batch.dispatch(rt.kernel("openings"), [window, index_buffer, out] + bound,
+                       np.array([n_slots, log_w, depth, row_words, first, count, level, n_levels, node_first,
+                                 node_count], np.uint32), max(1, -(-(n_slots * per) // WG)))
+    batch.submit()
+    got = rt.read(out)
+    np.testing.assert_array_equal(got[:row_words].reshape(n_slots, -1), matrix[indices])
+    want = np.stack([np.stack([levels[d][(int(i) >> d) ^ 1] for d in range(depth)]) if depth else
+                     np.zeros((0, DIGEST), np.uint32) for i in indices])
+    np.testing.assert_array_equal(got[row_words:row_words + path_words].reshape(n_slots, depth, DIGEST), want)
+    assert (got[row_words + path_words:] == GARBAGE).all()

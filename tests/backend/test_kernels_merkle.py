@@ -35,11 +35,15 @@ def _check_tree(rt, height: int, width: int, seed: int) -> None:
     assert np.array_equal(merkle.open_paths(rt, levels, indices), ref.open(indices))
 
 
-@pytest.mark.parametrize("top", [0, 1, 32, 128], ids=lambda t: f"top{t}")
+@pytest.mark.parametrize("top,subtree", [(0, 32), (1, 32), (32, 32), (128, 32), (256, 4), (8192, 1), (8192, 64)],
+                         ids=lambda t: str(t))
 @pytest.mark.parametrize("coop", [0, 1 << 20], ids=["thread", "coop"])
 @pytest.mark.parametrize("height,width", SHAPES)
-def test_tree_paths(gpu_runtime, monkeypatch, top, coop, height, width):
+def test_tree_paths(gpu_runtime, monkeypatch, top, subtree, coop, height, width):
+    """Top launches of one workgroup, of many (2-D grids past 7 workgroups with subtrees of 1 or 4 parents), and
+    chains of them (256 parents in subtrees of 4: 256 -> 64, 32 -> 8, 4 -> 1)."""
     monkeypatch.setattr(merkle, "TOP_MAX_PARENTS", top)
+    monkeypatch.setattr(merkle, "TOP_SUBTREE", subtree)
     monkeypatch.setattr(merkle, "COOP_MAX_STATES", coop)
     _check_tree(gpu_runtime, height, width, seed=height * 31 + width)
 
@@ -62,8 +66,10 @@ def test_trees_share_the_top_scratch_in_one_batch(gpu_runtime):
         assert np.array_equal(merkle.read_root(rt, levels), MerkleTree.build(r).root)
 
 
-def test_compress_top_limit(gpu_runtime):
-    rt = gpu_runtime
-    parents = [rt.alloc(32) for _ in range(9)]  # 256 parents: over TOP_LIMIT
-    with pytest.raises(ValueError, match="256 parents exceed TOP_LIMIT 128"):
-        merkle.compress_top(rt, rt.batch(), rt.alloc(32), parents)
+def test_top_launches():
+    assert merkle.top_launches(1) == [(1, 1)]
+    assert merkle.top_launches(32) == [(32, 32)]
+    assert merkle.top_launches(8192) == [(8192, 32), (128, 32), (2, 2)]
+    assert merkle.top_launches(64) == [(64, 32), (1, 1)]
+    assert merkle.top_parents(1 << 30) == merkle.TOP_MAX_PARENTS
+    assert merkle.top_parents(256) == 4 and merkle.top_parents(63) == 0

@@ -6,12 +6,14 @@
 // Entry merkle_permute: the raw permutation of n 16-word states, src state j -> dst state j (tests, challenger).
 // Entries *_coop: the same with 4 threads per state (poseidon2_coop; P2C_WG-thread workgroups, thread
 // t = workgroup index * P2C_WG + local id serves state t / 4), for levels too small to fill the GPU.
-// Entry merkle_top (one workgroup of P2C_WG threads): every level from params.n <= TOP_MAX_PARENTS parents
-// (children in src) up to the root, the levels back to back in dst (level of n parents at digest 2 n0 - 2 n); it
-// ignores src_off / dst_off. The other entries read src from vec4 src_off and write dst from vec4 dst_off
-// (windows of split levels).
+// Entry merkle_top (n / per workgroups of P2C_WG threads, 2-D grid: g = wid.x + wid.y * nwg.x): the levels of
+// n, n / 2, ..., n / per parents (children: 2n digests in src), back to back in dst (level k at digest
+// sum_{i<k} n >> i); workgroup g makes the subtree over parents [g per, (g + 1) per) of the first level up to its
+// root, keeping its levels in dst (storage barriers between levels: a workgroup reads only what it wrote).
+// per = n: one workgroup up to the root. Contract: n, per powers of two, per <= n; it ignores src_off / dst_off.
+// The other entries read src from vec4 src_off and write dst from vec4 dst_off (windows of split levels).
 
-struct Params { n: u32, src_off: u32, dst_off: u32, _pad0: u32 }
+struct Params { n: u32, src_off: u32, dst_off: u32, per: u32 }
 
 @id(0) override WG: u32 = 64u;
 
@@ -19,9 +21,6 @@ struct Params { n: u32, src_off: u32, dst_off: u32, _pad0: u32 }
 @group(0) @binding(1) var<storage, read_write> dst: array<vec4<u32>>;
 @group(0) @binding(2) var<storage, read> p2_rc: array<vec4<u32>, P2_RC_VEC4S>;
 @group(0) @binding(3) var<uniform> params: Params;
-
-const TOP_MAX_PARENTS: u32 = 128u;
-var<workgroup> top_levels: array<vec4<u32>, 512>;   // [parity][2 * TOP_MAX_PARENTS]: one level's digests
 
 // The 16 words at src[16 j ..] (two adjacent children are one contiguous 16-word block), permuted.
 fn permute_block(j: u32) -> P2State {
@@ -81,33 +80,38 @@ fn merkle_permute_coop(@builtin(local_invocation_index) lid: u32, @builtin(workg
 }
 
 @compute @workgroup_size(P2C_WG)
-fn merkle_top(@builtin(local_invocation_index) lid: u32) {
+fn merkle_top(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+              @builtin(num_workgroups) nwg: vec3<u32>) {
+    let g = wid.x + wid.y * nwg.x;
+    if (g >= params.n / params.per) {            // padding of the 2-D grid: whole workgroups leave
+        return;
+    }
     let q = lid & 3u;
-    var n = params.n;
+    var count = params.per;                      // this workgroup's parents in the current level
+    var n = params.n;                            // parents in the current level
     var out_at = 0u;                             // first digest of the current level in dst
-    var parity = 0u;
     loop {                                       // trip counts depend on params only: uniform, barriers allowed
-        for (var base = 0u; base < n; base += P2C_WG / 4u) {
+        let first = g * count;
+        for (var base = 0u; base < count; base += P2C_WG / 4u) {
             let j = base + (lid >> 2u);
-            let jj = min(j, n - 1u);             // threads past the level permute a copy of its last state
+            let jj = first + min(j, count - 1u); // threads past the block permute a copy of its last state
             var chunk: vec4<u32>;
             if (out_at == 0u) {
                 chunk = src[4u * jj + q];
             } else {
-                chunk = top_levels[(parity ^ 1u) * 2u * TOP_MAX_PARENTS + 4u * jj + q];
+                chunk = dst[2u * (out_at - 2u * n) + 4u * jj + q];   // the previous level: 2n digests before
             }
             let x = p2c_permute(chunk, lid);
-            if (j < n && q < 2u) {
-                top_levels[parity * 2u * TOP_MAX_PARENTS + 2u * j + q] = x;
-                dst[2u * (out_at + j) + q] = x;
+            if (j < count && q < 2u) {
+                dst[2u * (out_at + first + j) + q] = x;
             }
         }
-        workgroupBarrier();
-        out_at += n;
-        if (n == 1u) {
+        storageBarrier();
+        if (count == 1u) {
             break;
         }
+        out_at += n;
         n >>= 1u;
-        parity ^= 1u;
+        count >>= 1u;
     }
 }

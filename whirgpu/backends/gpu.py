@@ -75,6 +75,70 @@ def _groups(n_threads: int, size: int = WG) -> int:
     return max(1, -(-n_threads // size))
 
 
+def factor_sizes(n_eq: int, n_sel: int, nv: int, log_lo: int) -> list[int]:
+    """Bytes of the eq lo, eq hi, select lo and select hi factor tables of a weights call."""
+    hi = nv - log_lo
+    return [(n_eq << log_lo) * EF_BYTES, (n_eq << hi) * EF_BYTES, (n_sel << log_lo) * 4, (n_sel << hi) * EF_BYTES]
+
+
+def factor_layout(n_eq: int, n_sel: int, nv: int, log_lo: int, alignment: int) -> tuple[list[int], int]:
+    """(byte offset of each table of ``factor_sizes``, total bytes) in the one buffer ``factor_tables`` writes:
+    back to back, each at a multiple of ``alignment`` so that it can be bound as a window of its own."""
+    offsets, at = [], 0
+    for size in factor_sizes(n_eq, n_sel, nv, log_lo):
+        offsets.append(at)
+        at += -(-size // alignment) * alignment
+    return offsets, max(at, EF_BYTES)
+
+
+def factor_threads(n_eq: int, n_sel: int, nv: int, log_lo: int) -> int:
+    """Threads of a factor_tables launch: one per table entry."""
+    return (n_eq + n_sel) * ((1 << log_lo) + (1 << (nv - log_lo)))
+
+
+def factor_parts(n_eq: int, n_sel: int, nv: int, log_lo: int, alignment: int, binding_limit: int):
+    """The factor_tables launches of a weights call: (out binding as (byte offset, bytes), None for the whole
+    buffer; the tables' byte offsets in that binding; first and end thread). One launch when the buffer fits one
+    binding, else one per non-empty table, each bound as a window of its own."""
+    offsets, total = factor_layout(n_eq, n_sel, nv, log_lo, alignment)
+    if total <= binding_limit:
+        return [(None, offsets, 0, factor_threads(n_eq, n_sel, nv, log_lo))]
+    hi = nv - log_lo
+    counts = [n_eq << log_lo, n_eq << hi, n_sel << log_lo, n_sel << hi]
+    parts, first = [], 0
+    for at, size, count in zip(offsets, factor_sizes(n_eq, n_sel, nv, log_lo), counts):
+        if count:
+            parts.append(((at, size), [0, 0, 0, 0], first, first + count))  # its table at the binding's start
+        first += count
+    return parts
+
+
+OPEN_LEVELS = 5  # tree levels one openings launch binds: with the codeword, indices and out, WebGPU's 8 storage
+ALL_NODES = 0xFFFFFFFF  # buffers a stage may bind by default; the node window of levels bound whole
+
+
+def level_jobs(level_windows: list[int]) -> list[tuple[int, int, int]]:
+    """The tree-level parts of a round's openings launches, (first level, levels, window) each: runs of up to
+    OPEN_LEVELS consecutive levels bound whole (window -1), and one part per window of a split level (its
+    ``level_windows`` entry > 1)."""
+    jobs: list[tuple[int, int, int]] = []
+    run = 0
+    for d, windows in enumerate(level_windows + [0]):
+        if windows == 1 and run < OPEN_LEVELS:
+            run += 1
+            continue
+        if run:
+            jobs.append((d - run, run, -1))
+        run = 1 if windows == 1 else 0
+        jobs += [(d, 1, w) for w in range(windows if windows > 1 else 0)]
+    return jobs
+
+
+def opening_launches(codeword_windows: int, level_windows: list[int]) -> int:
+    """Launches of a round's openings: each carries one codeword window and one part of ``level_jobs``."""
+    return max(codeword_windows, len(level_jobs(level_windows)), 1)
+
+
 class _CountingBatch:
     """A runtime batch whose device-side copies are counted in the backend's ``stats.copied``."""
 
@@ -630,15 +694,25 @@ class GpuBackend(Backend):
             return openings
         batch = self._batch()
         index_view = indices.indices.view()
-        # One launch per window of a split codeword or level; each writes the slots whose row lies in it.
-        for window, first, count in codeword.windows():
-            batch.dispatch(rt.kernel("gather_rows"), [window, index_view, out.view()],
-                           np.array([row_words, _log2(width), 0, first, count], np.uint32), _groups(row_words))
-        for level in range(depth):
-            for window, first, count in levels[level].windows():
-                batch.dispatch(rt.kernel("merkle_paths"), [window, index_view, out.view()],
-                               np.array([slots, level, depth, row_words, first, count], np.uint32),
-                               _groups(slots * merkle.DIGEST))
+        # Each launch writes the rows of one codeword window and the siblings of up to OPEN_LEVELS whole levels
+        # (or of one window of a split level): one launch for a tree of depth <= OPEN_LEVELS that fits its
+        # bindings. Slots whose row or sibling lies in another window are written by that window's launch.
+        row_parts = list(codeword.windows())
+        level_parts = level_jobs([level.rows // level.window_rows for level in levels[:-1]])
+        kernel = rt.kernel("openings")
+        for k in range(opening_launches(len(row_parts), [level.rows // level.window_rows for level in levels[:-1]])):
+            window, first, count = row_parts[k] if k < len(row_parts) else (row_parts[0][0], 0, 0)
+            level, n_levels, part = level_parts[k] if k < len(level_parts) else (0, 0, -1)
+            bound = [levels[level + i].buffers[0] for i in range(n_levels)] if part < 0 else []
+            node_first, node_count = 0, ALL_NODES
+            if part >= 0:
+                binding, node_first, node_count = list(levels[level].windows())[part]
+                bound = [binding]
+            bound += [bound[0] if bound else window] * (OPEN_LEVELS - len(bound))
+            params = np.array([slots, _log2(width), depth, row_words, first, count, level, n_levels, node_first,
+                               node_count], np.uint32)
+            per = (width if count else 0) + merkle.DIGEST * n_levels
+            batch.dispatch(kernel, [window, index_view, out.view()] + bound, params, _groups(slots * per))
         return openings
 
     # -- reductions --------------------------------------------------------------------------------------------
@@ -661,7 +735,7 @@ class GpuBackend(Backend):
         log_lo = min((nv + 1) // 2, _log2(groups * WG))
         batch = self._batch()
         one_point = DeviceValue(point.buffer, point.offset, (1,) + tuple(point.shape))
-        eq_lo, eq_hi = self._record_eq_factors(batch, one_point, None, log_lo)
+        tables, (eq_lo, eq_hi, _, _) = self._record_factors(batch, nv, log_lo, one_point, None)
         n_windows = -(-n // window)
         total = n_windows * groups
         partials = self._alloc(total * EF_BYTES)
@@ -672,7 +746,7 @@ class GpuBackend(Backend):
             view = self._view(table.handle, start, length, n_windows == 1)
             batch.dispatch(kernel, [view, eq_hi, eq_lo, partials, answer.view(), self._ticket],
                            np.array([length, start, log_lo, w * groups, groups, total], np.uint32), groups)
-        self._free(partials, eq_hi, eq_lo)
+        self._free(partials, tables)
         return answer
 
     def sumcheck_round(self, table: DeviceBuffer, weights: DeviceBuffer):
@@ -783,37 +857,31 @@ class GpuBackend(Backend):
                 DeviceBuffer(new_weights, (half, 4), new_weights.mode))
 
     # -- weights -------------------------------------------------------------------------------------------------
-    def _record_eq_factors(self, batch, points: DeviceValue, coefficients: DeviceValue | None, log_lo: int):
-        """Record the eq factor tables of the m points (m, nv, 4) of the points region: lo (m, 2^log_lo) unscaled
-        and hi (m, 2^(nv-log_lo)) scaled by ``coefficients`` (m, 4) (or unscaled). Returns the two buffers."""
-        rt = self._drivers
-        m, nv = points.shape[0], points.shape[1]
-        scales, scale_off = (coefficients.buffer, coefficients.offset // EF_BYTES) if coefficients is not None \
-            else (self._dummy, 0)
-        kernel = rt.kernel("weight_factors", "eq_factor")
-        out = []
-        for first, length, scaled in ((nv - log_lo, log_lo, False), (0, nv - log_lo, coefficients is not None)):
-            table = self._alloc((m << length) * EF_BYTES)
-            batch.dispatch(kernel, [points.buffer, scales, table],
-                           np.array([m, nv, first, length, int(scaled), 0, points.offset // EF_BYTES, scale_off],
-                                    np.uint32), _groups(m << length))
-            out.append(table)
-        return out[0], out[1]
-
-    def _record_select_factors(self, batch, variables: DeviceValue, coefficients: DeviceValue, nv: int,
-                               log_lo: int):
-        """Record select factor tables: lo[m][j] = v_m^j (base), hi[m][j] = c_m v_m^(j 2^log_lo) (EF)."""
-        rt = self._drivers
-        q = variables.shape[0]
-        base_off, scale_off = variables.offset // 4, coefficients.offset // EF_BYTES
-        lo = self._alloc((q << log_lo) * 4)
-        hi = self._alloc((q << (nv - log_lo)) * EF_BYTES)
-        batch.dispatch(rt.kernel("weight_factors", "power_lo"), [variables.buffer, lo],
-                       np.array([q, nv, 0, log_lo, 0, 0, 0, 0, base_off], np.uint32), _groups(q << log_lo))
-        batch.dispatch(rt.kernel("weight_factors", "power_hi"), [variables.buffer, coefficients.buffer, hi],
-                       np.array([q, nv, 0, nv - log_lo, 1, log_lo, 0, scale_off, base_off], np.uint32),
-                       _groups(q << (nv - log_lo)))
-        return lo, hi
+    def _record_factors(self, batch, nv: int, log_lo: int, eq_points: DeviceValue | None,
+                        eq_coefficients: DeviceValue | None, select_vars: DeviceValue | None = None,
+                        select_coefficients: DeviceValue | None = None):
+        """Record every factor table of a weights call in one launch (``factor_tables``) into one new buffer:
+        eq lo (n_eq, 2^log_lo) unscaled and hi (n_eq, 2^(nv - log_lo)) scaled by ``eq_coefficients`` (or not), of
+        the points (n_eq, nv, 4) of the points region; select lo[m][j] = v_m^j (base) and hi[m][j] =
+        c_m v_m^(j 2^log_lo) (EF). Returns (buffer, [eq_lo, eq_hi, sel_lo, sel_hi] bindings; the placeholder for
+        an empty table)."""
+        n_eq = eq_points.shape[0] if eq_points is not None else 0
+        n_sel = select_vars.shape[0] if select_vars is not None else 0
+        offsets, total = factor_layout(n_eq, n_sel, nv, log_lo, self._alignment())
+        sizes = factor_sizes(n_eq, n_sel, nv, log_lo)
+        out = self._alloc(total)
+        off = lambda value, elem: value.offset // elem if value is not None else 0  # noqa: E731
+        buffer = lambda value: value.buffer if value is not None else self._dummy  # noqa: E731
+        inputs = [buffer(eq_points), buffer(eq_coefficients), buffer(select_vars), buffer(select_coefficients)]
+        head = [n_eq, n_sel, nv, log_lo, int(eq_coefficients is not None), off(eq_points, EF_BYTES),
+                off(eq_coefficients, EF_BYTES), off(select_vars, 4), off(select_coefficients, EF_BYTES)]
+        kernel = self._drivers.kernel("factor_tables")
+        for binding, ats, first, end in factor_parts(n_eq, n_sel, nv, log_lo, self._alignment(), self._window_limit):
+            params = np.array(head + [at // 4 for at in ats] + [first, end], np.uint32)
+            target = out if binding is None else RtView(out, *binding)
+            batch.dispatch(kernel, inputs + [target], params, _groups(end - first))
+        views = [RtView(out, at, size) if size else self._dummy for at, size in zip(offsets, sizes)]
+        return out, views
 
     def _accumulate(self, weights: SplitArray, nv: int, accumulate: bool, eq_points, eq_coefficients, select_vars,
                     select_coefficients) -> None:
@@ -823,14 +891,9 @@ class GpuBackend(Backend):
         log_lo = (nv + 1) // 2
         hi_len = 1 << (nv - log_lo)
         batch = self._batch()
-        temporaries: list[RtBuffer] = []
-        factors = [self._dummy] * 4
-        if n_eq:
-            factors[0], factors[1] = self._record_eq_factors(batch, eq_points, eq_coefficients, log_lo)
-            temporaries += factors[:2]
-        if n_sel:
-            factors[2], factors[3] = self._record_select_factors(batch, select_vars, select_coefficients, nv, log_lo)
-            temporaries += factors[2:]
+        tables, factors = self._record_factors(batch, nv, log_lo, eq_points if n_eq else None,
+                                               eq_coefficients if n_eq else None, select_vars if n_sel else None,
+                                               select_coefficients if n_sel else None)
         n = 1 << nv
         window = self._window_len(n, EF_BYTES)
         for start in range(0, n, window):
@@ -838,7 +901,7 @@ class GpuBackend(Backend):
             view = self._view(weights, start, length, window == n)
             params = np.array([length, start, log_lo, int(accumulate), n_eq, n_sel, hi_len, 0], np.uint32)
             batch.dispatch(rt.kernel("weights"), [view] + factors, params, _groups(length))
-        self._free(*temporaries)
+        self._free(tables)
 
     def eq_weights(self, points, coefficients) -> DeviceBuffer:
         """W[b] = Σ_i coefficients[i] eq(b, points[i]); device values in a proof (points of the points region,

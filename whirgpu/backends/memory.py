@@ -48,7 +48,7 @@ from ..protocol.proof_shape import proof_shape
 from ..runtime.upload import UploadPlan
 from .device_transcript import pow_launches
 from .device_values import region_bytes
-from .gpu import EF_BYTES, MAX_REDUCE_GROUPS, WG
+from .gpu import EF_BYTES, MAX_REDUCE_GROUPS, WG, factor_layout, factor_parts, factor_sizes, opening_launches
 
 BASE_BYTES = 4
 DIGEST_BYTES = 4 * merkle.DIGEST
@@ -207,7 +207,8 @@ class _Walk:
         self.groups: dict[str, BufferNeed] = {}
         self.problems: list[str] = []
         self.twiddle_log: int | None = None
-        self.constants = self.scratch = False
+        self.constants = False
+        self.scratch = 0  # bytes of merkle_top's scratch so far
         self.staged = 0  # largest transfer through a runtime's staging buffer
         self.upload_chunk = 0  # the runtime's upload ring's chunk (0: no write goes through the ring)
         self.dispatches = 0  # in the batch being recorded
@@ -215,15 +216,18 @@ class _Walk:
         self.commands: list[int] = []  # per submission
 
     # -- the pool ----------------------------------------------------------------------------------------------
-    def alloc(self, name: str, nbytes: int, host_facing: bool, elem: int | None = None) -> _Buf:
-        """A request for ``nbytes``; ``elem``: the buffer is windowed by elements of ``elem`` bytes."""
+    def alloc(self, name: str, nbytes: int, host_facing: bool, elem: int | None = None,
+              binding: int | None = None) -> _Buf:
+        """A request for ``nbytes``; ``elem``: the buffer is windowed by elements of ``elem`` bytes; ``binding``:
+        the largest part of it bound whole (default: all of it)."""
         size = _pool_size(nbytes)
         mode = policy_mode(self.policy, host_facing)
         need = self.groups.get(name)
         if need is None:
             need = self.groups[name] = BufferNeed(name, 0, 0, host_facing, mode, whole=elem is None)
         need.buffer_bytes = max(need.buffer_bytes, size)
-        need.binding_bytes = max(need.binding_bytes, size if elem is None else self._window_bytes(size, elem))
+        bound = size if binding is None else binding
+        need.binding_bytes = max(need.binding_bytes, bound if elem is None else self._window_bytes(size, elem))
         if self.free[(size, mode)]:
             self.free[(size, mode)] -= 1
         else:
@@ -239,6 +243,11 @@ class _Walk:
         if self.binding_limit is None or nbytes <= self.binding_limit:
             return nbytes
         return (1 << _log2(self.binding_limit // elem)) * elem
+
+    @property
+    def _bind_limit(self) -> int:
+        """The most bytes one whole binding may hold under the layout limits (min of binding and buffer)."""
+        return min(self.binding_limit or 1 << 62, self.buffer_limit or 1 << 62)
 
     def window_len(self, n: int, elem: int) -> int:
         """GpuBackend._window_len (windows fit one binding and one buffer of a split table)."""
@@ -340,12 +349,13 @@ class _Walk:
         n = height
         while n > 1:
             n //= 2
-            if n <= min(merkle.TOP_MAX_PARENTS, merkle.TOP_LIMIT) and levels[-1].window_rows == levels[-1].rows:
+            if n <= merkle.top_parents(self._bind_limit) and levels[-1].window_rows == levels[-1].rows:
                 levels += [self._level(stage, n >> k) for k in range(n.bit_length())]
-                if not self.scratch:
-                    self.scratch = True
-                    self.alloc("merkle top scratch", 2 * merkle.TOP_LIMIT * DIGEST_BYTES, False)
-                self.launch()
+                if merkle.top_scratch_bytes(n) > self.scratch:  # merkle._scratch grows for a larger top
+                    self.scratch = merkle.top_scratch_bytes(n)
+                    # bound whole, but sized to fit the binding limit (merkle.top_parents): never over it
+                    self.alloc("merkle top scratch", self.scratch, False, elem=DIGEST_BYTES)
+                self.launch(len(merkle.top_launches(n)))
                 break
             levels.append(self._level(stage, n))
             self.launch(n // min(levels[-1].window_rows, levels[-2].window_rows // 2))
@@ -358,11 +368,12 @@ class _Walk:
         return self.rows(f"{stage} merkle {'root' if root else 'tree'}", n_nodes, DIGEST_BYTES)
 
     def open_rows(self, stage: str, tree: _Tree, q: int) -> None:
-        """``q``: the round's query slots; the openings go to the proof region (no buffer of their own). One
-        gather per window of the codeword and of each level below the root."""
+        """``q``: the round's query slots; the openings go to the proof region (no buffer of their own). The
+        launches of ``gpu.opening_launches``: rows and whole levels OPEN_LEVELS at a time, split ones per window."""
         self.launch(2)  # the transcript's draw and the sort
         if q:
-            self.launch(sum(a.rows // a.window_rows for a in [tree.codeword, *tree.levels[:-1]]))
+            self.launch(opening_launches(tree.codeword.rows // tree.codeword.window_rows,
+                                         [level.rows // level.window_rows for level in tree.levels[:-1]]))
 
     # -- multilinear algebra (reductions finish in their own launches: no second stage) --------------------------
     def evaluate(self, stage: str, nv: int, is_ext: bool, sampled: bool = True) -> None:
@@ -371,28 +382,28 @@ class _Walk:
         window = self.window_len(n, EF_BYTES if is_ext else BASE_BYTES)
         groups = min(_groups(window), MAX_REDUCE_GROUPS)
         log_lo = min((nv + 1) // 2, _log2(groups * WG))
-        lo = self.alloc(f"{stage} factor tables", EF_BYTES << log_lo, False)
-        hi = self.alloc(f"{stage} factor tables", EF_BYTES << (nv - log_lo), False)
+        tables = self.factor_tables(stage, 1, 0, nv, log_lo)
         n_windows = -(-n // window)
         partials = self.alloc(f"{stage} partial sums", n_windows * groups * EF_BYTES, False)
-        self.launch((4 if sampled else 2) + n_windows)  # + the transcript's sample and the point's expansion
-        self.release(partials, hi, lo)
+        self.launch((2 if sampled else 0) + n_windows)  # + the transcript's sample and the point's expansion
+        self.release(partials, tables)
+
+    def factor_tables(self, stage: str, n_eq: int, n_sel: int, nv: int, log_lo: int) -> _Buf:
+        """GpuBackend._record_factors: one buffer, its launches (``gpu.factor_parts``)."""
+        parts = factor_parts(n_eq, n_sel, nv, log_lo, self.alignment, self._bind_limit)
+        total = factor_layout(n_eq, n_sel, nv, log_lo, self.alignment)[1]
+        self.launch(len(parts))
+        # bound whole when the buffer fits a binding, else table by table: only the largest table must fit
+        return self.alloc(f"{stage} factor tables", total, False,
+                          binding=max(factor_sizes(n_eq, n_sel, nv, log_lo) + [EF_BYTES]))
 
     def accumulate(self, stage: str, nv: int, n_eq: int, n_sel: int) -> None:
         log_lo = (nv + 1) // 2
-        temporaries = []
-        if n_eq:
-            temporaries += [self.alloc(f"{stage} factor tables", (n_eq << log_lo) * EF_BYTES, False),
-                            self.alloc(f"{stage} factor tables", (n_eq << (nv - log_lo)) * EF_BYTES, False)]
-            self.launch(2)
-        if n_sel:  # one select constraint per query slot
-            slots = n_sel
-            temporaries += [self.alloc(f"{stage} factor tables", (slots << log_lo) * BASE_BYTES, False),
-                            self.alloc(f"{stage} factor tables", (slots << (nv - log_lo)) * EF_BYTES, False)]
-            self.launch(2)
+        # every factor table in one buffer and one launch; one select constraint per query slot
+        tables = self.factor_tables(stage, n_eq, n_sel, nv, log_lo)
         n = 1 << nv
         self.launch(2 + -(-n // self.window_len(n, EF_BYTES)))  # + the transcript's sample and the powers
-        self.release(*temporaries)
+        self.release(tables)
 
     def sumcheck_round(self, stage: str, n: int, summed: bool = False) -> None:
         """``summed``: the fold before summed this round (GpuBackend.fold_and_sum), nothing is launched for it."""

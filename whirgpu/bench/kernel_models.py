@@ -60,12 +60,14 @@ _MODELS: dict[str, Callable[[list[int]], Work]] = {
     "mle_eval.mle_eval_ext": _bytes(lambda p: p[0] * _EF),
     "gather_rows": _bytes(lambda p: 2 * _WORD * p[0]),
     "merkle_paths": _bytes(lambda p: 2 * _WORD * 8 * p[0]),
+    # rows (when the launch has a codeword window) and 8 words per bound level, per slot; read and written once
+    "openings": _bytes(lambda p: 2 * _WORD * p[0] * (((1 << p[1]) if p[5] else 0) + 8 * p[7])),
     "merkle_leaves": _permutations(lambda p: p[0] * -(-p[1] // 8)),
     "merkle_compress": _permutations(lambda p: p[0]),
     "merkle_compress.merkle_compress_coop": _permutations(lambda p: p[0]),
     "merkle_compress.merkle_permute": _permutations(lambda p: p[0]),
     "merkle_compress.merkle_permute_coop": _permutations(lambda p: p[0]),
-    "merkle_compress.merkle_top": _permutations(lambda p: 2 * p[0] - 1),  # n parents, then n/2, ... 1
+    "merkle_compress.merkle_top": _permutations(lambda p: 2 * p[0] - p[0] // p[3]),  # n, n/2, ... n/per parents
 }
 
 

@@ -8,8 +8,8 @@ Contracts (the same tree as ``whirgpu.ref.merkle.MerkleTree``, spec §3):
   ``levels[-1]`` holds the root (one buffer). A level larger than a buffer or a binding is several buffers bound in
   windows of whole subtrees; leaves and compressions launch once per window (once per level when it fits), and
   ``merkle_top`` takes over where the children fit one window. The matrix may be one buffer or a ``SplitArray``.
-- ``build_tree`` records every launch (leaves, one compression per level, the levels of at most
-  ``TOP_MAX_PARENTS`` parents in one launch and copies) into one batch. With ``batch=None``
+- ``build_tree`` records every launch (leaves, one compression per wide level, then the levels of at most
+  ``top_parents`` parents in a few ``merkle_top`` launches and copies) into one batch. With ``batch=None``
   it makes and submits its own; given a caller's batch it only records, so a commitment can ride in the
   submission of the step around it.
 - ``read_root`` and ``open_paths`` read back only the root, or only the sibling digests asked for (gathered on the
@@ -32,8 +32,15 @@ DIGEST = 8  # words per digest
 WORKGROUP = 64  # threads per workgroup (the kernels' `override WG`)
 COOP_WORKGROUP = 64  # threads per workgroup of the *_coop kernels (P2C_WG), 4 per state
 COOP_MAX_STATES = 1 << 14  # launches of at most this many permutations use the cooperative kernels
-TOP_LIMIT = 128  # merkle_top's most parents (TOP_MAX_PARENTS in the kernel)
-TOP_MAX_PARENTS = 32  # build_tree makes the levels of at most this many parents in one merkle_top launch (0: never)
+# The small top levels: a level of at most TOP_MAX_PARENTS parents and every level above it are made by merkle_top
+# launches, each workgroup building a subtree of TOP_SUBTREE parents up to its root (2 + 1 + 1 + 1 + 1 + 1 rounds of
+# 16 cooperative permutations), so one launch covers log2(TOP_SUBTREE) + 1 levels and the next takes the subtree
+# roots. 8192 parents are 256 workgroups, about two per SM of an H100 (132 SMs), where a per-level launch costs
+# ~15 us of host encoding plus ~16 us of GPU latency, against ~8 us per round of a workgroup; on lavapipe (a CPU)
+# launches are what costs (~30 us each) and a workgroup's rounds are as cheap as a launch's threads. A tree of
+# 2^17 leaves makes its top 14 levels in 3 launches (8192 -> 256, 128 -> 4, 2 -> 1) instead of 10.
+TOP_MAX_PARENTS = 8192  # 0: never (every level a launch of its own)
+TOP_SUBTREE = 32  # parents per workgroup at the base of a merkle_top launch (a power of two)
 _DIGEST_BYTES = 4 * DIGEST
 
 _rc_tables: "weakref.WeakKeyDictionary[Runtime, RtBuffer]" = weakref.WeakKeyDictionary()
@@ -118,29 +125,54 @@ def permute_states(rt: Runtime, batch: Batch, states: RtBuffer, out: RtBuffer, n
     _permutations(rt, batch, "merkle_permute", states, out, n, coop)
 
 
-def _scratch(rt: Runtime) -> RtBuffer:
-    # One per runtime: merkle_top writes it and the copies out of it follow in the same batch, and the queue
-    # runs batches in order, so trees never overlap on it.
+def top_parents(binding_limit: int) -> int:
+    """The most parents of the first level ``build_tree`` hands to ``merkle_top``: TOP_MAX_PARENTS, lowered to a
+    power of two whose scratch (``top_scratch_bytes``) fits one binding of ``binding_limit`` bytes."""
+    fit = binding_limit // (2 * _DIGEST_BYTES)
+    return min(TOP_MAX_PARENTS, 1 << (fit.bit_length() - 1)) if fit else 0
+
+
+def top_scratch_bytes(n0: int) -> int:
+    """Bytes of the scratch the merkle_top launches from ``n0`` parents write (at most 2 n0 digests a launch)."""
+    return 2 * n0 * _DIGEST_BYTES
+
+
+def top_launches(n0: int) -> list[tuple[int, int]]:
+    """(parents of the first level, parents per workgroup) of each merkle_top launch from ``n0`` parents to the
+    root: subtrees of TOP_SUBTREE parents while a level is larger, then one workgroup."""
+    launches, n = [], n0
+    while True:
+        per = n if n <= max(1, TOP_SUBTREE) else TOP_SUBTREE
+        launches.append((n, per))
+        if per == n:
+            return launches
+        n //= 2 * per
+
+
+def _scratch(rt: Runtime, nbytes: int) -> RtBuffer:
+    # One per runtime, grown when a larger top needs it: merkle_top writes it and the copies out of it follow in the
+    # same batch, and the queue runs batches in order, so trees never overlap on it.
     buffer = _top_scratch.get(rt)
-    if buffer is None:
-        buffer = _top_scratch[rt] = rt.alloc(2 * TOP_LIMIT * _DIGEST_BYTES)
+    if buffer is None or buffer.nbytes < nbytes:
+        buffer = _top_scratch[rt] = rt.alloc(nbytes)
     return buffer
 
 
 def compress_top(rt: Runtime, batch: Batch, children: RtBuffer, parents: list[RtBuffer]) -> None:
-    """Record: every level from ``len(parents[0])`` parents up to the root in one launch of one workgroup;
-    parents[k] receives the level of n0 >> k parents (n0 a power of two <= TOP_LIMIT, len(parents) = log2(n0) + 1).
-    """
+    """Record: every level from ``n0`` parents up to the root (children: 2 n0 digests in ``children``) in the
+    launches of ``top_launches(n0)``; parents[k] receives the level of n0 >> k parents (n0 a power of two,
+    len(parents) = log2(n0) + 1)."""
     n0 = 1 << (len(parents) - 1)
-    if n0 > TOP_LIMIT:
-        raise ValueError(f"compress_top: {n0} parents exceed TOP_LIMIT {TOP_LIMIT}")
-    scratch = _scratch(rt)
-    batch.dispatch(rt.kernel("merkle_compress", "merkle_top"), [children, scratch, round_constants(rt)],
-                   np.array([n0], np.uint32), 1)
-    at, n = 0, n0
-    for level in parents:
-        batch.copy(scratch, at * _DIGEST_BYTES, level, 0, n * _DIGEST_BYTES)
-        at, n = at + n, n // 2
+    scratch = _scratch(rt, top_scratch_bytes(n0))
+    kernel = rt.kernel("merkle_compress", "merkle_top")
+    src, level = children, 0
+    for n, per in top_launches(n0):
+        batch.dispatch(kernel, [src, scratch, round_constants(rt)], np.array([n, 0, 0, per], np.uint32), n // per)
+        at, count = 0, n
+        for _ in range(per.bit_length()):  # the levels of n, n / 2, ..., n / per parents
+            batch.copy(scratch, at * _DIGEST_BYTES, parents[level], 0, count * _DIGEST_BYTES)
+            at, level, count = at + count, level + 1, count // 2
+        src = parents[level - 1]
 
 
 def _alloc_level(rt: Runtime, n_nodes: int) -> SplitArray:
@@ -169,7 +201,7 @@ def build_tree(rt: Runtime, matrix: "RtBuffer | SplitArray", height: int, width:
     while n > 1:
         n //= 2
         # merkle_top binds the children whole: it starts where they fit one window
-        if n <= min(TOP_MAX_PARENTS, TOP_LIMIT) and not levels[-1].split:
+        if n <= top_parents(min(split.runtime_limits(rt)[:2])) and not levels[-1].split:
             top = [_alloc_level(rt, n >> k) for k in range(n.bit_length())]
             compress_top(rt, batch, levels[-1].buffers[0], [level.buffers[0] for level in top])
             levels += top

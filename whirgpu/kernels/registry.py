@@ -82,7 +82,7 @@ KERNELS: dict[str, KernelSpec] = {spec.stem: spec for spec in (
     _spec("ntt_cross", "n log_w tw_base _pad0", {"ntt_cross": (("lo", "hi", "tw"), "WG")}, _WG),
     _spec("merkle_leaves", "height width row_off digest_off",
           {"merkle_leaves": (("matrix", "digests", _P2), "WG")}, _WG64),
-    _spec("merkle_compress", "n src_off dst_off _pad0", {
+    _spec("merkle_compress", "n src_off dst_off per", {
         "merkle_compress": (("src", "dst", _P2), "WG"),
         "merkle_permute": (("src", "dst", _P2), "WG"),
         "merkle_compress_coop": (("src", "dst", _P2), 64),
@@ -90,6 +90,8 @@ KERNELS: dict[str, KernelSpec] = {spec.stem: spec for spec in (
         "merkle_top": (("src", "dst", _P2), 64)}, _WG64),
     _spec("merkle_paths", "n_queries level depth out_off node_first node_count _pad0 _pad1",
           {"merkle_paths": (("digests", "indices", "out"), 256)}),
+    _spec("openings", "n_slots log_w depth paths_off row_first row_count level n_levels node_first node_count _pad0 "
+          "_pad1", {"openings": (("matrix", "indices", "out", "level0", "level1", "level2", "level3", "level4"), 256)}),
     _spec("gather_rows", "n_words log_w out_off row_first row_count _pad0 _pad1 _pad2",
           {"gather_rows": (("matrix", "indices", "out"), 256)}),
     _spec("sumcheck", "len lo_off hi_off partial_base groups total _pad0 _pad1", {
@@ -111,6 +113,9 @@ KERNELS: dict[str, KernelSpec] = {spec.stem: spec for spec in (
         "eq_factor": (("coords", "scales", "out_ext"), 256),
         "power_lo": (("bases", "out_base"), 256),
         "power_hi": (("bases", "scales", "out_ext"), 256)}),
+    _spec("factor_tables", "n_eq n_sel nv log_lo eq_scaled coord_off eq_scale_off base_off sel_scale_off eq_lo_at "
+          "eq_hi_at sel_lo_at sel_hi_at first end _pad0",
+          {"factor_tables": (("coords", "eq_scales", "bases", "sel_scales", "out"), 256)}),
     _spec("weights", "len base log_lo accumulate n_eq n_sel hi_len _pad",
           {"weights": (("out_weights", "eq_lo", "eq_hi", "sel_lo", "sel_hi"), 256)}),
     _spec("mle_eval", "len base log_lo partial_base groups total _pad0 _pad1", {
