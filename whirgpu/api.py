@@ -16,9 +16,9 @@ import numpy as np
 
 from .backends import Backend, TransferStats, select_backend
 from .backends.base import non_canonical
+from .canonical import canonical_array, integer_array
 from .errors import BackendUnavailable, ConfigError, ProofFormatError, VerificationError
 from .expectations import check_configuration, check_statement
-from .field import P
 from .protocol.config import WhirConfig
 from .protocol.parameters import ProtocolParameters
 from .protocol.proof import Statement
@@ -28,20 +28,6 @@ from .protocol.verifier import WhirVerifier
 from .ref import field_np as F
 from .ref.multilinear import evaluate
 from .ref.rng import Xoshiro256PlusPlus, random_base, random_ef
-
-
-def _canonical_array(values, what: str, shape_tail: tuple[int, ...] = ()) -> np.ndarray:
-    try:
-        array = np.asarray(values)
-        if array.dtype.kind == "O":
-            array = np.asarray(values, dtype=np.int64)
-    except (ValueError, TypeError, OverflowError) as exc:
-        raise ConfigError(f"{what}: not an integer array ({exc})") from None
-    if array.size and array.dtype.kind not in "ui":
-        raise ConfigError(f"{what}: expected integers, got dtype {array.dtype}")
-    if array.size and (array.min() < 0 or array.max() >= P):
-        raise ConfigError(f"{what}: values must be canonical field elements in [0, {P})")
-    return array
 
 
 def canonical_table(values, num_variables: int) -> np.ndarray:
@@ -54,13 +40,8 @@ def canonical_table(values, num_variables: int) -> np.ndarray:
     if isinstance(values, np.ndarray) and values.dtype == np.uint32 and values.flags.c_contiguous:
         array = values
     else:
-        try:
-            array = np.asarray(values)
-            if array.dtype.kind == "O":
-                array = np.asarray(values, dtype=np.int64)
-        except (ValueError, TypeError, OverflowError) as exc:
-            raise ConfigError(f"evaluations: not an integer array ({exc})") from None
-        if array.dtype.kind not in "ui":
+        array = integer_array(values, "evaluations")
+        if array.dtype.kind not in "ui":  # an empty array of another dtype
             raise ConfigError(f"evaluations: expected integers, got dtype {array.dtype}")
     if array.shape != (n,):
         raise ConfigError(f"evaluations must have 2^{num_variables} = {n} entries, got shape {array.shape}")
@@ -94,7 +75,7 @@ def _narrow(array: np.ndarray) -> np.ndarray:
 def points_to_monty(points, num_variables: int) -> np.ndarray:
     """Canonical points -> Montgomery (m, n, 4). Accepts (m, n, 4) extension points or (m, n) base-field points
     (embedded as a0 = value); wrap a single point in a list."""
-    array = _canonical_array(points, "points")
+    array = canonical_array(points, "points")
     if array.size == 0 and array.shape[:1] == (0,):  # no claims: [], (0, n) or (0, n, 4)
         return np.zeros((0, num_variables, 4), np.uint32)
     if array.ndim == 2:

@@ -19,8 +19,8 @@ import numbers
 
 import numpy as np
 
+from .canonical import canonical_array
 from .errors import ConfigError, VerificationError
-from .field import P
 from .protocol.config import WhirConfig
 from .protocol.parameters import ProtocolParameters
 from .protocol.security import security_bits, weakest_step
@@ -61,17 +61,7 @@ def check_security(config: WhirConfig, min_security) -> None:
 
 
 def _canonical(values, what: str) -> np.ndarray:
-    try:
-        array = np.asarray(values)
-        if array.dtype.kind == "O":
-            array = np.asarray(values, dtype=np.int64)
-    except (ValueError, TypeError, OverflowError) as exc:
-        raise ConfigError(f"{what}: not an integer array ({exc})") from None
-    if array.size and array.dtype.kind not in "ui":
-        raise ConfigError(f"{what}: expected integers, got dtype {array.dtype}")
-    if array.size and (array.min() < 0 or array.max() >= P):
-        raise ConfigError(f"{what}: values must be canonical field elements in [0, {P})")
-    return array.astype(np.int64)
+    return canonical_array(values, what).astype(np.int64)
 
 
 def _as_extension(array: np.ndarray, base_ndim: int) -> np.ndarray:
