@@ -1,4 +1,4 @@
-"""The opening gathers on their own (gather_rows, merkle_paths) against numpy, word for word, on every runtime;
+"""The opening gathers on their own (gather_rows, openings) against numpy, word for word, on every runtime;
 the fixture's lowered group limit puts the larger launches on the 2-D grid. Output words outside the written
 range must keep their garbage (the kernels write at out_off and nowhere else). Split levels and codewords: one
 launch per window of rows, each writing only the slots whose row lies in it."""
@@ -49,33 +49,6 @@ def test_gather_rows(gpu_runtime, log_h, log_w, n_rows, out_off, log_window):
     got = rt.read(out)
     np.testing.assert_array_equal(got[out_off:out_off + n_words].reshape(n_rows, -1), matrix[indices])
     assert (got[:out_off] == GARBAGE).all() and (got[out_off + n_words:] == GARBAGE).all()
-
-
-@pytest.mark.parametrize("depth,n_queries,out_off,log_window", [(1, 1, 0, None), (3, 7, 11, None), (9, 300, 40, None),
-                                                                (9, 300, 40, 3), (4, 9, 2, 0)])
-def test_merkle_paths(gpu_runtime, depth, n_queries, out_off, log_window):
-    rt = gpu_runtime
-    rng = np.random.default_rng(depth * 1000 + n_queries)
-    levels = [rng.integers(0, 1 << 32, ((1 << (depth - level)), DIGEST), dtype=np.uint64).astype(np.uint32)
-              for level in range(depth)]
-    indices = rng.integers(0, 1 << depth, n_queries).astype(np.uint32)
-    path_words = n_queries * depth * DIGEST
-    out = _upload(rt, np.full(out_off + path_words + 3, GARBAGE, np.uint32))
-    index_buffer = _upload(rt, indices)
-    batch = rt.batch()
-    for level in range(depth):
-        nodes = 1 << (depth - level)
-        windows = _windows(_upload(rt, levels[level]), nodes, 4 * DIGEST,
-                           None if log_window is None else min(log_window, depth - level))
-        for window, first, count in windows:
-            batch.dispatch(rt.kernel("merkle_paths"), [window, index_buffer, out],
-                           np.array([n_queries, level, depth, out_off, first, count], np.uint32),
-                           -(-(n_queries * DIGEST) // WG))
-    batch.submit()
-    got = rt.read(out)
-    want = np.stack([np.stack([levels[level][(int(i) >> level) ^ 1] for level in range(depth)]) for i in indices])
-    np.testing.assert_array_equal(got[out_off:out_off + path_words].reshape(n_queries, depth, DIGEST), want)
-    assert (got[:out_off] == GARBAGE).all() and (got[out_off + path_words:] == GARBAGE).all()
 
 
 @pytest.mark.parametrize("depth,n_slots,log_w,levels_per_launch,log_window", [

@@ -88,8 +88,6 @@ KERNELS: dict[str, KernelSpec] = {spec.stem: spec for spec in (
         "merkle_compress_coop": (("src", "dst", _P2), 64),
         "merkle_permute_coop": (("src", "dst", _P2), 64),
         "merkle_top": (("src", "dst", _P2), 64)}, _WG64),
-    _spec("merkle_paths", "n_queries level depth out_off node_first node_count _pad0 _pad1",
-          {"merkle_paths": (("digests", "indices", "out"), 256)}),
     _spec("openings", "n_slots log_w depth paths_off row_first row_count level n_levels node_first node_count _pad0 "
           "_pad1", {"openings": (("matrix", "indices", "out", "level0", "level1", "level2", "level3", "level4"), 256)}),
     _spec("gather_rows", "n_words log_w out_off row_first row_count _pad0 _pad1 _pad2",
@@ -109,10 +107,6 @@ KERNELS: dict[str, KernelSpec] = {spec.stem: spec for spec in (
                        "challenge"), 256),
         "fold_ext": (("table_lo_ext", "table_hi_ext", "weights_lo", "weights_hi", "table_out", "weights_out",
                       "challenge"), 256)}),
-    _spec("weight_factors", "m nv first len scaled shift coord_off scale_off base_off _pad0 _pad1 _pad2", {
-        "eq_factor": (("coords", "scales", "out_ext"), 256),
-        "power_lo": (("bases", "out_base"), 256),
-        "power_hi": (("bases", "scales", "out_ext"), 256)}),
     _spec("factor_tables", "n_eq n_sel nv log_lo eq_scaled coord_off eq_scale_off base_off sel_scale_off eq_lo_at "
           "eq_hi_at sel_lo_at sel_hi_at first end _pad0",
           {"factor_tables": (("coords", "eq_scales", "bases", "sel_scales", "out"), 256)}),
