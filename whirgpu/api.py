@@ -9,8 +9,10 @@ extension element [a0, a1, a2, a3] (a0 + a1 X + a2 X^2 + a3 X^3, X^4 = 11) or a 
 from __future__ import annotations
 
 import gc
+import os
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -52,7 +54,8 @@ def canonical_table(values, num_variables: int) -> np.ndarray:
 
 def _narrow(array: np.ndarray) -> np.ndarray:
     """An integer array as uint32, refusing values outside [0, 2^32) (``non_canonical``): one pass for 8- to
-    32-bit dtypes, a check of the high words and one pass for 64-bit ones."""
+    32-bit dtypes; for 64-bit ones a check of the high words and a copy of the low ones, over several threads for
+    a large table."""
     array = array.astype(array.dtype.newbyteorder("="), copy=False)
     if array.dtype.itemsize <= 4:
         narrowed = array.astype(np.uint32)
@@ -66,10 +69,38 @@ def _narrow(array: np.ndarray) -> np.ndarray:
         return narrowed
     words = array.view(np.uint32).reshape(-1, 2)
     low, high = (words[:, 0], words[:, 1]) if sys.byteorder == "little" else (words[:, 1], words[:, 0])
-    if high.any():  # negative or >= 2^32: the low word alone could pass for a field element
-        index = int(np.argmax(high != 0))
+    narrowed = np.empty(len(array), np.uint32)
+
+    def narrow_share(start: int, stop: int) -> int | None:
+        # A high word that is not 0 means negative or >= 2^32: the low word alone could pass for a field element.
+        if high[start:stop].any():
+            return start + int(np.argmax(high[start:stop] != 0))
+        np.copyto(narrowed[start:stop], low[start:stop])
+        return None
+
+    # numpy releases the GIL for both passes, so shares of a large table run on several cores at once.
+    shares = max(1, min(NARROW_THREADS, len(array) // NARROW_SHARE))
+    bounds = [len(array) * i // shares for i in range(shares + 1)]
+    if shares == 1:
+        bad = [narrow_share(0, len(array))]
+    else:
+        bad = list(_narrow_pool().map(narrow_share, bounds[:-1], bounds[1:]))
+    index = next((i for i in bad if i is not None), None)
+    if index is not None:
         raise non_canonical(index, int(array[index]))
-    return np.ascontiguousarray(low)
+    return narrowed
+
+
+NARROW_THREADS = min(8, os.cpu_count() or 1)
+NARROW_SHARE = 1 << 20  # values per thread at least: below it a thread costs more than it saves
+_NARROW_POOL: ThreadPoolExecutor | None = None
+
+
+def _narrow_pool() -> ThreadPoolExecutor:
+    global _NARROW_POOL
+    if _NARROW_POOL is None:
+        _NARROW_POOL = ThreadPoolExecutor(max_workers=NARROW_THREADS, thread_name_prefix="whirgpu-narrow")
+    return _NARROW_POOL
 
 
 def points_to_monty(points, num_variables: int) -> np.ndarray:

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import whirgpu
+from whirgpu import api
 from whirgpu.api import Prover, canonical_table, points_to_monty
 from whirgpu.backends.cpu import CpuBackend
 from whirgpu.backends.gpu import GpuBackend
@@ -98,3 +99,18 @@ def test_bad_evaluations_are_one_clear_error(backend, make, message):
 def test_a_uint32_array_is_taken_as_it_is():
     words, _ = _instance()
     assert canonical_table(words, N) is words
+
+
+def test_wide_values_are_narrowed_in_shares(monkeypatch):
+    """64-bit input is narrowed over several threads once a table is large (here forced with 16-value shares); the
+    result is the same, and the first out-of-range value is named whatever share it lies in."""
+    monkeypatch.setattr(api, "NARROW_SHARE", 16)
+    monkeypatch.setattr(api, "NARROW_THREADS", 4)
+    words, _ = _instance(3)
+    for wide in (words.astype(np.int64), words.astype(np.uint64)):
+        narrowed = canonical_table(wide, N)
+        assert narrowed.dtype == np.uint32 and np.array_equal(narrowed, words)
+    wide = words.astype(np.int64)
+    wide[[200, 37, 250]] = (-1, 1 << 32, -9)
+    with pytest.raises(ConfigError, match="evaluations\\[37\\] = 4294967296 is not"):
+        canonical_table(wide, N)
