@@ -21,26 +21,10 @@ from whirgpu.errors import ConfigError, DeviceOutOfMemory, ProofFormatError, Whi
 from whirgpu.protocol.params import ProtocolParameters, WhirConfig
 
 from .conftest import REPO
+from .test_cli import one_line, run
 
 SMALL = ["-n", "8", "-k", "2", "-r", "1", "--security", "32", "--pow-bits", "5"]
 HAS_CXX = shutil.which("c++") is not None
-
-
-def run(argv, capsys):
-    """cli.main in-process -> (exit code, stdout, stderr); argparse's SystemExit becomes its code."""
-    try:
-        code = cli.main([str(a) for a in argv])
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    assert "Traceback" not in out + err
-    return code, out, err
-
-
-def one_line(text: str) -> str:
-    lines = text.splitlines()
-    assert len(lines) == 1, f"expected one line, got {text!r}"
-    return lines[0]
 
 
 @pytest.fixture(autouse=True)
