@@ -103,3 +103,13 @@ def test_device_buffers_are_checked(gpu_runtime):
         backend.device_table(other.device.create_buffer(size=64, usage=usage.STORAGE), 16)
     with pytest.raises(ConfigError, match="wgpu or dawn backend"):
         CpuBackend().device_table(device.create_buffer(size=64, usage=usage.STORAGE), 16)
+
+
+def test_a_device_buffer_is_adopted_once(gpu_runtime):
+    """Proofs of one caller's buffer bind the same RtBuffer (so the runtime's cached bind groups are reused)."""
+    if gpu_runtime.lang != "wgsl":
+        pytest.skip(f"{gpu_runtime.name} takes no caller's buffers")
+    source = _device_words(gpu_runtime, _words(64, 9))
+    first = gpu_runtime.adopt(source, 256)
+    assert gpu_runtime.adopt(source, 256) is first
+    assert gpu_runtime.adopt(source, 128) is not first

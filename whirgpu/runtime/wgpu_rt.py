@@ -475,6 +475,7 @@ class WgpuRuntime(Runtime):
         self._next_upload = 0
         self._params = None
         self._params_host: np.ndarray | None = None  # the batches' params table, between recordings
+        self._adopted: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # caller's buffer -> its RtBuffer
         self.profiler: _Profiler | None = None
 
     # -- what differs between implementations ---------------------------------------------------------------
@@ -526,7 +527,11 @@ class WgpuRuntime(Runtime):
                               f"{' | '.join(names) or 'none'})")
         if int(handle.size) < nbytes:
             raise ConfigError(f"the buffer holds {int(handle.size)} bytes; the table needs {nbytes}")
-        return RtBuffer(handle, int(nbytes), StorageMode.PRIVATE)
+        # The same RtBuffer for the same buffer, so proofs of one caller's table reuse their cached bind groups.
+        adopted = self._adopted.get(handle)
+        if adopted is None or adopted.nbytes != nbytes:
+            adopted = self._adopted[handle] = RtBuffer(handle, int(nbytes), StorageMode.PRIVATE)
+        return adopted
 
     # -- memory ------------------------------------------------------------------------------------------------
     def alloc(self, nbytes: int, mode: StorageMode = StorageMode.PRIVATE) -> RtBuffer:
