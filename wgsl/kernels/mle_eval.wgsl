@@ -1,17 +1,19 @@
-// requires: bb_ext4
-// Multilinear evaluation: out[0] = sum_b T[b] eq_hi[b >> log_lo] eq_lo[b & mask] over b = base + i, i < len, summed
-// over every launch of one evaluation (mask = 2^log_lo - 1; eq_hi, eq_lo are the eq tables of the point's first and
-// last coordinates, so the sum is T's multilinear extension at the point). Each workgroup writes its partial to
-// partials[partial_base + w]; the last of `total` workgroups (over all launches, counted by ticket[0]) sums every
-// partial into out[0] and resets the ticket.
+// requires: reduction
+// Multilinear evaluation: the answer sum_b T[b] eq_hi[b >> log_lo] eq_lo[b & mask] over b = base + i, i < len,
+// summed over every launch of one evaluation (mask = 2^log_lo - 1; eq_hi, eq_lo are the eq tables of the point's
+// first and last coordinates, so the sum is T's multilinear extension at the point). Each workgroup leaves its partial
+// as pair partial_base + w of `work` (reduction.wgsl); the last of `total` workgroups (over all launches) writes the
+// answer to proof words out_at .. out_at + 4 and runs the transcript program params.ops[0 .. n_ops)
+// (challenger.wgsl: e.g. observe the answer, sample the next OOD point and expand it).
 // Thread t of S = (groups * WG) threads visits i = t, t + S, ...; S and base are multiples of 2^log_lo, so
 // eq_lo is the same for all of a thread's i and is applied once at the end.
 // Entry points: mle_eval_base (T base words), mle_eval_ext (T EF vec4).
-// Bindings: 0 table (window starting at b = base), 1 eq_hi (EF), 2 eq_lo (EF), 3 partials (EF as atomic words),
-// 4 out (EF), 5 ticket (atomic, 0 between reductions), 6 params. Launch: `groups` workgroups (2-D grid; the
-// overhang returns). Words Montgomery in [0, P).
+// Bindings: 0 table (window starting at b = base), 1 eq_hi (EF), 2 eq_lo (EF), 3 work (atomic words), 4 scratch
+// (whole), 5 proof (a window; out_at and op offsets relative to it), 6 points (whole), 7 p2_rc, 8 params. Launch:
+// `groups` workgroups (2-D grid; the overhang returns). Words Montgomery in [0, P).
 
-struct Params { len: u32, base: u32, log_lo: u32, partial_base: u32, groups: u32, total: u32, _pad0: u32, _pad1: u32 }
+struct Params { len: u32, base: u32, log_lo: u32, partial_base: u32, groups: u32, total: u32, out_at: u32, _pad0: u32,
+                n_ops: u32, _pad1: u32, _pad2: u32, _pad3: u32, ops: array<vec4<u32>, 11> }
 
 const WG: u32 = 256u;
 
@@ -19,61 +21,30 @@ const WG: u32 = 256u;
 @group(0) @binding(0) var<storage, read> table_ext: array<vec4<u32>>;
 @group(0) @binding(1) var<storage, read> eq_hi: array<vec4<u32>>;
 @group(0) @binding(2) var<storage, read> eq_lo: array<vec4<u32>>;
-@group(0) @binding(3) var<storage, read_write> partials: array<atomic<u32>>;
-@group(0) @binding(4) var<storage, read_write> out: array<vec4<u32>>;
-@group(0) @binding(5) var<storage, read_write> ticket: array<atomic<u32>>;
-@group(0) @binding(6) var<uniform> params: Params;
+@group(0) @binding(3) var<storage, read_write> work: array<atomic<u32>>;
+@group(0) @binding(4) var<storage, read_write> scratch: array<u32>;
+@group(0) @binding(5) var<storage, read_write> proof: array<u32>;
+@group(0) @binding(6) var<storage, read_write> points: array<vec4<u32>>;
+@group(0) @binding(7) var<storage, read> p2_rc: array<vec4<u32>, P2_RC_VEC4S>;
+@group(0) @binding(8) var<uniform> params: Params;
 
-var<workgroup> red: array<vec4<u32>, WG>;
-var<workgroup> is_last: bool;
+fn scratch_get(i: u32) -> u32 { return scratch[i]; }
+fn scratch_set(i: u32, v: u32) { scratch[i] = v; }
+fn proof_get(i: u32) -> u32 { return proof[i]; }
+fn proof_set(i: u32, v: u32) { proof[i] = v; }
+fn point_set(i: u32, v: vec4<u32>) { points[i] = v; }
 
-// Partials go through atomics so that the last workgroup reads what every other one stored (device coherence).
-fn store_partial(slot: u32, v: vec4<u32>) {
-    for (var k = 0u; k < 4u; k++) {
-        atomicStore(&partials[4u * slot + k], v[k]);
-    }
-}
-
-fn load_partial(slot: u32) -> vec4<u32> {
-    return vec4<u32>(atomicLoad(&partials[4u * slot]), atomicLoad(&partials[4u * slot + 1u]),
-                     atomicLoad(&partials[4u * slot + 2u]), atomicLoad(&partials[4u * slot + 3u]));
-}
-
-// Sums v over the workgroup into red[0]; every thread must call it.
-fn reduce_one(lid: u32, v: vec4<u32>) {
-    red[lid] = v;
-    workgroupBarrier();
-    for (var span = WG / 2u; span > 0u; span >>= 1u) {
-        if (lid < span) {
-            red[lid] = ef_add(red[lid], red[lid + span]);
-        }
-        workgroupBarrier();
-    }
-}
-
-// Multiplies in eq_lo and writes this workgroup's partial; the last workgroup then sums all `total` into out[0].
+// Multiplies in eq_lo and leaves this workgroup's partial; the last workgroup writes the answer and runs the
+// transcript program.
 fn finish(lid: u32, t: u32, wg: u32, acc: vec4<u32>) {
     let lo = (params.base + t) & ((1u << params.log_lo) - 1u);
-    reduce_one(lid, ef_mul(acc, eq_lo[lo]));
-    if (lid == 0u) {
-        store_partial(params.partial_base + wg, red[0]);
-    }
-    storageBarrier();
-    if (lid == 0u) {
-        is_last = atomicAdd(&ticket[0], 1u) == params.total - 1u;
-    }
-    if (!workgroupUniformLoad(&is_last)) {
+    if (!finish_pairs(lid, params.partial_base + wg, params.total, ef_mul(acc, eq_lo[lo]), vec4<u32>(0u))) {
         return;
     }
-    var sum = vec4<u32>(0u);
-    for (var g = lid; g < params.total; g += WG) {
-        sum = ef_add(sum, load_partial(g));
-    }
-    reduce_one(lid, sum);
     if (lid == 0u) {
-        out[0] = red[0];
-        atomicStore(&ticket[0], 0u);
+        proof_set_ef(params.out_at, red_a[0]);
     }
+    end_reduction(lid);
 }
 
 @compute @workgroup_size(WG)

@@ -1,4 +1,4 @@
-// requires: poseidon2
+// requires: challenger
 // Proof-of-work search on the device challenger (transcript.wgsl's layout in scratch words [0, 26)): the
 // candidate witness monty(nonce) is written over the pending input at lane (input length) of the state the next
 // duplex would permute; it is valid when canonical(lane 7 of the permuted state) & mask == 0. A grid of a fixed
@@ -7,19 +7,32 @@
 // claim at or past end_batch or starting at or above the smallest valid nonce found so far (scratch[found],
 // atomicMin), so scratch[found] ends as the smallest valid nonce below min(P, end_batch * WG) (or stays
 // 0xffffffff). Contracts: WG >= 16; (end_batch + workgroups) * WG < 2^32; scratch[counter] = 0 at launch.
-// Bindings: 0 scratch (atomic words), 1 p2_rc, 2 params. Launch: any number of workgroups (they loop).
+// Each workgroup leaving the loop counts itself in scratch[exit_ticket] (0 at launch); the last of the launch's
+// `groups` resets it and runs the transcript program params.ops[0 .. n_ops) (challenger.wgsl: e.g. absorb the
+// witness and sample the next challenge). Bindings: 0 scratch (atomic words), 1 proof (a window; op offsets
+// relative to it), 2 points (whole), 3 p2_rc, 4 params. Launch: `groups` workgroups (they loop; 2-D grid, the
+// overhang returns).
 
-struct Params { mask: u32, found: u32, counter: u32, first_batch: u32, end_batch: u32, _pad0: u32, _pad1: u32,
-                _pad2: u32 }
+struct Params { mask: u32, found: u32, counter: u32, first_batch: u32, end_batch: u32, exit_ticket: u32, groups: u32,
+                _pad0: u32, n_ops: u32, _pad1: u32, _pad2: u32, _pad3: u32, ops: array<vec4<u32>, 11> }
 
 @id(0) override WG: u32 = 64u;
 const STOP: u32 = 0xffffffffu;
 
 @group(0) @binding(0) var<storage, read_write> scratch_atomic: array<atomic<u32>>;
-@group(0) @binding(1) var<storage, read> p2_rc: array<vec4<u32>, P2_RC_VEC4S>;
-@group(0) @binding(2) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read_write> proof: array<u32>;
+@group(0) @binding(2) var<storage, read_write> points: array<vec4<u32>>;
+@group(0) @binding(3) var<storage, read> p2_rc: array<vec4<u32>, P2_RC_VEC4S>;
+@group(0) @binding(4) var<uniform> params: Params;
+
+fn scratch_get(i: u32) -> u32 { return atomicLoad(&scratch_atomic[i]); }
+fn scratch_set(i: u32, v: u32) { atomicStore(&scratch_atomic[i], v); }
+fn proof_get(i: u32) -> u32 { return proof[i]; }
+fn proof_set(i: u32, v: u32) { proof[i] = v; }
+fn point_set(i: u32, v: vec4<u32>) { points[i] = v; }
 
 var<workgroup> claimed: u32;
+var<workgroup> exit_last: bool;
 var<workgroup> base_words: array<u32, 16>;
 
 fn with_lane(v: vec4<u32>, first_lane: u32, index: u32, w: u32) -> vec4<u32> {
@@ -27,7 +40,11 @@ fn with_lane(v: vec4<u32>, first_lane: u32, index: u32, w: u32) -> vec4<u32> {
 }
 
 @compute @workgroup_size(WG)
-fn pow_search(@builtin(local_invocation_index) lid: u32) {
+fn pow_search(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+              @builtin(num_workgroups) nwg: vec3<u32>) {
+    if (wid.x + wid.y * nwg.x >= params.groups) {
+        return;  // the overhang of a 2-D grid
+    }
     let in_len = atomicLoad(&scratch_atomic[16]);
     // The state to permute (pending input over the sponge's first lanes) read once per workgroup: the words are
     // atomics (the binding holds the counters), and 32 atomic loads per thread would hit the same few words.
@@ -60,5 +77,13 @@ fn pow_search(@builtin(local_invocation_index) lid: u32) {
                 atomicMin(&scratch_atomic[params.found], nonce);
             }
         }
+    }
+    storageBarrier();
+    if (lid == 0u) {
+        exit_last = atomicAdd(&scratch_atomic[params.exit_ticket], 1u) == params.groups - 1u;
+    }
+    if (workgroupUniformLoad(&exit_last) && lid == 0u) {
+        atomicStore(&scratch_atomic[params.exit_ticket], 0u);
+        transcript_run();
     }
 }

@@ -1,20 +1,30 @@
-// requires: bb_field
+// requires: challenger
 // Query indices as the transcript draws them, sorted and de-duplicated on the device (protocol/query_indices.py):
 // the q raw indices scratch[raw .. raw + q) become the `count` distinct values ascending in
 // scratch[sorted .. sorted + count), zero-padded to `slots` entries; count goes to scratch[count_at] and
 // proof[proof_count_at]; scratch[points + i] = generator^sorted[i] (Montgomery) for i < slots (1 for padding).
-// scratch[flags .. flags + q) is work space. Bindings: 0 scratch (whole), 1 proof (a window; proof_count_at is
-// relative to it), 2 params.
+// scratch[flags .. flags + q) is work space. Then thread 0 runs the transcript program params.ops[0 .. n_ops)
+// (challenger.wgsl: e.g. sample the combination challenge and its powers). Bindings: 0 scratch (whole), 1 proof (a
+// window; proof_count_at and op offsets are relative to it), 2 points (whole), 3 p2_rc, 4 params.
 // Launch: one workgroup; thread i handles entries i, i + WG, ...; O(q) work per entry.
 
-struct Params { raw: u32, q: u32, sorted: u32, slots: u32, count_at: u32, proof_count_at: u32, points: u32,
-                flags: u32, generator: u32, _pad0: u32, _pad1: u32, _pad2: u32 }
+struct Params { raw: u32, q: u32, sorted: u32, slots: u32, count_at: u32, proof_count_at: u32, points_at: u32,
+                flags: u32, generator: u32, _pad0: u32, _pad1: u32, _pad2: u32, n_ops: u32, _pad3: u32, _pad4: u32,
+                _pad5: u32, ops: array<vec4<u32>, 11> }
 
 const WG: u32 = 256u;
 
 @group(0) @binding(0) var<storage, read_write> scratch: array<u32>;
 @group(0) @binding(1) var<storage, read_write> proof: array<u32>;
-@group(0) @binding(2) var<uniform> params: Params;
+@group(0) @binding(2) var<storage, read_write> points: array<vec4<u32>>;
+@group(0) @binding(3) var<storage, read> p2_rc: array<vec4<u32>, P2_RC_VEC4S>;
+@group(0) @binding(4) var<uniform> params: Params;
+
+fn scratch_get(i: u32) -> u32 { return scratch[i]; }
+fn scratch_set(i: u32, v: u32) { scratch[i] = v; }
+fn proof_get(i: u32) -> u32 { return proof[i]; }
+fn proof_set(i: u32, v: u32) { proof[i] = v; }
+fn point_set(i: u32, v: vec4<u32>) { points[i] = v; }
 
 var<workgroup> n_distinct: atomic<u32>;
 
@@ -52,15 +62,20 @@ fn queries(@builtin(local_invocation_index) lid: u32) {
                 }
             }
             scratch[params.sorted + rank] = v;
-            scratch[params.points + rank] = bb_pow(params.generator, v);
+            scratch[params.points_at + rank] = bb_pow(params.generator, v);
         }
     }
     for (var i = count + lid; i < params.slots; i += WG) {
         scratch[params.sorted + i] = 0u;
-        scratch[params.points + i] = BB_R;
+        scratch[params.points_at + i] = BB_R;
     }
     if (lid == 0u) {
         scratch[params.count_at] = count;
         proof[params.proof_count_at] = count;
+    }
+    storageBarrier();
+    workgroupBarrier();
+    if (lid == 0u) {
+        transcript_run();
     }
 }

@@ -1,14 +1,16 @@
-// requires: bb_ext4
+// requires: reduction
 // Sumcheck round sums [h(0), h(2)]: h(0) = sum g_lo W_lo and h(2) = sum (2 g_hi - g_lo)(2 W_hi - W_lo) over i < len,
 // g_lo[i] = table_lo[lo_off + i], g_hi[i] = table_hi[hi_off + i] (same for W). lo and hi may be one binding (offsets 0
 // and half) or two windows. Entry points: sumcheck_base (g base words), sumcheck_ext (g EF vec4).
-// Each workgroup writes its partial pair to partials[2 (partial_base + w)]; the last of `total` workgroups (over all
-// launches of one reduction, counted by ticket[0]) sums every partial into out[0], out[1] and resets the ticket.
-// Bindings: 0 table_lo, 1 table_hi, 2 weights_lo, 3 weights_hi (EF vec4), 4 partials (EF as atomic words), 5 out (EF),
-// 6 ticket (atomic, 0 between reductions), 7 params. Launch: `groups` workgroups (2-D grid; the overhang returns), a
-// grid-stride loop over groups * WG threads. All words Montgomery in [0, P).
+// Each workgroup leaves its partial pair as pair partial_base + w of `work` (reduction.wgsl); the last of `total`
+// workgroups (over all launches of one reduction) writes the sums to proof words out_at .. out_at + 8 and runs the
+// transcript program params.ops[0 .. n_ops) (challenger.wgsl; no EXPAND: there is no points binding).
+// Bindings: 0 table_lo, 1 table_hi, 2 weights_lo, 3 weights_hi (EF vec4), 4 work (atomic words), 5 scratch (whole),
+// 6 proof (a window; out_at and op offsets relative to it), 7 p2_rc, 8 params. Launch: `groups` workgroups (2-D
+// grid; the overhang returns), a grid-stride loop over groups * WG threads. All words Montgomery in [0, P).
 
-struct Params { len: u32, lo_off: u32, hi_off: u32, partial_base: u32, groups: u32, total: u32, _pad0: u32, _pad1: u32 }
+struct Params { len: u32, lo_off: u32, hi_off: u32, partial_base: u32, groups: u32, total: u32, out_at: u32, _pad0: u32,
+                n_ops: u32, _pad1: u32, _pad2: u32, _pad3: u32, ops: array<vec4<u32>, 11> }
 
 const WG: u32 = 256u;
 
@@ -18,71 +20,32 @@ const WG: u32 = 256u;
 @group(0) @binding(1) var<storage, read> table_hi_ext: array<vec4<u32>>;
 @group(0) @binding(2) var<storage, read> weights_lo: array<vec4<u32>>;
 @group(0) @binding(3) var<storage, read> weights_hi: array<vec4<u32>>;
-@group(0) @binding(4) var<storage, read_write> partials: array<atomic<u32>>;
-@group(0) @binding(5) var<storage, read_write> out: array<vec4<u32>>;
-@group(0) @binding(6) var<storage, read_write> ticket: array<atomic<u32>>;
-@group(0) @binding(7) var<uniform> params: Params;
+@group(0) @binding(4) var<storage, read_write> work: array<atomic<u32>>;
+@group(0) @binding(5) var<storage, read_write> scratch: array<u32>;
+@group(0) @binding(6) var<storage, read_write> proof: array<u32>;
+@group(0) @binding(7) var<storage, read> p2_rc: array<vec4<u32>, P2_RC_VEC4S>;
+@group(0) @binding(8) var<uniform> params: Params;
 
-var<workgroup> red_h0: array<vec4<u32>, WG>;
-var<workgroup> red_h2: array<vec4<u32>, WG>;
-var<workgroup> is_last: bool;
+fn scratch_get(i: u32) -> u32 { return scratch[i]; }
+fn scratch_set(i: u32, v: u32) { scratch[i] = v; }
+fn proof_get(i: u32) -> u32 { return proof[i]; }
+fn proof_set(i: u32, v: u32) { proof[i] = v; }
+fn point_set(i: u32, v: vec4<u32>) {}
 
 fn twice_minus(hi: vec4<u32>, lo: vec4<u32>) -> vec4<u32> {
     return ef_add(hi, ef_sub(hi, lo));
 }
 
-// Partials go through atomics so that the last workgroup reads what every other one stored (device coherence).
-fn store_partial(slot: u32, v: vec4<u32>) {
-    for (var k = 0u; k < 4u; k++) {
-        atomicStore(&partials[4u * slot + k], v[k]);
-    }
-}
-
-fn load_partial(slot: u32) -> vec4<u32> {
-    return vec4<u32>(atomicLoad(&partials[4u * slot]), atomicLoad(&partials[4u * slot + 1u]),
-                     atomicLoad(&partials[4u * slot + 2u]), atomicLoad(&partials[4u * slot + 3u]));
-}
-
-// Sums h0 and h2 over the workgroup into red_h0[0], red_h2[0]; every thread must call it.
-fn reduce_pair(lid: u32, h0: vec4<u32>, h2: vec4<u32>) {
-    red_h0[lid] = h0;
-    red_h2[lid] = h2;
-    workgroupBarrier();
-    for (var span = WG / 2u; span > 0u; span >>= 1u) {
-        if (lid < span) {
-            red_h0[lid] = ef_add(red_h0[lid], red_h0[lid + span]);
-            red_h2[lid] = ef_add(red_h2[lid], red_h2[lid + span]);
-        }
-        workgroupBarrier();
-    }
-}
-
-// Writes this workgroup's partial pair; the last workgroup of the reduction then sums all `total` pairs into out.
+// The last workgroup writes [h(0), h(2)] and runs the transcript program.
 fn finish(lid: u32, wg: u32, h0: vec4<u32>, h2: vec4<u32>) {
-    reduce_pair(lid, h0, h2);
-    if (lid == 0u) {
-        store_partial(2u * (params.partial_base + wg), red_h0[0]);
-        store_partial(2u * (params.partial_base + wg) + 1u, red_h2[0]);
-    }
-    storageBarrier();
-    if (lid == 0u) {
-        is_last = atomicAdd(&ticket[0], 1u) == params.total - 1u;
-    }
-    if (!workgroupUniformLoad(&is_last)) {
+    if (!finish_pairs(lid, params.partial_base + wg, params.total, h0, h2)) {
         return;
     }
-    var s0 = vec4<u32>(0u);
-    var s2 = vec4<u32>(0u);
-    for (var g = lid; g < params.total; g += WG) {
-        s0 = ef_add(s0, load_partial(2u * g));
-        s2 = ef_add(s2, load_partial(2u * g + 1u));
-    }
-    reduce_pair(lid, s0, s2);
     if (lid == 0u) {
-        out[0] = red_h0[0];
-        out[1] = red_h2[0];
-        atomicStore(&ticket[0], 0u);
+        proof_set_ef(params.out_at, red_a[0]);
+        proof_set_ef(params.out_at + 4u, red_b[0]);
     }
+    end_reduction(lid);
 }
 
 @compute @workgroup_size(WG)

@@ -1,11 +1,15 @@
 """The Fiat-Shamir transcript of a GPU proof, kept in device memory and advanced by kernels in the command stream.
 
 ``DeviceTranscript`` has the interface of the host transcript the prover drives (``observe``, ``sample_ef``,
-``sample``, ``grind``, ``sample_queries``), but its values are ``DeviceValue``s and nothing is read back: each
-call appends an op to a short program that one ``transcript`` launch runs (transcript.wgsl / .metal). Pending
-ops are recorded as one launch just before the next launch of any other kernel (``flush``), so consecutive
-transcript steps cost one dispatch. Bit-exact with ``protocol.transcript.DuplexChallenger`` (the challenger's
-state layout is in ``device_values``).
+``sample``, ``grind``, ``sample_queries``, and ``expand`` / ``powers`` for the values derived from a challenge),
+but its values are ``DeviceValue``s and nothing is read back: each call appends an op to a short program
+(challenger.wgsl / .metal). A program runs as the epilogue of the launch recorded just before it when that launch
+is a ``TailLaunch`` (the last workgroup of a reduction observes the sum it wrote and samples the next challenge;
+the last workgroup of a proof-of-work search absorbs the witness; the query sort samples the combination
+challenge), else as one ``transcript`` launch recorded just before the next launch of any other kernel
+(``flush``). So consecutive transcript steps cost at most one dispatch, and none after a reduction, a search or a
+query sort. Bit-exact with ``protocol.transcript.DuplexChallenger`` (the challenger's state layout is in
+``device_values``).
 
 Proof of work runs on the device challenger: one ``pow_search`` launch per grind, a fixed grid of ``POW_GROUPS``
 workgroups that claim batches of ``POW_BATCH`` nonces in increasing order and stop past the smallest hit, bounded
@@ -14,11 +18,13 @@ grind of more than 23 bits takes several launches, the later ones exiting at the
 search that finds nothing leaves ``NOT_FOUND`` (never a field word) in its witness slot, and the prover then
 proves again with ``full_range`` searches that cover every nonce below P.
 
-The proof region is bound to the transcript kernel as a window holding just the words its ops touch (they are
-the last few values recorded), so the region may be larger than one binding.
+The proof region is bound to a program's launch as a window holding just the words its ops and the launch itself
+touch (they are the last few values recorded), so the region may be larger than one binding.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -28,8 +34,8 @@ from ..ref import field_np as F
 from ..runtime.base import RtView
 from .device_values import POW_MAX_COUNTERS, DeviceQueries, DeviceValue
 
-OP_OBSERVE, OP_SAMPLE, OP_WITNESS, OP_QUERIES, OP_POW_RESET = 1, 2, 3, 4, 5
-MAX_OPS = 15  # ops per transcript launch (the params struct holds 15)
+OP_OBSERVE, OP_SAMPLE, OP_WITNESS, OP_QUERIES, OP_POW_RESET, OP_EXPAND, OP_POWERS = 1, 2, 3, 4, 5, 6, 7
+MAX_OPS = 11  # ops a program holds (the params structs end with 11 op slots: a launch's params are at most 64 words)
 POW_WG = 64
 POW_BATCH = POW_WG  # nonces a workgroup claims at once, one a thread (pow_search.wgsl)
 # Workgroups of one search: 65,536 threads, what it takes to keep a large GPU's ALUs busy on Poseidon2 (8 of
@@ -59,45 +65,94 @@ def pow_launches(bits: int, full_range: bool = False) -> list[tuple[int, int]]:
             for start in range(0, end_nonce, POW_LAUNCH)]
 
 
+PROOF_WINDOW = object()  # a tail launch's proof binding, made once the program it runs is known
+
+
+@dataclass
+class TailLaunch:
+    """A launch that runs the transcript program recorded after it as its epilogue (challenger.wgsl): one or more
+    dispatches of ``kernel`` (the windows of one reduction; whichever holds the last workgroup runs the program),
+    each ``(buffers, head, n_groups)`` with ``PROOF_WINDOW`` where the proof window goes and ``head`` the params
+    before the program's fields. ``out``: the (first, end) proof words the kernel itself writes, whose window-
+    relative first word goes to ``head[out_field]``; ``points``: the kernel binds the points region (may EXPAND)."""
+
+    kernel: object
+    dispatches: list
+    out: tuple[int, int] | None = None
+    out_field: int = -1
+    points: bool = True
+
+
 class DeviceTranscript:
     """The device challenger of one proof (``backend``'s current session). Values returned live in the session's
-    scratch (challenges) or proof (witnesses) region."""
+    scratch (challenges) or proof (witnesses) region.
+
+    Ops recorded after a ``TailLaunch`` (``defer``) ride on it as its epilogue; otherwise they are one transcript
+    launch. Either way they are encoded at ``flush``, which the backend calls before recording any other launch."""
 
     def __init__(self, backend, session):
         self.backend = backend
         self.session = session
         self.pending: list[tuple[int, int, int, int]] = []
         self.proof_words: list[tuple[int, int]] = []  # (first, end) proof words each pending op touches
+        self.tail: TailLaunch | None = None
         self.witnesses: list[DeviceValue] = []
         self.full_range = False
 
     # -- recording -----------------------------------------------------------------------------------------------
-    def _op(self, code: int, y: int = 0, z: int = 0, w: int = 0) -> None:
-        if len(self.pending) == MAX_OPS:
+    def _op(self, code: int, y: int = 0, z: int = 0, w: int = 0, data: tuple[int, int, int, int] | None = None,
+            points: bool = False) -> None:
+        if points and self.tail is not None and not self.tail.points:
+            self.flush()
+        if len(self.pending) + (2 if data else 1) > MAX_OPS:
             self.flush()
         self.pending.append((code, y, z, w))
+        if data:
+            self.pending.append(data)
+
+    def defer(self, launch: TailLaunch) -> None:
+        """Record ``launch`` after what is pending; the ops recorded next become its epilogue."""
+        self.flush()
+        self.tail = launch
 
     def flush(self) -> None:
-        """Record the pending ops as one transcript launch (called before any other launch)."""
-        if not self.pending:
+        """Encode the open tail launch with the pending ops, or the pending ops as one transcript launch."""
+        tail, self.tail = self.tail, None
+        if tail is None and not self.pending:
             return
         ops, self.pending = [list(op) for op in self.pending], []
         touched, self.proof_words = self.proof_words, []
+        if tail is not None and tail.out is not None:
+            touched.append(tail.out)
         regions = self.session.regions
         align = regions.proof.align
         first = min((a for a, _ in touched), default=0) * 4 // align * align  # bytes, aligned down
         end = max((b for _, b in touched), default=1) * 4
-        for op in ops:  # proof offsets relative to the window
+        k = 0
+        while k < len(ops):  # proof offsets relative to the window (POWERS is followed by a data slot)
+            op = ops[k]
             if op[0] == OP_OBSERVE:
                 op[1] -= first // 4
             elif op[0] == OP_WITNESS:
                 op[2] -= first // 4
-        params = np.zeros(4 + 4 * MAX_OPS, np.uint32)
-        params[0] = len(ops)
-        params[4:4 + 4 * len(ops)] = np.asarray(ops, np.uint32).reshape(-1)
+            k += 2 if op[0] == OP_POWERS else 1
+        program = np.zeros(4 + 4 * MAX_OPS, np.uint32)
+        program[0] = len(ops)
+        if ops:
+            program[4:4 + 4 * len(ops)] = np.asarray(ops, np.uint32).reshape(-1)
         window = RtView(regions.proof.buffer, first, -(-(end - first) // 16) * 16)
-        self.session.batch.dispatch(self.backend._drivers.kernel("transcript"),
-                                    [regions.scratch.buffer, window, self.backend._round_constants()], params, 1)
+        batch = self.session.batch
+        if tail is None:
+            batch.dispatch(self.backend._drivers.kernel("transcript"),
+                           [regions.scratch.buffer, window, regions.points.buffer, self.backend._round_constants()],
+                           program, 1)
+            return
+        for buffers, head, n_groups in tail.dispatches:
+            head = np.array(head, np.uint32)
+            if tail.out is not None:
+                head[tail.out_field] = tail.out[0] - first // 4
+            buffers = [window if b is PROOF_WINDOW else b for b in buffers]
+            batch.dispatch(tail.kernel, buffers, np.concatenate([head, program]), n_groups)
 
     # -- the challenger's interface ------------------------------------------------------------------------------
     def observe(self, value: DeviceValue) -> None:
@@ -117,6 +172,15 @@ class DeviceTranscript:
         """One base sample, dropped (the checkpoint before query sampling)."""
         self._op(OP_SAMPLE, self.session.regions.discard.word, 1)
 
+    def expand(self, z: DeviceValue, out: DeviceValue, num_variables: int) -> None:
+        """``out`` (a (nv, 4) slot of the points region) := (z^(2^(nv-1)), ..., z^2, z)."""
+        self._op(OP_EXPAND, z.word, out.offset // 16, num_variables, points=True)
+
+    def powers(self, x: DeviceValue, out: DeviceValue, n: int, slots: int, count: DeviceValue | None) -> None:
+        """``out`` ((n + slots, 4) in scratch) := x^0 .. x^(n-1), then x^n .. for each of ``slots`` query slots,
+        0 for the slots past the drawn ``count`` (a scratch word; None: every slot counts)."""
+        self._op(OP_POWERS, x.word, out.word, count.word if count is not None else NOT_FOUND, data=(n, slots, 0, 0))
+
     def grind(self, bits: int) -> DeviceValue:
         """Proof of work on the device: the smallest valid nonce's Montgomery word into a proof slot, absorbed as
         ``check_witness`` does. ``bits`` in [1, 30]."""
@@ -127,18 +191,18 @@ class DeviceTranscript:
         launches = pow_launches(bits, self.full_range)
         if len(launches) > POW_MAX_COUNTERS:
             raise RuntimeError(f"{len(launches)} proof-of-work launches exceed {POW_MAX_COUNTERS} counters")
-        work = regions.scratch.take((1 + len(launches),))
+        # found, one batch counter a launch, the exit ticket: reset by the program before the grind (the searches
+        # read the challenger it leaves); the witness op is the last search's epilogue.
+        work = regions.scratch.take((2 + len(launches),))
         witness = regions.proof.take(())
-        # The reset rides on the transcript launch of the ops recorded before the grind (the searches read the
-        # challenger they leave); the witness op starts the next one.
-        self._op(OP_POW_RESET, work.word, work.word + 1, len(launches))
-        self.flush()
-        rt = self.backend._drivers
-        kernel = rt.kernel("pow_search", constants={"WG": POW_WG})
-        rc = self.backend._round_constants()
+        self._op(OP_POW_RESET, work.word, work.word + 1, len(launches) + 1)
+        kernel = self.backend._drivers.kernel("pow_search", constants={"WG": POW_WG})
+        buffers = [regions.scratch.buffer, PROOF_WINDOW, regions.points.buffer, self.backend._round_constants()]
+        exit_ticket = work.word + 1 + len(launches)
         for i, (first, end) in enumerate(launches):
-            params = np.array([(1 << bits) - 1, work.word, work.word + 1 + i, first, end, 0, 0, 0], np.uint32)
-            self.session.batch.dispatch(kernel, [regions.scratch.buffer, rc], params, min(POW_GROUPS, end - first))
+            groups = min(POW_GROUPS, end - first)
+            head = [(1 << bits) - 1, work.word, work.word + 1 + i, first, end, exit_ticket, groups, 0]
+            self.defer(TailLaunch(kernel, [(buffers, head, groups)]))
         self._op(OP_WITNESS, work.word, witness.word)
         self.proof_words.append((witness.word, witness.word + 1))
         self.witnesses.append(witness)
@@ -159,10 +223,9 @@ class DeviceTranscript:
         count = regions.scratch.take((1,))
         points = regions.scratch.take((slots,))
         proof_count = regions.proof.take((1,))
-        self.flush()
         generator = int(F.constant(TWO_ADIC_GENERATORS[log_size]))
-        params = np.array([raw.word, q, indices.word, slots, count.word, 0, points.word, flags.word,
-                           generator, 0, 0, 0], np.uint32)
-        rt = self.backend._drivers
-        self.session.batch.dispatch(rt.kernel("queries"), [regions.scratch.buffer, proof_count.view()], params, 1)
+        head = [raw.word, q, indices.word, slots, count.word, 0, points.word, flags.word, generator, 0, 0, 0]
+        buffers = [regions.scratch.buffer, PROOF_WINDOW, regions.points.buffer, self.backend._round_constants()]
+        self.defer(TailLaunch(self.backend._drivers.kernel("queries"), [(buffers, head, 1)],
+                              out=(proof_count.word, proof_count.word + 1), out_field=5))
         return DeviceQueries(indices, count, proof_count, points, slots)

@@ -58,7 +58,7 @@ from ..ref import field_np as F
 from ..runtime.base import RtBuffer, Runtime, RtView
 from .base import (Backend, Commitment, DeviceBuffer, DeviceLimits, PowRangeExceeded, ProofShape, StorageMode,
                    non_canonical, policy_mode, resolve_storage)
-from .device_transcript import NOT_FOUND, DeviceTranscript
+from .device_transcript import NOT_FOUND, PROOF_WINDOW, DeviceTranscript, TailLaunch
 from .device_values import (POW_MAX_COUNTERS, STATE_WORDS, DeviceOpenings, DeviceQueries, DeviceValue,
                             ProofRegions, Region, concat_points, region_bytes)
 
@@ -73,6 +73,11 @@ def _log2(n: int) -> int:
 
 def _groups(n_threads: int, size: int = WG) -> int:
     return max(1, -(-n_threads // size))
+
+
+def work_bytes(pairs: int) -> int:
+    """Bytes of the reductions' work buffer for ``pairs`` partial pairs (reduction.wgsl: ticket, then 32 B a pair)."""
+    return EF_BYTES + 2 * EF_BYTES * pairs
 
 
 def factor_sizes(n_eq: int, n_sel: int, nv: int, log_lo: int) -> list[int]:
@@ -265,9 +270,13 @@ class GpuBackend(Backend):
         self.binding_limit = self._limits.max_storage_binding_size
         self.buffer_limit = self._limits.max_buffer_size
         self._drivers = _BackendRuntime(runtime, self)  # counts transfers; the backend itself goes through it too
-        # One small buffer, zeroed once: word 0 is the reductions' ticket counter (0 between reductions: the last
-        # workgroup of each resets it); bound read-only where a factor table is unused (never read there).
-        self._dummy = self._ticket = self._upload_words(np.zeros(EF_BYTES // 4, np.uint32))
+        # One small buffer, bound read-only where a factor table is unused (never read there).
+        self._dummy = self._upload_words(np.zeros(EF_BYTES // 4, np.uint32))
+        # The reductions' work words (reduction.wgsl): the ticket (0 between reductions: the last workgroup of each
+        # resets it) and the partial pairs; one buffer for every reduction (launches run in order), grown on demand.
+        self._work = self._upload_words(np.zeros(EF_BYTES // 4, np.uint32), host_facing=False,
+                                        nbytes=work_bytes(2 * MAX_REDUCE_GROUPS))
+        self._retired: list[RtBuffer] = []
         self._session: _Session | None = None
 
     # -- memory ----------------------------------------------------------------------------------------------
@@ -423,6 +432,9 @@ class GpuBackend(Backend):
     def close(self) -> None:
         """Free the pooled buffers, then close the runtime (its device goes with it); idempotent."""
         pool, self._pool = self._pool, {}
+        for buffer in [self._work, self._dummy, *self._retired]:
+            self.rt.free(buffer)
+        self._retired.clear()
         for buffer in [b for free in pool.values() for b in free]:
             self.rt.free(buffer)
         self._serial.clear()
@@ -431,6 +443,20 @@ class GpuBackend(Backend):
 
     def _round_constants(self) -> RtBuffer:
         return merkle.round_constants(self._drivers)
+
+    def _workspace(self, pairs: int) -> RtBuffer:
+        """The reductions' work buffer, with room for ``pairs`` partial pairs (a larger one, ticket zeroed, when
+        needed; the old one stays alive until ``close``: launches already recorded bind it)."""
+        if self._work.nbytes < work_bytes(pairs):
+            self._retired.append(self._work)
+            self._work = self._upload_words(np.zeros(EF_BYTES // 4, np.uint32), host_facing=False,
+                                            nbytes=work_bytes(pairs))
+        return self._work
+
+    def _tail_io(self) -> list:
+        """The buffers a reduction's epilogue binds after its data (registry ``_TAIL_IO``), the proof window last
+        but one (filled in when the program is known)."""
+        return [self._session.regions.scratch.buffer, PROOF_WINDOW, self._round_constants()]
 
     # -- windows -----------------------------------------------------------------------------------------------
     @property
@@ -600,30 +626,23 @@ class GpuBackend(Backend):
 
     # -- transcript-dependent scalars --------------------------------------------------------------------------
     def expand_point(self, z: DeviceValue, num_variables: int) -> DeviceValue:
-        """The point (z^(2^(nv-1)), ..., z^2, z) in the points region."""
-        regions = self._session.regions
-        out = regions.points.take((num_variables, 4))
+        """The point (z^(2^(nv-1)), ..., z^2, z) in the points region (a transcript op: it rides on the launch
+        that sampled z)."""
+        out = self._session.regions.points.take((num_variables, 4))
         if num_variables:
-            rt = self._drivers
-            self._batch().dispatch(rt.kernel("challenge_powers", "expand_point"),
-                                   [regions.scratch.buffer, regions.points.buffer],
-                                   np.array([z.offset // EF_BYTES, out.offset // EF_BYTES, num_variables, 0, 0],
-                                            np.uint32), 1)
+            self._session.transcript.expand(z, out, num_variables)
         return out
 
     def concat_points(self, points: list[DeviceValue]) -> DeviceValue:
         return concat_points(points)
 
     def challenge_powers(self, x: DeviceValue, n: int, queries: DeviceQueries | None = None) -> DeviceValue:
-        """(n + slots, 4): x^0 .. x^(n-1), then x^n .. for each query slot (0 past the drawn count)."""
-        regions = self._session.regions
+        """(n + slots, 4): x^0 .. x^(n-1), then x^n .. for each query slot (0 past the drawn count); a transcript
+        op, like ``expand_point``."""
         slots = queries.slots if queries is not None else 0
-        out = regions.scratch.take((n + slots, 4))
+        out = self._session.regions.scratch.take((n + slots, 4))
         if n + slots:
-            count_at = queries.count.word if queries is not None else 0xFFFFFFFF
-            self._batch().dispatch(self._drivers.kernel("challenge_powers", "ef_powers"), [regions.scratch.buffer],
-                                   np.array([x.offset // EF_BYTES, out.offset // EF_BYTES, n, slots, count_at],
-                                            np.uint32), 1)
+            self._session.transcript.powers(x, out, n, slots, queries.count if queries is not None else None)
         return out
 
     def domain_points(self, queries: DeviceQueries, log_folded_domain: int) -> DeviceValue:
@@ -738,15 +757,18 @@ class GpuBackend(Backend):
         tables, (eq_lo, eq_hi, _, _) = self._record_factors(batch, nv, log_lo, one_point, None)
         n_windows = -(-n // window)
         total = n_windows * groups
-        partials = self._alloc(total * EF_BYTES)
+        work = self._workspace(total)
         answer = self._session.regions.proof.take((4,))
         kernel = rt.kernel("mle_eval", "mle_eval_ext" if table.is_ext else "mle_eval_base")
+        scratch, proof_window, rc = self._tail_io()
+        dispatches = []
         for w, start in enumerate(range(0, n, window)):
             length = min(window, n - start)
             view = self._view(table.handle, start, length, n_windows == 1)
-            batch.dispatch(kernel, [view, eq_hi, eq_lo, partials, answer.view(), self._ticket],
-                           np.array([length, start, log_lo, w * groups, groups, total], np.uint32), groups)
-        self._free(partials, tables)
+            dispatches.append(([view, eq_hi, eq_lo, work, scratch, proof_window, self._session.regions.points.buffer,
+                                rc], [length, start, log_lo, w * groups, groups, total, 0, 0], groups))
+        self._session.transcript.defer(TailLaunch(kernel, dispatches, (answer.word, answer.word + 4), 6))
+        self._free(tables)
         return answer
 
     def sumcheck_round(self, table: DeviceBuffer, weights: DeviceBuffer):
@@ -768,16 +790,17 @@ class GpuBackend(Backend):
         groups = min(_groups(window), MAX_REDUCE_GROUPS)
         n_windows = -(-half // window)
         total = n_windows * groups
-        partials = self._alloc(2 * total * EF_BYTES)
+        work = self._workspace(total)
         h = self._session.regions.proof.take((2, 4))
         kernel = rt.kernel("sumcheck", "sumcheck_ext" if table.is_ext else "sumcheck_base")
-        batch = self._batch()
+        io = [work] + self._tail_io()
         pairs = zip(self._pairs(table.handle, half, window), self._pairs(weights.handle, half, window))
+        dispatches = []
         for w, (t, wt) in enumerate(pairs):
             t_lo, t_hi, lo_off, hi_off, _, length = t
-            batch.dispatch(kernel, [t_lo, t_hi, wt[0], wt[1], partials, h.view(), self._ticket],
-                           np.array([length, lo_off, hi_off, w * groups, groups, total], np.uint32), groups)
-        self._free(partials)
+            dispatches.append(([t_lo, t_hi, wt[0], wt[1]] + io, [length, lo_off, hi_off, w * groups, groups, total, 0, 0],
+                               groups))
+        self._session.transcript.defer(TailLaunch(kernel, dispatches, (h.word, h.word + 8), 6, points=False))
         return h
 
     # -- fold ----------------------------------------------------------------------------------------------------
@@ -822,13 +845,14 @@ class GpuBackend(Backend):
         new_table = self._new_table(half, EF_BYTES)
         new_weights = self._new_table(half, EF_BYTES)
         groups = min(_groups(quarter), MAX_REDUCE_GROUPS)
-        partials = self._alloc(2 * groups * EF_BYTES)
+        work = self._workspace(groups)
         h = self._session.regions.proof.take((2, 4))
         kernel = self._drivers.kernel("sumcheck_fold", "sumcheck_fold_ext" if table.is_ext else "sumcheck_fold_base")
-        self._batch().dispatch(kernel, [table.handle.buffers[0], weights.handle.buffers[0], new_table.buffers[0],
-                                        new_weights.buffers[0], r.view(), partials, h.view(), self._ticket],
-                               np.array([quarter, half, groups, groups], np.uint32), groups)
-        self._free(partials)
+        buffers = [table.handle.buffers[0], weights.handle.buffers[0], new_table.buffers[0], new_weights.buffers[0],
+                   work] + self._tail_io()
+        head = [quarter, half, groups, groups, r.word, 0, 0, 0]
+        self._session.transcript.defer(TailLaunch(kernel, [(buffers, head, groups)], (h.word, h.word + 8), 5,
+                                                  points=False))
         return (DeviceBuffer(new_table, (half, 4), new_table.mode), DeviceBuffer(new_weights, (half, 4),
                                                                                  new_weights.mode), h)
 

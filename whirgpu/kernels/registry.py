@@ -66,6 +66,10 @@ def _spec(stem: str, params: str, entries: dict[str, tuple[tuple[str, ...], int 
 _WG = {"WG": (0, 256)}
 _WG64 = {"WG": (0, 64)}
 _P2 = "p2_rc"
+# A transcript program run as a launch's epilogue (challenger.wgsl): the params' last fields, and the buffers a
+# reduction that runs one binds after its data (reduction.wgsl's work words, the challenger's scratch, a proof window).
+_TAIL = " n_ops _t0 _t1 _t2 ops:vec4x11"
+_TAIL_IO = ("work", "scratch", "proof", _P2)
 
 KERNELS: dict[str, KernelSpec] = {spec.stem: spec for spec in (
     _spec("field_selftest", "n op _pad0 _pad1", {"field_selftest": (("a", "b", "out"), 64)}),
@@ -92,16 +96,12 @@ KERNELS: dict[str, KernelSpec] = {spec.stem: spec for spec in (
           "_pad1", {"openings": (("matrix", "indices", "out", "level0", "level1", "level2", "level3", "level4"), 256)}),
     _spec("gather_rows", "n_words log_w out_off row_first row_count _pad0 _pad1 _pad2",
           {"gather_rows": (("matrix", "indices", "out"), 256)}),
-    _spec("sumcheck", "len lo_off hi_off partial_base groups total _pad0 _pad1", {
-        "sumcheck_base": (("table_lo_base", "table_hi_base", "weights_lo", "weights_hi", "partials", "out", "ticket"),
-                          256),
-        "sumcheck_ext": (("table_lo_ext", "table_hi_ext", "weights_lo", "weights_hi", "partials", "out", "ticket"),
-                         256)}),
-    _spec("sumcheck_fold", "len half groups total", {
-        "sumcheck_fold_base": (("table_base", "weights", "table_out", "weights_out", "challenge", "partials", "out",
-                                "ticket"), 256),
-        "sumcheck_fold_ext": (("table_ext", "weights", "table_out", "weights_out", "challenge", "partials", "out",
-                               "ticket"), 256)}),
+    _spec("sumcheck", "len lo_off hi_off partial_base groups total out_at _pad0" + _TAIL, {
+        "sumcheck_base": (("table_lo_base", "table_hi_base", "weights_lo", "weights_hi") + _TAIL_IO, 256),
+        "sumcheck_ext": (("table_lo_ext", "table_hi_ext", "weights_lo", "weights_hi") + _TAIL_IO, 256)}),
+    _spec("sumcheck_fold", "len half groups total challenge_at out_at _pad0 _pad1" + _TAIL, {
+        "sumcheck_fold_base": (("table_base", "weights", "table_out", "weights_out") + _TAIL_IO, 256),
+        "sumcheck_fold_ext": (("table_ext", "weights", "table_out", "weights_out") + _TAIL_IO, 256)}),
     _spec("fold", "len lo_off hi_off out_off", {
         "fold_base": (("table_lo_base", "table_hi_base", "weights_lo", "weights_hi", "table_out", "weights_out",
                        "challenge"), 256),
@@ -112,18 +112,15 @@ KERNELS: dict[str, KernelSpec] = {spec.stem: spec for spec in (
           {"factor_tables": (("coords", "eq_scales", "bases", "sel_scales", "out"), 256)}),
     _spec("weights", "len base log_lo accumulate n_eq n_sel hi_len _pad",
           {"weights": (("out_weights", "eq_lo", "eq_hi", "sel_lo", "sel_hi"), 256)}),
-    _spec("mle_eval", "len base log_lo partial_base groups total _pad0 _pad1", {
-        "mle_eval_base": (("table_base", "eq_hi", "eq_lo", "partials", "out", "ticket"), 256),
-        "mle_eval_ext": (("table_ext", "eq_hi", "eq_lo", "partials", "out", "ticket"), 256)}),
-    _spec("pow_search", "mask found counter first_batch end_batch _pad0 _pad1 _pad2",
-          {"pow_search": (("scratch_atomic", _P2), "WG")}, _WG64),
-    _spec("transcript", "n_ops _pad0 _pad1 _pad2 ops:vec4x15",
-          {"transcript": (("scratch", "proof", _P2), 1)}),
-    _spec("queries", "raw q sorted slots count_at proof_count_at points flags generator _pad0 _pad1 _pad2",
-          {"queries": (("scratch", "proof"), 256)}),
-    _spec("challenge_powers", "src dst n n_slots count_at _pad0 _pad1 _pad2", {
-        "expand_point": (("scratch_in", "points"), 1),
-        "ef_powers": (("scratch_ext",), 1)}),
+    _spec("mle_eval", "len base log_lo partial_base groups total out_at _pad0" + _TAIL, {
+        "mle_eval_base": (("table_base", "eq_hi", "eq_lo", "work", "scratch", "proof", "points", _P2), 256),
+        "mle_eval_ext": (("table_ext", "eq_hi", "eq_lo", "work", "scratch", "proof", "points", _P2), 256)}),
+    _spec("pow_search", "mask found counter first_batch end_batch exit_ticket groups _pad0" + _TAIL,
+          {"pow_search": (("scratch_atomic", "proof", "points", _P2), "WG")}, _WG64),
+    _spec("transcript", "n_ops _pad0 _pad1 _pad2 ops:vec4x11",
+          {"transcript": (("scratch", "proof", "points", _P2), 1)}),
+    _spec("queries", "raw q sorted slots count_at proof_count_at points_at flags generator _pad0 _pad1 _pad2" + _TAIL,
+          {"queries": (("scratch", "proof", "points", _P2), 256)}),
     _spec("to_monty", "n base check_at _pad0", {
         "to_monty_inplace": (("check", "table"), 256),
         "to_monty_copy": (("check", "table", "canonical"), 256)}),

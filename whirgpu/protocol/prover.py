@@ -255,12 +255,14 @@ class WhirProver:
         with self.timer.phase("openings"):
             queries = transcript.sample_queries(round_config.domain_size, round_config.folding_factor,
                                                 round_config.num_queries)
-            opened = self._open(state.commitment, queries)
-            select_vars = backend.domain_points(queries, round_config.log_folded_domain_size)
-        gamma = transcript.sample_ef()
-        with self.timer.phase("weights"):
+            # gamma is drawn right after the queries (the openings are not observed, so the order of the two
+            # steps is free): on a GPU both then ride on the query sort's launch.
+            gamma = transcript.sample_ef()
             # gamma^0 .. for the OOD claims, then one per query (0 for query slots the transcript did not fill)
             coefficients = backend.challenge_powers(gamma, len(ood_points), queries)
+            opened = self._open(state.commitment, queries)
+            select_vars = backend.domain_points(queries, round_config.log_folded_domain_size)
+        with self.timer.phase("weights"):
             n_ood = len(ood_points)
             eq_points = backend.concat_points(ood_points) if n_ood else None
             state.weights = backend.add_constraint_weights(state.weights, eq_points, coefficients[:n_ood],

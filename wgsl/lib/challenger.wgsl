@@ -1,0 +1,188 @@
+// requires: poseidon2 bb_ext4
+// The device-resident duplex challenger (width 16, rate 8; bit-exact with protocol/transcript.py) and the
+// interpreter of transcript programs, for the transcript kernel and for the kernels that run a program as their
+// epilogue (the last workgroup of a reduction or a search observes its result and samples the next challenge).
+// The challenger lives in scratch words [0, 26): [0, 16) sponge state, 16 input length, 17 output length,
+// [18, 26) input buffer (the output buffer is sponge[0 .. output length), popped from the end).
+// A kernel that requires this file declares `p2_rc` and defines the accessors
+//   scratch_get(i) -> u32, scratch_set(i, v), proof_get(i) -> u32, proof_set(i, v), point_set(i, v: vec4<u32>)
+// (word i of scratch / of its proof window, EF entry i of the points region; a kernel without a points binding
+// makes point_set a no-op and is never given an EXPAND op) and a uniform `params` with fields
+// `n_ops: u32` and `ops: array<vec4<u32>, 11>`. Ops (x = code, y z w args; proof offsets relative to the window):
+//   1 OBSERVE   observe proof[y .. y + z)                       2 SAMPLE     scratch[y .. y + z) = z samples
+//   3 WITNESS   w = monty(scratch[y]); proof[z] = w; observe w, sample once (check_witness); when
+//               scratch[y] is 0xffffffff (no nonce found) proof[z] = 0xffffffff (never a field word) and w = 0
+//   4 QUERIES   z & 0xffff = q, z >> 16 = L, w = per-call count: q raw indices < 2^L into scratch[y ..),
+//               drawn by sample_bits(count * L) calls cut LSB first (q = 0: one sample_bits(0))
+//   5 POW_RESET scratch[y] = 0xffffffff, scratch[z .. z + w) = 0 (a grind's smallest-nonce word and counters)
+//   6 EXPAND    points[z + t] = x^(2^(w-1-t)) for t < w, x = the EF at scratch word y (an OOD point, x_0 first)
+//   7 POWERS    (two op slots: this and (n, n_slots, 0, 0)) the EF at scratch word z + 4 i = x^i for
+//               i < n + valid, 0 for the rest of n + n_slots; x = the EF at scratch word y; valid = min(scratch[w],
+//               n_slots), or n_slots when w is 0xffffffff (select constraints past the drawn count get 0)
+// One thread runs a program: transcript_run(). Words Montgomery in [0, P).
+
+const CH_NOT_FOUND: u32 = 0xffffffffu;
+const OP_OBSERVE: u32 = 1u;
+const OP_SAMPLE: u32 = 2u;
+const OP_WITNESS: u32 = 3u;
+const OP_QUERIES: u32 = 4u;
+const OP_POW_RESET: u32 = 5u;
+const OP_EXPAND: u32 = 6u;
+const OP_POWERS: u32 = 7u;
+
+var<private> ch_sponge: array<u32, 16>;
+var<private> ch_input: array<u32, 8>;
+var<private> ch_in_len: u32;
+var<private> ch_out_len: u32;
+
+fn ch_duplex() {
+    for (var i = 0u; i < ch_in_len; i++) {
+        ch_sponge[i] = ch_input[i];
+    }
+    var s = P2State(vec4<u32>(ch_sponge[0], ch_sponge[1], ch_sponge[2], ch_sponge[3]),
+                    vec4<u32>(ch_sponge[4], ch_sponge[5], ch_sponge[6], ch_sponge[7]),
+                    vec4<u32>(ch_sponge[8], ch_sponge[9], ch_sponge[10], ch_sponge[11]),
+                    vec4<u32>(ch_sponge[12], ch_sponge[13], ch_sponge[14], ch_sponge[15]));
+    s = poseidon2_permute(s);
+    for (var i = 0u; i < 4u; i++) {
+        ch_sponge[i] = s.a[i];
+        ch_sponge[4u + i] = s.b[i];
+        ch_sponge[8u + i] = s.c[i];
+        ch_sponge[12u + i] = s.d[i];
+    }
+    ch_in_len = 0u;
+    ch_out_len = 8u;
+}
+
+fn ch_observe(w: u32) {
+    ch_out_len = 0u;
+    ch_input[ch_in_len] = w;
+    ch_in_len += 1u;
+    if (ch_in_len == 8u) {
+        ch_duplex();
+    }
+}
+
+fn ch_sample() -> u32 {
+    if (ch_in_len != 0u || ch_out_len == 0u) {
+        ch_duplex();
+    }
+    ch_out_len -= 1u;
+    return ch_sponge[ch_out_len];
+}
+
+// The low `bits` bits (bits <= 30) of one sample's canonical value.
+fn ch_sample_bits(bits: u32) -> u32 {
+    return bb_mul(ch_sample(), 1u) & ((1u << bits) - 1u);
+}
+
+fn ch_draw_queries(dst: u32, q: u32, log_size: u32, per_call: u32) {
+    if (q == 0u) {
+        _ = ch_sample();
+        return;
+    }
+    var done = 0u;
+    while (done < q) {
+        let count = min(q - done, per_call);
+        var v = ch_sample_bits(count * log_size);
+        for (var j = 0u; j < count; j++) {
+            scratch_set(dst + done + j, v & ((1u << log_size) - 1u));
+            v >>= log_size;
+        }
+        done += count;
+    }
+}
+
+fn ch_scratch_ef(at: u32) -> vec4<u32> {
+    return vec4<u32>(scratch_get(at), scratch_get(at + 1u), scratch_get(at + 2u), scratch_get(at + 3u));
+}
+
+fn ch_set_scratch_ef(at: u32, v: vec4<u32>) {
+    for (var k = 0u; k < 4u; k++) {
+        scratch_set(at + k, v[k]);
+    }
+}
+
+fn ch_expand(src: u32, dst: u32, nv: u32) {
+    var current = ch_scratch_ef(src);
+    for (var t = nv; t > 0u; t--) {
+        point_set(dst + t - 1u, current);
+        current = ef_mul(current, current);
+    }
+}
+
+fn ch_powers(src: u32, dst: u32, count_at: u32, n: u32, n_slots: u32) {
+    var valid = n_slots;
+    if (count_at != CH_NOT_FOUND) {
+        valid = min(scratch_get(count_at), n_slots);
+    }
+    let x = ch_scratch_ef(src);
+    var acc = vec4<u32>(BB_R, 0u, 0u, 0u);
+    for (var i = 0u; i < n + n_slots; i++) {
+        ch_set_scratch_ef(dst + 4u * i, select(vec4<u32>(0u), acc, i < n + valid));
+        acc = ef_mul(acc, x);
+    }
+}
+
+// Runs params.ops[0 .. n_ops) on the challenger in scratch (loaded first, stored back last). One thread.
+fn transcript_run() {
+    if (params.n_ops == 0u) {
+        return;
+    }
+    for (var i = 0u; i < 16u; i++) {
+        ch_sponge[i] = scratch_get(i);
+    }
+    ch_in_len = scratch_get(16u);
+    ch_out_len = scratch_get(17u);
+    for (var i = 0u; i < 8u; i++) {
+        ch_input[i] = scratch_get(18u + i);
+    }
+    for (var k = 0u; k < params.n_ops; k++) {
+        let op = params.ops[k];
+        switch op.x {
+            case OP_OBSERVE: {
+                for (var i = 0u; i < op.z; i++) {
+                    ch_observe(proof_get(op.y + i));
+                }
+            }
+            case OP_SAMPLE: {
+                for (var i = 0u; i < op.z; i++) {
+                    scratch_set(op.y + i, ch_sample());
+                }
+            }
+            case OP_WITNESS: {
+                let nonce = scratch_get(op.y);
+                let w = bb_mul(select(nonce, 0u, nonce == CH_NOT_FOUND), BB_R2);
+                proof_set(op.z, select(w, CH_NOT_FOUND, nonce == CH_NOT_FOUND));
+                ch_observe(w);
+                _ = ch_sample();
+            }
+            case OP_QUERIES: {
+                ch_draw_queries(op.y, op.z & 0xffffu, op.z >> 16u, op.w);
+            }
+            case OP_POW_RESET: {
+                scratch_set(op.y, CH_NOT_FOUND);
+                for (var i = 0u; i < op.w; i++) {
+                    scratch_set(op.z + i, 0u);
+                }
+            }
+            case OP_EXPAND: {
+                ch_expand(op.y, op.z, op.w);
+            }
+            case OP_POWERS: {
+                let counts = params.ops[k + 1u];
+                ch_powers(op.y, op.z, op.w, counts.x, counts.y);
+                k += 1u;
+            }
+            default: {}
+        }
+    }
+    for (var i = 0u; i < 16u; i++) {
+        scratch_set(i, ch_sponge[i]);
+    }
+    scratch_set(16u, ch_in_len);
+    scratch_set(17u, ch_out_len);
+    for (var i = 0u; i < 8u; i++) {
+        scratch_set(18u + i, ch_input[i]);
+    }
+}

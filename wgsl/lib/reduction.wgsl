@@ -1,0 +1,76 @@
+// requires: challenger
+// The end of a reduction whose workgroups, over one or several launches, each leave a pair of EF partial sums, and
+// whose last workgroup sums them all and then runs the launch's transcript program (challenger.wgsl) on the result.
+// A kernel that requires this file declares `work: array<atomic<u32>>` (word 0: the ticket, 0 between
+// reductions, reset by each last workgroup; EF partial pair p at words 4 + 8 p) and is launched with workgroups of
+// RED_WG threads. Partials go through atomics so that the last workgroup reads what every other one stored.
+
+const RED_WG: u32 = 256u;
+
+var<workgroup> red_a: array<vec4<u32>, RED_WG>;
+var<workgroup> red_b: array<vec4<u32>, RED_WG>;
+var<workgroup> red_is_last: bool;
+
+fn red_store(word: u32, v: vec4<u32>) {
+    for (var k = 0u; k < 4u; k++) {
+        atomicStore(&work[word + k], v[k]);
+    }
+}
+
+fn red_load(word: u32) -> vec4<u32> {
+    return vec4<u32>(atomicLoad(&work[word]), atomicLoad(&work[word + 1u]), atomicLoad(&work[word + 2u]),
+                     atomicLoad(&work[word + 3u]));
+}
+
+// Sums a and b over the workgroup into red_a[0], red_b[0]; every thread must call it.
+fn reduce_pair(lid: u32, a: vec4<u32>, b: vec4<u32>) {
+    red_a[lid] = a;
+    red_b[lid] = b;
+    workgroupBarrier();
+    for (var span = RED_WG / 2u; span > 0u; span >>= 1u) {
+        if (lid < span) {
+            red_a[lid] = ef_add(red_a[lid], red_a[lid + span]);
+            red_b[lid] = ef_add(red_b[lid], red_b[lid + span]);
+        }
+        workgroupBarrier();
+    }
+}
+
+// Leaves this workgroup's pair (a, b) as partial pair `pair`; true (uniformly) in the last of `total` workgroups,
+// whose red_a[0], red_b[0] then hold the sums over all pairs. Every thread must call it.
+fn finish_pairs(lid: u32, pair: u32, total: u32, a: vec4<u32>, b: vec4<u32>) -> bool {
+    reduce_pair(lid, a, b);
+    if (lid == 0u) {
+        red_store(4u + 8u * pair, red_a[0]);
+        red_store(8u + 8u * pair, red_b[0]);
+    }
+    storageBarrier();
+    if (lid == 0u) {
+        red_is_last = atomicAdd(&work[0], 1u) == total - 1u;
+    }
+    if (!workgroupUniformLoad(&red_is_last)) {
+        return false;
+    }
+    var sa = vec4<u32>(0u);
+    var sb = vec4<u32>(0u);
+    for (var g = lid; g < total; g += RED_WG) {
+        sa = ef_add(sa, red_load(4u + 8u * g));
+        sb = ef_add(sb, red_load(8u + 8u * g));
+    }
+    reduce_pair(lid, sa, sb);
+    return true;
+}
+
+// Thread 0 of the last workgroup, after writing the results: release the ticket and run the transcript program.
+fn end_reduction(lid: u32) {
+    if (lid == 0u) {
+        atomicStore(&work[0], 0u);
+        transcript_run();
+    }
+}
+
+fn proof_set_ef(at: u32, v: vec4<u32>) {
+    for (var k = 0u; k < 4u; k++) {
+        proof_set(at + k, v[k]);
+    }
+}
