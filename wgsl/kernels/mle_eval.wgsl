@@ -1,32 +1,34 @@
 // requires: reduction
-// Multilinear evaluation: the answer sum_b T[b] eq_hi[b >> log_lo] eq_lo[b & mask] over b = base + i, i < len,
-// summed over every launch of one evaluation (mask = 2^log_lo - 1; eq_hi, eq_lo are the eq tables of the point's
-// first and last coordinates, so the sum is T's multilinear extension at the point). Each workgroup leaves its partial
-// as pair partial_base + w of `work` (reduction.wgsl); the last of `total` workgroups (over all launches) writes the
-// answer to proof words out_at .. out_at + 4 and runs the transcript program params.ops[0 .. n_ops)
-// (challenger.wgsl: e.g. observe the answer, sample the next OOD point and expand it).
-// Thread t of S = (groups * WG) threads visits i = t, t + S, ...; S and base are multiples of 2^log_lo, so
-// eq_lo is the same for all of a thread's i and is applied once at the end.
+// Multilinear evaluation: the answer sum_b T[b] eq(b, z) over the table's b = base + i, i < len, summed over every
+// launch of one evaluation, with eq(b, z) = prod_{s < nv} (bit nv-1-s of b ? z_s : 1 - z_s), z_s = points[point_at
+// + s] (x_0 is the most significant bit of b), so the sum is T's multilinear extension at z. No eq table is
+// stored: with S = groups * WG threads and L = log_s = log2(min(S, len)), H = nv - L, thread t visits
+// b_k = base + t + k S (k >= 1 only when S <= len, so S = 2^L), whose low L bits are t's and whose high bits are
+// h_k = base / 2^L + k, so eq(b_k, z) = eq_lo(t) eq_hi(h_k): eq_lo from z's last L coordinates once per thread,
+// eq_hi from the first H, made 256 values of k at a time by the workgroup into workgroup memory.
+// Each workgroup leaves its partial as pair partial_base + w of `work` (reduction.wgsl); the last of `total`
+// workgroups (over all launches) writes the answer to proof words out_at .. out_at + 4 and runs the transcript
+// program params.ops[0 .. n_ops) (challenger.wgsl: e.g. observe the answer, sample the next OOD point and expand it).
 // Entry points: mle_eval_base (T base words), mle_eval_ext (T EF vec4).
-// Bindings: 0 table (window starting at b = base), 1 eq_hi (EF), 2 eq_lo (EF), 3 work (atomic words), 4 scratch
-// (whole), 5 proof (a window; out_at and op offsets relative to it), 6 points (whole), 7 p2_rc, 8 params. Launch:
-// `groups` workgroups (2-D grid; the overhang returns). Words Montgomery in [0, P).
+// Bindings: 0 table (window starting at b = base), 1 work (atomic words), 2 scratch (whole), 3 proof (a window;
+// out_at and op offsets relative to it), 4 points (whole), 5 p2_rc, 6 params. Launch: `groups` workgroups (2-D
+// grid; the overhang returns). Contracts: len and S powers of two, 2^L divides base, base + len <= 2^nv. Words
+// Montgomery in [0, P).
 
-struct Params { len: u32, base: u32, log_lo: u32, partial_base: u32, groups: u32, total: u32, out_at: u32, _pad0: u32,
-                n_ops: u32, _pad1: u32, _pad2: u32, _pad3: u32, ops: array<vec4<u32>, 11> }
+struct Params { len: u32, base: u32, log_s: u32, partial_base: u32, groups: u32, total: u32, out_at: u32,
+                point_at: u32, nv: u32, _pad0: u32, _pad1: u32, _pad2: u32,
+                n_ops: u32, _t0: u32, _t1: u32, _t2: u32, ops: array<vec4<u32>, 11> }
 
 const WG: u32 = 256u;
 
 @group(0) @binding(0) var<storage, read> table_base: array<u32>;
 @group(0) @binding(0) var<storage, read> table_ext: array<vec4<u32>>;
-@group(0) @binding(1) var<storage, read> eq_hi: array<vec4<u32>>;
-@group(0) @binding(2) var<storage, read> eq_lo: array<vec4<u32>>;
-@group(0) @binding(3) var<storage, read_write> work: array<atomic<u32>>;
-@group(0) @binding(4) var<storage, read_write> scratch: array<u32>;
-@group(0) @binding(5) var<storage, read_write> proof: array<u32>;
-@group(0) @binding(6) var<storage, read_write> points: array<vec4<u32>>;
-@group(0) @binding(7) var<storage, read> p2_rc: array<vec4<u32>, P2_RC_VEC4S>;
-@group(0) @binding(8) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read_write> work: array<atomic<u32>>;
+@group(0) @binding(2) var<storage, read_write> scratch: array<u32>;
+@group(0) @binding(3) var<storage, read_write> proof: array<u32>;
+@group(0) @binding(4) var<storage, read_write> points: array<vec4<u32>>;
+@group(0) @binding(5) var<storage, read> p2_rc: array<vec4<u32>, P2_RC_VEC4S>;
+@group(0) @binding(6) var<uniform> params: Params;
 
 fn scratch_get(i: u32) -> u32 { return scratch[i]; }
 fn scratch_set(i: u32, v: u32) { scratch[i] = v; }
@@ -34,11 +36,38 @@ fn proof_get(i: u32) -> u32 { return proof[i]; }
 fn proof_set(i: u32, v: u32) { proof[i] = v; }
 fn point_set(i: u32, v: vec4<u32>) { points[i] = v; }
 
+var<workgroup> eq_hi_chunk: array<vec4<u32>, WG>;
+
+// prod_{s < len} (bit len-1-s of j ? z : 1 - z), z = points[at + s].
+fn eq_product(at: u32, len: u32, j: u32) -> vec4<u32> {
+    var acc = vec4<u32>(BB_R, 0u, 0u, 0u);
+    for (var s = 0u; s < len; s++) {
+        let z = points[at + s];
+        if (((j >> (len - 1u - s)) & 1u) != 0u) {
+            acc = ef_mul(acc, z);
+        } else {
+            acc = ef_mul(acc, ef_sub(vec4<u32>(BB_R, 0u, 0u, 0u), z));
+        }
+    }
+    return acc;
+}
+
+// eq_hi(base / 2^L + k) for k = k0 + lid into eq_hi_chunk[lid]; every thread must call it.
+fn make_chunk(lid: u32, k0: u32, n_k: u32) {
+    workgroupBarrier();
+    if (k0 + lid < n_k) {
+        let h = params.nv - params.log_s;
+        eq_hi_chunk[lid] = eq_product(params.point_at, h, (params.base >> params.log_s) + k0 + lid);
+    }
+    workgroupBarrier();
+}
+
 // Multiplies in eq_lo and leaves this workgroup's partial; the last workgroup writes the answer and runs the
 // transcript program.
 fn finish(lid: u32, t: u32, wg: u32, acc: vec4<u32>) {
-    let lo = (params.base + t) & ((1u << params.log_lo) - 1u);
-    if (!finish_pairs(lid, params.partial_base + wg, params.total, ef_mul(acc, eq_lo[lo]), vec4<u32>(0u))) {
+    let l = params.log_s;
+    let lo = eq_product(params.point_at + params.nv - l, l, t & ((1u << l) - 1u));
+    if (!finish_pairs(lid, params.partial_base + wg, params.total, ef_mul(acc, lo), vec4<u32>(0u))) {
         return;
     }
     if (lid == 0u) {
@@ -56,9 +85,16 @@ fn mle_eval_base(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_i
     }
     let t = wg * WG + lid;
     let stride = params.groups * WG;
+    let n_k = (params.len + stride - 1u) / stride;
     var acc = vec4<u32>(0u);
-    for (var i = t; i < params.len; i += stride) {
-        acc = ef_add(acc, ef_mul_base(eq_hi[(params.base + i) >> params.log_lo], table_base[i]));
+    for (var k0 = 0u; k0 < n_k; k0 += WG) {
+        make_chunk(lid, k0, n_k);
+        for (var k = k0; k < min(k0 + WG, n_k); k++) {
+            let i = t + k * stride;
+            if (i < params.len) {
+                acc = ef_add(acc, ef_mul_base(eq_hi_chunk[k - k0], table_base[i]));
+            }
+        }
     }
     finish(lid, t, wg, acc);
 }
@@ -72,9 +108,16 @@ fn mle_eval_ext(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id
     }
     let t = wg * WG + lid;
     let stride = params.groups * WG;
+    let n_k = (params.len + stride - 1u) / stride;
     var acc = vec4<u32>(0u);
-    for (var i = t; i < params.len; i += stride) {
-        acc = ef_add(acc, ef_mul(table_ext[i], eq_hi[(params.base + i) >> params.log_lo]));
+    for (var k0 = 0u; k0 < n_k; k0 += WG) {
+        make_chunk(lid, k0, n_k);
+        for (var k = k0; k < min(k0 + WG, n_k); k++) {
+            let i = t + k * stride;
+            if (i < params.len) {
+                acc = ef_add(acc, ef_mul(table_ext[i], eq_hi_chunk[k - k0]));
+            }
+        }
     }
     finish(lid, t, wg, acc);
 }

@@ -751,24 +751,21 @@ class GpuBackend(Backend):
         elem = EF_BYTES if table.is_ext else 4
         window = self._window_len(n, elem)
         groups = min(_groups(window), MAX_REDUCE_GROUPS)
-        log_lo = min((nv + 1) // 2, _log2(groups * WG))
-        batch = self._batch()
-        one_point = DeviceValue(point.buffer, point.offset, (1,) + tuple(point.shape))
-        tables, (eq_lo, eq_hi, _, _) = self._record_factors(batch, nv, log_lo, one_point, None)
+        log_s = min(_log2(groups * WG), _log2(window))  # the low bits a thread keeps (mle_eval.wgsl)
         n_windows = -(-n // window)
         total = n_windows * groups
         work = self._workspace(total)
         answer = self._session.regions.proof.take((4,))
         kernel = rt.kernel("mle_eval", "mle_eval_ext" if table.is_ext else "mle_eval_base")
         scratch, proof_window, rc = self._tail_io()
+        io = [work, scratch, proof_window, self._session.regions.points.buffer, rc]
         dispatches = []
         for w, start in enumerate(range(0, n, window)):
             length = min(window, n - start)
             view = self._view(table.handle, start, length, n_windows == 1)
-            dispatches.append(([view, eq_hi, eq_lo, work, scratch, proof_window, self._session.regions.points.buffer,
-                                rc], [length, start, log_lo, w * groups, groups, total, 0, 0], groups))
+            dispatches.append(([view] + io, [length, start, log_s, w * groups, groups, total, 0,
+                                             point.offset // EF_BYTES, nv, 0, 0, 0], groups))
         self._session.transcript.defer(TailLaunch(kernel, dispatches, (answer.word, answer.word + 4), 6))
-        self._free(tables)
         return answer
 
     def sumcheck_round(self, table: DeviceBuffer, weights: DeviceBuffer):

@@ -46,9 +46,10 @@ from ..overrides import binding_text
 from .base import DeviceLimits, StorageMode, policy_mode, resolve_storage
 from ..protocol.proof_shape import proof_shape
 from ..runtime.upload import UploadPlan
-from .device_transcript import pow_launches
+from .device_transcript import MAX_OPS, pow_launches
 from .device_values import region_bytes
-from .gpu import EF_BYTES, MAX_REDUCE_GROUPS, WG, factor_layout, factor_parts, factor_sizes, opening_launches
+from .gpu import (EF_BYTES, MAX_REDUCE_GROUPS, WG, factor_layout, factor_parts, factor_sizes, opening_launches,
+                  work_bytes)
 
 BASE_BYTES = 4
 DIGEST_BYTES = 4 * merkle.DIGEST
@@ -214,6 +215,11 @@ class _Walk:
         self.dispatches = 0  # in the batch being recorded
         self.most_dispatches = 0
         self.commands: list[int] = []  # per submission
+        # DeviceTranscript: the open tail launch (None; else whether it binds the points region) and the ops
+        # recorded since, which ride on it or become one transcript launch
+        self.tail: bool | None = None
+        self.pending_ops = 0
+        self.work_bytes = 0  # GpuBackend._work: the reductions' work buffer so far
 
     # -- the pool ----------------------------------------------------------------------------------------------
     def alloc(self, name: str, nbytes: int, host_facing: bool, elem: int | None = None,
@@ -272,9 +278,38 @@ class _Walk:
                 self.upload_chunk = max(self.upload_chunk, UPLOAD_PLAN.chunk_for(nbytes))
 
     def launch(self, n: int = 1) -> None:
+        """``n`` dispatches of kernels that run no transcript program (after what is pending)."""
+        self.flush_ops()
         self.dispatches += n
 
+    def defer(self, n: int = 1, points: bool = True) -> None:
+        """A ``TailLaunch`` of ``n`` dispatches: the ops recorded next ride on it (``points``: it may EXPAND)."""
+        self.flush_ops()
+        self.dispatches += n
+        self.tail = points
+
+    def op(self, slots: int = 1, points: bool = False) -> None:
+        """A transcript op of ``slots`` program slots (DeviceTranscript._op)."""
+        if points and self.tail is False:
+            self.flush_ops()
+        if self.pending_ops + slots > MAX_OPS:
+            self.flush_ops()
+        self.pending_ops += slots
+
+    def work(self, pairs: int) -> None:
+        """GpuBackend._workspace: the reductions' work buffer, made at the backend's start for 2 MAX_REDUCE_GROUPS
+        partial pairs and replaced by a larger one when a reduction needs more (the old one is kept)."""
+        if work_bytes(pairs) > self.work_bytes:
+            self.work_bytes = work_bytes(max(pairs, 2 * MAX_REDUCE_GROUPS))
+            self.upload("reduction work words", self.work_bytes, False, written=EF_BYTES)
+
+    def flush_ops(self) -> None:
+        if self.tail is None and self.pending_ops:
+            self.dispatches += 1  # a transcript launch of its own
+        self.tail, self.pending_ops = None, 0
+
     def submit(self) -> None:
+        self.flush_ops()
         self.commands.append(self.dispatches)
         self.most_dispatches = max(self.most_dispatches, self.dispatches)
         self.dispatches = 0
@@ -367,26 +402,32 @@ class _Walk:
         root = n_nodes == 1  # merkle._level_mode: every level is an intermediate
         return self.rows(f"{stage} merkle {'root' if root else 'tree'}", n_nodes, DIGEST_BYTES)
 
-    def open_rows(self, stage: str, tree: _Tree, q: int) -> None:
+    def open_rows(self, stage: str, tree: _Tree, q: int, combine: bool) -> None:
         """``q``: the round's query slots; the openings go to the proof region (no buffer of their own). The
-        launches of ``gpu.opening_launches``: rows and whole levels OPEN_LEVELS at a time, split ones per window."""
-        self.launch(2)  # the transcript's draw and the sort
+        launches of ``gpu.opening_launches``: rows and whole levels OPEN_LEVELS at a time, split ones per window.
+        ``combine``: a round's (not the final) step: the checkpoint sample first, then gamma and its powers."""
+        self.op(2 if combine else 1)  # the checkpoint, the draw
+        self.defer()  # the sort
+        if combine:
+            self.op(3)  # gamma, its powers
         if q:
             self.launch(opening_launches(tree.codeword.rows // tree.codeword.window_rows,
                                          [level.rows // level.window_rows for level in tree.levels[:-1]]))
 
     # -- multilinear algebra (reductions finish in their own launches: no second stage) --------------------------
     def evaluate(self, stage: str, nv: int, is_ext: bool, sampled: bool = True) -> None:
-        """``sampled``: at an OOD point the transcript samples and expands first (a statement's point is given)."""
+        """``sampled``: at an OOD point the transcript samples and expands first and observes the answer after (a
+        statement's point is given, its answer not observed)."""
         n = 1 << nv
         window = self.window_len(n, EF_BYTES if is_ext else BASE_BYTES)
         groups = min(_groups(window), MAX_REDUCE_GROUPS)
-        log_lo = min((nv + 1) // 2, _log2(groups * WG))
-        tables = self.factor_tables(stage, 1, 0, nv, log_lo)
-        n_windows = -(-n // window)
-        partials = self.alloc(f"{stage} partial sums", n_windows * groups * EF_BYTES, False)
-        self.launch((2 if sampled else 0) + n_windows)  # + the transcript's sample and the point's expansion
-        self.release(partials, tables)
+        if sampled:
+            self.op()
+            self.op(points=True)
+        self.work(-(-n // window) * groups)
+        self.defer(-(-n // window))  # eq computed in the kernel: no factor tables
+        if sampled:
+            self.op()
 
     def factor_tables(self, stage: str, n_eq: int, n_sel: int, nv: int, log_lo: int) -> _Buf:
         """GpuBackend._record_factors: one buffer, its launches (``gpu.factor_parts``)."""
@@ -397,26 +438,27 @@ class _Walk:
         return self.alloc(f"{stage} factor tables", total, False,
                           binding=max(factor_sizes(n_eq, n_sel, nv, log_lo) + [EF_BYTES]))
 
-    def accumulate(self, stage: str, nv: int, n_eq: int, n_sel: int) -> None:
+    def accumulate(self, stage: str, nv: int, n_eq: int, n_sel: int, challenge: bool = False) -> None:
+        """``challenge``: the combination challenge and its powers are drawn first (else with the queries)."""
+        if challenge:
+            self.op(3)
         log_lo = (nv + 1) // 2
         # every factor table in one buffer and one launch; one select constraint per query slot
         tables = self.factor_tables(stage, n_eq, n_sel, nv, log_lo)
         n = 1 << nv
-        self.launch(2 + -(-n // self.window_len(n, EF_BYTES)))  # + the transcript's sample and the powers
+        self.launch(-(-n // self.window_len(n, EF_BYTES)))
         self.release(tables)
 
     def sumcheck_round(self, stage: str, n: int, summed: bool = False) -> None:
-        """``summed``: the fold before summed this round (GpuBackend.fold_and_sum), nothing is launched for it."""
-        self.launch()  # the transcript's observe and sample
-        if summed:
-            return
-        half = n // 2
-        window = self.window_len(half, EF_BYTES)
-        groups = min(_groups(window), MAX_REDUCE_GROUPS)
-        n_windows = -(-half // window)
-        partials = self.alloc(f"{stage} partial sums", 2 * n_windows * groups * EF_BYTES, False)
-        self.launch(n_windows)
-        self.release(partials)
+        """``summed``: the fold before summed this round (GpuBackend.fold_and_sum), nothing is launched for it.
+        Then the sums are observed."""
+        if not summed:
+            half = n // 2
+            window = self.window_len(half, EF_BYTES)
+            n_windows = -(-half // window)
+            self.work(n_windows * min(_groups(window), MAX_REDUCE_GROUPS))
+            self.defer(n_windows, points=False)
+        self.op()
 
     def fusable(self, n: int) -> bool:
         """GpuBackend._fusable: the fused fold binds its input tables whole and needs 4 entries or more."""
@@ -424,22 +466,25 @@ class _Walk:
         return n >= 4 and n * EF_BYTES <= limit
 
     def fold(self, stage: str, n: int, fuse: bool = False) -> tuple[_Rows, _Rows]:
-        """``fuse``: a sumcheck round of the folded table follows and the fold sums it in the same launch."""
+        """``fuse``: a sumcheck round of the folded table follows and the fold sums it in the same launch. The
+        challenge is sampled first."""
+        self.op()
         half = n // 2
         name = f"{stage} folded table and weights"
         out = (self.table(name, half, EF_BYTES), self.table(name, half, EF_BYTES))
         if fuse:
-            partials = self.alloc(f"{stage} partial sums", 2 * min(_groups(half // 2), MAX_REDUCE_GROUPS) * EF_BYTES,
-                                  False)
-            self.launch()
-            self.release(partials)
+            self.work(min(_groups(half // 2), MAX_REDUCE_GROUPS))
+            self.defer(points=False)
         else:
             self.launch(-(-half // self.window_len(half, EF_BYTES)))
         return out
 
     def grind(self, stage: str, bits: int) -> None:
         if bits:
-            self.launch(1 + len(pow_launches(bits)))  # the searches; the witness splits a transcript launch in two
+            self.op()  # the counters' reset
+            for _ in pow_launches(bits):
+                self.defer()
+            self.op()  # the witness
 
     # -- the runtime's own buffers -----------------------------------------------------------------------------
     def runtime_needs(self) -> list[BufferNeed]:
@@ -489,8 +534,9 @@ def plan_memory(config: WhirConfig, limits: DeviceLimits | None = None, policy: 
     policy = resolve_storage(policy)
     walk = _Walk(policy, limits)
     n, k0 = config.num_variables, config.fold(0)
-    # GpuBackend._dummy / _ticket, zeroed once: the reductions' ticket, bound where a factor table is unused
-    walk.upload("backend placeholder and reduction ticket", EF_BYTES)
+    # GpuBackend._dummy, bound where a factor table is unused, and _work, the reductions' work words
+    walk.upload("backend placeholder", EF_BYTES)
+    walk.work(0)
     # GpuBackend.begin_proof: the proof, scratch and points regions; the challenger and the statement uploaded
     proof_bytes, scratch_bytes, points_bytes = region_bytes(proof_shape(config, statement_points),
                                                              max(EF_BYTES, limits.offset_alignment) if limits else REGION_ALIGN)
@@ -507,11 +553,12 @@ def plan_memory(config: WhirConfig, limits: DeviceLimits | None = None, policy: 
     for _ in range(statement_points):
         walk.evaluate(stage, n, False, sampled=False)
     tree = walk.commit(stage, table, n, False, k0, n + config.starting_log_inv_rate - k0)
+    walk.op()  # the root observed
     for _ in range(config.commitment_ood_samples):
         walk.evaluate(stage, n, False)
     points = statement_points + config.commitment_ood_samples
     weights = walk.table(f"{stage} weights", 1 << n, EF_BYTES)
-    walk.accumulate(stage, n, points, 0)
+    walk.accumulate(stage, n, points, 0, challenge=True)
     state = _State(table, weights, 1 << n, False, tree)
     _sumcheck(walk, state, stage, k0, config.starting_folding_pow_bits)
 
@@ -520,11 +567,12 @@ def plan_memory(config: WhirConfig, limits: DeviceLimits | None = None, policy: 
         stage = f"round {i + 1}"
         nv, k_next = rc.num_variables, config.fold(i + 1)
         tree = walk.commit(stage, state.table, nv, state.is_ext, k_next, nv - k_next + config.round_log_inv_rate(i))
+        walk.op()  # the root observed
         for _ in range(rc.ood_samples):
             walk.evaluate(stage, nv, state.is_ext)
         walk.grind(stage, rc.pow_bits)
         queries = min(rc.num_queries, rc.domain_size >> rc.folding_factor)
-        walk.open_rows(stage, state.tree, queries)
+        walk.open_rows(stage, state.tree, queries, combine=True)
         walk.accumulate(stage, nv, rc.ood_samples, queries)
         walk.release(*(b for rows in (state.tree.codeword, *state.tree.levels) for b in rows.buffers))
         state.tree = tree
@@ -533,9 +581,10 @@ def plan_memory(config: WhirConfig, limits: DeviceLimits | None = None, policy: 
     # WhirProver._final_round
     stage = "final"
     walk.launch(len(state.table.buffers))  # the final polynomial's copies into the proof region, one per buffer
+    walk.op()  # the final polynomial observed
     walk.grind(stage, config.final_pow_bits)
     queries = min(config.final_queries, config.final_domain_size >> config.fold(config.n_rounds))
-    walk.open_rows(stage, state.tree, queries)
+    walk.open_rows(stage, state.tree, queries, combine=False)
     _sumcheck(walk, state, stage, config.final_sumcheck_rounds, config.final_folding_pow_bits)
     walk.submit()
     walk.read(proof, proof_bytes)  # GpuBackend.end_proof: the one readback

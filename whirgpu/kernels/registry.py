@@ -112,9 +112,9 @@ KERNELS: dict[str, KernelSpec] = {spec.stem: spec for spec in (
           {"factor_tables": (("coords", "eq_scales", "bases", "sel_scales", "out"), 256)}),
     _spec("weights", "len base log_lo accumulate n_eq n_sel hi_len _pad",
           {"weights": (("out_weights", "eq_lo", "eq_hi", "sel_lo", "sel_hi"), 256)}),
-    _spec("mle_eval", "len base log_lo partial_base groups total out_at _pad0" + _TAIL, {
-        "mle_eval_base": (("table_base", "eq_hi", "eq_lo", "work", "scratch", "proof", "points", _P2), 256),
-        "mle_eval_ext": (("table_ext", "eq_hi", "eq_lo", "work", "scratch", "proof", "points", _P2), 256)}),
+    _spec("mle_eval", "len base log_s partial_base groups total out_at point_at nv _pad0 _pad1 _pad2" + _TAIL, {
+        "mle_eval_base": (("table_base", "work", "scratch", "proof", "points", _P2), 256),
+        "mle_eval_ext": (("table_ext", "work", "scratch", "proof", "points", _P2), 256)}),
     _spec("pow_search", "mask found counter first_batch end_batch exit_ticket groups _pad0" + _TAIL,
           {"pow_search": (("scratch_atomic", "proof", "points", _P2), "WG")}, _WG64),
     _spec("transcript", "n_ops _pad0 _pad1 _pad2 ops:vec4x11",
