@@ -1,7 +1,8 @@
 // requires: poseidon2 poseidon2_coop
 // One Merkle level: parent[j] = perm(child[2j] || child[2j + 1])[0..8] (TruncatedPermutation<2, 8, 16>).
 // Thread j (2-D grid: j = gid.x + gid.y * threadgroups_per_grid.x * WG) makes parent j; threads with j >= n
-// return. Bindings: 0 src (child level, 2n * 8 words), 1 dst (parent level, n * 8 words), 2 p2_rc, 3 params.
+// return. Bindings: 0 src (child level, 2n * 8 words), 1 dst (parent level, n * 8 words; src and dst may be
+// disjoint ranges of one buffer), 2 p2_rc, 3 params.
 // merkle_permute: the raw permutation of n 16-word states, src state j -> dst state j. *_coop: the same with
 // 4 threads per state (thread t = threadgroup index * P2C_WG + lid serves state t / 4). merkle_top (n / per
 // threadgroups of P2C_WG threads, g = wid.x + wid.y * nwg.x): the levels of n, n / 2, ..., n / per parents back to

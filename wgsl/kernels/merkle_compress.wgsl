@@ -1,8 +1,10 @@
 // requires: poseidon2 poseidon2_coop
 // One Merkle level: parent[j] = perm(child[2j] || child[2j + 1])[0..8] (TruncatedPermutation<2, 8, 16>).
 // Thread j (2-D grid: j = gid.x + gid.y * num_workgroups.x * WG) makes parent j; threads with j >= n return.
-// Levels live in separate buffers. Bindings: 0 child level (2n * 8 words), 1 parent level (n * 8 words),
-// 2 Poseidon2 round constants (constants.poseidon2_rc_table), 3 params.
+// Bindings: 0 child level (2n * 8 words), 1 parent level (n * 8 words), 2 Poseidon2 round constants
+// (constants.poseidon2_rc_table), 3 params. The two levels may be disjoint ranges of one buffer (a tree's packed
+// levels, kernels/merkle.py), so src is declared read_write although only read: WebGPU refuses a buffer bound
+// read-only and writable in one dispatch, and allows it bound writable twice.
 // Entry merkle_permute: the raw permutation of n 16-word states, src state j -> dst state j (tests, challenger).
 // Entries *_coop: the same with 4 threads per state (poseidon2_coop; P2C_WG-thread workgroups, thread
 // t = workgroup index * P2C_WG + local id serves state t / 4), for levels too small to fill the GPU.
@@ -17,7 +19,7 @@ struct Params { n: u32, src_off: u32, dst_off: u32, per: u32 }
 
 @id(0) override WG: u32 = 64u;
 
-@group(0) @binding(0) var<storage, read> src: array<vec4<u32>>;
+@group(0) @binding(0) var<storage, read_write> src: array<vec4<u32>>;
 @group(0) @binding(1) var<storage, read_write> dst: array<vec4<u32>>;
 @group(0) @binding(2) var<storage, read> p2_rc: array<vec4<u32>, P2_RC_VEC4S>;
 @group(0) @binding(3) var<uniform> params: Params;

@@ -1,13 +1,17 @@
 // Query openings, rows and authentication paths together: for slot q < n_slots, out[q w + c] = matrix row
 // indices[q] (w = 2^log_w words) when that row lies in the matrix window (global rows row_first ..
-// row_first + row_count - 1; row_count 0: no rows this launch), and for each of the n_levels <= 5 bound levels
-// k (tree level d = level + k, leaf level 0), out[paths_off + (q depth + d) 8 + i] = word i of the sibling
-// ((indices[q] >> d) ^ 1) when it lies in the nodes node_first .. node_first + node_count - 1 the levels hold.
+// row_first + row_count - 1; row_count 0: no rows this launch), and for each of the n_levels <= 32 levels k of
+// the launch (tree level d = level + k < 32, leaf level 0), out[paths_off + (q depth + d) 8 + i] = word i of the
+// sibling s = (indices[q] >> d) ^ 1 when s - node_first < node_count (a window of a split level; 0xFFFFFFFF: all).
+// Level k is read from binding level<min(k, n_own)>, node s at word offsets[k] + 8 (s - node_first): the first
+// n_own levels have a binding each (offset 0), the others share the next one (a tree's packed levels, each at
+// its own word offset in one buffer). Contract: every word read lies in its binding.
 // Thread t (2-D grid) serves slot t / per, word t % per, per = (row_count > 0 ? w : 0) + 8 n_levels.
 // Bindings: 0 matrix window, 1 indices, 2 out, 3-7 levels (digests, 8 words per node), 8 params.
 
 struct Params { n_slots: u32, log_w: u32, depth: u32, paths_off: u32, row_first: u32, row_count: u32, level: u32,
-                n_levels: u32, node_first: u32, node_count: u32, _pad0: u32, _pad1: u32 }
+                n_levels: u32, node_first: u32, node_count: u32, n_own: u32, _pad0: u32,
+                offsets: array<vec4<u32>, 8> }
 
 const WG: u32 = 256u;
 
@@ -21,9 +25,9 @@ const WG: u32 = 256u;
 @group(0) @binding(7) var<storage, read> level4: array<u32>;
 @group(0) @binding(8) var<uniform> params: Params;
 
-// Word i of bound level k (k < 5).
-fn level_word(k: u32, i: u32) -> u32 {
-    switch k {
+// Word i of level binding b (b < 5).
+fn level_word(b: u32, i: u32) -> u32 {
+    switch b {
         case 0u: { return level0[i]; }
         case 1u: { return level1[i]; }
         case 2u: { return level2[i]; }
@@ -55,6 +59,7 @@ fn openings(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
     let d = params.level + k;
     let sibling = ((leaf >> d) ^ 1u) - params.node_first;  // wraps when before the window
     if (sibling < params.node_count) {
-        out[params.paths_off + (q * params.depth + d) * 8u + i] = level_word(k, sibling * 8u + i);
+        let at = params.offsets[k >> 2u][k & 3u] + sibling * 8u + i;
+        out[params.paths_off + (q * params.depth + d) * 8u + i] = level_word(min(k, params.n_own), at);
     }
 }

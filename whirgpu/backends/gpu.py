@@ -19,7 +19,9 @@ the same table (``ProofShape.sumcheck_phases``) is one fused launch that also su
 whose ``sumcheck_round`` then records nothing. Codewords and Merkle
 levels are ``SplitArray``s (``kernels/split.py``): several buffers when one would pass ``max_buffer_size``, bound
 in windows of whole rows when one binding would pass ``max_storage_binding_size``; the commitment kernels and the
-openings launch once per window (once in all when everything fits, as the unsplit layout). Tables (the
+openings launch once per window (once in all when everything fits, as the unsplit layout). A tree's top levels
+share one buffer (``merkle.alloc_tree``), so a round's openings bind them once: one launch per round whenever the
+codeword fits a binding and no level is split (``level_jobs``). Tables (the
 polynomial, folded tables, weights: every ``DeviceBuffer`` this backend makes) are ``SplitArray``s of entries x
 element bytes too: exactly one buffer when they fit ``buffer_limit``, else buffers of a power-of-two number of
 whole entries (``_new_table``). A table's windows (``_window_len``: power-of-two entry counts within both limits)
@@ -89,11 +91,8 @@ def factor_sizes(n_eq: int, n_sel: int, nv: int, log_lo: int) -> list[int]:
 def factor_layout(n_eq: int, n_sel: int, nv: int, log_lo: int, alignment: int) -> tuple[list[int], int]:
     """(byte offset of each table of ``factor_sizes``, total bytes) in the one buffer ``factor_tables`` writes:
     back to back, each at a multiple of ``alignment`` so that it can be bound as a window of its own."""
-    offsets, at = [], 0
-    for size in factor_sizes(n_eq, n_sel, nv, log_lo):
-        offsets.append(at)
-        at += -(-size // alignment) * alignment
-    return offsets, max(at, EF_BYTES)
+    offsets, end = split.pack(factor_sizes(n_eq, n_sel, nv, log_lo), alignment)
+    return offsets, max(-(-end // alignment) * alignment, EF_BYTES)
 
 
 def factor_threads(n_eq: int, n_sel: int, nv: int, log_lo: int) -> int:
@@ -118,30 +117,47 @@ def factor_parts(n_eq: int, n_sel: int, nv: int, log_lo: int, alignment: int, bi
     return parts
 
 
-OPEN_LEVELS = 5  # tree levels one openings launch binds: with the codeword, indices and out, WebGPU's 8 storage
-ALL_NODES = 0xFFFFFFFF  # buffers a stage may bind by default; the node window of levels bound whole
+OPEN_SLOTS = 5  # level bindings of one openings launch: with the codeword, indices and out, WebGPU's default of 8
+OPEN_TABLE = 32  # storage buffers per stage; entries of its word-offset table: the most levels one launch reads
+ALL_NODES = 0xFFFFFFFF  # the node window of levels bound whole
 
 
-def level_jobs(level_windows: list[int]) -> list[tuple[int, int, int]]:
-    """The tree-level parts of a round's openings launches, (first level, levels, window) each: runs of up to
-    OPEN_LEVELS consecutive levels bound whole (window -1), and one part per window of a split level (its
-    ``level_windows`` entry > 1)."""
-    jobs: list[tuple[int, int, int]] = []
-    run = 0
-    for d, windows in enumerate(level_windows + [0]):
-        if windows == 1 and run < OPEN_LEVELS:
-            run += 1
+def level_jobs(level_windows: list[int], packed_from: int | None = None) -> list[tuple[int, int, int, int]]:
+    """The tree-level parts of a round's openings launches, (first level, levels, own, window) each, for opened
+    levels of ``level_windows[d]`` windows each, those from ``packed_from`` on (None: none) packed in one buffer
+    (``merkle.packed_run``). Whole levels go in runs of consecutive levels (window -1) of at most OPEN_SLOTS
+    bindings and OPEN_TABLE levels: the first ``own`` levels of a run each in a binding of its own, the others
+    (packed) together in one. A split level (more than one window) takes one part (d, 1, 1, w) per window w. So
+    a tree without split levels, at most OPEN_SLOTS - 1 whole levels below its packed ones and a depth of at
+    most OPEN_TABLE is one part: one launch, with a codeword of one window."""
+    packed_from = len(level_windows) if packed_from is None else packed_from
+    jobs: list[tuple[int, int, int, int]] = []
+    first, count, own = 0, 0, 0  # the run being gathered: levels [first, first + count), own of them own-bound
+
+    def close() -> None:
+        if count:
+            jobs.append((first, count, own, -1))
+
+    for d, windows in enumerate(level_windows):
+        if windows > 1:
+            close()
+            jobs += [(d, 1, 1, w) for w in range(windows)]
+            first, count, own = d + 1, 0, 0
             continue
-        if run:
-            jobs.append((d - run, run, -1))
-        run = 1 if windows == 1 else 0
-        jobs += [(d, 1, w) for w in range(windows if windows > 1 else 0)]
+        new_binding = d < packed_from or count == own  # a packed level shares the run's packed binding if any
+        slots = own + (count > own)
+        if count == OPEN_TABLE or (new_binding and slots == OPEN_SLOTS):
+            close()
+            first, count, own = d, 0, 0
+        count += 1
+        own += d < packed_from
+    close()
     return jobs
 
 
-def opening_launches(codeword_windows: int, level_windows: list[int]) -> int:
+def opening_launches(codeword_windows: int, level_windows: list[int], packed_from: int | None = None) -> int:
     """Launches of a round's openings: each carries one codeword window and one part of ``level_jobs``."""
-    return max(codeword_windows, len(level_jobs(level_windows)), 1)
+    return max(codeword_windows, len(level_jobs(level_windows, packed_from)), 1)
 
 
 class _CountingBatch:
@@ -681,7 +697,7 @@ class GpuBackend(Backend):
         with self.phase("merkle"):
             levels = merkle.build_tree(rt, codeword, height, width, batch)
             root = self._session.regions.proof.take((merkle.DIGEST,))
-            batch.copy(levels[-1].buffers[0], 0, root.buffer, root.offset, root.nbytes)
+            batch.copy(*levels[-1].locate(0), root.buffer, root.offset, root.nbytes)
             self._submit()
         return Commitment(root, height, width, table.is_ext, handle=(codeword, levels))
 
@@ -713,25 +729,33 @@ class GpuBackend(Backend):
             return openings
         batch = self._batch()
         index_view = indices.indices.view()
-        # Each launch writes the rows of one codeword window and the siblings of up to OPEN_LEVELS whole levels
-        # (or of one window of a split level): one launch for a tree of depth <= OPEN_LEVELS that fits its
-        # bindings. Slots whose row or sibling lies in another window are written by that window's launch.
+        # Each launch writes the rows of one codeword window and the siblings of one part of ``level_jobs``: the
+        # whole levels of a run (the packed ones bound once, their word offsets in the params' table), or one
+        # window of a split level; one launch in all for a packed tree whose codeword fits a binding. Slots whose
+        # row or sibling lies in another window are written by that window's launch.
         row_parts = list(codeword.windows())
-        level_parts = level_jobs([level.rows // level.window_rows for level in levels[:-1]])
+        packed_from, packed = merkle.packed_run(levels)
+        jobs = level_jobs([level.rows // level.window_rows for level in levels[:-1]], packed_from)
         kernel = rt.kernel("openings")
-        for k in range(opening_launches(len(row_parts), [level.rows // level.window_rows for level in levels[:-1]])):
+        for k in range(max(len(row_parts), len(jobs), 1)):
             window, first, count = row_parts[k] if k < len(row_parts) else (row_parts[0][0], 0, 0)
-            level, n_levels, part = level_parts[k] if k < len(level_parts) else (0, 0, -1)
-            bound = [levels[level + i].buffers[0] for i in range(n_levels)] if part < 0 else []
+            level, n_levels, own, part = jobs[k] if k < len(jobs) else (0, 0, 0, -1)
+            offsets = np.zeros(OPEN_TABLE, np.uint32)
             node_first, node_count = 0, ALL_NODES
             if part >= 0:
                 binding, node_first, node_count = list(levels[level].windows())[part]
                 bound = [binding]
-            bound += [bound[0] if bound else window] * (OPEN_LEVELS - len(bound))
-            params = np.array([slots, _log2(width), depth, row_words, first, count, level, n_levels, node_first,
-                               node_count], np.uint32)
+            else:
+                bound = [levels[d].binding(0, levels[d].rows)[0] for d in range(level, level + own)]
+                if n_levels > own:
+                    bound.append(packed)
+                    offsets[own:n_levels] = [levels[d].offset // 4 for d in range(level + own, level + n_levels)]
+            bound += [bound[0] if bound else window] * (OPEN_SLOTS - len(bound))
+            head = [slots, _log2(width), depth, row_words, first, count, level, n_levels, node_first, node_count,
+                    own, 0]
             per = (width if count else 0) + merkle.DIGEST * n_levels
-            batch.dispatch(kernel, [window, index_view, out.view()] + bound, params, _groups(slots * per))
+            batch.dispatch(kernel, [window, index_view, out.view()] + bound,
+                           np.concatenate([np.array(head, np.uint32), offsets]), _groups(slots * per))
         return openings
 
     # -- reductions --------------------------------------------------------------------------------------------

@@ -192,6 +192,11 @@ class _Tree:
     codeword: _Rows
     levels: list[_Rows]
     width: int  # words per row
+    packed_from: int  # the first level of the shared buffer (merkle.packed_levels; len(levels): none)
+
+    def buffers(self) -> list[_Buf]:
+        """Every buffer of the commitment, each once (the packed levels share one)."""
+        return list({id(b): b for rows in (self.codeword, *self.levels) for b in rows.buffers}.values())
 
 
 class _Walk:
@@ -375,44 +380,52 @@ class _Walk:
             in_window = (log_local > 0) + rest % 2 + rest // 2
             cross = (log_height - log_r) * (n_windows // 2)  # ntt_cross: one launch per window pair per stage
             self.launch(in_window * n_windows + cross)
-        levels = [self.rows(f"{stage} merkle tree", height, DIGEST_BYTES)]
+        levels, packed_from = self._tree(stage, height)
         if not self.constants:
             self.constants = True
             self.upload("round constants", poseidon2_rc_table().nbytes)
         block = min(codeword.window_rows, levels[0].window_rows)
         self.launch(height // block)  # leaves
-        n = height
-        while n > 1:
-            n //= 2
-            if n <= merkle.top_parents(self._bind_limit) and levels[-1].window_rows == levels[-1].rows:
-                levels += [self._level(stage, n >> k) for k in range(n.bit_length())]
+        for d in range(log_height):
+            n = height >> (d + 1)
+            if n <= merkle.top_parents(self._bind_limit) and levels[d].window_rows == levels[d].rows:
                 if merkle.top_scratch_bytes(n) > self.scratch:  # merkle._scratch grows for a larger top
                     self.scratch = merkle.top_scratch_bytes(n)
                     # bound whole, but sized to fit the binding limit (merkle.top_parents): never over it
                     self.alloc("merkle top scratch", self.scratch, False, elem=DIGEST_BYTES)
                 self.launch(len(merkle.top_launches(n)))
                 break
-            levels.append(self._level(stage, n))
-            self.launch(n // min(levels[-1].window_rows, levels[-2].window_rows // 2))
+            self.launch(n // min(levels[d + 1].window_rows, levels[d].window_rows // 2))
         self.launch()  # the root's copy into the proof region counts as a command, not a dispatch
         self.submit()
-        return _Tree(codeword, levels, (1 << log_w))
+        return _Tree(codeword, levels, (1 << log_w), packed_from)
 
-    def _level(self, stage: str, n_nodes: int) -> _Rows:
-        root = n_nodes == 1  # merkle._level_mode: every level is an intermediate
-        return self.rows(f"{stage} merkle {'root' if root else 'tree'}", n_nodes, DIGEST_BYTES)
+    def _tree(self, stage: str, height: int) -> tuple[list[_Rows], int]:
+        """merkle.alloc_tree: the levels below ``merkle.packed_levels`` each in buffers of their own, the rest in
+        one shared buffer (named as the tree's; a root on its own is the tree's root); (levels, first packed)."""
+        depth = _log2(height)
+        first, packed_bytes = merkle.packed_levels(height, self.binding_limit or 1 << 62,
+                                                   self.buffer_limit or 1 << 62, self.alignment)
+        levels = [self.rows(f"{stage} merkle {'tree' if d < depth else 'root'}", height >> d, DIGEST_BYTES)
+                  for d in range(first)]
+        if first <= depth:
+            shared = self.alloc(f"{stage} merkle tree", packed_bytes, False, DIGEST_BYTES)
+            levels += [_Rows([shared], height >> d, height >> d) for d in range(first, depth + 1)]
+        return levels, first
 
     def open_rows(self, stage: str, tree: _Tree, q: int, combine: bool) -> None:
         """``q``: the round's query slots; the openings go to the proof region (no buffer of their own). The
-        launches of ``gpu.opening_launches``: rows and whole levels OPEN_LEVELS at a time, split ones per window.
-        ``combine``: a round's (not the final) step: the checkpoint sample first, then gamma and its powers."""
+        launches of ``gpu.opening_launches``: one per codeword window or part of ``gpu.level_jobs`` (runs of whole
+        levels, the packed ones in one binding; split levels per window). ``combine``: a round's (not the final)
+        step: the checkpoint sample first, then gamma and its powers."""
         self.op(2 if combine else 1)  # the checkpoint, the draw
         self.defer()  # the sort
         if combine:
             self.op(3)  # gamma, its powers
         if q:
             self.launch(opening_launches(tree.codeword.rows // tree.codeword.window_rows,
-                                         [level.rows // level.window_rows for level in tree.levels[:-1]]))
+                                         [level.rows // level.window_rows for level in tree.levels[:-1]],
+                                         tree.packed_from))
 
     # -- multilinear algebra (reductions finish in their own launches: no second stage) --------------------------
     def evaluate(self, stage: str, nv: int, is_ext: bool, sampled: bool = True) -> None:
@@ -574,7 +587,7 @@ def plan_memory(config: WhirConfig, limits: DeviceLimits | None = None, policy: 
         queries = min(rc.num_queries, rc.domain_size >> rc.folding_factor)
         walk.open_rows(stage, state.tree, queries, combine=True)
         walk.accumulate(stage, nv, rc.ood_samples, queries)
-        walk.release(*(b for rows in (state.tree.codeword, *state.tree.levels) for b in rows.buffers))
+        walk.release(*state.tree.buffers())
         state.tree = tree
         _sumcheck(walk, state, stage, k_next, rc.folding_pow_bits)
 

@@ -5,15 +5,23 @@ Contracts (the same tree as ``whirgpu.ref.merkle.MerkleTree``, spec §3):
   ``PaddingFreeSponge<16, 8, 8>``. ``height`` is a power of two >= 1; ``width`` >= 0.
 - A tree is a list of levels, one ``SplitArray`` (``kernels/split.py``) per level: ``levels[0]`` holds the
   ``height`` leaf digests and ``levels[d]`` the ``height >> d`` digests of level d, 8 words each, node-major;
-  ``levels[-1]`` holds the root (one buffer). A level larger than a buffer or a binding is several buffers bound in
-  windows of whole subtrees; leaves and compressions launch once per window (once per level when it fits), and
+  ``levels[-1]`` holds the root. A level larger than a buffer or a binding is several buffers bound in windows of
+  whole subtrees; leaves and compressions launch once per window (once per level when it fits), and
   ``merkle_top`` takes over where the children fit one window. The matrix may be one buffer or a ``SplitArray``.
+- Packed levels (``alloc_tree``): the top levels, from ``packed_levels`` up to the root, share ONE buffer
+  (``split.alloc_packed``): level d at byte ``levels[d].offset`` (a multiple of the runtime's offset alignment,
+  levels in order, the lowest packed level at 0), the whole run within one binding (``min(binding limit, buffer
+  limit)``), so a reader binds them all at once (``packed_run``) and each kernel still binds one level as an
+  ``RtView``. On most trees that is every level, or every level but the one or two largest; the levels below
+  the run (split ones, and whole ones too large to share a binding with the rest) own their buffers as before.
+  Compressions between two packed levels bind two ranges of one buffer, so ``merkle_compress`` declares both its
+  bindings read_write (WebGPU refuses a buffer bound read-only and writable in one dispatch).
 - ``build_tree`` records every launch (leaves, one compression per wide level, then the levels of at most
   ``top_parents`` parents in a few ``merkle_top`` launches and copies) into one batch. With ``batch=None``
   it makes and submits its own; given a caller's batch it only records, so a commitment can ride in the
   submission of the step around it.
 - ``read_root`` and ``open_paths`` read back only the root, or only the sibling digests asked for (gathered on the
-  device, then one readback).
+  device, then one readback); ``levels[-1].locate(0)`` is where the root lies (buffer, byte offset) for a copy.
 """
 
 from __future__ import annotations
@@ -23,7 +31,7 @@ import weakref
 import numpy as np
 
 from ..limits import StorageMode
-from ..runtime.base import Batch, RtBuffer, Runtime
+from ..runtime.base import Batch, RtBuffer, Runtime, RtView
 from . import split
 from .constants import poseidon2_rc_table
 from .split import SplitArray
@@ -158,31 +166,69 @@ def _scratch(rt: Runtime, nbytes: int) -> RtBuffer:
     return buffer
 
 
-def compress_top(rt: Runtime, batch: Batch, children: RtBuffer, parents: list[RtBuffer]) -> None:
-    """Record: every level from ``n0`` parents up to the root (children: 2 n0 digests in ``children``) in the
-    launches of ``top_launches(n0)``; parents[k] receives the level of n0 >> k parents (n0 a power of two,
-    len(parents) = log2(n0) + 1)."""
+def compress_top(rt: Runtime, batch: Batch, children: SplitArray, parents: list[SplitArray]) -> None:
+    """Record: every level from ``n0`` parents up to the root (children: the 2 n0 digests of ``children``, one
+    window) in the launches of ``top_launches(n0)``; parents[k] (unsplit, owned or packed) receives the level of
+    n0 >> k parents (n0 a power of two, len(parents) = log2(n0) + 1)."""
     n0 = 1 << (len(parents) - 1)
     scratch = _scratch(rt, top_scratch_bytes(n0))
     kernel = rt.kernel("merkle_compress", "merkle_top")
-    src, level = children, 0
+    src, level = children.binding(0, children.rows)[0], 0
     for n, per in top_launches(n0):
         batch.dispatch(kernel, [src, scratch, round_constants(rt)], np.array([n, 0, 0, per], np.uint32), n // per)
         at, count = 0, n
         for _ in range(per.bit_length()):  # the levels of n, n / 2, ..., n / per parents
-            batch.copy(scratch, at * _DIGEST_BYTES, parents[level], 0, count * _DIGEST_BYTES)
+            buffer, offset = parents[level].locate(0)
+            batch.copy(scratch, at * _DIGEST_BYTES, buffer, offset, count * _DIGEST_BYTES)
             at, level, count = at + count, level + 1, count // 2
-        src = parents[level - 1]
+        src = parents[level - 1].binding(0, parents[level - 1].rows)[0]
 
 
-def _alloc_level(rt: Runtime, n_nodes: int) -> SplitArray:
-    return split.alloc_rows(rt, n_nodes, _DIGEST_BYTES, _level_mode(n_nodes))
+def packed_levels(height: int, binding_limit: int, buffer_limit: int, alignment: int) -> tuple[int, int]:
+    """(first packed level, bytes of the packed buffer) of a tree over ``height`` leaves (see the module contract):
+    the lowest d such that levels d .. log2(height), packed by ``split.pack``, end within ``min(binding_limit,
+    buffer_limit)``. At least two levels share the buffer, else none does: (log2(height) + 1, 0), every level
+    owning its buffers."""
+    depth = height.bit_length() - 1
+    limit = min(binding_limit, buffer_limit)
+    first, end = depth + 1, 0
+    while first > 0:
+        sizes = [(height >> d) * _DIGEST_BYTES for d in range(first - 1, depth + 1)]
+        packed = split.pack(sizes, alignment)[1]
+        if packed > limit:
+            break
+        first, end = first - 1, packed
+    return (first, end) if first < depth else (depth + 1, 0)
+
+
+def alloc_tree(rt: Runtime, height: int) -> list[SplitArray]:
+    """Every level of a tree over ``height`` leaves (contents undefined), laid out for ``rt``'s limits: the levels
+    from ``packed_levels`` up in one buffer, those below it each in its own (``split.alloc_rows``)."""
+    binding_limit, buffer_limit, alignment = split.runtime_limits(rt)
+    depth = height.bit_length() - 1
+    first = packed_levels(height, binding_limit, buffer_limit, alignment)[0]
+    levels = [split.alloc_rows(rt, height >> d, _DIGEST_BYTES, _level_mode(height >> d)) for d in range(first)]
+    if first <= depth:
+        levels += split.alloc_packed(rt, [height >> d for d in range(first, depth + 1)], _DIGEST_BYTES,
+                                     _level_mode(height >> first))
+    return levels
+
+
+def packed_run(levels: list[SplitArray]) -> tuple[int, RtView | None]:
+    """(first packed level, one binding of every packed level: its buffer from 0 to the end of the root), or
+    (len(levels), None) for a tree without packed levels. Level d >= first lies at word ``levels[d].offset // 4``
+    of that binding."""
+    first = next((d for d, level in enumerate(levels) if level.offset is not None), len(levels))
+    if first == len(levels):
+        return first, None
+    root = levels[-1]
+    return first, RtView(root.buffers[0], 0, root.offset + root.nbytes)
 
 
 def build_tree(rt: Runtime, matrix: "RtBuffer | SplitArray", height: int, width: int,
                batch: Batch | None = None) -> list[SplitArray]:
-    """All levels of the Merkle tree over the rows of ``matrix`` (see the module contract), each a
-    ``SplitArray`` laid out for ``rt``'s limits."""
+    """All levels of the Merkle tree over the rows of ``matrix`` (see the module contract), laid out by
+    ``alloc_tree`` for ``rt``'s limits."""
     height, width = int(height), int(width)
     if height < 1 or height & (height - 1):
         raise ValueError(f"build_tree: height {height} is not a power of two >= 1")
@@ -195,19 +241,15 @@ def build_tree(rt: Runtime, matrix: "RtBuffer | SplitArray", height: int, width:
     matrix = split.wrap(rt, matrix, height, 4 * width)
     own = batch is None
     batch = rt.batch() if own else batch
-    levels = [_alloc_level(rt, height)]
+    levels = alloc_tree(rt, height)
     hash_leaves(rt, batch, matrix, levels[0], height, width)
-    n = height
-    while n > 1:
-        n //= 2
+    for d in range(len(levels) - 1):
+        n = height >> (d + 1)
         # merkle_top binds the children whole: it starts where they fit one window
-        if n <= top_parents(min(split.runtime_limits(rt)[:2])) and not levels[-1].split:
-            top = [_alloc_level(rt, n >> k) for k in range(n.bit_length())]
-            compress_top(rt, batch, levels[-1].buffers[0], [level.buffers[0] for level in top])
-            levels += top
+        if n <= top_parents(min(split.runtime_limits(rt)[:2])) and not levels[d].split:
+            compress_top(rt, batch, levels[d], levels[d + 1:])
             break
-        levels.append(_alloc_level(rt, n))
-        compress_level(rt, batch, levels[-2], levels[-1], n)
+        compress_level(rt, batch, levels[d], levels[d + 1], n)
     if own:
         batch.submit()
     return levels
@@ -215,7 +257,8 @@ def build_tree(rt: Runtime, matrix: "RtBuffer | SplitArray", height: int, width:
 
 def read_root(rt: Runtime, levels: list[SplitArray]) -> np.ndarray:
     """The root: (8,) uint32 Montgomery words (waits for the tree's submission)."""
-    return rt.read(levels[-1].buffers[0], _DIGEST_BYTES)
+    buffer, offset = levels[-1].locate(0)
+    return rt.read(buffer, _DIGEST_BYTES, offset)
 
 
 def open_paths(rt: Runtime, levels: list[SplitArray], indices) -> np.ndarray:

@@ -92,8 +92,9 @@ KERNELS: dict[str, KernelSpec] = {spec.stem: spec for spec in (
         "merkle_compress_coop": (("src", "dst", _P2), 64),
         "merkle_permute_coop": (("src", "dst", _P2), 64),
         "merkle_top": (("src", "dst", _P2), 64)}, _WG64),
-    _spec("openings", "n_slots log_w depth paths_off row_first row_count level n_levels node_first node_count _pad0 "
-          "_pad1", {"openings": (("matrix", "indices", "out", "level0", "level1", "level2", "level3", "level4"), 256)}),
+    _spec("openings", "n_slots log_w depth paths_off row_first row_count level n_levels node_first node_count n_own "
+          "_pad0 offsets:vec4x8",
+          {"openings": (("matrix", "indices", "out", "level0", "level1", "level2", "level3", "level4"), 256)}),
     _spec("gather_rows", "n_words log_w out_off row_first row_count _pad0 _pad1 _pad2",
           {"gather_rows": (("matrix", "indices", "out"), 256)}),
     _spec("sumcheck", "len lo_off hi_off partial_base groups total out_at _pad0" + _TAIL, {

@@ -16,6 +16,10 @@ Contract:
 - ``binding(first, n)``: the binding (whole buffer or ``RtView``) of the window holding rows [first, first + n)
   and the row of ``first`` inside it; the rows must lie in one window (aligned power-of-two blocks of at most
   W rows always do).
+- Packed arrays (``alloc_packed``): several unsplit arrays may share one buffer as consecutive byte ranges, each
+  at ``pack``'s offset (a multiple of ``offset_alignment``). Such an array has ``offset`` set (None: it owns its
+  buffers): it is one buffer and one window, bound as ``RtView(buffers[0], offset, nbytes)``, and ``locate``,
+  ``read_rows`` and ``release_buffers`` account for the offset and the sharing (a shared buffer is released once).
 """
 
 from __future__ import annotations
@@ -53,6 +57,17 @@ def layout(rows: int, row_bytes: int, binding_limit: int, buffer_limit: int, ali
     return buffer_rows, window_rows
 
 
+def pack(sizes: list[int], alignment: int) -> tuple[list[int], int]:
+    """(byte offset of each of ``sizes``, end of the last) when laid back to back in one buffer, each starting at
+    a multiple of ``alignment`` so that it can be bound as a window of its own."""
+    offsets, at, end = [], 0, 0
+    for size in sizes:
+        offsets.append(at)
+        end = at + size
+        at += -(-size // alignment) * alignment
+    return offsets, end
+
+
 def runtime_limits(rt: Runtime) -> tuple[int, int, int]:
     """(binding limit, buffer limit, offset alignment) the runtime (or the backend's view of it) imposes."""
     limits = rt.limits()
@@ -68,6 +83,7 @@ class SplitArray:
     row_bytes: int
     buffer_rows: int
     window_rows: int
+    offset: int | None = None  # byte offset of row 0 in a buffer shared with other arrays (None: owned buffers)
 
     @property
     def nbytes(self) -> int:
@@ -90,6 +106,8 @@ class SplitArray:
             raise ValueError(f"rows [{first}, {first + n}) do not lie in one window of {w} rows of a "
                              f"{self.rows}-row array")
         buffer = self.buffers[start // self.buffer_rows]
+        if self.offset is not None:
+            return RtView(buffer, self.offset, self.nbytes), first
         if w == self.buffer_rows:
             return buffer, first - start
         return RtView(buffer, (start % self.buffer_rows) * self.row_bytes, w * self.row_bytes), first - start
@@ -101,7 +119,7 @@ class SplitArray:
 
     def locate(self, row: int) -> tuple[RtBuffer, int]:
         """(buffer, byte offset) of global row ``row`` (for copies)."""
-        return self.buffers[row // self.buffer_rows], (row % self.buffer_rows) * self.row_bytes
+        return self.buffers[row // self.buffer_rows], (self.offset or 0) + (row % self.buffer_rows) * self.row_bytes
 
 
 def alloc_rows(rt: Runtime, rows: int, row_bytes: int, mode: StorageMode = StorageMode.PRIVATE) -> SplitArray:
@@ -110,6 +128,16 @@ def alloc_rows(rt: Runtime, rows: int, row_bytes: int, mode: StorageMode = Stora
     buffer_rows, window_rows = layout(rows, row_bytes, binding_limit, buffer_limit, alignment)
     buffers = [rt.alloc(buffer_rows * row_bytes, mode) for _ in range(rows // buffer_rows)]
     return SplitArray(buffers, rows, row_bytes, buffer_rows, window_rows)
+
+
+def alloc_packed(rt: Runtime, row_counts: list[int], row_bytes: int,
+                 mode: StorageMode = StorageMode.PRIVATE) -> list[SplitArray]:
+    """Arrays of ``row_counts`` x ``row_bytes`` packed into one new buffer of ``pack``'s end from ``rt.alloc``, at
+    ``pack``'s offsets for ``rt``'s alignment (contents undefined). The caller makes sure each array fits one
+    binding, and the buffer one binding where it binds them together."""
+    offsets, end = pack([rows * row_bytes for rows in row_counts], runtime_limits(rt)[2])
+    buffer = rt.alloc(end, mode)
+    return [SplitArray([buffer], rows, row_bytes, rows, rows, at) for rows, at in zip(row_counts, offsets)]
 
 
 def wrap(rt: Runtime, data: "RtBuffer | SplitArray", rows: int, row_bytes: int) -> SplitArray:
@@ -129,9 +157,13 @@ def wrap(rt: Runtime, data: "RtBuffer | SplitArray", rows: int, row_bytes: int) 
 def read_rows(rt: Runtime, array: SplitArray) -> np.ndarray:
     """The whole array as host words, row-major (waits for submitted work)."""
     per = array.buffer_rows * array.row_bytes
-    return np.concatenate([rt.read(b, per) for b in array.buffers])
+    return np.concatenate([rt.read(b, per, array.offset or 0) for b in array.buffers])
 
 
 def release_buffers(arrays) -> list[RtBuffer]:
-    """Every buffer of ``arrays`` (for a pool)."""
-    return [b for a in arrays for b in a.buffers]
+    """Every buffer of ``arrays``, each once (packed arrays share theirs), for a pool."""
+    seen: dict[int, RtBuffer] = {}
+    for a in arrays:
+        for b in a.buffers:
+            seen.setdefault(id(b), b)
+    return list(seen.values())
