@@ -48,7 +48,7 @@ COOP_MAX_STATES = 1 << 14  # launches of at most this many permutations use the 
 # launches are what costs (~30 us each) and a workgroup's rounds are as cheap as a launch's threads. A tree of
 # 2^17 leaves makes its top 14 levels in 3 launches (8192 -> 256, 128 -> 4, 2 -> 1) instead of 10.
 TOP_MAX_PARENTS = 8192  # 0: never (every level a launch of its own)
-TOP_SUBTREE = 32  # parents per workgroup at the base of a merkle_top launch (a power of two)
+TOP_SUBTREE = 64  # parents per workgroup at the base of a merkle_top launch (a power of two)
 _DIGEST_BYTES = 4 * DIGEST
 
 _rc_tables: "weakref.WeakKeyDictionary[Runtime, RtBuffer]" = weakref.WeakKeyDictionary()
