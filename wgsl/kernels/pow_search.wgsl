@@ -82,8 +82,10 @@ fn pow_search(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) 
     if (lid == 0u) {
         exit_last = atomicAdd(&scratch_atomic[params.exit_ticket], 1u) == params.groups - 1u;
     }
-    if (workgroupUniformLoad(&exit_last) && lid == 0u) {
-        atomicStore(&scratch_atomic[params.exit_ticket], 0u);
-        transcript_run();
+    if (workgroupUniformLoad(&exit_last)) {
+        if (lid == 0u) {
+            atomicStore(&scratch_atomic[params.exit_ticket], 0u);
+        }
+        transcript_run(lid, WG);
     }
 }

@@ -19,7 +19,13 @@
 //   7 POWERS    (two op slots: this and (n, n_slots, 0, 0)) the EF at scratch word z + 4 i = x^i for
 //               i < n + valid, 0 for the rest of n + n_slots; x = the EF at scratch word y; valid = min(scratch[w],
 //               n_slots), or n_slots when w is 0xffffffff (select constraints past the drawn count get 0)
-// One thread runs a program: transcript_run(). Words Montgomery in [0, P).
+//   8 SORT      (three op slots: (8, raw, q, flags), (sorted, slots, count_at, points_at), (generator, proof_count,
+//               0, 0)) the q drawn indices scratch[raw ..) become their `count` distinct values ascending in
+//               scratch[sorted ..), zero-padded to `slots`; count goes to scratch[count_at] and proof[proof_count];
+//               scratch[points_at + i] = generator^sorted[i] (1 for padding); scratch[flags .. flags + q) is work
+//               space. Made by the whole workgroup (protocol/query_indices.py's order).
+// The whole workgroup runs a program: transcript_run(lid, size), called by its `size` threads in uniform control
+// flow; thread 0 runs every op but SORT. Words Montgomery in [0, P).
 
 const CH_NOT_FOUND: u32 = 0xffffffffu;
 const OP_OBSERVE: u32 = 1u;
@@ -29,11 +35,14 @@ const OP_QUERIES: u32 = 4u;
 const OP_POW_RESET: u32 = 5u;
 const OP_EXPAND: u32 = 6u;
 const OP_POWERS: u32 = 7u;
+const OP_SORT: u32 = 8u;
 
 var<private> ch_sponge: array<u32, 16>;
 var<private> ch_input: array<u32, 8>;
 var<private> ch_in_len: u32;
 var<private> ch_out_len: u32;
+var<workgroup> ch_next: u32;             // the next op for the whole workgroup (a SORT, or n_ops when done)
+var<workgroup> ch_distinct: atomic<u32>;
 
 fn ch_duplex() {
     for (var i = 0u; i < ch_in_len; i++) {
@@ -124,11 +133,7 @@ fn ch_powers(src: u32, dst: u32, count_at: u32, n: u32, n_slots: u32) {
     }
 }
 
-// Runs params.ops[0 .. n_ops) on the challenger in scratch (loaded first, stored back last). One thread.
-fn transcript_run() {
-    if (params.n_ops == 0u) {
-        return;
-    }
+fn ch_load() {
     for (var i = 0u; i < 16u; i++) {
         ch_sponge[i] = scratch_get(i);
     }
@@ -137,7 +142,23 @@ fn transcript_run() {
     for (var i = 0u; i < 8u; i++) {
         ch_input[i] = scratch_get(18u + i);
     }
-    for (var k = 0u; k < params.n_ops; k++) {
+}
+
+fn ch_store() {
+    for (var i = 0u; i < 16u; i++) {
+        scratch_set(i, ch_sponge[i]);
+    }
+    scratch_set(16u, ch_in_len);
+    scratch_set(17u, ch_out_len);
+    for (var i = 0u; i < 8u; i++) {
+        scratch_set(18u + i, ch_input[i]);
+    }
+}
+
+// Thread 0: runs ops from `first` up to the next SORT (or the end); returns that op's index.
+fn ch_run_ops(first: u32) -> u32 {
+    var k = first;
+    while (k < params.n_ops) {
         let op = params.ops[k];
         switch op.x {
             case OP_OBSERVE: {
@@ -174,15 +195,92 @@ fn transcript_run() {
                 ch_powers(op.y, op.z, op.w, counts.x, counts.y);
                 k += 1u;
             }
+            case OP_SORT: {
+                return k;
+            }
             default: {}
         }
+        k += 1u;
     }
-    for (var i = 0u; i < 16u; i++) {
-        scratch_set(i, ch_sponge[i]);
+    return k;
+}
+
+// The SORT at op k, by the `size` threads of the workgroup: each distinct value finds its rank by counting.
+fn ch_sort(lid: u32, size: u32, k: u32) {
+    let a = params.ops[k];
+    let b = params.ops[k + 1u];
+    let c = params.ops[k + 2u];
+    let raw = a.y;
+    let q = a.z;
+    let flags = a.w;
+    if (lid == 0u) {
+        atomicStore(&ch_distinct, 0u);
     }
-    scratch_set(16u, ch_in_len);
-    scratch_set(17u, ch_out_len);
-    for (var i = 0u; i < 8u; i++) {
-        scratch_set(18u + i, ch_input[i]);
+    workgroupBarrier();
+    for (var i = lid; i < q; i += size) {
+        let v = scratch_get(raw + i);
+        var first = 1u;
+        for (var j = 0u; j < i; j++) {
+            if (scratch_get(raw + j) == v) {
+                first = 0u;
+                break;
+            }
+        }
+        scratch_set(flags + i, first);
+        if (first == 1u) {
+            atomicAdd(&ch_distinct, 1u);
+        }
+    }
+    storageBarrier();
+    workgroupBarrier();
+    let count = atomicLoad(&ch_distinct);
+    for (var i = lid; i < q; i += size) {
+        if (scratch_get(flags + i) == 1u) {
+            let v = scratch_get(raw + i);
+            var rank = 0u;
+            for (var j = 0u; j < q; j++) {
+                if (scratch_get(flags + j) == 1u && scratch_get(raw + j) < v) {
+                    rank += 1u;
+                }
+            }
+            scratch_set(b.x + rank, v);
+            scratch_set(b.w + rank, bb_pow(c.x, v));
+        }
+    }
+    for (var i = count + lid; i < b.y; i += size) {
+        scratch_set(b.x + i, 0u);
+        scratch_set(b.w + i, BB_R);
+    }
+    if (lid == 0u) {
+        scratch_set(b.z, count);
+        proof_set(c.y, count);
+    }
+    storageBarrier();
+    workgroupBarrier();
+}
+
+// Runs params.ops[0 .. n_ops) on the challenger in scratch (loaded first, stored back last). Called by all `size`
+// threads of one workgroup in uniform control flow.
+fn transcript_run(lid: u32, size: u32) {
+    if (params.n_ops == 0u) {
+        return;
+    }
+    if (lid == 0u) {
+        ch_load();
+    }
+    var k = 0u;
+    loop {
+        if (lid == 0u) {
+            ch_next = ch_run_ops(k);
+        }
+        k = workgroupUniformLoad(&ch_next);
+        if (k >= params.n_ops) {
+            break;
+        }
+        ch_sort(lid, size, k);
+        k += 3u;
+    }
+    if (lid == 0u) {
+        ch_store();
     }
 }

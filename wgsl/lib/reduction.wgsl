@@ -61,12 +61,13 @@ fn finish_pairs(lid: u32, pair: u32, total: u32, a: vec4<u32>, b: vec4<u32>) -> 
     return true;
 }
 
-// Thread 0 of the last workgroup, after writing the results: release the ticket and run the transcript program.
+// The last workgroup, after writing the results (every thread calls it): release the ticket and run the
+// transcript program.
 fn end_reduction(lid: u32) {
     if (lid == 0u) {
         atomicStore(&work[0], 0u);
-        transcript_run();
     }
+    transcript_run(lid, RED_WG);
 }
 
 fn proof_set_ef(at: u32, v: vec4<u32>) {

@@ -5,10 +5,9 @@
 but its values are ``DeviceValue``s and nothing is read back: each call appends an op to a short program
 (challenger.wgsl / .metal). A program runs as the epilogue of the launch recorded just before it when that launch
 is a ``TailLaunch`` (the last workgroup of a reduction observes the sum it wrote and samples the next challenge;
-the last workgroup of a proof-of-work search absorbs the witness; the query sort samples the combination
-challenge), else as one ``transcript`` launch recorded just before the next launch of any other kernel
-(``flush``). So consecutive transcript steps cost at most one dispatch, and none after a reduction, a search or a
-query sort. Bit-exact with ``protocol.transcript.DuplexChallenger`` (the challenger's state layout is in
+the last workgroup of a proof-of-work search absorbs the witness, draws the queries, sorts them and samples the
+combination challenge), else as one ``transcript`` launch recorded just before the next launch of any other kernel
+(``flush``). So consecutive transcript steps cost at most one dispatch, and none after a reduction or a search. Bit-exact with ``protocol.transcript.DuplexChallenger`` (the challenger's state layout is in
 ``device_values``).
 
 Proof of work runs on the device challenger: one ``pow_search`` launch per grind, a fixed grid of ``POW_GROUPS``
@@ -34,7 +33,8 @@ from ..ref import field_np as F
 from ..runtime.base import RtView
 from .device_values import POW_MAX_COUNTERS, DeviceQueries, DeviceValue
 
-OP_OBSERVE, OP_SAMPLE, OP_WITNESS, OP_QUERIES, OP_POW_RESET, OP_EXPAND, OP_POWERS = 1, 2, 3, 4, 5, 6, 7
+OP_OBSERVE, OP_SAMPLE, OP_WITNESS, OP_QUERIES, OP_POW_RESET, OP_EXPAND, OP_POWERS, OP_SORT = 1, 2, 3, 4, 5, 6, 7, 8
+OP_SLOTS = {OP_POWERS: 2, OP_SORT: 3}  # program slots of the ops followed by data slots
 MAX_OPS = 11  # ops a program holds (the params structs end with 11 op slots: a launch's params are at most 64 words)
 POW_WG = 64
 POW_BATCH = POW_WG  # nonces a workgroup claims at once, one a thread (pow_search.wgsl)
@@ -100,15 +100,14 @@ class DeviceTranscript:
         self.full_range = False
 
     # -- recording -----------------------------------------------------------------------------------------------
-    def _op(self, code: int, y: int = 0, z: int = 0, w: int = 0, data: tuple[int, int, int, int] | None = None,
-            points: bool = False) -> None:
+    def _op(self, code: int, y: int = 0, z: int = 0, w: int = 0, data: tuple = (), points: bool = False) -> None:
+        """Append op (code, y, z, w) and its ``data`` slots (4-tuples) to the pending program."""
         if points and self.tail is not None and not self.tail.points:
             self.flush()
-        if len(self.pending) + (2 if data else 1) > MAX_OPS:
+        if len(self.pending) + 1 + len(data) > MAX_OPS:
             self.flush()
         self.pending.append((code, y, z, w))
-        if data:
-            self.pending.append(data)
+        self.pending.extend(data)
 
     def defer(self, launch: TailLaunch) -> None:
         """Record ``launch`` after what is pending; the ops recorded next become its epilogue."""
@@ -129,13 +128,15 @@ class DeviceTranscript:
         first = min((a for a, _ in touched), default=0) * 4 // align * align  # bytes, aligned down
         end = max((b for _, b in touched), default=1) * 4
         k = 0
-        while k < len(ops):  # proof offsets relative to the window (POWERS is followed by a data slot)
+        while k < len(ops):  # proof offsets relative to the window (data slots skipped)
             op = ops[k]
             if op[0] == OP_OBSERVE:
                 op[1] -= first // 4
             elif op[0] == OP_WITNESS:
                 op[2] -= first // 4
-            k += 2 if op[0] == OP_POWERS else 1
+            elif op[0] == OP_SORT:
+                ops[k + 2][1] -= first // 4
+            k += OP_SLOTS.get(op[0], 1)
         program = np.zeros(4 + 4 * MAX_OPS, np.uint32)
         program[0] = len(ops)
         if ops:
@@ -179,7 +180,7 @@ class DeviceTranscript:
     def powers(self, x: DeviceValue, out: DeviceValue, n: int, slots: int, count: DeviceValue | None) -> None:
         """``out`` ((n + slots, 4) in scratch) := x^0 .. x^(n-1), then x^n .. for each of ``slots`` query slots,
         0 for the slots past the drawn ``count`` (a scratch word; None: every slot counts)."""
-        self._op(OP_POWERS, x.word, out.word, count.word if count is not None else NOT_FOUND, data=(n, slots, 0, 0))
+        self._op(OP_POWERS, x.word, out.word, count.word if count is not None else NOT_FOUND, data=((n, slots, 0, 0),))
 
     def grind(self, bits: int) -> DeviceValue:
         """Proof of work on the device: the smallest valid nonce's Montgomery word into a proof slot, absorbed as
@@ -224,8 +225,7 @@ class DeviceTranscript:
         points = regions.scratch.take((slots,))
         proof_count = regions.proof.take((1,))
         generator = int(F.constant(TWO_ADIC_GENERATORS[log_size]))
-        head = [raw.word, q, indices.word, slots, count.word, 0, points.word, flags.word, generator, 0, 0, 0]
-        buffers = [regions.scratch.buffer, PROOF_WINDOW, regions.points.buffer, self.backend._round_constants()]
-        self.defer(TailLaunch(self.backend._drivers.kernel("queries"), [(buffers, head, 1)],
-                              out=(proof_count.word, proof_count.word + 1), out_field=5))
+        self._op(OP_SORT, raw.word, q, flags.word, data=((indices.word, slots, count.word, points.word),
+                                                         (generator, proof_count.word, 0, 0)))
+        self.proof_words.append((proof_count.word, proof_count.word + 1))
         return DeviceQueries(indices, count, proof_count, points, slots)

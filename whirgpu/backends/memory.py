@@ -419,7 +419,7 @@ class _Walk:
         levels, the packed ones in one binding; split levels per window). ``combine``: a round's (not the final)
         step: the checkpoint sample first, then gamma and its powers."""
         self.op(2 if combine else 1)  # the checkpoint, the draw
-        self.defer()  # the sort
+        self.op(3)  # the sort
         if combine:
             self.op(3)  # gamma, its powers
         if q:

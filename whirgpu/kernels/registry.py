@@ -119,9 +119,7 @@ KERNELS: dict[str, KernelSpec] = {spec.stem: spec for spec in (
     _spec("pow_search", "mask found counter first_batch end_batch exit_ticket groups _pad0" + _TAIL,
           {"pow_search": (("scratch_atomic", "proof", "points", _P2), "WG")}, _WG64),
     _spec("transcript", "n_ops _pad0 _pad1 _pad2 ops:vec4x11",
-          {"transcript": (("scratch", "proof", "points", _P2), 1)}),
-    _spec("queries", "raw q sorted slots count_at proof_count_at points_at flags generator _pad0 _pad1 _pad2" + _TAIL,
-          {"queries": (("scratch", "proof", "points", _P2), 256)}),
+          {"transcript": (("scratch", "proof", "points", _P2), 64)}),
     _spec("to_monty", "n base check_at _pad0", {
         "to_monty_inplace": (("check", "table"), 256),
         "to_monty_copy": (("check", "table", "canonical"), 256)}),
