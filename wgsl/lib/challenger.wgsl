@@ -63,42 +63,33 @@ fn ch_duplex() {
     ch_out_len = 8u;
 }
 
-fn ch_observe(w: u32) {
+fn ch_absorb(w: u32) {
     ch_out_len = 0u;
     ch_input[ch_in_len] = w;
     ch_in_len += 1u;
-    if (ch_in_len == 8u) {
-        ch_duplex();
-    }
 }
 
-fn ch_sample() -> u32 {
-    if (ch_in_len != 0u || ch_out_len == 0u) {
-        ch_duplex();
-    }
+// The next output word; the caller has made one available (ch_run_ops: no pending input, output not empty).
+fn ch_pop() -> u32 {
     ch_out_len -= 1u;
     return ch_sponge[ch_out_len];
 }
 
-// The low `bits` bits (bits <= 30) of one sample's canonical value.
-fn ch_sample_bits(bits: u32) -> u32 {
-    return bb_mul(ch_sample(), 1u) & ((1u << bits) - 1u);
-}
-
-fn ch_draw_queries(dst: u32, q: u32, log_size: u32, per_call: u32) {
-    if (q == 0u) {
-        _ = ch_sample();
-        return;
-    }
-    var done = 0u;
-    while (done < q) {
-        let count = min(q - done, per_call);
-        var v = ch_sample_bits(count * log_size);
-        for (var j = 0u; j < count; j++) {
-            scratch_set(dst + done + j, v & ((1u << log_size) - 1u));
-            v >>= log_size;
+// Output words op `op` takes from step i on (SAMPLE: one a step; WITNESS: step 1; QUERIES: one a draw call).
+fn ch_wants_output(op: vec4<u32>, i: u32) -> bool {
+    switch op.x {
+        case OP_SAMPLE: {
+            return i < op.z;
         }
-        done += count;
+        case OP_WITNESS: {
+            return i == 1u;
+        }
+        case OP_QUERIES: {
+            return i < max(1u, ((op.z & 0xffffu) + op.w - 1u) / op.w);
+        }
+        default: {
+            return false;
+        }
     }
 }
 
@@ -155,36 +146,68 @@ fn ch_store() {
     }
 }
 
-// Thread 0: runs ops from `first` up to the next SORT (or the end); returns that op's index.
-fn ch_run_ops(first: u32) -> u32 {
-    var k = first;
-    while (k < params.n_ops) {
-        let op = params.ops[k];
+// Thread 0: runs ops [k0, end) up to the next SORT (or the end) and returns that op's index. One step at a time:
+// an observed word, a sampled word, a query draw call, or a whole op that touches no sponge word; the permutation
+// (the shader's only one: compilers inline every call) runs between steps, when the input is full (as the host
+// duplexes eagerly) or the next step takes an output word while input is pending or the output is empty.
+fn ch_run_ops(k0: u32, end: u32) -> u32 {
+    var k = k0;
+    var i = 0u;                                  // steps of op k done
+    loop {
+        var op = vec4<u32>(0u);
+        if (k < end) {
+            op = params.ops[k];
+        }
+        if (ch_in_len == 8u || (k < end && ch_wants_output(op, i) && (ch_in_len != 0u || ch_out_len == 0u))) {
+            ch_duplex();
+            continue;
+        }
+        if (k >= end || op.x == OP_SORT) {
+            break;
+        }
+        var done = true;                         // op k finished with this step
         switch op.x {
             case OP_OBSERVE: {
-                for (var i = 0u; i < op.z; i++) {
-                    ch_observe(proof_get(op.y + i));
+                if (i < op.z) {
+                    ch_absorb(proof_get(op.y + i));
                 }
+                done = i + 1u >= op.z;
             }
             case OP_SAMPLE: {
-                for (var i = 0u; i < op.z; i++) {
-                    scratch_set(op.y + i, ch_sample());
+                if (i < op.z) {
+                    scratch_set(op.y + i, ch_pop());
                 }
+                done = i + 1u >= op.z;
             }
             case OP_WITNESS: {
-                let nonce = scratch_get(op.y);
-                let w = bb_mul(select(nonce, 0u, nonce == CH_NOT_FOUND), BB_R2);
-                proof_set(op.z, select(w, CH_NOT_FOUND, nonce == CH_NOT_FOUND));
-                ch_observe(w);
-                _ = ch_sample();
+                if (i == 0u) {
+                    let nonce = scratch_get(op.y);
+                    let w = bb_mul(select(nonce, 0u, nonce == CH_NOT_FOUND), BB_R2);
+                    proof_set(op.z, select(w, CH_NOT_FOUND, nonce == CH_NOT_FOUND));
+                    ch_absorb(w);
+                } else {
+                    _ = ch_pop();
+                }
+                done = i == 1u;
             }
             case OP_QUERIES: {
-                ch_draw_queries(op.y, op.z & 0xffffu, op.z >> 16u, op.w);
+                // draw call i: min(per_call, q - done) indices of L bits from one word, LSB first (q = 0: one
+                // call of 0 bits)
+                let q = op.z & 0xffffu;
+                let log_size = op.z >> 16u;
+                let first = i * op.w;
+                let count = min(op.w, q - min(q, first));
+                var v = bb_mul(ch_pop(), 1u) & ((1u << (count * log_size)) - 1u);
+                for (var j = 0u; j < count; j++) {
+                    scratch_set(op.y + first + j, v & ((1u << log_size) - 1u));
+                    v >>= log_size;
+                }
+                done = !ch_wants_output(op, i + 1u);
             }
             case OP_POW_RESET: {
                 scratch_set(op.y, CH_NOT_FOUND);
-                for (var i = 0u; i < op.w; i++) {
-                    scratch_set(op.z + i, 0u);
+                for (var j = 0u; j < op.w; j++) {
+                    scratch_set(op.z + j, 0u);
                 }
             }
             case OP_EXPAND: {
@@ -195,12 +218,14 @@ fn ch_run_ops(first: u32) -> u32 {
                 ch_powers(op.y, op.z, op.w, counts.x, counts.y);
                 k += 1u;
             }
-            case OP_SORT: {
-                return k;
-            }
             default: {}
         }
-        k += 1u;
+        if (done) {
+            k += 1u;
+            i = 0u;
+        } else {
+            i += 1u;
+        }
     }
     return k;
 }
@@ -259,22 +284,22 @@ fn ch_sort(lid: u32, size: u32, k: u32) {
     workgroupBarrier();
 }
 
-// Runs params.ops[0 .. n_ops) on the challenger in scratch (loaded first, stored back last). Called by all `size`
+// Runs params.ops[first .. end) on the challenger in scratch (loaded first, stored back last). Called by all `size`
 // threads of one workgroup in uniform control flow.
-fn transcript_run(lid: u32, size: u32) {
-    if (params.n_ops == 0u) {
+fn transcript_range(lid: u32, size: u32, first: u32, end: u32) {
+    if (first >= end) {
         return;
     }
     if (lid == 0u) {
         ch_load();
     }
-    var k = 0u;
+    var k = first;
     loop {
         if (lid == 0u) {
-            ch_next = ch_run_ops(k);
+            ch_next = ch_run_ops(k, end);
         }
         k = workgroupUniformLoad(&ch_next);
-        if (k >= params.n_ops) {
+        if (k >= end) {
             break;
         }
         ch_sort(lid, size, k);
@@ -283,4 +308,9 @@ fn transcript_run(lid: u32, size: u32) {
     if (lid == 0u) {
         ch_store();
     }
+}
+
+// The whole program, params.ops[0 .. n_ops).
+fn transcript_run(lid: u32, size: u32) {
+    transcript_range(lid, size, 0u, params.n_ops);
 }

@@ -1,14 +1,11 @@
-// requires: challenger
+// requires: challenger ef_reduce
 // The end of a reduction whose workgroups, over one or several launches, each leave a pair of EF partial sums, and
 // whose last workgroup sums them all and then runs the launch's transcript program (challenger.wgsl) on the result.
 // A kernel that requires this file declares `work: array<atomic<u32>>` (word 0: the ticket, 0 between
 // reductions, reset by each last workgroup; EF partial pair p at words 4 + 8 p) and is launched with workgroups of
-// RED_WG threads. Partials go through atomics so that the last workgroup reads what every other one stored.
+// RED_WG threads (ef_reduce.wgsl). Partials go through atomics so that the last workgroup reads what every other one
+// stored.
 
-const RED_WG: u32 = 256u;
-
-var<workgroup> red_a: array<vec4<u32>, RED_WG>;
-var<workgroup> red_b: array<vec4<u32>, RED_WG>;
 var<workgroup> red_is_last: bool;
 
 fn red_store(word: u32, v: vec4<u32>) {
@@ -20,20 +17,6 @@ fn red_store(word: u32, v: vec4<u32>) {
 fn red_load(word: u32) -> vec4<u32> {
     return vec4<u32>(atomicLoad(&work[word]), atomicLoad(&work[word + 1u]), atomicLoad(&work[word + 2u]),
                      atomicLoad(&work[word + 3u]));
-}
-
-// Sums a and b over the workgroup into red_a[0], red_b[0]; every thread must call it.
-fn reduce_pair(lid: u32, a: vec4<u32>, b: vec4<u32>) {
-    red_a[lid] = a;
-    red_b[lid] = b;
-    workgroupBarrier();
-    for (var span = RED_WG / 2u; span > 0u; span >>= 1u) {
-        if (lid < span) {
-            red_a[lid] = ef_add(red_a[lid], red_a[lid + span]);
-            red_b[lid] = ef_add(red_b[lid], red_b[lid + span]);
-        }
-        workgroupBarrier();
-    }
 }
 
 // Leaves this workgroup's pair (a, b) as partial pair `pair`; true (uniformly) in the last of `total` workgroups,

@@ -214,6 +214,13 @@ class Backend(ABC):
     def fold(self, table: DeviceBuffer, weights: DeviceBuffer, r: np.ndarray) -> tuple[DeviceBuffer, DeviceBuffer]:
         """Bind x_0 := r in table and weights; the new table is EF with half the entries."""
 
+    def sumcheck_rounds(self, table: DeviceBuffer, weights: DeviceBuffer, transcript, rounds: int):
+        """``rounds`` sumcheck rounds without proof of work in one step, where the backend can: for each round,
+        h = ``sumcheck_round``, observe h, r = ``transcript.sample_ef()``, ``fold`` by r (the loop of
+        ``WhirProver._sumcheck``, byte for byte), releasing the tables it folds. Returns (the rounds' h values,
+        table, weights), or None to leave the rounds to that loop (the default)."""
+        return None
+
     # -- Fiat-Shamir help ----------------------------------------------------------------------------------
     def grind(self, challenger, bits: int) -> np.uint32:
         """Proof of work: the witness with the smallest canonical value; advances ``challenger`` past it."""

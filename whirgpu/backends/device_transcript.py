@@ -74,13 +74,15 @@ class TailLaunch:
     dispatches of ``kernel`` (the windows of one reduction; whichever holds the last workgroup runs the program),
     each ``(buffers, head, n_groups)`` with ``PROOF_WINDOW`` where the proof window goes and ``head`` the params
     before the program's fields. ``out``: the (first, end) proof words the kernel itself writes, whose window-
-    relative first word goes to ``head[out_field]``; ``points``: the kernel binds the points region (may EXPAND)."""
+    relative first word goes to ``head[out_field]``; ``points``: the kernel binds the points region (may EXPAND);
+    ``ops``: the launch's own program steps (4-tuples), run before the ops recorded after it."""
 
     kernel: object
     dispatches: list
     out: tuple[int, int] | None = None
     out_field: int = -1
     points: bool = True
+    ops: tuple = ()
 
 
 class DeviceTranscript:
@@ -104,7 +106,8 @@ class DeviceTranscript:
         """Append op (code, y, z, w) and its ``data`` slots (4-tuples) to the pending program."""
         if points and self.tail is not None and not self.tail.points:
             self.flush()
-        if len(self.pending) + 1 + len(data) > MAX_OPS:
+        own = len(self.tail.ops) if self.tail is not None else 0
+        if own + len(self.pending) + 1 + len(data) > MAX_OPS:
             self.flush()
         self.pending.append((code, y, z, w))
         self.pending.extend(data)
@@ -119,7 +122,7 @@ class DeviceTranscript:
         tail, self.tail = self.tail, None
         if tail is None and not self.pending:
             return
-        ops, self.pending = [list(op) for op in self.pending], []
+        ops, self.pending = [list(op) for op in (tail.ops if tail is not None else ()) + tuple(self.pending)], []
         touched, self.proof_words = self.proof_words, []
         if tail is not None and tail.out is not None:
             touched.append(tail.out)

@@ -60,12 +60,14 @@ from ..ref import field_np as F
 from ..runtime.base import RtBuffer, Runtime, RtView
 from .base import (Backend, Commitment, DeviceBuffer, DeviceLimits, PowRangeExceeded, ProofShape, StorageMode,
                    non_canonical, policy_mode, resolve_storage)
-from .device_transcript import NOT_FOUND, PROOF_WINDOW, DeviceTranscript, TailLaunch
+from .device_transcript import (MAX_OPS, NOT_FOUND, OP_OBSERVE, OP_SAMPLE, PROOF_WINDOW, DeviceTranscript,
+                                TailLaunch)
 from .device_values import (POW_MAX_COUNTERS, STATE_WORDS, DeviceOpenings, DeviceQueries, DeviceValue,
                             ProofRegions, Region, concat_points, region_bytes)
 
 WG = 256  # workgroup size of the sumcheck, fold, weights, MLE and gather kernels
 MAX_REDUCE_GROUPS = 1024  # workgroups of a reduction's first stage (grid-stride loops cover the rest)
+SUMCHECK_TAIL_MAX = 1 << 12  # most entries of a table whose pow-free rounds run in one sumcheck_tail launch
 EF_BYTES = 16
 
 
@@ -823,6 +825,36 @@ class GpuBackend(Backend):
                                groups))
         self._session.transcript.defer(TailLaunch(kernel, dispatches, (h.word, h.word + 8), 6, points=False))
         return h
+
+    def sumcheck_rounds(self, table: DeviceBuffer, weights: DeviceBuffer, transcript, rounds: int):
+        """In a proof, a phase's rounds without proof of work on an EF table of at most ``SUMCHECK_TAIL_MAX``
+        entries run in one ``sumcheck_tail`` launch (sums, observation, challenge and fold of every round, by one
+        workgroup); else None (the prover's loop)."""
+        session = self._session
+        n = table.shape[0]
+        if (session is None or not table.is_ext or n > SUMCHECK_TAIL_MAX or not 1 <= rounds <= _log2(n)
+                or 2 * rounds > MAX_OPS or weights.shape != (n, 4) or n * EF_BYTES > self._window_limit
+                or session.pending_sums is not None):
+            return None
+        del session.fold_fuses[:rounds]  # the folds this launch makes
+        half, left = n // 2, n >> rounds
+        outs = [self._new_table(half, EF_BYTES) for _ in range(2)]
+        h = session.regions.proof.take((rounds, 2, 4))
+        challenges = session.regions.scratch.take((rounds, 4))
+        # each round's program: observe its sums, sample its challenge (what the prover's loop records)
+        ops = sum((((OP_OBSERVE, h.word + 8 * r, 8, 0), (OP_SAMPLE, challenges.word + 4 * r, 4, 0))
+                   for r in range(rounds)), ())
+        buffers = [table.handle.buffers[0], weights.handle.buffers[0], outs[0].buffers[0], outs[1].buffers[0]]
+        scratch, proof_window, rc = self._tail_io()
+        launch = TailLaunch(self._drivers.kernel("sumcheck_tail"),
+                            [(buffers + [scratch, proof_window, rc], [n, rounds, 0, challenges.word], 1)],
+                            (h.word, h.word + 8 * rounds), 2, points=False, ops=ops)
+        session.transcript.defer(launch)
+        self.release(table, weights)
+        evaluations = [DeviceValue(h.buffer, h.offset + 32 * r, (2, 4)) for r in range(rounds)]
+        folded = [DeviceBuffer(SplitArray(out.buffers, left, EF_BYTES, left, left), (left, 4), out.mode)
+                  for out in outs]
+        return evaluations, folded[0], folded[1]
 
     # -- fold ----------------------------------------------------------------------------------------------------
     def fold(self, table: DeviceBuffer, weights: DeviceBuffer, r) -> tuple[DeviceBuffer, DeviceBuffer]:

@@ -48,8 +48,8 @@ from ..protocol.proof_shape import proof_shape
 from ..runtime.upload import UploadPlan
 from .device_transcript import MAX_OPS, pow_launches
 from .device_values import region_bytes
-from .gpu import (EF_BYTES, MAX_REDUCE_GROUPS, WG, factor_layout, factor_parts, factor_sizes, opening_launches,
-                  work_bytes)
+from .gpu import (EF_BYTES, MAX_REDUCE_GROUPS, SUMCHECK_TAIL_MAX, WG, factor_layout, factor_parts, factor_sizes,
+                  opening_launches, work_bytes)
 
 BASE_BYTES = 4
 DIGEST_BYTES = 4 * merkle.DIGEST
@@ -287,11 +287,13 @@ class _Walk:
         self.flush_ops()
         self.dispatches += n
 
-    def defer(self, n: int = 1, points: bool = True) -> None:
-        """A ``TailLaunch`` of ``n`` dispatches: the ops recorded next ride on it (``points``: it may EXPAND)."""
+    def defer(self, n: int = 1, points: bool = True, ops: int = 0) -> None:
+        """A ``TailLaunch`` of ``n`` dispatches with ``ops`` program slots of its own: the ops recorded next ride
+        on it (``points``: it may EXPAND)."""
         self.flush_ops()
         self.dispatches += n
         self.tail = points
+        self.pending_ops = ops
 
     def op(self, slots: int = 1, points: bool = False) -> None:
         """A transcript op of ``slots`` program slots (DeviceTranscript._op)."""
@@ -473,6 +475,11 @@ class _Walk:
             self.defer(n_windows, points=False)
         self.op()
 
+    def tail_fusable(self, state, rounds: int) -> bool:
+        """GpuBackend.sumcheck_rounds's test: a small EF table bound whole, a short phase."""
+        return (state.is_ext and 1 <= rounds <= _log2(state.n) and state.n <= SUMCHECK_TAIL_MAX
+                and 2 * rounds <= MAX_OPS and state.n * EF_BYTES <= self._bind_limit)
+
     def fusable(self, n: int) -> bool:
         """GpuBackend._fusable: the fused fold binds its input tables whole and needs 4 entries or more."""
         limit = min(self.binding_limit or 1 << 62, self.buffer_limit or 1 << 62)
@@ -529,6 +536,13 @@ class _State:
 
 
 def _sumcheck(walk: _Walk, state: _State, stage: str, rounds: int, pow_bits: int) -> None:
+    if pow_bits == 0 and walk.tail_fusable(state, rounds):  # GpuBackend.sumcheck_rounds: one sumcheck_tail launch
+        name = f"{stage} folded table and weights"
+        table, weights = walk.table(name, state.n // 2, EF_BYTES), walk.table(name, state.n // 2, EF_BYTES)
+        walk.defer(points=False, ops=2 * rounds)
+        walk.release(*state.table.buffers, *state.weights.buffers)
+        state.table, state.weights, state.n = table, weights, state.n >> rounds
+        return
     summed = False
     for k in range(rounds):
         walk.sumcheck_round(stage, state.n, summed)

@@ -103,6 +103,8 @@ KERNELS: dict[str, KernelSpec] = {spec.stem: spec for spec in (
     _spec("sumcheck_fold", "len half groups total challenge_at out_at _pad0 _pad1" + _TAIL, {
         "sumcheck_fold_base": (("table_base", "weights", "table_out", "weights_out") + _TAIL_IO, 256),
         "sumcheck_fold_ext": (("table_ext", "weights", "table_out", "weights_out") + _TAIL_IO, 256)}),
+    _spec("sumcheck_tail", "n rounds out_at challenge_at" + _TAIL, {
+        "sumcheck_tail": (("table", "weights", "table_out", "weights_out", "scratch", "proof", _P2), 256)}),
     _spec("fold", "len lo_off hi_off out_off", {
         "fold_base": (("table_lo_base", "table_hi_base", "weights_lo", "weights_hi", "table_out", "weights_out",
                        "challenge"), 256),

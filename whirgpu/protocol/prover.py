@@ -219,6 +219,12 @@ class WhirProver:
 
     # -- sumcheck --------------------------------------------------------------------------------------------
     def _sumcheck(self, state: _State, transcript, n_rounds: int, pow_bits: int) -> SumcheckData:
+        if pow_bits == 0 and n_rounds > 0:
+            with self.timer.phase("sumcheck"):
+                fused = self.backend.sumcheck_rounds(state.table, state.weights, transcript, n_rounds)
+            if fused is not None:
+                evaluations, state.table, state.weights = fused
+                return SumcheckData(evaluations, [])
         evaluations, witnesses = [], []
         for _ in range(n_rounds):
             with self.timer.phase("sumcheck"):
