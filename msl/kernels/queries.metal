@@ -1,17 +1,21 @@
-// requires: bb_field
+// requires: challenger
 // Query indices as the transcript draws them, sorted and de-duplicated on the device (protocol/query_indices.py):
 // the q raw indices scratch[raw .. raw + q) become the `count` distinct values ascending in scratch[sorted ..),
-// zero-padded to `slots` entries; count goes to scratch[count_at] and proof[proof_count_at]; scratch[points + i] =
-// generator^sorted[i] (Montgomery; 1 for padding); scratch[flags .. flags + q) is work space. Bindings: 0 scratch
-// (whole), 1 proof (a window; proof_count_at is relative to it), 2 params. One threadgroup; thread i: i, i + WG, ..
+// zero-padded to `slots` entries; count goes to scratch[count_at] and proof[proof_count_at]; scratch[points_at + i] =
+// generator^sorted[i] (Montgomery; 1 for padding); scratch[flags .. flags + q) is work space. Then thread 0 runs the
+// transcript program params.ops[0 .. n_ops) (challenger.metal). Bindings: 0 scratch (whole), 1 proof (a window;
+// proof_count_at and op offsets relative to it), 2 points (whole), 3 p2_rc, 4 params. One threadgroup; thread i:
+// entries i, i + WG, ...
 
-struct Params { uint raw; uint q; uint sorted; uint slots; uint count_at; uint proof_count_at; uint points;
-                uint flags; uint generator; uint _pad0; uint _pad1; uint _pad2; };
+struct Params { uint raw; uint q; uint sorted; uint slots; uint count_at; uint proof_count_at; uint points_at;
+                uint flags; uint generator; uint _pad0; uint _pad1; uint _pad2; uint n_ops; uint _t0; uint _t1;
+                uint _t2; uint4 ops[11]; };
 
 constant constexpr uint WG = 256u;
 
 kernel void queries(device uint* scratch [[buffer(0)]], device uint* proof [[buffer(1)]],
-                    constant Params& params [[buffer(2)]], uint lid [[thread_index_in_threadgroup]]) {
+                    device uint4* points [[buffer(2)]], constant uint4* p2_rc [[buffer(3)]],
+                    constant Params& params [[buffer(4)]], uint lid [[thread_index_in_threadgroup]]) {
     threadgroup atomic_uint n_distinct[1];
     if (lid == 0u) {
         atomic_store_explicit(&n_distinct[0], 0u, memory_order_relaxed);
@@ -45,15 +49,21 @@ kernel void queries(device uint* scratch [[buffer(0)]], device uint* proof [[buf
                 }
             }
             scratch[params.sorted + rank] = v;
-            scratch[params.points + rank] = bb_pow(params.generator, v);
+            scratch[params.points_at + rank] = bb_pow(params.generator, v);
         }
     }
     for (uint i = count + lid; i < params.slots; i += WG) {
         scratch[params.sorted + i] = 0u;
-        scratch[params.points + i] = BB_R;
+        scratch[params.points_at + i] = BB_R;
     }
     if (lid == 0u) {
         scratch[params.count_at] = count;
         proof[params.proof_count_at] = count;
+    }
+    // every thread's sorted entries and domain points are visible to the program (e.g. POWERS reads the count)
+    threadgroup_barrier(mem_flags::mem_device);
+    if (lid == 0u) {
+        ChIo io = {scratch, nullptr, proof, points, p2_rc, params.ops, params.n_ops};
+        transcript_run(io);
     }
 }

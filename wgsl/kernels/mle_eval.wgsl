@@ -13,7 +13,7 @@
 // `groups` workgroups (2-D grid; the overhang returns). Words Montgomery in [0, P).
 
 struct Params { len: u32, base: u32, log_lo: u32, partial_base: u32, groups: u32, total: u32, out_at: u32, _pad0: u32,
-                n_ops: u32, _pad1: u32, _pad2: u32, _pad3: u32, ops: array<vec4<u32>, 11> }
+                n_ops: u32, _t0: u32, _t1: u32, _t2: u32, ops: array<vec4<u32>, 11> }
 
 const WG: u32 = 256u;
 

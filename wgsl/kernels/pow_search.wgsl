@@ -14,7 +14,7 @@
 // overhang returns).
 
 struct Params { mask: u32, found: u32, counter: u32, first_batch: u32, end_batch: u32, exit_ticket: u32, groups: u32,
-                _pad0: u32, n_ops: u32, _pad1: u32, _pad2: u32, _pad3: u32, ops: array<vec4<u32>, 11> }
+                _pad0: u32, n_ops: u32, _t0: u32, _t1: u32, _t2: u32, ops: array<vec4<u32>, 11> }
 
 @id(0) override WG: u32 = 64u;
 const STOP: u32 = 0xffffffffu;

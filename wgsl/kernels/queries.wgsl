@@ -9,8 +9,8 @@
 // Launch: one workgroup; thread i handles entries i, i + WG, ...; O(q) work per entry.
 
 struct Params { raw: u32, q: u32, sorted: u32, slots: u32, count_at: u32, proof_count_at: u32, points_at: u32,
-                flags: u32, generator: u32, _pad0: u32, _pad1: u32, _pad2: u32, n_ops: u32, _pad3: u32, _pad4: u32,
-                _pad5: u32, ops: array<vec4<u32>, 11> }
+                flags: u32, generator: u32, _pad0: u32, _pad1: u32, _pad2: u32, n_ops: u32, _t0: u32, _t1: u32,
+                _t2: u32, ops: array<vec4<u32>, 11> }
 
 const WG: u32 = 256u;
 

@@ -10,7 +10,7 @@
 // grid; the overhang returns), a grid-stride loop over groups * WG threads. All words Montgomery in [0, P).
 
 struct Params { len: u32, lo_off: u32, hi_off: u32, partial_base: u32, groups: u32, total: u32, out_at: u32, _pad0: u32,
-                n_ops: u32, _pad1: u32, _pad2: u32, _pad3: u32, ops: array<vec4<u32>, 11> }
+                n_ops: u32, _t0: u32, _t1: u32, _t2: u32, ops: array<vec4<u32>, 11> }
 
 const WG: u32 = 256u;
 
