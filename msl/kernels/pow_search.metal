@@ -1,14 +1,16 @@
-// requires: poseidon2
-// Proof-of-work search on the device challenger (transcript.metal's layout in scratch words [0, 26)): the candidate
+// requires: challenger
+// Proof-of-work search on the device challenger (challenger.metal's layout in scratch words [0, 26)): the candidate
 // witness monty(nonce) overwrites lane (input length) of the state the next duplex would permute; it is valid when
-// canonical(lane 7 of the permuted state) & mask == 0. A grid of a fixed number of threadgroups: each loops,
-// claiming batches of WG nonces (thread lid takes nonce batch * WG + lid) in increasing order, and stops at its
+// canonical(lane 7 of the permuted state) & mask == 0. `groups` threadgroups (2-D grid; the overhang returns) loop,
+// claiming batches of WG nonces (thread lid takes nonce batch * WG + lid) in increasing order, and stop at their
 // first claim at or past end_batch or starting at or above the smallest valid nonce so far (scratch[found], atomic
-// min). Contracts: WG >= 16; (end_batch + threadgroups) * WG < 2^32; scratch[counter] = 0 at launch.
-// Bindings: 0 scratch_atomic, 1 p2_rc, 2 params. Launch: any number of threadgroups (they loop over batches).
+// min). Each threadgroup leaving the loop counts itself in scratch[exit_ticket] (0 at launch); the last of `groups`
+// resets it and runs the transcript program params.ops[0 .. n_ops) (challenger.metal; scratch as atomic words).
+// Contracts: WG >= 16; (end_batch + groups) * WG < 2^32; scratch[counter] = 0 at launch. Bindings: 0 scratch_atomic,
+// 1 proof (a window; op offsets relative to it), 2 points (whole), 3 p2_rc, 4 params.
 
-struct Params { uint mask; uint found; uint counter; uint first_batch; uint end_batch; uint _pad0; uint _pad1;
-                uint _pad2; };
+struct Params { uint mask; uint found; uint counter; uint first_batch; uint end_batch; uint exit_ticket; uint groups;
+                uint _pad0; uint n_ops; uint _t0; uint _t1; uint _t2; uint4 ops[11]; };
 
 constant uint WG [[function_constant(0)]];
 constant constexpr uint STOP = 0xffffffffu;
@@ -17,10 +19,16 @@ uint4 with_lane(uint4 v, uint first_lane, uint index, uint w) {
     return select(v, uint4(w), uint4(first_lane) + uint4(0u, 1u, 2u, 3u) == uint4(index));
 }
 
-kernel void pow_search(device atomic_uint* scratch_atomic [[buffer(0)]], constant uint4* p2_rc [[buffer(1)]],
-                       constant Params& params [[buffer(2)]], uint lid [[thread_index_in_threadgroup]]) {
+kernel void pow_search(device atomic_uint* scratch_atomic [[buffer(0)]], device uint* proof [[buffer(1)]],
+                       device uint4* points [[buffer(2)]], constant uint4* p2_rc [[buffer(3)]],
+                       constant Params& params [[buffer(4)]], uint lid [[thread_index_in_threadgroup]],
+                       uint3 wid [[threadgroup_position_in_grid]], uint3 nwg [[threadgroups_per_grid]]) {
     threadgroup uint claimed[1];
+    threadgroup uint exit_last[1];
     threadgroup uint base_words[16];
+    if (wid.x + wid.y * nwg.x >= params.groups) {
+        return;  // the overhang of a 2-D grid (uniform per threadgroup)
+    }
     uint in_len = atomic_load_explicit(&scratch_atomic[16], memory_order_relaxed);
     // The state to permute read once per threadgroup (see pow_search.wgsl).
     if (lid < 16u) {
@@ -56,5 +64,17 @@ kernel void pow_search(device atomic_uint* scratch_atomic [[buffer(0)]], constan
                 atomic_fetch_min_explicit(&scratch_atomic[params.found], nonce, memory_order_relaxed);
             }
         }
+    }
+    // Every thread's atomic min is done before this threadgroup counts itself out.
+    threadgroup_barrier(mem_flags::mem_device);
+    if (lid == 0u) {
+        exit_last[0] = atomic_fetch_add_explicit(&scratch_atomic[params.exit_ticket], 1u, memory_order_relaxed)
+                       == params.groups - 1u;
+    }
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    if (exit_last[0] != 0u && lid == 0u) {
+        atomic_store_explicit(&scratch_atomic[params.exit_ticket], 0u, memory_order_relaxed);
+        ChIo io = {nullptr, scratch_atomic, proof, points, p2_rc, params.ops, params.n_ops};
+        transcript_run(io);
     }
 }
