@@ -24,9 +24,10 @@ class DeviceRun:
     reads both regions back."""
 
     def __init__(self, backend: GpuBackend, challenger: DuplexChallenger, proof_words: int = 4096,
-                 scratch_words: int = 1 << 14):
+                 scratch_words: int = 1 << 14, points_words: int = 16):
         self.backend = backend
-        self.session = backend._open_session(4 * proof_words + 64 * 256, 4 * scratch_words + 64 * 256, 64)
+        self.session = backend._open_session(4 * proof_words + 64 * 256, 4 * scratch_words + 64 * 256,
+                                             4 * points_words)
         regions = self.session.regions
         backend._drivers.write(regions.scratch.buffer, challenger_words(
             challenger.sponge_state, challenger.input_buffer, len(challenger.output_buffer)), regions.state.offset)
@@ -47,10 +48,13 @@ class DeviceRun:
         backend._session = None
         self.scratch = backend._drivers.read(regions.scratch.buffer)
         self.proof = backend._drivers.read(regions.proof.buffer)
+        self.points = backend._drivers.read(regions.points.buffer)
         backend._free(regions.proof.buffer, regions.scratch.buffer, regions.points.buffer)
 
     def get(self, value) -> np.ndarray:
-        words = self.proof if value.buffer is self.session.regions.proof.buffer else self.scratch
+        regions = self.session.regions
+        words = {id(regions.proof.buffer): self.proof, id(regions.points.buffer): self.points}.get(
+            id(value.buffer), self.scratch)
         return words[value.word:value.word + value.words].reshape(value.shape)
 
     def state(self) -> np.ndarray:

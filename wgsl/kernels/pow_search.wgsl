@@ -17,6 +17,7 @@ struct Params { mask: u32, found: u32, counter: u32, first_batch: u32, end_batch
                 _pad0: u32, n_ops: u32, _t0: u32, _t1: u32, _t2: u32, ops: array<vec4<u32>, 11> }
 
 @id(0) override WG: u32 = 64u;
+@id(1) override TAIL: u32 = 1u;  // 0: no exit ticket and no epilogue (a search without a program)
 const STOP: u32 = 0xffffffffu;
 
 @group(0) @binding(0) var<storage, read_write> scratch_atomic: array<atomic<u32>>;
@@ -77,6 +78,9 @@ fn pow_search(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) 
                 atomicMin(&scratch_atomic[params.found], nonce);
             }
         }
+    }
+    if (TAIL == 0u) {
+        return;
     }
     storageBarrier();
     if (lid == 0u) {

@@ -85,7 +85,8 @@ fn ch_wants_output(op: vec4<u32>, i: u32) -> bool {
             return i == 1u;
         }
         case OP_QUERIES: {
-            return i < max(1u, ((op.z & 0xffffu) + op.w - 1u) / op.w);
+            let q = op.z & 0xffffu;              // q = 0: one call of 0 bits (and per_call = 0)
+            return i < select((q + op.w - 1u) / max(op.w, 1u), 1u, q == 0u);
         }
         default: {
             return false;

@@ -43,6 +43,10 @@ POW_BATCH = POW_WG  # nonces a workgroup claims at once, one a thread (pow_searc
 # exit at their first claim once a hit is known. In flight past the smallest hit: at most one batch a group.
 POW_GROUPS = 1024
 POW_LAUNCH = 1 << 28  # most nonces per pow_search launch: ~85 ms at 3.2 G permutations/s, no driver watchdog
+# Whether a grind's last search carries the program after it (witness, challenge, queries). Off: on the H100 a
+# search compiled with the interpreter ran 4x longer (20:4:1, 20 grinds: 6.4 ms of searches against 0.55 ms, and a
+# whole proof's kernels 18.1 ms against 4.0 ms; docs/PERFORMANCE.md), which the launch it saves does not repay.
+POW_TAIL = False
 POW_COVER_SLACK = 5  # a grind's launches cover 2^(bits + this) nonces in all
 NOT_FOUND = 0xFFFFFFFF  # a witness slot whose search found no nonce
 MAX_QUERY_BITS = 20  # bits one sample_bits call of the query sampler draws at most (query_indices.py)
@@ -200,13 +204,15 @@ class DeviceTranscript:
         work = regions.scratch.take((2 + len(launches),))
         witness = regions.proof.take(())
         self._op(OP_POW_RESET, work.word, work.word + 1, len(launches) + 1)
-        kernel = self.backend._drivers.kernel("pow_search", constants={"WG": POW_WG})
+        kernel = self.backend._drivers.kernel("pow_search", constants={"WG": POW_WG, "TAIL": int(POW_TAIL)})
         buffers = [regions.scratch.buffer, PROOF_WINDOW, regions.points.buffer, self.backend._round_constants()]
         exit_ticket = work.word + 1 + len(launches)
         for i, (first, end) in enumerate(launches):
             groups = min(POW_GROUPS, end - first)
             head = [(1 << bits) - 1, work.word, work.word + 1 + i, first, end, exit_ticket, groups, 0]
             self.defer(TailLaunch(kernel, [(buffers, head, groups)]))
+            if not POW_TAIL:
+                self.flush()  # the search alone: what follows is a transcript launch
         self._op(OP_WITNESS, work.word, witness.word)
         self.proof_words.append((witness.word, witness.word + 1))
         self.witnesses.append(witness)

@@ -79,6 +79,11 @@ def _groups(n_threads: int, size: int = WG) -> int:
     return max(1, -(-n_threads // size))
 
 
+def initial_work_pairs(binding_limit: int) -> int:
+    """Partial pairs the work buffer holds from the start: two full reductions' worth, within one binding."""
+    return max(1, min(2 * MAX_REDUCE_GROUPS, (binding_limit - EF_BYTES) // (2 * EF_BYTES)))
+
+
 def work_bytes(pairs: int) -> int:
     """Bytes of the reductions' work buffer for ``pairs`` partial pairs (reduction.wgsl: ticket, then 32 B a pair)."""
     return EF_BYTES + 2 * EF_BYTES * pairs
@@ -292,8 +297,7 @@ class GpuBackend(Backend):
         self._dummy = self._upload_words(np.zeros(EF_BYTES // 4, np.uint32))
         # The reductions' work words (reduction.wgsl): the ticket (0 between reductions: the last workgroup of each
         # resets it) and the partial pairs; one buffer for every reduction (launches run in order), grown on demand.
-        self._work = self._upload_words(np.zeros(EF_BYTES // 4, np.uint32), host_facing=False,
-                                        nbytes=work_bytes(2 * MAX_REDUCE_GROUPS))
+        self._work: RtBuffer | None = None  # made by the first reduction (the layout limits are final by then)
         self._retired: list[RtBuffer] = []
         self._session: _Session | None = None
 
@@ -450,9 +454,10 @@ class GpuBackend(Backend):
     def close(self) -> None:
         """Free the pooled buffers, then close the runtime (its device goes with it); idempotent."""
         pool, self._pool = self._pool, {}
-        for buffer in [self._work, self._dummy, *self._retired]:
+        for buffer in [b for b in (self._work, *self._retired) if b is not None]:
             self.rt.free(buffer)
         self._retired.clear()
+        self._work = None
         for buffer in [b for free in pool.values() for b in free]:
             self.rt.free(buffer)
         self._serial.clear()
@@ -465,8 +470,11 @@ class GpuBackend(Backend):
     def _workspace(self, pairs: int) -> RtBuffer:
         """The reductions' work buffer, with room for ``pairs`` partial pairs (a larger one, ticket zeroed, when
         needed; the old one stays alive until ``close``: launches already recorded bind it)."""
-        if self._work.nbytes < work_bytes(pairs):
-            self._retired.append(self._work)
+        if self._work is None or self._work.nbytes < work_bytes(pairs):
+            if self._work is not None:
+                self._retired.append(self._work)
+            else:
+                pairs = max(pairs, initial_work_pairs(self._window_limit))
             self._work = self._upload_words(np.zeros(EF_BYTES // 4, np.uint32), host_facing=False,
                                             nbytes=work_bytes(pairs))
         return self._work

@@ -46,10 +46,11 @@ from ..overrides import binding_text
 from .base import DeviceLimits, StorageMode, policy_mode, resolve_storage
 from ..protocol.proof_shape import proof_shape
 from ..runtime.upload import UploadPlan
+from . import device_transcript
 from .device_transcript import MAX_OPS, pow_launches
 from .device_values import region_bytes
 from .gpu import (EF_BYTES, MAX_REDUCE_GROUPS, SUMCHECK_TAIL_MAX, WG, factor_layout, factor_parts, factor_sizes,
-                  opening_launches, work_bytes)
+                  initial_work_pairs, opening_launches, work_bytes)
 
 BASE_BYTES = 4
 DIGEST_BYTES = 4 * merkle.DIGEST
@@ -304,10 +305,11 @@ class _Walk:
         self.pending_ops += slots
 
     def work(self, pairs: int) -> None:
-        """GpuBackend._workspace: the reductions' work buffer, made at the backend's start for 2 MAX_REDUCE_GROUPS
-        partial pairs and replaced by a larger one when a reduction needs more (the old one is kept)."""
+        """GpuBackend._workspace: the reductions' work buffer, made by the first reduction (``initial_work_pairs``
+        or more) and replaced by a larger one when a reduction needs more (the old one is kept)."""
         if work_bytes(pairs) > self.work_bytes:
-            self.work_bytes = work_bytes(max(pairs, 2 * MAX_REDUCE_GROUPS))
+            first = initial_work_pairs(self._bind_limit) if not self.work_bytes else 0
+            self.work_bytes = work_bytes(max(pairs, first))
             self.upload("reduction work words", self.work_bytes, False, written=EF_BYTES)
 
     def flush_ops(self) -> None:
@@ -503,7 +505,10 @@ class _Walk:
         if bits:
             self.op()  # the counters' reset
             for _ in pow_launches(bits):
-                self.defer()
+                if device_transcript.POW_TAIL:
+                    self.defer()
+                else:
+                    self.launch()
             self.op()  # the witness
 
     # -- the runtime's own buffers -----------------------------------------------------------------------------
@@ -563,7 +568,6 @@ def plan_memory(config: WhirConfig, limits: DeviceLimits | None = None, policy: 
     n, k0 = config.num_variables, config.fold(0)
     # GpuBackend._dummy, bound where a factor table is unused, and _work, the reductions' work words
     walk.upload("backend placeholder", EF_BYTES)
-    walk.work(0)
     # GpuBackend.begin_proof: the proof, scratch and points regions; the challenger and the statement uploaded
     proof_bytes, scratch_bytes, points_bytes = region_bytes(proof_shape(config, statement_points),
                                                              max(EF_BYTES, limits.offset_alignment) if limits else REGION_ALIGN)

@@ -119,7 +119,7 @@ KERNELS: dict[str, KernelSpec] = {spec.stem: spec for spec in (
         "mle_eval_base": (("table_base", "work", "scratch", "proof", "points", _P2), 256),
         "mle_eval_ext": (("table_ext", "work", "scratch", "proof", "points", _P2), 256)}),
     _spec("pow_search", "mask found counter first_batch end_batch exit_ticket groups _pad0" + _TAIL,
-          {"pow_search": (("scratch_atomic", "proof", "points", _P2), "WG")}, _WG64),
+          {"pow_search": (("scratch_atomic", "proof", "points", _P2), "WG")}, {"WG": (0, 64), "TAIL": (1, 1)}),
     _spec("transcript", "n_ops _pad0 _pad1 _pad2 ops:vec4x11",
           {"transcript": (("scratch", "proof", "points", _P2), 64)}),
     _spec("to_monty", "n base check_at _pad0", {
