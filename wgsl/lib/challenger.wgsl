@@ -85,7 +85,10 @@ fn ch_wants_output(op: vec4<u32>, i: u32) -> bool {
             return i == 1u;
         }
         case OP_QUERIES: {
-            return i < max(1u, ((op.z & 0xffffu) + op.w - 1u) / op.w);
+            // ceil(q / w) draw calls, at least one; w is 0 only when q is 0 (query_calls), where WGSL's x / 0 = x
+            // would make it 2^32 - 1 calls: max(w, 1) changes nothing else
+            let per = max(op.w, 1u);
+            return i < max(1u, ((op.z & 0xffffu) + per - 1u) / per);
         }
         default: {
             return false;
