@@ -1,29 +1,60 @@
 // requires: reduction
-// Multilinear evaluation: the answer sum_b T[b] eq_hi[b >> log_lo] eq_lo[b & mask] over b = base + i, i < len, summed
-// over every launch of one evaluation (mask = 2^log_lo - 1). Thread t of S = groups * WG visits i = t, t + S, ...;
-// S and base are multiples of 2^log_lo, so eq_lo is applied once at the end. `groups` threadgroups of 256 (2-D grid;
-// the overhang returns); each leaves its partial as pair partial_base + w of `work` (reduction.metal; second half 0);
-// the last of `total` (over all launches) writes the answer to proof words out_at .. out_at + 4 and runs the
-// transcript program params.ops[0 .. n_ops) (challenger.metal: e.g. observe the answer, sample and expand the next
-// OOD point). Entry points: mle_eval_base (T base words), mle_eval_ext (T EF). Bindings: 0 table (window from
-// b = base), 1 eq_hi, 2 eq_lo (EF), 3 work (atomic words), 4 scratch (whole), 5 proof (a window; out_at and op
-// offsets relative to it), 6 points (whole), 7 p2_rc, 8 params. log_lo is taken mod 32, as WGSL shifts do.
+// Multilinear evaluation: the answer sum_b T[b] eq(b, z) over the table's b = base + i, i < len, summed over every
+// launch of one evaluation, eq(b, z) = prod_{s < nv} (bit nv-1-s of b ? z_s : 1 - z_s), z_s = points[point_at + s].
+// No eq table: with S = groups * WG threads and L = log_s = log2(min(S, len)), H = nv - L, thread t visits
+// b_k = base + t + k S, so eq(b_k, z) = eq_lo(t) eq_hi(base / 2^L + k): eq_lo from z's last L coordinates once per
+// thread, eq_hi from the first H, made WG values of k at a time by the threadgroup into threadgroup memory
+// (mle_eval.wgsl says why). `groups` threadgroups of 256 (2-D grid; the overhang returns); each leaves its partial
+// as pair partial_base + w of `work` (reduction.metal; second half 0); the last of `total` (over all launches)
+// writes the answer to proof words out_at .. out_at + 4 and runs the transcript program params.ops[0 .. n_ops)
+// (challenger.metal: e.g. observe the answer, sample and expand the next OOD point). Entry points: mle_eval_base
+// (T base words), mle_eval_ext (T EF). Bindings: 0 table (window from b = base), 1 work (atomic words), 2 scratch
+// (whole), 3 proof (a window; out_at and op offsets relative to it), 4 points (whole), 5 p2_rc, 6 params.
+// Contracts: len and S powers of two, 2^L divides base, base + len <= 2^nv. Shifts are taken mod 32, as in WGSL.
 // Words Montgomery in [0, P).
 
 struct Params {
-    uint len; uint base; uint log_lo; uint partial_base; uint groups; uint total; uint out_at; uint _pad0;
+    uint len; uint base; uint log_s; uint partial_base; uint groups; uint total; uint out_at; uint point_at;
+    uint nv; uint _pad0; uint _pad1; uint _pad2;
     uint n_ops; uint _t0; uint _t1; uint _t2; uint4 ops[11];
 };
 
 constant constexpr uint WG = 256u;
 
+// prod_{s < len} (bit len-1-s of j ? z : 1 - z), z = points[at + s].
+uint4 eq_product(device const uint4* points, uint at, uint len, uint j) {
+    uint4 acc = uint4(BB_R, 0u, 0u, 0u);
+    for (uint s = 0u; s < len; s++) {
+        uint4 z = points[at + s];
+        if (((j >> ((len - 1u - s) & 31u)) & 1u) != 0u) {
+            acc = ef_mul(acc, z);
+        } else {
+            acc = ef_mul(acc, ef_sub(uint4(BB_R, 0u, 0u, 0u), z));
+        }
+    }
+    return acc;
+}
+
+// eq_hi(base / 2^L + k) for k = k0 + lid into eq_hi_chunk[lid]; every thread of the group must call it.
+void make_chunk(uint lid, uint k0, uint n_k, threadgroup uint4* eq_hi_chunk, device const uint4* points,
+                constant Params& params) {
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    if (k0 + lid < n_k) {
+        uint h = params.nv - params.log_s;
+        eq_hi_chunk[lid] = eq_product(points, params.point_at, h, (params.base >> (params.log_s & 31u)) + k0 + lid);
+    }
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+}
+
 // Multiplies in eq_lo and leaves the group's partial; the last group writes the answer and runs the transcript
 // program. Every thread of the group must call it.
 void finish(uint lid, uint lane, uint sg, uint t, uint wg, uint4 acc, threadgroup uint4* red_a,
-            threadgroup uint4* red_b, threadgroup uint* red_is_last, device const uint4* eq_lo,
-            device atomic_uint* work, device uint* scratch, device uint* proof, device uint4* points,
-            constant uint4* p2_rc, constant Params& params) {
-    uint4 a = ef_mul(acc, eq_lo[(params.base + t) & ((1u << (params.log_lo & 31u)) - 1u)]);
+            threadgroup uint4* red_b, threadgroup uint* red_is_last, threadgroup uint* ch_next,
+            threadgroup atomic_uint* ch_distinct, device atomic_uint* work, device uint* scratch, device uint* proof,
+            device uint4* points, constant uint4* p2_rc, constant Params& params) {
+    uint l = params.log_s;
+    uint4 lo = eq_product(points, params.point_at + params.nv - l, l, t & ((1u << (l & 31u)) - 1u));
+    uint4 a = ef_mul(acc, lo);
     uint4 b = uint4(0u);
     if (!finish_pairs(lid, lane, sg, params.partial_base + wg, params.total, a, b, red_a, red_b, red_is_last,
                       work)) {
@@ -33,53 +64,71 @@ void finish(uint lid, uint lane, uint sg, uint t, uint wg, uint4 acc, threadgrou
     if (lid == 0u) {
         proof_set_ef(io, params.out_at, a);
     }
-    end_reduction(lid, work, io);
+    end_reduction(lid, work, io, ch_next, ch_distinct);
 }
 
-kernel void mle_eval_base(device const uint* table_base [[buffer(0)]], device const uint4* eq_hi [[buffer(1)]],
-                          device const uint4* eq_lo [[buffer(2)]], device atomic_uint* work [[buffer(3)]],
-                          device uint* scratch [[buffer(4)]], device uint* proof [[buffer(5)]],
-                          device uint4* points [[buffer(6)]], constant uint4* p2_rc [[buffer(7)]],
-                          constant Params& params [[buffer(8)]], uint lid [[thread_index_in_threadgroup]],
+kernel void mle_eval_base(device const uint* table_base [[buffer(0)]], device atomic_uint* work [[buffer(1)]],
+                          device uint* scratch [[buffer(2)]], device uint* proof [[buffer(3)]],
+                          device uint4* points [[buffer(4)]], constant uint4* p2_rc [[buffer(5)]],
+                          constant Params& params [[buffer(6)]], uint lid [[thread_index_in_threadgroup]],
                           uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
                           uint3 wid [[threadgroup_position_in_grid]], uint3 nwg [[threadgroups_per_grid]]) {
     threadgroup uint4 red_a[8];
     threadgroup uint4 red_b[8];
     threadgroup uint red_is_last[1];
+    threadgroup uint ch_next[1];
+    threadgroup atomic_uint ch_distinct[1];
+    threadgroup uint4 eq_hi_chunk[WG];
     uint wg = wid.x + wid.y * nwg.x;
     if (wg >= params.groups) {
         return;  // uniform per threadgroup
     }
     uint t = wg * WG + lid;
     uint stride = params.groups * WG;
-    uint log_lo = params.log_lo & 31u;
+    uint n_k = (params.len + stride - 1u) / stride;
     uint4 acc = uint4(0u);
-    for (uint i = t; i < params.len; i += stride) {
-        acc = ef_add(acc, ef_mul_base(eq_hi[(params.base + i) >> log_lo], table_base[i]));
+    for (uint k0 = 0u; k0 < n_k; k0 += WG) {
+        make_chunk(lid, k0, n_k, eq_hi_chunk, points, params);
+        for (uint k = k0; k < min(k0 + WG, n_k); k++) {
+            uint i = t + k * stride;
+            if (i < params.len) {
+                acc = ef_add(acc, ef_mul_base(eq_hi_chunk[k - k0], table_base[i]));
+            }
+        }
     }
-    finish(lid, lane, sg, t, wg, acc, red_a, red_b, red_is_last, eq_lo, work, scratch, proof, points, p2_rc, params);
+    finish(lid, lane, sg, t, wg, acc, red_a, red_b, red_is_last, ch_next, ch_distinct, work, scratch, proof, points,
+           p2_rc, params);
 }
 
-kernel void mle_eval_ext(device const uint4* table_ext [[buffer(0)]], device const uint4* eq_hi [[buffer(1)]],
-                         device const uint4* eq_lo [[buffer(2)]], device atomic_uint* work [[buffer(3)]],
-                         device uint* scratch [[buffer(4)]], device uint* proof [[buffer(5)]],
-                         device uint4* points [[buffer(6)]], constant uint4* p2_rc [[buffer(7)]],
-                         constant Params& params [[buffer(8)]], uint lid [[thread_index_in_threadgroup]],
+kernel void mle_eval_ext(device const uint4* table_ext [[buffer(0)]], device atomic_uint* work [[buffer(1)]],
+                         device uint* scratch [[buffer(2)]], device uint* proof [[buffer(3)]],
+                         device uint4* points [[buffer(4)]], constant uint4* p2_rc [[buffer(5)]],
+                         constant Params& params [[buffer(6)]], uint lid [[thread_index_in_threadgroup]],
                          uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
                          uint3 wid [[threadgroup_position_in_grid]], uint3 nwg [[threadgroups_per_grid]]) {
     threadgroup uint4 red_a[8];
     threadgroup uint4 red_b[8];
     threadgroup uint red_is_last[1];
+    threadgroup uint ch_next[1];
+    threadgroup atomic_uint ch_distinct[1];
+    threadgroup uint4 eq_hi_chunk[WG];
     uint wg = wid.x + wid.y * nwg.x;
     if (wg >= params.groups) {
         return;  // uniform per threadgroup
     }
     uint t = wg * WG + lid;
     uint stride = params.groups * WG;
-    uint log_lo = params.log_lo & 31u;
+    uint n_k = (params.len + stride - 1u) / stride;
     uint4 acc = uint4(0u);
-    for (uint i = t; i < params.len; i += stride) {
-        acc = ef_add(acc, ef_mul(table_ext[i], eq_hi[(params.base + i) >> log_lo]));
+    for (uint k0 = 0u; k0 < n_k; k0 += WG) {
+        make_chunk(lid, k0, n_k, eq_hi_chunk, points, params);
+        for (uint k = k0; k < min(k0 + WG, n_k); k++) {
+            uint i = t + k * stride;
+            if (i < params.len) {
+                acc = ef_add(acc, ef_mul(table_ext[i], eq_hi_chunk[k - k0]));
+            }
+        }
     }
-    finish(lid, lane, sg, t, wg, acc, red_a, red_b, red_is_last, eq_lo, work, scratch, proof, points, p2_rc, params);
+    finish(lid, lane, sg, t, wg, acc, red_a, red_b, red_is_last, ch_next, ch_distinct, work, scratch, proof, points,
+           p2_rc, params);
 }

@@ -5,9 +5,9 @@
 // claiming batches of WG nonces (thread lid takes nonce batch * WG + lid) in increasing order, and stop at their
 // first claim at or past end_batch or starting at or above the smallest valid nonce so far (scratch[found], atomic
 // min). Each threadgroup leaving the loop counts itself in scratch[exit_ticket] (0 at launch); the last of `groups`
-// resets it and runs the transcript program params.ops[0 .. n_ops) (challenger.metal; scratch as atomic words).
-// Contracts: WG >= 16; (end_batch + groups) * WG < 2^32; scratch[counter] = 0 at launch. Bindings: 0 scratch_atomic,
-// 1 proof (a window; op offsets relative to it), 2 points (whole), 3 p2_rc, 4 params.
+// resets it and, with all its threads, runs the transcript program params.ops[0 .. n_ops) (challenger.metal;
+// scratch as atomic words). Contracts: WG >= 16; (end_batch + groups) * WG < 2^32; scratch[counter] = 0 at launch.
+// Bindings: 0 scratch_atomic, 1 proof (a window; op offsets relative to it), 2 points (whole), 3 p2_rc, 4 params.
 
 struct Params { uint mask; uint found; uint counter; uint first_batch; uint end_batch; uint exit_ticket; uint groups;
                 uint _pad0; uint n_ops; uint _t0; uint _t1; uint _t2; uint4 ops[11]; };
@@ -26,6 +26,8 @@ kernel void pow_search(device atomic_uint* scratch_atomic [[buffer(0)]], device 
     threadgroup uint claimed[1];
     threadgroup uint exit_last[1];
     threadgroup uint base_words[16];
+    threadgroup uint ch_next[1];
+    threadgroup atomic_uint ch_distinct[1];
     if (wid.x + wid.y * nwg.x >= params.groups) {
         return;  // the overhang of a 2-D grid (uniform per threadgroup)
     }
@@ -71,10 +73,13 @@ kernel void pow_search(device atomic_uint* scratch_atomic [[buffer(0)]], device 
         exit_last[0] = atomic_fetch_add_explicit(&scratch_atomic[params.exit_ticket], 1u, memory_order_relaxed)
                        == params.groups - 1u;
     }
+    // WGSL's workgroupUniformLoad: exit_last is written once per threadgroup, so no second barrier is needed.
     threadgroup_barrier(mem_flags::mem_threadgroup);
-    if (exit_last[0] != 0u && lid == 0u) {
-        atomic_store_explicit(&scratch_atomic[params.exit_ticket], 0u, memory_order_relaxed);
+    if (exit_last[0] != 0u) {  // uniform per threadgroup: the whole last threadgroup runs the program
+        if (lid == 0u) {
+            atomic_store_explicit(&scratch_atomic[params.exit_ticket], 0u, memory_order_relaxed);
+        }
         ChIo io = {nullptr, scratch_atomic, proof, points, p2_rc, params.ops, params.n_ops};
-        transcript_run(io);
+        transcript_run(lid, WG, io, ch_next, ch_distinct);
     }
 }

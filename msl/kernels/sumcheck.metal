@@ -21,8 +21,9 @@ uint4 twice_minus(uint4 hi, uint4 lo) {
 
 // The last threadgroup writes [h(0), h(2)] and runs the transcript program. Every thread of the group must call it.
 void finish(uint lid, uint lane, uint sg, uint wg, uint4 h0, uint4 h2, threadgroup uint4* red_a,
-            threadgroup uint4* red_b, threadgroup uint* red_is_last, device atomic_uint* work, device uint* scratch,
-            device uint* proof, constant uint4* p2_rc, constant Params& params) {
+            threadgroup uint4* red_b, threadgroup uint* red_is_last, threadgroup uint* ch_next,
+            threadgroup atomic_uint* ch_distinct, device atomic_uint* work, device uint* scratch, device uint* proof,
+            constant uint4* p2_rc, constant Params& params) {
     if (!finish_pairs(lid, lane, sg, params.partial_base + wg, params.total, h0, h2, red_a, red_b, red_is_last,
                       work)) {
         return;
@@ -32,7 +33,7 @@ void finish(uint lid, uint lane, uint sg, uint wg, uint4 h0, uint4 h2, threadgro
         proof_set_ef(io, params.out_at, h0);
         proof_set_ef(io, params.out_at + 4u, h2);
     }
-    end_reduction(lid, work, io);
+    end_reduction(lid, work, io, ch_next, ch_distinct);
 }
 
 kernel void sumcheck_base(device const uint* table_lo_base [[buffer(0)]],
@@ -46,6 +47,8 @@ kernel void sumcheck_base(device const uint* table_lo_base [[buffer(0)]],
     threadgroup uint4 red_a[8];
     threadgroup uint4 red_b[8];
     threadgroup uint red_is_last[1];
+    threadgroup uint ch_next[1];
+    threadgroup atomic_uint ch_distinct[1];
     uint wg = wid.x + wid.y * nwg.x;
     if (wg >= params.groups) {
         return;  // uniform per threadgroup
@@ -61,7 +64,8 @@ kernel void sumcheck_base(device const uint* table_lo_base [[buffer(0)]],
         h0 = ef_add(h0, ef_mul_base(w_lo, g_lo));
         h2 = ef_add(h2, ef_mul_base(twice_minus(w_hi, w_lo), bb_add(g_hi, bb_sub(g_hi, g_lo))));
     }
-    finish(lid, lane, sg, wg, h0, h2, red_a, red_b, red_is_last, work, scratch, proof, p2_rc, params);
+    finish(lid, lane, sg, wg, h0, h2, red_a, red_b, red_is_last, ch_next, ch_distinct, work, scratch, proof, p2_rc,
+           params);
 }
 
 kernel void sumcheck_ext(device const uint4* table_lo_ext [[buffer(0)]],
@@ -75,6 +79,8 @@ kernel void sumcheck_ext(device const uint4* table_lo_ext [[buffer(0)]],
     threadgroup uint4 red_a[8];
     threadgroup uint4 red_b[8];
     threadgroup uint red_is_last[1];
+    threadgroup uint ch_next[1];
+    threadgroup atomic_uint ch_distinct[1];
     uint wg = wid.x + wid.y * nwg.x;
     if (wg >= params.groups) {
         return;  // uniform per threadgroup
@@ -90,5 +96,6 @@ kernel void sumcheck_ext(device const uint4* table_lo_ext [[buffer(0)]],
         h0 = ef_add(h0, ef_mul(g_lo, w_lo));
         h2 = ef_add(h2, ef_mul(twice_minus(g_hi, g_lo), twice_minus(w_hi, w_lo)));
     }
-    finish(lid, lane, sg, wg, h0, h2, red_a, red_b, red_is_last, work, scratch, proof, p2_rc, params);
+    finish(lid, lane, sg, wg, h0, h2, red_a, red_b, red_is_last, ch_next, ch_distinct, work, scratch, proof, p2_rc,
+           params);
 }

@@ -51,8 +51,9 @@ uint4 challenge(device const uint* scratch, constant Params& params) {
 
 // The last threadgroup writes [h(0), h(2)] and runs the transcript program. Every thread of the group must call it.
 void finish(uint lid, uint lane, uint sg, uint wg, uint4 h0, uint4 h2, threadgroup uint4* red_a,
-            threadgroup uint4* red_b, threadgroup uint* red_is_last, device atomic_uint* work, device uint* scratch,
-            device uint* proof, constant uint4* p2_rc, constant Params& params) {
+            threadgroup uint4* red_b, threadgroup uint* red_is_last, threadgroup uint* ch_next,
+            threadgroup atomic_uint* ch_distinct, device atomic_uint* work, device uint* scratch, device uint* proof,
+            constant uint4* p2_rc, constant Params& params) {
     if (!finish_pairs(lid, lane, sg, wg, params.total, h0, h2, red_a, red_b, red_is_last, work)) {
         return;
     }
@@ -61,7 +62,7 @@ void finish(uint lid, uint lane, uint sg, uint wg, uint4 h0, uint4 h2, threadgro
         proof_set_ef(io, params.out_at, h0);
         proof_set_ef(io, params.out_at + 4u, h2);
     }
-    end_reduction(lid, work, io);
+    end_reduction(lid, work, io, ch_next, ch_distinct);
 }
 
 kernel void sumcheck_fold_base(device const uint* table_base [[buffer(0)]], device const uint4* weights [[buffer(1)]],
@@ -74,6 +75,8 @@ kernel void sumcheck_fold_base(device const uint* table_base [[buffer(0)]], devi
     threadgroup uint4 red_a[8];
     threadgroup uint4 red_b[8];
     threadgroup uint red_is_last[1];
+    threadgroup uint ch_next[1];
+    threadgroup atomic_uint ch_distinct[1];
     uint wg = wid.x + wid.y * nwg.x;
     if (wg >= params.groups) {
         return;  // uniform per threadgroup
@@ -90,7 +93,8 @@ kernel void sumcheck_fold_base(device const uint* table_base [[buffer(0)]], devi
         h0 = ef_add(h0, ef_mul(g_lo, w_lo));
         h2 = ef_add(h2, ef_mul(twice_minus(g_hi, g_lo), twice_minus(w_hi, w_lo)));
     }
-    finish(lid, lane, sg, wg, h0, h2, red_a, red_b, red_is_last, work, scratch, proof, p2_rc, params);
+    finish(lid, lane, sg, wg, h0, h2, red_a, red_b, red_is_last, ch_next, ch_distinct, work, scratch, proof, p2_rc,
+           params);
 }
 
 kernel void sumcheck_fold_ext(device const uint4* table_ext [[buffer(0)]], device const uint4* weights [[buffer(1)]],
@@ -103,6 +107,8 @@ kernel void sumcheck_fold_ext(device const uint4* table_ext [[buffer(0)]], devic
     threadgroup uint4 red_a[8];
     threadgroup uint4 red_b[8];
     threadgroup uint red_is_last[1];
+    threadgroup uint ch_next[1];
+    threadgroup atomic_uint ch_distinct[1];
     uint wg = wid.x + wid.y * nwg.x;
     if (wg >= params.groups) {
         return;  // uniform per threadgroup
@@ -119,5 +125,6 @@ kernel void sumcheck_fold_ext(device const uint4* table_ext [[buffer(0)]], devic
         h0 = ef_add(h0, ef_mul(g_lo, w_lo));
         h2 = ef_add(h2, ef_mul(twice_minus(g_hi, g_lo), twice_minus(w_hi, w_lo)));
     }
-    finish(lid, lane, sg, wg, h0, h2, red_a, red_b, red_is_last, work, scratch, proof, p2_rc, params);
+    finish(lid, lane, sg, wg, h0, h2, red_a, red_b, red_is_last, ch_next, ch_distinct, work, scratch, proof, p2_rc,
+           params);
 }

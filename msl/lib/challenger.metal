@@ -1,16 +1,29 @@
 // requires: poseidon2 bb_ext4
 // The device-resident duplex challenger (width 16, rate 8; bit-exact with protocol/transcript.py) and the
-// interpreter of transcript programs (challenger.wgsl's twin: same ops, same words), for the transcript kernel and
-// for the kernels that run a program as their epilogue (the last threadgroup of a reduction or a search).
+// interpreter of transcript programs (challenger.wgsl's twin: same ops, same words, same steps), for the transcript
+// kernel and for the kernels that run a program as their epilogue (the last threadgroup of a reduction or a search).
 // The challenger lives in scratch words [0, 26): [0, 16) sponge state, 16 input length, 17 output length,
 // [18, 26) input buffer (the output buffer is sponge[0 .. output length), popped from the end).
 // WGSL's accessor functions are a ChIo here: the kernel's buffers as pointers (scratch as plain words, or as atomic
 // words in scratch_atomic with scratch null; points null where the kernel has no points binding: EXPAND is then a
 // no-op, and is never given) and its params' ops / n_ops. Ops (x = code, y z w args; proof offsets relative to the
 // window; listed in full in challenger.wgsl): 1 OBSERVE, 2 SAMPLE, 3 WITNESS, 4 QUERIES, 5 POW_RESET, 6 EXPAND,
-// 7 POWERS (two op slots). One thread runs a program: transcript_run(io). Words Montgomery in [0, P).
+// 7 POWERS (two op slots), 8 SORT (three op slots; made by the whole threadgroup).
+// The whole threadgroup runs a program: transcript_run(lid, size, io, ch_next, ch_distinct), called by its `size`
+// threads in uniform control flow; thread 0 runs every op but SORT. WGSL's workgroup variables ch_next and
+// ch_distinct are the kernel's `threadgroup uint ch_next[1];` and `threadgroup atomic_uint ch_distinct[1];`,
+// passed in. The permutation has one call site (ch_duplex, called from ch_run_ops only): GPU compilers inline
+// every call. Words Montgomery in [0, P).
 
 constant constexpr uint CH_NOT_FOUND = 0xffffffffu;
+constant constexpr uint OP_OBSERVE = 1u;
+constant constexpr uint OP_SAMPLE = 2u;
+constant constexpr uint OP_WITNESS = 3u;
+constant constexpr uint OP_QUERIES = 4u;
+constant constexpr uint OP_POW_RESET = 5u;
+constant constexpr uint OP_EXPAND = 6u;
+constant constexpr uint OP_POWERS = 7u;
+constant constexpr uint OP_SORT = 8u;
 
 // What a transcript program reads and writes (WGSL's accessors and params fields).
 struct ChIo {
@@ -23,7 +36,8 @@ struct ChIo {
     uint n_ops;                          // params.n_ops
 };
 
-// WGSL's private variables: Metal has no mutable program-scope state, so the challenger is passed by reference.
+// WGSL's private variables: Metal has no mutable program-scope state, so the challenger is passed by reference
+// (thread 0's is the live one).
 struct Challenger {
     uint sponge[16];
     uint input[8];
@@ -52,6 +66,7 @@ void ch_point_set(thread const ChIo& io, uint i, uint4 v) {
     }
 }
 
+// The shader's only call of the permutation.
 void ch_duplex(thread Challenger& ch, constant uint4* p2_rc) {
     for (uint i = 0u; i < ch.in_len; i++) {
         ch.sponge[i] = ch.input[i];
@@ -72,43 +87,33 @@ void ch_duplex(thread Challenger& ch, constant uint4* p2_rc) {
     ch.out_len = 8u;
 }
 
-void ch_observe(thread Challenger& ch, uint w, constant uint4* p2_rc) {
+void ch_absorb(thread Challenger& ch, uint w) {
     ch.out_len = 0u;
     ch.input[ch.in_len] = w;
     ch.in_len += 1u;
-    if (ch.in_len == 8u) {
-        ch_duplex(ch, p2_rc);
-    }
 }
 
-// WGSL's ch_sample(): the next output word.
-uint ch_sample(thread Challenger& ch, constant uint4* p2_rc) {
-    if (ch.in_len != 0u || ch.out_len == 0u) {
-        ch_duplex(ch, p2_rc);
-    }
+// The next output word; the caller has made one available (ch_run_ops: no pending input, output not empty).
+uint ch_pop(thread Challenger& ch) {
     ch.out_len -= 1u;
     return ch.sponge[ch.out_len];
 }
 
-// The low `bits` bits (bits <= 30) of one sample's canonical value. Shifts count mod 32, as in WGSL.
-uint ch_sample_bits(thread Challenger& ch, uint bits, constant uint4* p2_rc) {
-    return bb_mul(ch_sample(ch, p2_rc), 1u) & ((1u << (bits & 31u)) - 1u);
-}
-
-void ch_draw_queries(thread Challenger& ch, thread const ChIo& io, uint dst, uint q, uint log_size, uint per_call) {
-    if (q == 0u) {
-        ch_sample(ch, io.p2_rc);
-        return;
-    }
-    uint done = 0u;
-    while (done < q) {
-        uint count = min(q - done, per_call);
-        uint v = ch_sample_bits(ch, count * log_size, io.p2_rc);
-        for (uint j = 0u; j < count; j++) {
-            ch_scratch_set(io, dst + done + j, v & ((1u << (log_size & 31u)) - 1u));
-            v >>= (log_size & 31u);
+// Output words op `op` takes from step i on (SAMPLE: one a step; WITNESS: step 1; QUERIES: one a draw call).
+bool ch_wants_output(uint4 op, uint i) {
+    switch (op.x) {
+        case OP_SAMPLE:
+            return i < op.z;
+        case OP_WITNESS:
+            return i == 1u;
+        case OP_QUERIES: {
+            // ceil(q / w) draw calls, at least one; w is 0 only when q is 0 (query_calls), where x / 0 is undefined
+            // here (WGSL's x / 0 = x would make it 2^32 - 1 calls): max(w, 1) changes nothing else
+            uint per = max(op.w, 1u);
+            return i < max(1u, ((op.z & 0xffffu) + per - 1u) / per);
         }
-        done += count;
+        default:
+            return false;
     }
 }
 
@@ -147,12 +152,7 @@ void ch_powers(thread const ChIo& io, uint src, uint dst, uint count_at, uint n,
     }
 }
 
-// Runs io.ops[0 .. n_ops) on the challenger in scratch (loaded first, stored back last). One thread.
-void transcript_run(thread const ChIo& io) {
-    if (io.n_ops == 0u) {
-        return;
-    }
-    Challenger ch;
+void ch_load(thread Challenger& ch, thread const ChIo& io) {
     for (uint i = 0u; i < 16u; i++) {
         ch.sponge[i] = ch_scratch_get(io, i);
     }
@@ -161,53 +161,9 @@ void transcript_run(thread const ChIo& io) {
     for (uint i = 0u; i < 8u; i++) {
         ch.input[i] = ch_scratch_get(io, 18u + i);
     }
-    for (uint k = 0u; k < io.n_ops; k++) {
-        uint4 op = io.ops[k];
-        switch (op.x) {
-            case 1u: {  // OBSERVE
-                for (uint i = 0u; i < op.z; i++) {
-                    ch_observe(ch, io.proof[op.y + i], io.p2_rc);
-                }
-                break;
-            }
-            case 2u: {  // SAMPLE
-                for (uint i = 0u; i < op.z; i++) {
-                    ch_scratch_set(io, op.y + i, ch_sample(ch, io.p2_rc));
-                }
-                break;
-            }
-            case 3u: {  // WITNESS
-                uint nonce = ch_scratch_get(io, op.y);
-                uint w = bb_mul(select(nonce, 0u, nonce == CH_NOT_FOUND), BB_R2);
-                io.proof[op.z] = select(w, CH_NOT_FOUND, nonce == CH_NOT_FOUND);  // never a field word
-                ch_observe(ch, w, io.p2_rc);
-                ch_sample(ch, io.p2_rc);
-                break;
-            }
-            case 4u: {  // QUERIES
-                ch_draw_queries(ch, io, op.y, op.z & 0xffffu, op.z >> 16u, op.w);
-                break;
-            }
-            case 5u: {  // POW_RESET
-                ch_scratch_set(io, op.y, CH_NOT_FOUND);
-                for (uint i = 0u; i < op.w; i++) {
-                    ch_scratch_set(io, op.z + i, 0u);
-                }
-                break;
-            }
-            case 6u: {  // EXPAND
-                ch_expand(io, op.y, op.z, op.w);
-                break;
-            }
-            case 7u: {  // POWERS
-                uint4 counts = io.ops[k + 1u];
-                ch_powers(io, op.y, op.z, op.w, counts.x, counts.y);
-                k += 1u;
-                break;
-            }
-            default: break;
-        }
-    }
+}
+
+void ch_store(thread const Challenger& ch, thread const ChIo& io) {
     for (uint i = 0u; i < 16u; i++) {
         ch_scratch_set(io, i, ch.sponge[i]);
     }
@@ -216,4 +172,189 @@ void transcript_run(thread const ChIo& io) {
     for (uint i = 0u; i < 8u; i++) {
         ch_scratch_set(io, 18u + i, ch.input[i]);
     }
+}
+
+// Thread 0: runs ops [k0, end) up to the next SORT (or the end) and returns that op's index. One step at a time:
+// an observed word, a sampled word, a query draw call, or a whole op that touches no sponge word; the permutation
+// (the shader's only one) runs between steps, when the input is full (as the host duplexes eagerly) or the next
+// step takes an output word while input is pending or the output is empty. Shifts are taken mod 32, as in WGSL.
+uint ch_run_ops(thread Challenger& ch, thread const ChIo& io, uint k0, uint end) {
+    uint k = k0;
+    uint i = 0u;  // steps of op k done
+    for (;;) {
+        uint4 op = uint4(0u);
+        if (k < end) {
+            op = io.ops[k];
+        }
+        if (ch.in_len == 8u || (k < end && ch_wants_output(op, i) && (ch.in_len != 0u || ch.out_len == 0u))) {
+            ch_duplex(ch, io.p2_rc);
+            continue;
+        }
+        if (k >= end || op.x == OP_SORT) {
+            break;
+        }
+        bool done = true;  // op k finished with this step
+        switch (op.x) {
+            case OP_OBSERVE: {
+                if (i < op.z) {
+                    ch_absorb(ch, io.proof[op.y + i]);
+                }
+                done = i + 1u >= op.z;
+                break;
+            }
+            case OP_SAMPLE: {
+                if (i < op.z) {
+                    ch_scratch_set(io, op.y + i, ch_pop(ch));
+                }
+                done = i + 1u >= op.z;
+                break;
+            }
+            case OP_WITNESS: {
+                if (i == 0u) {
+                    uint nonce = ch_scratch_get(io, op.y);
+                    uint w = bb_mul(select(nonce, 0u, nonce == CH_NOT_FOUND), BB_R2);
+                    io.proof[op.z] = select(w, CH_NOT_FOUND, nonce == CH_NOT_FOUND);  // never a field word
+                    ch_absorb(ch, w);
+                } else {
+                    ch_pop(ch);
+                }
+                done = i == 1u;
+                break;
+            }
+            case OP_QUERIES: {
+                // draw call i: min(per_call, q - done) indices of L bits from one word, LSB first (q = 0: one
+                // call of 0 bits)
+                uint q = op.z & 0xffffu;
+                uint log_size = (op.z >> 16u) & 31u;
+                uint first = i * op.w;
+                uint count = min(op.w, q - min(q, first));
+                uint v = bb_mul(ch_pop(ch), 1u) & ((1u << ((count * log_size) & 31u)) - 1u);
+                for (uint j = 0u; j < count; j++) {
+                    ch_scratch_set(io, op.y + first + j, v & ((1u << log_size) - 1u));
+                    v >>= log_size;
+                }
+                done = !ch_wants_output(op, i + 1u);
+                break;
+            }
+            case OP_POW_RESET: {
+                ch_scratch_set(io, op.y, CH_NOT_FOUND);
+                for (uint j = 0u; j < op.w; j++) {
+                    ch_scratch_set(io, op.z + j, 0u);
+                }
+                break;
+            }
+            case OP_EXPAND: {
+                ch_expand(io, op.y, op.z, op.w);
+                break;
+            }
+            case OP_POWERS: {
+                uint4 counts = io.ops[k + 1u];
+                ch_powers(io, op.y, op.z, op.w, counts.x, counts.y);
+                k += 1u;
+                break;
+            }
+            default:
+                break;
+        }
+        if (done) {
+            k += 1u;
+            i = 0u;
+        } else {
+            i += 1u;
+        }
+    }
+    return k;
+}
+
+// The SORT at op k, by the `size` threads of the threadgroup: each distinct value finds its rank by counting.
+void ch_sort(uint lid, uint size, uint k, thread const ChIo& io, threadgroup atomic_uint* ch_distinct) {
+    uint4 a = io.ops[k];
+    uint4 b = io.ops[k + 1u];
+    uint4 c = io.ops[k + 2u];
+    uint raw = a.y;
+    uint q = a.z;
+    uint flags = a.w;
+    if (lid == 0u) {
+        atomic_store_explicit(&ch_distinct[0], 0u, memory_order_relaxed);
+    }
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    for (uint i = lid; i < q; i += size) {
+        uint v = ch_scratch_get(io, raw + i);
+        uint first = 1u;
+        for (uint j = 0u; j < i; j++) {
+            if (ch_scratch_get(io, raw + j) == v) {
+                first = 0u;
+                break;
+            }
+        }
+        ch_scratch_set(io, flags + i, first);
+        if (first == 1u) {
+            atomic_fetch_add_explicit(&ch_distinct[0], 1u, memory_order_relaxed);
+        }
+    }
+    // the flags (device memory) and the count (threadgroup memory) of every thread are visible past this point
+    threadgroup_barrier(mem_flags::mem_device | mem_flags::mem_threadgroup);
+    uint count = atomic_load_explicit(&ch_distinct[0], memory_order_relaxed);
+    for (uint i = lid; i < q; i += size) {
+        if (ch_scratch_get(io, flags + i) == 1u) {
+            uint v = ch_scratch_get(io, raw + i);
+            uint rank = 0u;
+            for (uint j = 0u; j < q; j++) {
+                if (ch_scratch_get(io, flags + j) == 1u && ch_scratch_get(io, raw + j) < v) {
+                    rank += 1u;
+                }
+            }
+            ch_scratch_set(io, b.x + rank, v);
+            ch_scratch_set(io, b.w + rank, bb_pow(c.x, v));
+        }
+    }
+    for (uint i = count + lid; i < b.y; i += size) {
+        ch_scratch_set(io, b.x + i, 0u);
+        ch_scratch_set(io, b.w + i, BB_R);
+    }
+    if (lid == 0u) {
+        ch_scratch_set(io, b.z, count);
+        io.proof[c.y] = count;
+    }
+    // every thread's sorted entries and domain points are visible to thread 0's next ops (e.g. POWERS reads the
+    // count)
+    threadgroup_barrier(mem_flags::mem_device | mem_flags::mem_threadgroup);
+}
+
+// Runs io.ops[first .. end) on the challenger in scratch (loaded first, stored back last). Called by all `size`
+// threads of one threadgroup in uniform control flow.
+void transcript_range(uint lid, uint size, uint first, uint end, thread const ChIo& io, threadgroup uint* ch_next,
+                      threadgroup atomic_uint* ch_distinct) {
+    if (first >= end) {
+        return;  // uniform
+    }
+    Challenger ch;
+    if (lid == 0u) {
+        ch_load(ch, io);
+    }
+    uint k = first;
+    for (;;) {
+        if (lid == 0u) {
+            ch_next[0] = ch_run_ops(ch, io, k, end);
+        }
+        // WGSL's workgroupUniformLoad(&ch_next), the first barrier also ordering thread 0's scratch words (the raw
+        // indices a SORT reads) before the other threads' reads
+        threadgroup_barrier(mem_flags::mem_device | mem_flags::mem_threadgroup);
+        k = ch_next[0];
+        threadgroup_barrier(mem_flags::mem_threadgroup);
+        if (k >= end) {
+            break;
+        }
+        ch_sort(lid, size, k, io, ch_distinct);
+        k += 3u;
+    }
+    if (lid == 0u) {
+        ch_store(ch, io);
+    }
+}
+
+// The whole program, io.ops[0 .. n_ops).
+void transcript_run(uint lid, uint size, thread const ChIo& io, threadgroup uint* ch_next,
+                    threadgroup atomic_uint* ch_distinct) {
+    transcript_range(lid, size, 0u, io.n_ops, io, ch_next, ch_distinct);
 }

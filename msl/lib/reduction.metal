@@ -1,12 +1,11 @@
-// requires: challenger
+// requires: challenger ef_reduce
 // The end of a reduction whose threadgroups, over one or several launches, each leave a pair of EF partial sums, and
 // whose last threadgroup sums them all and then runs the launch's transcript program (challenger.metal) on the
 // result (reduction.wgsl's twin). `work` holds atomic words: word 0 the ticket (0 between reductions, reset by each
-// last threadgroup), EF partial pair p at words 4 + 8 p. Threadgroups of RED_WG threads; simd-groups reduce by
-// shuffles. The kernel declares `threadgroup uint4 red_a[8]; threadgroup uint4 red_b[8]; threadgroup uint
-// red_is_last[1];` (RED_WG / 32 entries) and passes them in. Words Montgomery in [0, P).
-
-constant constexpr uint RED_WG = 256u;
+// last threadgroup), EF partial pair p at words 4 + 8 p. Threadgroups of RED_WG threads (ef_reduce.metal). The
+// kernel declares `threadgroup uint4 red_a[8]; threadgroup uint4 red_b[8]; threadgroup uint red_is_last[1];`
+// (ef_reduce.metal's and this file's) and `threadgroup uint ch_next[1]; threadgroup atomic_uint ch_distinct[1];`
+// (challenger.metal's) and passes them in. Words Montgomery in [0, P).
 
 // Partials go through atomics so that the last threadgroup reads what every other one stored (device coherence).
 void red_store(device atomic_uint* work, uint word, uint4 v) {
@@ -21,28 +20,6 @@ uint4 red_load(device atomic_uint* work, uint word) {
                  atomic_load_explicit(&work[word + 1u], memory_order_relaxed),
                  atomic_load_explicit(&work[word + 2u], memory_order_relaxed),
                  atomic_load_explicit(&work[word + 3u], memory_order_relaxed));
-}
-
-// Sums a and b over the threadgroup, valid in thread 0; every thread of the group must call it.
-void reduce_pair(uint lid, uint lane, uint sg, thread uint4& a, thread uint4& b, threadgroup uint4* red_a,
-                 threadgroup uint4* red_b) {
-    for (ushort d = 16; d > 0; d >>= 1) {
-        a = ef_add(a, simd_shuffle_xor(a, d));
-        b = ef_add(b, simd_shuffle_xor(b, d));
-    }
-    if (lane == 0u) {
-        red_a[sg] = a;
-        red_b[sg] = b;
-    }
-    threadgroup_barrier(mem_flags::mem_threadgroup);
-    if (lid == 0u) {
-        a = red_a[0];
-        b = red_b[0];
-        for (uint s = 1u; s < RED_WG / 32u; s++) {
-            a = ef_add(a, red_a[s]);
-            b = ef_add(b, red_b[s]);
-        }
-    }
 }
 
 // Leaves this threadgroup's pair (a, b) as partial pair `pair`; true (uniformly) in the last of `total`
@@ -76,12 +53,14 @@ bool finish_pairs(uint lid, uint lane, uint sg, uint pair, uint total, thread ui
     return true;
 }
 
-// Thread 0 of the last threadgroup, after writing the results: release the ticket and run the transcript program.
-void end_reduction(uint lid, device atomic_uint* work, thread const ChIo& io) {
+// The last threadgroup, after writing the results (every thread calls it): release the ticket and run the
+// transcript program.
+void end_reduction(uint lid, device atomic_uint* work, thread const ChIo& io, threadgroup uint* ch_next,
+                   threadgroup atomic_uint* ch_distinct) {
     if (lid == 0u) {
         atomic_store_explicit(&work[0], 0u, memory_order_relaxed);
-        transcript_run(io);
     }
+    transcript_run(lid, RED_WG, io, ch_next, ch_distinct);
 }
 
 void proof_set_ef(thread const ChIo& io, uint at, uint4 v) {
