@@ -13,6 +13,7 @@ struct Params { uint mask; uint found; uint counter; uint first_batch; uint end_
                 uint _pad0; uint n_ops; uint _t0; uint _t1; uint _t2; uint4 ops[11]; };
 
 constant uint WG [[function_constant(0)]];
+constant uint TAIL [[function_constant(1)]];  // 0: no exit ticket and no epilogue (a search without a program)
 constant constexpr uint STOP = 0xffffffffu;
 
 uint4 with_lane(uint4 v, uint first_lane, uint index, uint w) {
@@ -66,6 +67,9 @@ kernel void pow_search(device atomic_uint* scratch_atomic [[buffer(0)]], device 
                 atomic_fetch_min_explicit(&scratch_atomic[params.found], nonce, memory_order_relaxed);
             }
         }
+    }
+    if (TAIL == 0u) {
+        return;  // uniform: a constant
     }
     // Every thread's atomic min is done before this threadgroup counts itself out.
     threadgroup_barrier(mem_flags::mem_device);

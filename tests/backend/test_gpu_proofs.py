@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from whirgpu.backends.cpu import CpuBackend
-from whirgpu.backends.gpu import GpuBackend
+from whirgpu.backends.device_transcript import MAX_OPS
+from whirgpu.backends.gpu import SUMCHECK_TAIL_MAX, GpuBackend
 from whirgpu.protocol.params import WhirConfig
 from whirgpu.protocol.prover import PolynomialSource, WhirProver
 from whirgpu.protocol.serialize import params_and_statement_from_json, proof_to_json_tree
@@ -179,7 +180,8 @@ def test_one_readback_and_a_submission_per_round(gpu_runtime, monkeypatch):
 def test_folds_sum_the_next_round(gpu_runtime, monkeypatch):
     """In a proof, each fold followed by another round of its sumcheck is one fused launch that sums that round:
     plain ``sumcheck`` launches only for each phase's first round, ``fold`` launches only for each phase's last
-    fold, and no second reduction stage; the proof is still the CPU's."""
+    fold, and no second reduction stage; a phase of pow-free rounds on a small EF table is one ``sumcheck_tail``
+    launch; the proof is still the CPU's."""
     backend = GpuBackend(gpu_runtime)
     case = next(c for c in SUBSET if c.n >= 11 and c.config().fold(0) > 1)
     stems = []
@@ -192,6 +194,14 @@ def test_folds_sum_the_next_round(gpu_runtime, monkeypatch):
     monkeypatch.setattr(backend._drivers, "kernel", kernel)
     _check_case(backend, case)
     config = case.config()
-    phases = [config.fold(i) for i in range(config.n_rounds + 1)] + [config.final_sumcheck_rounds]
-    assert stems.count("sumcheck_fold") == sum(k - 1 for k in phases if k)
-    assert stems.count("sumcheck") == stems.count("fold") == sum(1 for k in phases if k)
+    rounds = [config.fold(i) for i in range(config.n_rounds + 1)] + [config.final_sumcheck_rounds]
+    pow_bits = ([config.starting_folding_pow_bits] + [rc.folding_pow_bits for rc in config.rounds]
+                + [config.final_folding_pow_bits])
+    phases, nv = [], config.num_variables
+    for i, (k, bits) in enumerate(zip(rounds, pow_bits)):
+        # GpuBackend.sumcheck_rounds: the pow-free rounds of a small EF table are one sumcheck_tail launch
+        phases.append((k, i > 0 and bits == 0 and 1 <= k and 1 << nv <= SUMCHECK_TAIL_MAX and 2 * k <= MAX_OPS))
+        nv -= k
+    assert stems.count("sumcheck_tail") == sum(1 for k, tail in phases if k and tail)
+    assert stems.count("sumcheck_fold") == sum(k - 1 for k, tail in phases if k and not tail)
+    assert stems.count("sumcheck") == stems.count("fold") == sum(1 for k, tail in phases if k and not tail)
