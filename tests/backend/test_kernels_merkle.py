@@ -66,10 +66,13 @@ def test_trees_share_the_top_scratch_in_one_batch(gpu_runtime):
         assert np.array_equal(merkle.read_root(rt, levels), MerkleTree.build(r).root)
 
 
-def test_top_launches():
+def test_top_launches(monkeypatch):
+    assert merkle.TOP_SUBTREE == 64
     assert merkle.top_launches(1) == [(1, 1)]
-    assert merkle.top_launches(32) == [(32, 32)]
+    assert merkle.top_launches(64) == [(64, 64)]
+    assert merkle.top_launches(8192) == [(8192, 64), (64, 64)]
+    assert merkle.top_launches(128) == [(128, 64), (1, 1)]
+    monkeypatch.setattr(merkle, "TOP_SUBTREE", 32)
     assert merkle.top_launches(8192) == [(8192, 32), (128, 32), (2, 2)]
-    assert merkle.top_launches(64) == [(64, 32), (1, 1)]
     assert merkle.top_parents(1 << 30) == merkle.TOP_MAX_PARENTS
     assert merkle.top_parents(256) == 4 and merkle.top_parents(63) == 0
