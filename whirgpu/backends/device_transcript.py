@@ -6,10 +6,10 @@ but its values are ``DeviceValue``s and nothing is read back: each call appends 
 (challenger.wgsl / .metal). A program runs as the epilogue of the launch recorded just before it when that launch
 is a ``TailLaunch`` (the last workgroup of a reduction observes the sum it wrote and samples the next challenge;
 the last workgroup of a proof-of-work search absorbs the witness; the query sort samples the combination
-challenge), else as one ``transcript`` launch recorded just before the next launch of any other kernel
-(``flush``). So consecutive transcript steps cost at most one dispatch, and none after a reduction, a search or a
-query sort. Bit-exact with ``protocol.transcript.DuplexChallenger`` (the challenger's state layout is in
-``device_values``).
+challenge; a commitment's last ``merkle_top`` launch observes the root and samples the OOD point), else as one
+``transcript`` launch recorded just before the next launch of any other kernel (``flush``). So consecutive
+transcript steps cost at most one dispatch, and none after a reduction, a search, a query sort or a commitment.
+Bit-exact with ``protocol.transcript.DuplexChallenger`` (the challenger's state layout is in ``device_values``).
 
 Proof of work runs on the device challenger: one ``pow_search`` launch per grind, a fixed grid of ``POW_GROUPS``
 workgroups that claim batches of ``POW_BATCH`` nonces in increasing order and stop past the smallest hit, bounded
@@ -197,7 +197,7 @@ class DeviceTranscript:
         witness = regions.proof.take(())
         self._op(OP_POW_RESET, work.word, work.word + 1, len(launches) + 1)
         kernel = self.backend._drivers.kernel("pow_search", constants={"WG": POW_WG})
-        buffers = [regions.scratch.buffer, PROOF_WINDOW, regions.points.buffer, self.backend._round_constants()]
+        buffers = self.backend._tail_io(points=True)
         exit_ticket = work.word + 1 + len(launches)
         for i, (first, end) in enumerate(launches):
             groups = min(POW_GROUPS, end - first)
@@ -225,7 +225,7 @@ class DeviceTranscript:
         proof_count = regions.proof.take((1,))
         generator = int(F.constant(TWO_ADIC_GENERATORS[log_size]))
         head = [raw.word, q, indices.word, slots, count.word, 0, points.word, flags.word, generator, 0, 0, 0]
-        buffers = [regions.scratch.buffer, PROOF_WINDOW, regions.points.buffer, self.backend._round_constants()]
+        buffers = self.backend._tail_io(points=True)
         self.defer(TailLaunch(self.backend._drivers.kernel("queries"), [(buffers, head, 1)],
                               out=(proof_count.word, proof_count.word + 1), out_field=5))
         return DeviceQueries(indices, count, proof_count, points, slots)
