@@ -10,6 +10,7 @@ import pytest
 from whirgpu.field import P
 from whirgpu.kernels.split import read_rows
 from whirgpu.kernels import merkle
+from whirgpu.runtime.base import RtView
 from whirgpu.ref.merkle import MerkleTree
 
 SHAPES = [(1, 8), (2, 0), (2, 17), (4, 1), (8, 9), (64, 7), (256, 16), (512, 8)]
@@ -53,7 +54,8 @@ def test_tree_defaults_all_widths(gpu_runtime, width):
     _check_tree(gpu_runtime, 1024, width, seed=width)
 
 
-def test_trees_share_the_top_scratch_in_one_batch(gpu_runtime):
+def test_trees_recorded_in_one_batch(gpu_runtime):
+    """Each tree's top levels are made in its own buffer (no shared scratch): two trees in one batch."""
     rt = gpu_runtime
     rows = [_random((32, 8), seed=s) for s in (1, 2)]
     bufs = [rt.alloc(r.nbytes) for r in rows]
@@ -76,3 +78,36 @@ def test_top_launches(monkeypatch):
     assert merkle.top_launches(8192) == [(8192, 32), (128, 32), (2, 2)]
     assert merkle.top_parents(1 << 30) == merkle.TOP_MAX_PARENTS
     assert merkle.top_parents(256) == 4 and merkle.top_parents(63) == 0
+
+
+def test_top_level():
+    """merkle_top starts at the lowest level of at most top_parents nodes, never at the leaves."""
+    big = 1 << 30
+    assert merkle.top_level(1 << 17, big) == 4  # 8192 parents
+    assert merkle.top_level(1 << 10, big) == 1 and merkle.top_level(2, big) == 1
+    assert merkle.top_level(1 << 10, 4096) == 4  # 64 parents: their 128 children fill the 4 KiB binding
+    assert merkle.top_level(1, big) == 1  # a lone root: none (depth + 1)
+    assert merkle.top_level(1 << 10, 63) == 11  # no level fits
+
+
+def test_the_last_top_launch_is_returned_for_the_caller(gpu_runtime):
+    """record_tree records all but the last merkle_top launch (one workgroup), which copies the root to word
+    ROOT_AT of its proof binding when the caller records it; without merkle_top levels it returns None."""
+    rt = gpu_runtime
+    rows = _random((512, 8), seed=3)  # 256 parents: launches (256, 64), (2, 2)
+    buf = rt.alloc(rows.nbytes)
+    rt.write(buf, rows)
+    batch = rt.batch()
+    levels, last = merkle.record_tree(rt, batch, buf, 512, 8)
+    assert last.groups == 1 and last.head[0] == last.head[3] == 2
+    out = rt.alloc(3 * 256)
+    io = [RtView(out, 0, 32), RtView(out, 256, 64), RtView(out, 512, 32), merkle.round_constants(rt)]
+    batch.dispatch(last.kernel, last.buffers(io), np.array(last.head[:merkle.ROOT_AT] + (8,) + last.head[5:],
+                                                           np.uint32), 1)
+    batch.submit()
+    root = MerkleTree.build(rows).root
+    assert np.array_equal(rt.read(out, 32, 256 + 32), root)
+    assert np.array_equal(merkle.read_root(rt, levels), root)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(merkle, "TOP_MAX_PARENTS", 0)
+        assert merkle.record_tree(rt, rt.batch(), buf, 512, 8)[1] is None

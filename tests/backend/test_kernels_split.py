@@ -137,5 +137,5 @@ def test_unsplit_commit_launches(gpu_runtime):
     merkle.build_tree(rt, codeword, 1 << (nv - k + rate), 4, batch)
     batch.batch.submit()
     # 2^11 rows x 4 words: transpose; 10 local stages, then one radix-2 pass; the leaves; merkle_top from 1024
-    # parents in subtrees of 32 (to 32 roots), then from 16 in one workgroup
+    # parents in subtrees of 64 (to 8 roots), then from 8 in one workgroup
     assert len(counts) == 1 + 2 + 1 + 2

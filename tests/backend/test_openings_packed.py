@@ -1,7 +1,8 @@
 """Packed Merkle trees (``merkle.alloc_tree``) and one openings launch per round, on every runtime.
 
-A tree's top levels share one buffer, each at an aligned offset, so a round's openings (rows and every sibling of
-every query slot) bind the tree once: one ``openings`` launch whenever the codeword fits a binding and no level
+A tree's top levels share one buffer (merkle_top's back to back, in place, the others each at an aligned offset),
+so a round's openings (rows and every sibling of every query slot) bind the tree once, with word offsets per
+level: one ``openings`` launch whenever the codeword fits a binding and no level
 is split, whatever the depth (ceil(depth / 5) launches before). Counted by wrapping the backend batch's dispatch,
 and checked word for word against the numpy reference (``CpuBackend``: ``ref.merkle.MerkleTree``) at depths past
 the old five levels a launch, with lowered binding and buffer limits that split the lower levels (one launch per
@@ -57,21 +58,27 @@ def _counting(backend: GpuBackend, monkeypatch):
         yield calls
 
 
-def test_packed_levels():
-    """The longest top run that fits one binding (min of both limits) shares a buffer; at least two levels."""
+def test_packed_levels(monkeypatch):
+    """The longest top run that fits one binding (min of both limits) shares a buffer; at least two levels. The
+    levels merkle_top makes (8192 parents and up by default) are back to back, the others at aligned offsets."""
     big = 1 << 30
-    assert merkle.packed_levels(1 << 17, big, big, 256) == (0, (8 << 20) + 288)  # 8 MiB - 32 + 320 of padding
+    assert merkle.packed_levels(1 << 17, big, big, 256) == (0, (8 << 20) - 32)  # no padding: levels 0-3 are aligned
     assert merkle.packed_levels(1 << 17, big, big, 4) == (0, (8 << 20) - 32)
-    # 2^17 leaves are 4 MiB; levels 1.. end at 4 MiB - 32 + 320 (the 128- and 64-byte levels padded to 256)
-    assert merkle.packed_levels(1 << 17, 4 << 20, big, 256)[0] == 2
-    assert merkle.packed_levels(1 << 17, big, 4 << 20, 256)[0] == 2
-    assert merkle.packed_levels(1 << 17, (4 << 20) + 288, big, 256)[0] == 1
-    # with 4-byte alignment (no padding) levels 1.. end at exactly 4 MiB - 32
+    # 2^17 leaves are 4 MiB; levels 1.. end at 4 MiB - 32
+    assert merkle.packed_levels(1 << 17, 4 << 20, big, 256)[0] == 1
+    assert merkle.packed_levels(1 << 17, big, 4 << 20, 256)[0] == 1
     assert merkle.packed_levels(1 << 17, (4 << 20) - 32, big, 4)[0] == 1
     assert merkle.packed_levels(1 << 17, (4 << 20) - 36, big, 4)[0] == 2
-    assert merkle.packed_levels(8, 256, big, 256) == (4, 0)  # root + 32 bytes padded to 256: over; none packed
-    assert merkle.packed_levels(8, 288, big, 256)[0] == 2
+    # 8 leaves, a 256-byte binding: merkle_top makes levels 1.. (4 parents), 224 bytes; the leaves would pass it
+    assert merkle.packed_levels(8, 256, big, 256) == (1, 224)
+    assert merkle.packed_levels(8, 480, big, 256) == (0, 480)  # 256 bytes of leaves, then the top at 256
     assert merkle.packed_levels(1, big, big, 256) == (1, 0)  # a lone root owns its buffer
+    # merkle_top from 2 parents: levels 0-15 aligned (the 128-byte level 15 padded to 256), then 64 + 32 glued
+    monkeypatch.setattr(merkle, "TOP_MAX_PARENTS", 2)
+    assert merkle.packed_levels(1 << 17, big, big, 256) == (0, (8 << 20) + 96)
+    monkeypatch.setattr(merkle, "TOP_MAX_PARENTS", 0)  # no merkle_top: every packed level aligned
+    assert merkle.packed_levels(1 << 17, big, big, 256) == (0, (8 << 20) + 288)
+    assert merkle.packed_levels(8, 256, big, 256) == (4, 0)  # root + 32 bytes padded to 256: over; none packed
 
 
 def test_level_jobs():
@@ -113,12 +120,16 @@ def test_round_openings_are_one_launch_when_the_tree_fits(gpu_runtime, monkeypat
     for d, level in enumerate(levels):
         np.testing.assert_array_equal(split.read_rows(backend._drivers, level).reshape(-1, 8), ref.levels[d])
 
-    # the layout: the top levels in one buffer at aligned offsets, within one binding; the others own theirs
+    # the layout: the top levels in one buffer within one binding, merkle_top's back to back as it writes them and
+    # the others at aligned offsets; the levels below own their buffers
     first, packed = merkle.packed_run(levels)
-    alignment = split.runtime_limits(backend._drivers)[2]
+    binding_limit, buffer_limit, alignment = split.runtime_limits(backend._drivers)
+    top = merkle.top_level(1 << log_height, min(binding_limit, buffer_limit))
     assert first < len(levels) - 1 and packed.nbytes <= min(backend.binding_limit, backend.buffer_limit)
-    assert all(len(level.buffers) == 1 and level.buffers[0] is packed.buffer and level.offset % alignment == 0
-               for level in levels[first:])
+    assert first <= top < len(levels)
+    assert all(len(level.buffers) == 1 and level.buffers[0] is packed.buffer for level in levels[first:])
+    assert all(level.offset % alignment == 0 for level in levels[first:top + 1])
+    assert all(up.offset == level.offset + level.nbytes for level, up in zip(levels[top:], levels[top + 1:]))
     assert all(level.offset is None and all(b is not packed.buffer for b in level.buffers) for level in levels[:first])
     split_levels = [level.rows // level.window_rows for level in levels[:-1]]
     expected = gpu.opening_launches(codeword.rows // codeword.window_rows, split_levels, first)

@@ -4,18 +4,14 @@
 // Bindings: 0 child level (2n * 8 words), 1 parent level (n * 8 words), 2 Poseidon2 round constants
 // (constants.poseidon2_rc_table), 3 params. The two levels may be disjoint ranges of one buffer (a tree's packed
 // levels, kernels/merkle.py), so src is declared read_write although only read: WebGPU refuses a buffer bound
-// read-only and writable in one dispatch, and allows it bound writable twice.
+// read-only and writable in one dispatch, and allows it bound writable twice in disjoint ranges.
 // Entry merkle_permute: the raw permutation of n 16-word states, src state j -> dst state j (tests, challenger).
 // Entries *_coop: the same with 4 threads per state (poseidon2_coop; P2C_WG-thread workgroups, thread
 // t = workgroup index * P2C_WG + local id serves state t / 4), for levels too small to fill the GPU.
-// Entry merkle_top (n / per workgroups of P2C_WG threads, 2-D grid: g = wid.x + wid.y * nwg.x): the levels of
-// n, n / 2, ..., n / per parents (children: 2n digests in src), back to back in dst (level k at digest
-// sum_{i<k} n >> i); workgroup g makes the subtree over parents [g per, (g + 1) per) of the first level up to its
-// root, keeping its levels in dst (storage barriers between levels: a workgroup reads only what it wrote).
-// per = n: one workgroup up to the root. Contract: n, per powers of two, per <= n; it ignores src_off / dst_off.
-// The other entries read src from vec4 src_off and write dst from vec4 dst_off (windows of split levels).
+// Every entry reads src from vec4 src_off and writes dst from vec4 dst_off (windows of split levels). The top levels
+// of a tree are merkle_top.wgsl's.
 
-struct Params { n: u32, src_off: u32, dst_off: u32, per: u32 }
+struct Params { n: u32, src_off: u32, dst_off: u32, _pad0: u32 }
 
 @id(0) override WG: u32 = 64u;
 
@@ -78,42 +74,5 @@ fn merkle_permute_coop(@builtin(local_invocation_index) lid: u32, @builtin(workg
     let j = ((wid.x + wid.y * nwg.x) * P2C_WG + lid) >> 2u;
     if (j < params.n) {
         dst[params.dst_off + 4u * j + (lid & 3u)] = x;
-    }
-}
-
-@compute @workgroup_size(P2C_WG)
-fn merkle_top(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
-              @builtin(num_workgroups) nwg: vec3<u32>) {
-    let g = wid.x + wid.y * nwg.x;
-    if (g >= params.n / params.per) {            // padding of the 2-D grid: whole workgroups leave
-        return;
-    }
-    let q = lid & 3u;
-    var count = params.per;                      // this workgroup's parents in the current level
-    var n = params.n;                            // parents in the current level
-    var out_at = 0u;                             // first digest of the current level in dst
-    loop {                                       // trip counts depend on params only: uniform, barriers allowed
-        let first = g * count;
-        for (var base = 0u; base < count; base += P2C_WG / 4u) {
-            let j = base + (lid >> 2u);
-            let jj = first + min(j, count - 1u); // threads past the block permute a copy of its last state
-            var chunk: vec4<u32>;
-            if (out_at == 0u) {
-                chunk = src[4u * jj + q];
-            } else {
-                chunk = dst[2u * (out_at - 2u * n) + 4u * jj + q];   // the previous level: 2n digests before
-            }
-            let x = p2c_permute(chunk, lid);
-            if (j < count && q < 2u) {
-                dst[2u * (out_at + first + j) + q] = x;
-            }
-        }
-        storageBarrier();
-        if (count == 1u) {
-            break;
-        }
-        out_at += n;
-        n >>= 1u;
-        count >>= 1u;
     }
 }

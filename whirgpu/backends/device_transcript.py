@@ -5,9 +5,11 @@
 but its values are ``DeviceValue``s and nothing is read back: each call appends an op to a short program
 (challenger.wgsl / .metal). A program runs as the epilogue of the launch recorded just before it when that launch
 is a ``TailLaunch`` (the last workgroup of a reduction observes the sum it wrote and samples the next challenge;
-the last workgroup of a proof-of-work search absorbs the witness, draws the queries, sorts them and samples the
-combination challenge), else as one ``transcript`` launch recorded just before the next launch of any other kernel
-(``flush``). So consecutive transcript steps cost at most one dispatch, and none after a reduction or a search. Bit-exact with ``protocol.transcript.DuplexChallenger`` (the challenger's state layout is in
+the last workgroup of a proof-of-work search absorbs the witness only where ``POW_TAIL``; the query draw, sort and
+combination challenge ride on whatever launch comes before them; a commitment's last ``merkle_top`` launch observes
+the root and samples the OOD point), else as one ``transcript`` launch recorded just before the next launch of any
+other kernel (``flush``). So consecutive transcript steps cost at most one dispatch, and none after a reduction or
+a commitment. Bit-exact with ``protocol.transcript.DuplexChallenger`` (the challenger's state layout is in
 ``device_values``).
 
 Proof of work runs on the device challenger: one ``pow_search`` launch per grind, a fixed grid of ``POW_GROUPS``
@@ -205,7 +207,7 @@ class DeviceTranscript:
         witness = regions.proof.take(())
         self._op(OP_POW_RESET, work.word, work.word + 1, len(launches) + 1)
         kernel = self.backend._drivers.kernel("pow_search", constants={"WG": POW_WG, "TAIL": int(POW_TAIL)})
-        buffers = [regions.scratch.buffer, PROOF_WINDOW, regions.points.buffer, self.backend._round_constants()]
+        buffers = self.backend._tail_io(points=True)
         exit_ticket = work.word + 1 + len(launches)
         for i, (first, end) in enumerate(launches):
             groups = min(POW_GROUPS, end - first)

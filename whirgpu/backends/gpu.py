@@ -5,8 +5,10 @@ challenger after the domain separator, the statement's points); from then on eve
 launches into the session's batch, and the transcript itself is a kernel (``DeviceTranscript``): values such
 as roots, OOD answers, sumcheck values, challenges, query indices and PoW witnesses are ``DeviceValue``s in the
 session's proof / scratch / points regions (``device_values``). The batch is submitted after each commitment
-(so the device starts while the host encodes the next round), and ``end_proof`` reads the proof region back
-once and turns the proof's values into host arrays.
+(so the device starts while the host encodes the next round), all but the tree's last ``merkle_top`` launch,
+which is recorded after the submission as a transcript tail (it copies the root into the proof region and runs
+the transcript steps that follow: ``_root_launch``); ``end_proof`` reads the proof region back once and turns the
+proof's values into host arrays.
 
 Called outside a proof (tests, benchmarks, calibration), each primitive takes and returns host arrays: it runs
 in a session of its own, uploading its inputs into that session's regions and reading its outputs back.
@@ -479,10 +481,12 @@ class GpuBackend(Backend):
                                             nbytes=work_bytes(pairs))
         return self._work
 
-    def _tail_io(self) -> list:
-        """The buffers a reduction's epilogue binds after its data (registry ``_TAIL_IO``), the proof window last
-        but one (filled in when the program is known)."""
-        return [self._session.regions.scratch.buffer, PROOF_WINDOW, self._round_constants()]
+    def _tail_io(self, points: bool = False) -> list:
+        """The buffers a transcript tail binds after its data (registry ``_TAIL_IO`` less the work words): scratch,
+        the proof window (filled in when the program is known), the points region where the kernel binds it
+        (``points``: it may EXPAND), the round constants."""
+        regions = self._session.regions
+        return [regions.scratch.buffer, PROOF_WINDOW] + [regions.points.buffer] * points + [self._round_constants()]
 
     # -- windows -----------------------------------------------------------------------------------------------
     @property
@@ -705,11 +709,21 @@ class GpuBackend(Backend):
             source = table.handle.buffers[0] if len(table.handle.buffers) == 1 else table.handle
             codeword = ntt.encode_codeword(rt, batch, source, nv, table.is_ext, log_folding, log_height)
         with self.phase("merkle"):
-            levels = merkle.build_tree(rt, codeword, height, width, batch)
+            levels, last = merkle.record_tree(rt, batch, codeword, height, width)
             root = self._session.regions.proof.take((merkle.DIGEST,))
-            batch.copy(*levels[-1].locate(0), root.buffer, root.offset, root.nbytes)
+            if last is None:  # no merkle_top level (a lone root, or merkle_top off): the root is copied
+                batch.copy(*levels[-1].locate(0), root.buffer, root.offset, root.nbytes)
             self._submit()
+            if last is not None:
+                self._session.transcript.defer(self._root_launch(last, root))
         return Commitment(root, height, width, table.is_ext, handle=(codeword, levels))
+
+    def _root_launch(self, last: merkle.TopLaunch, root: DeviceValue) -> TailLaunch:
+        """A tree's last merkle_top launch (one workgroup) as a transcript tail: it copies the root into ``root``
+        (proof words) and runs the ops recorded next (the root observed, the first OOD point sampled and expanded),
+        so a commitment needs no transcript launch. Recorded after the rest of the commitment is submitted."""
+        dispatch = (last.buffers(self._tail_io(points=True)), list(last.head), last.groups)
+        return TailLaunch(last.kernel, [dispatch], (root.word, root.word + merkle.DIGEST), merkle.ROOT_AT)
 
     def open_rows(self, commitment: Commitment, indices, capacity: int | None = None):
         """Rows and sibling paths of the queried indices, gathered on the device into the proof region. In a
@@ -791,8 +805,7 @@ class GpuBackend(Backend):
         work = self._workspace(total)
         answer = self._session.regions.proof.take((4,))
         kernel = rt.kernel("mle_eval", "mle_eval_ext" if table.is_ext else "mle_eval_base")
-        scratch, proof_window, rc = self._tail_io()
-        io = [work, scratch, proof_window, self._session.regions.points.buffer, rc]
+        io = [work] + self._tail_io(points=True)
         dispatches = []
         for w, start in enumerate(range(0, n, window)):
             length = min(window, n - start)

@@ -111,8 +111,8 @@ class MemoryPlan:
     policy: str
     statement_points: int
     static_problems: list[str] = field(default_factory=list)
-    # commands recorded per submission: the dispatches, plus one for the Merkle root's (or the final polynomial's)
-    # copy into the proof region
+    # commands recorded per submission: the dispatches and the copies into the proof region (a Merkle root's where
+    # no merkle_top launch makes it, the final polynomial's)
     commands: list[int] = field(default_factory=list)
 
     @property
@@ -215,7 +215,7 @@ class _Walk:
         self.problems: list[str] = []
         self.twiddle_log: int | None = None
         self.constants = False
-        self.scratch = 0  # bytes of merkle_top's scratch so far
+        self.placeholder = False  # merkle.tail_placeholder made (by the first merkle_top launch without a program)
         self.staged = 0  # largest transfer through a runtime's staging buffer
         self.upload_chunk = 0  # the runtime's upload ring's chunk (0: no write goes through the ring)
         self.dispatches = 0  # in the batch being recorded
@@ -390,19 +390,27 @@ class _Walk:
             self.upload("round constants", poseidon2_rc_table().nbytes)
         block = min(codeword.window_rows, levels[0].window_rows)
         self.launch(height // block)  # leaves
-        for d in range(log_height):
+        top = merkle.top_level(height, self._bind_limit)
+        for d in range(top - 1):
             n = height >> (d + 1)
-            if n <= merkle.top_parents(self._bind_limit) and levels[d].window_rows == levels[d].rows:
-                if merkle.top_scratch_bytes(n) > self.scratch:  # merkle._scratch grows for a larger top
-                    self.scratch = merkle.top_scratch_bytes(n)
-                    # bound whole, but sized to fit the binding limit (merkle.top_parents): never over it
-                    self.alloc("merkle top scratch", self.scratch, False, elem=DIGEST_BYTES)
-                self.launch(len(merkle.top_launches(n)))
-                break
             self.launch(n // min(levels[d + 1].window_rows, levels[d].window_rows // 2))
-        self.launch()  # the root's copy into the proof region counts as a command, not a dispatch
-        self.submit()
+        if top > log_height:  # no merkle_top level: the root's copy into the proof region (a command)
+            self.launch()
+            self.submit()
+        else:
+            self.top(height >> top)
         return _Tree(codeword, levels, (1 << log_w), packed_from)
+
+    def top(self, n0: int) -> None:
+        """merkle_top from ``n0`` parents (merkle.record_tree, GpuBackend.commit): every launch but the last, then
+        the submission, then the last as a tail (the root's copy, and the transcript ops recorded next)."""
+        launches = len(merkle.top_launches(n0))
+        if launches > 1 and not self.placeholder:  # merkle.tail_placeholder, made by the first launch without ops
+            self.placeholder = True
+            self.alloc("merkle top placeholder", merkle.placeholder_bytes(self.alignment), False, binding=DIGEST_BYTES)
+        self.launch(launches - 1)
+        self.submit()
+        self.defer()
 
     def _tree(self, stage: str, height: int) -> tuple[list[_Rows], int]:
         """merkle.alloc_tree: the levels below ``merkle.packed_levels`` each in buffers of their own, the rest in

@@ -66,7 +66,7 @@ _MODELS: dict[str, Callable[[list[int]], Work]] = {
     "merkle_compress.merkle_compress_coop": _permutations(lambda p: p[0]),
     "merkle_compress.merkle_permute": _permutations(lambda p: p[0]),
     "merkle_compress.merkle_permute_coop": _permutations(lambda p: p[0]),
-    "merkle_compress.merkle_top": _permutations(lambda p: 2 * p[0] - p[0] // p[3]),  # n, n/2, ... n/per parents
+    "merkle_top": _permutations(lambda p: 2 * p[0] - p[0] // p[3]),  # n, n/2, ... n/per parents
 }
 
 

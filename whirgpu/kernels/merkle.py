@@ -9,17 +9,23 @@ Contracts (the same tree as ``whirgpu.ref.merkle.MerkleTree``, spec §3):
   whole subtrees; leaves and compressions launch once per window (once per level when it fits), and
   ``merkle_top`` takes over where the children fit one window. The matrix may be one buffer or a ``SplitArray``.
 - Packed levels (``alloc_tree``): the top levels, from ``packed_levels`` up to the root, share ONE buffer
-  (``split.alloc_packed``): level d at byte ``levels[d].offset`` (a multiple of the runtime's offset alignment,
-  levels in order, the lowest packed level at 0), the whole run within one binding (``min(binding limit, buffer
-  limit)``), so a reader binds them all at once (``packed_run``) and each kernel still binds one level as an
-  ``RtView``. On most trees that is every level, or every level but the one or two largest; the levels below
-  the run (split ones, and whole ones too large to share a binding with the rest) own their buffers as before.
-  Compressions between two packed levels bind two ranges of one buffer, so ``merkle_compress`` declares both its
-  bindings read_write (WebGPU refuses a buffer bound read-only and writable in one dispatch).
-- ``build_tree`` records every launch (leaves, one compression per wide level, then the levels of at most
-  ``top_parents`` parents in a few ``merkle_top`` launches and copies) into one batch. With ``batch=None``
-  it makes and submits its own; given a caller's batch it only records, so a commitment can ride in the
-  submission of the step around it.
+  (``split.alloc_packed``): level d at byte ``levels[d].offset``, levels in order, the lowest packed level at 0,
+  the whole run within one binding (``min(binding limit, buffer limit)``), so a reader binds them all at once
+  (``packed_run``, word offsets per level). The levels merkle_top makes (from ``top_level`` up) are one glued
+  block, back to back as its launches write them in place (a launch's levels of n, n / 2, ... parents one after
+  the other, right after the previous launch's; ``top_dispatches``); every level below it lies at a multiple of
+  the runtime's offset alignment, so each kernel binds it as an ``RtView`` of its own. On most trees the run is
+  every level, or every level but the one or two largest; the levels below the run (split ones, and whole ones
+  too large to share a binding with the rest) own their buffers as before. Kernels bind disjoint ranges of the
+  packed buffer together (a compression's two levels, merkle_top's children and block), so ``merkle_compress``
+  and ``merkle_top`` declare them read_write (WebGPU refuses a buffer bound read-only and writable in one
+  dispatch, and overlapping writable ranges).
+- ``record_tree`` records every launch (leaves, one compression per wide level, then the levels of at most
+  ``top_parents`` parents in a few ``merkle_top`` launches) but the last merkle_top launch, a single workgroup
+  that it returns (``TopLaunch``): that launch also copies the root to a proof binding and runs a transcript
+  program (``GpuBackend.commit`` records it as a transcript tail, after submitting the rest). ``build_tree``
+  records that launch too, running no program. With ``batch=None`` it makes and submits its own batch; given a
+  caller's batch it only records, so a commitment can ride in the submission of the step around it.
 - ``read_root`` and ``open_paths`` read back only the root, or only the sibling digests asked for (gathered on the
   device, then one readback); ``levels[-1].locate(0)`` is where the root lies (buffer, byte offset) for a copy.
 """
@@ -27,6 +33,7 @@ Contracts (the same tree as ``whirgpu.ref.merkle.MerkleTree``, spec §3):
 from __future__ import annotations
 
 import weakref
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -41,18 +48,19 @@ WORKGROUP = 64  # threads per workgroup (the kernels' `override WG`)
 COOP_WORKGROUP = 64  # threads per workgroup of the *_coop kernels (P2C_WG), 4 per state
 COOP_MAX_STATES = 1 << 14  # launches of at most this many permutations use the cooperative kernels
 # The small top levels: a level of at most TOP_MAX_PARENTS parents and every level above it are made by merkle_top
-# launches, each workgroup building a subtree of TOP_SUBTREE parents up to its root (4 + 2 + 1 + 1 + 1 + 1 + 1 rounds
-# of 16 cooperative permutations), so one launch covers log2(TOP_SUBTREE) + 1 levels and the next takes the subtree
-# roots. 8192 parents are 128 workgroups, about one per SM of an H100 (132 SMs), where a launch costs ~15 us of
-# host encoding plus ~16 us of GPU latency, against ~8 us per round of a workgroup; on lavapipe (a CPU) launches are
-# what costs (~30 us each) and a workgroup's rounds are as cheap as a launch's threads. A tree of 2^17 leaves makes
-# its top 14 levels in 2 launches (8192 -> 64, 64 -> 1) instead of 14 (3 with subtrees of 32).
+# launches, each workgroup building a subtree of TOP_SUBTREE parents up to its root (4 + 2 + 1 + 1 + 1 + 1 + 1
+# rounds of 16 cooperative permutations), so one launch covers log2(TOP_SUBTREE) + 1 levels and the next takes the
+# subtree roots. 8192 parents are 128 workgroups, about one per SM of an H100 (132 SMs), where a per-level launch
+# costs ~15 us of host encoding plus ~16 us of GPU latency, against ~8 us per round of a workgroup; on lavapipe (a
+# CPU) launches are what costs (~30 us each) and a workgroup's rounds are as cheap as a launch's threads. A tree of
+# 2^17 leaves makes its top 14 levels in 2 launches (8192 -> 64, 64 -> 1) instead of 14.
 TOP_MAX_PARENTS = 8192  # 0: never (every level a launch of its own)
 TOP_SUBTREE = 64  # parents per workgroup at the base of a merkle_top launch (a power of two)
+ROOT_AT = 4  # merkle_top's params word: the proof word (of its proof binding) the last launch copies the root to
 _DIGEST_BYTES = 4 * DIGEST
 
 _rc_tables: "weakref.WeakKeyDictionary[Runtime, RtBuffer]" = weakref.WeakKeyDictionary()
-_top_scratch: "weakref.WeakKeyDictionary[Runtime, RtBuffer]" = weakref.WeakKeyDictionary()
+_placeholders: "weakref.WeakKeyDictionary[Runtime, RtBuffer]" = weakref.WeakKeyDictionary()
 
 
 
@@ -135,14 +143,19 @@ def permute_states(rt: Runtime, batch: Batch, states: RtBuffer, out: RtBuffer, n
 
 def top_parents(binding_limit: int) -> int:
     """The most parents of the first level ``build_tree`` hands to ``merkle_top``: TOP_MAX_PARENTS, lowered to a
-    power of two whose scratch (``top_scratch_bytes``) fits one binding of ``binding_limit`` bytes."""
+    power of two whose children (2 n0 digests) fit one binding of ``binding_limit`` bytes, and so do the levels the
+    launches make (2 n0 - 1 digests, back to back)."""
     fit = binding_limit // (2 * _DIGEST_BYTES)
     return min(TOP_MAX_PARENTS, 1 << (fit.bit_length() - 1)) if fit else 0
 
 
-def top_scratch_bytes(n0: int) -> int:
-    """Bytes of the scratch the merkle_top launches from ``n0`` parents write (at most 2 n0 digests a launch)."""
-    return 2 * n0 * _DIGEST_BYTES
+def top_level(height: int, binding_limit: int) -> int:
+    """The first level of a tree over ``height`` leaves that ``merkle_top`` makes (the lowest of at most
+    ``top_parents(binding_limit)`` nodes, never the leaves; ``binding_limit``: the min of the binding and buffer
+    limits), or log2(height) + 1 when none is (TOP_MAX_PARENTS 0, a tiny limit, a lone root)."""
+    depth = height.bit_length() - 1
+    cap = top_parents(binding_limit)
+    return next((t for t in range(1, depth + 1) if height >> t <= cap), depth + 1)
 
 
 def top_launches(n0: int) -> list[tuple[int, int]]:
@@ -157,48 +170,90 @@ def top_launches(n0: int) -> list[tuple[int, int]]:
         n //= 2 * per
 
 
-def _scratch(rt: Runtime, nbytes: int) -> RtBuffer:
-    # One per runtime, grown when a larger top needs it: merkle_top writes it and the copies out of it follow in the
-    # same batch, and the queue runs batches in order, so trees never overlap on it.
-    buffer = _top_scratch.get(rt)
-    if buffer is None or buffer.nbytes < nbytes:
-        buffer = _top_scratch[rt] = rt.alloc(nbytes)
-    return buffer
+def placeholder_bytes(alignment: int) -> int:
+    """Bytes of ``tail_placeholder``'s buffer: three 32-byte windows at multiples of ``alignment``."""
+    return 2 * -(-_DIGEST_BYTES // alignment) * alignment + _DIGEST_BYTES
 
 
-def compress_top(rt: Runtime, batch: Batch, children: SplitArray, parents: list[SplitArray]) -> None:
-    """Record: every level from ``n0`` parents up to the root (children: the 2 n0 digests of ``children``, one
-    window) in the launches of ``top_launches(n0)``; parents[k] (unsplit, owned or packed) receives the level of
-    n0 >> k parents (n0 a power of two, len(parents) = log2(n0) + 1)."""
-    n0 = 1 << (len(parents) - 1)
-    scratch = _scratch(rt, top_scratch_bytes(n0))
-    kernel = rt.kernel("merkle_compress", "merkle_top")
-    src, level = children.binding(0, children.rows)[0], 0
-    for n, per in top_launches(n0):
-        batch.dispatch(kernel, [src, scratch, round_constants(rt)], np.array([n, 0, 0, per], np.uint32), n // per)
-        at, count = 0, n
-        for _ in range(per.bit_length()):  # the levels of n, n / 2, ..., n / per parents
-            buffer, offset = parents[level].locate(0)
-            batch.copy(scratch, at * _DIGEST_BYTES, buffer, offset, count * _DIGEST_BYTES)
-            at, level, count = at + count, level + 1, count // 2
-        src = parents[level - 1].binding(0, parents[level - 1].rows)[0]
+def tail_placeholder(rt: Runtime) -> list[RtView]:
+    """The scratch, proof and points bindings of a merkle_top launch that runs no transcript program: three
+    disjoint windows of one small buffer per runtime (WebGPU refuses overlapping writable bindings in a dispatch).
+    Nothing reads them; the root copy of a tree's last launch lands in the second."""
+    alignment = split.runtime_limits(rt)[2]
+    buffer = _placeholders.get(rt)
+    if buffer is None:
+        buffer = _placeholders[rt] = rt.alloc(placeholder_bytes(alignment))
+    stride = -(-_DIGEST_BYTES // alignment) * alignment
+    return [RtView(buffer, k * stride, _DIGEST_BYTES) for k in range(3)]
+
+
+@dataclass(frozen=True)
+class TopLaunch:
+    """One merkle_top launch (merkle_top.wgsl): ``src`` (the children's binding) and ``dst`` (the levels it makes,
+    one binding), the params' head (``n src_off dst_off per root_at from_dst``, padded to 8 words; the transcript
+    program follows it) and its workgroups. The last launch of a tree (one workgroup) copies the root to proof word
+    ``head[ROOT_AT]`` of the proof binding and runs the program (n_ops 0: none)."""
+
+    kernel: object
+    src: object
+    dst: object
+    head: tuple[int, ...]
+    groups: int
+
+    def buffers(self, io: list) -> list:
+        """Its bindings, ``io`` being the tail's (scratch, proof, points, round constants)."""
+        return [self.src, self.dst, *io]
+
+    def record(self, rt: Runtime, batch: Batch) -> None:
+        """Record it running no program, its tail bindings the runtime's ``tail_placeholder`` (a last launch
+        copies the root there; the tree's own root level holds it all the same)."""
+        io = tail_placeholder(rt) + [round_constants(rt)]
+        batch.dispatch(self.kernel, self.buffers(io), np.array(self.head, np.uint32), self.groups)
+
+
+def _top_run(levels: list[SplitArray], top: int) -> RtView:
+    """The binding of levels ``top`` .. root: one block of one buffer, back to back (``alloc_tree``)."""
+    buffer, start = levels[top].locate(0)
+    return RtView(buffer, start, levels[-1].locate(0)[1] + _DIGEST_BYTES - start)
+
+
+def top_dispatches(rt: Runtime, levels: list[SplitArray], top: int) -> list[TopLaunch]:
+    """The launches of ``top_launches`` making levels ``top`` .. root of ``levels`` in place (``alloc_tree``'s
+    block, each launch's levels right after the one before's), the children being ``levels[top - 1]`` (one window):
+    the first launch reads them, each later one the subtree roots the one before wrote (from dst)."""
+    kernel = rt.kernel("merkle_top")
+    children = levels[top - 1].binding(0, levels[top - 1].rows)[0]
+    run = _top_run(levels, top)
+    launches, at, src_off, from_dst = [], 0, 0, 0  # at: the launch's first digest in the block
+    for n, per in top_launches(levels[top].rows):
+        end = at + 2 * n - n // per  # n + n / 2 + ... + n / per digests
+        launches.append(TopLaunch(kernel, children, run, (n, src_off, 2 * at, per, 0, from_dst, 0, 0), n // per))
+        at, src_off, from_dst = end, 2 * (end - n // per), 1
+    return launches
+
+
+def _glued(depth: int, first: int, top: int) -> int:
+    """Packed levels from ``first`` in the glued block of merkle_top's levels (``top`` .. ``depth``)."""
+    return depth + 1 - max(top, first)
 
 
 def packed_levels(height: int, binding_limit: int, buffer_limit: int, alignment: int) -> tuple[int, int]:
     """(first packed level, bytes of the packed buffer) of a tree over ``height`` leaves (see the module contract):
-    the lowest d such that levels d .. log2(height), packed by ``split.pack``, end within ``min(binding_limit,
-    buffer_limit)``. At least two levels share the buffer, else none does: (log2(height) + 1, 0), every level
-    owning its buffers."""
+    the lowest d such that levels d .. log2(height), packed by ``split.pack`` (merkle_top's levels one glued block),
+    end within ``min(binding_limit, buffer_limit)``. At least two levels share the buffer, else none does:
+    (log2(height) + 1, 0), every level owning its buffers."""
     depth = height.bit_length() - 1
     limit = min(binding_limit, buffer_limit)
-    first, end = depth + 1, 0
-    while first > 0:
-        sizes = [(height >> d) * _DIGEST_BYTES for d in range(first - 1, depth + 1)]
-        packed = split.pack(sizes, alignment)[1]
-        if packed > limit:
-            break
-        first, end = first - 1, packed
-    return (first, end) if first < depth else (depth + 1, 0)
+    top = top_level(height, limit)
+
+    def end(first: int) -> int:
+        sizes = [(height >> d) * _DIGEST_BYTES for d in range(first, depth + 1)]
+        return split.pack(sizes, alignment, _glued(depth, first, top))[1]
+
+    first = top  # merkle_top's levels fit one binding (top_parents)
+    while first > 0 and end(first - 1) <= limit:
+        first -= 1
+    return (first, end(first)) if first < depth else (depth + 1, 0)
 
 
 def alloc_tree(rt: Runtime, height: int) -> list[SplitArray]:
@@ -207,10 +262,11 @@ def alloc_tree(rt: Runtime, height: int) -> list[SplitArray]:
     binding_limit, buffer_limit, alignment = split.runtime_limits(rt)
     depth = height.bit_length() - 1
     first = packed_levels(height, binding_limit, buffer_limit, alignment)[0]
+    top = top_level(height, min(binding_limit, buffer_limit))
     levels = [split.alloc_rows(rt, height >> d, _DIGEST_BYTES, _level_mode(height >> d)) for d in range(first)]
     if first <= depth:
         levels += split.alloc_packed(rt, [height >> d for d in range(first, depth + 1)], _DIGEST_BYTES,
-                                     _level_mode(height >> first))
+                                     _level_mode(height >> first), _glued(depth, first, top))
     return levels
 
 
@@ -225,10 +281,12 @@ def packed_run(levels: list[SplitArray]) -> tuple[int, RtView | None]:
     return first, RtView(root.buffers[0], 0, root.offset + root.nbytes)
 
 
-def build_tree(rt: Runtime, matrix: "RtBuffer | SplitArray", height: int, width: int,
-               batch: Batch | None = None) -> list[SplitArray]:
-    """All levels of the Merkle tree over the rows of ``matrix`` (see the module contract), laid out by
-    ``alloc_tree`` for ``rt``'s limits."""
+def record_tree(rt: Runtime, batch: Batch, matrix: "RtBuffer | SplitArray", height: int,
+                width: int) -> tuple[list[SplitArray], TopLaunch | None]:
+    """Record into ``batch`` every launch of the Merkle tree over the rows of ``matrix`` (see the module contract)
+    but its last merkle_top launch, which is returned for the caller to record (``TopLaunch.record``, or as a
+    transcript tail); None when merkle_top makes no level (the root is then recorded). Returns the levels, laid
+    out by ``alloc_tree`` for ``rt``'s limits, too."""
     height, width = int(height), int(width)
     if height < 1 or height & (height - 1):
         raise ValueError(f"build_tree: height {height} is not a power of two >= 1")
@@ -239,17 +297,28 @@ def build_tree(rt: Runtime, matrix: "RtBuffer | SplitArray", height: int, width:
         raise ValueError(f"build_tree: a ({height}, {width}) matrix needs {need} bytes; the buffer has "
                          f"{matrix.nbytes}")
     matrix = split.wrap(rt, matrix, height, 4 * width)
-    own = batch is None
-    batch = rt.batch() if own else batch
     levels = alloc_tree(rt, height)
     hash_leaves(rt, batch, matrix, levels[0], height, width)
-    for d in range(len(levels) - 1):
-        n = height >> (d + 1)
-        # merkle_top binds the children whole: it starts where they fit one window
-        if n <= top_parents(min(split.runtime_limits(rt)[:2])) and not levels[d].split:
-            compress_top(rt, batch, levels[d], levels[d + 1:])
-            break
-        compress_level(rt, batch, levels[d], levels[d + 1], n)
+    top = top_level(height, min(split.runtime_limits(rt)[:2]))
+    for d in range(top - 1):
+        compress_level(rt, batch, levels[d], levels[d + 1], height >> (d + 1))
+    if top == len(levels):
+        return levels, None
+    *launches, last = top_dispatches(rt, levels, top)
+    for launch in launches:
+        launch.record(rt, batch)
+    return levels, last
+
+
+def build_tree(rt: Runtime, matrix: "RtBuffer | SplitArray", height: int, width: int,
+               batch: Batch | None = None) -> list[SplitArray]:
+    """All levels of the Merkle tree over the rows of ``matrix`` (``record_tree``, its last launch recorded too,
+    running no transcript program)."""
+    own = batch is None
+    batch = rt.batch() if own else batch
+    levels, last = record_tree(rt, batch, matrix, height, width)
+    if last is not None:
+        last.record(rt, batch)
     if own:
         batch.submit()
     return levels

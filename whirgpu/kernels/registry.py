@@ -68,6 +68,7 @@ _WG64 = {"WG": (0, 64)}
 _P2 = "p2_rc"
 # A transcript program run as a launch's epilogue (challenger.wgsl): the params' last fields, and the buffers a
 # reduction that runs one binds after its data (reduction.wgsl's work words, the challenger's scratch, a proof window).
+# Kernels that may EXPAND (mle_eval, pow_search, queries, merkle_top) bind the points region before p2_rc.
 _TAIL = " n_ops _t0 _t1 _t2 ops:vec4x11"
 _TAIL_IO = ("work", "scratch", "proof", _P2)
 
@@ -86,12 +87,13 @@ KERNELS: dict[str, KernelSpec] = {spec.stem: spec for spec in (
     _spec("ntt_cross", "n log_w tw_base _pad0", {"ntt_cross": (("lo", "hi", "tw"), "WG")}, _WG),
     _spec("merkle_leaves", "height width row_off digest_off",
           {"merkle_leaves": (("matrix", "digests", _P2), "WG")}, _WG64),
-    _spec("merkle_compress", "n src_off dst_off per", {
+    _spec("merkle_compress", "n src_off dst_off _pad0", {
         "merkle_compress": (("src", "dst", _P2), "WG"),
         "merkle_permute": (("src", "dst", _P2), "WG"),
         "merkle_compress_coop": (("src", "dst", _P2), 64),
-        "merkle_permute_coop": (("src", "dst", _P2), 64),
-        "merkle_top": (("src", "dst", _P2), 64)}, _WG64),
+        "merkle_permute_coop": (("src", "dst", _P2), 64)}, _WG64),
+    _spec("merkle_top", "n src_off dst_off per root_at from_dst _pad0 _pad1" + _TAIL,
+          {"merkle_top": (("src", "dst", "scratch", "proof", "points", _P2), 64)}),
     _spec("openings", "n_slots log_w depth paths_off row_first row_count level n_levels node_first node_count n_own "
           "_pad0 offsets:vec4x8",
           {"openings": (("matrix", "indices", "out", "level0", "level1", "level2", "level3", "level4"), 256)}),

@@ -17,9 +17,11 @@ Contract:
   and the row of ``first`` inside it; the rows must lie in one window (aligned power-of-two blocks of at most
   W rows always do).
 - Packed arrays (``alloc_packed``): several unsplit arrays may share one buffer as consecutive byte ranges, each
-  at ``pack``'s offset (a multiple of ``offset_alignment``). Such an array has ``offset`` set (None: it owns its
-  buffers): it is one buffer and one window, bound as ``RtView(buffers[0], offset, nbytes)``, and ``locate``,
-  ``read_rows`` and ``release_buffers`` account for the offset and the sharing (a shared buffer is released once).
+  at ``pack``'s offset (a multiple of ``offset_alignment``, except inside a glued block: see ``pack``). Such an
+  array has ``offset`` set (None: it owns its buffers): it is one buffer and one window, bound as
+  ``RtView(buffers[0], offset, nbytes)`` when its offset is aligned (an array inside a glued block is read through
+  a binding of the block, at its offset), and ``locate``, ``read_rows`` and ``release_buffers`` account for the
+  offset and the sharing (a shared buffer is released once).
 """
 
 from __future__ import annotations
@@ -57,14 +59,15 @@ def layout(rows: int, row_bytes: int, binding_limit: int, buffer_limit: int, ali
     return buffer_rows, window_rows
 
 
-def pack(sizes: list[int], alignment: int) -> tuple[list[int], int]:
+def pack(sizes: list[int], alignment: int, glued: int = 0) -> tuple[list[int], int]:
     """(byte offset of each of ``sizes``, end of the last) when laid back to back in one buffer, each starting at
-    a multiple of ``alignment`` so that it can be bound as a window of its own."""
+    a multiple of ``alignment`` so that it can be bound as a window of its own; the last ``glued`` sizes are one
+    block, from a multiple of ``alignment``, with no padding between them (bound together, as one window)."""
     offsets, at, end = [], 0, 0
-    for size in sizes:
+    for k, size in enumerate(sizes):
         offsets.append(at)
         end = at + size
-        at += -(-size // alignment) * alignment
+        at = end if k >= len(sizes) - glued else at + -(-size // alignment) * alignment
     return offsets, end
 
 
@@ -130,12 +133,13 @@ def alloc_rows(rt: Runtime, rows: int, row_bytes: int, mode: StorageMode = Stora
     return SplitArray(buffers, rows, row_bytes, buffer_rows, window_rows)
 
 
-def alloc_packed(rt: Runtime, row_counts: list[int], row_bytes: int,
-                 mode: StorageMode = StorageMode.PRIVATE) -> list[SplitArray]:
+def alloc_packed(rt: Runtime, row_counts: list[int], row_bytes: int, mode: StorageMode = StorageMode.PRIVATE,
+                 glued: int = 0) -> list[SplitArray]:
     """Arrays of ``row_counts`` x ``row_bytes`` packed into one new buffer of ``pack``'s end from ``rt.alloc``, at
-    ``pack``'s offsets for ``rt``'s alignment (contents undefined). The caller makes sure each array fits one
-    binding, and the buffer one binding where it binds them together."""
-    offsets, end = pack([rows * row_bytes for rows in row_counts], runtime_limits(rt)[2])
+    ``pack``'s offsets for ``rt``'s alignment, the last ``glued`` in one block (contents undefined). The caller
+    makes sure each array (each glued block) fits one binding, and the buffer one binding where it binds them
+    together."""
+    offsets, end = pack([rows * row_bytes for rows in row_counts], runtime_limits(rt)[2], glued)
     buffer = rt.alloc(end, mode)
     return [SplitArray([buffer], rows, row_bytes, rows, rows, at) for rows, at in zip(row_counts, offsets)]
 
