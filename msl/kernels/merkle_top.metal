@@ -1,16 +1,11 @@
-// requires: poseidon2 poseidon2_coop
+// requires: challenger poseidon2_coop
 // The top levels of a Merkle tree made in place (merkle_top.wgsl's twin): n / per threadgroups of P2C_WG threads
 // (g = wid.x + wid.y * nwg.x; 4 threads per state) write the levels of n, n / 2, ..., n / per parents back to back in
 // dst from vec4 dst_off (level k at digest sum_{i<k} n >> i), threadgroup g the subtree over parents [g per, (g + 1)
 // per), children from vec4 src_off of src (of dst when from_dst is 1), device barriers between levels. n, per powers
-// of two, per <= n. When per = n the root also goes to proof words root_at .. +8, then thread 0 runs the transcript
-// program. Bindings: 0 src, 1 dst, 2 scratch, 3 proof (a window), 4 points, 5 p2_rc, 6 params.
-// The epilogue needs msl/lib/challenger.metal (branch msl; then `// requires: challenger poseidon2_coop`), whose
-// interface this file is written against:
-//   struct ChIo { device uint* scratch; device atomic_uint* scratch_atomic; device uint* proof; device uint4* points;
-//                 constant uint4* p2_rc; constant uint4* ops; uint n_ops; };
-//   void transcript_run(thread const ChIo& io);   // one thread runs ops[0 .. n_ops) on the challenger in scratch
-// Until it lands the call below is the one missing piece: the root is copied, no program runs (n_ops 0 is exact).
+// of two, per <= n. When per = n the root also goes to proof words root_at .. +8, then the threadgroup runs the
+// transcript program (challenger.metal). Bindings: 0 src, 1 dst, 2 scratch, 3 proof (a window), 4 points, 5 p2_rc,
+// 6 params.
 
 struct Params { uint n; uint src_off; uint dst_off; uint per; uint root_at; uint from_dst; uint _pad0; uint _pad1;
                 uint n_ops; uint _t0; uint _t1; uint _t2; uint4 ops[11]; };
@@ -20,6 +15,8 @@ kernel void merkle_top(device uint4* src [[buffer(0)]], device uint4* dst [[buff
                        device uint4* points [[buffer(4)]], constant uint4* p2_rc [[buffer(5)]],
                        constant Params& params [[buffer(6)]], uint lid [[thread_index_in_threadgroup]],
                        uint3 wid [[threadgroup_position_in_grid]], uint3 nwg [[threadgroups_per_grid]]) {
+    threadgroup uint ch_next[1];
+    threadgroup atomic_uint ch_distinct[1];
     uint g = wid.x + wid.y * nwg.x;
     if (g >= params.n / params.per) {           // padding of the 2-D grid: whole threadgroups leave
         return;
@@ -55,7 +52,8 @@ kernel void merkle_top(device uint4* src [[buffer(0)]], device uint4* dst [[buff
         n >>= 1u;
         count >>= 1u;
     }
-    if (n == 1u && lid == 0u) {                 // after the barrier: the whole root is in proof
-        // transcript_run(ChIo{scratch, nullptr, proof, points, p2_rc, params.ops, params.n_ops});
+    if (n == 1u) {                              // after the barrier: the whole root is in proof (uniform)
+        ChIo io = {scratch, nullptr, proof, points, p2_rc, params.ops, params.n_ops};
+        transcript_run(lid, P2C_WG, io, ch_next, ch_distinct);
     }
 }

@@ -7,7 +7,7 @@
 // subtree roots the one before it wrote), then each level from dst (storage barriers between levels: a workgroup
 // reads only what it wrote). Contract: n, per powers of two, per <= n.
 // When per = n (one workgroup, up to the tree's root) the root is also written to proof words root_at .. +8, then
-// thread 0 runs the transcript program params.ops[0 .. n_ops) (challenger.wgsl: the root observed, the OOD point
+// the workgroup runs the transcript program params.ops[0 .. n_ops) (challenger.wgsl: the root observed, the OOD point
 // sampled and expanded). Bindings: 0 src, 1 dst (disjoint ranges of one buffer may be both, so src is read_write),
 // 2 scratch (whole), 3 proof (a window; root_at and op offsets relative to it), 4 points (whole), 5 p2_rc, 6 params.
 
@@ -76,7 +76,7 @@ fn merkle_top(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) 
         n >>= 1u;
         count >>= 1u;
     }
-    if (n == 1u && lid == 0u) {                  // after the barrier: the whole root is in proof
-        transcript_run();
+    if (n == 1u) {                               // after the barrier: the whole root is in proof (uniform)
+        transcript_run(lid, P2C_WG);
     }
 }
