@@ -477,8 +477,8 @@ class GpuBackend(Backend):
                 self._retired.append(self._work)
             else:
                 pairs = max(pairs, initial_work_pairs(self._window_limit))
-            self._work = self._upload_words(np.zeros(EF_BYTES // 4, np.uint32), host_facing=False,
-                                            nbytes=work_bytes(pairs))
+            # host-facing: the host writes its ticket once (SHARED under hybrid, as every buffer the host writes)
+            self._work = self._upload_words(np.zeros(EF_BYTES // 4, np.uint32), nbytes=work_bytes(pairs))
         return self._work
 
     def _tail_io(self, points: bool = False) -> list:

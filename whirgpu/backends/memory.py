@@ -310,7 +310,7 @@ class _Walk:
         if work_bytes(pairs) > self.work_bytes:
             first = initial_work_pairs(self._bind_limit) if not self.work_bytes else 0
             self.work_bytes = work_bytes(max(pairs, first))
-            self.upload("reduction work words", self.work_bytes, False, written=EF_BYTES)
+            self.upload("reduction work words", self.work_bytes, True, written=EF_BYTES)
 
     def flush_ops(self) -> None:
         if self.tail is None and self.pending_ops:
