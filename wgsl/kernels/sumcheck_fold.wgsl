@@ -33,10 +33,6 @@ fn proof_get(i: u32) -> u32 { return proof[i]; }
 fn proof_set(i: u32, v: u32) { proof[i] = v; }
 fn point_set(i: u32, v: vec4<u32>) {}
 
-fn twice_minus(hi: vec4<u32>, lo: vec4<u32>) -> vec4<u32> {
-    return ef_add(hi, ef_sub(hi, lo));
-}
-
 // Folds entry k of the weights, writes it and returns it.
 fn fold_weights(k: u32, r: vec4<u32>) -> vec4<u32> {
     let w_lo = weights[k];
@@ -64,18 +60,6 @@ fn challenge() -> vec4<u32> {
     return vec4<u32>(scratch[at], scratch[at + 1u], scratch[at + 2u], scratch[at + 3u]);
 }
 
-// The last workgroup writes [h(0), h(2)] and runs the transcript program.
-fn finish(lid: u32, wg: u32, h0: vec4<u32>, h2: vec4<u32>) {
-    if (!finish_pairs(lid, wg, params.total, h0, h2)) {
-        return;
-    }
-    if (lid == 0u) {
-        proof_set_ef(params.out_at, red_a[0]);
-        proof_set_ef(params.out_at + 4u, red_b[0]);
-    }
-    end_reduction(lid);
-}
-
 @compute @workgroup_size(WG)
 fn sumcheck_fold_base(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
                       @builtin(num_workgroups) nwg: vec3<u32>) {
@@ -93,9 +77,9 @@ fn sumcheck_fold_base(@builtin(local_invocation_index) lid: u32, @builtin(workgr
         let w_lo = fold_weights(j, r);
         let w_hi = fold_weights(j + params.len, r);
         h0 = ef_add(h0, ef_mul(g_lo, w_lo));
-        h2 = ef_add(h2, ef_mul(twice_minus(g_hi, g_lo), twice_minus(w_hi, w_lo)));
+        h2 = ef_add(h2, ef_mul(ef_twice_minus(g_hi, g_lo), ef_twice_minus(w_hi, w_lo)));
     }
-    finish(lid, wg, h0, h2);
+    finish_sums(lid, wg, h0, h2);
 }
 
 @compute @workgroup_size(WG)
@@ -115,7 +99,7 @@ fn sumcheck_fold_ext(@builtin(local_invocation_index) lid: u32, @builtin(workgro
         let w_lo = fold_weights(j, r);
         let w_hi = fold_weights(j + params.len, r);
         h0 = ef_add(h0, ef_mul(g_lo, w_lo));
-        h2 = ef_add(h2, ef_mul(twice_minus(g_hi, g_lo), twice_minus(w_hi, w_lo)));
+        h2 = ef_add(h2, ef_mul(ef_twice_minus(g_hi, g_lo), ef_twice_minus(w_hi, w_lo)));
     }
-    finish(lid, wg, h0, h2);
+    finish_sums(lid, wg, h0, h2);
 }

@@ -31,10 +31,6 @@ fn proof_get(i: u32) -> u32 { return proof[i]; }
 fn proof_set(i: u32, v: u32) { proof[i] = v; }
 fn point_set(i: u32, v: vec4<u32>) {}
 
-fn twice_minus(hi: vec4<u32>, lo: vec4<u32>) -> vec4<u32> {
-    return ef_add(hi, ef_sub(hi, lo));
-}
-
 fn table_at(first: bool, k: u32) -> vec4<u32> {
     if (first) {
         return table[k];
@@ -61,7 +57,7 @@ fn round_sums(lid: u32, r: u32) {
         let w_lo = weights_at(first, j);
         let w_hi = weights_at(first, j + half);
         h0 = ef_add(h0, ef_mul(g_lo, w_lo));
-        h2 = ef_add(h2, ef_mul(twice_minus(g_hi, g_lo), twice_minus(w_hi, w_lo)));
+        h2 = ef_add(h2, ef_mul(ef_twice_minus(g_hi, g_lo), ef_twice_minus(w_hi, w_lo)));
     }
     reduce_pair(lid, h0, h2);
     if (lid == 0u) {

@@ -5,6 +5,11 @@ fn ef_add(a: vec4<u32>, b: vec4<u32>) -> vec4<u32> {
     return vec4<u32>(bb_add(a.x, b.x), bb_add(a.y, b.y), bb_add(a.z, b.z), bb_add(a.w, b.w));
 }
 
+// 2 hi - lo: a sumcheck round's value at 2 of the line through lo (at 0) and hi (at 1).
+fn ef_twice_minus(hi: vec4<u32>, lo: vec4<u32>) -> vec4<u32> {
+    return ef_add(hi, ef_sub(hi, lo));
+}
+
 fn ef_sub(a: vec4<u32>, b: vec4<u32>) -> vec4<u32> {
     return vec4<u32>(bb_sub(a.x, b.x), bb_sub(a.y, b.y), bb_sub(a.z, b.z), bb_sub(a.w, b.w));
 }

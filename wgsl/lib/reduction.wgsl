@@ -1,9 +1,9 @@
 // requires: challenger ef_reduce
 // The end of a reduction whose workgroups, over one or several launches, each leave a pair of EF partial sums, and
 // whose last workgroup sums them all and then runs the launch's transcript program (challenger.wgsl) on the result.
-// A kernel that requires this file declares `work: array<atomic<u32>>` (word 0: the ticket, 0 between
-// reductions, reset by each last workgroup; EF partial pair p at words 4 + 8 p) and is launched with workgroups of
-// RED_WG threads (ef_reduce.wgsl). Partials go through atomics so that the last workgroup reads what every other one
+// A kernel that requires this file has params fields `total` and `out_at`, declares `work: array<atomic<u32>>`
+// (word 0: the ticket, 0 between reductions, reset by each last workgroup; EF partial pair p at words 4 + 8 p) and
+// is launched with workgroups of RED_WG threads (ef_reduce.wgsl). Partials go through atomics so that the last workgroup reads what every other one
 // stored.
 
 var<workgroup> red_is_last: bool;
@@ -51,6 +51,19 @@ fn end_reduction(lid: u32) {
         atomicStore(&work[0], 0u);
     }
     transcript_run(lid, RED_WG);
+}
+
+// The end of a sumcheck reduction (every thread calls it): the pair is partial pair `pair` of params.total; the
+// last workgroup writes the sums [h(0), h(2)] to proof words params.out_at .. + 8 and runs the program.
+fn finish_sums(lid: u32, pair: u32, h0: vec4<u32>, h2: vec4<u32>) {
+    if (!finish_pairs(lid, pair, params.total, h0, h2)) {
+        return;
+    }
+    if (lid == 0u) {
+        proof_set_ef(params.out_at, red_a[0]);
+        proof_set_ef(params.out_at + 4u, red_b[0]);
+    }
+    end_reduction(lid);
 }
 
 fn proof_set_ef(at: u32, v: vec4<u32>) {
