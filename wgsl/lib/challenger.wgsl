@@ -28,6 +28,7 @@
 // flow; thread 0 runs every op but SORT. Words Montgomery in [0, P).
 
 const CH_NOT_FOUND: u32 = 0xffffffffu;
+const CH_DUPLEX: u32 = 0xfffffffeu;      // ch_advance: a permutation is due
 const OP_OBSERVE: u32 = 1u;
 const OP_SAMPLE: u32 = 2u;
 const OP_WITNESS: u32 = 3u;
@@ -41,18 +42,24 @@ var<private> ch_sponge: array<u32, 16>;
 var<private> ch_input: array<u32, 8>;
 var<private> ch_in_len: u32;
 var<private> ch_out_len: u32;
+var<private> ch_k: u32;                  // ch_advance's position: op ch_k, its step ch_i
+var<private> ch_i: u32;
 var<workgroup> ch_next: u32;             // the next op for the whole workgroup (a SORT, or n_ops when done)
 var<workgroup> ch_distinct: atomic<u32>;
 
-fn ch_duplex() {
+// The state a duplex permutes: the pending input over the sponge's first lanes.
+fn ch_duplex_input() -> P2State {
     for (var i = 0u; i < ch_in_len; i++) {
         ch_sponge[i] = ch_input[i];
     }
-    var s = P2State(vec4<u32>(ch_sponge[0], ch_sponge[1], ch_sponge[2], ch_sponge[3]),
-                    vec4<u32>(ch_sponge[4], ch_sponge[5], ch_sponge[6], ch_sponge[7]),
-                    vec4<u32>(ch_sponge[8], ch_sponge[9], ch_sponge[10], ch_sponge[11]),
-                    vec4<u32>(ch_sponge[12], ch_sponge[13], ch_sponge[14], ch_sponge[15]));
-    s = poseidon2_permute(s);
+    return P2State(vec4<u32>(ch_sponge[0], ch_sponge[1], ch_sponge[2], ch_sponge[3]),
+                   vec4<u32>(ch_sponge[4], ch_sponge[5], ch_sponge[6], ch_sponge[7]),
+                   vec4<u32>(ch_sponge[8], ch_sponge[9], ch_sponge[10], ch_sponge[11]),
+                   vec4<u32>(ch_sponge[12], ch_sponge[13], ch_sponge[14], ch_sponge[15]));
+}
+
+// The duplex's end: the permuted state becomes the sponge, its rate the output.
+fn ch_duplex_output(s: P2State) {
     for (var i = 0u; i < 4u; i++) {
         ch_sponge[i] = s.a[i];
         ch_sponge[4u + i] = s.b[i];
@@ -61,6 +68,10 @@ fn ch_duplex() {
     }
     ch_in_len = 0u;
     ch_out_len = 8u;
+}
+
+fn ch_duplex() {
+    ch_duplex_output(poseidon2_permute(ch_duplex_input()));
 }
 
 fn ch_absorb(w: u32) {
@@ -147,21 +158,24 @@ fn ch_store() {
     }
 }
 
-// Thread 0: runs ops [k0, end) up to the next SORT (or the end) and returns that op's index. One step at a time:
-// an observed word, a sampled word, a query draw call, or a whole op that touches no sponge word; the permutation
-// (the shader's only one: compilers inline every call) runs between steps, when the input is full (as the host
-// duplexes eagerly) or the next step takes an output word while input is pending or the output is empty.
-fn ch_run_ops(k0: u32, end: u32) -> u32 {
-    var k = k0;
-    var i = 0u;                                  // steps of op k done
+// Thread 0: advances the program from step ch_i of op ch_k (both kept across calls) until a permutation is due
+// (returns CH_DUPLEX: the caller runs ch_duplex and calls again) or the next SORT or the end (returns that op's
+// index). One step at a time: an observed word, a sampled word, a query draw call, or a whole op that touches no
+// sponge word; a permutation is due when the input is full (as the host duplexes eagerly) or the next step takes
+// an output word while input is pending or the output is empty. The caller owns the permutation so that a shader
+// has one (compilers inline every call): ch_run_ops's, or a search's that also serves its program.
+fn ch_advance(end: u32) -> u32 {
+    var k = ch_k;
+    var i = ch_i;                                // steps of op k done
     loop {
         var op = vec4<u32>(0u);
         if (k < end) {
             op = params.ops[k];
         }
         if (ch_in_len == 8u || (k < end && ch_wants_output(op, i) && (ch_in_len != 0u || ch_out_len == 0u))) {
-            ch_duplex();
-            continue;
+            ch_k = k;
+            ch_i = i;
+            return CH_DUPLEX;
         }
         if (k >= end || op.x == OP_SORT) {
             break;
@@ -227,6 +241,20 @@ fn ch_run_ops(k0: u32, end: u32) -> u32 {
         } else {
             i += 1u;
         }
+    }
+    ch_k = k;
+    ch_i = 0u;
+    return k;
+}
+
+// Thread 0: runs ops [k0, end) up to the next SORT (or the end) and returns that op's index.
+fn ch_run_ops(k0: u32, end: u32) -> u32 {
+    ch_k = k0;
+    ch_i = 0u;
+    var k = ch_advance(end);
+    while (k == CH_DUPLEX) {
+        ch_duplex();
+        k = ch_advance(end);
     }
     return k;
 }

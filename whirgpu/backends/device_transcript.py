@@ -45,10 +45,10 @@ POW_BATCH = POW_WG  # nonces a workgroup claims at once, one a thread (pow_searc
 # exit at their first claim once a hit is known. In flight past the smallest hit: at most one batch a group.
 POW_GROUPS = 1024
 POW_LAUNCH = 1 << 28  # most nonces per pow_search launch: ~85 ms at 3.2 G permutations/s, no driver watchdog
-# Whether a grind's last search carries the program after it (witness, challenge, queries). Off: on the H100 a
-# search compiled with the interpreter ran 4x longer (20:4:1, 20 grinds: 6.4 ms of searches against 0.55 ms, and a
-# whole proof's kernels 18.1 ms against 4.0 ms; docs/PERFORMANCE.md), which the launch it saves does not repay.
-POW_TAIL = False
+# Whether a grind's searches carry the program after them (witness, challenge, queries): its last workgroup runs it,
+# each duplex on the search's own permutation (pow_search.wgsl), so a grind is one launch. Off: the search alone and
+# a transcript launch after it (the switch measurements compare; docs/PERFORMANCE.md).
+POW_TAIL = True
 POW_COVER_SLACK = 5  # a grind's launches cover 2^(bits + this) nonces in all
 NOT_FOUND = 0xFFFFFFFF  # a witness slot whose search found no nonce
 MAX_QUERY_BITS = 20  # bits one sample_bits call of the query sampler draws at most (query_indices.py)
