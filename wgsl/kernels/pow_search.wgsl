@@ -7,11 +7,11 @@
 // claim at or past end_batch or starting at or above the smallest valid nonce found so far (scratch[found],
 // atomicMin), so scratch[found] ends as the smallest valid nonce below min(P, end_batch * WG) (or stays
 // 0xffffffff). Contracts: WG >= 16; (end_batch + workgroups) * WG < 2^32; scratch[counter] = 0 at launch.
-// With TAIL, each workgroup leaving the loop counts itself in scratch[exit_ticket] (0 at launch); the last of the
-// launch's `groups` resets it and runs the transcript program params.ops[0 .. n_ops) (challenger.wgsl: e.g. absorb
-// the witness and sample the next challenge), its duplexes on the search's permutation. Bindings: 0 scratch (atomic words), 1 proof (a window; op offsets
-// relative to it), 2 points (whole), 3 p2_rc, 4 params. Launch: `groups` workgroups (they loop; 2-D grid, the
-// overhang returns).
+// Each workgroup leaving the loop counts itself in scratch[exit_ticket] (0 at launch); the last of the launch's
+// `groups` resets it and runs the transcript program params.ops[0 .. n_ops) (challenger.wgsl: absorb the witness,
+// sample the next challenge, draw the queries), its duplexes on 16 cooperating lanes. Bindings: 0 scratch (atomic
+// words), 1 proof (a window; op offsets relative to it), 2 points (whole), 3 p2_rc, 4 params. Launch: `groups`
+// workgroups (they loop; 2-D grid, the overhang returns).
 
 struct Params { mask: u32, found: u32, counter: u32, first_batch: u32, end_batch: u32, exit_ticket: u32, groups: u32,
                 _pad0: u32, n_ops: u32, _t0: u32, _t1: u32, _t2: u32, ops: array<vec4<u32>, 11> }
@@ -58,77 +58,38 @@ fn pow_search(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) 
         base[c] = vec4<u32>(base_words[4u * c], base_words[4u * c + 1u], base_words[4u * c + 2u],
                             base_words[4u * c + 3u]);
     }
-    // One loop, one permutation call site (compilers inline every call): the search's candidates, then, in the
-    // last workgroup to leave (program), the duplexes of the transcript program (ch_advance), the witness first.
-    var program = false;
     loop {
-        var nonce = STOP;
-        if (!program) {
-            if (lid == 0u) {
-                let b = params.first_batch + atomicAdd(&scratch_atomic[params.counter], 1u);
-                let found = atomicLoad(&scratch_atomic[params.found]);
-                claimed = select(b, STOP, b >= params.end_batch || b * WG >= found);
-            }
-            let b = workgroupUniformLoad(&claimed);
-            if (b == STOP) {
-                if (TAIL == 0u) {
-                    break;
-                }
-                storageBarrier();  // every thread's atomicMin lands before the workgroup counts itself out
-                if (lid == 0u) {
-                    exit_last = atomicAdd(&scratch_atomic[params.exit_ticket], 1u) == params.groups - 1u;
-                }
-                if (!workgroupUniformLoad(&exit_last)) {
-                    break;
-                }
-                program = true;
-                if (lid == 0u) {
-                    atomicStore(&scratch_atomic[params.exit_ticket], 0u);
-                    ch_load();
-                    ch_k = 0u;
-                    ch_i = 0u;
-                }
-            } else {
-                nonce = b * WG + lid;
-            }
+        if (lid == 0u) {
+            let b = params.first_batch + atomicAdd(&scratch_atomic[params.counter], 1u);
+            let found = atomicLoad(&scratch_atomic[params.found]);
+            claimed = select(b, STOP, b >= params.end_batch || b * WG >= found);
         }
-        if (program) {
-            if (lid == 0u) {
-                ch_next = ch_advance(params.n_ops);
-            }
-            let k = workgroupUniformLoad(&ch_next);
-            if (k != CH_DUPLEX) {
-                if (k >= params.n_ops) {
-                    if (lid == 0u) {
-                        ch_store();
-                    }
-                    break;
-                }
-                ch_sort(lid, WG, k);
-                if (lid == 0u) {
-                    ch_k = k + 3u;
-                    ch_i = 0u;
-                }
-                continue;
-            }
+        let b = workgroupUniformLoad(&claimed);
+        if (b == STOP) {
+            break;
         }
-        var s: P2State;
-        if (program) {
-            if (lid == 0u) {
-                s = ch_duplex_input();
-            }
-        } else if (nonce < BB_P) {
+        let nonce = b * WG + lid;
+        if (nonce < BB_P) {
             let w = bb_mul(nonce, BB_R2);
-            s = P2State(with_lane(base[0], 0u, in_len, w), with_lane(base[1], 4u, in_len, w),
-                        with_lane(base[2], 8u, in_len, w), with_lane(base[3], 12u, in_len, w));
-        }
-        if ((program && lid == 0u) || nonce < BB_P) {
+            let s = P2State(with_lane(base[0], 0u, in_len, w), with_lane(base[1], 4u, in_len, w),
+                            with_lane(base[2], 8u, in_len, w), with_lane(base[3], 12u, in_len, w));
             let out = poseidon2_permute(s);
-            if (program) {
-                ch_duplex_output(out);
-            } else if ((bb_mul(out.b.w, 1u) & params.mask) == 0u) {
+            if ((bb_mul(out.b.w, 1u) & params.mask) == 0u) {
                 atomicMin(&scratch_atomic[params.found], nonce);
             }
         }
+    }
+    if (TAIL == 0u) {
+        return;
+    }
+    storageBarrier();
+    if (lid == 0u) {
+        exit_last = atomicAdd(&scratch_atomic[params.exit_ticket], 1u) == params.groups - 1u;
+    }
+    if (workgroupUniformLoad(&exit_last)) {
+        if (lid == 0u) {
+            atomicStore(&scratch_atomic[params.exit_ticket], 0u);
+        }
+        transcript_run(lid, WG);
     }
 }

@@ -24,8 +24,9 @@
 //               scratch[sorted ..), zero-padded to `slots`; count goes to scratch[count_at] and proof[proof_count];
 //               scratch[points_at + i] = generator^sorted[i] (1 for padding); scratch[flags .. flags + q) is work
 //               space. Made by the whole workgroup (protocol/query_indices.py's order).
-// The whole workgroup runs a program: transcript_run(lid, size), called by its `size` threads in uniform control
-// flow; thread 0 runs every op but SORT. Words Montgomery in [0, P).
+// The whole workgroup runs a program: transcript_run(lid, size), called by its `size` >= 16 threads in uniform
+// control flow; thread 0 runs every op but SORT, and each duplex is a permutation on 16 cooperating lanes
+// (ch_duplex_coop: one workgroup barrier a round). Words Montgomery in [0, P).
 
 const CH_NOT_FOUND: u32 = 0xffffffffu;
 const CH_DUPLEX: u32 = 0xfffffffeu;      // ch_advance: a permutation is due
@@ -46,6 +47,7 @@ var<private> ch_k: u32;                  // ch_advance's position: op ch_k, its 
 var<private> ch_i: u32;
 var<workgroup> ch_next: u32;             // the next op for the whole workgroup (a SORT, or n_ops when done)
 var<workgroup> ch_distinct: atomic<u32>;
+var<workgroup> ch_swap: array<u32, 32>;  // the cooperative permutation's exchange, [parity][lane]
 
 // The state a duplex permutes: the pending input over the sponge's first lanes.
 fn ch_duplex_input() -> P2State {
@@ -70,8 +72,86 @@ fn ch_duplex_output(s: P2State) {
     ch_out_len = 8u;
 }
 
-fn ch_duplex() {
-    ch_duplex_output(poseidon2_permute(ch_duplex_input()));
+// The cooperative permutation: lane l < 16 of the workgroup holds state word l (chunk l / 4, position l mod 4);
+// every exchange is one barrier on ch_swap, double-buffered by parity (a buffer is rewritten only after the
+// barrier of the exchange between, which every reader of its last contents has passed). Threads past lane 15
+// compute a copy of lane (lid mod 16) and write nothing.
+fn ch_lanes_in(at: u32, c: u32) -> vec4<u32> {
+    return vec4<u32>(ch_swap[at + 4u * c], ch_swap[at + 4u * c + 1u], ch_swap[at + 4u * c + 2u],
+                     ch_swap[at + 4u * c + 3u]);
+}
+
+fn ch_publish(lid: u32, x: u32, parity: u32) {
+    if (lid < 16u) {
+        ch_swap[16u * parity + lid] = x;
+    }
+    workgroupBarrier();
+}
+
+// mds_light of the state whose word x this lane holds: M4 on each chunk, plus the sum of the chunks.
+fn ch_coop_mds(lid: u32, x: u32, parity: u32) -> u32 {
+    ch_publish(lid, x, parity);
+    let at = 16u * parity;
+    let q = (lid >> 2u) & 3u;
+    var sum = vec4<u32>(0u);
+    var own = vec4<u32>(0u);
+    for (var c = 0u; c < 4u; c++) {
+        let y = p2_mat4(ch_lanes_in(at, c));
+        sum = bb_add4(sum, y);
+        own = select(own, y, vec4<bool>(c == q));
+    }
+    return bb_add4(own, sum)[lid & 3u];
+}
+
+// The permutation on 16 lanes; returns the parity of the buffer the next exchange writes. in/out: [0, P).
+fn ch_coop_permute(lid: u32, x0: u32) -> vec2<u32> {
+    let q = (lid >> 2u) & 3u;
+    let j = lid & 3u;
+    var x = ch_coop_mds(lid, x0, 1u);            // buffer 0 holds the input, read by every lane
+    var parity = 0u;
+    for (var r = 0u; r < P2_EXTERNAL_HALF_ROUNDS; r++) {
+        x = ch_coop_mds(lid, p2_sbox(bb_add(x, p2_rc[4u * r + q][j])), parity);
+        parity ^= 1u;
+    }
+    let diag = p2_rc[P2_RC_DIAG_AT + q][j];
+    for (var r = 0u; r < P2_INTERNAL_ROUNDS; r++) {
+        if ((lid & 15u) == 0u) {
+            x = p2_sbox(bb_add(x, p2_rc[P2_RC_INTERNAL_AT + r].x));
+        }
+        ch_publish(lid, x, parity);
+        let at = 16u * parity;
+        let t = bb_add4(bb_add4(ch_lanes_in(at, 0u), ch_lanes_in(at, 1u)),
+                        bb_add4(ch_lanes_in(at, 2u), ch_lanes_in(at, 3u)));
+        x = bb_add(bb_add(bb_add(t.x, t.y), bb_add(t.z, t.w)), bb_mul(x, diag));
+        parity ^= 1u;
+    }
+    for (var r = P2_EXTERNAL_HALF_ROUNDS; r < 2u * P2_EXTERNAL_HALF_ROUNDS; r++) {
+        x = ch_coop_mds(lid, p2_sbox(bb_add(x, p2_rc[4u * r + q][j])), parity);
+        parity ^= 1u;
+    }
+    return vec2<u32>(x, parity);
+}
+
+// A duplex by the whole workgroup (uniform control flow): thread 0's pending input and sponge in, the permuted
+// state back to thread 0's sponge.
+fn ch_duplex_coop(lid: u32) {
+    if (lid == 0u) {
+        let s = ch_duplex_input();
+        for (var i = 0u; i < 4u; i++) {
+            ch_swap[i] = s.a[i];
+            ch_swap[4u + i] = s.b[i];
+            ch_swap[8u + i] = s.c[i];
+            ch_swap[12u + i] = s.d[i];
+        }
+    }
+    workgroupBarrier();
+    let out = ch_coop_permute(lid, ch_swap[lid & 15u]);
+    ch_publish(lid, out.x, out.y);
+    if (lid == 0u) {
+        let at = 16u * out.y;
+        ch_duplex_output(P2State(ch_lanes_in(at, 0u), ch_lanes_in(at, 1u), ch_lanes_in(at, 2u),
+                                 ch_lanes_in(at, 3u)));
+    }
 }
 
 fn ch_absorb(w: u32) {
@@ -80,7 +160,7 @@ fn ch_absorb(w: u32) {
     ch_in_len += 1u;
 }
 
-// The next output word; the caller has made one available (ch_run_ops: no pending input, output not empty).
+// The next output word; the caller has made one available (ch_advance: no pending input, output not empty).
 fn ch_pop() -> u32 {
     ch_out_len -= 1u;
     return ch_sponge[ch_out_len];
@@ -159,11 +239,11 @@ fn ch_store() {
 }
 
 // Thread 0: advances the program from step ch_i of op ch_k (both kept across calls) until a permutation is due
-// (returns CH_DUPLEX: the caller runs ch_duplex and calls again) or the next SORT or the end (returns that op's
+// (returns CH_DUPLEX: the caller permutes, ch_duplex_input to ch_duplex_output, and calls again) or the next SORT or the end (returns that op's
 // index). One step at a time: an observed word, a sampled word, a query draw call, or a whole op that touches no
 // sponge word; a permutation is due when the input is full (as the host duplexes eagerly) or the next step takes
 // an output word while input is pending or the output is empty. The caller owns the permutation so that a shader
-// has one (compilers inline every call): ch_run_ops's, or a search's that also serves its program.
+// has one (compilers inline every call): transcript_range's cooperative one, or a search's own.
 fn ch_advance(end: u32) -> u32 {
     var k = ch_k;
     var i = ch_i;                                // steps of op k done
@@ -247,18 +327,6 @@ fn ch_advance(end: u32) -> u32 {
     return k;
 }
 
-// Thread 0: runs ops [k0, end) up to the next SORT (or the end) and returns that op's index.
-fn ch_run_ops(k0: u32, end: u32) -> u32 {
-    ch_k = k0;
-    ch_i = 0u;
-    var k = ch_advance(end);
-    while (k == CH_DUPLEX) {
-        ch_duplex();
-        k = ch_advance(end);
-    }
-    return k;
-}
-
 // The SORT at op k, by the `size` threads of the workgroup: each distinct value finds its rank by counting.
 fn ch_sort(lid: u32, size: u32, k: u32) {
     let a = params.ops[k];
@@ -321,18 +389,26 @@ fn transcript_range(lid: u32, size: u32, first: u32, end: u32) {
     }
     if (lid == 0u) {
         ch_load();
+        ch_k = first;
+        ch_i = 0u;
     }
-    var k = first;
     loop {
         if (lid == 0u) {
-            ch_next = ch_run_ops(k, end);
+            ch_next = ch_advance(end);
         }
-        k = workgroupUniformLoad(&ch_next);
+        let k = workgroupUniformLoad(&ch_next);
+        if (k == CH_DUPLEX) {
+            ch_duplex_coop(lid);
+            continue;
+        }
         if (k >= end) {
             break;
         }
         ch_sort(lid, size, k);
-        k += 3u;
+        if (lid == 0u) {
+            ch_k = k + 3u;
+            ch_i = 0u;
+        }
     }
     if (lid == 0u) {
         ch_store();

@@ -5,14 +5,14 @@
 but its values are ``DeviceValue``s and nothing is read back: each call appends an op to a short program
 (challenger.wgsl / .metal). A program runs as the epilogue of the launch recorded just before it when that launch
 is a ``TailLaunch`` (the last workgroup of a reduction observes the sum it wrote and samples the next challenge;
-the last workgroup of a proof-of-work search absorbs the witness only where ``POW_TAIL``; the query draw, sort and
-combination challenge ride on whatever launch comes before them; a commitment's last ``merkle_top`` launch observes
+the last workgroup of a grind's search absorbs the witness and runs what follows: the folding challenge, or the
+query draw, sort and combination challenge; a commitment's last ``merkle_top`` launch observes
 the root and samples the OOD point), else as one ``transcript`` launch recorded just before the next launch of any
 other kernel (``flush``). So consecutive transcript steps cost at most one dispatch, and none after a reduction or
 a commitment. Bit-exact with ``protocol.transcript.DuplexChallenger`` (the challenger's state layout is in
 ``device_values``).
 
-Proof of work runs on the device challenger: one ``pow_search`` launch per grind, a fixed grid of ``POW_GROUPS``
+Proof of work runs on the device challenger: one ``pow_search`` launch per grind (its program included), a fixed grid of ``POW_GROUPS``
 workgroups that claim batches of ``POW_BATCH`` nonces in increasing order and stop past the smallest hit, bounded
 to 2^(bits + POW_COVER_SLACK) nonces (a miss has odds below e^-32) and to ``POW_LAUNCH`` nonces a launch (only a
 grind of more than 23 bits takes several launches, the later ones exiting at their first claim after a hit). A
@@ -45,9 +45,10 @@ POW_BATCH = POW_WG  # nonces a workgroup claims at once, one a thread (pow_searc
 # exit at their first claim once a hit is known. In flight past the smallest hit: at most one batch a group.
 POW_GROUPS = 1024
 POW_LAUNCH = 1 << 28  # most nonces per pow_search launch: ~85 ms at 3.2 G permutations/s, no driver watchdog
-# Whether a grind's searches carry the program after them (witness, challenge, queries): its last workgroup runs it,
-# each duplex on the search's own permutation (pow_search.wgsl), so a grind is one launch. Off: the search alone and
-# a transcript launch after it (the switch measurements compare; docs/PERFORMANCE.md).
+# Whether a grind's searches carry the program after them (witness, challenge, queries): the last workgroup of
+# the last search runs it, so a grind is one launch. Off: the search alone and a transcript launch after it (the
+# switch the measurements compare). On the H100 (20:4:1, 20 grinds; docs/PERFORMANCE.md) the program adds the
+# ~45 us that its transcript launch took, and the search itself runs as fast as without it.
 POW_TAIL = True
 POW_COVER_SLACK = 5  # a grind's launches cover 2^(bits + this) nonces in all
 NOT_FOUND = 0xFFFFFFFF  # a witness slot whose search found no nonce
