@@ -10,12 +10,13 @@
 // window; listed in full in challenger.wgsl): 1 OBSERVE, 2 SAMPLE, 3 WITNESS, 4 QUERIES, 5 POW_RESET, 6 EXPAND,
 // 7 POWERS (two op slots), 8 SORT (three op slots; made by the whole threadgroup).
 // The whole threadgroup runs a program: transcript_run(lid, size, io, ch_next, ch_distinct), called by its `size`
-// threads in uniform control flow; thread 0 runs every op but SORT. WGSL's workgroup variables ch_next and
-// ch_distinct are the kernel's `threadgroup uint ch_next[1];` and `threadgroup atomic_uint ch_distinct[1];`,
-// passed in. The permutation has one call site (ch_duplex, called from ch_run_ops only): GPU compilers inline
-// every call. Words Montgomery in [0, P).
+// >= 16 threads in uniform control flow; thread 0 runs every op but SORT, and each duplex is a permutation on 16
+// cooperating lanes (ch_duplex_coop, simd shuffles). WGSL's workgroup variables ch_next and ch_distinct are the
+// kernel's `threadgroup uint ch_next[1];` and `threadgroup atomic_uint ch_distinct[1];`, passed in. The
+// permutation has one call site (GPU compilers inline every call). Words Montgomery in [0, P).
 
 constant constexpr uint CH_NOT_FOUND = 0xffffffffu;
+constant constexpr uint CH_DUPLEX = 0xfffffffeu;  // ch_advance: a permutation is due
 constant constexpr uint OP_OBSERVE = 1u;
 constant constexpr uint OP_SAMPLE = 2u;
 constant constexpr uint OP_WITNESS = 3u;
@@ -43,6 +44,8 @@ struct Challenger {
     uint input[8];
     uint in_len;
     uint out_len;
+    uint k;  // ch_advance's position: op k, its step i
+    uint i;
 };
 
 uint ch_scratch_get(thread const ChIo& io, uint i) {
@@ -66,22 +69,55 @@ void ch_point_set(thread const ChIo& io, uint i, uint4 v) {
     }
 }
 
-// The shader's only call of the permutation.
-void ch_duplex(thread Challenger& ch, constant uint4* p2_rc) {
-    for (uint i = 0u; i < ch.in_len; i++) {
+// The cooperative duplex, by the whole threadgroup in uniform control flow: lane l < 16 of simd-group 0 holds
+// state word l (chunk l / 4, position l mod 4); the words meet through simd shuffles, with no threadgroup memory
+// and no barrier (the WGSL twin exchanges through workgroup memory). Every other lane computes a copy and drops
+// it. Contract: simd-groups of at least 16 threads (Apple GPUs: 32). Thread 0's pending input and sponge in, the
+// permuted state back to thread 0's sponge.
+uint ch_chunk_sum(uint y) {  // the sum over the 4 chunks of the word at this lane's position
+    uint pair = bb_add(y, simd_shuffle_xor(y, ushort(4)));
+    return bb_add(pair, simd_shuffle_xor(pair, ushort(8)));
+}
+
+// mds_light of the state whose word x this lane holds: M4 on each chunk, plus the sum of the chunks.
+uint ch_coop_mds(uint x, uint lane) {
+    ushort base = ushort(lane & ~3u);
+    uint4 chunk = uint4(simd_shuffle(x, base), simd_shuffle(x, ushort(base + 1u)), simd_shuffle(x, ushort(base + 2u)),
+                        simd_shuffle(x, ushort(base + 3u)));
+    uint y = p2_mat4(chunk)[lane & 3u];
+    return bb_add(y, ch_chunk_sum(y));
+}
+
+void ch_duplex_coop(uint lid, thread Challenger& ch, constant uint4* p2_rc) {
+    uint lane = lid & 31u;
+    uint q = (lid >> 2u) & 3u;
+    uint j = lid & 3u;
+    for (uint i = 0u; i < ch.in_len; i++) {  // thread 0's pending input over its sponge's first lanes
         ch.sponge[i] = ch.input[i];
     }
-    P2State s = P2State{uint4(ch.sponge[0], ch.sponge[1], ch.sponge[2], ch.sponge[3]),
-                        uint4(ch.sponge[4], ch.sponge[5], ch.sponge[6], ch.sponge[7]),
-                        uint4(ch.sponge[8], ch.sponge[9], ch.sponge[10], ch.sponge[11]),
-                        uint4(ch.sponge[12], ch.sponge[13], ch.sponge[14], ch.sponge[15])};
-    s = poseidon2_permute(s, p2_rc);
-    uint4 lanes[4] = {s.a, s.b, s.c, s.d};
-    for (uint c = 0u; c < 4u; c++) {
-        ch.sponge[4u * c] = lanes[c].x;
-        ch.sponge[4u * c + 1u] = lanes[c].y;
-        ch.sponge[4u * c + 2u] = lanes[c].z;
-        ch.sponge[4u * c + 3u] = lanes[c].w;
+    uint x = 0u;
+    for (uint i = 0u; i < 16u; i++) {
+        uint w = simd_broadcast(ch.sponge[i], ushort(0));
+        x = select(x, w, (lid & 15u) == i);
+    }
+    x = ch_coop_mds(x, lane);
+    for (uint r = 0u; r < P2_EXTERNAL_HALF_ROUNDS; r++) {
+        x = ch_coop_mds(p2_sbox(bb_add(x, p2_rc[4u * r + q][j])), lane);
+    }
+    uint diag = p2_rc[P2_RC_DIAG_AT + q][j];
+    for (uint r = 0u; r < P2_INTERNAL_ROUNDS; r++) {
+        if ((lid & 15u) == 0u) {
+            x = p2_sbox(bb_add(x, p2_rc[P2_RC_INTERNAL_AT + r].x));
+        }
+        uint t = bb_add(x, simd_shuffle_xor(x, ushort(1)));
+        t = bb_add(t, simd_shuffle_xor(t, ushort(2)));
+        x = bb_add(ch_chunk_sum(t), bb_mul(x, diag));
+    }
+    for (uint r = P2_EXTERNAL_HALF_ROUNDS; r < 2u * P2_EXTERNAL_HALF_ROUNDS; r++) {
+        x = ch_coop_mds(p2_sbox(bb_add(x, p2_rc[4u * r + q][j])), lane);
+    }
+    for (uint i = 0u; i < 16u; i++) {
+        ch.sponge[i] = simd_shuffle(x, ushort(i));
     }
     ch.in_len = 0u;
     ch.out_len = 8u;
@@ -93,7 +129,7 @@ void ch_absorb(thread Challenger& ch, uint w) {
     ch.in_len += 1u;
 }
 
-// The next output word; the caller has made one available (ch_run_ops: no pending input, output not empty).
+// The next output word; the caller has made one available (ch_advance: no pending input, output not empty).
 uint ch_pop(thread Challenger& ch) {
     ch.out_len -= 1u;
     return ch.sponge[ch.out_len];
@@ -174,21 +210,24 @@ void ch_store(thread const Challenger& ch, thread const ChIo& io) {
     }
 }
 
-// Thread 0: runs ops [k0, end) up to the next SORT (or the end) and returns that op's index. One step at a time:
-// an observed word, a sampled word, a query draw call, or a whole op that touches no sponge word; the permutation
-// (the shader's only one) runs between steps, when the input is full (as the host duplexes eagerly) or the next
-// step takes an output word while input is pending or the output is empty. Shifts are taken mod 32, as in WGSL.
-uint ch_run_ops(thread Challenger& ch, thread const ChIo& io, uint k0, uint end) {
-    uint k = k0;
-    uint i = 0u;  // steps of op k done
+// Thread 0: advances the program from step ch.i of op ch.k (both kept across calls) until a permutation is due
+// (returns CH_DUPLEX: the threadgroup runs ch_duplex_coop and thread 0 calls again) or the next SORT or the end
+// (returns that op's index). One step at a time: an observed word, a sampled word, a query draw call, or a whole
+// op that touches no sponge word; a permutation is due when the input is full (as the host duplexes eagerly) or
+// the next step takes an output word while input is pending or the output is empty. Shifts are taken mod 32, as
+// in WGSL.
+uint ch_advance(thread Challenger& ch, thread const ChIo& io, uint end) {
+    uint k = ch.k;
+    uint i = ch.i;  // steps of op k done
     for (;;) {
         uint4 op = uint4(0u);
         if (k < end) {
             op = io.ops[k];
         }
         if (ch.in_len == 8u || (k < end && ch_wants_output(op, i) && (ch.in_len != 0u || ch.out_len == 0u))) {
-            ch_duplex(ch, io.p2_rc);
-            continue;
+            ch.k = k;
+            ch.i = i;
+            return CH_DUPLEX;
         }
         if (k >= end || op.x == OP_SORT) {
             break;
@@ -263,6 +302,8 @@ uint ch_run_ops(thread Challenger& ch, thread const ChIo& io, uint k0, uint end)
             i += 1u;
         }
     }
+    ch.k = k;
+    ch.i = 0u;
     return k;
 }
 
@@ -328,25 +369,33 @@ void transcript_range(uint lid, uint size, uint first, uint end, thread const Ch
     if (first >= end) {
         return;  // uniform
     }
-    Challenger ch;
+    Challenger ch = {};  // thread 0's is the live one; the others feed zeros to the cooperative duplex
     if (lid == 0u) {
         ch_load(ch, io);
+        ch.k = first;
+        ch.i = 0u;
     }
-    uint k = first;
     for (;;) {
         if (lid == 0u) {
-            ch_next[0] = ch_run_ops(ch, io, k, end);
+            ch_next[0] = ch_advance(ch, io, end);
         }
         // WGSL's workgroupUniformLoad(&ch_next), the first barrier also ordering thread 0's scratch words (the raw
         // indices a SORT reads) before the other threads' reads
         threadgroup_barrier(mem_flags::mem_device | mem_flags::mem_threadgroup);
-        k = ch_next[0];
+        uint k = ch_next[0];
         threadgroup_barrier(mem_flags::mem_threadgroup);
+        if (k == CH_DUPLEX) {
+            ch_duplex_coop(lid, ch, io.p2_rc);
+            continue;
+        }
         if (k >= end) {
             break;
         }
         ch_sort(lid, size, k, io, ch_distinct);
-        k += 3u;
+        if (lid == 0u) {
+            ch.k = k + 3u;
+            ch.i = 0u;
+        }
     }
     if (lid == 0u) {
         ch_store(ch, io);
