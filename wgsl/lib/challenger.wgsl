@@ -48,6 +48,13 @@ var<private> ch_i: u32;
 var<workgroup> ch_next: u32;             // the next op for the whole workgroup (a SORT, or n_ops when done)
 var<workgroup> ch_distinct: atomic<u32>;
 var<workgroup> ch_swap: array<u32, 32>;  // the cooperative permutation's exchange, [parity][lane]
+// The round constants by lane, loaded once a program (p2_rc's words, read where a round needs them, each wait on
+// memory a round's latency): [16 r + l] external round r, lane l; [CH_RC_INTERNAL + r] internal round r;
+// [CH_RC_DIAG + l] the internal diagonal.
+const CH_RC_INTERNAL: u32 = 32u * P2_EXTERNAL_HALF_ROUNDS;
+const CH_RC_DIAG: u32 = CH_RC_INTERNAL + P2_INTERNAL_ROUNDS;
+const CH_RC_WORDS: u32 = CH_RC_DIAG + 16u;
+var<workgroup> ch_rc: array<u32, CH_RC_WORDS>;
 
 // The state a duplex permutes: the pending input over the sponge's first lanes.
 fn ch_duplex_input() -> P2State {
@@ -103,20 +110,37 @@ fn ch_coop_mds(lid: u32, x: u32, parity: u32) -> u32 {
     return bb_add4(own, sum)[lid & 3u];
 }
 
-// The permutation on 16 lanes; returns the parity of the buffer the next exchange writes. in/out: [0, P).
+// ch_rc from p2_rc, by the `size` threads of the workgroup.
+fn ch_load_constants(lid: u32, size: u32) {
+    for (var i = lid; i < CH_RC_WORDS; i += size) {
+        var row = 4u * (i >> 4u) + ((i >> 2u) & 3u);                  // external round i / 16, lane i mod 16
+        var lane = i & 3u;
+        if (i >= CH_RC_DIAG) {
+            row = P2_RC_DIAG_AT + ((i - CH_RC_DIAG) >> 2u);
+            lane = (i - CH_RC_DIAG) & 3u;
+        } else if (i >= CH_RC_INTERNAL) {
+            row = P2_RC_INTERNAL_AT + i - CH_RC_INTERNAL;
+            lane = 0u;
+        }
+        ch_rc[i] = p2_rc[row][lane];
+    }
+    workgroupBarrier();
+}
+
+// The permutation on 16 lanes (ch_rc loaded); returns the parity of the buffer the next exchange writes.
+// in/out: [0, P).
 fn ch_coop_permute(lid: u32, x0: u32) -> vec2<u32> {
-    let q = (lid >> 2u) & 3u;
-    let j = lid & 3u;
+    let l = lid & 15u;
     var x = ch_coop_mds(lid, x0, 1u);            // buffer 0 holds the input, read by every lane
     var parity = 0u;
     for (var r = 0u; r < P2_EXTERNAL_HALF_ROUNDS; r++) {
-        x = ch_coop_mds(lid, p2_sbox(bb_add(x, p2_rc[4u * r + q][j])), parity);
+        x = ch_coop_mds(lid, p2_sbox(bb_add(x, ch_rc[16u * r + l])), parity);
         parity ^= 1u;
     }
-    let diag = p2_rc[P2_RC_DIAG_AT + q][j];
+    let diag = ch_rc[CH_RC_DIAG + l];
     for (var r = 0u; r < P2_INTERNAL_ROUNDS; r++) {
-        if ((lid & 15u) == 0u) {
-            x = p2_sbox(bb_add(x, p2_rc[P2_RC_INTERNAL_AT + r].x));
+        if (l == 0u) {
+            x = p2_sbox(bb_add(x, ch_rc[CH_RC_INTERNAL + r]));
         }
         ch_publish(lid, x, parity);
         let at = 16u * parity;
@@ -126,7 +150,7 @@ fn ch_coop_permute(lid: u32, x0: u32) -> vec2<u32> {
         parity ^= 1u;
     }
     for (var r = P2_EXTERNAL_HALF_ROUNDS; r < 2u * P2_EXTERNAL_HALF_ROUNDS; r++) {
-        x = ch_coop_mds(lid, p2_sbox(bb_add(x, p2_rc[4u * r + q][j])), parity);
+        x = ch_coop_mds(lid, p2_sbox(bb_add(x, ch_rc[16u * r + l])), parity);
         parity ^= 1u;
     }
     return vec2<u32>(x, parity);
@@ -392,6 +416,7 @@ fn transcript_range(lid: u32, size: u32, first: u32, end: u32) {
         ch_k = first;
         ch_i = 0u;
     }
+    ch_load_constants(lid, size);
     loop {
         if (lid == 0u) {
             ch_next = ch_advance(end);
