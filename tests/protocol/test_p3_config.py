@@ -1,0 +1,144 @@
+"""The p3-whir profile's schedule against upstream's: every golden-p3 proof's derived ``config`` block, and the
+refusals upstream's ``WhirConfig::new`` makes (the README's n = 14 JohnsonBound case needs a 16-bit budget)."""
+
+from __future__ import annotations
+
+import json
+import lzma
+from pathlib import Path
+
+import pytest
+
+from whirgpu import field as babybear
+from whirgpu.errors import ConfigError
+from whirgpu.protocol.folding import Constant, ConstantFromSecondRound
+from whirgpu.protocol.p3_config import P3Parameters, P3WhirConfig, folding_schedule
+from whirgpu.protocol.soundness import SoundnessType
+
+SHIPPED = Path(__file__).resolve().parents[1] / "golden-p3"
+SHARED = Path(__file__).resolve().parents[3] / "shared" / "golden-p3"
+PROOFS = ["bb_n12_k4_r1_s90_p0_cb_e1_seed0.json", "kb_n10_k2_r1_s32_p0_cb_e1_seed0.json",
+          "kb_n12_k4_r1_s90_p0_cb_e1_seed0.json", "kb_n12_k4_r1_s90_p0_cb_e2_seed7_prescribed.json",
+          "kb_n14_k3_r2_s100_p16_jb_e2_seed0.json", "kb_n16_k5_r1_s90_p16_cb_e1_seed0.json"]
+
+
+_KB_P = (1 << 31) - (1 << 24) + 1
+_KB_ROOT = pow(3, (_KB_P - 1) >> 24, _KB_P)  # generates the subgroup of order 2^24
+
+
+class _KoalaBearDomains:
+    """KoalaBear's evaluation domains: p = 2^31 - 2^24 + 1 = 127 * 2^24 + 1, generator 3."""
+
+    P = _KB_P
+    TWO_ADICITY = 24
+    EF_BITS = 124
+    TWO_ADIC_GENERATORS = [pow(_KB_ROOT, 1 << (24 - k), _KB_P) for k in range(25)]
+
+
+FIELDS = {"babybear": babybear, "koalabear": _KoalaBearDomains}
+
+
+def _golden(name: str) -> dict:
+    shipped = SHIPPED / f"{name}.xz"
+    if shipped.is_file():
+        return json.loads(lzma.decompress(shipped.read_bytes()))
+    if (SHARED / name).is_file():
+        return json.loads((SHARED / name).read_text())
+    pytest.skip(f"{name} is neither in {SHIPPED} nor in {SHARED}")
+
+
+def _params(p: dict, pow_bits: int | None = None) -> P3Parameters:
+    return P3Parameters(p["security_level"], p["pow_bits"] if pow_bits is None else pow_bits,
+                        Constant(p["folding_factor"]), SoundnessType.parse(p["soundness_type"]),
+                        p["starting_log_inv_rate"], tuple(p["round_log_inv_rates"]))
+
+
+def _as_golden(c: P3WhirConfig) -> dict:
+    def round_dict(r, ood=True):
+        out = {"domain_size": r.domain_size, "folded_domain_gen_canonical": r.folded_domain_gen,
+               "folding_factor": r.folding_factor, "log_inv_rate": r.log_inv_rate, "num_queries": r.num_queries,
+               "num_variables": r.num_variables}
+        if ood:
+            out.update(folding_pow_bits=r.folding_pow_bits, ood_samples=r.ood_samples, pow_bits=r.pow_bits)
+        return out
+
+    return {"all_pow_zero": c.max_pow_bits == 0, "check_pow_bits": c.check_pow_bits,
+            "commitment_ood_samples": c.commitment_ood_samples, "final_folding_pow_bits": c.final_folding_pow_bits,
+            "final_pow_bits": c.final_pow_bits, "final_queries": c.final_queries,
+            "final_round_config": round_dict(c.final_round_config(), ood=False),
+            "final_sumcheck_rounds": c.final_sumcheck_rounds, "folding_schedule": list(c.folding_schedule),
+            "max_fft_size_log2": c.max_fft_size, "max_pow_bits": c.max_pow_bits, "n_rounds": c.n_rounds,
+            "num_variables": c.num_variables, "rounds": [round_dict(r) for r in c.round_parameters],
+            "starting_domain_size": c.starting_domain_size,
+            "starting_folding_pow_bits": c.starting_folding_pow_bits}
+
+
+@pytest.mark.parametrize("name", PROOFS)
+def test_the_schedule_is_upstreams(name):
+    golden = _golden(name)
+    p = golden["params"]
+    config = P3WhirConfig.derive(p["num_variables"], _params(p), FIELDS[golden["field"]])
+    want = {k: v for k, v in golden["config"].items() if k != "extension_field_bits"}
+    assert golden["config"]["extension_field_bits"] == FIELDS[golden["field"]].EF_BITS
+    assert _as_golden(config) == want
+
+
+@pytest.mark.parametrize("budget", [0, 4, 8, 12, 14, 15])
+def test_a_derived_pow_above_the_budget_is_refused(budget):
+    """Upstream refuses n = 14, fold 3, rate 2, security 100, JohnsonBound below a 16-bit budget (README)."""
+    p = _golden("kb_n14_k3_r2_s100_p16_jb_e2_seed0.json")["params"]
+    with pytest.raises(ConfigError, match=f"PowBitsExceedBudget: derived proof-of-work of 16 bits exceeds the "
+                                          f"{budget}-bit grinding budget"):
+        P3WhirConfig.derive(14, _params(p, budget), _KoalaBearDomains)
+    assert P3WhirConfig.derive(14, _params(p, 16), _KoalaBearDomains).max_pow_bits == 16
+
+
+@pytest.mark.parametrize("folding, n, want", [
+    (Constant(8), 15, [8, 7]), (Constant(4), 20, [4, 4, 4, 4]), (Constant(5), 16, [5, 5]), (Constant(3), 3, [3]),
+    (ConstantFromSecondRound(5, 3), 20, [5, 3, 3, 3]), ((4, 4, 4, 4), 20, [4, 4, 4, 4]), ((10, 4), 20, [10, 4]),
+])
+def test_folding_schedules(folding, n, want):
+    assert folding_schedule(folding, n) == want
+
+
+@pytest.mark.parametrize("folding, n, error", [
+    ((4, 0), 10, "ZeroFactor"), (Constant(11), 10, "TooLarge"), (ConstantFromSecondRound(11, 2), 10, "TooLarge"),
+    ((), 10, "EmptySchedule"), ((2, 2), 20, "InsufficientFolding"), ((3, 8), 10, "TooLarge"),
+])
+def test_bad_folding_schedules_are_refused(folding, n, error):
+    """(Constant(0) never reaches the schedule: the folding classes refuse a zero factor when made.)"""
+    with pytest.raises(ConfigError, match=error):
+        folding_schedule(folding, n)
+
+
+@pytest.mark.parametrize("change, error", [
+    (dict(starting_log_inv_rate=0), "NonRedundantStartingRate"),
+    (dict(round_log_inv_rates=(2,)), "RoundRateCountMismatch"),
+    (dict(round_log_inv_rates=(0, 3)), "NonRedundantRoundRate"),
+    (dict(round_log_inv_rates=(9, 9)), "RateGrowsDomain"),
+    (dict(folding=(4, 4, 4, 4)), "FoldingFactorCountMismatch"),
+])
+def test_bad_parameters_are_refused_with_upstreams_reason(change, error):
+    base = dict(security_level=90, pow_bits=30, folding=Constant(4), soundness_type=SoundnessType.CapacityBound,
+                starting_log_inv_rate=1, round_log_inv_rates=())
+    with pytest.raises(ConfigError, match=error):
+        P3WhirConfig.derive(16, P3Parameters(**{**base, **change}), babybear)
+
+
+def test_a_field_too_small_for_the_security_level_is_refused():
+    """Upstream's own example: no OOD sample count reaches 100 bits with a 10-bit field (JohnsonBound)."""
+
+    class TenBitField(_KoalaBearDomains):
+        EF_BITS = 10
+
+    params = P3Parameters(100, 30, Constant(4), SoundnessType.JohnsonBound, 2)
+    with pytest.raises(ConfigError, match="OodSamplesInfeasible: no out-of-domain sample count reaches 100-bit "
+                                          "security with a 10-bit field"):
+        P3WhirConfig.derive(20, params, TenBitField)
+
+
+def test_a_folded_domain_past_the_two_adicity_is_refused():
+    params = P3Parameters(90, 30, Constant(2), SoundnessType.CapacityBound, 3)
+    with pytest.raises(ConfigError, match=r"FoldedDomainExceedsTwoAdicity: folded domain 2\^25 exceeds the base "
+                                          r"field's two-adicity 2\^24"):
+        P3WhirConfig.derive(24, params, _KoalaBearDomains)
