@@ -6,11 +6,16 @@ Montgomery words in [0, P); only ``sample_bits`` and proof of work look at canon
 
 - ``observe(x)``: clears the output buffer, appends x to the input buffer, duplexes when it holds 8.
 - duplex: state[0..len] = input buffer (the rest keeps its value), permute, output buffer = state[0..8],
-  input buffer emptied.
+  input buffer emptied. ``length_tagged`` (upstream Plonky3 since whir moved into it: the p3-whir profile): a
+  duplex absorbing k > 0 words also zeroes state[k..8] and adds k to state[8] before permuting; with k = 0 it
+  only permutes.
 - ``sample()``: duplexes if the input buffer is non-empty or the output buffer is empty, then pops the **last**
   output (state[7], then state[6], ...).
 - EF values are observed / sampled as c0..c3 (four base observes / samples).
 - ``sample_bits(b)`` = canonical(sample()) & (2^b - 1), for 0 <= b <= 30 (Plonky3 asserts 2^b < P).
+- ``sample_uniform_bits(b)`` (Plonky3's ``sample_uniform_bits::<true>``): samples until canonical < m_b = P with
+  its low b bits cleared, then takes the low b bits; past ``MAX_SINGLE_SAMPLE_BITS`` two such draws of b // 2 and
+  b - b // 2 bits, the first in the low bits.
 - ``check_witness(b, w)``: for b = 0 accepts without touching the state; otherwise observes w and accepts iff
   ``sample_bits(b) == 0``.
 - ``grind(b)``: the witness (a Montgomery word) whose canonical value is the smallest valid nonce in [0, P);
@@ -28,6 +33,7 @@ from ..ref.poseidon2 import Poseidon2Constants, permute, permute_ints
 WIDTH = 16
 RATE = 8
 MAX_SAMPLE_BITS = 30  # largest b with 2^b < P
+MAX_SINGLE_SAMPLE_BITS = 27  # BabyBear's: up to this many uniform bits come from one draw
 _GRIND_FIRST_BATCH = 1 << 12
 _GRIND_MAX_BATCH = 1 << 16
 
@@ -49,8 +55,9 @@ def _word(x) -> int:
 class DuplexChallenger:
     """Width 16, rate 8 duplex sponge over Poseidon2 (``constants=None``: whir-p3's SmallRng(1) constants)."""
 
-    def __init__(self, constants: Poseidon2Constants | None = None):
+    def __init__(self, constants: Poseidon2Constants | None = None, length_tagged: bool = False):
         self.constants = constants if constants is not None else Poseidon2Constants.smallrng(1)
+        self.length_tagged = bool(length_tagged)
         # The sponge as 16 canonical Python ints: a duplex is one single-state permutation, which Python ints do
         # several times faster than numpy (see ``permute_ints``). The buffers hold Montgomery words.
         self._state: list[int] = [0] * WIDTH
@@ -74,6 +81,7 @@ class DuplexChallenger:
     def clone(self) -> "DuplexChallenger":
         other = DuplexChallenger.__new__(DuplexChallenger)
         other.constants = self.constants
+        other.length_tagged = self.length_tagged
         other._state = list(self._state)
         other.input_buffer = list(self.input_buffer)
         other.output_buffer = list(self.output_buffer)
@@ -87,13 +95,17 @@ class DuplexChallenger:
     def same_state(self, other: "DuplexChallenger") -> bool:
         """Whether both challengers would produce identical transcripts from here on."""
         return (self._state == other._state and self.input_buffer == other.input_buffer
-                and self.output_buffer == other.output_buffer and self.constants is other.constants)
+                and self.output_buffer == other.output_buffer and self.constants is other.constants
+                and self.length_tagged == other.length_tagged)
 
     # ---- sponge ------------------------------------------------------------------------------------------------
 
     def _duplex(self) -> None:
-        state = self._state
-        state[:len(self.input_buffer)] = [w * R_INV % P for w in self.input_buffer]
+        state, k = self._state, len(self.input_buffer)
+        state[:k] = [w * R_INV % P for w in self.input_buffer]
+        if self.length_tagged and k:
+            state[k:RATE] = [0] * (RATE - k)
+            state[RATE] = (state[RATE] + k) % P
         self.input_buffer = []
         self._state = permute_ints(state, self.constants)
         self.output_buffer = [x * R % P for x in self._state[:RATE]]
@@ -132,6 +144,23 @@ class DuplexChallenger:
         bits = _check_bits(bits, "sample_bits")
         return int(self.sample()) * R_INV % P & ((1 << bits) - 1)
 
+    def sample_uniform_bits(self, bits: int) -> int:
+        """``bits`` uniform bits by rejection (see the module docstring), 0 <= bits <= 30."""
+        bits = _check_bits(bits, "sample_uniform_bits")
+        if bits == 0:
+            return 0
+        if bits <= MAX_SINGLE_SAMPLE_BITS:
+            return self._uniform_draw(bits)
+        low = bits // 2
+        return self._uniform_draw(low) | (self._uniform_draw(bits - low) << low)
+
+    def _uniform_draw(self, bits: int) -> int:
+        bound = P & ~((1 << bits) - 1)
+        value = int(self.sample()) * R_INV % P
+        while value >= bound:
+            value = int(self.sample()) * R_INV % P
+        return value & ((1 << bits) - 1)
+
     # ---- proof of work -----------------------------------------------------------------------------------------
 
     def check_witness(self, bits: int, witness) -> bool:
@@ -147,10 +176,15 @@ class DuplexChallenger:
         """What a PoW candidate w meets: the (16,) state the next duplex would permute, with w still to be written
         at the returned index (= the input buffer's length). Observing w then sampling gives canonical state[7]
         of ``permute(state with w at index)``, whether or not w fills the buffer (a full buffer duplexes on
-        observe, the sample then pops state[7] of that same duplex)."""
+        observe, the sample then pops state[7] of that same duplex). Length-tagged: the rate past w is zero and
+        state[8] carries the tag index + 1 already."""
         base = self.sponge_state.copy()
-        base[:len(self.input_buffer)] = self.input_buffer
-        return base, len(self.input_buffer)
+        index = len(self.input_buffer)
+        base[:index] = self.input_buffer
+        if self.length_tagged:
+            base[index + 1:RATE] = 0
+            base[RATE] = (int(base[RATE]) + (index + 1) * R) % P  # Montgomery words add as canonical ones
+        return base, index
 
     def grind(self, bits: int) -> np.uint32:
         """Find the smallest-canonical valid PoW witness, absorb it as ``check_witness`` does, and return it
