@@ -1,5 +1,6 @@
-"""The p3-whir profile's schedule against upstream's: every golden-p3 proof's derived ``config`` block, and the
-refusals upstream's ``WhirConfig::new`` makes (the README's n = 14 JohnsonBound case needs a 16-bit budget)."""
+"""The p3-whir profile's schedule and domain separator against upstream's: every golden-p3 proof's derived
+``config`` block and absorbed pattern, and the refusals upstream's ``WhirConfig::new`` makes (the README's n = 14
+JohnsonBound case needs a 16-bit budget)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from whirgpu import field as babybear
 from whirgpu.errors import ConfigError
 from whirgpu.protocol.folding import Constant, ConstantFromSecondRound
 from whirgpu.protocol.p3_config import P3Parameters, P3WhirConfig, folding_schedule
+from whirgpu.protocol.p3_domain_separator import p3_domain_separator
 from whirgpu.protocol.soundness import SoundnessType
 
 SHIPPED = Path(__file__).resolve().parents[1] / "golden-p3"
@@ -81,6 +83,14 @@ def test_the_schedule_is_upstreams(name):
     want = {k: v for k, v in golden["config"].items() if k != "extension_field_bits"}
     assert golden["config"]["extension_field_bits"] == FIELDS[golden["field"]].EF_BITS
     assert _as_golden(config) == want
+
+
+@pytest.mark.parametrize("name", PROOFS)
+def test_the_domain_separator_is_upstreams(name):
+    golden = _golden(name)
+    p = golden["params"]
+    config = P3WhirConfig.derive(p["num_variables"], _params(p), FIELDS[golden["field"]])
+    assert p3_domain_separator(config) == golden["domain_separator_canonical"]
 
 
 @pytest.mark.parametrize("budget", [0, 4, 8, 12, 14, 15])

@@ -1,0 +1,144 @@
+"""The p3-whir profile's domain separator: the words its transcript absorbs first (upstream Plonky3
+``whir/src/fiat_shamir/{domain_separator,pattern}.rs``, ``add_domain_separator`` = ``commit_statement`` then
+``add_whir_proof``).
+
+Contract: ``p3_domain_separator(config, digest_elems=8)`` returns canonical ints (each below 2^26, so the same
+word in every 31-bit field). An entry is (tag << 24) | (label << 16) | count with tag Sample 0 / Observe 1 /
+Hint 2 and the labels below in upstream's enum order; a protocol parameter is the entry (Observe, ProtocolParam,
+0) followed by the value itself. Where the whir-p3-metal separator (``domain_separator``) adds tag, label and
+count, this one packs them, binds pow_bits and every round's rate, and lost the StirAnswers observe label.
+"""
+
+from __future__ import annotations
+
+import enum
+
+from whirgpu.protocol.folding import Constant, ConstantFromSecondRound
+from whirgpu.protocol.p3_config import P3WhirConfig
+
+COUNT_BITS = 16
+LABEL_BITS = 8
+
+
+class Tag(enum.IntEnum):
+    SAMPLE = 0
+    OBSERVE = 1
+    HINT = 2
+
+
+class SampleLabel(enum.IntEnum):
+    INITIAL_COMBINATION_RANDOMNESS = 0
+    FOLDING_RANDOMNESS = 1
+    COMBINATION_RANDOMNESS = 2
+    STIR_QUERIES = 3
+    FINAL_QUERIES = 4
+    POW_QUERIES = 5
+    OOD_QUERY = 6
+    TRANSCRIPT_CHECKPOINT = 7
+
+
+class ObserveLabel(enum.IntEnum):
+    MERKLE_DIGEST = 0
+    OOD_ANSWERS = 1
+    SUMCHECK_POLY = 2
+    FINAL_COEFFS = 3
+    POW_NONCE = 4
+    PROTOCOL_PARAM = 5
+
+
+class HintLabel(enum.IntEnum):
+    STIR_QUERIES = 0
+    STIR_ANSWERS = 1
+    MERKLE_PROOF = 2
+    DEFERRED_WEIGHT_EVALUATIONS = 3
+
+
+def entry(tag: Tag, label: int, count: int) -> int:
+    if not 0 <= count < 1 << COUNT_BITS:
+        raise ValueError(f"domain separator count {count} outside [0, 2^{COUNT_BITS})")
+    return (int(tag) << (COUNT_BITS + LABEL_BITS)) | (int(label) << COUNT_BITS) | count
+
+
+class _Pattern:
+    def __init__(self) -> None:
+        self.words: list[int] = []
+
+    def observe(self, count: int, label: ObserveLabel) -> None:
+        self.words.append(entry(Tag.OBSERVE, label, count))
+
+    def sample(self, count: int, label: SampleLabel) -> None:
+        self.words.append(entry(Tag.SAMPLE, label, count))
+
+    def hint(self, label: HintLabel) -> None:
+        self.words.append(entry(Tag.HINT, label, 0))
+
+    def param(self, value: int) -> None:
+        self.words += [entry(Tag.OBSERVE, ObserveLabel.PROTOCOL_PARAM, 0), int(value)]
+
+    def ood(self, samples: int) -> None:
+        if samples > 0:
+            self.sample(samples, SampleLabel.OOD_QUERY)
+            self.observe(samples, ObserveLabel.OOD_ANSWERS)
+
+    def pow(self, bits: int) -> None:
+        if bits > 0:
+            self.sample(32, SampleLabel.POW_QUERIES)
+            self.observe(8, ObserveLabel.POW_NONCE)
+
+    def sumcheck(self, rounds: int, pow_bits: int) -> None:
+        for _ in range(rounds):
+            self.observe(2, ObserveLabel.SUMCHECK_POLY)
+            self.sample(1, SampleLabel.FOLDING_RANDOMNESS)
+            self.pow(pow_bits)
+
+
+def _query_bytes(folded_domain_size: int) -> int:
+    return -(-((2 * folded_domain_size - 1).bit_length() - 1) // 8)
+
+
+def _bind_params(pattern: _Pattern, config: P3WhirConfig) -> None:
+    p = config.params
+    for value in (config.num_variables, p.security_level, p.starting_log_inv_rate, p.pow_bits, config.n_rounds):
+        pattern.param(value)
+    for r in config.round_parameters:
+        pattern.param(r.log_inv_rate)
+    pattern.param(int(p.soundness_type))
+    if isinstance(p.folding, Constant):
+        values = [0, p.folding.k]
+    elif isinstance(p.folding, ConstantFromSecondRound):
+        values = [1, p.folding.k0, p.folding.k]
+    else:
+        values = [2, len(p.folding), *p.folding]
+    for value in values:
+        pattern.param(value)
+
+
+def p3_domain_separator(config: P3WhirConfig, digest_elems: int = 8) -> list[int]:
+    pattern = _Pattern()
+    _bind_params(pattern, config)
+    pattern.observe(digest_elems, ObserveLabel.MERKLE_DIGEST)
+    pattern.ood(config.commitment_ood_samples)
+    pattern.sample(1, SampleLabel.INITIAL_COMBINATION_RANDOMNESS)
+    pattern.sumcheck(config.folding_schedule[0], config.starting_folding_pow_bits)
+    domain_size = config.starting_domain_size
+    for i, r in enumerate(config.round_parameters):
+        query_bytes = _query_bytes(domain_size >> config.folding_schedule[i])
+        pattern.observe(digest_elems, ObserveLabel.MERKLE_DIGEST)
+        pattern.ood(r.ood_samples)
+        pattern.pow(r.pow_bits)
+        pattern.sample(1, SampleLabel.TRANSCRIPT_CHECKPOINT)
+        pattern.sample(r.num_queries * query_bytes, SampleLabel.STIR_QUERIES)
+        pattern.hint(HintLabel.STIR_QUERIES)
+        pattern.hint(HintLabel.MERKLE_PROOF)
+        pattern.sample(1, SampleLabel.COMBINATION_RANDOMNESS)
+        pattern.sumcheck(config.folding_schedule[i + 1], r.folding_pow_bits)
+        domain_size >>= config.rs_reduction_factor(i)
+    query_bytes = _query_bytes(domain_size >> config.folding_schedule[config.n_rounds])
+    pattern.observe(1 << config.final_sumcheck_rounds, ObserveLabel.FINAL_COEFFS)
+    pattern.pow(config.final_pow_bits)
+    pattern.sample(query_bytes * config.final_queries, SampleLabel.FINAL_QUERIES)
+    pattern.hint(HintLabel.STIR_ANSWERS)
+    pattern.hint(HintLabel.MERKLE_PROOF)
+    pattern.sumcheck(config.final_sumcheck_rounds, config.final_folding_pow_bits)
+    pattern.hint(HintLabel.DEFERRED_WEIGHT_EVALUATIONS)
+    return pattern.words
