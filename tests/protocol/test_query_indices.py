@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import random
 
+import numpy as np
 import pytest
 
 from whirgpu.errors import ConfigError
-from whirgpu.protocol.query_indices import MAX_BITS_PER_CALL, sample_query_indices
+from whirgpu.protocol.query_indices import MAX_BITS_PER_CALL, distinct_query_indices, sample_query_indices
+from whirgpu.protocol.transcript import DuplexChallenger
 
 
 class ScriptedChallenger:
@@ -138,3 +140,32 @@ def test_works_with_the_golden_round_shapes():
 def test_bad_arguments(args, pattern):
     with pytest.raises(ConfigError, match=pattern):
         sample_query_indices(ScriptedChallenger([0] * 10), *args)
+
+
+# -- the p3-whir profile's sampler: distinct uniform draws -------------------------------------------------------
+
+@pytest.mark.parametrize("domain_size, fold, q", [(1 << 12, 4, 30), (1 << 10, 2, 91), (1 << 8, 5, 20),
+                                                  (1 << 6, 4, 75), (64, 3, 8), (1 << 20, 4, 200)])
+def test_distinct_indices_replay_the_uniform_draws(domain_size, fold, q):
+    """min(q, D >> k) distinct indices, ascending: the first distinct values of sample_uniform_bits(L) on the
+    same transcript (a saturated domain, 4 folded points against 75 queries, draws until every point is hit)."""
+    challenger = DuplexChallenger(length_tagged=True)
+    challenger.observe_many(np.arange(1, 4, dtype=np.uint32) * 7)
+    replay = challenger.clone()
+    got = distinct_query_indices(challenger, domain_size, fold, q)
+    size = domain_size >> fold
+    want: list[int] = []
+    while len(want) < min(q, size):
+        v = replay.sample_uniform_bits(size.bit_length() - 1)
+        if v not in want:
+            want.append(v)
+    assert got == sorted(want)
+    assert replay.same_state(challenger)
+    assert len(got) == min(q, size) and got == sorted(set(got)) and all(0 <= i < size for i in got)
+
+
+def test_a_one_point_domain_takes_no_sample():
+    challenger = DuplexChallenger(length_tagged=True)
+    before = challenger.clone()
+    assert distinct_query_indices(challenger, 16, 4, 5) == [0]
+    assert challenger.same_state(before)

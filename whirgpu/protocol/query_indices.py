@@ -12,6 +12,10 @@ them exactly as the reference does. With L = log2(D >> k) and B = 20 bits per ca
 
 L = 0 (a folded domain of one point) falls in the first case: one ``sample_bits(0)`` call that still consumes
 a challenger element, and every index is 0. So does q = 0. The challenger needs only ``sample_bits(bits) -> int``.
+
+``distinct_query_indices`` is the p3-whir profile's sampler (upstream Plonky3 ``get_challenge_stir_queries``):
+one ``sample_uniform_bits(L)`` per draw, a draw equal to an earlier one dropped, until min(q, D >> k) distinct
+indices exist, then sorted. L = 0 takes no sample at all (``sample_uniform_bits(0)`` is 0 without one).
 """
 
 from __future__ import annotations
@@ -27,6 +31,10 @@ class BitSampler(Protocol):
     def sample_bits(self, bits: int) -> int: ...
 
 
+class UniformBitSampler(Protocol):
+    def sample_uniform_bits(self, bits: int) -> int: ...
+
+
 def _unpack(bits_value: int, count: int, log_size: int, size: int) -> list[int]:
     mask = (1 << log_size) - 1
     out = []
@@ -40,17 +48,7 @@ def sample_query_indices(
     challenger: BitSampler, domain_size: int, folding_factor: int, num_queries: int
 ) -> list[int]:
     """Sorted unique indices in [0, domain_size >> folding_factor)."""
-    if isinstance(domain_size, bool) or not isinstance(domain_size, int) or domain_size < 1:
-        raise ConfigError(f"domain_size must be a positive power of two, got {domain_size!r}")
-    if isinstance(folding_factor, bool) or not isinstance(folding_factor, int) or folding_factor < 0:
-        raise ConfigError(f"folding_factor must be a non-negative integer, got {folding_factor!r}")
-    if isinstance(num_queries, bool) or not isinstance(num_queries, int) or num_queries < 0:
-        raise ConfigError(f"num_queries must be a non-negative integer, got {num_queries!r}")
-    folded_size = domain_size >> folding_factor
-    if folded_size < 1 or folded_size & (folded_size - 1):
-        raise ConfigError(
-            f"the folded domain {domain_size} >> {folding_factor} = {folded_size} is not a positive power of two"
-        )
+    folded_size = _folded_size(domain_size, folding_factor, num_queries)
     log_size = folded_size.bit_length() - 1
 
     total_bits = num_queries * log_size
@@ -69,3 +67,31 @@ def sample_query_indices(
             # Not masked or reduced again: sample_bits(L) is already below 2^L.
             queries = [challenger.sample_bits(log_size) for _ in range(num_queries)]
     return sorted(set(queries))
+
+
+def distinct_query_indices(
+    challenger: UniformBitSampler, domain_size: int, folding_factor: int, num_queries: int
+) -> list[int]:
+    """min(num_queries, domain_size >> folding_factor) distinct indices into the folded domain, ascending."""
+    folded_size = _folded_size(domain_size, folding_factor, num_queries)
+    log_size = folded_size.bit_length() - 1
+    target = min(num_queries, folded_size)
+    seen: set[int] = set()
+    while len(seen) < target:
+        seen.add(challenger.sample_uniform_bits(log_size))
+    return sorted(seen)
+
+
+def _folded_size(domain_size: int, folding_factor: int, num_queries: int) -> int:
+    if isinstance(domain_size, bool) or not isinstance(domain_size, int) or domain_size < 1:
+        raise ConfigError(f"domain_size must be a positive power of two, got {domain_size!r}")
+    if isinstance(folding_factor, bool) or not isinstance(folding_factor, int) or folding_factor < 0:
+        raise ConfigError(f"folding_factor must be a non-negative integer, got {folding_factor!r}")
+    if isinstance(num_queries, bool) or not isinstance(num_queries, int) or num_queries < 0:
+        raise ConfigError(f"num_queries must be a non-negative integer, got {num_queries!r}")
+    folded_size = domain_size >> folding_factor
+    if folded_size < 1 or folded_size & (folded_size - 1):
+        raise ConfigError(
+            f"the folded domain {domain_size} >> {folding_factor} = {folded_size} is not a positive power of two"
+        )
+    return folded_size
