@@ -1,0 +1,91 @@
+"""Pruned multiproofs (``ref.merkle_pruned``): upstream's example (leaves 1, 2, 5 of 8: siblings 0, 3, 4 and F),
+the BabyBear known answer of golden-p3 (``kat_merkle_babybear_8x16_seed42``: root and pruned proof from its leaf
+digests), and random trees against full paths."""
+
+from __future__ import annotations
+
+import json
+import lzma
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from whirgpu.field import P, R, R_INV
+from whirgpu.ref.merkle_pruned import boundary_nodes, prune, root_from_pruned
+from whirgpu.ref.poseidon2 import compress
+
+SHIPPED = Path(__file__).resolve().parents[1] / "golden-p3"
+SHARED = Path(__file__).resolve().parents[3] / "shared" / "golden-p3"
+
+
+def _golden(name: str) -> dict:
+    shipped = SHIPPED / f"{name}.xz"
+    if shipped.is_file():
+        return json.loads(lzma.decompress(shipped.read_bytes()))
+    if (SHARED / name).is_file():
+        return json.loads((SHARED / name).read_text())
+    pytest.skip(f"{name} is neither in {SHIPPED} nor in {SHARED}")
+
+
+def _monty(values) -> np.ndarray:
+    return (np.asarray(values, np.uint64) % P * R % P).astype(np.uint32)
+
+
+def _canonical(words) -> np.ndarray:
+    return (np.asarray(words, np.uint64) * R_INV % P).astype(np.int64)
+
+
+def _levels(leaves: np.ndarray) -> list[np.ndarray]:
+    levels = [leaves]
+    while levels[-1].shape[0] > 1:
+        level = levels[-1]
+        levels.append(compress(level[0::2], level[1::2]))
+    return levels
+
+
+def test_upstreams_example():
+    """Leaves 1, 2, 5 of 8: siblings 0, 3, 4 at level 0, then F (node 3 of level 1), nothing at level 2."""
+    assert boundary_nodes([5, 1, 2, 2], 3) == [(0, 0), (0, 3), (0, 4), (1, 3)]
+
+
+def test_babybear_known_answer():
+    kat = _golden("kat_merkle_babybear_8x16_seed42.json")
+    leaves = _monty(kat["leaf_digests_canonical"])
+    levels = _levels(leaves)
+    assert _canonical(levels[-1][0]).tolist() == kat["root_canonical"]
+    multiproof = kat["multiproof"]
+    siblings = prune(levels, multiproof["indices"])
+    assert _canonical(siblings).tolist() == multiproof["pruned_proof_canonical"]["sibling_hashes"]
+    opened = leaves[sorted(multiproof["indices"])]
+    root = root_from_pruned(multiproof["indices"], opened, siblings, 3, compress)
+    assert _canonical(root).tolist() == kat["root_canonical"]
+
+
+@pytest.mark.parametrize("depth, count, seed", [(1, 1, 0), (1, 2, 1), (4, 3, 2), (6, 20, 3), (7, 128, 4), (9, 1, 5)])
+def test_random_trees(depth, count, seed):
+    rng = np.random.default_rng(seed)
+    leaves = rng.integers(0, P, size=(1 << depth, 8), dtype=np.uint64).astype(np.uint32)
+    levels = _levels(leaves)
+    indices = rng.integers(0, 1 << depth, size=count).tolist()
+    siblings = prune(levels, indices)
+    distinct = sorted(set(indices))
+    # never more than the full paths, and no digest the verifier can recompute
+    assert siblings.shape[0] <= depth * len(distinct)
+    root = root_from_pruned(indices, leaves[distinct], siblings, depth, compress)
+    np.testing.assert_array_equal(root, levels[-1][0])
+
+
+def test_a_wrong_proof_is_refused_or_gives_another_root():
+    rng = np.random.default_rng(9)
+    leaves = rng.integers(0, P, size=(16, 8), dtype=np.uint64).astype(np.uint32)
+    levels = _levels(leaves)
+    siblings = prune(levels, [3, 9])
+    with pytest.raises(ValueError, match="the multiproof has 5 sibling digests; 2 queried leaves of a depth-4 "
+                                         "tree need 6"):
+        root_from_pruned([3, 9], leaves[[3, 9]], siblings[:-1], 4, compress)
+    tampered = siblings.copy()
+    tampered[2, 0] ^= 1
+    assert not np.array_equal(root_from_pruned([3, 9], leaves[[3, 9]], tampered, 4, compress), levels[-1][0])
+    with pytest.raises(ValueError, match="outside a tree of 2\\^4 leaves"):
+        boundary_nodes([16], 4)

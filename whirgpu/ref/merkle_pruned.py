@@ -1,0 +1,98 @@
+"""Pruned Merkle multiproofs of binary trees, as upstream Plonky3's ``PrunedMerklePaths`` (the p3-whir profile's
+openings: one multiproof per round instead of a full path per query).
+
+The queried leaves form a frontier that is walked level by level from the leaves; at each level the frontier is
+grouped by parent (ascending), and a group's child that holds no queried leaf below it is a *boundary* digest:
+the proof is exactly the boundary digests in that order (level 0 first; within a level by ascending parent, a
+parent having at most one missing child in a binary tree). Every other node is recomputed by the verifier.
+
+- ``boundary_nodes(indices, depth)``: the (level, node index) of every boundary digest, in proof order.
+- ``prune(levels, indices)``: the proof from a tree's levels (``levels[0]`` leaf digests ... ``levels[depth]``
+  the root; (n, 8) uint32 words each).
+- ``root_from_pruned(indices, leaf_digests, siblings, depth, compress)``: the root the verifier recomputes, or
+  ``ValueError`` naming the problem when the sibling count is not the one the indices call for.
+
+``indices`` are leaf indices below 2^depth; duplicates count once and order does not matter (sorted here, as the
+verifier derives them from its transcript). Digests are opaque words: ``compress(left, right)`` maps (n, 8)
+arrays to (n, 8).
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+Compress = Callable[[np.ndarray, np.ndarray], np.ndarray]
+
+
+def _frontier(indices, depth: int) -> list[int]:
+    nodes = sorted({int(i) for i in indices})
+    if nodes and not 0 <= nodes[0] <= nodes[-1] < 1 << depth:
+        raise ValueError(f"leaf indices {nodes[0]}..{nodes[-1]} outside a tree of 2^{depth} leaves")
+    return nodes
+
+
+def boundary_nodes(indices, depth: int) -> list[tuple[int, int]]:
+    nodes = _frontier(indices, depth)
+    out: list[tuple[int, int]] = []
+    for level in range(depth):
+        parents: list[int] = []
+        i = 0
+        while i < len(nodes):
+            parent = nodes[i] >> 1
+            present = {nodes[i]}
+            if i + 1 < len(nodes) and nodes[i + 1] >> 1 == parent:
+                present.add(nodes[i + 1])
+            for child in (2 * parent, 2 * parent + 1):
+                if child not in present:
+                    out.append((level, child))
+            parents.append(parent)
+            i += len(present)
+        nodes = parents
+    return out
+
+
+def prune(levels: list[np.ndarray], indices) -> np.ndarray:
+    """The boundary digests, (m, 8) uint32 words in proof order."""
+    depth = len(levels) - 1
+    nodes = boundary_nodes(indices, depth)
+    if not nodes:
+        return np.zeros((0, levels[0].shape[-1]), np.uint32)
+    return np.stack([levels[level][index] for level, index in nodes]).astype(np.uint32)
+
+
+def root_from_pruned(indices, leaf_digests, siblings, depth: int, compress: Compress) -> np.ndarray:
+    """The root over the queried leaves' digests (``leaf_digests[j]`` belongs to the j-th smallest distinct index)
+    and the proof's boundary digests."""
+    nodes = _frontier(indices, depth)
+    digests = np.asarray(leaf_digests, np.uint32)
+    siblings = np.asarray(siblings, np.uint32).reshape(-1, digests.shape[-1] if digests.ndim == 2 else 8)
+    if digests.shape[0] != len(nodes):
+        raise ValueError(f"{digests.shape[0]} leaf digests for {len(nodes)} distinct queried leaves")
+    expected = len(boundary_nodes(nodes, depth))
+    if siblings.shape[0] != expected:
+        raise ValueError(f"the multiproof has {siblings.shape[0]} sibling digests; {len(nodes)} queried leaves of a "
+                         f"depth-{depth} tree need {expected}")
+    known = dict(zip(nodes, digests))
+    taken = 0
+    for _ in range(depth):
+        lefts, rights, parents = [], [], []
+        for parent in sorted({n >> 1 for n in known}):
+            pair = []
+            for child in (2 * parent, 2 * parent + 1):
+                if child in known:
+                    pair.append(known[child])
+                else:
+                    pair.append(siblings[taken])
+                    taken += 1
+            lefts.append(pair[0])
+            rights.append(pair[1])
+            parents.append(parent)
+        if not parents:
+            break
+        hashed = compress(np.stack(lefts), np.stack(rights))
+        known = dict(zip(parents, hashed))
+    if len(known) != 1:
+        raise ValueError("no queried leaves: a multiproof needs at least one")
+    return next(iter(known.values()))
