@@ -139,7 +139,8 @@ class QueryOpenings(_Value):
     """``QueryOpenings::Base | Extension(SharedProofOpening { rows, proof: PrunedMerklePaths })``.
 
     kind: 'base' (rows (q, w) base words: the initial commitment's rows) or 'extension' (rows (q, w, 4) EF:
-    every folded commitment's). rows[j] is the leaf opened at the j-th queried index (sorted, distinct).
+    every folded commitment's). rows[j] is the leaf opened at the j-th queried index (sorted, distinct); no
+    rows at all have width 0 (the wire holds no width for them).
     sibling_hashes (s, 8): the one pruned multiproof for all q rows, boundary siblings level 0 first, by
     ascending parent, missing children ascending."""
 
@@ -153,6 +154,9 @@ class QueryOpenings(_Value):
         tail = (None,) if self.kind == "base" else (None, EF_DEGREE)
         rows = _asarray(self.rows, "QueryOpenings.rows")
         width = rows.shape[1] if rows.ndim >= 2 else 0
+        if rows.size == 0 and rows.ndim == len(tail) + 1 and rows.shape[0] == 0:
+            width = 0  # no rows carry no width on the wire: one shape for "no rows", so decoding is exact
+            rows = rows.reshape((0, 0) + rows.shape[2:])
         _set(self, "rows", _words(rows, tuple(width if t is None else t for t in tail), "QueryOpenings.rows"))
         _set(self, "sibling_hashes", _words(self.sibling_hashes, (DIGEST_ELEMS,), "QueryOpenings.sibling_hashes"))
 
