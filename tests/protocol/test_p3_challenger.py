@@ -3,29 +3,16 @@
 
 from __future__ import annotations
 
-import json
-import lzma
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
 
+from tests.conftest import load_golden_p3
 from whirgpu.field import P, R, R_INV
 from whirgpu.protocol.transcript import DuplexChallenger
 
-SHIPPED = Path(__file__).resolve().parents[1] / "golden-p3"
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "golden-p3"
 FIELDS = ["babybear"]
-
-
-def _golden(name: str) -> dict:
-    shipped = SHIPPED / f"{name}.xz"
-    if shipped.is_file():
-        return json.loads(lzma.decompress(shipped.read_bytes()))
-    if (SHARED / name).is_file():
-        return json.loads((SHARED / name).read_text())
-    pytest.skip(f"{name} is neither in {SHIPPED} nor in {SHARED}")
 
 
 def _canonical(words) -> list[int]:
@@ -62,7 +49,7 @@ def _run(ch: DuplexChallenger, step: dict) -> list[int] | None:
 
 @pytest.mark.parametrize("field", FIELDS)
 def test_the_transcript_is_upstreams(field):
-    kat = _golden(f"kat_challenger_{field}.json")
+    kat = load_golden_p3(f"kat_challenger_{field}.json")
     ch = DuplexChallenger(length_tagged=True)
     for step in kat["steps"]:
         if step["op"].startswith("grind("):

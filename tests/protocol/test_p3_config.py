@@ -4,12 +4,10 @@ JohnsonBound case needs a 16-bit budget)."""
 
 from __future__ import annotations
 
-import json
-import lzma
-from pathlib import Path
 
 import pytest
 
+from tests.conftest import load_golden_p3
 from whirgpu import field as babybear
 from whirgpu.errors import ConfigError
 from whirgpu.protocol.folding import Constant, ConstantFromSecondRound
@@ -17,8 +15,6 @@ from whirgpu.protocol.p3_config import P3Parameters, P3WhirConfig, folding_sched
 from whirgpu.protocol.p3_domain_separator import p3_domain_separator
 from whirgpu.protocol.soundness import SoundnessType
 
-SHIPPED = Path(__file__).resolve().parents[1] / "golden-p3"
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "golden-p3"
 PROOFS = ["bb_n12_k4_r1_s90_p0_cb_e1_seed0.json", "kb_n10_k2_r1_s32_p0_cb_e1_seed0.json",
           "kb_n12_k4_r1_s90_p0_cb_e1_seed0.json", "kb_n12_k4_r1_s90_p0_cb_e2_seed7_prescribed.json",
           "kb_n14_k3_r2_s100_p16_jb_e2_seed0.json", "kb_n16_k5_r1_s90_p16_cb_e1_seed0.json"]
@@ -38,15 +34,6 @@ class _KoalaBearDomains:
 
 
 FIELDS = {"babybear": babybear, "koalabear": _KoalaBearDomains}
-
-
-def _golden(name: str) -> dict:
-    shipped = SHIPPED / f"{name}.xz"
-    if shipped.is_file():
-        return json.loads(lzma.decompress(shipped.read_bytes()))
-    if (SHARED / name).is_file():
-        return json.loads((SHARED / name).read_text())
-    pytest.skip(f"{name} is neither in {SHIPPED} nor in {SHARED}")
 
 
 def _params(p: dict, pow_bits: int | None = None) -> P3Parameters:
@@ -77,7 +64,7 @@ def _as_golden(c: P3WhirConfig) -> dict:
 
 @pytest.mark.parametrize("name", PROOFS)
 def test_the_schedule_is_upstreams(name):
-    golden = _golden(name)
+    golden = load_golden_p3(name)
     p = golden["params"]
     config = P3WhirConfig.derive(p["num_variables"], _params(p), FIELDS[golden["field"]])
     want = {k: v for k, v in golden["config"].items() if k != "extension_field_bits"}
@@ -87,7 +74,7 @@ def test_the_schedule_is_upstreams(name):
 
 @pytest.mark.parametrize("name", PROOFS)
 def test_the_domain_separator_is_upstreams(name):
-    golden = _golden(name)
+    golden = load_golden_p3(name)
     p = golden["params"]
     config = P3WhirConfig.derive(p["num_variables"], _params(p), FIELDS[golden["field"]])
     assert p3_domain_separator(config) == golden["domain_separator_canonical"]
@@ -96,7 +83,7 @@ def test_the_domain_separator_is_upstreams(name):
 @pytest.mark.parametrize("budget", [0, 4, 8, 12, 14, 15])
 def test_a_derived_pow_above_the_budget_is_refused(budget):
     """Upstream refuses n = 14, fold 3, rate 2, security 100, JohnsonBound below a 16-bit budget (README)."""
-    p = _golden("kb_n14_k3_r2_s100_p16_jb_e2_seed0.json")["params"]
+    p = load_golden_p3("kb_n14_k3_r2_s100_p16_jb_e2_seed0.json")["params"]
     with pytest.raises(ConfigError, match=f"PowBitsExceedBudget: derived proof-of-work of 16 bits exceeds the "
                                           f"{budget}-bit grinding budget"):
         P3WhirConfig.derive(14, _params(p, budget), _KoalaBearDomains)

@@ -4,28 +4,15 @@ digests), and random trees against full paths."""
 
 from __future__ import annotations
 
-import json
-import lzma
-from pathlib import Path
 
 import numpy as np
 import pytest
 
+from tests.conftest import load_golden_p3
 from whirgpu.field import P, R, R_INV
 from whirgpu.ref.merkle_pruned import boundary_nodes, prune, root_from_pruned
 from whirgpu.ref.poseidon2 import compress
 
-SHIPPED = Path(__file__).resolve().parents[1] / "golden-p3"
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "golden-p3"
-
-
-def _golden(name: str) -> dict:
-    shipped = SHIPPED / f"{name}.xz"
-    if shipped.is_file():
-        return json.loads(lzma.decompress(shipped.read_bytes()))
-    if (SHARED / name).is_file():
-        return json.loads((SHARED / name).read_text())
-    pytest.skip(f"{name} is neither in {SHIPPED} nor in {SHARED}")
 
 
 def _monty(values) -> np.ndarray:
@@ -50,7 +37,7 @@ def test_upstreams_example():
 
 
 def test_babybear_known_answer():
-    kat = _golden("kat_merkle_babybear_8x16_seed42.json")
+    kat = load_golden_p3("kat_merkle_babybear_8x16_seed42.json")
     leaves = _monty(kat["leaf_digests_canonical"])
     levels = _levels(leaves)
     assert _canonical(levels[-1][0]).tolist() == kat["root_canonical"]
