@@ -11,6 +11,9 @@ reference's README), so a fresh clone runs the suite alone. Two optional extra s
 A name is read from the first source that has it; ``GOLDEN_PROOFS`` lists the proof files (``n*_f*_r*.json``)
 of all three. ``tests/test_golden_files.py`` checks that the shipped copies equal ``../shared/golden``'s where
 both exist. A golden file found nowhere fails the test that asks for it rather than skipping silently.
+
+The Plonky3 p3-whir profile's golden files live apart, the same way: ``load_golden_p3(name)`` reads the shipped
+``tests/golden-p3/NAME.xz``, else ``../shared/golden-p3/NAME``.
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 SHIPPED_GOLDEN = REPO / "tests" / "golden"
 SHARED_GOLDEN = REPO.parent / "shared" / "golden"
+SHIPPED_GOLDEN_P3 = REPO / "tests" / "golden-p3"
+SHARED_GOLDEN_P3 = REPO.parent / "shared" / "golden-p3"
 
 
 def golden_sources() -> list[Path]:
@@ -70,6 +75,17 @@ def golden_text(name: str) -> str:
 
 def load_golden(name: str) -> dict:
     return json.loads(golden_bytes(name))
+
+
+@lru_cache(maxsize=None)
+def load_golden_p3(name: str) -> dict:
+    """A p3-whir golden file's JSON: the shipped ``tests/golden-p3/NAME.xz``, else ``../shared/golden-p3/NAME``."""
+    shipped, shared = SHIPPED_GOLDEN_P3 / f"{name}.xz", SHARED_GOLDEN_P3 / name
+    if shipped.is_file():
+        return json.loads(lzma.decompress(shipped.read_bytes()))
+    if shared.is_file():
+        return json.loads(shared.read_bytes())
+    pytest.fail(f"p3-whir golden file {name} not found in {SHIPPED_GOLDEN_P3} or {SHARED_GOLDEN_P3}")
 
 
 _unpacked: list[Path] = []
