@@ -6,9 +6,10 @@ import lzma
 
 import pytest
 
-from .conftest import GOLDEN_PROOFS, SHARED_GOLDEN, SHIPPED_GOLDEN
+from .conftest import GOLDEN_PROOFS, SHARED_GOLDEN, SHARED_GOLDEN_P3, SHIPPED_GOLDEN, SHIPPED_GOLDEN_P3
 
 SHIPPED = sorted(SHIPPED_GOLDEN.glob("*.xz"))
+SHIPPED_P3 = sorted(SHIPPED_GOLDEN_P3.glob("*.xz"))
 MAX_SHIPPED_BYTES = 4 << 20  # "a few MB": the compressed set is about 2.4 MB
 
 
@@ -25,6 +26,20 @@ def test_the_shipped_set_is_complete_and_small():
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.name)
 def test_shipped_copy_equals_the_shared_file(path):
     shared = SHARED_GOLDEN / path.name[:-3]
+    if not shared.is_file():
+        pytest.skip(f"{shared} is not here to compare with")
+    assert lzma.decompress(path.read_bytes()) == shared.read_bytes()
+
+
+def test_the_shipped_p3_set_has_the_permutation_kats():
+    names = {p.name[:-3] for p in SHIPPED_P3}
+    assert {f"kat_perm_{f}_{w}.json" for f in ("babybear", "koalabear") for w in (16, 24)} <= names
+    assert (SHIPPED_GOLDEN_P3 / "README.md").is_file()
+
+
+@pytest.mark.parametrize("path", SHIPPED_P3, ids=lambda p: p.name)
+def test_shipped_p3_copy_equals_the_shared_file(path):
+    shared = SHARED_GOLDEN_P3 / path.name[:-3]
     if not shared.is_file():
         pytest.skip(f"{shared} is not here to compare with")
     assert lzma.decompress(path.read_bytes()) == shared.read_bytes()

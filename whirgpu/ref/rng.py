@@ -25,7 +25,7 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 
-from ..field import P
+from ..field import BABYBEAR, Field
 
 _M64 = (1 << 64) - 1
 _PHI = 0x9E3779B97F4A7C15
@@ -202,8 +202,9 @@ class Xoroshiro128Plus(_WordRng):
         return out
 
 
-def random_base(rng, n: int) -> np.ndarray:
-    """``n`` samples of Plonky3's ``StandardUniform`` for BabyBear: uint32 Montgomery words in [0, P), shape (n,).
+def random_base(rng, n: int, field: Field = BABYBEAR) -> np.ndarray:
+    """``n`` samples of Plonky3's ``StandardUniform`` for ``field`` (``MontyField31``, BabyBear by default): uint32
+    Montgomery words in [0, P), shape (n,).
 
     Each sample rejects ``next_u32() >> 1 >= P``. Draws are requested in rounds of exactly the number of samples
     still missing, so the generator never runs past the last accepted draw.
@@ -212,9 +213,10 @@ def random_base(rng, n: int) -> np.ndarray:
         raise ValueError(f"random_base: n = {n} must be >= 0")
     parts = []
     missing = n
+    p = np.uint32(field.P)
     while missing:
         u = rng.next_u32_array(missing) >> np.uint32(1)
-        kept = u[u < np.uint32(P)]
+        kept = u[u < p]
         parts.append(kept)
         missing -= kept.size
     if not parts:
@@ -222,6 +224,6 @@ def random_base(rng, n: int) -> np.ndarray:
     return np.concatenate(parts).astype(np.uint32, copy=False)
 
 
-def random_ef(rng, n: int) -> np.ndarray:
+def random_ef(rng, n: int, field: Field = BABYBEAR) -> np.ndarray:
     """``n`` extension elements (n, 4): each is four consecutive base samples, c0..c3."""
-    return random_base(rng, 4 * n).reshape(n, 4)
+    return random_base(rng, 4 * n, field).reshape(n, 4)
