@@ -26,14 +26,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..field import P, R, R_INV
-from ..ref import field_np as fnp
+from ..field import Field
+from ..ref.field_np import field_ops
 from ..ref.poseidon2 import Poseidon2Constants, permute, permute_ints
 
 WIDTH = 16
 RATE = 8
 MAX_SAMPLE_BITS = 30  # largest b with 2^b < P
-MAX_SINGLE_SAMPLE_BITS = 27  # BabyBear's: up to this many uniform bits come from one draw
+# Plonky3's MAX_SINGLE_SAMPLE_BITS: up to this many uniform bits come from one draw
+MAX_SINGLE_SAMPLE_BITS = {"babybear": 27, "koalabear": 24}
 _GRIND_FIRST_BATCH = 1 << 12
 _GRIND_MAX_BATCH = 1 << 16
 
@@ -45,36 +46,42 @@ def _check_bits(bits: int, what: str) -> int:
     return bits
 
 
-def _word(x) -> int:
+def _word(x, p: int) -> int:
     v = int(x)
-    if not 0 <= v < P:
-        raise ValueError(f"observe: word {v} outside [0, P = {P})")
+    if not 0 <= v < p:
+        raise ValueError(f"observe: word {v} outside [0, P = {p})")
     return v
 
 
 class DuplexChallenger:
-    """Width 16, rate 8 duplex sponge over Poseidon2 (``constants=None``: whir-p3's SmallRng(1) constants)."""
+    """Width 16, rate 8 duplex sponge over Poseidon2 (``constants=None``: whir-p3's SmallRng(1) constants). The
+    field is the permutation's (``constants.params.field``): its words, P and Montgomery form throughout."""
 
     def __init__(self, constants: Poseidon2Constants | None = None, length_tagged: bool = False):
         self.constants = constants if constants is not None else Poseidon2Constants.smallrng(1)
         self.length_tagged = bool(length_tagged)
+        self._bind_field(self.constants.params.field)
         # The sponge as 16 canonical Python ints: a duplex is one single-state permutation, which Python ints do
         # several times faster than numpy (see ``permute_ints``). The buffers hold Montgomery words.
         self._state: list[int] = [0] * WIDTH
         self.input_buffer: list[int] = []
         self.output_buffer: list[int] = []
 
+    def _bind_field(self, field: Field) -> None:
+        self.field = field
+        self._p, self._r, self._r_inv = field.P, field.R, field.R_INV
+
     @property
     def sponge_state(self) -> np.ndarray:
         """The sponge as (16,) uint32 Montgomery words (a copy; assign to replace the sponge)."""
-        return np.array([x * R % P for x in self._state], dtype=np.uint32)
+        return np.array([x * self._r % self._p for x in self._state], dtype=np.uint32)
 
     @sponge_state.setter
     def sponge_state(self, words) -> None:
         words = np.asarray(words).reshape(-1)
         if words.shape != (WIDTH,):
             raise ValueError(f"sponge_state: shape {words.shape}, expected ({WIDTH},)")
-        self._state = [_word(w) * R_INV % P for w in words.tolist()]
+        self._state = [_word(w, self._p) * self._r_inv % self._p for w in words.tolist()]
 
     # ---- copying -----------------------------------------------------------------------------------------------
 
@@ -82,6 +89,7 @@ class DuplexChallenger:
         other = DuplexChallenger.__new__(DuplexChallenger)
         other.constants = self.constants
         other.length_tagged = self.length_tagged
+        other._bind_field(self.field)
         other._state = list(self._state)
         other.input_buffer = list(self.input_buffer)
         other.output_buffer = list(self.output_buffer)
@@ -102,18 +110,19 @@ class DuplexChallenger:
 
     def _duplex(self) -> None:
         state, k = self._state, len(self.input_buffer)
-        state[:k] = [w * R_INV % P for w in self.input_buffer]
+        p = self._p
+        state[:k] = [w * self._r_inv % p for w in self.input_buffer]
         if self.length_tagged and k:
             state[k:RATE] = [0] * (RATE - k)
-            state[RATE] = (state[RATE] + k) % P
+            state[RATE] = (state[RATE] + k) % p
         self.input_buffer = []
         self._state = permute_ints(state, self.constants)
-        self.output_buffer = [x * R % P for x in self._state[:RATE]]
+        self.output_buffer = [x * self._r % p for x in self._state[:RATE]]
 
     def observe(self, x) -> None:
         """Absorb one base-field Montgomery word."""
         self.output_buffer = []
-        self.input_buffer.append(_word(x))
+        self.input_buffer.append(_word(x, self._p))
         if len(self.input_buffer) == RATE:
             self._duplex()
 
@@ -142,23 +151,24 @@ class DuplexChallenger:
     def sample_bits(self, bits: int) -> int:
         """The low ``bits`` bits of one sample's canonical value (0 <= bits <= 30)."""
         bits = _check_bits(bits, "sample_bits")
-        return int(self.sample()) * R_INV % P & ((1 << bits) - 1)
+        return int(self.sample()) * self._r_inv % self._p & ((1 << bits) - 1)
 
     def sample_uniform_bits(self, bits: int) -> int:
         """``bits`` uniform bits by rejection (see the module docstring), 0 <= bits <= 30."""
         bits = _check_bits(bits, "sample_uniform_bits")
         if bits == 0:
             return 0
-        if bits <= MAX_SINGLE_SAMPLE_BITS:
+        if bits <= MAX_SINGLE_SAMPLE_BITS[self.field.name]:
             return self._uniform_draw(bits)
         low = bits // 2
         return self._uniform_draw(low) | (self._uniform_draw(bits - low) << low)
 
     def _uniform_draw(self, bits: int) -> int:
-        bound = P & ~((1 << bits) - 1)
-        value = int(self.sample()) * R_INV % P
+        p, r_inv = self._p, self._r_inv
+        bound = p & ~((1 << bits) - 1)
+        value = int(self.sample()) * r_inv % p
         while value >= bound:
-            value = int(self.sample()) * R_INV % P
+            value = int(self.sample()) * r_inv % p
         return value & ((1 << bits) - 1)
 
     # ---- proof of work -----------------------------------------------------------------------------------------
@@ -183,7 +193,7 @@ class DuplexChallenger:
         base[:index] = self.input_buffer
         if self.length_tagged:
             base[index + 1:RATE] = 0
-            base[RATE] = (int(base[RATE]) + (index + 1) * R) % P  # Montgomery words add as canonical ones
+            base[RATE] = (int(base[RATE]) + (index + 1) * self._r) % self._p  # Montgomery words add like values
         return base, index
 
     def grind(self, bits: int) -> np.uint32:
@@ -195,12 +205,13 @@ class DuplexChallenger:
         base, index = self.pow_base_state()
         mask = np.uint32((1 << bits) - 1)
         start, batch = 0, _GRIND_FIRST_BATCH
-        while start < P:
-            candidates = np.arange(start, min(start + batch, P), dtype=np.uint64)
-            words = fnp.to_monty(candidates)
+        ops = field_ops(self.field)
+        while start < self._p:
+            candidates = np.arange(start, min(start + batch, self._p), dtype=np.uint64)
+            words = ops.to_monty(candidates)
             states = np.broadcast_to(base, (words.size, WIDTH)).copy()
             states[:, index] = words
-            outputs = fnp.from_monty(permute(states, self.constants)[:, RATE - 1])
+            outputs = ops.from_monty(permute(states, self.constants)[:, RATE - 1])
             hits = np.flatnonzero((outputs & mask) == 0)
             if hits.size:
                 witness = np.uint32(words[hits[0]])
