@@ -1,6 +1,6 @@
-"""Pruned multiproofs (``ref.merkle_pruned``): upstream's example (leaves 1, 2, 5 of 8: siblings 0, 3, 4 and F),
-the BabyBear known answer of golden-p3 (``kat_merkle_babybear_8x16_seed42``: root and pruned proof from its leaf
-digests), and random trees against full paths."""
+"""Pruned multiproofs (``ref.merkle_pruned``) and the p3-whir tree: upstream's example (leaves 1, 2, 5 of 8:
+siblings 0, 3, 4 and F), the golden-p3 known answers of both fields (``kat_merkle_*_8x16_seed42``: the rows'
+width-24 sponge digests, the root, the pruned proof and the root recomputed from it), and random trees."""
 
 from __future__ import annotations
 
@@ -9,18 +9,11 @@ import numpy as np
 import pytest
 
 from tests.conftest import load_golden_p3
-from whirgpu.field import P, R, R_INV
+from whirgpu.field import P, field_by_name
 from whirgpu.ref.merkle_pruned import boundary_nodes, prune, root_from_pruned
-from whirgpu.ref.poseidon2 import compress
+from whirgpu.ref.poseidon2 import compress, hash_rows_24
+from whirgpu.ref.poseidon2_constants import Poseidon2Constants
 
-
-
-def _monty(values) -> np.ndarray:
-    return (np.asarray(values, np.uint64) % P * R % P).astype(np.uint32)
-
-
-def _canonical(words) -> np.ndarray:
-    return (np.asarray(words, np.uint64) * R_INV % P).astype(np.int64)
 
 
 def _levels(leaves: np.ndarray) -> list[np.ndarray]:
@@ -36,17 +29,30 @@ def test_upstreams_example():
     assert boundary_nodes([5, 1, 2, 2], 3) == [(0, 0), (0, 3), (0, 4), (1, 3)]
 
 
-def test_babybear_known_answer():
-    kat = load_golden_p3("kat_merkle_babybear_8x16_seed42.json")
-    leaves = _monty(kat["leaf_digests_canonical"])
-    levels = _levels(leaves)
-    assert _canonical(levels[-1][0]).tolist() == kat["root_canonical"]
+@pytest.mark.parametrize("field_name", ["babybear", "koalabear"])
+def test_known_answers(field_name):
+    kat = load_golden_p3(f"kat_merkle_{field_name}_8x16_seed42.json")
+    field = field_by_name(field_name)
+    perm16, perm24 = Poseidon2Constants.smallrng_16_24(field)
+    monty = np.vectorize(field.to_monty_int, otypes=[np.uint32])
+    canonical = np.vectorize(field.from_monty_int, otypes=[np.int64])
+    rows = monty(np.asarray(kat["values_canonical"], np.int64))
+    assert rows.shape == (kat["rows"], kat["width"])
+    leaves = hash_rows_24(rows, perm24)
+    assert canonical(leaves).tolist() == kat["leaf_digests_canonical"]
+    levels = [leaves]
+    while levels[-1].shape[0] > 1:
+        levels.append(compress(levels[-1][0::2], levels[-1][1::2], perm16))
+    assert canonical(levels[-1][0]).tolist() == kat["root_canonical"]
     multiproof = kat["multiproof"]
-    siblings = prune(levels, multiproof["indices"])
-    assert _canonical(siblings).tolist() == multiproof["pruned_proof_canonical"]["sibling_hashes"]
-    opened = leaves[sorted(multiproof["indices"])]
-    root = root_from_pruned(multiproof["indices"], opened, siblings, 3, compress)
-    assert _canonical(root).tolist() == kat["root_canonical"]
+    indices = multiproof["indices"]
+    siblings = prune(levels, indices)
+    assert canonical(siblings).tolist() == multiproof["pruned_proof_canonical"]["sibling_hashes"]
+    opened = monty(np.asarray(multiproof["rows_canonical"], np.int64))
+    np.testing.assert_array_equal(opened, rows[sorted(indices)])
+    root = root_from_pruned(indices, hash_rows_24(opened, perm24), siblings, 3,
+                            lambda a, b: compress(a, b, perm16))
+    assert canonical(root).tolist() == kat["root_canonical"]
 
 
 @pytest.mark.parametrize("depth, count, seed", [(1, 1, 0), (1, 2, 1), (4, 3, 2), (6, 20, 3), (7, 128, 4), (9, 1, 5)])
