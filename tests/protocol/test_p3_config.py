@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import load_golden_p3
-from whirgpu import field as babybear
+from whirgpu.field import BABYBEAR, KOALABEAR
 from whirgpu.errors import ConfigError
 from whirgpu.protocol.folding import Constant, ConstantFromSecondRound
 from whirgpu.protocol.p3_config import P3Parameters, P3WhirConfig, folding_schedule
@@ -20,20 +20,7 @@ PROOFS = ["bb_n12_k4_r1_s90_p0_cb_e1_seed0.json", "kb_n10_k2_r1_s32_p0_cb_e1_see
           "kb_n14_k3_r2_s100_p16_jb_e2_seed0.json", "kb_n16_k5_r1_s90_p16_cb_e1_seed0.json"]
 
 
-_KB_P = (1 << 31) - (1 << 24) + 1
-_KB_ROOT = pow(3, (_KB_P - 1) >> 24, _KB_P)  # generates the subgroup of order 2^24
-
-
-class _KoalaBearDomains:
-    """KoalaBear's evaluation domains: p = 2^31 - 2^24 + 1 = 127 * 2^24 + 1, generator 3."""
-
-    P = _KB_P
-    TWO_ADICITY = 24
-    EF_BITS = 124
-    TWO_ADIC_GENERATORS = [pow(_KB_ROOT, 1 << (24 - k), _KB_P) for k in range(25)]
-
-
-FIELDS = {"babybear": babybear, "koalabear": _KoalaBearDomains}
+FIELDS = {"babybear": BABYBEAR, "koalabear": KOALABEAR}
 
 
 def _params(p: dict, pow_bits: int | None = None) -> P3Parameters:
@@ -86,8 +73,8 @@ def test_a_derived_pow_above_the_budget_is_refused(budget):
     p = load_golden_p3("kb_n14_k3_r2_s100_p16_jb_e2_seed0.json")["params"]
     with pytest.raises(ConfigError, match=f"PowBitsExceedBudget: derived proof-of-work of 16 bits exceeds the "
                                           f"{budget}-bit grinding budget"):
-        P3WhirConfig.derive(14, _params(p, budget), _KoalaBearDomains)
-    assert P3WhirConfig.derive(14, _params(p, 16), _KoalaBearDomains).max_pow_bits == 16
+        P3WhirConfig.derive(14, _params(p, budget), KOALABEAR)
+    assert P3WhirConfig.derive(14, _params(p, 16), KOALABEAR).max_pow_bits == 16
 
 
 @pytest.mark.parametrize("folding, n, want", [
@@ -119,14 +106,14 @@ def test_bad_parameters_are_refused_with_upstreams_reason(change, error):
     base = dict(security_level=90, pow_bits=30, folding=Constant(4), soundness_type=SoundnessType.CapacityBound,
                 starting_log_inv_rate=1, round_log_inv_rates=())
     with pytest.raises(ConfigError, match=error):
-        P3WhirConfig.derive(16, P3Parameters(**{**base, **change}), babybear)
+        P3WhirConfig.derive(16, P3Parameters(**{**base, **change}), BABYBEAR)
 
 
 def test_a_field_too_small_for_the_security_level_is_refused():
     """Upstream's own example: no OOD sample count reaches 100 bits with a 10-bit field (JohnsonBound)."""
 
-    class TenBitField(_KoalaBearDomains):
-        EF_BITS = 10
+    class TenBitField:
+        TWO_ADICITY, TWO_ADIC_GENERATORS, EF_BITS = KOALABEAR.TWO_ADICITY, KOALABEAR.TWO_ADIC_GENERATORS, 10
 
     params = P3Parameters(100, 30, Constant(4), SoundnessType.JohnsonBound, 2)
     with pytest.raises(ConfigError, match="OodSamplesInfeasible: no out-of-domain sample count reaches 100-bit "
@@ -138,4 +125,4 @@ def test_a_folded_domain_past_the_two_adicity_is_refused():
     params = P3Parameters(90, 30, Constant(2), SoundnessType.CapacityBound, 3)
     with pytest.raises(ConfigError, match=r"FoldedDomainExceedsTwoAdicity: folded domain 2\^25 exceeds the base "
                                           r"field's two-adicity 2\^24"):
-        P3WhirConfig.derive(24, params, _KoalaBearDomains)
+        P3WhirConfig.derive(24, params, KOALABEAR)

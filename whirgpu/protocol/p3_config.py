@@ -10,8 +10,9 @@ rounded up (``ceil``), not truncated; the queries are sized for security_level -
 codeword rate (``round_log_inv_rates``, by default rate_{i+1} = rate_i + fold_i - 1); a derived PoW above the
 ``pow_bits`` budget is refused; a constant fold folds min(k, remaining) variables until at most 6 are left.
 
-``field`` is any object with ``TWO_ADICITY`` and ``TWO_ADIC_GENERATORS`` (canonical ints, index = log2 of the
-order) and ``EF_BITS``: the base field whose subgroups are the evaluation domains. Generators are canonical ints.
+``field`` is a ``whirgpu.field.Field`` (``BABYBEAR``, ``KOALABEAR``; anything with ``TWO_ADICITY``,
+``TWO_ADIC_GENERATORS`` (canonical, index = log2 of the order) and ``EF_BITS``): the base field whose subgroups
+are the evaluation domains. Generators are canonical ints.
 """
 
 from __future__ import annotations
