@@ -22,7 +22,7 @@ from whirgpu.field import P
 from whirgpu.protocol.params import ProtocolParameters, WhirConfig, format_schedule
 from whirgpu.protocol.serialize import load, proof_to_json_tree
 
-from .conftest import REPO, golden_file, load_golden
+from .conftest import REPO, golden_file, load_golden, load_golden_p3
 
 GOLDEN_N12 = "n12_f4_r1_s32_p0_cb.json"
 # Small and fast: M = 0, fsr = 6, JohnsonBound, a 4-bit final PoW.
@@ -126,6 +126,37 @@ def test_params_json_is_the_config_and_matches_the_reference(capsys):
     assert doc["derived"] == golden["derived"]
     instance_keys = ("num_points", "seed")
     assert doc["params"] == {k: v for k, v in golden["params"].items() if k not in instance_keys}
+
+
+@pytest.mark.parametrize("name", ["kb_n16_k5_r1_s90_p16_cb_e1_seed0.json", "kb_n14_k3_r2_s100_p16_jb_e2_seed0.json",
+                                  "bb_n12_k4_r1_s90_p0_cb_e1_seed0.json"])
+def test_params_of_the_p3_whir_profile_are_upstreams(name, capsys):
+    """`params --profile p3-whir --field F --json` prints upstream's derived config (golden-p3); the table names
+    the profile and field."""
+    golden = load_golden_p3(name)
+    p = golden["params"]
+    argv = ["params", "--profile", "p3-whir", "--field", golden["field"], "-n", p["num_variables"], "-k",
+            p["folding_factor"], "-r", p["starting_log_inv_rate"], "--security", p["security_level"], "--pow-bits",
+            p["pow_bits"], "--soundness", p["soundness_type"]]
+    code, out, err = run([*argv, "--json"], capsys)
+    assert (code, err) == (0, "")
+    assert json.loads(out) == golden["config"]
+    code, out, err = run(argv, capsys)
+    assert (code, err) == (0, "")
+    assert out.startswith(f"WHIR schedule (p3-whir profile, {golden['field']}): n = {p['num_variables']}")
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--profile", "p3-whir", "--field", "koalabear", "-n", 14, "-k", 3, "-r", 2, "--security", 100, "--pow-bits", 0,
+      "--soundness", "jb"], "PowBitsExceedBudget: derived proof-of-work of 16 bits exceeds the 0-bit grinding budget"),
+    (["--field", "koalabear", "-n", 14, "-k", 3, "-r", 2], "--field koalabear needs --profile p3-whir"),
+    (["--profile", "p3-whir", "-n", 14, "-k", 3, "-r", 2, "--initial-reduction", 2],
+     "--initial-reduction is not a p3-whir parameter"),
+])
+def test_params_of_the_p3_whir_profile_refuse_with_the_reason(argv, message, capsys):
+    code, out, err = run(["params", *argv], capsys)
+    assert code == 1
+    assert message in one_line(out + err)
 
 
 def test_params_defaults_and_soundness_names(capsys):

@@ -20,12 +20,16 @@ from .backends import BACKEND_NAMES
 from .errors import ConfigError, FileError, ProofFormatError, WhirGpuError
 from .cli_options import add_max_binding_flag, add_storage_flag, check_writable, phases_ms, read_json_file
 from .overrides import binding_option, lowered_note
+from .field import FIELDS, field_by_name
 from .protocol.config import WhirConfig
+from .protocol.folding import Constant
+from .protocol.p3_config import P3Parameters, P3WhirConfig
 from .protocol.parameters import DEFAULT_MAX_POW, DEFAULT_SECURITY_LEVEL, ProtocolParameters
-from .protocol.schedule_text import format_schedule
+from .protocol.schedule_text import format_p3_schedule, format_schedule
 from .protocol.soundness import SoundnessType
 
 DEFAULT_OUT = {"binary": "proof.whir", "whir-p3-json": "proof.json"}
+PROFILE_NAMES = ("whir-p3-metal", "p3-whir")
 # The dests of the protocol-parameter flags; `prove --from` refuses every one of them (the file decides).
 PARAM_FLAGS = ("num_variables", "folding_factor", "rate", "security", "pow_bits", "soundness", "initial_reduction")
 
@@ -77,6 +81,12 @@ def _build_parser() -> argparse.ArgumentParser:
                        description="Derive every WHIR parameter (rounds, queries, OOD samples, PoW bits) exactly "
                                    "as the reference does, and print the schedule.")
     _add_param_flags(p)
+    p.add_argument("--profile", default="whir-p3-metal", choices=PROFILE_NAMES,
+                   help="protocol profile: whir-p3-metal (default; the Rust reference whir-p3-metal) or p3-whir "
+                        "(upstream Plonky3's p3-whir; schedule only so far: proving and verifying in this profile "
+                        "are not built yet)")
+    p.add_argument("--field", default="babybear", choices=sorted(FIELDS),
+                   help="base field (default babybear; koalabear with --profile p3-whir)")
     p.add_argument("--json", action="store_true", help="print the derived configuration as JSON")
 
     p = sub.add_parser("prove", help="commit to a polynomial and prove an evaluation",
@@ -126,11 +136,33 @@ def _build_parser() -> argparse.ArgumentParser:
 # ---- commands --------------------------------------------------------------------------------------------------
 
 def _cmd_params(args) -> int:
+    if args.profile == "p3-whir":
+        return _cmd_params_p3(args)
+    if args.field != "babybear":
+        raise ConfigError(f"--field {args.field} needs --profile p3-whir (whir-p3-metal is BabyBear only)")
     config = WhirConfig.from_params(_params_from_args(args))
     if args.json:
         print(json.dumps(config.to_json_dict(), indent=2, sort_keys=True))
     else:
         print(format_schedule(config), end="")  # the table ends with its own newline
+    return 0
+
+
+def _cmd_params_p3(args) -> int:
+    if args.initial_reduction is not None:
+        raise ConfigError("--initial-reduction is not a p3-whir parameter (upstream sets each round's rate instead)")
+    params = P3Parameters(
+        security_level=DEFAULT_SECURITY_LEVEL if args.security is None else args.security,
+        pow_bits=DEFAULT_MAX_POW if args.pow_bits is None else args.pow_bits,
+        folding=Constant(args.folding_factor),
+        soundness_type=SoundnessType.CapacityBound if args.soundness is None else SoundnessType.parse(args.soundness),
+        starting_log_inv_rate=args.rate,
+    )
+    config = P3WhirConfig.derive(args.num_variables, params, field_by_name(args.field))
+    if args.json:
+        print(json.dumps(config.to_json_dict(), indent=2, sort_keys=True))
+    else:
+        print(format_p3_schedule(config, args.field), end="")
     return 0
 
 

@@ -51,7 +51,8 @@ def test_the_planner_imports_no_backend_selection():
 
 # The parameter modules of whirgpu/protocol, each with what it may import from the protocol package: the
 # arithmetic below the formulas, the formulas and the folding schedule below the parameters, the derived
-# configuration above them all, its text above it. ``params`` only re-exports them, for callers outside.
+# configuration above them all (both profiles': ``config``, ``p3_config``), its text above it. ``params`` only
+# re-exports them, for callers outside.
 PARAMETER_MODULES = {
     "f64": set(),
     "integers": set(),
@@ -59,7 +60,8 @@ PARAMETER_MODULES = {
     "folding": {"integers"},
     "parameters": {"folding", "integers", "soundness"},
     "config": {"f64", "folding", "integers", "parameters", "soundness"},
-    "schedule_text": {"config"},
+    "p3_config": {"f64", "folding", "soundness"},
+    "schedule_text": {"config", "p3_config"},
 }
 
 

@@ -161,6 +161,7 @@ class P3WhirConfig:
     final_sumcheck_rounds: int
     final_folding_pow_bits: int
     two_adic_generators: tuple[int, ...] = dataclass_field(repr=False, compare=False, default=())
+    field_bits: int = 0  # EF::bits(), the field_size_bits of the soundness formulas
 
     @property
     def n_rounds(self) -> int:
@@ -183,6 +184,26 @@ class P3WhirConfig:
     @property
     def check_pow_bits(self) -> bool:
         return self.max_pow_bits <= self.params.pow_bits
+
+    def to_json_dict(self) -> dict:
+        """The derived schedule in the golden-p3 files' ``config`` form (``whirgpu params --json``)."""
+        def round_dict(r: P3RoundConfig, final: bool = False) -> dict:
+            out = {"domain_size": r.domain_size, "folded_domain_gen_canonical": r.folded_domain_gen,
+                   "folding_factor": r.folding_factor, "log_inv_rate": r.log_inv_rate, "num_queries": r.num_queries,
+                   "num_variables": r.num_variables}
+            if not final:
+                out.update(folding_pow_bits=r.folding_pow_bits, ood_samples=r.ood_samples, pow_bits=r.pow_bits)
+            return out
+
+        return {"all_pow_zero": self.max_pow_bits == 0, "check_pow_bits": self.check_pow_bits,
+                "commitment_ood_samples": self.commitment_ood_samples, "extension_field_bits": self.field_bits,
+                "final_folding_pow_bits": self.final_folding_pow_bits, "final_pow_bits": self.final_pow_bits,
+                "final_queries": self.final_queries, "final_round_config": round_dict(self.final_round_config(), True),
+                "final_sumcheck_rounds": self.final_sumcheck_rounds, "folding_schedule": list(self.folding_schedule),
+                "max_fft_size_log2": self.max_fft_size, "max_pow_bits": self.max_pow_bits, "n_rounds": self.n_rounds,
+                "num_variables": self.num_variables, "rounds": [round_dict(r) for r in self.round_parameters],
+                "starting_domain_size": self.starting_domain_size,
+                "starting_folding_pow_bits": self.starting_folding_pow_bits}
 
     def rs_reduction_factor(self, round: int) -> int:
         previous = self.params.starting_log_inv_rate if round == 0 else self.round_parameters[round - 1].log_inv_rate
@@ -275,7 +296,7 @@ class P3WhirConfig:
         final_folding_pow = f64.fmax(0.0, float(p.security_level) - float(bits - 1))
         config = cls(n, p, tuple(rounds), tuple(schedule), commitment_ood, ceil_pow_bits(starting_folding_pow),
                      final_queries, ceil_pow_bits(final_pow), n - sum(schedule), ceil_pow_bits(final_folding_pow),
-                     generators)
+                     generators, bits)
         if config.max_pow_bits > p.pow_bits:
             raise ConfigError(f"PowBitsExceedBudget: derived proof-of-work of {config.max_pow_bits} bits exceeds the "
                               f"{p.pow_bits}-bit grinding budget; the field or rate is too weak for "
