@@ -52,7 +52,7 @@ class HintLabel(enum.IntEnum):
     DEFERRED_WEIGHT_EVALUATIONS = 3
 
 
-def _query_bytes(domain_size: int, folding_factor: int) -> int:
+def query_bytes(domain_size: int, folding_factor: int) -> int:
     """ceil(ilog2(2 * (D >> k) - 1) / 8): bytes of one query index into the folded domain."""
     folded = domain_size >> folding_factor
     return -(-((2 * folded - 1).bit_length() - 1) // 8)
@@ -122,22 +122,22 @@ def _add_whir_proof(pat: _Pattern, config: WhirConfig, digest_elems: int) -> Non
     pat.sumcheck(config.fold(0), config.starting_folding_pow_bits)
 
     for i, rc in enumerate(config.rounds):
-        query_bytes = _query_bytes(rc.domain_size, rc.folding_factor)
+        q_bytes = query_bytes(rc.domain_size, rc.folding_factor)
         pat.observe(digest_elems, ObserveLabel.MERKLE_DIGEST)
         pat.ood(rc.ood_samples)
         pat.pow(rc.pow_bits)
         pat.sample(1, SampleLabel.TRANSCRIPT_CHECKPOINT)
-        pat.sample(rc.num_queries * query_bytes, SampleLabel.STIR_QUERIES)
+        pat.sample(rc.num_queries * q_bytes, SampleLabel.STIR_QUERIES)
         pat.hint(HintLabel.STIR_QUERIES)
         pat.hint(HintLabel.MERKLE_PROOF)
         pat.sample(1, SampleLabel.COMBINATION_RANDOMNESS)
         pat.sumcheck(config.fold(i + 1), rc.folding_pow_bits)
 
     final = config.final_round_config()
-    query_bytes = _query_bytes(final.domain_size, final.folding_factor)
+    q_bytes = query_bytes(final.domain_size, final.folding_factor)
     pat.observe(1 << config.final_sumcheck_rounds, ObserveLabel.FINAL_COEFFS)
     pat.pow(config.final_pow_bits)  # no checkpoint before the final queries
-    pat.sample(query_bytes * config.final_queries, SampleLabel.FINAL_QUERIES)
+    pat.sample(q_bytes * config.final_queries, SampleLabel.FINAL_QUERIES)
     pat.hint(HintLabel.STIR_ANSWERS)
     pat.hint(HintLabel.MERKLE_PROOF)
     pat.sumcheck(config.final_sumcheck_rounds, config.final_folding_pow_bits)

@@ -4,8 +4,8 @@
 
 Contract: ``p3_domain_separator(config, digest_elems=8)`` returns canonical ints (each below 2^26, so the same
 word in every 31-bit field). An entry is (tag << 24) | (label << 16) | count with tag Sample 0 / Observe 1 /
-Hint 2 and the labels below in upstream's enum order; a protocol parameter is the entry (Observe, ProtocolParam,
-0) followed by the value itself. Where the whir-p3-metal separator (``domain_separator``) adds tag, label and
+Hint 2 and upstream's labels (``domain_separator``'s tags, sample and hint labels; its own observe labels); a
+protocol parameter is the entry (Observe, ProtocolParam, 0) followed by the value itself. Where the whir-p3-metal separator (``domain_separator``) adds tag, label and
 count, this one packs them, binds pow_bits and every round's rate, and lost the StirAnswers observe label.
 """
 
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import enum
 
+from whirgpu.protocol.domain_separator import HintLabel, SampleLabel, Tag, query_bytes
 from whirgpu.protocol.folding import Constant, ConstantFromSecondRound
 from whirgpu.protocol.p3_config import P3WhirConfig
 
@@ -20,37 +21,15 @@ COUNT_BITS = 16
 LABEL_BITS = 8
 
 
-class Tag(enum.IntEnum):
-    SAMPLE = 0
-    OBSERVE = 1
-    HINT = 2
-
-
-class SampleLabel(enum.IntEnum):
-    INITIAL_COMBINATION_RANDOMNESS = 0
-    FOLDING_RANDOMNESS = 1
-    COMBINATION_RANDOMNESS = 2
-    STIR_QUERIES = 3
-    FINAL_QUERIES = 4
-    POW_QUERIES = 5
-    OOD_QUERY = 6
-    TRANSCRIPT_CHECKPOINT = 7
-
-
 class ObserveLabel(enum.IntEnum):
+    """Upstream's observe labels: whir-p3-metal's without STIR_ANSWERS (so the later ones moved down)."""
+
     MERKLE_DIGEST = 0
     OOD_ANSWERS = 1
     SUMCHECK_POLY = 2
     FINAL_COEFFS = 3
     POW_NONCE = 4
     PROTOCOL_PARAM = 5
-
-
-class HintLabel(enum.IntEnum):
-    STIR_QUERIES = 0
-    STIR_ANSWERS = 1
-    MERKLE_PROOF = 2
-    DEFERRED_WEIGHT_EVALUATIONS = 3
 
 
 def entry(tag: Tag, label: int, count: int) -> int:
@@ -92,10 +71,6 @@ class _Pattern:
             self.pow(pow_bits)
 
 
-def _query_bytes(folded_domain_size: int) -> int:
-    return -(-((2 * folded_domain_size - 1).bit_length() - 1) // 8)
-
-
 def _bind_params(pattern: _Pattern, config: P3WhirConfig) -> None:
     p = config.params
     for value in (config.num_variables, p.security_level, p.starting_log_inv_rate, p.pow_bits, config.n_rounds):
@@ -122,21 +97,21 @@ def p3_domain_separator(config: P3WhirConfig, digest_elems: int = 8) -> list[int
     pattern.sumcheck(config.folding_schedule[0], config.starting_folding_pow_bits)
     domain_size = config.starting_domain_size
     for i, r in enumerate(config.round_parameters):
-        query_bytes = _query_bytes(domain_size >> config.folding_schedule[i])
+        q_bytes = query_bytes(domain_size, config.folding_schedule[i])
         pattern.observe(digest_elems, ObserveLabel.MERKLE_DIGEST)
         pattern.ood(r.ood_samples)
         pattern.pow(r.pow_bits)
         pattern.sample(1, SampleLabel.TRANSCRIPT_CHECKPOINT)
-        pattern.sample(r.num_queries * query_bytes, SampleLabel.STIR_QUERIES)
+        pattern.sample(r.num_queries * q_bytes, SampleLabel.STIR_QUERIES)
         pattern.hint(HintLabel.STIR_QUERIES)
         pattern.hint(HintLabel.MERKLE_PROOF)
         pattern.sample(1, SampleLabel.COMBINATION_RANDOMNESS)
         pattern.sumcheck(config.folding_schedule[i + 1], r.folding_pow_bits)
         domain_size >>= config.rs_reduction_factor(i)
-    query_bytes = _query_bytes(domain_size >> config.folding_schedule[config.n_rounds])
+    q_bytes = query_bytes(domain_size, config.folding_schedule[config.n_rounds])
     pattern.observe(1 << config.final_sumcheck_rounds, ObserveLabel.FINAL_COEFFS)
     pattern.pow(config.final_pow_bits)
-    pattern.sample(query_bytes * config.final_queries, SampleLabel.FINAL_QUERIES)
+    pattern.sample(q_bytes * config.final_queries, SampleLabel.FINAL_QUERIES)
     pattern.hint(HintLabel.STIR_ANSWERS)
     pattern.hint(HintLabel.MERKLE_PROOF)
     pattern.sumcheck(config.final_sumcheck_rounds, config.final_folding_pow_bits)
