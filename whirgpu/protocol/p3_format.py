@@ -25,6 +25,7 @@ from dataclasses import fields, is_dataclass
 
 import numpy as np
 
+from .json_tree import JsonTreeReader
 from ..errors import ProofFormatError
 from ..field import EF_DEGREE
 from .p3_proof import (
@@ -129,7 +130,7 @@ def merkle_cap_to_json(cap: MerkleCap, prime: int | None = None) -> dict:
 
 # ---- from JSON -------------------------------------------------------------------------------------------------
 
-class _JsonReader:
+class _JsonReader(JsonTreeReader):
     """Typed, strict access to a serde JSON tree; every failure names the JSON path."""
 
     def __init__(self, prime: int | None) -> None:
@@ -153,13 +154,6 @@ class _JsonReader:
         if value is not None:
             raise ProofFormatError(f"{path}: expected null, got {value!r:.40}")
 
-    @staticmethod
-    def lst(value, path: str, length: int | None = None) -> list:
-        if not isinstance(value, list):
-            raise ProofFormatError(f"{path}: expected a list, got {type(value).__name__}")
-        if length is not None and len(value) != length:
-            raise ProofFormatError(f"{path}: expected {length} entries, got {len(value)}")
-        return value
 
     def word(self, value, path: str) -> int:
         if isinstance(value, bool) or not isinstance(value, int):
@@ -170,19 +164,12 @@ class _JsonReader:
             raise ProofFormatError(f"{path}: {value} is not a field element (must be < {self.prime})")
         return value
 
-    def words(self, value, path: str, length: int | None = None) -> np.ndarray:
-        items = self.lst(value, path, length)
-        return np.array([self.word(v, f"{path}[{i}]") for i, v in enumerate(items)], dtype=np.uint32)
 
     def ef(self, value, path: str) -> np.ndarray:
         self.obj(value, path, ("_phantom", "value"))
         self.null(value["_phantom"], f"{path}._phantom")
         return self.words(value["value"], f"{path}.value", EF_DEGREE)
 
-    def efs(self, value, path: str, length: int | None = None) -> np.ndarray:
-        items = self.lst(value, path, length)
-        return np.array([self.ef(v, f"{path}[{i}]") for i, v in enumerate(items)],
-                        dtype=np.uint32).reshape(-1, EF_DEGREE)
 
     def digests(self, value, path: str) -> np.ndarray:
         items = self.lst(value, path)

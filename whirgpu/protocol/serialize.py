@@ -30,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .json_tree import JsonTreeReader
 from ..errors import ConfigError, ProofFormatError
 from ..field import P, from_monty_int
 from ..ref import field_np as F
@@ -153,7 +154,7 @@ def to_whir_p3_json(pf: ProofFile, include_debug: bool = True) -> str:
     return json.dumps(doc, sort_keys=True, separators=(",", ":"))
 
 
-class _JsonReader:
+class _JsonReader(JsonTreeReader):
     """Typed access to a decoded JSON tree; every failure is a ProofFormatError naming the path."""
 
     @staticmethod
@@ -174,13 +175,6 @@ class _JsonReader:
         if value.get(key) is not None:
             raise ProofFormatError(f"{path}.{key}: expected null, got {value[key]!r:.40}")
 
-    @staticmethod
-    def lst(value, path: str, length: int | None = None) -> list:
-        if not isinstance(value, list):
-            raise ProofFormatError(f"{path}: expected a list, got {type(value).__name__}")
-        if length is not None and len(value) != length:
-            raise ProofFormatError(f"{path}: expected {length} entries, got {len(value)}")
-        return value
 
     @staticmethod
     def word(value, path: str) -> int:
@@ -190,18 +184,12 @@ class _JsonReader:
             raise ProofFormatError(f"{path}: {value} is not a field element (must be in [0, {P}))")
         return value
 
-    def words(self, value, path: str, length: int | None = None) -> np.ndarray:
-        items = self.lst(value, path, length)
-        return np.array([self.word(v, f"{path}[{i}]") for i, v in enumerate(items)], dtype=np.uint32)
 
     def ef(self, value, path: str) -> np.ndarray:
         self.obj(value, path, ("value",), ("_phantom",))
         self.marker(value, "_phantom", path)
         return self.words(value["value"], f"{path}.value", 4)
 
-    def efs(self, value, path: str, length: int | None = None) -> np.ndarray:
-        items = self.lst(value, path, length)
-        return np.array([self.ef(v, f"{path}[{i}]") for i, v in enumerate(items)], dtype=np.uint32).reshape(-1, 4)
 
     def digest(self, value, path: str) -> np.ndarray:
         self.obj(value, path, ("cap",), ("_marker",))
