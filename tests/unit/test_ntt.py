@@ -1,12 +1,13 @@
-"""The batched NTT against the O(H^2) definition and against Python ints."""
+"""The batched NTT against the O(H^2) definition and against Python ints, in BabyBear (the default) and KoalaBear."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from whirgpu.field import P, TWO_ADIC_GENERATORS
+from whirgpu.field import KOALABEAR, P, TWO_ADIC_GENERATORS
 from whirgpu.ref import field_np as F
+from whirgpu.ref.field_np import field_ops
 from whirgpu.ref.ntt import dft_batch, dft_ext_batch, naive_dft
 
 from .naive_field import canon, monty
@@ -62,3 +63,21 @@ def test_ext_batch_is_per_coefficient():
 def test_rejects_non_power_of_two():
     with pytest.raises(ValueError, match="power of two"):
         dft_batch(np.zeros((12, 1), np.uint32))
+
+
+@pytest.mark.parametrize("log_h", [0, 1, 4, 6])
+def test_koalabear_matches_naive_and_python_ints(log_h):
+    """``field=`` switches the prime and the roots: KoalaBear's transform against its O(H^2) form and Python ints."""
+    field = KOALABEAR
+    ops = field_ops(field)
+    rng = np.random.default_rng(40 + log_h)
+    h, p = 1 << log_h, field.P
+    coeffs = rng.integers(0, p, (h, 3)).tolist()
+    m = ops.to_monty(np.asarray(coeffs, np.int64))
+    out = dft_batch(m, KOALABEAR)
+    assert np.array_equal(out, naive_dft(m, KOALABEAR))
+    omega = pow(field.generator, (p - 1) >> log_h, p)
+    expected = [[sum(coeffs[t][j] * pow(omega, i * t, p) for t in range(h)) % p for j in range(3)] for i in range(h)]
+    assert ops.from_monty(out).tolist() == expected
+    ext = ops.to_monty(rng.integers(0, p, (h, 2, 4)))
+    assert np.array_equal(dft_ext_batch(ext, KOALABEAR)[:, :, 2], dft_batch(ext[:, :, 2], KOALABEAR))
