@@ -11,6 +11,10 @@ reference makes it, except that the Merkle openings of all rounds are hashed tog
 final round's openings are known (each round's openings only add hints, which the transcript never absorbs).
 The first failure reported is still the first in the step-by-step order: when any other check fails first, the
 openings of the rounds before it are checked before that failure is raised.
+
+``WhirVerifier._verify`` is the step order of every protocol profile; what a profile does differently is a hook
+method (listed in the class docstring). ``p3_verifier.P3WhirVerifier`` is the p3-whir profile's; it checks each
+round's openings where it meets them.
 """
 
 from __future__ import annotations
