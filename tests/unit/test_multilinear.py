@@ -153,3 +153,50 @@ def test_eq_and_select_with_leading_zero_padding():
     both = ML.eq_at(np.stack([zp, other]), np.stack([pp, other]))
     np.testing.assert_array_equal(both[0], ML.eq_at(z, p))
     np.testing.assert_array_equal(both[1], ML.eq_at(other, other))
+
+
+@pytest.mark.parametrize("n", [1, 2, 5])
+def test_every_function_takes_another_field(n):
+    """``field=KOALABEAR`` (the p3-whir verifier's): the same closed forms over KoalaBear's words, checked against
+    the definitions on Python ints."""
+    from whirgpu.field import KOALABEAR as KB
+
+    ops = F.field_ops(KB)
+    rng = np.random.default_rng(40 + n)
+
+    def naive_eq(bits, z):
+        acc = [1, 0, 0, 0]
+        for x, zt in zip(bits, z):
+            acc = N.ef_mul(acc, zt if x else N.ef_sub([1, 0, 0, 0], zt, KB), KB)
+        return acc
+
+    def naive_mle(table, z):
+        acc = [0, 0, 0, 0]
+        for b, value in enumerate(table):
+            value = value if isinstance(value, list) else [value, 0, 0, 0]
+            acc = N.ef_add(acc, N.ef_mul(value, naive_eq(_bits(b, n), z), KB), KB)
+        return acc
+
+    z = N.random_canonical(rng, (n, 4), KB)
+    zm = N.monty(z, KB).reshape(n, 4)
+    base = N.random_canonical(rng, (1 << n,), KB)
+    ext = N.random_canonical(rng, (1 << n, 4), KB)
+    assert N.canon(ML.eq_table(zm, field=KB), KB) == [naive_eq(_bits(b, n), z) for b in range(1 << n)]
+    assert N.canon(ML.evaluate(N.monty(base, KB), zm, KB), KB) == naive_mle(base, z)
+    assert N.canon(ML.evaluate(N.monty(ext, KB), zm, KB), KB) == naive_mle(ext, z)
+    rows = np.stack([N.monty(ext, KB), N.monty(ext[::-1], KB)])
+    assert N.canon(ML.evaluate_rows(rows, zm, KB), KB) == [naive_mle(ext, z), naive_mle(ext[::-1], z)]
+    p = N.monty(N.random_canonical(rng, (n, 4), KB), KB)
+    assert np.array_equal(ML.eq_at(zm, p, KB), ML.evaluate(ML.eq_table(zm, field=KB), p, KB))
+    var = int(rng.integers(0, KB.P))
+    table = [[pow(var, b, KB.P), 0, 0, 0] for b in range(1 << n)]
+    assert N.canon(ML.select_at(ops.constant(var), p, KB), KB) == naive_mle(table, N.canon(p, KB))
+    x = int(rng.integers(0, KB.P))
+    expected = [0, 0, 0, 0]
+    for b, c in enumerate(ext):
+        expected = N.ef_add(expected, N.ef_scale(c, pow(x, b, KB.P), KB), KB)
+    assert N.canon(ML.horner(N.monty(ext, KB), ops.constant(x), KB), KB) == expected
+    powers = [z[0]]
+    for _ in range(2):
+        powers.append(N.ef_mul(powers[-1], powers[-1], KB))
+    assert N.canon(ML.expand_from_univariate(zm[0], 3, KB), KB) == powers[::-1]

@@ -171,6 +171,20 @@ class P3WhirConfig:
     def starting_domain_size(self) -> int:
         return 1 << (self.num_variables + self.params.starting_log_inv_rate)
 
+    # The names the one verifier's step order reads (``WhirConfig`` has them too).
+    @property
+    def rounds(self) -> tuple[P3RoundConfig, ...]:
+        return self.round_parameters
+
+    def fold(self, round: int) -> int:
+        """The variables phase ``round`` folds: round 0 folds the initial commitment, round n_rounds is final."""
+        return self.folding_schedule[round]
+
+    @property
+    def final_domain_size(self) -> int:
+        """The domain the final queries index (before folding)."""
+        return self.final_round_config().domain_size
+
     @property
     def max_fft_size(self) -> int:
         """log2 of the largest DFT: the first commitment's folded domain."""
