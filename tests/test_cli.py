@@ -800,3 +800,51 @@ def test_every_prove_path_writes_a_proof_verify_accepts(source, fmt, backend, ca
         with open("claim.json", "w") as f:
             json.dump(statement, f)
         assert verifies(["verify", "p.proof", "--statement", "claim.json"], capsys)
+
+
+# ---- verify --profile p3-whir ------------------------------------------------------------------------------------
+
+P3_DOCS = ["kb_n16_k5_r1_s90_p16_cb_e1_seed0.json", "kb_n12_k4_r1_s90_p0_cb_e2_seed7_prescribed.json",
+           "bb_n12_k4_r1_s90_p0_cb_e1_seed0.json"]
+
+
+def _p3_file(tmp_path, name: str, change=None):
+    doc = load_golden_p3(name)
+    if change is not None:
+        change(doc)
+    path = tmp_path / name
+    path.write_text(json.dumps(doc))
+    return path
+
+
+@pytest.mark.parametrize("name", P3_DOCS)
+def test_verify_accepts_upstream_p3_whir_proofs(name, tmp_path, capsys):
+    p = load_golden_p3(name)["params"]
+    code, out, err = run(["verify", _p3_file(tmp_path, name), "--profile", "p3-whir"], capsys)
+    assert (code, err) == (0, "")
+    assert one_line(out).startswith(f"accept profile=p3-whir field={load_golden_p3(name)['field']} "
+                                    f"n={p['num_variables']} fold={p['folding_factor']}")
+    expect = ["--expect", f"{p['num_variables']}:{p['folding_factor']}:{p['starting_log_inv_rate']}", "--security",
+              p["security_level"], "--pow-bits", p["pow_bits"], "--soundness", p["soundness_type"]]
+    code, out, err = run(["verify", _p3_file(tmp_path, name), "--profile", "p3-whir", *expect], capsys)
+    assert (code, err) == (0, "") and "(as expected: parameters)" in out
+
+
+def test_verify_rejects_a_changed_p3_whir_proof(tmp_path, capsys):
+    def change(doc):
+        value = doc["proof"]["whir"]["initial_sumcheck"]["polynomial_evaluations"][0][0]["value"]
+        value[0] = (value[0] + 1) % 0x7F000001
+
+    code, out, _ = run(["verify", _p3_file(tmp_path, P3_DOCS[0], change), "--profile", "p3-whir"], capsys)
+    assert code == 1 and one_line(out).startswith("reject: ")
+
+
+@pytest.mark.parametrize("argv, message, code", [
+    (["--expect", "16:4:1", "--security", 90], "reject: parameters: folding_factor is 5, expected 4", 1),
+    (["--min-security", 80], "--min-security is not available with --profile p3-whir yet", 1),
+    (["--format", "binary"], "--format does not apply to --profile p3-whir", 1),
+])
+def test_verify_p3_whir_expectations_and_refusals(argv, message, code, tmp_path, capsys):
+    rc, out, err = run(["verify", _p3_file(tmp_path, P3_DOCS[0]), "--profile", "p3-whir", *argv], capsys)
+    assert rc == code
+    assert message in one_line(out + err)

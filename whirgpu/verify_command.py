@@ -37,6 +37,9 @@ def add_verify_parser(sub) -> None:
     p.add_argument("file", metavar="FILE", help="the proof file; - reads it from standard input")
     p.add_argument("--format", default="auto", choices=("auto", "binary", "whir-p3-json"),
                    help="proof file format (default: detect)")
+    p.add_argument("--profile", default="whir-p3-metal", choices=("whir-p3-metal", "p3-whir"),
+                   help="protocol profile (default whir-p3-metal); p3-whir reads an upstream Plonky3 p3-whir proof "
+                        "document (p3-whir-oracle/v1 JSON: params, field, commitment and the serde proof)")
     g = p.add_argument_group("what the verifier expects (a proof that differs is rejected, naming the field)")
     g.add_argument("--expect", metavar="N:F:R",
                    help="the proof's parameters must be exactly those `whirgpu prove -n N -k F -r R` uses, with "
@@ -110,7 +113,62 @@ def accept_line(proof_file, checked: list[str]) -> str:
             f"pow_bits={params.pow_bits} points={proof_file.statement.num_claims} ({what})")
 
 
+def run_verify_p3(args) -> int:
+    """``verify --profile p3-whir``: the document's own parameters, or exactly those --expect names."""
+    from .protocol.p3_document import read_p3_document
+    from .protocol.p3_verifier import verify_p3
+
+    for flag, value in (("--initial-reduction", args.initial_reduction), ("--min-security", args.min_security),
+                        ("--statement", args.statement)):
+        if value is not None:
+            raise ConfigError(f"{flag} is not available with --profile p3-whir yet")
+    if args.format != "auto":
+        raise ConfigError("--format does not apply to --profile p3-whir (its documents are JSON)")
+    given = [flag for dest, flag in EXPECT_REFINEMENTS.items() if getattr(args, dest) is not None]
+    if args.expect is None and given:
+        raise ConfigError(f"{given[0]} refines --expect N:F:R; give --expect too")
+    expected = None
+    if args.expect is not None:
+        n, k, r = parse_expect(args.expect)
+        expected = {"num_variables": n, "folding_factor": k, "starting_log_inv_rate": r,
+                    "security_level": DEFAULT_SECURITY_LEVEL if args.security is None else args.security,
+                    "pow_bits": DEFAULT_MAX_POW if args.pow_bits is None else args.pow_bits,
+                    "soundness_type": SoundnessType.CapacityBound if args.soundness is None
+                    else SoundnessType.parse(args.soundness)}
+    data = read_bytes(args.file)
+    try:
+        import json
+
+        try:
+            doc = json.loads(data)
+        except ValueError as exc:
+            raise ProofFormatError(f"not a JSON document: {exc}") from None
+        document = read_p3_document(doc)
+        p = document.config.params
+        if expected is not None:
+            got = {"num_variables": document.config.num_variables, "folding_factor": p.folding.k,
+                   "starting_log_inv_rate": p.starting_log_inv_rate, "security_level": p.security_level,
+                   "pow_bits": p.pow_bits, "soundness_type": p.soundness_type}
+            for key, want in expected.items():
+                if got[key] != want:
+                    raise VerificationError(f"parameters: {key} is {got[key]}, expected {want}", round="parameters",
+                                            check="expectations")
+        verify_p3(document.config, document.commitment, document.proof, document.field, document.points,
+                  document.num_openings)
+    except (VerificationError, ProofFormatError) as exc:
+        print(f"reject: {exc}")
+        return 1
+    what = "as expected: parameters" if expected is not None else \
+        "no expectations given: the proof chose its own parameters"
+    print(f"accept profile=p3-whir field={document.field.name} n={document.config.num_variables} fold={p.folding.k} "
+          f"rate={p.starting_log_inv_rate} security={p.security_level} soundness={p.soundness_type.cli_name} "
+          f"pow_bits={p.pow_bits} openings={document.num_openings} ({what})")
+    return 0
+
+
 def run_verify(args) -> int:
+    if args.profile == "p3-whir":
+        return run_verify_p3(args)
     from .api import verify
     from .protocol.serialize import load
 
