@@ -1,6 +1,6 @@
-// BabyBear Montgomery product for devices without 64-bit integers.
+// Montgomery product (BabyBear or KoalaBear: P = H 2^16 + 1, H < 2^15) for devices without 64-bit integers.
 // The 32x32 high word is assembled from 16-bit halves; because inputs are < 2^31 the middle sum cannot carry,
-// and the high word of t*P needs no general product since P = 0x7800 * 2^16 + 1.
+// and the high word of t*P needs no general product since P = BB_P_HI16 * 2^16 + 1 (0x7800 for BabyBear, 0x7f00 for KoalaBear).
 // in: a, b in [0, 2^31) Montgomery words (so [0, P), or a bb_mul_partial result); out: a * b * 2^-32 mod P
 // in [0, P).
 fn bb_mul(a: u32, b: u32) -> u32 {
@@ -14,7 +14,7 @@ fn bb_mul(a: u32, b: u32) -> u32 {
     let hi = a_hi * b_hi + (cross >> 16u) + select(0u, 1u, lo < lo_lo);
     let t = lo * BB_MU;
     // lo(t * P) == lo, so the carry out of the low word is (lo < t).
-    let u = (t >> 16u) * 0x7800u + (((t & 0xffffu) * 0x7800u) >> 16u) + select(0u, 1u, lo < t);
+    let u = (t >> 16u) * BB_P_HI16 + (((t & 0xffffu) * BB_P_HI16) >> 16u) + select(0u, 1u, lo < t);
     let r = hi - u;
     return min(r, r + BB_P);  // r + P wraps below P exactly when hi < u
 }

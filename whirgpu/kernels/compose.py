@@ -7,7 +7,8 @@ Shader languages here have no imports. A file states its dependencies on its fir
 and ``compose`` concatenates the prelude, every required library file (depth first, each once) and the kernel
 file, keeping a line map so a compiler diagnostic at composed line L can be reported as ``file:line``.
 Library stems may have variants: ``bb_mul`` resolves to ``lib/bb_mul_<variant>.wgsl`` when such files exist
-(the multiply variant is picked per device). Constants come only from ``whirgpu.field``; a stem listed in
+(the multiply variant is picked per device). Constants come only from ``whirgpu.field`` (the field a kernel is
+composed for: BabyBear unless asked); a stem listed in
 ``constants.GENERATED`` (e.g. ``poseidon2_constants``) is a generated pseudo-library rendered from Python, mapped
 as ``<stem>:line``.
 """
@@ -50,14 +51,19 @@ class ComposedSource:
         return f"<composed>:{composed_line}"
 
 
-def prelude(lang: str) -> str:
-    """Field constants rendered for ``lang``; the only source of numbers in shaders."""
+def prelude(lang: str, field_name: str = "babybear") -> str:
+    """The constants of field ``field_name`` rendered for ``lang``; the only source of numbers in shaders. The
+    names keep their BB_ prefix for every field (the field library is written once)."""
+    f = field.field_by_name(field_name)
+    if f.P & 0xFFFF != 1 or f.P >> 16 >= 1 << 15:
+        raise ValueError(f"{field_name}: the emulated multiply needs P = H * 2^16 + 1 with H < 2^15")
     consts = {
-        "BB_P": field.P,
-        "BB_MU": field.MU,
-        "BB_R": field.R,  # Montgomery form of 1
-        "BB_R2": field.R2,
-        "BB_W_MONTY": field.to_monty_int(field.W),
+        "BB_P": f.P,
+        "BB_P_HI16": f.P >> 16,  # P = BB_P_HI16 * 2^16 + 1 (the emulated multiply's high word of t * P)
+        "BB_MU": f.MU,
+        "BB_R": f.R,  # Montgomery form of 1
+        "BB_R2": f.R2,
+        "BB_W_MONTY": f.to_monty_int(f.W),
     }
     if lang == "wgsl":
         return "".join(f"const {name}: u32 = {value}u;\n" for name, value in consts.items())
@@ -92,15 +98,16 @@ def _requirements(text: str) -> list[str]:
 
 
 @lru_cache(maxsize=256)
-def compose(lang: str, kernel: str, variants: tuple[tuple[str, str], ...] = ()) -> ComposedSource:
+def compose(lang: str, kernel: str, variants: tuple[tuple[str, str], ...] = (),
+            field_name: str = "babybear") -> ComposedSource:
     """The full source of ``kernels/<kernel>`` in ``lang`` with its requirements; ``variants`` maps library
-    stems to variant suffixes, e.g. (("bb_mul", "u64"),)."""
+    stems to variant suffixes, e.g. (("bb_mul", "u64"),); ``field_name`` the field whose constants it gets."""
     root = shader_root(lang)
     ext = _EXTENSIONS[lang]
     chosen = dict(variants)
     lines: list[str] = []
     origins: list[tuple[str, int]] = []
-    for i, line in enumerate(prelude(lang).splitlines(), 1):
+    for i, line in enumerate(prelude(lang, field_name).splitlines(), 1):
         lines.append(line)
         origins.append(("<prelude>", i))
     seen: set[Path] = set()

@@ -148,13 +148,16 @@ class Runtime(ABC):
         """Device -> host as uint32 words (waits for submitted work)."""
 
     @abstractmethod
-    def kernel(self, stem: str, entry: str | None = None, constants: dict[str, int] | None = None) -> Any:
-        """The compiled pipeline for kernel file ``stem`` (entry point defaults to the stem), cached."""
+    def kernel(self, stem: str, entry: str | None = None, constants: dict[str, int] | None = None,
+               field: str = "babybear") -> Any:
+        """The compiled pipeline for kernel file ``stem`` (entry point defaults to the stem) composed for
+        ``field``'s constants, cached."""
 
-    def kernel_async(self, stem: str, entry: str | None = None, constants: dict[str, int] | None = None) -> Any:
+    def kernel_async(self, stem: str, entry: str | None = None, constants: dict[str, int] | None = None,
+                     field: str = "babybear") -> Any:
         """``kernel``, possibly still compiling: only this runtime's batches take it, and wait for it at
         submission (compile errors may raise there). Default: compiled at once."""
-        return self.kernel(stem, entry, constants)
+        return self.kernel(stem, entry, constants, field)
 
     @abstractmethod
     def batch(self) -> Batch:

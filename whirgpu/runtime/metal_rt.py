@@ -283,12 +283,12 @@ class MetalRuntime(Runtime):
         return out
 
     # -- kernels -----------------------------------------------------------------------------------------------
-    def _library(self, stem: str):
-        key = (stem, self.mul)
+    def _library(self, stem: str, field: str = "babybear"):
+        key = (stem, self.mul, field)
         library = self._libraries.get(key)
         if library is not None:
             return library
-        source = compose("msl", stem, (("bb_mul", self.mul),))
+        source = compose("msl", stem, (("bb_mul", self.mul),), field)
         with autorelease_pool():  # the NSError is autoreleased: read it before the pool drains
             text, err = nsstring(source.text), self.ffi.new("id *")
             try:
@@ -301,9 +301,10 @@ class MetalRuntime(Runtime):
         self._libraries[key] = library
         return library
 
-    def kernel(self, stem: str, entry: str | None = None, constants: dict[str, int] | None = None) -> _Kernel:
+    def kernel(self, stem: str, entry: str | None = None, constants: dict[str, int] | None = None,
+               field: str = "babybear") -> _Kernel:
         entry = entry or stem
-        key = (stem, entry, tuple(sorted((constants or {}).items())))
+        key = (stem, entry, tuple(sorted((constants or {}).items())), field)
         cached = self._kernels.get(key)
         if cached is not None:
             return cached
@@ -314,7 +315,7 @@ class MetalRuntime(Runtime):
         values = kernel_spec.constant_values(constants)
         threads = kernel_spec.workgroup_size(entry, constants)
         label = stem if entry == stem else f"{stem}.{entry}"
-        library = self._library(stem)
+        library = self._library(stem, field)
         with autorelease_pool():
             constant_values = send(send(_objc.cls("MTLFunctionConstantValues"), "alloc"), "init")  # +1
             name, err = nsstring(entry), self.ffi.new("id *")

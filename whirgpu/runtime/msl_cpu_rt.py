@@ -372,14 +372,15 @@ class MslCpuRuntime(Runtime):
         nbytes = buffer.nbytes - offset if nbytes is None else nbytes
         return buffer.handle.view(np.uint8)[offset:offset + nbytes].copy().view(np.uint32)
 
-    def kernel(self, stem: str, entry: str | None = None, constants: dict[str, int] | None = None) -> _Kernel:
+    def kernel(self, stem: str, entry: str | None = None, constants: dict[str, int] | None = None,
+               field: str = "babybear") -> _Kernel:
         entry = entry or stem
-        key = (stem, entry, tuple(sorted((constants or {}).items())))
+        key = (stem, entry, tuple(sorted((constants or {}).items())), field)
         cached = self._kernels.get(key)
         if cached is not None:
             return cached
-        compiled = self.kernel_from_source(compose("msl", stem, (("bb_mul", self.mul),)), spec(stem), entry,
-                                           constants)
+        source = compose("msl", stem, (("bb_mul", self.mul),), field)
+        compiled = self.kernel_from_source(source, spec(stem), entry, constants)
         self._kernels[key] = compiled
         return compiled
 

@@ -695,21 +695,23 @@ class WgpuRuntime(Runtime):
         return out.view(np.uint32)
 
     # -- kernels ---------------------------------------------------------------------------------------------
-    def kernel(self, stem: str, entry: str | None = None, constants: dict[str, int] | None = None):
+    def kernel(self, stem: str, entry: str | None = None, constants: dict[str, int] | None = None,
+               field: str = "babybear"):
         """The compiled kernel (compiled now if not yet: compile errors raise here)."""
-        compiled = self.kernel_async(stem, entry, constants)
+        compiled = self.kernel_async(stem, entry, constants, field)
         compiled.resolve()
         return compiled
 
-    def kernel_async(self, stem: str, entry: str | None = None, constants: dict[str, int] | None = None):
+    def kernel_async(self, stem: str, entry: str | None = None, constants: dict[str, int] | None = None,
+                     field: str = "babybear"):
         """The kernel, its compilation started and not waited for (``_Kernel``): batches take it as it is and
         wait for it only when they are submitted, so the pipelines a proof records compile side by side while
         the host goes on encoding. Compile errors raise at ``resolve`` (at the latest, at submission)."""
-        key = (stem, entry, tuple(sorted((constants or {}).items())))
+        key = (stem, entry, tuple(sorted((constants or {}).items())), field)
         cached = self._kernels.get(key)
         if cached is not None:
             return cached
-        source = compose("wgsl", stem, (("bb_mul", self.mul),))
+        source = compose("wgsl", stem, (("bb_mul", self.mul),), field)
         kernel_spec = spec(stem)
         kernel_spec.constant_values(constants)  # rejects names the stem does not have
         overrides = {str(kernel_spec.constants[name][0]): int(v) for name, v in (constants or {}).items()}
