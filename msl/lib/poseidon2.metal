@@ -1,10 +1,13 @@
 // requires: bb_field poseidon2_constants
-// Poseidon2 over BabyBear, width 16 (Plonky3 Poseidon2BabyBear<16>, whir-p3's SmallRng(1) constants), rolled:
+// Poseidon2 of width 16 over the composed field (BabyBear: Plonky3 Poseidon2BabyBear<16> with whir-p3's SmallRng(1)
+// constants, S-box x^7, 13 internal rounds; KoalaBear: Poseidon2KoalaBear<16> with p3-whir's, x^3, 20), rolled:
 // loops over rounds, lanes written out. The state is a P2State value (lanes 0-3, 4-7, 8-11, 12-15) and every
 // lane index is a compile-time constant, so it lives in registers. Round constants are read from `p2_rc`, the
 // constant-address-space table each kernel binds (layout: constants.P2_RC_LAYOUT, uniform across threads).
-// Internal diagonal V = [-2, 1, 2, 1/2, 3, 4, -1/2, -3, -4, 1/2^8, 1/4, 1/8, 1/2^27, -1/2^8, -1/16, -1/2^27]
-// is applied with adds and exact halvings (no products). All words in and out are Montgomery words in [0, P).
+// BabyBear's internal diagonal V = [-2, 1, 2, 1/2, 3, 4, -1/2, -3, -4, 1/2^8, 1/4, 1/8, 1/2^27, -1/2^8, -1/16,
+// -1/2^27] is applied with adds and exact halvings (no products); another field's by products with the table's
+// diagonal. The counts come from the generated poseidon2_constants. All words in and out are Montgomery words in
+// [0, P).
 
 struct P2State {
     uint4 a;
@@ -26,8 +29,11 @@ uint bb_div_pow2(uint x, uint k) {
     return min(d, d + BB_P);
 }
 
-// in: [0, P); out: x^7 in [0, P).
+// in: [0, P); out: x^d in [0, P), d = P2_SBOX_DEGREE (a constant: the branch is resolved at compile time).
 uint p2_sbox(uint x) {
+    if (P2_SBOX_DEGREE == 3u) {
+        return bb_mul(bb_mul(x, x), x);
+    }
     uint x2 = bb_mul(x, x);
     uint x3 = bb_mul_partial(x2, x);
     uint x4 = bb_mul(x2, x2);
@@ -70,8 +76,27 @@ P2State p2_external_round(P2State s, uint r, constant uint4* p2_rc) {
                                 p2_sbox4(s.c, p2_rc[k + 2u]), p2_sbox4(s.d, p2_rc[k + 3u])});
 }
 
-// s0 = (s0 + rc)^7; s = (1 + diag(V)) s.
-P2State p2_internal_round(P2State s, uint rc) {
+uint4 p2_mul4(uint4 x, uint4 y) {
+    return uint4(bb_mul(x.x, y.x), bb_mul(x.y, y.y), bb_mul(x.z, y.z), bb_mul(x.w, y.w));
+}
+
+// s0 = (s0 + rc)^d; s = (1 + diag(V)) s with V the table's diagonal (p2_rc rows P2_RC_DIAG_AT ..): any field.
+P2State p2_internal_round_diag(P2State s, uint rc, constant uint4* p2_rc) {
+    uint4 a = uint4(p2_sbox(bb_add(s.a.x, rc)), s.a.y, s.a.z, s.a.w);
+    uint4 t = bb_add4(bb_add4(a, s.b), bb_add4(s.c, s.d));
+    uint4 full = uint4(bb_add(bb_add(t.x, t.y), bb_add(t.z, t.w)));
+    return P2State{bb_add4(full, p2_mul4(a, p2_rc[P2_RC_DIAG_AT])),
+                   bb_add4(full, p2_mul4(s.b, p2_rc[P2_RC_DIAG_AT + 1u])),
+                   bb_add4(full, p2_mul4(s.c, p2_rc[P2_RC_DIAG_AT + 2u])),
+                   bb_add4(full, p2_mul4(s.d, p2_rc[P2_RC_DIAG_AT + 3u]))};
+}
+
+// s0 = (s0 + rc)^d; s = (1 + diag(V)) s: BabyBear's V as adds and exact halvings (P2_HALVING_DIAGONAL), else
+// p2_internal_round_diag.
+P2State p2_internal_round(P2State s, uint rc, constant uint4* p2_rc) {
+    if (P2_HALVING_DIAGONAL == 0u) {
+        return p2_internal_round_diag(s, rc, p2_rc);
+    }
     uint s0 = p2_sbox(bb_add(s.a.x, rc));
     uint4 bcd = bb_add4(bb_add4(s.b, s.c), s.d);
     uint part = bb_add(bb_add(bb_add(bcd.x, bcd.y), bb_add(bcd.z, bcd.w)),
@@ -105,7 +130,7 @@ P2State poseidon2_permute(P2State state, constant uint4* p2_rc) {
         s = p2_external_round(s, r, p2_rc);
     }
     for (uint r = 0u; r < P2_INTERNAL_ROUNDS; r++) {
-        s = p2_internal_round(s, p2_rc[P2_RC_INTERNAL_AT + r].x);
+        s = p2_internal_round(s, p2_rc[P2_RC_INTERNAL_AT + r].x, p2_rc);
     }
     for (uint r = P2_EXTERNAL_HALF_ROUNDS; r < 2u * P2_EXTERNAL_HALF_ROUNDS; r++) {
         s = p2_external_round(s, r, p2_rc);

@@ -187,9 +187,9 @@ def test_folds_sum_the_next_round(gpu_runtime, monkeypatch):
     stems = []
     real_kernel = backend._drivers.kernel
 
-    def kernel(stem, entry=None, constants=None):
+    def kernel(stem, entry=None, constants=None, field="babybear"):
         stems.append(stem)
-        return real_kernel(stem, entry, constants)
+        return real_kernel(stem, entry, constants, field)
 
     monkeypatch.setattr(backend._drivers, "kernel", kernel)
     _check_case(backend, case)

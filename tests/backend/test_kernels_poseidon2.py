@@ -138,3 +138,42 @@ def test_bad_arguments(gpu_runtime):
     with pytest.raises(ValueError, match="index 4 outside"):
         merkle.open_paths(rt, levels, [0, 4])
     assert merkle.open_paths(rt, levels, []).shape == (0, 2, 8)
+
+
+# ---- KoalaBear (the p3-whir profile's width-16 permutation), kernels composed for the field -------------------
+
+@pytest.mark.parametrize("coop", [False, True], ids=["plain", "coop"])
+@pytest.mark.parametrize("n", [1, 5, 300])
+def test_koalabear_permutation(gpu_runtime, coop, n):
+    """x^3, 20 internal rounds, the diagonal by products (p2_internal_round_diag): the kernels composed for
+    KoalaBear against the reference permutation with p3-whir's SmallRng(1) constants."""
+    from whirgpu.field import KOALABEAR
+    from whirgpu.ref.poseidon2_constants import Poseidon2Constants
+
+    consts = Poseidon2Constants.smallrng_16_24(KOALABEAR)[0]
+    rng = np.random.default_rng(n)
+    states = rng.integers(0, KOALABEAR.P, (n, 16), dtype=np.uint64).astype(np.uint32)
+    states[0] = [0, 1, KOALABEAR.P - 1, KOALABEAR.R, *range(2, 14)]
+    src, dst = _upload(gpu_runtime, states), gpu_runtime.alloc(states.nbytes)
+    batch = gpu_runtime.batch()
+    merkle.permute_states(gpu_runtime, batch, src, dst, n, coop=coop, field="koalabear")
+    batch.submit()
+    np.testing.assert_array_equal(gpu_runtime.read(dst).reshape(n, 16), permute(states, consts))
+
+
+def test_koalabear_round_constant_table():
+    from whirgpu.field import KOALABEAR
+    from whirgpu.kernels.constants import rc_layout
+    from whirgpu.ref.field_np import field_ops
+    from whirgpu.ref.poseidon2_constants import Poseidon2Constants
+    from whirgpu.ref.poseidon2_params import poseidon2_params
+
+    consts = Poseidon2Constants.smallrng_16_24(KOALABEAR)[0]
+    internal_at, diag_at, vec4s = rc_layout("koalabear")
+    table = poseidon2_rc_table("koalabear").reshape(-1, 4)
+    assert (internal_at, diag_at, vec4s) == (32, 52, 56) and table.shape == (vec4s, 4)
+    assert table[internal_at:diag_at, 0].tolist() == consts.internal.tolist()
+    diagonal = field_ops(KOALABEAR).from_monty(table[diag_at:].reshape(-1)).tolist()
+    assert diagonal == list(poseidon2_params(KOALABEAR, 16).diagonal)
+    assert poseidon2_rc_table().tolist() == poseidon2_rc_table("babybear").tolist()
+    assert "const P2_SBOX_DEGREE: u32 = 3u;" in render_poseidon2_constants("wgsl", "koalabear")

@@ -1,10 +1,13 @@
 // requires: bb_field poseidon2_constants
-// Poseidon2 over BabyBear, width 16 (Plonky3 Poseidon2BabyBear<16>, whir-p3's SmallRng(1) constants), rolled:
+// Poseidon2 of width 16 over the composed field (BabyBear: Plonky3 Poseidon2BabyBear<16> with whir-p3's SmallRng(1)
+// constants, S-box x^7, 13 internal rounds; KoalaBear: Poseidon2KoalaBear<16> with p3-whir's, x^3, 20), rolled:
 // loops over rounds, lanes written out. The state is a P2State value (lanes 0-3, 4-7, 8-11, 12-15) and every
 // lane index is a compile-time constant, so it lives in registers. Round constants are read from `p2_rc`, a
 // read-only storage binding that each kernel declares (layout: constants.P2_RC_LAYOUT, uniform across threads).
-// Internal diagonal V = [-2, 1, 2, 1/2, 3, 4, -1/2, -3, -4, 1/2^8, 1/4, 1/8, 1/2^27, -1/2^8, -1/16, -1/2^27]
-// is applied with adds and exact halvings (no products). All words in and out are Montgomery words in [0, P).
+// BabyBear's internal diagonal V = [-2, 1, 2, 1/2, 3, 4, -1/2, -3, -4, 1/2^8, 1/4, 1/8, 1/2^27, -1/2^8, -1/16,
+// -1/2^27] is applied with adds and exact halvings (no products); another field's by products with the table's
+// diagonal. The counts come from the generated poseidon2_constants. All words in and out are Montgomery words in
+// [0, P).
 
 struct P2State {
     a: vec4<u32>,
@@ -26,8 +29,12 @@ fn bb_div_pow2(x: u32, k: u32) -> u32 {
     return min(d, d + BB_P);
 }
 
-// in: [0, P); out: x^7 in [0, P).
+// in: [0, P); out: x^d in [0, P), d = P2_SBOX_DEGREE (7 for BabyBear, 3 for KoalaBear: a constant, so the
+// branch is resolved at compile time).
 fn p2_sbox(x: u32) -> u32 {
+    if (P2_SBOX_DEGREE == 3u) {
+        return bb_mul(bb_mul(x, x), x);
+    }
     let x2 = bb_mul(x, x);
     let x3 = bb_mul_partial(x2, x);
     let x4 = bb_mul(x2, x2);
@@ -70,8 +77,27 @@ fn p2_external_round(s: P2State, r: u32) -> P2State {
                                 p2_sbox4(s.c, p2_rc[k + 2u]), p2_sbox4(s.d, p2_rc[k + 3u])));
 }
 
-// s0 = (s0 + rc)^7; s = (1 + diag(V)) s.
+fn p2_mul4(x: vec4<u32>, y: vec4<u32>) -> vec4<u32> {
+    return vec4<u32>(bb_mul(x.x, y.x), bb_mul(x.y, y.y), bb_mul(x.z, y.z), bb_mul(x.w, y.w));
+}
+
+// s0 = (s0 + rc)^d; s = (1 + diag(V)) s with V the table's diagonal (p2_rc rows P2_RC_DIAG_AT ..): any field.
+fn p2_internal_round_diag(s: P2State, rc: u32) -> P2State {
+    let a = vec4<u32>(p2_sbox(bb_add(s.a.x, rc)), s.a.y, s.a.z, s.a.w);
+    let t = bb_add4(bb_add4(a, s.b), bb_add4(s.c, s.d));
+    let full = vec4<u32>(bb_add(bb_add(t.x, t.y), bb_add(t.z, t.w)));
+    return P2State(bb_add4(full, p2_mul4(a, p2_rc[P2_RC_DIAG_AT])),
+                   bb_add4(full, p2_mul4(s.b, p2_rc[P2_RC_DIAG_AT + 1u])),
+                   bb_add4(full, p2_mul4(s.c, p2_rc[P2_RC_DIAG_AT + 2u])),
+                   bb_add4(full, p2_mul4(s.d, p2_rc[P2_RC_DIAG_AT + 3u])));
+}
+
+// s0 = (s0 + rc)^d; s = (1 + diag(V)) s: BabyBear's V as adds and exact halvings (P2_HALVING_DIAGONAL), else
+// p2_internal_round_diag.
 fn p2_internal_round(s: P2State, rc: u32) -> P2State {
+    if (P2_HALVING_DIAGONAL == 0u) {
+        return p2_internal_round_diag(s, rc);
+    }
     let s0 = p2_sbox(bb_add(s.a.x, rc));
     let bcd = bb_add4(bb_add4(s.b, s.c), s.d);
     let part = bb_add(bb_add(bb_add(bcd.x, bcd.y), bb_add(bcd.z, bcd.w)),

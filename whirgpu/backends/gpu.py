@@ -220,10 +220,11 @@ class _BackendRuntime:
     def batch(self) -> _CountingBatch:
         return _CountingBatch(self._runtime.batch(), self._backend)
 
-    def kernel(self, stem: str, entry: str | None = None, constants: dict[str, int] | None = None):
+    def kernel(self, stem: str, entry: str | None = None, constants: dict[str, int] | None = None,
+               field: str = "babybear"):
         # Launches are only recorded until the batch is submitted, so a pipeline may still be compiling: the
         # first proof's pipelines compile side by side while the host encodes.
-        return self._runtime.kernel_async(stem, entry, constants)
+        return self._runtime.kernel_async(stem, entry, constants, field)
 
     def limits(self) -> DeviceLimits:
         """The runtime's limits with the backend's binding and buffer limits (which lay out split arrays)."""

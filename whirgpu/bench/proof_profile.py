@@ -89,11 +89,13 @@ class TracingRuntime:
         self.counts = Counts()
         self.launches: list[tuple[str, np.ndarray]] = []
 
-    def kernel(self, stem: str, entry: str | None = None, constants: dict[str, int] | None = None):
-        return self._label(self.rt.kernel(stem, entry, constants), stem, entry)
+    def kernel(self, stem: str, entry: str | None = None, constants: dict[str, int] | None = None,
+               field: str = "babybear"):
+        return self._label(self.rt.kernel(stem, entry, constants, field), stem, entry)
 
-    def kernel_async(self, stem: str, entry: str | None = None, constants: dict[str, int] | None = None):
-        return self._label(self.rt.kernel_async(stem, entry, constants), stem, entry)
+    def kernel_async(self, stem: str, entry: str | None = None, constants: dict[str, int] | None = None,
+                     field: str = "babybear"):
+        return self._label(self.rt.kernel_async(stem, entry, constants, field), stem, entry)
 
     def _label(self, compiled, stem: str, entry: str | None):
         self.labels[id(compiled)] = stem if entry is None or entry == stem else f"{stem}.{entry}"

@@ -117,7 +117,7 @@ def compose(lang: str, kernel: str, variants: tuple[tuple[str, str], ...] = (),
         if stem in generated_seen:
             return
         generated_seen.add(stem)
-        for number, line in enumerate(constants.render(stem, lang).splitlines(), 1):
+        for number, line in enumerate(constants.render(stem, lang, field_name).splitlines(), 1):
             lines.append(line)
             origins.append((f"<{stem}>", number))
 

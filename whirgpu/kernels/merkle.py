@@ -59,7 +59,7 @@ TOP_SUBTREE = 64  # parents per workgroup at the base of a merkle_top launch (a 
 ROOT_AT = 4  # merkle_top's params word: the proof word (of its proof binding) the last launch copies the root to
 _DIGEST_BYTES = 4 * DIGEST
 
-_rc_tables: "weakref.WeakKeyDictionary[Runtime, RtBuffer]" = weakref.WeakKeyDictionary()
+_rc_tables: "weakref.WeakKeyDictionary[Runtime, dict[str, RtBuffer]]" = weakref.WeakKeyDictionary()
 _placeholders: "weakref.WeakKeyDictionary[Runtime, RtBuffer]" = weakref.WeakKeyDictionary()
 
 
@@ -69,15 +69,16 @@ def _level_mode(n_nodes: int) -> StorageMode:
     through ``read_root``'s readback of a private buffer)."""
     return StorageMode.PRIVATE
 
-def round_constants(rt: Runtime) -> RtBuffer:
-    """The runtime's Poseidon2 round-constant table (``constants.poseidon2_rc_table``), uploaded once; every
-    Poseidon2 kernel binds it at the slot after its data buffers."""
-    table = _rc_tables.get(rt)
+def round_constants(rt: Runtime, field: str = "babybear") -> RtBuffer:
+    """The runtime's Poseidon2 round-constant table of ``field`` (``constants.poseidon2_rc_table``), uploaded once;
+    every Poseidon2 kernel binds it at the slot after its data buffers."""
+    tables = _rc_tables.setdefault(rt, {})
+    table = tables.get(field)
     if table is None:
-        words = poseidon2_rc_table()
+        words = poseidon2_rc_table(field)
         table = rt.alloc(words.nbytes, StorageMode.SHARED)  # host-written (an input in the storage policy's terms)
         rt.write(table, words)
-        _rc_tables[rt] = table
+        tables[field] = table
     return table
 
 
@@ -106,15 +107,17 @@ def hash_leaves(rt: Runtime, batch: Batch, matrix: "RtBuffer | SplitArray", dige
 
 
 def _permutations(rt: Runtime, batch: Batch, entry: str, src, dst, n: int, coop: bool | None,
-                  src_off: int = 0, dst_off: int = 0) -> None:
+                  src_off: int = 0, dst_off: int = 0, field: str = "babybear") -> None:
     """One launch over n states; ``src_off`` / ``dst_off``: the first vec4 of each binding."""
     if coop is None:
         coop = n <= COOP_MAX_STATES
     if coop:
-        kernel, groups = rt.kernel("merkle_compress", f"{entry}_coop"), max(1, -(-4 * n // COOP_WORKGROUP))
+        kernel = rt.kernel("merkle_compress", f"{entry}_coop", field=field)
+        groups = max(1, -(-4 * n // COOP_WORKGROUP))
     else:
-        kernel, groups = rt.kernel("merkle_compress", entry, constants={"WG": WORKGROUP}), _groups(n)
-    batch.dispatch(kernel, [src, dst, round_constants(rt)], np.array([n, src_off, dst_off, 0], np.uint32), groups)
+        kernel, groups = rt.kernel("merkle_compress", entry, constants={"WG": WORKGROUP}, field=field), _groups(n)
+    batch.dispatch(kernel, [src, dst, round_constants(rt, field)], np.array([n, src_off, dst_off, 0], np.uint32),
+                   groups)
 
 
 def compress_level(rt: Runtime, batch: Batch, children: "RtBuffer | SplitArray", parents: "RtBuffer | SplitArray",
@@ -136,9 +139,10 @@ def compress_level(rt: Runtime, batch: Batch, children: "RtBuffer | SplitArray",
 
 
 def permute_states(rt: Runtime, batch: Batch, states: RtBuffer, out: RtBuffer, n: int,
-                   coop: bool | None = None) -> None:
-    """Record: out[j] = Poseidon2(states[j]) for n states of 16 words (``coop`` as in ``compress_level``)."""
-    _permutations(rt, batch, "merkle_permute", states, out, n, coop)
+                   coop: bool | None = None, field: str = "babybear") -> None:
+    """Record: out[j] = Poseidon2(states[j]) for n states of 16 words (``coop`` as in ``compress_level``), the
+    width-16 permutation of ``field``."""
+    _permutations(rt, batch, "merkle_permute", states, out, n, coop, field=field)
 
 
 def top_parents(binding_limit: int) -> int:
