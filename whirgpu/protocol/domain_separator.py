@@ -58,49 +58,57 @@ def query_bytes(domain_size: int, folding_factor: int) -> int:
     return -(-((2 * folded - 1).bit_length() - 1) // 8)
 
 
-class _Pattern:
+class Pattern:
+    """The pattern being written: ``entries`` (canonical ints). ``_entry(tag, label, count)`` encodes one entry and
+    ``labels`` names the observe labels: a profile whose separator differs only there subclasses this."""
+
+    labels = ObserveLabel
+
     def __init__(self) -> None:
         self.entries: list[int] = []
 
-    def observe(self, count: int, label: ObserveLabel) -> None:
-        self.entries.append((int(label) + count + Tag.OBSERVE) % P)
+    @staticmethod
+    def _entry(tag: Tag, label: int, count: int) -> int:
+        return (int(label) + count + tag) % P
+
+    def observe(self, count: int, label) -> None:
+        self.entries.append(self._entry(Tag.OBSERVE, label, count))
 
     def sample(self, count: int, label: SampleLabel) -> None:
-        self.entries.append((int(label) + count + Tag.SAMPLE) % P)
+        self.entries.append(self._entry(Tag.SAMPLE, label, count))
 
     def hint(self, label: HintLabel) -> None:
-        self.entries.append((int(label) + Tag.HINT) % P)
+        self.entries.append(self._entry(Tag.HINT, label, 0))
 
     def protocol_param(self, value: int) -> None:
-        self.entries.append(int(ObserveLabel.PROTOCOL_PARAM) + Tag.OBSERVE)
-        self.entries.append(value % P)
+        self.entries += [self._entry(Tag.OBSERVE, self.labels.PROTOCOL_PARAM, 0), value % P]
 
     def ood(self, samples: int) -> None:
         if samples > 0:
             self.sample(samples, SampleLabel.OOD_QUERY)
-            self.observe(samples, ObserveLabel.OOD_ANSWERS)
+            self.observe(samples, self.labels.OOD_ANSWERS)
 
     def pow(self, bits: int) -> None:
         # Labels only: the real operations are "observe one F, sample one F".
         if bits > 0:
             self.sample(32, SampleLabel.POW_QUERIES)
-            self.observe(8, ObserveLabel.POW_NONCE)
+            self.observe(8, self.labels.POW_NONCE)
 
     def sumcheck(self, rounds: int, pow_bits: int) -> None:
         for _ in range(rounds):
-            self.observe(2, ObserveLabel.SUMCHECK_POLY)
+            self.observe(2, self.labels.SUMCHECK_POLY)
             self.sample(1, SampleLabel.FOLDING_RANDOMNESS)
             self.pow(pow_bits)
 
 
 def commit_statement_pattern(config: WhirConfig, digest_elems: int = DIGEST_ELEMS) -> list[int]:
     """The ``commit_statement`` part: the parameter header, the root, the commitment's OOD samples."""
-    pat = _Pattern()
+    pat = Pattern()
     _commit_statement(pat, config, digest_elems)
     return pat.entries
 
 
-def _commit_statement(pat: _Pattern, config: WhirConfig, digest_elems: int) -> None:
+def _commit_statement(pat: Pattern, config: WhirConfig, digest_elems: int) -> None:
     if isinstance(digest_elems, bool) or not isinstance(digest_elems, int) or digest_elems < 1:
         raise ConfigError(f"digest_elems must be a positive integer, got {digest_elems!r}")
     # rs_domain_initial_reduction_factor is not part of the header (as in the reference).
@@ -117,7 +125,7 @@ def _commit_statement(pat: _Pattern, config: WhirConfig, digest_elems: int) -> N
     pat.ood(config.commitment_ood_samples)
 
 
-def _add_whir_proof(pat: _Pattern, config: WhirConfig, digest_elems: int) -> None:
+def _add_whir_proof(pat: Pattern, config: WhirConfig, digest_elems: int) -> None:
     pat.sample(1, SampleLabel.INITIAL_COMBINATION_RANDOMNESS)
     pat.sumcheck(config.fold(0), config.starting_folding_pow_bits)
 
@@ -146,7 +154,7 @@ def _add_whir_proof(pat: _Pattern, config: WhirConfig, digest_elems: int) -> Non
 
 def domain_separator(config: WhirConfig, digest_elems: int = DIGEST_ELEMS) -> list[int]:
     """The whole pattern (``commit_statement`` then ``add_whir_proof``) as canonical ints in [0, P)."""
-    pat = _Pattern()
+    pat = Pattern()
     _commit_statement(pat, config, digest_elems)
     _add_whir_proof(pat, config, digest_elems)
     return pat.entries

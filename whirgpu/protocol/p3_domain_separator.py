@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import enum
 
-from whirgpu.protocol.domain_separator import HintLabel, SampleLabel, Tag, query_bytes
+from whirgpu.protocol.domain_separator import HintLabel, Pattern, SampleLabel, Tag, query_bytes
 from whirgpu.protocol.folding import Constant, ConstantFromSecondRound
 from whirgpu.protocol.p3_config import P3WhirConfig
 
@@ -38,46 +38,23 @@ def entry(tag: Tag, label: int, count: int) -> int:
     return (int(tag) << (COUNT_BITS + LABEL_BITS)) | (int(label) << COUNT_BITS) | count
 
 
-class _Pattern:
-    def __init__(self) -> None:
-        self.words: list[int] = []
+class _Pattern(Pattern):
+    """Upstream's encoding of an entry and its observe labels; the rest of the pattern is shared."""
 
-    def observe(self, count: int, label: ObserveLabel) -> None:
-        self.words.append(entry(Tag.OBSERVE, label, count))
+    labels = ObserveLabel
 
-    def sample(self, count: int, label: SampleLabel) -> None:
-        self.words.append(entry(Tag.SAMPLE, label, count))
-
-    def hint(self, label: HintLabel) -> None:
-        self.words.append(entry(Tag.HINT, label, 0))
-
-    def param(self, value: int) -> None:
-        self.words += [entry(Tag.OBSERVE, ObserveLabel.PROTOCOL_PARAM, 0), int(value)]
-
-    def ood(self, samples: int) -> None:
-        if samples > 0:
-            self.sample(samples, SampleLabel.OOD_QUERY)
-            self.observe(samples, ObserveLabel.OOD_ANSWERS)
-
-    def pow(self, bits: int) -> None:
-        if bits > 0:
-            self.sample(32, SampleLabel.POW_QUERIES)
-            self.observe(8, ObserveLabel.POW_NONCE)
-
-    def sumcheck(self, rounds: int, pow_bits: int) -> None:
-        for _ in range(rounds):
-            self.observe(2, ObserveLabel.SUMCHECK_POLY)
-            self.sample(1, SampleLabel.FOLDING_RANDOMNESS)
-            self.pow(pow_bits)
+    @staticmethod
+    def _entry(tag: Tag, label: int, count: int) -> int:
+        return entry(tag, label, count)
 
 
 def _bind_params(pattern: _Pattern, config: P3WhirConfig) -> None:
     p = config.params
     for value in (config.num_variables, p.security_level, p.starting_log_inv_rate, p.pow_bits, config.n_rounds):
-        pattern.param(value)
+        pattern.protocol_param(value)
     for r in config.round_parameters:
-        pattern.param(r.log_inv_rate)
-    pattern.param(int(p.soundness_type))
+        pattern.protocol_param(r.log_inv_rate)
+    pattern.protocol_param(int(p.soundness_type))
     if isinstance(p.folding, Constant):
         values = [0, p.folding.k]
     elif isinstance(p.folding, ConstantFromSecondRound):
@@ -85,7 +62,7 @@ def _bind_params(pattern: _Pattern, config: P3WhirConfig) -> None:
     else:
         values = [2, len(p.folding), *p.folding]
     for value in values:
-        pattern.param(value)
+        pattern.protocol_param(value)
 
 
 def p3_domain_separator(config: P3WhirConfig, digest_elems: int = 8) -> list[int]:
@@ -116,4 +93,4 @@ def p3_domain_separator(config: P3WhirConfig, digest_elems: int = 8) -> list[int
     pattern.hint(HintLabel.MERKLE_PROOF)
     pattern.sumcheck(config.final_sumcheck_rounds, config.final_folding_pow_bits)
     pattern.hint(HintLabel.DEFERRED_WEIGHT_EVALUATIONS)
-    return pattern.words
+    return pattern.entries
