@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ConfigError
-from ..field import P
+from ..field import BABYBEAR, Field, P
 from ..limits import DeviceLimits, StorageMode  # noqa: F401 - part of the backend interface
 from ..ref import field_np as F
 
@@ -56,6 +56,48 @@ def policy_mode(policy: str, host_facing: bool) -> StorageMode:
     if policy == "private":
         return StorageMode.PRIVATE
     return StorageMode.SHARED if host_facing else StorageMode.PRIVATE
+
+
+@dataclass(frozen=True)
+class TableLayout:
+    """The backend's part of a protocol profile: the field of every table and how tables are folded, encoded,
+    hashed and opened. The default is the whir-p3-metal profile's; ``P3_WHIR_LAYOUT(field)`` is upstream
+    Plonky3 p3-whir's.
+
+    - ``variable_order``: "prefix" binds x_0 (the index MSB) first, sumcheck messages [h(0), h(2)], and a table is
+      committed as 2^k contiguous column blocks (``Backend.commit``); "suffix" binds x_{n-1} (the index LSB)
+      first, messages [h(0), c_inf] (c_inf the X^2 coefficient), and a table of 2^n entries is committed as the
+      row-major (2^(n-k), 2^k) matrix (``ref.p3_codeword``).
+    - ``leaf_width``: the Poseidon2 width of the leaf sponge, 16 (rate 8) or 24 (rate 16); nodes are the width-16
+      compression either way. The permutations are the field's SmallRng(1) constants.
+    - ``openings``: "paths" (``open_rows`` returns a full path per row, (q, depth, 8)) or "pruned" (one pruned
+      multiproof for the sorted distinct rows, (s, 8): ``ref.merkle_pruned.prune``)."""
+
+    field: Field = BABYBEAR
+    variable_order: str = "prefix"
+    leaf_width: int = 16
+    openings: str = "paths"
+
+    def __post_init__(self) -> None:
+        if self.variable_order not in ("prefix", "suffix"):
+            raise ConfigError(f"variable_order must be 'prefix' or 'suffix', got {self.variable_order!r}")
+        if self.leaf_width not in (16, 24):
+            raise ConfigError(f"leaf_width must be 16 or 24, got {self.leaf_width!r}")
+        if self.openings not in ("paths", "pruned"):
+            raise ConfigError(f"openings must be 'paths' or 'pruned', got {self.openings!r}")
+
+    @property
+    def suffix(self) -> bool:
+        return self.variable_order == "suffix"
+
+
+DEFAULT_LAYOUT = TableLayout()
+
+
+def P3_WHIR_LAYOUT(field: Field) -> TableLayout:  # noqa: N802 - reads as the constant it stands for
+    """Upstream p3-whir's layout over ``field``: suffix order, row-major codewords, width-24 leaves, pruned
+    openings."""
+    return TableLayout(field, "suffix", 24, "pruned")
 
 
 @dataclass
@@ -98,14 +140,14 @@ class TransferStats:
     copied: int = 0
 
 
-def non_canonical(index: int, value: int, what: str = "evaluations") -> ConfigError:
+def non_canonical(index: int, value: int, what: str = "evaluations", prime: int = P) -> ConfigError:
     """The error for a table word that is not a canonical field element: names the first such index and its value."""
-    return ConfigError(f"{what}[{index}] = {value} is not a canonical field element (must be in [0, {P}))")
+    return ConfigError(f"{what}[{index}] = {value} is not a canonical field element (must be in [0, {prime}))")
 
 
-def first_non_canonical(words: np.ndarray) -> int | None:
-    """The first index of ``words`` (uint32) holding a value >= p, or None."""
-    bad = words >= np.uint32(P)
+def first_non_canonical(words: np.ndarray, prime: int = P) -> int | None:
+    """The first index of ``words`` (uint32) holding a value >= ``prime``, or None."""
+    bad = words >= np.uint32(prime)
     return int(np.argmax(bad)) if bad.any() else None
 
 
@@ -123,6 +165,7 @@ class Backend(ABC):
 
     name: str = "abstract"
     storage: str | None = None  # the storage policy in use (STORAGE_POLICIES); None: no device memory (cpu)
+    layout: TableLayout = DEFAULT_LAYOUT  # the running proof's (``begin_proof`` sets it from the shape)
 
     def __init__(self) -> None:
         self.stats = TransferStats()
@@ -145,10 +188,11 @@ class Backend(ABC):
         the host, then uploaded."""
         if not isinstance(source, np.ndarray):
             raise ConfigError(f"the {self.name} backend takes a host array here, not {type(source).__name__}")
-        index = first_non_canonical(source)
+        field = self.layout.field
+        index = first_non_canonical(source, field.P)
         if index is not None:
-            raise non_canonical(index, int(source[index]))
-        return self.upload(F.to_monty(source))
+            raise non_canonical(index, int(source[index]), prime=field.P)
+        return self.upload(F.field_ops(field).to_monty(source) if field is not BABYBEAR else F.to_monty(source))
 
     def device_table(self, buffer, n_words: int):
         """A table of ``n_words`` canonical u32 words that already lies in ``buffer`` on this backend's device,
@@ -168,7 +212,9 @@ class Backend(ABC):
         The table is viewed as 2^k columns (k = log_folding) of 2^(nv-k) coefficients each (column j = entries
         j*2^(nv-k) .. (j+1)*2^(nv-k)-1), zero-padded to 2^log_height rows and NTT'd per column (per EF
         coefficient for EF tables): M[i][j] = Σ_t table[j 2^(nv-k) + t] omega^(i t). Leaf i = row i (2^k base
-        elements, or 2^k EF elements flattened to 4*2^k base), Merkle-hashed with Poseidon2."""
+        elements, or 2^k EF elements flattened to 4*2^k base), Merkle-hashed with Poseidon2.
+        Under a suffix ``layout`` column j is the entries j, j + 2^k, j + 2 * 2^k, ... instead (the row-major
+        matrix of ``ref.p3_codeword``) and leaves are hashed by the layout's leaf sponge."""
 
     @abstractmethod
     def open_rows(self, commitment: Commitment, indices: list[int],
@@ -179,7 +225,9 @@ class Backend(ABC):
         capped by the folded domain), a sizing hint: a backend that keeps buffers may size them for it, so that
         every proof of one configuration needs the same buffers whatever number of distinct indices it draws.
 
-        Returns values (q, 2^k) base or (q, 2^k, 4) EF, and siblings (q, log_height, 8), leaf level first."""
+        Returns values (q, 2^k) base or (q, 2^k, 4) EF, and siblings (q, log_height, 8), leaf level first; under
+        a layout of pruned openings, the indices are sorted and distinct and the siblings are the one pruned
+        multiproof (s, 8)."""
 
     # -- multilinear algebra -------------------------------------------------------------------------------
     @abstractmethod
@@ -208,11 +256,13 @@ class Backend(ABC):
 
     @abstractmethod
     def sumcheck_round(self, table: DeviceBuffer, weights: DeviceBuffer) -> np.ndarray:
-        """[h(0), h(2)] (2, 4) of Σ_b table[b] weights[b] with x_0 free."""
+        """[h(0), h(2)] (2, 4) of Σ_b table[b] weights[b] with x_0 free; under a suffix ``layout`` [h(0), c_inf]
+        with x_{n-1} free (``ref.sumcheck.suffix_round_message``)."""
 
     @abstractmethod
     def fold(self, table: DeviceBuffer, weights: DeviceBuffer, r: np.ndarray) -> tuple[DeviceBuffer, DeviceBuffer]:
-        """Bind x_0 := r in table and weights; the new table is EF with half the entries."""
+        """Bind x_0 := r (x_{n-1} under a suffix ``layout``) in table and weights; the new table is EF with half
+        the entries."""
 
     def sumcheck_rounds(self, table: DeviceBuffer, weights: DeviceBuffer, transcript, rounds: int):
         """``rounds`` sumcheck rounds without proof of work in one step, where the backend can: for each round,
@@ -232,7 +282,8 @@ class Backend(ABC):
     def begin_proof(self, shape: "ProofShape", transcript, statement_points: np.ndarray):
         """Start a proof of ``shape``: returns (the transcript the prover drives, the statement points (m, n, 4)
         as a handle). ``transcript`` is the host transcript after the domain separator (``HostTranscript``);
-        a backend may keep it or move its state to the device."""
+        a backend may keep it or move its state to the device. Sets ``layout`` to the shape's."""
+        self.layout = shape.layout
         return transcript, np.asarray(statement_points, np.uint32)
 
     def end_proof(self, resolve):
@@ -301,7 +352,8 @@ class ProofShape:
     queries: one ``QueryStep`` per opening (each round's, then the final one); sumcheck_rounds and grinds: totals
     (grinds an upper bound); final_variables: the final polynomial has 2^final_variables EF coefficients;
     sumcheck_phases: the rounds of each sumcheck in proof order (the initial one, one per round, the final one), so a
-    backend knows which fold is followed by another sumcheck round of the same table (empty: unknown)."""
+    backend knows which fold is followed by another sumcheck round of the same table (empty: unknown); layout: the
+    profile's ``TableLayout`` (queries' ``depth`` is then the tree's; a pruned opening's sibling count varies)."""
 
     num_variables: int
     n_points: int
@@ -311,3 +363,4 @@ class ProofShape:
     grinds: int
     final_variables: int
     sumcheck_phases: tuple[int, ...] = ()
+    layout: TableLayout = DEFAULT_LAYOUT

@@ -145,6 +145,11 @@ class P3RoundConfig:
     domain_size: int
     folded_domain_gen: int
 
+    @property
+    def log_folded_domain_size(self) -> int:
+        """log2 of the domain this round's queries index (``domain_size >> folding_factor``)."""
+        return (self.domain_size >> self.folding_factor).bit_length() - 1
+
 
 @dataclass(frozen=True)
 class P3WhirConfig:
@@ -168,6 +173,10 @@ class P3WhirConfig:
         return len(self.round_parameters)
 
     @property
+    def starting_log_inv_rate(self) -> int:
+        return self.params.starting_log_inv_rate
+
+    @property
     def starting_domain_size(self) -> int:
         return 1 << (self.num_variables + self.params.starting_log_inv_rate)
 
@@ -179,6 +188,10 @@ class P3WhirConfig:
     def fold(self, round: int) -> int:
         """The variables phase ``round`` folds: round 0 folds the initial commitment, round n_rounds is final."""
         return self.folding_schedule[round]
+
+    def round_log_inv_rate(self, round: int) -> int:
+        """The log inverse rate of the codeword committed in intermediate round ``round``."""
+        return self.round_parameters[round].log_inv_rate
 
     @property
     def final_domain_size(self) -> int:

@@ -67,6 +67,13 @@ def _challenger_after(field_name: str, separator: tuple[int, ...]) -> DuplexChal
     return challenger
 
 
+def p3_challenger(config: P3WhirConfig, field: Field) -> DuplexChallenger:
+    """A fresh length-tagged challenger over ``field``'s SmallRng(1) width-16 Poseidon2 that has absorbed the
+    domain separator of ``config`` (the state every p3-whir transcript starts from; computed once per
+    configuration)."""
+    return _challenger_after(field.name, tuple(p3_domain_separator(config))).clone()
+
+
 class P3WhirVerifier(WhirVerifier):
     """Checks p3-whir proofs made under one ``P3WhirConfig`` over ``field``."""
 
@@ -86,7 +93,7 @@ class P3WhirVerifier(WhirVerifier):
 
     def new_challenger(self) -> DuplexChallenger:
         """A length-tagged challenger that has absorbed the domain separator (computed once per configuration)."""
-        return _challenger_after(self.field.name, tuple(p3_domain_separator(self.config))).clone()
+        return p3_challenger(self.config, self.field)
 
     # -- hooks --------------------------------------------------------------------------------------------------
     def _start(self, proof: PcsProof, statement: P3Statement) -> _Start:

@@ -3,7 +3,7 @@ device buffers before running it)."""
 
 from __future__ import annotations
 
-from ..backends.base import ProofShape, QueryStep
+from ..backends.base import DEFAULT_LAYOUT, ProofShape, QueryStep, TableLayout
 from .config import WhirConfig
 
 
@@ -13,8 +13,9 @@ def _query_step(num_queries: int, domain_size: int, folding_factor: int, ext: bo
                      folded.bit_length() - 1)
 
 
-def proof_shape(config: WhirConfig, n_points: int) -> ProofShape:
-    """The shape of a proof of ``config`` about ``n_points`` evaluation claims."""
+def proof_shape(config: WhirConfig, n_points: int, layout: TableLayout = DEFAULT_LAYOUT) -> ProofShape:
+    """The shape of a proof of ``config`` (a ``WhirConfig`` or a ``P3WhirConfig``: the same names) about
+    ``n_points`` evaluation claims, its tables laid out as ``layout``."""
     n = config.num_variables
     commitments = [(n, config.commitment_ood_samples)]
     queries = []
@@ -30,4 +31,4 @@ def proof_shape(config: WhirConfig, n_points: int) -> ProofShape:
     sumcheck_rounds += config.final_sumcheck_rounds
     phases = tuple(config.fold(i) for i in range(config.n_rounds + 1)) + (config.final_sumcheck_rounds,)
     return ProofShape(n, n_points, tuple(commitments), tuple(queries), sumcheck_rounds,
-                      sumcheck_rounds + config.n_rounds + 1, final_variables, phases)
+                      sumcheck_rounds + config.n_rounds + 1, final_variables, phases, layout)

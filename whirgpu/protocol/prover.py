@@ -21,7 +21,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..backends.base import Backend, Commitment, DeviceBuffer, PowRangeExceeded, TransferStats
+from ..backends.base import Backend, Commitment, DeviceBuffer, PowRangeExceeded, ProofShape, TransferStats
 from ..errors import ConfigError
 from ..field import P
 from ..ref import field_np as F
@@ -103,7 +103,13 @@ class PolynomialSource:
 
 
 class WhirProver:
-    """Proves evaluation claims about a committed multilinear polynomial (values in Montgomery form)."""
+    """Proves evaluation claims about a committed multilinear polynomial (values in Montgomery form).
+
+    The step order (``_prove`` .. ``_final_round``) is written once; what a protocol profile does differently is
+    a hook (``_new_transcript``, ``_shape``, ``_statement``, ``_materialize``, ``claims_after_commitment``) or the
+    backend's ``TableLayout`` (the shape carries it). This class is the whir-p3-metal profile."""
+
+    claims_after_commitment = False  # the statement's claims are evaluated (and observed) after the OOD answers
 
     def __init__(self, config: WhirConfig, backend: Backend):
         self.config = config
@@ -149,10 +155,27 @@ class WhirProver:
             finally:
                 self.backend.pow_full_range = False
 
+    # -- what a profile does differently (``p3_prover.P3WhirProver`` overrides these) --------------------------
+    def _new_transcript(self) -> HostTranscript:
+        """The host transcript every proof starts from: the challenger after the domain separator."""
+        return HostTranscript(new_challenger(self.config))
+
+    def _shape(self, n_points: int) -> ProofShape:
+        return proof_shape(self.config, n_points)
+
+    def _statement(self, transcript, table: DeviceBuffer, statement_points, claims):
+        """The statement's points and claims, after the commitment's OOD answers: whir-p3-metal's statement is the
+        caller's, claims evaluated before the commitment (or given) and never observed."""
+        return statement_points, claims
+
+    def _materialize(self, proof: WhirProof, read: Callable[[Any], Any], claimed: np.ndarray):
+        return _materialize(proof, read)
+
+    # -- the step order ------------------------------------------------------------------------------------------
     def _prove(self, polynomial: PolynomialSource, points: np.ndarray, values: np.ndarray | None):
         backend = self.backend
-        shape = proof_shape(self.config, points.shape[0])
-        transcript, point_handles = backend.begin_proof(shape, HostTranscript(new_challenger(self.config)), points)
+        shape = self._shape(points.shape[0])
+        transcript, point_handles = backend.begin_proof(shape, self._new_transcript(), points)
         try:
             proof, state, claims = self._commit(polynomial, point_handles, transcript, values is None)
             for round_index in range(self.config.n_rounds):
@@ -163,7 +186,7 @@ class WhirProver:
             def resolve(read):
                 claimed = values if claims is None else \
                     np.asarray([read(c) for c in claims], np.uint32).reshape(-1, 4)
-                return _materialize(proof, read), claimed
+                return self._materialize(proof, read, claimed), claimed
 
             with self.timer.phase("download"):
                 return backend.end_proof(resolve)
@@ -184,18 +207,20 @@ class WhirProver:
             else:
                 table = backend.upload(polynomial.words)
         claims = None
-        if evaluate_claims:
+        if evaluate_claims and not self.claims_after_commitment:
             with self.timer.phase("claims"):
                 claims = [backend.evaluate(table, statement_points[i]) for i in range(len(statement_points))]
         commitment = backend.commit(table, k0, n + config.starting_log_inv_rate - k0)
         transcript.observe(commitment.root)
         ood_points, ood_answers = self._ood(transcript, table, n, config.commitment_ood_samples)
+        statement_points, claims = self._statement(transcript, table, statement_points, claims)
         proof = WhirProof(
             initial_commitment=commitment.root,
             initial_ood_answers=ood_answers,
             initial_sumcheck=SumcheckData([], []),
         )
-        # Initial constraint: user claims first, then the commitment's OOD claims, combined with powers of alpha.
+        # Initial constraint: the statement's claims first, then the commitment's OOD claims, combined with powers
+        # of alpha.
         points = backend.concat_points([statement_points] + ood_points)
         alpha = transcript.sample_ef()
         with self.timer.phase("weights"):

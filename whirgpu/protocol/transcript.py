@@ -227,8 +227,9 @@ class HostTranscript:
     """The prover's transcript on the host: a ``DuplexChallenger`` behind the interface every backend's transcript
     has (the GPU's is ``backends.device_transcript.DeviceTranscript``): values are numpy arrays."""
 
-    def __init__(self, challenger: DuplexChallenger):
+    def __init__(self, challenger: DuplexChallenger, query_sampler=None):
         self.challenger = challenger
+        self.query_sampler = query_sampler  # (challenger, domain_size, folding_factor, num_queries) -> indices
 
     def observe(self, value) -> None:
         """Absorb every word of ``value`` (a root, an EF answer, a (2, 4) sumcheck pair, the final polynomial)."""
@@ -245,7 +246,9 @@ class HostTranscript:
         return self.challenger.grind(bits)
 
     def sample_queries(self, domain_size: int, folding_factor: int, num_queries: int) -> np.ndarray:
-        """Sorted distinct query indices (``protocol.query_indices``) as an int64 array."""
+        """Sorted distinct query indices as an int64 array: ``query_sampler``'s (the p3-whir profile's
+        ``distinct_query_indices``), by default ``protocol.query_indices.sample_query_indices``."""
         from .query_indices import sample_query_indices  # noqa: PLC0415 - query_indices imports nothing of ours
 
-        return np.asarray(sample_query_indices(self.challenger, domain_size, folding_factor, num_queries), np.int64)
+        sampler = self.query_sampler or sample_query_indices
+        return np.asarray(sampler(self.challenger, domain_size, folding_factor, num_queries), np.int64)

@@ -47,6 +47,15 @@ def fix_first_variable(table: np.ndarray, r: np.ndarray, field: Field | None = N
     return F.ef_add(lo, F.ef_mul(F.ef_sub(hi, lo), r))
 
 
+def fix_last_variable(table: np.ndarray, r: np.ndarray, field: Field | None = None) -> np.ndarray:
+    """Bind x_{n-1} (the index LSB) to r: g'[b] = g[2b] + r (g[2b + 1] - g[2b]). Base or EF in, EF out
+    (2^(n-1), 4). The suffix order of the p3-whir profile folds this way."""
+    F = _ops(field)
+    table = _as_ext(table, field)
+    lo, hi = table[0::2], table[1::2]
+    return F.ef_add(lo, F.ef_mul(F.ef_sub(hi, lo), r))
+
+
 def evaluate(table: np.ndarray, point: np.ndarray, field: Field | None = None) -> np.ndarray:
     """The multilinear extension of ``table`` at ``point`` (n EF coordinates) -> EF (4,)."""
     point = np.asarray(point, dtype=np.uint32)
@@ -135,8 +144,10 @@ def eq_at(z: np.ndarray, p: np.ndarray, field: Field | None = None) -> np.ndarra
     return _ef_product(F.ef_add(F.ef_sub(F.ef_sub(one, z), p), F.ef_add(zp, zp)), field)
 
 
-def select_table(var, num_variables: int, scale: np.ndarray | None = None) -> np.ndarray:
+def select_table(var, num_variables: int, scale: np.ndarray | None = None, field: Field | None = None
+                 ) -> np.ndarray:
     """(2^m, 4): scale * var^b for every index b; ``var`` is one base element (Montgomery)."""
+    F = _ops(field)
     powers = F.powers(np.uint32(var), 1 << num_variables)
     if scale is None:
         return F.ef_from_base(powers)

@@ -1,8 +1,11 @@
-"""One round of WHIR's quadratic sumcheck over Σ_b g[b] W[b], binding x_0 (the index MSB) first.
+"""One round of WHIR's quadratic sumcheck over Σ_b g[b] W[b], in either variable order.
 
-The round polynomial h(X) = Σ_{b < half} g(X, b) W(X, b) has degree 2 and is sent as its evaluations
-h(0), h(2); the verifier recovers h(1) = S - h(0). g is a base (2^n,) or EF (2^n, 4) table, W an EF table;
-all values are uint32 Montgomery words.
+Prefix order (whir-p3-metal): x_0 (the index MSB) is bound first; the round polynomial
+h(X) = Σ_{b < half} g(X, b) W(X, b) has degree 2 and is sent as its evaluations h(0), h(2).
+Suffix order (p3-whir): x_{n-1} (the index LSB) is bound first, h(X) = Σ_b g(b, X) W(b, X), sent as h(0) and
+its X^2 coefficient c_inf = Σ_b (g[2b+1] - g[2b]) (W[2b+1] - W[2b]).
+Either way the verifier recovers h(1) = S - h(0). g is a base (2^n,) or EF (2^n, 4) table, W an EF table;
+all values are uint32 Montgomery words of BabyBear, or of ``field`` where a function takes one.
 """
 
 from __future__ import annotations
@@ -11,7 +14,8 @@ import numpy as np
 
 from ..field import P
 from . import field_np as F
-from .multilinear import fix_first_variable
+from ..field import Field
+from .multilinear import _ops, fix_first_variable, fix_last_variable
 
 _TWO = F.constant(2)
 _HALF = (P + 1) // 2  # the canonical 1/2: scales Montgomery words as it scales values
@@ -38,6 +42,28 @@ def round_evaluations(table: np.ndarray, weights: np.ndarray) -> tuple[np.ndarra
 def fold(table: np.ndarray, weights: np.ndarray, r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Bind x_0 := r in both the table and the weights."""
     return fix_first_variable(table, r), fix_first_variable(weights, r)
+
+
+def suffix_round_message(table: np.ndarray, weights: np.ndarray, field: Field | None = None
+                         ) -> tuple[np.ndarray, np.ndarray]:
+    """(h(0), c_inf) of the suffix-order round: h(0) = Σ g[2b] W[2b], c_inf = Σ (g[2b+1] - g[2b])(W[2b+1] - W[2b]);
+    each EF (4,)."""
+    ops = _ops(field)
+    table = np.asarray(table, dtype=np.uint32)
+    weights = np.asarray(weights, dtype=np.uint32)
+    g_lo, g_hi = table[0::2], table[1::2]
+    w_lo, w_hi = weights[0::2], weights[1::2]
+    w_slope = ops.ef_sub(w_hi, w_lo)
+    if table.ndim == 1:
+        return (ops.ef_sum(ops.ef_mul_base(w_lo, g_lo)),
+                ops.ef_sum(ops.ef_mul_base(w_slope, ops.sub(g_hi, g_lo))))
+    return ops.ef_sum(ops.ef_mul(g_lo, w_lo)), ops.ef_sum(ops.ef_mul(ops.ef_sub(g_hi, g_lo), w_slope))
+
+
+def fold_suffix(table: np.ndarray, weights: np.ndarray, r: np.ndarray, field: Field | None = None
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """Bind x_{n-1} := r in both the table and the weights."""
+    return fix_last_variable(table, r, field), fix_last_variable(weights, r, field)
 
 
 def evaluate_round_polynomial(claimed_sum: np.ndarray, h0: np.ndarray, h2: np.ndarray, r: np.ndarray) -> np.ndarray:

@@ -1,0 +1,158 @@
+"""The prover of the p3-whir profile (upstream Plonky3 ``p3-whir`` at 5dc50e51): the hooks of the one
+``WhirProver`` step order that this profile does differently, and ``prove_p3``, its entry point.
+
+Contract: ``prove_p3(config, field, backend, evaluations, num_openings=1, points=None)`` commits to ``evaluations``
+(2^n base words, Montgomery form of ``field``) and returns a ``P3Proved``: the ``MerkleCap`` commitment, the
+``PcsProof`` and the opening points (E, n, 4) Montgomery words. ``points=None`` is upstream's
+``MultilinearPcs::open`` (``num_openings`` points drawn from the transcript); points (E, n, 4) is
+``PrescribedPointPcs::open_at``. The statement is upstream's example flow: one table of one column, each opening
+claims column 0's value at its point. The proof is byte for byte upstream's (the golden-p3 files are reproduced),
+and ``p3_verifier.verify_p3`` accepts it.
+
+What this profile does differently from whir-p3-metal (``prover.WhirProver``), each a hook or data:
+- ``_new_transcript``: the length-tagged challenger over the field's SmallRng(1) width-16 Poseidon2 after the p3
+  domain separator; query indices are drawn one at a time and never collide (``distinct_query_indices``);
+- ``_statement``: after the initial OOD answers, each opening's point (a sampled z expanded, or the prescribed
+  one), its claim evaluated where the table is and observed (its ``next`` values: none);
+- ``_shape``: the ``TableLayout`` of the profile (``P3_WHIR_LAYOUT``): suffix variable order ([h(0), c_inf]
+  messages, the last variable folded first), row-major codewords, width-24 leaves, pruned openings;
+- ``_materialize``: the ``PcsProof`` (the initial commitment outside it, ``evals`` the claims).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from ..backends.base import P3_WHIR_LAYOUT, Backend, ProofShape
+from ..errors import ConfigError
+from ..field import Field
+from .p3_config import P3WhirConfig
+from .p3_proof import MerkleCap, OpeningEvals, PcsProof, QueryOpenings, RoundProof, SumcheckData
+from .p3_proof import WhirProof as P3WhirProof
+from .p3_verifier import p3_challenger
+from .proof import WhirProof
+from .proof_shape import proof_shape
+from .prover import PolynomialSource, WhirProver
+from .query_indices import distinct_query_indices
+from .transcript import HostTranscript
+
+
+@dataclass(frozen=True)
+class P3Proved:
+    """What ``prove_p3`` returns: the commitment (``MultilinearPcs::commit``'s ``MerkleCap``), the ``PcsProof``
+    and the opening points (E, n, 4) Montgomery words (drawn from the transcript, or the prescribed ones)."""
+
+    commitment: MerkleCap
+    proof: PcsProof
+    points: np.ndarray
+
+
+class P3WhirProver(WhirProver):
+    """Proves p3-whir openings under one ``P3WhirConfig`` over ``field`` on any backend."""
+
+    claims_after_commitment = True
+
+    def __init__(self, config: P3WhirConfig, field: Field, backend: Backend):
+        super().__init__(config, backend)
+        self.field = field
+        self._drawn_points: list = []
+
+    def prove_p3(self, evaluations: np.ndarray, num_openings: int = 1, points: np.ndarray | None = None,
+                 canonical: bool = False) -> P3Proved:
+        """See the module contract; ``canonical``: the evaluations are canonical words (converted and checked by
+        the backend) rather than Montgomery ones."""
+        n = self.config.num_variables
+        words = np.asarray(evaluations)
+        if words.shape != (1 << n,):
+            raise ConfigError(f"the polynomial must have 2^{n} = {1 << n} evaluations, got shape {words.shape}")
+        if points is None:
+            if isinstance(num_openings, bool) or not isinstance(num_openings, int) or num_openings < 1:
+                raise ConfigError(f"num_openings must be a positive int, got {num_openings!r:.40}")
+            self._transcript_points = num_openings
+            points = np.zeros((0, n, 4), np.uint32)
+        else:
+            points = np.ascontiguousarray(points, dtype=np.uint32)
+            self._check_points(points)
+            if points.shape[0] < 1:
+                raise ConfigError("prescribed points: at least one opening point is needed")
+            if np.any(points >= np.uint32(self.field.P)):
+                raise ConfigError(f"prescribed points must be field elements below p = {self.field.P}")
+            self._transcript_points = 0
+        if not canonical:
+            words = np.ascontiguousarray(words, dtype=np.uint32)
+            if np.any(words >= np.uint32(self.field.P)):
+                raise ConfigError(f"polynomial values must be field elements below p = {self.field.P}")
+        (commitment, proof, drawn), _ = self._prove_retrying(PolynomialSource(words, canonical=canonical), points,
+                                                             None)
+        return P3Proved(commitment, proof, drawn if self._transcript_points else points)
+
+    # -- hooks ---------------------------------------------------------------------------------------------------
+    def _new_transcript(self) -> HostTranscript:
+        return HostTranscript(p3_challenger(self.config, self.field), query_sampler=distinct_query_indices)
+
+    def _shape(self, n_points: int) -> ProofShape:
+        return proof_shape(self.config, n_points, P3_WHIR_LAYOUT(self.field))
+
+    def _statement(self, transcript, table, statement_points, claims):
+        """Each opening's point (drawn: z sampled and expanded; or prescribed) and its claim, observed."""
+        backend, n = self.backend, self.config.num_variables
+        drawn = bool(self._transcript_points)
+        count = self._transcript_points if drawn else len(statement_points)
+        points, claims = [], []
+        with self.timer.phase("claims"):
+            for j in range(count):  # upstream: per opening, its point, then its claim observed
+                point = backend.expand_point(transcript.sample_ef(), n) if drawn else statement_points[j]
+                claim = backend.evaluate(table, point)
+                transcript.observe(claim)  # the current values; there are no next values
+                points.append(point)
+                claims.append(claim)
+        self._drawn_points = points if drawn else []
+        return backend.concat_points(points), claims
+
+    def _materialize(self, proof: WhirProof, read: Callable[[Any], Any], claimed: np.ndarray):
+        n = self.config.num_variables
+        drawn = np.asarray([np.asarray(read(p), np.uint32).reshape(n, 4) for p in self._drawn_points],
+                           np.uint32).reshape(-1, n, 4)
+
+        def words(value, shape) -> np.ndarray:
+            return np.asarray(read(value), np.uint32).reshape(shape)
+
+        def ef_list(values) -> np.ndarray:
+            return np.asarray([read(v) for v in values], np.uint32).reshape(-1, 4)
+
+        def witness(value) -> int:
+            return int(np.asarray(read(value)).reshape(-1)[0]) if value is not None else 0
+
+        def sumcheck(data) -> SumcheckData:
+            return SumcheckData(ef_list(data.evaluations).reshape(-1, 2, 4),
+                                np.asarray([witness(w) for w in data.pow_witnesses], np.uint32))
+
+        def openings(opened) -> QueryOpenings:
+            rows, siblings = read(opened.openings)
+            return QueryOpenings(opened.kind, np.asarray(rows, np.uint32), np.asarray(siblings, np.uint32))
+
+        def cap(root) -> MerkleCap:
+            return MerkleCap(words(root, (1, 8)))
+
+        final_sumcheck = proof.final_sumcheck if self.config.final_sumcheck_rounds > 0 else None
+        whir = P3WhirProof(
+            initial_ood_answers=ef_list(proof.initial_ood_answers),
+            initial_sumcheck=sumcheck(proof.initial_sumcheck),
+            rounds=tuple(RoundProof(cap(r.commitment), ef_list(r.ood_answers), witness(r.pow_witness),
+                                    openings(r.queries), sumcheck(r.sumcheck)) for r in proof.rounds),
+            final_poly=words(proof.final_poly, (-1, 4)),
+            final_pow_witness=witness(proof.final_pow_witness),
+            final_openings=openings(proof.final_queries),
+            final_sumcheck=None if final_sumcheck is None else sumcheck(final_sumcheck),
+        )
+        evals = tuple(OpeningEvals(c.reshape(1, 4), np.zeros((0, 4), np.uint32)) for c in claimed)
+        return cap(proof.initial_commitment), PcsProof(whir, evals), drawn
+
+
+def prove_p3(config: P3WhirConfig, field: Field, backend: Backend, evaluations: np.ndarray, num_openings: int = 1,
+             points: np.ndarray | None = None) -> P3Proved:
+    """Commit to ``evaluations`` and open it (see the module contract)."""
+    return P3WhirProver(config, field, backend).prove_p3(evaluations, num_openings, points)
