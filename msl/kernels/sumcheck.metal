@@ -1,6 +1,7 @@
 // requires: reduction
 // Sumcheck round sums [h(0), h(2)]: h(0) = sum g_lo W_lo and h(2) = sum (2 g_hi - g_lo)(2 W_hi - W_lo) for i < len,
-// g_lo[i] = table_lo[lo_off + i], g_hi[i] = table_hi[hi_off + i] (same for W). Entry points: sumcheck_base (g base
+// g_lo[i] = table_lo[lo_off + s i], g_hi[i] = table_hi[hi_off + s i] (same for W), s = 1 + SUFFIX; with SUFFIX = 1
+// the second sum is c_inf = sum (g_hi - g_lo)(W_hi - W_lo). Entry points: sumcheck_base (g base
 // words), sumcheck_ext (g EF). `groups` threadgroups of 256 (2-D grid; the overhang returns) stride over i; each
 // leaves its pair as pair partial_base + w of `work` (reduction.metal); the last of `total` (over all launches of one
 // reduction) writes the sums to proof words out_at .. out_at + 8 and runs the transcript program params.ops[0 ..
@@ -14,9 +15,17 @@ struct Params {
 };
 
 constant constexpr uint WG = 256u;
+// SUFFIX (function constant, p3-whir's suffix order): 0 pairs entries i and i + half (x_0 bound), 1 pairs 2i and
+// 2i + 1 (x_{n-1} bound); fixed per pipeline.
+constant uint SUFFIX [[function_constant(7)]];
 
-uint4 twice_minus(uint4 hi, uint4 lo) {
-    return ef_add(hi, ef_sub(hi, lo));
+// The second factor of a pair in the second sum: 2 hi - lo (h(2)), or hi - lo in suffix order (c_inf).
+uint4 slope(uint4 hi, uint4 lo) {
+    return SUFFIX == 1u ? ef_sub(hi, lo) : ef_add(hi, ef_sub(hi, lo));
+}
+
+uint slope_base(uint hi, uint lo) {
+    return SUFFIX == 1u ? bb_sub(hi, lo) : bb_add(hi, bb_sub(hi, lo));
 }
 
 // The last threadgroup writes [h(0), h(2)] and runs the transcript program. Every thread of the group must call it.
@@ -57,12 +66,13 @@ kernel void sumcheck_base(device const uint* table_lo_base [[buffer(0)]],
     uint4 h2 = uint4(0u);
     uint stride = params.groups * WG;
     for (uint i = wg * WG + lid; i < params.len; i += stride) {
-        uint g_lo = table_lo_base[params.lo_off + i];
-        uint g_hi = table_hi_base[params.hi_off + i];
-        uint4 w_lo = weights_lo[params.lo_off + i];
-        uint4 w_hi = weights_hi[params.hi_off + i];
+        uint at = i * (1u + SUFFIX);
+        uint g_lo = table_lo_base[params.lo_off + at];
+        uint g_hi = table_hi_base[params.hi_off + at];
+        uint4 w_lo = weights_lo[params.lo_off + at];
+        uint4 w_hi = weights_hi[params.hi_off + at];
         h0 = ef_add(h0, ef_mul_base(w_lo, g_lo));
-        h2 = ef_add(h2, ef_mul_base(twice_minus(w_hi, w_lo), bb_add(g_hi, bb_sub(g_hi, g_lo))));
+        h2 = ef_add(h2, ef_mul_base(slope(w_hi, w_lo), slope_base(g_hi, g_lo)));
     }
     finish(lid, lane, sg, wg, h0, h2, red_a, red_b, red_is_last, ch_next, ch_distinct, work, scratch, proof, p2_rc,
            params);
@@ -89,12 +99,13 @@ kernel void sumcheck_ext(device const uint4* table_lo_ext [[buffer(0)]],
     uint4 h2 = uint4(0u);
     uint stride = params.groups * WG;
     for (uint i = wg * WG + lid; i < params.len; i += stride) {
-        uint4 g_lo = table_lo_ext[params.lo_off + i];
-        uint4 g_hi = table_hi_ext[params.hi_off + i];
-        uint4 w_lo = weights_lo[params.lo_off + i];
-        uint4 w_hi = weights_hi[params.hi_off + i];
+        uint at = i * (1u + SUFFIX);
+        uint4 g_lo = table_lo_ext[params.lo_off + at];
+        uint4 g_hi = table_hi_ext[params.hi_off + at];
+        uint4 w_lo = weights_lo[params.lo_off + at];
+        uint4 w_hi = weights_hi[params.hi_off + at];
         h0 = ef_add(h0, ef_mul(g_lo, w_lo));
-        h2 = ef_add(h2, ef_mul(twice_minus(g_hi, g_lo), twice_minus(w_hi, w_lo)));
+        h2 = ef_add(h2, ef_mul(slope(g_hi, g_lo), slope(w_hi, w_lo)));
     }
     finish(lid, lane, sg, wg, h0, h2, red_a, red_b, red_is_last, ch_next, ch_distinct, work, scratch, proof, p2_rc,
            params);

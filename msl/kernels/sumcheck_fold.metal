@@ -3,6 +3,8 @@
 // the next round's [h(0), h(2)] over the folded tables in the same pass. The input tables (2 half entries) are bound
 // whole; thread j < len = half / 2 folds entries j and j + len (table_out[k] = g[k] + r (g[k + half] - g[k]), same
 // for W) and accumulates h(0) += g'_lo W'_lo, h(2) += (2 g'_hi - g'_lo)(2 W'_hi - W'_lo) with lo = j, hi = j + len.
+// With SUFFIX = 1 every pair is adjacent instead (fold: g'[k] = g[2k] + r (g[2k + 1] - g[2k]); sums: lo = 2j,
+// hi = 2j + 1) and the second sum is c_inf = sum (g'_hi - g'_lo)(W'_hi - W'_lo).
 // Entry points: sumcheck_fold_base (table base words), sumcheck_fold_ext (table EF); outputs are EF. `groups`
 // threadgroups of 256 (2-D grid; the overhang returns) stride over j; each leaves its pair as pair w of `work`
 // (reduction.metal) and the last of `total` (= groups) writes the sums to proof words out_at .. out_at + 8 and runs
@@ -16,29 +18,43 @@ struct Params {
 };
 
 constant constexpr uint WG = 256u;
+// SUFFIX (function constant, p3-whir's suffix order): 0 pairs entries i and i + half (x_0 bound), 1 pairs 2i and
+// 2i + 1 (x_{n-1} bound); fixed per pipeline.
+constant uint SUFFIX [[function_constant(7)]];
 
-uint4 twice_minus(uint4 hi, uint4 lo) {
-    return ef_add(hi, ef_sub(hi, lo));
+// The pair of entry k of a table of 2 half entries: (k, k + half), or (2k, 2k + 1) in suffix order.
+uint pair_lo(uint k, uint half) {
+    return SUFFIX == 1u ? 2u * k : k;
+}
+
+uint pair_hi(uint k, uint half) {
+    return SUFFIX == 1u ? 2u * k + 1u : k + half;
+}
+
+// The second factor of a pair in the second sum: 2 hi - lo (h(2)), or hi - lo in suffix order (c_inf).
+uint4 slope(uint4 hi, uint4 lo) {
+    return SUFFIX == 1u ? ef_sub(hi, lo) : ef_add(hi, ef_sub(hi, lo));
 }
 
 // Folds entry k of the weights, writes it and returns it.
 uint4 fold_weights(uint k, uint4 r, device const uint4* weights, device uint4* weights_out, constant Params& params) {
-    uint4 w_lo = weights[k];
-    uint4 folded = ef_add(w_lo, ef_mul(ef_sub(weights[k + params.half], w_lo), r));
+    uint4 w_lo = weights[pair_lo(k, params.half)];
+    uint4 folded = ef_add(w_lo, ef_mul(ef_sub(weights[pair_hi(k, params.half)], w_lo), r));
     weights_out[k] = folded;
     return folded;
 }
 
 uint4 fold_base(uint k, uint4 r, device const uint* table_base, device uint4* table_out, constant Params& params) {
-    uint g_lo = table_base[k];
-    uint4 folded = ef_add(uint4(g_lo, 0u, 0u, 0u), ef_mul_base(r, bb_sub(table_base[k + params.half], g_lo)));
+    uint g_lo = table_base[pair_lo(k, params.half)];
+    uint4 folded = ef_add(uint4(g_lo, 0u, 0u, 0u),
+                          ef_mul_base(r, bb_sub(table_base[pair_hi(k, params.half)], g_lo)));
     table_out[k] = folded;
     return folded;
 }
 
 uint4 fold_ext(uint k, uint4 r, device const uint4* table_ext, device uint4* table_out, constant Params& params) {
-    uint4 g_lo = table_ext[k];
-    uint4 folded = ef_add(g_lo, ef_mul(ef_sub(table_ext[k + params.half], g_lo), r));
+    uint4 g_lo = table_ext[pair_lo(k, params.half)];
+    uint4 folded = ef_add(g_lo, ef_mul(ef_sub(table_ext[pair_hi(k, params.half)], g_lo), r));
     table_out[k] = folded;
     return folded;
 }
@@ -86,12 +102,14 @@ kernel void sumcheck_fold_base(device const uint* table_base [[buffer(0)]], devi
     uint4 h2 = uint4(0u);
     uint stride = params.groups * WG;
     for (uint j = wg * WG + lid; j < params.len; j += stride) {
-        uint4 g_lo = fold_base(j, r, table_base, table_out, params);
-        uint4 g_hi = fold_base(j + params.len, r, table_base, table_out, params);
-        uint4 w_lo = fold_weights(j, r, weights, weights_out, params);
-        uint4 w_hi = fold_weights(j + params.len, r, weights, weights_out, params);
+        uint lo = pair_lo(j, params.len);
+        uint hi = pair_hi(j, params.len);
+        uint4 g_lo = fold_base(lo, r, table_base, table_out, params);
+        uint4 g_hi = fold_base(hi, r, table_base, table_out, params);
+        uint4 w_lo = fold_weights(lo, r, weights, weights_out, params);
+        uint4 w_hi = fold_weights(hi, r, weights, weights_out, params);
         h0 = ef_add(h0, ef_mul(g_lo, w_lo));
-        h2 = ef_add(h2, ef_mul(twice_minus(g_hi, g_lo), twice_minus(w_hi, w_lo)));
+        h2 = ef_add(h2, ef_mul(slope(g_hi, g_lo), slope(w_hi, w_lo)));
     }
     finish(lid, lane, sg, wg, h0, h2, red_a, red_b, red_is_last, ch_next, ch_distinct, work, scratch, proof, p2_rc,
            params);
@@ -118,12 +136,14 @@ kernel void sumcheck_fold_ext(device const uint4* table_ext [[buffer(0)]], devic
     uint4 h2 = uint4(0u);
     uint stride = params.groups * WG;
     for (uint j = wg * WG + lid; j < params.len; j += stride) {
-        uint4 g_lo = fold_ext(j, r, table_ext, table_out, params);
-        uint4 g_hi = fold_ext(j + params.len, r, table_ext, table_out, params);
-        uint4 w_lo = fold_weights(j, r, weights, weights_out, params);
-        uint4 w_hi = fold_weights(j + params.len, r, weights, weights_out, params);
+        uint lo = pair_lo(j, params.len);
+        uint hi = pair_hi(j, params.len);
+        uint4 g_lo = fold_ext(lo, r, table_ext, table_out, params);
+        uint4 g_hi = fold_ext(hi, r, table_ext, table_out, params);
+        uint4 w_lo = fold_weights(lo, r, weights, weights_out, params);
+        uint4 w_hi = fold_weights(hi, r, weights, weights_out, params);
         h0 = ef_add(h0, ef_mul(g_lo, w_lo));
-        h2 = ef_add(h2, ef_mul(twice_minus(g_hi, g_lo), twice_minus(w_hi, w_lo)));
+        h2 = ef_add(h2, ef_mul(slope(g_hi, g_lo), slope(w_hi, w_lo)));
     }
     finish(lid, lane, sg, wg, h0, h2, red_a, red_b, red_is_last, ch_next, ch_distinct, work, scratch, proof, p2_rc,
            params);

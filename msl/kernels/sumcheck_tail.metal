@@ -4,6 +4,8 @@
 // (2 g[j + half] - g[j])(2 W[j + half] - W[j]) over j < half go to proof words out_at + 8 r .. + 8; then the
 // program's ops [2 r, 2 r + 2) run (the host makes them: observe those 8 words, sample the challenge c into scratch
 // words challenge_at + 4 r .. + 4), and g, W are folded: g'[k] = g[k] + c (g[k + half] - g[k]) (x_0 := c).
+// With SUFFIX = 1 (p3-whir's suffix order) pairs are adjacent, (2j, 2j + 1) for sums and folds (x_{n-1} := c), and
+// the second sum is c_inf = sum_j (g[2j+1] - g[2j])(W[2j+1] - W[2j]).
 // Round 0 reads the input table and weights; every fold is written to table_out / weights_out (n / 2 entries each;
 // round r > 0 folds them in place), which end holding the n >> rounds entries of the folded tables. Then the rest of
 // the program, ops [2 rounds, n_ops), runs (challenger.metal; no EXPAND). rounds + 1 passes of one loop, so that the
@@ -16,9 +18,22 @@ struct Params { uint n; uint rounds; uint out_at; uint challenge_at; uint n_ops;
                 uint4 ops[11]; };
 
 constant constexpr uint WG = 256u;
+// SUFFIX (function constant, p3-whir's suffix order): 0 pairs entries i and i + half (x_0 bound), 1 pairs 2i and
+// 2i + 1 (x_{n-1} bound); fixed per pipeline.
+constant uint SUFFIX [[function_constant(7)]];
 
-uint4 twice_minus(uint4 hi, uint4 lo) {
-    return ef_add(hi, ef_sub(hi, lo));
+// The pair of entry k of a table of 2 half entries: (k, k + half), or (2k, 2k + 1) in suffix order.
+uint pair_lo(uint k, uint half) {
+    return SUFFIX == 1u ? 2u * k : k;
+}
+
+uint pair_hi(uint k, uint half) {
+    return SUFFIX == 1u ? 2u * k + 1u : k + half;
+}
+
+// The second factor of a pair in the second sum: 2 hi - lo (h(2)), or hi - lo in suffix order (c_inf).
+uint4 slope(uint4 hi, uint4 lo) {
+    return SUFFIX == 1u ? ef_sub(hi, lo) : ef_add(hi, ef_sub(hi, lo));
 }
 
 // Entry k of a table (g or W) as this round reads it: the input in round 0, the last fold after (WGSL's table_at,
@@ -39,12 +54,12 @@ void round_sums(uint lid, uint lane, uint sg, uint r, device const uint4* table,
     uint4 h0 = uint4(0u);
     uint4 h2 = uint4(0u);
     for (uint j = lid; j < half; j += WG) {
-        uint4 g_lo = entry_at(first, j, table, table_out);
-        uint4 g_hi = entry_at(first, j + half, table, table_out);
-        uint4 w_lo = entry_at(first, j, weights, weights_out);
-        uint4 w_hi = entry_at(first, j + half, weights, weights_out);
+        uint4 g_lo = entry_at(first, pair_lo(j, half), table, table_out);
+        uint4 g_hi = entry_at(first, pair_hi(j, half), table, table_out);
+        uint4 w_lo = entry_at(first, pair_lo(j, half), weights, weights_out);
+        uint4 w_hi = entry_at(first, pair_hi(j, half), weights, weights_out);
         h0 = ef_add(h0, ef_mul(g_lo, w_lo));
-        h2 = ef_add(h2, ef_mul(twice_minus(g_hi, g_lo), twice_minus(w_hi, w_lo)));
+        h2 = ef_add(h2, ef_mul(slope(g_hi, g_lo), slope(w_hi, w_lo)));
     }
     reduce_pair(lid, lane, sg, h0, h2, red_a, red_b);
     if (lid == 0u) {
@@ -67,13 +82,27 @@ void round_fold(uint lid, uint r, device const uint4* table, device const uint4*
     uint half = (params.n >> r) / 2u;
     uint at = params.challenge_at + 4u * r;
     uint4 c = uint4(scratch[at], scratch[at + 1u], scratch[at + 2u], scratch[at + 3u]);
-    for (uint k = lid; k < half; k += WG) {
-        uint4 g_lo = entry_at(first, k, table, table_out);
-        uint4 g_hi = entry_at(first, k + half, table, table_out);
-        uint4 w_lo = entry_at(first, k, weights, weights_out);
-        uint4 w_hi = entry_at(first, k + half, weights, weights_out);
-        table_out[k] = ef_add(g_lo, ef_mul(ef_sub(g_hi, g_lo), c));
-        weights_out[k] = ef_add(w_lo, ef_mul(ef_sub(w_hi, w_lo), c));
+    // In suffix order the fold is in place from round 1 and output k reads 2k, 2k + 1: each chunk of WG outputs is
+    // read whole before it is written, and later chunks read only entries past every one written so far.
+    for (uint base = 0u; base < half; base += WG) {
+        uint k = base + lid;
+        uint4 g = uint4(0u);
+        uint4 w = uint4(0u);
+        if (k < half) {
+            uint4 g_lo = entry_at(first, pair_lo(k, half), table, table_out);
+            uint4 g_hi = entry_at(first, pair_hi(k, half), table, table_out);
+            uint4 w_lo = entry_at(first, pair_lo(k, half), weights, weights_out);
+            uint4 w_hi = entry_at(first, pair_hi(k, half), weights, weights_out);
+            g = ef_add(g_lo, ef_mul(ef_sub(g_hi, g_lo), c));
+            w = ef_add(w_lo, ef_mul(ef_sub(w_hi, w_lo), c));
+        }
+        if (SUFFIX == 1u) {
+            threadgroup_barrier(mem_flags::mem_device);
+        }
+        if (k < half) {
+            table_out[k] = g;
+            weights_out[k] = w;
+        }
     }
 }
 

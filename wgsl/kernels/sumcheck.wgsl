@@ -1,7 +1,8 @@
 // requires: reduction
 // Sumcheck round sums [h(0), h(2)]: h(0) = sum g_lo W_lo and h(2) = sum (2 g_hi - g_lo)(2 W_hi - W_lo) over i < len,
-// g_lo[i] = table_lo[lo_off + i], g_hi[i] = table_hi[hi_off + i] (same for W). lo and hi may be one binding (offsets 0
-// and half) or two windows. Entry points: sumcheck_base (g base words), sumcheck_ext (g EF vec4).
+// g_lo[i] = table_lo[lo_off + s i], g_hi[i] = table_hi[hi_off + s i] (same for W), s = 1 + SUFFIX. lo and hi may be
+// one binding (offsets 0 and half; in suffix order 0 and 1) or two windows. With SUFFIX = 1 the second sum is
+// c_inf = sum (g_hi - g_lo)(W_hi - W_lo), the X^2 coefficient. Entry points: sumcheck_base (g base words), sumcheck_ext (g EF vec4).
 // Each workgroup leaves its partial pair as pair partial_base + w of `work` (reduction.wgsl); the last of `total`
 // workgroups (over all launches of one reduction) writes the sums to proof words out_at .. out_at + 8 and runs the
 // transcript program params.ops[0 .. n_ops) (challenger.wgsl; no EXPAND: there is no points binding).
@@ -13,6 +14,24 @@ struct Params { len: u32, lo_off: u32, hi_off: u32, partial_base: u32, groups: u
                 n_ops: u32, _t0: u32, _t1: u32, _t2: u32, ops: array<vec4<u32>, 11> }
 
 const WG: u32 = 256u;
+// SUFFIX (override, p3-whir's suffix order): 0 pairs entries i and i + half (x_0 bound), 1 pairs 2i and 2i + 1
+// (x_{n-1} bound); a compile-time constant of the pipeline, so one variant never branches on it.
+@id(7) override SUFFIX: u32 = 0u;
+
+// The second factor of a pair in the second sum: 2 hi - lo (h(2)), or hi - lo in suffix order (c_inf).
+fn slope_ext(hi: vec4<u32>, lo: vec4<u32>) -> vec4<u32> {
+    if (SUFFIX == 1u) {
+        return ef_sub(hi, lo);
+    }
+    return ef_twice_minus(hi, lo);
+}
+
+fn slope_base(hi: u32, lo: u32) -> u32 {
+    if (SUFFIX == 1u) {
+        return bb_sub(hi, lo);
+    }
+    return bb_add(hi, bb_sub(hi, lo));
+}
 
 @group(0) @binding(0) var<storage, read> table_lo_base: array<u32>;
 @group(0) @binding(0) var<storage, read> table_lo_ext: array<vec4<u32>>;
@@ -43,12 +62,13 @@ fn sumcheck_base(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_i
     var h2 = vec4<u32>(0u);
     let stride = params.groups * WG;
     for (var i = wg * WG + lid; i < params.len; i += stride) {
-        let g_lo = table_lo_base[params.lo_off + i];
-        let g_hi = table_hi_base[params.hi_off + i];
-        let w_lo = weights_lo[params.lo_off + i];
-        let w_hi = weights_hi[params.hi_off + i];
+        let at = i * (1u + SUFFIX);
+        let g_lo = table_lo_base[params.lo_off + at];
+        let g_hi = table_hi_base[params.hi_off + at];
+        let w_lo = weights_lo[params.lo_off + at];
+        let w_hi = weights_hi[params.hi_off + at];
         h0 = ef_add(h0, ef_mul_base(w_lo, g_lo));
-        h2 = ef_add(h2, ef_mul_base(ef_twice_minus(w_hi, w_lo), bb_add(g_hi, bb_sub(g_hi, g_lo))));
+        h2 = ef_add(h2, ef_mul_base(slope_ext(w_hi, w_lo), slope_base(g_hi, g_lo)));
     }
     finish_sums(lid, params.partial_base + wg, h0, h2);
 }
@@ -64,12 +84,13 @@ fn sumcheck_ext(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id
     var h2 = vec4<u32>(0u);
     let stride = params.groups * WG;
     for (var i = wg * WG + lid; i < params.len; i += stride) {
-        let g_lo = table_lo_ext[params.lo_off + i];
-        let g_hi = table_hi_ext[params.hi_off + i];
-        let w_lo = weights_lo[params.lo_off + i];
-        let w_hi = weights_hi[params.hi_off + i];
+        let at = i * (1u + SUFFIX);
+        let g_lo = table_lo_ext[params.lo_off + at];
+        let g_hi = table_hi_ext[params.hi_off + at];
+        let w_lo = weights_lo[params.lo_off + at];
+        let w_hi = weights_hi[params.hi_off + at];
         h0 = ef_add(h0, ef_mul(g_lo, w_lo));
-        h2 = ef_add(h2, ef_mul(ef_twice_minus(g_hi, g_lo), ef_twice_minus(w_hi, w_lo)));
+        h2 = ef_add(h2, ef_mul(slope_ext(g_hi, g_lo), slope_ext(w_hi, w_lo)));
     }
     finish_sums(lid, params.partial_base + wg, h0, h2);
 }

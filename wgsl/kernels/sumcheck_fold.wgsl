@@ -3,6 +3,8 @@
 // the next round's [h(0), h(2)] over the folded tables in the same pass. The input tables (2 half entries) are bound
 // whole; thread j < len = half / 2 folds entries j and j + len (table_out[k] = g[k] + r (g[k + half] - g[k]), same
 // for W) and accumulates h(0) += g'_lo W'_lo, h(2) += (2 g'_hi - g'_lo)(2 W'_hi - W'_lo) with lo = j, hi = j + len.
+// With SUFFIX = 1 every pair is adjacent instead (fold: g'[k] = g[2k] + r (g[2k + 1] - g[2k]); sums: lo = 2j,
+// hi = 2j + 1) and the second sum is c_inf = sum (g'_hi - g'_lo)(W'_hi - W'_lo).
 // Entry points: sumcheck_fold_base (table base words), sumcheck_fold_ext (table EF vec4); outputs are EF.
 // Each workgroup leaves its partial pair as pair w of `work` (reduction.wgsl); the last of `total` (= groups)
 // workgroups writes the sums to proof words out_at .. out_at + 8 and runs the transcript program params.ops[0 ..
@@ -15,6 +17,25 @@ struct Params { len: u32, half: u32, groups: u32, total: u32, challenge_at: u32,
                 n_ops: u32, _t0: u32, _t1: u32, _t2: u32, ops: array<vec4<u32>, 11> }
 
 const WG: u32 = 256u;
+// SUFFIX (override, p3-whir's suffix order): 0 pairs entries i and i + half (x_0 bound), 1 pairs 2i and 2i + 1
+// (x_{n-1} bound); a compile-time constant of the pipeline, so one variant never branches on it.
+@id(7) override SUFFIX: u32 = 0u;
+
+// The pair of entry k of a table of 2 half entries: (k, k + half), or (2k, 2k + 1) in suffix order.
+fn pair_lo(k: u32, half: u32) -> u32 {
+    return select(k, 2u * k, SUFFIX == 1u);
+}
+
+fn pair_hi(k: u32, half: u32) -> u32 {
+    return select(k + half, 2u * k + 1u, SUFFIX == 1u);
+}
+
+fn slope_ext(hi: vec4<u32>, lo: vec4<u32>) -> vec4<u32> {
+    if (SUFFIX == 1u) {
+        return ef_sub(hi, lo);
+    }
+    return ef_twice_minus(hi, lo);
+}
 
 @group(0) @binding(0) var<storage, read> table_base: array<u32>;
 @group(0) @binding(0) var<storage, read> table_ext: array<vec4<u32>>;
@@ -35,22 +56,23 @@ fn point_set(i: u32, v: vec4<u32>) {}
 
 // Folds entry k of the weights, writes it and returns it.
 fn fold_weights(k: u32, r: vec4<u32>) -> vec4<u32> {
-    let w_lo = weights[k];
-    let folded = ef_add(w_lo, ef_mul(ef_sub(weights[k + params.half], w_lo), r));
+    let w_lo = weights[pair_lo(k, params.half)];
+    let folded = ef_add(w_lo, ef_mul(ef_sub(weights[pair_hi(k, params.half)], w_lo), r));
     weights_out[k] = folded;
     return folded;
 }
 
 fn fold_base(k: u32, r: vec4<u32>) -> vec4<u32> {
-    let g_lo = table_base[k];
-    let folded = ef_add(vec4<u32>(g_lo, 0u, 0u, 0u), ef_mul_base(r, bb_sub(table_base[k + params.half], g_lo)));
+    let g_lo = table_base[pair_lo(k, params.half)];
+    let folded = ef_add(vec4<u32>(g_lo, 0u, 0u, 0u),
+                        ef_mul_base(r, bb_sub(table_base[pair_hi(k, params.half)], g_lo)));
     table_out[k] = folded;
     return folded;
 }
 
 fn fold_ext(k: u32, r: vec4<u32>) -> vec4<u32> {
-    let g_lo = table_ext[k];
-    let folded = ef_add(g_lo, ef_mul(ef_sub(table_ext[k + params.half], g_lo), r));
+    let g_lo = table_ext[pair_lo(k, params.half)];
+    let folded = ef_add(g_lo, ef_mul(ef_sub(table_ext[pair_hi(k, params.half)], g_lo), r));
     table_out[k] = folded;
     return folded;
 }
@@ -72,12 +94,14 @@ fn sumcheck_fold_base(@builtin(local_invocation_index) lid: u32, @builtin(workgr
     var h2 = vec4<u32>(0u);
     let stride = params.groups * WG;
     for (var j = wg * WG + lid; j < params.len; j += stride) {
-        let g_lo = fold_base(j, r);
-        let g_hi = fold_base(j + params.len, r);
-        let w_lo = fold_weights(j, r);
-        let w_hi = fold_weights(j + params.len, r);
+        let lo = pair_lo(j, params.len);
+        let hi = pair_hi(j, params.len);
+        let g_lo = fold_base(lo, r);
+        let g_hi = fold_base(hi, r);
+        let w_lo = fold_weights(lo, r);
+        let w_hi = fold_weights(hi, r);
         h0 = ef_add(h0, ef_mul(g_lo, w_lo));
-        h2 = ef_add(h2, ef_mul(ef_twice_minus(g_hi, g_lo), ef_twice_minus(w_hi, w_lo)));
+        h2 = ef_add(h2, ef_mul(slope_ext(g_hi, g_lo), slope_ext(w_hi, w_lo)));
     }
     finish_sums(lid, wg, h0, h2);
 }
@@ -94,12 +118,14 @@ fn sumcheck_fold_ext(@builtin(local_invocation_index) lid: u32, @builtin(workgro
     var h2 = vec4<u32>(0u);
     let stride = params.groups * WG;
     for (var j = wg * WG + lid; j < params.len; j += stride) {
-        let g_lo = fold_ext(j, r);
-        let g_hi = fold_ext(j + params.len, r);
-        let w_lo = fold_weights(j, r);
-        let w_hi = fold_weights(j + params.len, r);
+        let lo = pair_lo(j, params.len);
+        let hi = pair_hi(j, params.len);
+        let g_lo = fold_ext(lo, r);
+        let g_hi = fold_ext(hi, r);
+        let w_lo = fold_weights(lo, r);
+        let w_hi = fold_weights(hi, r);
         h0 = ef_add(h0, ef_mul(g_lo, w_lo));
-        h2 = ef_add(h2, ef_mul(ef_twice_minus(g_hi, g_lo), ef_twice_minus(w_hi, w_lo)));
+        h2 = ef_add(h2, ef_mul(slope_ext(g_hi, g_lo), slope_ext(w_hi, w_lo)));
     }
     finish_sums(lid, wg, h0, h2);
 }

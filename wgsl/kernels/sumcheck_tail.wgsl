@@ -9,12 +9,33 @@
 // the program, ops [2 rounds, n_ops), runs (challenger.wgsl; no EXPAND). The table is EF (a base table is folded by
 // the reductions first). Bindings: 0 table, 1 weights (EF), 2 table_out (EF), 3 weights_out (EF), 4 scratch
 // (whole), 5 proof (a window; out_at and op offsets relative to it), 6 p2_rc, 7 params. Launch: one workgroup.
+// With SUFFIX = 1 (p3-whir's suffix order) pairs are adjacent, (2j, 2j + 1) for sums and folds, the second sum is
+// c_inf = sum_j (g[2j+1] - g[2j])(W[2j+1] - W[2j]), and an in-place fold reads each chunk of WG pairs before it
+// writes it (a fold's output k < the 2k it reads, so later chunks read only entries not yet written).
 // Contracts: n a power of two, 1 <= rounds <= log2 n, 2 rounds <= n_ops. Words Montgomery in [0, P).
 
 struct Params { n: u32, rounds: u32, out_at: u32, challenge_at: u32, n_ops: u32, _t0: u32, _t1: u32, _t2: u32,
                 ops: array<vec4<u32>, 11> }
 
 const WG: u32 = 256u;
+// SUFFIX (override, p3-whir's suffix order): 0 pairs entries i and i + half (x_0 bound), 1 pairs 2i and 2i + 1
+// (x_{n-1} bound); a compile-time constant of the pipeline, so one variant never branches on it.
+@id(7) override SUFFIX: u32 = 0u;
+
+fn pair_lo(k: u32, half: u32) -> u32 {
+    return select(k, 2u * k, SUFFIX == 1u);
+}
+
+fn pair_hi(k: u32, half: u32) -> u32 {
+    return select(k + half, 2u * k + 1u, SUFFIX == 1u);
+}
+
+fn slope_ext(hi: vec4<u32>, lo: vec4<u32>) -> vec4<u32> {
+    if (SUFFIX == 1u) {
+        return ef_sub(hi, lo);
+    }
+    return ef_twice_minus(hi, lo);
+}
 
 @group(0) @binding(0) var<storage, read> table: array<vec4<u32>>;
 @group(0) @binding(1) var<storage, read> weights: array<vec4<u32>>;
@@ -52,12 +73,12 @@ fn round_sums(lid: u32, r: u32) {
     var h0 = vec4<u32>(0u);
     var h2 = vec4<u32>(0u);
     for (var j = lid; j < half; j += WG) {
-        let g_lo = table_at(first, j);
-        let g_hi = table_at(first, j + half);
-        let w_lo = weights_at(first, j);
-        let w_hi = weights_at(first, j + half);
+        let g_lo = table_at(first, pair_lo(j, half));
+        let g_hi = table_at(first, pair_hi(j, half));
+        let w_lo = weights_at(first, pair_lo(j, half));
+        let w_hi = weights_at(first, pair_hi(j, half));
         h0 = ef_add(h0, ef_mul(g_lo, w_lo));
-        h2 = ef_add(h2, ef_mul(ef_twice_minus(g_hi, g_lo), ef_twice_minus(w_hi, w_lo)));
+        h2 = ef_add(h2, ef_mul(slope_ext(g_hi, g_lo), slope_ext(w_hi, w_lo)));
     }
     reduce_pair(lid, h0, h2);
     if (lid == 0u) {
@@ -75,13 +96,26 @@ fn round_fold(lid: u32, r: u32) {
     let half = (params.n >> r) / 2u;
     let at = params.challenge_at + 4u * r;
     let c = vec4<u32>(scratch[at], scratch[at + 1u], scratch[at + 2u], scratch[at + 3u]);
-    for (var k = lid; k < half; k += WG) {
-        let g_lo = table_at(first, k);
-        let g_hi = table_at(first, k + half);
-        let w_lo = weights_at(first, k);
-        let w_hi = weights_at(first, k + half);
-        table_out[k] = ef_add(g_lo, ef_mul(ef_sub(g_hi, g_lo), c));
-        weights_out[k] = ef_add(w_lo, ef_mul(ef_sub(w_hi, w_lo), c));
+    for (var base = 0u; base < half; base += WG) {
+        let k = base + lid;
+        var g = vec4<u32>(0u);
+        var w = vec4<u32>(0u);
+        if (k < half) {
+            let g_lo = table_at(first, pair_lo(k, half));
+            let g_hi = table_at(first, pair_hi(k, half));
+            let w_lo = weights_at(first, pair_lo(k, half));
+            let w_hi = weights_at(first, pair_hi(k, half));
+            g = ef_add(g_lo, ef_mul(ef_sub(g_hi, g_lo), c));
+            w = ef_add(w_lo, ef_mul(ef_sub(w_hi, w_lo), c));
+        }
+        if (SUFFIX == 1u) {
+            storageBarrier();
+            workgroupBarrier();
+        }
+        if (k < half) {
+            table_out[k] = g;
+            weights_out[k] = w;
+        }
     }
 }
 

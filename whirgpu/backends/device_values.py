@@ -90,12 +90,14 @@ class DeviceQueries:
 @dataclass
 class DeviceOpenings:
     """Opened rows (slots, width) or (slots, width / 4, 4) and paths (slots, depth, 8) in the proof buffer; the
-    first ``count`` (a proof word) are the proof's openings."""
+    first ``count`` (a proof word) are the proof's openings. ``indices`` (slots,): the queried indices copied into
+    the proof, where the layout's openings are one pruned multiproof (made from the paths when they are read)."""
 
     kind: str
     rows: DeviceValue
     siblings: DeviceValue
     count: DeviceValue
+    indices: DeviceValue | None = None
 
 
 class Region:
@@ -158,4 +160,9 @@ def region_bytes(shape, align: int) -> tuple[int, int, int]:
         q, slots = step.num_queries, step.slots
         scratch += 2 * slot(q) + 2 * slot(slots) + slot(1)
         proof += slot(1) + slot(slots * (step.row_words + step.depth * 8))
+    layout = getattr(shape, "layout", None)
+    if layout is not None and layout.openings == "pruned":  # each opening's indices, pruned when read
+        proof += sum(slot(step.slots) for step in shape.queries)
+    if layout is not None and layout.suffix:  # the statement's points may be drawn: one sampled z each
+        scratch += shape.n_points * slot(4)
     return proof, scratch, max(points, 16)

@@ -59,6 +59,7 @@ from ..errors import ConfigError
 from ..kernels import merkle, ntt, split
 from ..kernels.split import SplitArray
 from ..ref import field_np as F
+from ..ref.merkle_pruned import prune_paths
 from ..runtime.base import RtBuffer, Runtime, RtView
 from .base import (Backend, Commitment, DeviceBuffer, DeviceLimits, PowRangeExceeded, ProofShape, StorageMode,
                    non_canonical, policy_mode, resolve_storage)
@@ -221,10 +222,11 @@ class _BackendRuntime:
         return _CountingBatch(self._runtime.batch(), self._backend)
 
     def kernel(self, stem: str, entry: str | None = None, constants: dict[str, int] | None = None,
-               field: str = "babybear"):
+               field: str | None = None):
+        """``field`` None: the field of the backend's running layout."""
         # Launches are only recorded until the batch is submitted, so a pipeline may still be compiling: the
         # first proof's pipelines compile side by side while the host encodes.
-        return self._runtime.kernel_async(stem, entry, constants, field)
+        return self._runtime.kernel_async(stem, entry, constants, field or self._backend.layout.field.name)
 
     def limits(self) -> DeviceLimits:
         """The runtime's limits with the backend's binding and buffer limits (which lay out split arrays)."""
@@ -468,7 +470,25 @@ class GpuBackend(Backend):
         self.rt.close()
 
     def _round_constants(self) -> RtBuffer:
-        return merkle.round_constants(self._drivers)
+        return merkle.round_constants(self._drivers, self.layout.field.name)
+
+    def _tree_options(self) -> dict:
+        """How ``merkle.record_tree`` hashes the layout's leaves (nothing to say for the default layout)."""
+        layout = self.layout
+        if layout.leaf_width == 16 and layout.field.name == "babybear":
+            return {}
+        return {"field": layout.field.name, "leaf_width": layout.leaf_width}
+
+    def _order_constants(self) -> dict[str, int] | None:
+        """The specialisation of the sumcheck and fold kernels for the layout's variable order."""
+        return {"SUFFIX": 1} if self.layout.suffix else None
+
+    def _pair_window(self, n: int) -> int:
+        """Pairs per window of a round over a table of ``n`` entries: prefix pairs (i, i + n/2) bind two windows
+        of this many entries, suffix pairs (2i, 2i + 1) one window of twice as many."""
+        if self.layout.suffix:
+            return max(1, self._window_len(n, EF_BYTES) // 2)
+        return self._window_len(n // 2, EF_BYTES)
 
     def _workspace(self, pairs: int) -> RtBuffer:
         """The reductions' work buffer, with room for ``pairs`` partial pairs (a larger one, ticket zeroed, when
@@ -506,7 +526,17 @@ class GpuBackend(Backend):
     def _pairs(self, table: SplitArray, half: int, window: int):
         """(lo binding, hi binding, lo_off, hi_off, start, len) per window over the halves of ``table``. The
         choice between one whole binding and windows is made for EF entries, so a base table and its EF weights
-        always get the same offsets (a table bound whole is one buffer: its EF twin fits one)."""
+        always get the same offsets (a table bound whole is one buffer: its EF twin fits one). Under a suffix
+        layout pair i is entries (2i, 2i + 1): one binding holds both halves of a window (offsets 0 and 1)."""
+        if self.layout.suffix:
+            if window == half and 2 * half * EF_BYTES <= self._window_limit:
+                yield table.buffers[0], table.buffers[0], 0, 1, 0, half
+                return
+            for start in range(0, half, window):
+                length = min(window, half - start)
+                view = self._view(table, 2 * start, 2 * length, False)
+                yield view, view, 0, 1, start, length
+            return
         if window == half and 2 * half * EF_BYTES <= self._window_limit:
             buffer = table.buffers[0]
             yield buffer, buffer, 0, half, 0, half
@@ -616,6 +646,7 @@ class GpuBackend(Backend):
         challenger = transcript.challenger
         if self._session is not None:
             raise RuntimeError("begin_proof: a proof is already running on this backend")
+        self.layout = shape.layout
         align = max(EF_BYTES, int(self.rt.offset_alignment))
         session = self._open_session(*region_bytes(shape, align))
         session.fold_fuses = [k < rounds for rounds in shape.sumcheck_phases for k in range(1, rounds + 1)]
@@ -650,7 +681,10 @@ class GpuBackend(Backend):
     def _resolve(self, words: np.ndarray, value):
         if isinstance(value, DeviceOpenings):
             count = int(self._get(words, value.count)[0])
-            return self._get(words, value.rows)[:count], self._get(words, value.siblings)[:count]
+            rows, paths = self._get(words, value.rows)[:count], self._get(words, value.siblings)[:count]
+            if value.indices is not None:  # one pruned multiproof, from the paths gathered on the device
+                return rows, prune_paths(self._get(words, value.indices)[:count], paths)
+            return rows, paths
         if isinstance(value, DeviceValue):
             return self._get(words, value)
         return value
@@ -708,9 +742,10 @@ class GpuBackend(Backend):
         with self.phase("ntt"):
             # One buffer goes in as today (ntt windows it); a split table is already a SplitArray.
             source = table.handle.buffers[0] if len(table.handle.buffers) == 1 else table.handle
-            codeword = ntt.encode_codeword(rt, batch, source, nv, table.is_ext, log_folding, log_height)
+            codeword = ntt.encode_codeword(rt, batch, source, nv, table.is_ext, log_folding, log_height,
+                                           row_major=self.layout.suffix, field=self.layout.field.name)
         with self.phase("merkle"):
-            levels, last = merkle.record_tree(rt, batch, codeword, height, width)
+            levels, last = merkle.record_tree(rt, batch, codeword, height, width, **self._tree_options())
             root = self._session.regions.proof.take((merkle.DIGEST,))
             if last is None:  # no merkle_top level (a lone root, or merkle_top off): the root is copied
                 batch.copy(*levels[-1].locate(0), root.buffer, root.offset, root.nbytes)
@@ -753,6 +788,10 @@ class GpuBackend(Backend):
         if slots == 0:
             return openings
         batch = self._batch()
+        if self.layout.openings == "pruned":
+            openings.indices = self._session.regions.proof.take((slots,))
+            batch.copy(indices.indices.buffer, indices.indices.offset, openings.indices.buffer,
+                       openings.indices.offset, 4 * slots)
         index_view = indices.indices.view()
         # Each launch writes the rows of one codeword window and the siblings of one part of ``level_jobs``: the
         # whole levels of a run (the packed ones bound once, their word offsets in the params' table), or one
@@ -831,13 +870,14 @@ class GpuBackend(Backend):
             raise ValueError(f"sumcheck_round: table of {n} entries with weights of shape {weights.shape}")
         rt = self._drivers
         half = n // 2
-        window = self._window_len(half, EF_BYTES)
+        window = self._pair_window(n)
         groups = min(_groups(window), MAX_REDUCE_GROUPS)
         n_windows = -(-half // window)
         total = n_windows * groups
         work = self._workspace(total)
         h = self._session.regions.proof.take((2, 4))
-        kernel = rt.kernel("sumcheck", "sumcheck_ext" if table.is_ext else "sumcheck_base")
+        kernel = rt.kernel("sumcheck", "sumcheck_ext" if table.is_ext else "sumcheck_base",
+                           constants=self._order_constants())
         io = [work] + self._tail_io()
         pairs = zip(self._pairs(table.handle, half, window), self._pairs(weights.handle, half, window))
         dispatches = []
@@ -868,7 +908,7 @@ class GpuBackend(Backend):
                    for r in range(rounds)), ())
         buffers = [table.handle.buffers[0], weights.handle.buffers[0], outs[0].buffers[0], outs[1].buffers[0]]
         scratch, proof_window, rc = self._tail_io()
-        launch = TailLaunch(self._drivers.kernel("sumcheck_tail"),
+        launch = TailLaunch(self._drivers.kernel("sumcheck_tail", constants=self._order_constants()),
                             [(buffers + [scratch, proof_window, rc], [n, rounds, 0, challenges.word], 1)],
                             (h.word, h.word + 8 * rounds), 2, points=False, ops=ops)
         session.transcript.defer(launch)
@@ -922,7 +962,8 @@ class GpuBackend(Backend):
         groups = min(_groups(quarter), MAX_REDUCE_GROUPS)
         work = self._workspace(groups)
         h = self._session.regions.proof.take((2, 4))
-        kernel = self._drivers.kernel("sumcheck_fold", "sumcheck_fold_ext" if table.is_ext else "sumcheck_fold_base")
+        kernel = self._drivers.kernel("sumcheck_fold", "sumcheck_fold_ext" if table.is_ext else "sumcheck_fold_base",
+                                      constants=self._order_constants())
         buffers = [table.handle.buffers[0], weights.handle.buffers[0], new_table.buffers[0], new_weights.buffers[0],
                    work] + self._tail_io()
         head = [quarter, half, groups, groups, r.word, 0, 0, 0]
@@ -938,10 +979,10 @@ class GpuBackend(Backend):
             raise ValueError(f"fold: table of {n} entries with weights of shape {weights.shape}")
         rt = self._drivers
         half = n // 2
-        window = self._window_len(half, EF_BYTES)
+        window = self._pair_window(n)
         new_table = self._new_table(half, EF_BYTES)
         new_weights = self._new_table(half, EF_BYTES)
-        kernel = rt.kernel("fold", "fold_ext" if table.is_ext else "fold_base")
+        kernel = rt.kernel("fold", "fold_ext" if table.is_ext else "fold_base", constants=self._order_constants())
         whole_out = window == half
         batch = self._batch()
         challenge = r.view()

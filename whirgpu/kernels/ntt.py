@@ -4,7 +4,9 @@
 Contracts (all words are Montgomery u32 in [0, P)):
 - ``encode_commit_matrix``: a table of 2^nv entries (1 word each, or 4 for EF: c0..c3) becomes the (H, w)
   row-major matrix, H = 2^log_height, w = 2^log_folding (x4 for EF): column j = entries j*2^(nv-k) ..
-  (j+1)*2^(nv-k)-1 as coefficients, rows >= 2^(nv-k) zero. This is ``CpuBackend.commit``'s ``flat``.
+  (j+1)*2^(nv-k)-1 as coefficients, rows >= 2^(nv-k) zero. This is ``CpuBackend.commit``'s ``flat``. With
+  ``row_major`` (the p3-whir profile) row t < 2^(nv-k) is entries t*2^k .. t*2^k + 2^k - 1 instead.
+- Every function takes ``field`` (a field name): the kernels are composed for it and the twiddles are its own.
 - ``ntt_columns``: in place, every column of an (H, w) matrix becomes its evaluations at omega_H^i, i in
   natural order: word for word ``whirgpu.ref.ntt.dft_batch``.
 
@@ -25,7 +27,7 @@ import weakref
 import numpy as np
 
 from ..errors import DeviceLimitError
-from ..field import TWO_ADICITY
+from ..field import field_by_name
 from ..ref import field_np as F
 from ..ref.ntt import twiddles
 from ..limits import StorageMode
@@ -38,27 +40,30 @@ LOG_TILE_WORDS = 12  # ntt.wgsl TILE_WORDS = 4096 (16 KiB of workgroup memory)
 LOG_TILE_COLS = 3  # columns per tile at most 8 words (32 bytes per row segment)
 MIN_TABLE_LOG = 12  # smallest twiddle table uploaded, so small NTTs share one
 
-_tables: "weakref.WeakKeyDictionary[Runtime, tuple[int, RtBuffer]]" = weakref.WeakKeyDictionary()
+_tables: "weakref.WeakKeyDictionary[Runtime, dict[str, tuple[int, RtBuffer]]]" = weakref.WeakKeyDictionary()
 
 
-def stage_twiddles(log_n: int) -> np.ndarray:
+def stage_twiddles(log_n: int, field: str = "babybear") -> np.ndarray:
     """The stage-major table of 2^log_n words: tw[0] = 1 (unused), tw[2^s + k] = omega_{2^(s+1)}^k for
     k < 2^s and s < log_n. Serves every NTT of size <= 2^log_n."""
-    if not 0 <= log_n <= TWO_ADICITY:
-        raise ValueError(f"twiddle table 2^{log_n} outside 2^0..2^{TWO_ADICITY}")
-    return np.concatenate([np.array([F.ONE], np.uint32)] + [twiddles(s) for s in range(log_n)])
+    f = field_by_name(field)
+    if not 0 <= log_n <= f.TWO_ADICITY:
+        raise ValueError(f"twiddle table 2^{log_n} outside 2^0..2^{f.TWO_ADICITY}")
+    return np.concatenate([np.array([f.R], np.uint32)] + [twiddles(s, f) for s in range(log_n)])
 
 
-def twiddle_table(rt: Runtime, log_h: int) -> RtBuffer:
-    """The runtime's uploaded table covering NTTs up to 2^log_h (uploaded once; replaced by a bigger one)."""
-    held = _tables.get(rt)
+def twiddle_table(rt: Runtime, log_h: int, field: str = "babybear") -> RtBuffer:
+    """The runtime's uploaded table of ``field`` covering NTTs up to 2^log_h (uploaded once; replaced by a bigger
+    one)."""
+    tables = _tables.setdefault(rt, {})
+    held = tables.get(field)
     if held is not None and held[0] >= log_h:
         return held[1]
     log_n = max(log_h, MIN_TABLE_LOG)
-    words = stage_twiddles(log_n)
+    words = stage_twiddles(log_n, field)
     buffer = rt.alloc(words.nbytes, StorageMode.SHARED)  # host-written (an input in the storage policy's terms)
     rt.write(buffer, words)
-    _tables[rt] = (log_n, buffer)
+    tables[field] = (log_n, buffer)
     return buffer
 
 
@@ -73,7 +78,8 @@ def _groups(n_threads: int) -> int:
 
 
 def encode_commit_matrix(rt: Runtime, batch: Batch, table_buffer: RtBuffer, nv: int, is_ext: bool,
-                         log_folding: int, log_height: int, bit_reversed: bool = False) -> SplitArray:
+                         log_folding: int, log_height: int, bit_reversed: bool = False,
+                         row_major: bool = False, field: str = "babybear") -> SplitArray:
     """Record transpose + zero-pad of a 2^nv-entry table into a new (2^log_height, w) matrix (a ``SplitArray``
     laid out for ``rt``'s limits); ``bit_reversed``: row g holds natural row rev(g) (the NTT's input order).
     One launch per matrix window and table window (one in all when both fit a binding)."""
@@ -88,7 +94,8 @@ def encode_commit_matrix(rt: Runtime, batch: Batch, table_buffer: RtBuffer, nv: 
         raise DeviceLimitError(f"commit matrix of 2^{log_height + log_w} words exceeds 32-bit row indexing")
     matrix = split.alloc_rows(rt, 1 << log_height, 4 << log_w)
     table = split.wrap(rt, table_buffer, 1 << nv, 4 << log_elem)
-    kernel = rt.kernel("transpose_pad")
+    kernel = rt.kernel("transpose_pad", constants={"ROW_MAJOR": int(row_major)} if row_major else None,
+                       field=field)
     log_rev = log_height if bit_reversed else 0
     for window, row_base, rows in matrix.windows():
         n_words = rows << log_w
@@ -110,7 +117,7 @@ def _tw_binding(rt: Runtime, tw: RtBuffer, first: int, n: int) -> tuple[RtBuffer
 
 
 def ntt_columns(rt: Runtime, batch: Batch, buffer: "RtBuffer | SplitArray", log_height: int, width: int,
-                max_local_log: int | None = None, rows_reversed: bool = False) -> None:
+                max_local_log: int | None = None, rows_reversed: bool = False, field: str = "babybear") -> None:
     """Record the in-place column NTT of the (2^log_height, width) matrix in ``buffer`` (one buffer, or a
     ``SplitArray`` of rows). ``rows_reversed``: the rows are already in bit-reversed order (``encode_commit_matrix``
     with ``bit_reversed``); otherwise they are reversed in place first, which needs the matrix in one window.
@@ -120,12 +127,13 @@ def ntt_columns(rt: Runtime, batch: Batch, buffer: "RtBuffer | SplitArray", log_
     ``ntt_cross`` over the window pairs (a, a + 2^s). ``max_local_log`` caps the stages done in workgroup memory
     (0 = global passes only); tests use it to reach every path at small sizes."""
     log_w = _log2(width, "width")
-    if not 0 <= log_height <= TWO_ADICITY:
-        raise ValueError(f"NTT size 2^{log_height} exceeds the field's two-adicity 2^{TWO_ADICITY}")
+    two_adicity = field_by_name(field).TWO_ADICITY
+    if not 0 <= log_height <= two_adicity:
+        raise ValueError(f"NTT size 2^{log_height} exceeds the field's two-adicity 2^{two_adicity}")
     data = split.wrap(rt, buffer, 1 << log_height, 4 * width)
     if log_height == 0:
         return
-    tw = twiddle_table(rt, log_height)
+    tw = twiddle_table(rt, log_height, field)
     log_r = _log2(data.window_rows, "window rows")
     window_words = 1 << (log_r + log_w)
     if not rows_reversed:
@@ -133,7 +141,7 @@ def ntt_columns(rt: Runtime, batch: Batch, buffer: "RtBuffer | SplitArray", log_
             raise DeviceLimitError(f"the in-place row bit reversal needs the {4 * width << log_height}-byte matrix "
                                    f"in one binding (max_storage_binding_size {split.runtime_limits(rt)[0]}); "
                                    f"encode with bit_reversed rows instead")
-        batch.dispatch(rt.kernel("ntt_bitrev"), [data.buffers[0]],
+        batch.dispatch(rt.kernel("ntt_bitrev", field=field), [data.buffers[0]],
                        np.array([window_words, log_w, log_height, 0], np.uint32), _groups(window_words))
     windows = list(data.windows())
     log_cw = min(log_w, LOG_TILE_COLS)
@@ -144,19 +152,19 @@ def ntt_columns(rt: Runtime, batch: Batch, buffer: "RtBuffer | SplitArray", log_
         n_tiles = 1 << (log_r - log_local + log_w - log_cw)
         tw_local = _tw_binding(rt, tw, 0, 1 << log_local)[0]
         for window, _, _ in windows:
-            batch.dispatch(rt.kernel("ntt", "ntt_local"), [window, tw_local],
+            batch.dispatch(rt.kernel("ntt", "ntt_local", field=field), [window, tw_local],
                            np.array([n_tiles, log_w, log_local, log_cw], np.uint32), n_tiles)
     stage = log_local
     if (log_r - stage) % 2:
         tw_stage = _tw_binding(rt, tw, 0, 2 << stage)[0]
         for window, _, _ in windows:
-            batch.dispatch(rt.kernel("ntt", "ntt_radix2"), [window, tw_stage],
+            batch.dispatch(rt.kernel("ntt", "ntt_radix2", field=field), [window, tw_stage],
                            np.array([window_words >> 1, log_w, stage, 0], np.uint32), _groups(window_words >> 1))
         stage += 1
     while stage < log_r:
         tw_stage = _tw_binding(rt, tw, 0, 4 << stage)[0]
         for window, _, _ in windows:
-            batch.dispatch(rt.kernel("ntt", "ntt_radix4"), [window, tw_stage],
+            batch.dispatch(rt.kernel("ntt", "ntt_radix4", field=field), [window, tw_stage],
                            np.array([window_words >> 2, log_w, stage, 0], np.uint32), _groups(window_words >> 2))
         stage += 2
     rows = data.window_rows
@@ -167,15 +175,17 @@ def ntt_columns(rt: Runtime, batch: Batch, buffer: "RtBuffer | SplitArray", log_
                 lo = data.binding(block + k0, rows)[0]
                 hi = data.binding(block + half + k0, rows)[0]
                 tw_pair, base = _tw_binding(rt, tw, half + k0, rows)
-                batch.dispatch(rt.kernel("ntt_cross"), [lo, hi, tw_pair],
+                batch.dispatch(rt.kernel("ntt_cross", field=field), [lo, hi, tw_pair],
                                np.array([window_words, log_w, base, 0], np.uint32), _groups(window_words))
 
 
 def encode_codeword(rt: Runtime, batch: Batch, table_buffer: RtBuffer, nv: int, is_ext: bool,
-                    log_folding: int, log_height: int) -> SplitArray:
+                    log_folding: int, log_height: int, row_major: bool = False,
+                    field: str = "babybear") -> SplitArray:
     """Record the whole commit encoding (matrix written in bit-reversed row order, then the column NTT); returns
     the codeword (H, w) in natural row order as a ``SplitArray``."""
-    matrix = encode_commit_matrix(rt, batch, table_buffer, nv, is_ext, log_folding, log_height, bit_reversed=True)
+    matrix = encode_commit_matrix(rt, batch, table_buffer, nv, is_ext, log_folding, log_height, bit_reversed=True,
+                                  row_major=row_major, field=field)
     width = 1 << (log_folding + (2 if is_ext else 0))
-    ntt_columns(rt, batch, matrix, log_height, width, rows_reversed=True)
+    ntt_columns(rt, batch, matrix, log_height, width, rows_reversed=True, field=field)
     return matrix

@@ -65,6 +65,7 @@ def _spec(stem: str, params: str, entries: dict[str, tuple[tuple[str, ...], int 
 
 _WG = {"WG": (0, 256)}
 _WG64 = {"WG": (0, 64)}
+_SUFFIX = {"SUFFIX": (7, 0)}  # 1: the p3-whir profile's suffix variable order (adjacent pairs, c_inf messages)
 _P2 = "p2_rc"
 # A transcript program run as a launch's epilogue (challenger.wgsl): the params' last fields, and the buffers a
 # reduction that runs one binds after its data (reduction.wgsl's work words, the challenger's scratch, a proof window).
@@ -78,7 +79,7 @@ KERNELS: dict[str, KernelSpec] = {spec.stem: spec for spec in (
         "copy_vec4": (("src", "dst"), 256),
         "mul_chain": (("chain_out",), 256)}),
     _spec("transpose_pad", "n_words log_w log_coeffs log_elem row_base log_rev tbl_first tbl_count",
-          {"transpose_pad": (("table", "matrix"), "WG")}, _WG),
+          {"transpose_pad": (("table", "matrix"), "WG")}, {"WG": (0, 256), "ROW_MAJOR": (1, 0)}),
     _spec("ntt_bitrev", "n_words log_w log_h _pad", {"ntt_bitrev": (("data",), "WG")}, _WG),
     _spec("ntt", "n log_w log_stage log_cw", {
         "ntt_local": (("data", "tw"), "WG"),
@@ -101,17 +102,17 @@ KERNELS: dict[str, KernelSpec] = {spec.stem: spec for spec in (
           {"gather_rows": (("matrix", "indices", "out"), 256)}),
     _spec("sumcheck", "len lo_off hi_off partial_base groups total out_at _pad0" + _TAIL, {
         "sumcheck_base": (("table_lo_base", "table_hi_base", "weights_lo", "weights_hi") + _TAIL_IO, 256),
-        "sumcheck_ext": (("table_lo_ext", "table_hi_ext", "weights_lo", "weights_hi") + _TAIL_IO, 256)}),
+        "sumcheck_ext": (("table_lo_ext", "table_hi_ext", "weights_lo", "weights_hi") + _TAIL_IO, 256)}, _SUFFIX),
     _spec("sumcheck_fold", "len half groups total challenge_at out_at _pad0 _pad1" + _TAIL, {
         "sumcheck_fold_base": (("table_base", "weights", "table_out", "weights_out") + _TAIL_IO, 256),
-        "sumcheck_fold_ext": (("table_ext", "weights", "table_out", "weights_out") + _TAIL_IO, 256)}),
+        "sumcheck_fold_ext": (("table_ext", "weights", "table_out", "weights_out") + _TAIL_IO, 256)}, _SUFFIX),
     _spec("sumcheck_tail", "n rounds out_at challenge_at" + _TAIL, {
-        "sumcheck_tail": (("table", "weights", "table_out", "weights_out", "scratch", "proof", _P2), 256)}),
+        "sumcheck_tail": (("table", "weights", "table_out", "weights_out", "scratch", "proof", _P2), 256)}, _SUFFIX),
     _spec("fold", "len lo_off hi_off out_off", {
         "fold_base": (("table_lo_base", "table_hi_base", "weights_lo", "weights_hi", "table_out", "weights_out",
                        "challenge"), 256),
         "fold_ext": (("table_lo_ext", "table_hi_ext", "weights_lo", "weights_hi", "table_out", "weights_out",
-                      "challenge"), 256)}),
+                      "challenge"), 256)}, _SUFFIX),
     _spec("factor_tables", "n_eq n_sel nv log_lo eq_scaled coord_off eq_scale_off base_off sel_scale_off eq_lo_at "
           "eq_hi_at sel_lo_at sel_hi_at first end _pad0",
           {"factor_tables": (("coords", "eq_scales", "bases", "sel_scales", "out"), 256)}),

@@ -59,6 +59,7 @@ class P3WhirProver(WhirProver):
         super().__init__(config, backend)
         self.field = field
         self._drawn_points: list = []
+        self._transcript_points = 0
 
     def prove_p3(self, evaluations: np.ndarray, num_openings: int = 1, points: np.ndarray | None = None,
                  canonical: bool = False) -> P3Proved:
@@ -94,7 +95,7 @@ class P3WhirProver(WhirProver):
         return HostTranscript(p3_challenger(self.config, self.field), query_sampler=distinct_query_indices)
 
     def _shape(self, n_points: int) -> ProofShape:
-        return proof_shape(self.config, n_points, P3_WHIR_LAYOUT(self.field))
+        return proof_shape(self.config, max(n_points, self._transcript_points), P3_WHIR_LAYOUT(self.field))
 
     def _statement(self, transcript, table, statement_points, claims):
         """Each opening's point (drawn: z sampled and expanded; or prescribed) and its claim, observed."""

@@ -9,6 +9,8 @@ parent having at most one missing child in a binary tree). Every other node is r
 - ``boundary_nodes(indices, depth)``: the (level, node index) of every boundary digest, in proof order.
 - ``prune(levels, indices)``: the proof from a tree's levels (``levels[0]`` leaf digests ... ``levels[depth]``
   the root; (n, 8) uint32 words each).
+- ``prune_paths(indices, paths)``: the same proof from the queried leaves' full paths (q, depth, 8), leaf level
+  first (every boundary digest is a sibling on some queried leaf's path), for a prover that gathered paths.
 - ``root_from_pruned(indices, leaf_digests, siblings, depth, compress)``: the root the verifier recomputes, or
   ``ValueError`` naming the problem when the sibling count is not the one the indices call for.
 
@@ -60,6 +62,21 @@ def prune(levels: list[np.ndarray], indices) -> np.ndarray:
     if not nodes:
         return np.zeros((0, levels[0].shape[-1]), np.uint32)
     return np.stack([levels[level][index] for level, index in nodes]).astype(np.uint32)
+
+
+def prune_paths(indices, paths) -> np.ndarray:
+    """The boundary digests, (m, 8) uint32 words in proof order, from ``paths[j]`` = the sibling path of
+    ``indices[j]`` (leaf level first)."""
+    paths = np.asarray(paths, np.uint32)
+    depth = paths.shape[1] if paths.ndim == 3 else 0
+    where: dict[tuple[int, int], tuple[int, int]] = {}
+    for j, index in enumerate(int(i) for i in indices):
+        for level in range(depth):
+            where.setdefault((level, (index >> level) ^ 1), (j, level))
+    nodes = boundary_nodes(indices, depth)
+    if not nodes:
+        return np.zeros((0, paths.shape[-1] if paths.ndim == 3 else 8), np.uint32)
+    return np.stack([paths[where[node]] for node in nodes]).astype(np.uint32)
 
 
 def root_from_pruned(indices, leaf_digests, siblings, depth: int, compress: Compress) -> np.ndarray:
