@@ -1,4 +1,4 @@
-// requires: bb_field poseidon2_constants
+// requires: poseidon2_core
 // Poseidon2 of width 16 over the composed field (BabyBear: Plonky3 Poseidon2BabyBear<16> with whir-p3's SmallRng(1)
 // constants, S-box x^7, 13 internal rounds; KoalaBear: Poseidon2KoalaBear<16> with p3-whir's, x^3, 20), rolled:
 // loops over rounds, lanes written out. The state is a P2State value (lanes 0-3, 4-7, 8-11, 12-15) and every
@@ -8,6 +8,7 @@
 // -1/2^27] is applied with adds and exact halvings (no products); another field's by products with the table's
 // diagonal. The counts come from the generated poseidon2_constants. All words in and out are Montgomery words in
 // [0, P).
+// The lane-wise add and product, the S-box and M4 are poseidon2_core's (shared with the width-24 poseidon2_24).
 
 struct P2State {
     uint4 a;
@@ -16,47 +17,11 @@ struct P2State {
     uint4 d;
 };
 
-// in: [0, P); out: [0, P). min() picks the reduced value: the unreduced one wraps past 2^32 when it is wrong.
-uint4 bb_add4(uint4 x, uint4 y) {
-    uint4 s = x + y;
-    return min(s, s - uint4(BB_P));
-}
-
 // x / 2^k mod P for 1 <= k <= 27; linear, so it holds on Montgomery words. in: [0, P); out: [0, P).
 // With x = q 2^k + r and 2^-k = -15 * 2^(27-k) (mod P): x / 2^k = q - r * 15 * 2^(27-k), which lies in (-P, P).
 uint bb_div_pow2(uint x, uint k) {
     uint d = (x >> k) - (x & ((1u << k) - 1u)) * (15u << (27u - k));
     return min(d, d + BB_P);
-}
-
-// in: [0, P); out: x^d in [0, P), d = P2_SBOX_DEGREE (a constant: the branch is resolved at compile time).
-uint p2_sbox(uint x) {
-    if (P2_SBOX_DEGREE == 3u) {
-        return bb_mul(bb_mul(x, x), x);
-    }
-    uint x2 = bb_mul(x, x);
-    uint x3 = bb_mul_partial(x2, x);
-    uint x4 = bb_mul(x2, x2);
-    return bb_mul(x4, x3);
-}
-
-// (x + rc)^7 lane-wise. in: [0, P); out: [0, P).
-uint4 p2_sbox4(uint4 x, uint4 rc) {
-    uint4 y = bb_add4(x, rc);
-    return uint4(p2_sbox(y.x), p2_sbox(y.y), p2_sbox(y.z), p2_sbox(y.w));
-}
-
-// M4 = [[2,3,1,1],[1,2,3,1],[1,1,2,3],[3,1,1,2]] on one chunk.
-uint4 p2_mat4(uint4 x) {
-    uint t01 = bb_add(x.x, x.y);
-    uint t23 = bb_add(x.z, x.w);
-    uint t0123 = bb_add(t01, t23);
-    uint t01123 = bb_add(t0123, x.y);
-    uint t01233 = bb_add(t0123, x.w);
-    return uint4(bb_add(t01123, t01),              // 2a + 3b + c + d
-                 bb_add(t01123, bb_add(x.z, x.z)), // a + 2b + 3c + d
-                 bb_add(t01233, t23),              // a + b + 2c + 3d
-                 bb_add(t01233, bb_add(x.x, x.x))); // 3a + b + c + 2d
 }
 
 // circ(2 M4, M4, M4, M4): M4 on each chunk, then s[i] += sum_c s[4c + i mod 4].
@@ -74,10 +39,6 @@ P2State p2_external_round(P2State s, uint r, constant uint4* p2_rc) {
     uint k = 4u * r;
     return p2_mds_light(P2State{p2_sbox4(s.a, p2_rc[k]), p2_sbox4(s.b, p2_rc[k + 1u]),
                                 p2_sbox4(s.c, p2_rc[k + 2u]), p2_sbox4(s.d, p2_rc[k + 3u])});
-}
-
-uint4 p2_mul4(uint4 x, uint4 y) {
-    return uint4(bb_mul(x.x, y.x), bb_mul(x.y, y.y), bb_mul(x.z, y.z), bb_mul(x.w, y.w));
 }
 
 // s0 = (s0 + rc)^d; s = (1 + diag(V)) s with V the table's diagonal (p2_rc rows P2_RC_DIAG_AT ..): any field.

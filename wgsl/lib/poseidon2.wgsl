@@ -1,4 +1,4 @@
-// requires: bb_field poseidon2_constants
+// requires: poseidon2_core
 // Poseidon2 of width 16 over the composed field (BabyBear: Plonky3 Poseidon2BabyBear<16> with whir-p3's SmallRng(1)
 // constants, S-box x^7, 13 internal rounds; KoalaBear: Poseidon2KoalaBear<16> with p3-whir's, x^3, 20), rolled:
 // loops over rounds, lanes written out. The state is a P2State value (lanes 0-3, 4-7, 8-11, 12-15) and every
@@ -8,6 +8,7 @@
 // -1/2^27] is applied with adds and exact halvings (no products); another field's by products with the table's
 // diagonal. The counts come from the generated poseidon2_constants. All words in and out are Montgomery words in
 // [0, P).
+// The lane-wise add and product, the S-box and M4 are poseidon2_core's (shared with the width-24 poseidon2_24).
 
 struct P2State {
     a: vec4<u32>,
@@ -16,48 +17,11 @@ struct P2State {
     d: vec4<u32>,
 }
 
-// in: [0, P); out: [0, P). min() picks the reduced value: the unreduced one wraps past 2^32 when it is wrong.
-fn bb_add4(x: vec4<u32>, y: vec4<u32>) -> vec4<u32> {
-    let s = x + y;
-    return min(s, s - vec4<u32>(BB_P));
-}
-
 // x / 2^k mod P for 1 <= k <= 27; linear, so it holds on Montgomery words. in: [0, P); out: [0, P).
 // With x = q 2^k + r and 2^-k = -15 * 2^(27-k) (mod P): x / 2^k = q - r * 15 * 2^(27-k), which lies in (-P, P).
 fn bb_div_pow2(x: u32, k: u32) -> u32 {
     let d = (x >> k) - (x & ((1u << k) - 1u)) * (15u << (27u - k));
     return min(d, d + BB_P);
-}
-
-// in: [0, P); out: x^d in [0, P), d = P2_SBOX_DEGREE (7 for BabyBear, 3 for KoalaBear: a constant, so the
-// branch is resolved at compile time).
-fn p2_sbox(x: u32) -> u32 {
-    if (P2_SBOX_DEGREE == 3u) {
-        return bb_mul(bb_mul(x, x), x);
-    }
-    let x2 = bb_mul(x, x);
-    let x3 = bb_mul_partial(x2, x);
-    let x4 = bb_mul(x2, x2);
-    return bb_mul(x4, x3);
-}
-
-// (x + rc)^7 lane-wise. in: [0, P); out: [0, P).
-fn p2_sbox4(x: vec4<u32>, rc: vec4<u32>) -> vec4<u32> {
-    let y = bb_add4(x, rc);
-    return vec4<u32>(p2_sbox(y.x), p2_sbox(y.y), p2_sbox(y.z), p2_sbox(y.w));
-}
-
-// M4 = [[2,3,1,1],[1,2,3,1],[1,1,2,3],[3,1,1,2]] on one chunk.
-fn p2_mat4(x: vec4<u32>) -> vec4<u32> {
-    let t01 = bb_add(x.x, x.y);
-    let t23 = bb_add(x.z, x.w);
-    let t0123 = bb_add(t01, t23);
-    let t01123 = bb_add(t0123, x.y);
-    let t01233 = bb_add(t0123, x.w);
-    return vec4<u32>(bb_add(t01123, t01),             // 2a + 3b + c + d
-                     bb_add(t01123, bb_add(x.z, x.z)), // a + 2b + 3c + d
-                     bb_add(t01233, t23),             // a + b + 2c + 3d
-                     bb_add(t01233, bb_add(x.x, x.x))); // 3a + b + c + 2d
 }
 
 // circ(2 M4, M4, M4, M4): M4 on each chunk, then s[i] += sum_c s[4c + i mod 4].
@@ -75,10 +39,6 @@ fn p2_external_round(s: P2State, r: u32) -> P2State {
     let k = 4u * r;
     return p2_mds_light(P2State(p2_sbox4(s.a, p2_rc[k]), p2_sbox4(s.b, p2_rc[k + 1u]),
                                 p2_sbox4(s.c, p2_rc[k + 2u]), p2_sbox4(s.d, p2_rc[k + 3u])));
-}
-
-fn p2_mul4(x: vec4<u32>, y: vec4<u32>) -> vec4<u32> {
-    return vec4<u32>(bb_mul(x.x, y.x), bb_mul(x.y, y.y), bb_mul(x.z, y.z), bb_mul(x.w, y.w));
 }
 
 // s0 = (s0 + rc)^d; s = (1 + diag(V)) s with V the table's diagonal (p2_rc rows P2_RC_DIAG_AT ..): any field.

@@ -5,7 +5,9 @@ be set against a calibration ceiling (``whirgpu.kernels.calibrate``).
   and index tables left out), compared with the copy bandwidth.
 - Poseidon2 kernels: permutations x ``POSEIDON2_PRODUCTS`` Montgomery products (8 full rounds x 16 S-boxes x 4
   products + 13 partial rounds x 4; the linear layers' additions are not counted, so the fraction overstates
-  the headroom), compared with the products per second.
+  the headroom), compared with the products per second. The width-24 leaf hash (``merkle_leaves24``) counts
+  ``POSEIDON2_24_PRODUCTS`` per permutation (BabyBear: 8 x 24 x 4 + 21 partial rounds x (4 + 24 diagonal
+  products)), 16 words per permutation.
 - Everything else (factor tables, reductions' second stage, the proof-of-work search, whose work depends on
   where the smallest hit lies) has no model. Params layouts are the registry's (``kernels.registry``); a model
   reads only the words it names.
@@ -17,6 +19,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 POSEIDON2_PRODUCTS = 8 * 16 * 4 + 13 * 4
+POSEIDON2_24_PRODUCTS = 8 * 24 * 4 + 21 * (4 + 24)
 BYTES, PRODUCTS = "bytes", "products"  # a model's unit
 _WORD, _EF = 4, 16
 
@@ -62,6 +65,8 @@ _MODELS: dict[str, Callable[[list[int]], Work]] = {
     # rows (when the launch has a codeword window) and 8 words per bound level, per slot; read and written once
     "openings": _bytes(lambda p: 2 * _WORD * p[0] * (((1 << p[1]) if p[5] else 0) + 8 * p[7])),
     "merkle_leaves": _permutations(lambda p: p[0] * -(-p[1] // 8)),
+    "merkle_leaves24": lambda p: Work(PRODUCTS, p[0] * -(-p[1] // 16) * POSEIDON2_24_PRODUCTS),
+    "merkle_leaves24.merkle_permute24": lambda p: Work(PRODUCTS, p[0] * POSEIDON2_24_PRODUCTS),
     "merkle_compress": _permutations(lambda p: p[0]),
     "merkle_compress.merkle_compress_coop": _permutations(lambda p: p[0]),
     "merkle_compress.merkle_permute": _permutations(lambda p: p[0]),

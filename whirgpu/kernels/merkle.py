@@ -2,7 +2,14 @@
 
 Contracts (the same tree as ``whirgpu.ref.merkle.MerkleTree``, spec §3):
 - The committed matrix is a buffer of ``height * width`` Montgomery words, row-major; leaf i hashes row i with
-  ``PaddingFreeSponge<16, 8, 8>``. ``height`` is a power of two >= 1; ``width`` >= 0.
+  ``PaddingFreeSponge<16, 8, 8>`` (``leaf_width=16``, the default: ``merkle_leaves``) or, with ``leaf_width=24``,
+  p3-whir's ``PaddingFreeSponge<Perm24, 24, 16, 8>`` (``merkle_leaves24``, ``ref.poseidon2.hash_rows_24``; an EF
+  row of 2^k elements is its 4 * 2^k base words). ``height`` is a power of two >= 1; ``width`` >= 0.
+- Every tree function takes ``field`` ("babybear", the default, or "koalabear"): the kernels are composed for it
+  and bind its round-constant tables (``round_constants(rt, field, width)``: width 16 for the nodes, 24 for wide
+  leaves; p3-whir's ``Poseidon2Constants.smallrng_16_24(field)``, whose BabyBear width-16 set is whir-p3's). The
+  nodes are always the width-16 compression ``TruncatedPermutation<2, 8, 16>``. The defaults (16, "babybear")
+  record exactly the launches they always did.
 - A tree is a list of levels, one ``SplitArray`` (``kernels/split.py``) per level: ``levels[0]`` holds the
   ``height`` leaf digests and ``levels[d]`` the ``height >> d`` digests of level d, 8 words each, node-major;
   ``levels[-1]`` holds the root. A level larger than a buffer or a binding is several buffers bound in windows of
@@ -59,7 +66,8 @@ TOP_SUBTREE = 64  # parents per workgroup at the base of a merkle_top launch (a 
 ROOT_AT = 4  # merkle_top's params word: the proof word (of its proof binding) the last launch copies the root to
 _DIGEST_BYTES = 4 * DIGEST
 
-_rc_tables: "weakref.WeakKeyDictionary[Runtime, dict[str, RtBuffer]]" = weakref.WeakKeyDictionary()
+_rc_tables: "weakref.WeakKeyDictionary[Runtime, dict[tuple[str, int], RtBuffer]]" = weakref.WeakKeyDictionary()
+LEAF_WIDTHS = (16, 24)  # permutation widths of the leaf sponge: whir-p3's (rate 8) and p3-whir's (rate 16)
 _placeholders: "weakref.WeakKeyDictionary[Runtime, RtBuffer]" = weakref.WeakKeyDictionary()
 
 
@@ -69,17 +77,23 @@ def _level_mode(n_nodes: int) -> StorageMode:
     through ``read_root``'s readback of a private buffer)."""
     return StorageMode.PRIVATE
 
-def round_constants(rt: Runtime, field: str = "babybear") -> RtBuffer:
-    """The runtime's Poseidon2 round-constant table of ``field`` (``constants.poseidon2_rc_table``), uploaded once;
-    every Poseidon2 kernel binds it at the slot after its data buffers."""
+def round_constants(rt: Runtime, field: str = "babybear", width: int = 16) -> RtBuffer:
+    """The runtime's round-constant table of ``field``'s width-``width`` Poseidon2 (``constants.poseidon2_rc_table``),
+    uploaded once; every Poseidon2 kernel binds it at the slot after its data buffers."""
     tables = _rc_tables.setdefault(rt, {})
-    table = tables.get(field)
+    table = tables.get((field, width))
     if table is None:
-        words = poseidon2_rc_table(field)
+        words = poseidon2_rc_table(field, width)
         table = rt.alloc(words.nbytes, StorageMode.SHARED)  # host-written (an input in the storage policy's terms)
         rt.write(table, words)
-        tables[field] = table
+        tables[field, width] = table
     return table
+
+
+def _check_leaf_width(leaf_width: int) -> int:
+    if leaf_width not in LEAF_WIDTHS:
+        raise ValueError(f"leaf width {leaf_width}: the leaf sponge's permutation is one of {LEAF_WIDTHS}")
+    return int(leaf_width)
 
 
 def _groups(n_threads: int) -> int:
@@ -87,13 +101,19 @@ def _groups(n_threads: int) -> int:
 
 
 def hash_leaves(rt: Runtime, batch: Batch, matrix: "RtBuffer | SplitArray", digests: "RtBuffer | SplitArray",
-                height: int, width: int) -> None:
+                height: int, width: int, leaf_width: int = 16, field: str = "babybear") -> None:
     """Record: digests[i] = sponge(row i) for the (height, width) matrix; digests holds height * 8 words. Either
     may be a ``SplitArray`` (``height`` then a power of two): one launch per block of rows that lies in one window
-    of both."""
-    kernel = rt.kernel("merkle_leaves", constants={"WG": WORKGROUP})
+    of both. ``leaf_width`` 16: ``PaddingFreeSponge<16, 8, 8>`` (``merkle_leaves``); 24: p3-whir's
+    ``PaddingFreeSponge<Perm24, 24, 16, 8>`` (``merkle_leaves24``); both of ``field``'s permutation."""
+    leaf_width = _check_leaf_width(leaf_width)
+    if leaf_width == 16:
+        kernel = rt.kernel("merkle_leaves", constants={"WG": WORKGROUP}, field=field)
+    else:
+        kernel = rt.kernel("merkle_leaves24", constants={"WG": WORKGROUP}, field=field)
+    table = round_constants(rt, field, leaf_width)
     if not isinstance(matrix, SplitArray) and not isinstance(digests, SplitArray):
-        batch.dispatch(kernel, [matrix, digests, round_constants(rt)], np.array([height, width, 0, 0], np.uint32),
+        batch.dispatch(kernel, [matrix, digests, table], np.array([height, width, 0, 0], np.uint32),
                        _groups(height))
         return
     matrix = split.wrap(rt, matrix, height, 4 * width)
@@ -102,8 +122,8 @@ def hash_leaves(rt: Runtime, batch: Batch, matrix: "RtBuffer | SplitArray", dige
     for first in range(0, height, block):
         rows, row_off = matrix.binding(first, block)
         out, digest_off = digests.binding(first, block)
-        batch.dispatch(kernel, [rows, out, round_constants(rt)],
-                       np.array([block, width, row_off, digest_off], np.uint32), _groups(block))
+        batch.dispatch(kernel, [rows, out, table], np.array([block, width, row_off, digest_off], np.uint32),
+                       _groups(block))
 
 
 def _permutations(rt: Runtime, batch: Batch, entry: str, src, dst, n: int, coop: bool | None,
@@ -121,13 +141,13 @@ def _permutations(rt: Runtime, batch: Batch, entry: str, src, dst, n: int, coop:
 
 
 def compress_level(rt: Runtime, batch: Batch, children: "RtBuffer | SplitArray", parents: "RtBuffer | SplitArray",
-                   n_parents: int, coop: bool | None = None) -> None:
+                   n_parents: int, coop: bool | None = None, field: str = "babybear") -> None:
     """Record: parents[j] = perm(children[2j] || children[2j + 1])[0..8] for j < n_parents (a power of two when
-    either level is a ``SplitArray``: one launch per block of parents whose children lie in one window).
-    ``coop`` picks the cooperative kernel (4 threads per permutation; lower latency); None picks it for launches
-    of at most COOP_MAX_STATES parents."""
+    either level is a ``SplitArray``: one launch per block of parents whose children lie in one window), perm
+    ``field``'s width-16 permutation. ``coop`` picks the cooperative kernel (4 threads per permutation; lower
+    latency); None picks it for launches of at most COOP_MAX_STATES parents."""
     if not isinstance(children, SplitArray) and not isinstance(parents, SplitArray):
-        _permutations(rt, batch, "merkle_compress", children, parents, n_parents, coop)
+        _permutations(rt, batch, "merkle_compress", children, parents, n_parents, coop, field=field)
         return
     children = split.wrap(rt, children, 2 * n_parents, _DIGEST_BYTES)
     parents = split.wrap(rt, parents, n_parents, _DIGEST_BYTES)
@@ -135,13 +155,23 @@ def compress_level(rt: Runtime, batch: Batch, children: "RtBuffer | SplitArray",
     for first in range(0, n_parents, block):
         src, src_off = children.binding(2 * first, 2 * block)
         dst, dst_off = parents.binding(first, block)
-        _permutations(rt, batch, "merkle_compress", src, dst, block, coop, 2 * src_off, 2 * dst_off)
+        _permutations(rt, batch, "merkle_compress", src, dst, block, coop, 2 * src_off, 2 * dst_off, field)
 
 
 def permute_states(rt: Runtime, batch: Batch, states: RtBuffer, out: RtBuffer, n: int,
-                   coop: bool | None = None, field: str = "babybear") -> None:
-    """Record: out[j] = Poseidon2(states[j]) for n states of 16 words (``coop`` as in ``compress_level``), the
-    width-16 permutation of ``field``."""
+                   coop: bool | None = None, field: str = "babybear", width: int = 16) -> None:
+    """Record: out[j] = Poseidon2(states[j]) for n states of ``width`` words, ``field``'s width-``width``
+    permutation. Width 16: ``coop`` as in ``compress_level``; width 24 (``merkle_leaves24``'s
+    ``merkle_permute24``) has one thread per state only (``coop`` None or False)."""
+    if width == 24:
+        if coop:
+            raise ValueError("permute_states: the width-24 permutation has no cooperative kernel")
+        kernel = rt.kernel("merkle_leaves24", "merkle_permute24", constants={"WG": WORKGROUP}, field=field)
+        batch.dispatch(kernel, [states, out, round_constants(rt, field, 24)], np.array([n, 24, 0, 0], np.uint32),
+                       _groups(n))
+        return
+    if width != 16:
+        raise ValueError(f"permute_states: width {width}; the permutations are of width 16 or 24")
     _permutations(rt, batch, "merkle_permute", states, out, n, coop, field=field)
 
 
@@ -203,6 +233,7 @@ class TopLaunch:
     dst: object
     head: tuple[int, ...]
     groups: int
+    field: str = "babybear"  # the field merkle_top is composed for; its round constants are this field's
 
     def buffers(self, io: list) -> list:
         """Its bindings, ``io`` being the tail's (scratch, proof, points, round constants)."""
@@ -211,7 +242,7 @@ class TopLaunch:
     def record(self, rt: Runtime, batch: Batch) -> None:
         """Record it running no program, its tail bindings the runtime's ``tail_placeholder`` (a last launch
         copies the root there; the tree's own root level holds it all the same)."""
-        io = tail_placeholder(rt) + [round_constants(rt)]
+        io = tail_placeholder(rt) + [round_constants(rt, self.field)]
         batch.dispatch(self.kernel, self.buffers(io), np.array(self.head, np.uint32), self.groups)
 
 
@@ -221,17 +252,19 @@ def _top_run(levels: list[SplitArray], top: int) -> RtView:
     return RtView(buffer, start, levels[-1].locate(0)[1] + _DIGEST_BYTES - start)
 
 
-def top_dispatches(rt: Runtime, levels: list[SplitArray], top: int) -> list[TopLaunch]:
+def top_dispatches(rt: Runtime, levels: list[SplitArray], top: int, field: str = "babybear") -> list[TopLaunch]:
     """The launches of ``top_launches`` making levels ``top`` .. root of ``levels`` in place (``alloc_tree``'s
     block, each launch's levels right after the one before's), the children being ``levels[top - 1]`` (one window):
-    the first launch reads them, each later one the subtree roots the one before wrote (from dst)."""
-    kernel = rt.kernel("merkle_top")
+    the first launch reads them, each later one the subtree roots the one before wrote (from dst). ``field``: the
+    permutation's (a caller recording the last launch binds ``round_constants(rt, field)``)."""
+    kernel = rt.kernel("merkle_top", field=field)
     children = levels[top - 1].binding(0, levels[top - 1].rows)[0]
     run = _top_run(levels, top)
     launches, at, src_off, from_dst = [], 0, 0, 0  # at: the launch's first digest in the block
     for n, per in top_launches(levels[top].rows):
         end = at + 2 * n - n // per  # n + n / 2 + ... + n / per digests
-        launches.append(TopLaunch(kernel, children, run, (n, src_off, 2 * at, per, 0, from_dst, 0, 0), n // per))
+        launches.append(TopLaunch(kernel, children, run, (n, src_off, 2 * at, per, 0, from_dst, 0, 0), n // per,
+                                  field))
         at, src_off, from_dst = end, 2 * (end - n // per), 1
     return launches
 
@@ -285,12 +318,14 @@ def packed_run(levels: list[SplitArray]) -> tuple[int, RtView | None]:
     return first, RtView(root.buffers[0], 0, root.offset + root.nbytes)
 
 
-def record_tree(rt: Runtime, batch: Batch, matrix: "RtBuffer | SplitArray", height: int,
-                width: int) -> tuple[list[SplitArray], TopLaunch | None]:
+def record_tree(rt: Runtime, batch: Batch, matrix: "RtBuffer | SplitArray", height: int, width: int, *,
+                leaf_width: int = 16, field: str = "babybear") -> tuple[list[SplitArray], TopLaunch | None]:
     """Record into ``batch`` every launch of the Merkle tree over the rows of ``matrix`` (see the module contract)
     but its last merkle_top launch, which is returned for the caller to record (``TopLaunch.record``, or as a
-    transcript tail); None when merkle_top makes no level (the root is then recorded). Returns the levels, laid
-    out by ``alloc_tree`` for ``rt``'s limits, too."""
+    transcript tail, binding ``round_constants(rt, field)``); None when merkle_top makes no level (the root is then
+    recorded). Returns the levels, laid out by ``alloc_tree`` for ``rt``'s limits, too. ``leaf_width`` (16 or 24)
+    picks the leaf sponge, ``field`` the field of every permutation (module contract)."""
+    leaf_width = _check_leaf_width(leaf_width)
     height, width = int(height), int(width)
     if height < 1 or height & (height - 1):
         raise ValueError(f"build_tree: height {height} is not a power of two >= 1")
@@ -302,25 +337,25 @@ def record_tree(rt: Runtime, batch: Batch, matrix: "RtBuffer | SplitArray", heig
                          f"{matrix.nbytes}")
     matrix = split.wrap(rt, matrix, height, 4 * width)
     levels = alloc_tree(rt, height)
-    hash_leaves(rt, batch, matrix, levels[0], height, width)
+    hash_leaves(rt, batch, matrix, levels[0], height, width, leaf_width, field)
     top = top_level(height, min(split.runtime_limits(rt)[:2]))
     for d in range(top - 1):
-        compress_level(rt, batch, levels[d], levels[d + 1], height >> (d + 1))
+        compress_level(rt, batch, levels[d], levels[d + 1], height >> (d + 1), field=field)
     if top == len(levels):
         return levels, None
-    *launches, last = top_dispatches(rt, levels, top)
+    *launches, last = top_dispatches(rt, levels, top, field)
     for launch in launches:
         launch.record(rt, batch)
     return levels, last
 
 
 def build_tree(rt: Runtime, matrix: "RtBuffer | SplitArray", height: int, width: int,
-               batch: Batch | None = None) -> list[SplitArray]:
+               batch: Batch | None = None, *, leaf_width: int = 16, field: str = "babybear") -> list[SplitArray]:
     """All levels of the Merkle tree over the rows of ``matrix`` (``record_tree``, its last launch recorded too,
-    running no transcript program)."""
+    running no transcript program); ``leaf_width`` and ``field`` as in ``record_tree``."""
     own = batch is None
     batch = rt.batch() if own else batch
-    levels, last = record_tree(rt, batch, matrix, height, width)
+    levels, last = record_tree(rt, batch, matrix, height, width, leaf_width=leaf_width, field=field)
     if last is not None:
         last.record(rt, batch)
     if own:

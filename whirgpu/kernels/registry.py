@@ -67,6 +67,7 @@ _WG = {"WG": (0, 256)}
 _WG64 = {"WG": (0, 64)}
 _SUFFIX = {"SUFFIX": (7, 0)}  # 1: the p3-whir profile's suffix variable order (adjacent pairs, c_inf messages)
 _P2 = "p2_rc"
+_P24 = "p24_rc"  # the width-24 permutation's table (constants.poseidon2_rc_table(field, 24))
 # A transcript program run as a launch's epilogue (challenger.wgsl): the params' last fields, and the buffers a
 # reduction that runs one binds after its data (reduction.wgsl's work words, the challenger's scratch, a proof window).
 # Kernels that may EXPAND (mle_eval, pow_search, queries, merkle_top) bind the points region before p2_rc.
@@ -88,6 +89,9 @@ KERNELS: dict[str, KernelSpec] = {spec.stem: spec for spec in (
     _spec("ntt_cross", "n log_w tw_base _pad0", {"ntt_cross": (("lo", "hi", "tw"), "WG")}, _WG),
     _spec("merkle_leaves", "height width row_off digest_off",
           {"merkle_leaves": (("matrix", "digests", _P2), "WG")}, _WG64),
+    _spec("merkle_leaves24", "height width row_off digest_off", {
+        "merkle_leaves24": (("matrix", "digests", _P24), "WG"),
+        "merkle_permute24": (("src", "dst", _P24), "WG")}, _WG64),
     _spec("merkle_compress", "n src_off dst_off _pad0", {
         "merkle_compress": (("src", "dst", _P2), "WG"),
         "merkle_permute": (("src", "dst", _P2), "WG"),
