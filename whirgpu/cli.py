@@ -110,6 +110,15 @@ def _build_parser() -> argparse.ArgumentParser:
                    help="proof file format (default binary; whir-p3-json is what the Rust verifier reads)")
     p.add_argument("--out", "-o", metavar="FILE", help="where to write the proof (default proof.whir / proof.json)")
     p.add_argument("--json", action="store_true", help="print a JSON summary instead of text")
+    g = p.add_argument_group("protocol profile")
+    g.add_argument("--profile", default="whir-p3-metal", choices=PROFILE_NAMES,
+                   help="whir-p3-metal (default: the Rust reference whir-p3-metal, verified by its verifier) or "
+                        "p3-whir (upstream Plonky3 p3-whir 0.6, verified by its PCS): the proof is then a "
+                        "p3-whir-oracle/v1 JSON document (with --seed; --format does not apply)")
+    g.add_argument("--field", default=None, choices=sorted(FIELDS),
+                   help="base field of --profile p3-whir (default koalabear, as upstream's example)")
+    g.add_argument("--openings", type=int, default=1, metavar="E",
+                   help="--profile p3-whir: opening points drawn from the transcript (default 1)")
 
     p = sub.add_parser("devices", help="list the compute devices and what --backend auto would pick",
                        description="List every adapter wgpu-native enumerates, then every one Dawn enumerates "
@@ -314,6 +323,11 @@ def _cmd_prove(args) -> int:
     from .api import Prover
     from .protocol.serialize import dump
 
+    if args.profile == "p3-whir":
+        return _cmd_prove_p3(args)
+    if args.field not in (None, "babybear"):
+        raise ConfigError(f"--field {args.field} needs --profile p3-whir (whir-p3-metal is BabyBear only)")
+
     out = Path(args.out or DEFAULT_OUT[args.format])
     check_writable(out, "--out")  # before seconds of proving, not after
     params, prove_instance, description, seed = _load_instance(args)
@@ -360,6 +374,59 @@ def _cmd_prove(args) -> int:
             print(f"transfers: {summary['bytes_uploaded']} bytes uploaded, {summary['bytes_downloaded']} downloaded, "
                   f"{summary['bytes_copied']} copied on the device (storage {prover.storage})")
         print(f"wrote {out} ({len(data)} bytes, {args.format})")
+    return 0
+
+
+def _cmd_prove_p3(args) -> int:
+    """`prove --profile p3-whir`: a random instance from SmallRng(seed) as upstream's example draws it, proved and
+    written as a p3-whir-oracle/v1 document."""
+    from .p3_api import P3Prover  # noqa: PLC0415
+    from .ref.field_np import field_ops  # noqa: PLC0415
+    from .ref.rng import Xoshiro256PlusPlus, random_base  # noqa: PLC0415
+
+    if args.from_file:
+        raise ConfigError("--profile p3-whir proves a random instance: use --seed S (not --from)")
+    if args.initial_reduction is not None:
+        raise ConfigError("--initial-reduction is not a p3-whir parameter (upstream sets each round's rate instead)")
+    missing = [flag for flag, value in (("--num-variables", args.num_variables), ("--folding-factor",
+                                        args.folding_factor), ("--rate", args.rate)) if value is None]
+    if missing:
+        raise ConfigError(f"--profile p3-whir needs {', '.join(missing)}")
+    if args.openings < 1:
+        raise ConfigError(f"--openings must be at least 1, got {args.openings}")
+    out = Path(args.out or "proof.json")
+    check_writable(out, "--out")
+    params = P3Parameters(
+        security_level=DEFAULT_SECURITY_LEVEL if args.security is None else args.security,
+        pow_bits=DEFAULT_MAX_POW if args.pow_bits is None else args.pow_bits,
+        folding=Constant(args.folding_factor),
+        soundness_type=SoundnessType.CapacityBound if args.soundness is None else SoundnessType.parse(args.soundness),
+        starting_log_inv_rate=args.rate,
+    )
+    prover = P3Prover(args.num_variables, params, args.field or "koalabear", backend=args.backend,
+                      storage=args.storage)
+    if not args.json:
+        print(f"backend: {prover.backend.name} ({prover.backend_reason})")
+    field = prover.field
+    evaluations = field_ops(field).from_monty(random_base(Xoshiro256PlusPlus(args.seed), 1 << args.num_variables,
+                                                          field))
+    start = time.perf_counter()
+    document = prover.prove(evaluations, args.openings, seed=args.seed)
+    seconds = time.perf_counter() - start
+    size = document.write(out)
+    summary = {"profile": "p3-whir", "field": field.name, "backend": prover.backend.name,
+               "backend_reason": prover.backend_reason, "num_variables": args.num_variables,
+               "folding_factor": args.folding_factor, "rate": args.rate, "seed": args.seed,
+               "openings": args.openings, "prove_ms": round(seconds * 1e3, 3),
+               "phases_ms": phases_ms(prover.last_phase_seconds, seconds),
+               "proof_postcard_bytes": document.to_json()["proof_postcard_len"], "out": str(out)}
+    if args.json:
+        print(json.dumps(summary, indent=2))
+    else:
+        print(f"proved p3-whir {field.name} n={args.num_variables} fold={args.folding_factor} rate={args.rate} "
+              f"(SmallRng({args.seed})) in {seconds * 1e3:.0f} ms; postcard proof "
+              f"{summary['proof_postcard_bytes']} bytes")
+        print(f"wrote {out} ({size} bytes, p3-whir-oracle/v1)")
     return 0
 
 

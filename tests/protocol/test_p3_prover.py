@@ -89,3 +89,41 @@ def test_bad_input_is_a_config_error():
         prover.prove_p3(np.zeros(64, np.uint32), num_openings=0)
     with pytest.raises(ConfigError, match="statement points"):
         prover.prove_p3(np.zeros(64, np.uint32), points=np.zeros((1, 5, 4), np.uint32))
+
+
+def test_p3_prover_writes_the_golden_document(tmp_path):
+    """``P3Prover`` (the public entry point) on the example's instance writes the golden file's commitment, proof,
+    postcard bytes, points and claims; the CLI's ``prove --profile p3-whir`` writes the same document, which
+    ``verify --profile p3-whir`` accepts."""
+    from whirgpu import cli
+    from whirgpu.p3_api import P3Prover
+    from whirgpu.ref.rng import Xoshiro256PlusPlus, random_base
+
+    name = "kb_n16_k5_r1_s90_p16_cb_e1_seed0.json"
+    golden = load_golden_p3(name)
+    evaluations = field_ops(KOALABEAR).from_monty(random_base(Xoshiro256PlusPlus(0), 1 << 16, KOALABEAR))
+    document = P3Prover(16, backend="cpu").prove(evaluations, seed=0).to_json()
+    keys = ("format", "field", "commitment", "commitment_postcard_hex", "proof", "proof_postcard_hex",
+            "proof_postcard_len", "points_canonical", "claimed_values_canonical")
+    assert {k: document[k] for k in keys} == {k: golden[k] for k in keys}
+    assert document["params"] == golden["params"]
+    out = tmp_path / "p3.json"
+    assert cli.main(["prove", "--profile", "p3-whir", "-n", "16", "-k", "5", "-r", "1", "--security", "90",
+                     "--seed", "0", "--backend", "cpu", "-o", str(out)]) == 0
+    import json
+    assert {k: json.loads(out.read_text())[k] for k in keys} == {k: golden[k] for k in keys}
+    assert cli.main(["verify", str(out), "--profile", "p3-whir"]) == 0
+
+
+def test_p3_prover_refuses_bad_input():
+    from whirgpu.p3_api import P3Prover
+
+    prover = P3Prover(6, P3Parameters(32, 0, Constant(2), SoundnessType.CapacityBound, 1), backend="cpu")
+    with pytest.raises(ConfigError, match="evaluations\\[3\\] = 2130706433"):
+        prover.prove([0, 0, 0, KOALABEAR.P] + [0] * 60)
+    with pytest.raises(ConfigError, match="2\\^6 = 64 evaluations"):
+        prover.prove([0] * 63)
+    with pytest.raises(ConfigError, match="points must have shape"):
+        prover.prove([0] * 64, points=np.zeros((1, 5, 4), np.int64))
+    with pytest.raises(ConfigError, match="field 'goldilocks'"):
+        P3Prover(6, field="goldilocks", backend="cpu")

@@ -1,0 +1,152 @@
+"""Proving in the p3-whir profile (upstream Plonky3 ``p3-whir`` at 5dc50e51): ``P3Prover`` and the proof document
+it writes, which ``whirgpu verify --profile p3-whir`` and upstream's oracle read.
+
+Contract: ``P3Prover(num_variables, params=None, field="koalabear", backend="auto", storage=None)``; ``params`` a
+``P3Parameters`` (None: upstream's example, ``EXAMPLE_PARAMETERS``: security 90, pow 16, fold 5, rate 1,
+CapacityBound). ``prove(evaluations, num_openings=1, points=None)`` takes the 2^n canonical values (uint32 or any
+integer array-like, below the field's p) and either a number of openings whose points the transcript draws
+(upstream's ``MultilinearPcs::open``) or prescribed points (E, n, 4) of canonical EF coefficients c0..c3
+(``PrescribedPointPcs::open_at``), and returns a ``P3ProofDocument``. Bad input is a ``ConfigError`` naming it.
+The proof bytes are upstream's (the golden-p3 files are reproduced byte for byte on every backend).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field as dataclass_field
+from pathlib import Path
+
+import numpy as np
+
+from .backends import select_backend
+from .backends.base import Backend
+from .errors import ConfigError, FileError
+from .field import Field, field_by_name
+from .protocol.folding import Constant
+from .protocol.p3_config import P3Parameters, P3WhirConfig
+from .protocol.p3_document import FORMAT
+from .protocol.p3_format import merkle_cap_to_json, merkle_cap_to_postcard, pcs_proof_to_json, \
+    pcs_proof_to_postcard
+from .protocol.p3_prover import P3Proved, P3WhirProver
+from .protocol.soundness import SoundnessType
+from .ref.field_np import field_ops
+
+PLONKY3_COMMIT = "5dc50e51436a811c62443e336f766015fecc9217"
+EXAMPLE_PARAMETERS = P3Parameters(security_level=90, pow_bits=16, folding=Constant(5),
+                                  soundness_type=SoundnessType.CapacityBound, starting_log_inv_rate=1)
+
+
+@dataclass
+class P3ProofDocument:
+    """A p3-whir proof with what its verifier needs (``p3-whir-oracle/v1``): the parameters, the field, the
+    commitment, the proof (serde JSON and postcard), the points and the claimed values (canonical)."""
+
+    num_variables: int
+    params: P3Parameters
+    field: Field
+    proved: P3Proved
+    prescribed: bool
+    seed: int | None = None
+    phase_seconds: dict = dataclass_field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        ops = field_ops(self.field)
+        p = self.params
+        claims = np.stack([e.current[0] for e in self.proved.proof.evals])
+        postcard = pcs_proof_to_postcard(self.proved.proof)
+        params = {"num_variables": self.num_variables, "folding_factor": p.folding.k,
+                  "folding_factor_kind": "Constant",
+                  "starting_log_inv_rate": p.starting_log_inv_rate,
+                  "round_log_inv_rates": [r.log_inv_rate for r in self.config.rounds],
+                  "security_level": p.security_level, "pow_bits": p.pow_bits,
+                  "soundness_type": p.soundness_type.name, "evaluations": len(claims),
+                  "points": "prescribed" if self.prescribed else "transcript", "layout": "SuffixProver"}
+        if self.seed is not None:
+            params["seed"] = self.seed
+        return {
+            "format": FORMAT, "field": self.field.name, "plonky3_commit": PLONKY3_COMMIT, "params": params,
+            "commitment": merkle_cap_to_json(self.proved.commitment),
+            "commitment_postcard_hex": merkle_cap_to_postcard(self.proved.commitment).hex(),
+            "proof": pcs_proof_to_json(self.proved.proof),
+            "proof_postcard_hex": postcard.hex(), "proof_postcard_len": len(postcard),
+            "points_canonical": ops.from_monty(self.proved.points).tolist(),
+            "claimed_values_canonical": ops.from_monty(claims).tolist(),
+        }
+
+    @property
+    def config(self) -> P3WhirConfig:
+        return P3WhirConfig.derive(self.num_variables, self.params, self.field)
+
+    def dumps(self) -> str:
+        return json.dumps(self.to_json(), indent=1)
+
+    def write(self, path) -> int:
+        """Write the document as JSON; returns its size in bytes. ``FileError`` when it cannot be written."""
+        data = self.dumps().encode()
+        try:
+            Path(path).write_bytes(data)
+        except OSError as exc:
+            raise FileError(f"cannot write {path}: {exc.strerror or exc}") from None
+        return len(data)
+
+
+class P3Prover:
+    """Commits to polynomials and opens them in the p3-whir profile on the backend ``select_backend`` resolves."""
+
+    def __init__(self, num_variables: int, params: P3Parameters | None = None, field: str | Field = "koalabear",
+                 backend: str | Backend = "auto", storage: str | None = None):
+        self.field = field if isinstance(field, Field) else _field(field)
+        self.params = EXAMPLE_PARAMETERS if params is None else params
+        if not isinstance(self.params.folding, Constant):
+            raise ConfigError("the p3-whir proof document carries a Constant folding factor; "
+                              f"got {type(self.params.folding).__name__}")
+        self.num_variables = int(num_variables)
+        self.config = P3WhirConfig.derive(self.num_variables, self.params, self.field)
+        choice = select_backend(backend, None, storage)
+        self.backend: Backend = choice.backend
+        self.backend_reason = choice.reason
+        self.last_phase_seconds: dict[str, float] = {}
+
+    def prove(self, evaluations, num_openings: int = 1, points=None, seed: int | None = None) -> P3ProofDocument:
+        n = self.num_variables
+        start = time.perf_counter()
+        words = _canonical(evaluations, n, self.field)
+        monty_points = None
+        if points is not None:
+            monty_points = _canonical_points(points, n, self.field)
+        input_seconds = time.perf_counter() - start
+        prover = P3WhirProver(self.config, self.field, self.backend)
+        proved = prover.prove_p3(words, num_openings, monty_points if points is not None else None, canonical=True)
+        self.last_phase_seconds = {"input": input_seconds, **prover.timer.seconds}
+        return P3ProofDocument(n, self.params, self.field, proved, points is not None, seed, self.last_phase_seconds)
+
+
+def _field(name: str) -> Field:
+    try:
+        return field_by_name(name)
+    except (KeyError, TypeError):
+        raise ConfigError(f"field {name!r}: choose babybear or koalabear") from None
+
+
+def _canonical(values, n: int, field: Field) -> np.ndarray:
+    array = np.asarray(values)
+    if array.shape != (1 << n,):
+        raise ConfigError(f"the polynomial must have 2^{n} = {1 << n} evaluations, got shape {array.shape}")
+    if array.dtype.kind not in "iu":
+        raise ConfigError(f"evaluations must be integers, got {array.dtype}")
+    if array.size and (int(array.min()) < 0 or int(array.max()) >= field.P):
+        bad = int(np.argmax((array < 0) | (array >= field.P)))
+        raise ConfigError(f"evaluations[{bad}] = {int(array[bad])} is not a canonical field element "
+                          f"(must be in [0, {field.P}))")
+    return np.ascontiguousarray(array, dtype=np.uint32)
+
+
+def _canonical_points(points, n: int, field: Field) -> np.ndarray:
+    array = np.asarray(points)
+    if array.ndim != 3 or array.shape[1:] != (n, 4) or array.shape[0] < 1:
+        raise ConfigError(f"points must have shape (E, {n}, 4) with E >= 1 (canonical EF coefficients), got "
+                          f"{array.shape}")
+    if array.dtype.kind not in "iu" or int(array.min()) < 0 or int(array.max()) >= field.P:
+        raise ConfigError(f"points must be canonical field elements in [0, {field.P})")
+    return field_ops(field).to_monty(array.astype(np.uint64))
