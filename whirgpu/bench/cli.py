@@ -44,6 +44,11 @@ def add_bench_parser(sub) -> None:
                           "emulated multiply only), metal[:MUL], msl-cpu[:MUL] (MUL: mulhi, u64, emulated). Default: "
                           f"{','.join(str(s) for s in default_specs())}, skipping any that cannot run here; "
                           "a listed backend that cannot run is an error")
+    run.add_argument("--profile", default="whir-p3-metal", choices=("whir-p3-metal", "p3-whir"),
+                     help="protocol profile of every point: whir-p3-metal (default) or p3-whir (upstream Plonky3's "
+                          "example configuration: security 90, pow 16, one opening drawn from the transcript)")
+    run.add_argument("--field", default=None, choices=("babybear", "koalabear"),
+                     help="base field of --profile p3-whir (default koalabear)")
     run.add_argument("--runs", type=int, metavar="N", help="timed runs per point and backend (default 3)")
     run.add_argument("--warmup", type=int, metavar="N", help="untimed runs before them (default 1)")
     run.add_argument("--seed", type=int, metavar="S", help="seed of each point's random instance (default 1)")
@@ -92,6 +97,8 @@ def _command_line(args, grid: str, specs: list[str], runs: int, warmup: int, see
     words += ["--storage", args.storage] if args.storage else []
     words += ["--max-binding", args.max_binding] if getattr(args, "max_binding", None) else []
     words += ["--phases"] if args.phases else []
+    if getattr(args, "profile", "whir-p3-metal") != "whir-p3-metal":
+        words += ["--profile", args.profile] + (["--field", args.field] if args.field else [])
     return shlex.join(words)
 
 
@@ -116,7 +123,7 @@ def _run_kernels(args) -> int:
         raise ConfigError("--kernels is not available yet") from None
     except ImportError as exc:
         raise ConfigError(f"--kernels is not available: {exc}") from None
-    points = parse_grid(args.grid or KERNELS_DEFAULT_GRID)
+    points = parse_grid(args.grid or KERNELS_DEFAULT_GRID, args.profile, args.field)
     specs = parse_specs(args.backends) if args.backends else default_specs()
     runs, _, _ = _counts(args)
     check_writable(args.json, "--json")
@@ -148,7 +155,7 @@ def _run(args):
     from .report import console  # noqa: PLC0415
 
     grid = args.grid or "default"
-    points = parse_grid(grid)
+    points = parse_grid(grid, args.profile, args.field)
     specs = parse_specs(args.backends) if args.backends else default_specs()
     runs, warmup, seed = _counts(args)
     backends, skipped = open_specs(specs, args.storage, explicit=args.backends is not None)

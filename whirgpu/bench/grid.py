@@ -9,6 +9,11 @@ Named grids:
 - ``full``: the whole cross product of the default grid's axes, n 20,22,24 x fold 1,2,3,4,6 x rate 1,2,3 (45).
 - ``small``: a quick grid for a laptop without a GPU or a software adapter, n 10,12 x fold 2,4 x rate 1,2 (8).
 An explicit list is ``N:F:R`` items separated by commas, e.g. ``20:4:1,22:3:2``.
+
+Under ``--profile p3-whir`` (``profile`` / ``field`` of a point) a point is upstream Plonky3 p3-whir's example
+configuration at that size: security 90, pow_bits 16, capacity bound, the given fold and starting rate, each round's
+rate upstream's default, over ``field`` (koalabear by default); such a point prints as ``N:F:R@p3-whir/FIELD``
+and reads back so.
 """
 
 from __future__ import annotations
@@ -17,9 +22,16 @@ from dataclasses import dataclass
 from itertools import product
 
 from ..errors import ConfigError
+from ..field import field_by_name
 from ..protocol.config import WhirConfig
+from ..protocol.folding import Constant
+from ..protocol.p3_config import P3Parameters, P3WhirConfig
 from ..protocol.parameters import ProtocolParameters
+from ..protocol.soundness import SoundnessType
 
+DEFAULT_PROFILE = "whir-p3-metal"
+PROFILES = ("whir-p3-metal", "p3-whir")
+P3_SECURITY, P3_POW_BITS = 90, 16  # upstream's example
 
 @dataclass(frozen=True, order=True)
 class GridPoint:
@@ -28,17 +40,35 @@ class GridPoint:
     n: int
     fold: int
     rate: int
+    profile: str = DEFAULT_PROFILE
+    field: str = "babybear"
 
-    def params(self) -> ProtocolParameters:
+    @property
+    def p3(self) -> bool:
+        return self.profile == "p3-whir"
+
+    def params(self) -> ProtocolParameters | P3Parameters:
+        if self.p3:
+            return P3Parameters(P3_SECURITY, P3_POW_BITS, Constant(self.fold), SoundnessType.CapacityBound, self.rate)
         return ProtocolParameters.default(num_variables=self.n, folding_factor=self.fold,
                                           starting_log_inv_rate=self.rate)
 
-    def config(self) -> WhirConfig:
+    def config(self) -> WhirConfig | P3WhirConfig:
         """The derived configuration; a ConfigError when the point is not a valid WHIR configuration."""
+        if self.p3:
+            return P3WhirConfig.derive(self.n, self.params(), field_by_name(self.field))
         return WhirConfig.from_params(self.params())
 
+    def with_profile(self, profile: str, field: str | None) -> "GridPoint":
+        if profile == DEFAULT_PROFILE:
+            if field not in (None, "babybear"):
+                raise ConfigError(f"--field {field} needs --profile p3-whir (whir-p3-metal is BabyBear only)")
+            return self
+        return GridPoint(self.n, self.fold, self.rate, profile, field or "koalabear")
+
     def __str__(self) -> str:
-        return f"{self.n}:{self.fold}:{self.rate}"
+        text = f"{self.n}:{self.fold}:{self.rate}"
+        return text if not self.p3 else f"{text}@{self.profile}/{self.field}"
 
 
 def _cross(ns, folds, rates) -> list[GridPoint]:
@@ -54,14 +84,22 @@ GRIDS: dict[str, list[GridPoint]] = {
 
 
 def parse_point(text: str) -> GridPoint:
-    """``N:F:R`` (three integers) -> GridPoint, validated as a WHIR configuration; ConfigError naming the item."""
-    parts = text.strip().split(":")
+    """``N:F:R`` (three integers; ``@p3-whir/FIELD`` after them for the p3-whir profile) -> GridPoint, validated
+    as a WHIR configuration; ConfigError naming the item."""
+    body, _, profile = text.strip().partition("@")
+    parts = body.split(":")
     try:
         if len(parts) != 3:
             raise ValueError
         point = GridPoint(*(int(p) for p in parts))
+        if profile:
+            name, _, field = profile.partition("/")
+            if name != "p3-whir" or field not in ("babybear", "koalabear"):
+                raise ValueError
+            point = point.with_profile(name, field)
     except ValueError:
-        raise ConfigError(f"{text.strip()!r} is not N:F:R (three integers, e.g. 20:4:1)") from None
+        raise ConfigError(f"{text.strip()!r} is not N:F:R (three integers, e.g. 20:4:1; N:F:R@p3-whir/koalabear "
+                          "in the p3-whir profile)") from None
     try:
         point.config()
     except ConfigError as exc:
@@ -69,8 +107,17 @@ def parse_point(text: str) -> GridPoint:
     return point
 
 
-def parse_grid(text: str) -> list[GridPoint]:
-    """A grid name (``GRIDS``) or a comma-separated list of ``N:F:R``; duplicates are dropped, order is kept."""
+def parse_grid(text: str, profile: str = DEFAULT_PROFILE, field: str | None = None) -> list[GridPoint]:
+    """A grid name (``GRIDS``) or a comma-separated list of ``N:F:R``; duplicates are dropped, order is kept.
+    ``profile`` / ``field``: the protocol profile every point is proved in (``--profile``, ``--field``)."""
+    if profile != DEFAULT_PROFILE or field not in (None, "babybear"):
+        points = [p.with_profile(profile, field) for p in parse_grid(text)]
+        for point in points:
+            try:
+                point.config()
+            except ConfigError as exc:
+                raise ConfigError(f"{point}: {exc}") from None
+        return points
     if text in GRIDS:
         return list(GRIDS[text])
     items = [item for item in text.split(",") if item.strip()]

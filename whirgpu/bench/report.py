@@ -61,7 +61,7 @@ def main_table(results: BenchResults, baseline: str, reference: bool) -> TextTab
     headers += [f"{baseline}\nms"] if baseline_column else []
     headers += [f"speedup\nvs {baseline}", "best", "proofs"]
     table = TextTable(
-        title=f"whirgpu bench: {len(results.points)} points x {len(specs)} backends",
+        title=f"whirgpu bench: {len(results.points)} points x {len(specs)} backends" + _profile_note(results),
         headers=headers, right=[True] * (len(headers) - 2) + [False, False])
     for summary in summarize(results, baseline):
         point = summary.point
@@ -185,3 +185,9 @@ def print_report(results: BenchResults, baseline: str, reference: bool, phases: 
         (out if width <= out.width else console(width=width)).print(rendered)
     for line in lines:
         out.print(line, markup=False, style="red" if line.startswith(("!", "interrupted")) else None)
+
+
+def _profile_note(results) -> str:
+    """", profile p3-whir (koalabear)" when the points are proved in the p3-whir profile."""
+    profiles = sorted({f"{p.profile} ({p.field})" for p in results.points if p.profile != "whir-p3-metal"})
+    return f", profile {', '.join(profiles)}" if profiles else ""

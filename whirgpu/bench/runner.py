@@ -2,7 +2,7 @@
 
 Per point: one random instance (``random_canonical_instance(n, seed)``: a canonical uint32 table and its point,
 drawn untimed); then per backend ``warmup`` untimed proofs (pipelines compile, pools fill), ``runs`` timed proofs
-(``Prover.prove`` wall time, as a user calls it: the input's checks, the upload and conversion, the claims
+(``Prover.prove`` wall time, or ``P3Prover.prove``'s in the p3-whir profile, as a user calls it: the input's checks, the upload and conversion, the claims
 evaluated where the table is, waiting for the device included) and, with ``phases`` on a kernel backend, one
 more proof with ``GpuBackend.profile`` set, whose phase times are a true breakdown (the device is waited for at
 every phase boundary; ``input`` is the host's share before the backend starts). On the cpu
@@ -24,7 +24,11 @@ from typing import Callable
 from ..api import Prover, random_canonical_instance
 from ..backends import Backend
 from ..cli_options import phases_ms
-from ..protocol.serialize import ProofFile, dump
+from ..p3_api import P3ProofDocument, P3Prover
+from ..protocol.p3_config import P3WhirConfig
+from ..protocol.p3_format import pcs_proof_to_postcard
+from ..protocol.p3_verifier import verify_p3
+from ..protocol.serialize import dump
 from ..protocol.verifier import WhirVerifier
 from .check import compare_proofs, record_verification
 from .grid import GridPoint
@@ -80,20 +84,36 @@ def _phases_ms(seconds: dict[str, float], total_s: float) -> dict[str, float]:
     return phases_ms(seconds, total_s)
 
 
-def _prove_once(steps: _Steps, description: str, config, backend: Backend, words, points):
-    """(proof file, seconds, phase seconds) of one ``Prover.prove``."""
+def _prove_once(steps: _Steps, description: str, point: GridPoint, config, backend: Backend, words, points):
+    """(proof file, seconds, phase seconds) of one ``Prover.prove`` (``P3Prover.prove`` of one opening drawn from
+    the transcript, for a p3-whir configuration)."""
     steps.start(description)
-    prover = Prover(config, backend=backend)
-    start = time.perf_counter()
-    proof = prover.prove(words, points)
+    if isinstance(config, P3WhirConfig):
+        prover = P3Prover(config.num_variables, config.params, point.field, backend=backend)
+        start = time.perf_counter()
+        proof = prover.prove(words)
+    else:
+        prover = Prover(config, backend=backend)
+        start = time.perf_counter()
+        proof = prover.prove(words, points)
     seconds = time.perf_counter() - start
     steps.done += 1
     return proof, seconds, dict(prover.last_phase_seconds)
 
 
-def _digest(proof_file: ProofFile) -> tuple[int, str]:
-    data = dump(proof_file, "binary")
+def _digest(proof_file) -> tuple[int, str]:
+    if isinstance(proof_file, P3ProofDocument):  # upstream's postcard bytes
+        data = pcs_proof_to_postcard(proof_file.proved.proof)
+    else:
+        data = dump(proof_file, "binary")
     return len(data), hashlib.sha256(data).hexdigest()
+
+
+def _verify(config, proof_file) -> None:
+    if isinstance(proof_file, P3ProofDocument):
+        verify_p3(config, proof_file.proved.commitment, proof_file.proved.proof, proof_file.field)
+    else:
+        WhirVerifier(config).verify(proof_file.proof, proof_file.statement)
 
 
 def _time_backend(plan: Plan, point: GridPoint, name: str, backend: Backend, config, words, points,
@@ -104,12 +124,12 @@ def _time_backend(plan: Plan, point: GridPoint, name: str, backend: Backend, con
     done_before = steps.done
     try:
         for i in range(plan.warmup):
-            _prove_once(steps, plan.label(point, name, f"warm-up {i + 1}/{plan.warmup}"), config, backend, words,
+            _prove_once(steps, plan.label(point, name, f"warm-up {i + 1}/{plan.warmup}"), point, config, backend, words,
                         points)
         phase_runs = []
         for i in range(plan.runs):
-            proof, seconds, phases = _prove_once(steps, plan.label(point, name, f"run {i + 1}/{plan.runs}"), config,
-                                                 backend, words, points)
+            proof, seconds, phases = _prove_once(steps, plan.label(point, name, f"run {i + 1}/{plan.runs}"), point,
+                                                 config, backend, words, points)
             row.runs_ms.append(round(seconds * 1e3, 3))  # as JSON keeps it
             phase_runs.append((seconds, phases))
             size, sha = _digest(proof)
@@ -120,8 +140,8 @@ def _time_backend(plan: Plan, point: GridPoint, name: str, backend: Backend, con
         if plan.phases and _is_kernel(backend):
             backend.profile = True
             try:
-                _, seconds, phases = _prove_once(steps, plan.label(point, name, "profiled run"), config, backend,
-                                                 words, points)
+                _, seconds, phases = _prove_once(steps, plan.label(point, name, "profiled run"), point, config,
+                                                 backend, words, points)
             finally:
                 backend.profile = False
             row.phases_ms = _phases_ms(phases, seconds)
@@ -160,8 +180,7 @@ def run_grid(plan: Plan, results: BenchResults, devices: dict[str, str],
             if reference is not None:
                 steps.start(plan.label(point, reference.backend, "verify"))
                 proof_file = proofs[reference.backend]
-                record_verification(results.point_rows(point), reference,
-                                    lambda: WhirVerifier(config).verify(proof_file.proof, proof_file.statement))
+                record_verification(results.point_rows(point), reference, lambda: _verify(config, proof_file))
     except KeyboardInterrupt:
         results.interrupted = True
         if point is not None:

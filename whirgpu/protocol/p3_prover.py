@@ -113,6 +113,18 @@ class P3WhirProver(WhirProver):
         self._drawn_points = points if drawn else []
         return backend.concat_points(points), claims
 
+    def _initial_weights(self, statement_points, ood_points: list, alpha):
+        """Two batches: the opening points are drawn after the OOD points (so they follow them in a backend's
+        memory) but take the first powers of alpha; the weights are a sum, so the order of adding is free."""
+        backend = self.backend
+        m, t = len(statement_points), len(ood_points)
+        coefficients = backend.challenge_powers(alpha, m + t)
+        weights = backend.eq_weights(statement_points, coefficients[:m])
+        if not t:
+            return weights
+        return backend.add_constraint_weights(weights, backend.concat_points(ood_points), coefficients[m:],
+                                              np.zeros(0, np.uint32), np.zeros((0, 4), np.uint32))
+
     def _materialize(self, proof: WhirProof, read: Callable[[Any], Any], claimed: np.ndarray):
         n = self.config.num_variables
         drawn = np.asarray([np.asarray(read(p), np.uint32).reshape(n, 4) for p in self._drawn_points],

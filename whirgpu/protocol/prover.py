@@ -171,6 +171,14 @@ class WhirProver:
     def _materialize(self, proof: WhirProof, read: Callable[[Any], Any], claimed: np.ndarray):
         return _materialize(proof, read)
 
+    def _initial_weights(self, statement_points, ood_points: list, alpha):
+        """The initial constraint's weights: alpha^0.. to the statement's points, then to the OOD points (one
+        batch: here the statement's points precede the OOD points in a backend's memory)."""
+        backend = self.backend
+        points = backend.concat_points([statement_points] + ood_points)
+        coefficients = backend.challenge_powers(alpha, len(points))
+        return backend.eq_weights(points, coefficients)
+
     # -- the step order ------------------------------------------------------------------------------------------
     def _prove(self, polynomial: PolynomialSource, points: np.ndarray, values: np.ndarray | None):
         backend = self.backend
@@ -221,11 +229,9 @@ class WhirProver:
         )
         # Initial constraint: the statement's claims first, then the commitment's OOD claims, combined with powers
         # of alpha.
-        points = backend.concat_points([statement_points] + ood_points)
         alpha = transcript.sample_ef()
         with self.timer.phase("weights"):
-            coefficients = backend.challenge_powers(alpha, len(points))
-            weights = backend.eq_weights(points, coefficients)
+            weights = self._initial_weights(statement_points, ood_points, alpha)
         state = _State(table, weights, commitment)
         proof.initial_sumcheck = self._sumcheck(state, transcript, k0, config.starting_folding_pow_bits)
         return proof, state, claims
