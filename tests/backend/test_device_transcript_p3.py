@@ -2,8 +2,9 @@
 distinct query sampler, over BabyBear and KoalaBear) against the host ``DuplexChallenger(..., length_tagged=True)``
 and ``distinct_query_indices``, word for word: observes of 1 to 17 words, samples, EF samples, grinds of 1 to 8
 bits, query draws at folded sizes 2 to 2^20 with fewer, as many and more queries than points, rejected samples,
-and the final challenger state; then programs riding on reductions (an evaluation, sumcheck_tail) composed with the
-variant's constants. Every runtime (wgpu with both multiplies, Dawn, msl-cpu)."""
+and the final challenger state; then programs riding on reductions (an evaluation, sumcheck_tail) and on a
+commitment's merkle_top, composed with the variant's constants. Every runtime (wgpu with both multiplies, Dawn,
+msl-cpu)."""
 
 from __future__ import annotations
 
@@ -307,5 +308,24 @@ def test_sumcheck_tail(gpu, tagged, log_n, rounds):
     want_sums, _, _ = _host_rounds(table, weights, host, rounds)
     for got, want in zip(sums, want_sums):
         np.testing.assert_array_equal(run.get(got), want)
+    np.testing.assert_array_equal(run.get(z), host.sample_ef())
+    np.testing.assert_array_equal(run.state(), _host_state(host))
+
+
+def test_program_rides_on_a_commitment(gpu, tagged):
+    """The root observed and a challenge sampled by the commitment's last merkle_top launch."""
+    rng = np.random.default_rng(4)
+    table = _words(rng, BABYBEAR, 1 << 10)
+    start = _start(tagged, rng)
+    host = start.clone()
+    run = _run(gpu, tagged, start)
+    commitment = gpu.commit(gpu.upload(table), 2, 9)
+    assert run.transcript.tail is not None  # the root's merkle_top launch runs the program
+    run.transcript.observe(commitment.root)
+    z = run.transcript.sample_ef()
+    run.finish()
+    root = np.asarray(CPU.commit(CPU.upload(table), 2, 9).root, np.uint32).reshape(-1)
+    np.testing.assert_array_equal(run.get(commitment.root).reshape(-1), root)
+    host.observe_many(root)
     np.testing.assert_array_equal(run.get(z), host.sample_ef())
     np.testing.assert_array_equal(run.state(), _host_state(host))
