@@ -1,7 +1,8 @@
 // requires: challenger
 // Proof-of-work search on the device challenger (challenger.metal's layout in scratch words [0, 26)): the candidate
-// witness monty(nonce) overwrites lane (input length) of the state the next duplex would permute; it is valid when
-// canonical(lane 7 of the permuted state) & mask == 0. `groups` threadgroups (2-D grid; the overhang returns) loop,
+// witness monty(nonce) overwrites lane (input length) of the state the next duplex would permute (CH_LENGTH_TAGGED:
+// the rate lanes past it zero, lane 8 plus input length + 1); it is valid when canonical(lane 7 of the permuted
+// state) & mask == 0. `groups` threadgroups (2-D grid; the overhang returns) loop,
 // claiming batches of WG nonces (thread lid takes nonce batch * WG + lid) in increasing order, and stop at their
 // first claim at or past end_batch or starting at or above the smallest valid nonce so far (scratch[found], atomic
 // min). Each threadgroup leaving the loop counts itself in scratch[exit_ticket] (0 at launch); the last of `groups`
@@ -35,7 +36,16 @@ kernel void pow_search(device atomic_uint* scratch_atomic [[buffer(0)]], device 
     uint in_len = atomic_load_explicit(&scratch_atomic[16], memory_order_relaxed);
     // The state to permute read once per threadgroup (see pow_search.wgsl).
     if (lid < 16u) {
-        base_words[lid] = atomic_load_explicit(&scratch_atomic[lid < in_len ? 18u + lid : lid], memory_order_relaxed);
+        uint word = atomic_load_explicit(&scratch_atomic[lid < in_len ? 18u + lid : lid], memory_order_relaxed);
+        if (CH_LENGTH_TAGGED != 0u) {
+            if (lid > in_len && lid < 8u) {
+                word = 0u;
+            }
+            if (lid == 8u) {
+                word = bb_add(word, bb_mul(in_len + 1u, BB_R2));
+            }
+        }
+        base_words[lid] = word;
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
     uint4 base0 = uint4(base_words[0], base_words[1], base_words[2], base_words[3]);

@@ -8,7 +8,9 @@
 // words in scratch_atomic with scratch null; points null where the kernel has no points binding: EXPAND is then a
 // no-op, and is never given) and its params' ops / n_ops. Ops (x = code, y z w args; proof offsets relative to the
 // window; listed in full in challenger.wgsl): 1 OBSERVE, 2 SAMPLE, 3 WITNESS, 4 QUERIES, 5 POW_RESET, 6 EXPAND,
-// 7 POWERS (two op slots), 8 SORT (three op slots; made by the whole threadgroup).
+// 7 POWERS (two op slots), 8 SORT (three op slots; made by the whole threadgroup), 9 DISTINCT (CH_DISTINCT_QUERIES).
+// The variant, function constants as challenger.wgsl's overrides: CH_LENGTH_TAGGED (the length-tagged duplex),
+// CH_DISTINCT_QUERIES (the DISTINCT op; else skipped).
 // The whole threadgroup runs a program: transcript_run(lid, size, io, ch_next, ch_distinct), called by its `size`
 // >= 16 threads in uniform control flow; thread 0 runs every op but SORT, and each duplex is a permutation on 16
 // cooperating lanes (ch_duplex_coop, simd shuffles). WGSL's workgroup variables ch_next and ch_distinct are the
@@ -25,6 +27,9 @@ constant constexpr uint OP_POW_RESET = 5u;
 constant constexpr uint OP_EXPAND = 6u;
 constant constexpr uint OP_POWERS = 7u;
 constant constexpr uint OP_SORT = 8u;
+constant constexpr uint OP_DISTINCT = 9u;
+constant uint CH_LENGTH_TAGGED [[function_constant(16)]];
+constant uint CH_DISTINCT_QUERIES [[function_constant(17)]];
 
 // What a transcript program reads and writes (WGSL's accessors and params fields).
 struct ChIo {
@@ -46,6 +51,7 @@ struct Challenger {
     uint out_len;
     uint k;  // ch_advance's position: op k, its step i
     uint i;
+    uint found;  // DISTINCT: indices found so far
 };
 
 uint ch_scratch_get(thread const ChIo& io, uint i) {
@@ -95,6 +101,12 @@ void ch_duplex_coop(uint lid, thread Challenger& ch, constant uint4* p2_rc) {
     for (uint i = 0u; i < ch.in_len; i++) {  // thread 0's pending input over its sponge's first lanes
         ch.sponge[i] = ch.input[i];
     }
+    if (CH_LENGTH_TAGGED != 0u && ch.in_len != 0u) {  // length-tagged: the rest of the rate zeroed, + monty(k)
+        for (uint i = ch.in_len; i < 8u; i++) {
+            ch.sponge[i] = 0u;
+        }
+        ch.sponge[8] = bb_add(ch.sponge[8], bb_mul(ch.in_len, BB_R2));
+    }
     uint x = 0u;
     for (uint i = 0u; i < 16u; i++) {
         uint w = simd_broadcast(ch.sponge[i], ushort(0));
@@ -135,7 +147,8 @@ uint ch_pop(thread Challenger& ch) {
     return ch.sponge[ch.out_len];
 }
 
-// Output words op `op` takes from step i on (SAMPLE: one a step; WITNESS: step 1; QUERIES: one a draw call).
+// Output words op `op` takes from step i on (SAMPLE: one a step; WITNESS: step 1; QUERIES: one a draw call;
+// DISTINCT: one a step until it is done, none when t or L is 0).
 bool ch_wants_output(uint4 op, uint i) {
     switch (op.x) {
         case OP_SAMPLE:
@@ -148,6 +161,8 @@ bool ch_wants_output(uint4 op, uint i) {
             uint per = max(op.w, 1u);
             return i < max(1u, ((op.z & 0xffffu) + per - 1u) / per);
         }
+        case OP_DISTINCT:
+            return CH_DISTINCT_QUERIES != 0u && (op.z & 0xffffu) != 0u && (op.z >> 16u) != 0u;
         default:
             return false;
     }
@@ -208,6 +223,38 @@ void ch_store(thread const Challenger& ch, thread const ChIo& io) {
     for (uint i = 0u; i < 8u; i++) {
         ch_scratch_set(io, 18u + i, ch.input[i]);
     }
+}
+
+// Step i of a DISTINCT op (challenger.wgsl); whether the op is done.
+bool ch_distinct_step(thread Challenger& ch, thread const ChIo& io, uint4 op, uint i) {
+    uint wanted = op.z & 0xffffu;
+    uint log_size = op.z >> 16u;
+    if (i == 0u) {
+        ch.found = 0u;
+    }
+    if (wanted == 0u || log_size == 0u) {
+        for (uint j = 0u; j < wanted; j++) {
+            ch_scratch_set(io, op.y + j, 0u);  // a folded domain of one point: index 0, sampled from nothing
+        }
+        return true;
+    }
+    uint mask = (1u << log_size) - 1u;
+    uint v = bb_mul(ch_pop(ch), 1u);
+    if (v < (BB_P & ~mask)) {  // else rejected: the draw takes the next sample
+        uint index = v & mask;
+        bool fresh = true;
+        for (uint j = 0u; j < ch.found; j++) {
+            if (ch_scratch_get(io, op.y + j) == index) {
+                fresh = false;
+                break;
+            }
+        }
+        if (fresh) {
+            ch_scratch_set(io, op.y + ch.found, index);
+            ch.found += 1u;
+        }
+    }
+    return ch.found >= wanted;
 }
 
 // Thread 0: advances the program from step ch.i of op ch.k (both kept across calls) until a permutation is due
@@ -273,6 +320,12 @@ uint ch_advance(thread Challenger& ch, thread const ChIo& io, uint end) {
                     v >>= log_size;
                 }
                 done = !ch_wants_output(op, i + 1u);
+                break;
+            }
+            case OP_DISTINCT: {
+                if (CH_DISTINCT_QUERIES != 0u) {
+                    done = ch_distinct_step(ch, io, op, i);
+                }
                 break;
             }
             case OP_POW_RESET: {

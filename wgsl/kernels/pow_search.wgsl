@@ -1,7 +1,9 @@
 // requires: challenger
 // Proof-of-work search on the device challenger (transcript.wgsl's layout in scratch words [0, 26)): the
 // candidate witness monty(nonce) is written over the pending input at lane (input length) of the state the next
-// duplex would permute; it is valid when canonical(lane 7 of the permuted state) & mask == 0. A grid of a fixed
+// duplex would permute (CH_LENGTH_TAGGED: that duplex absorbs input length + 1 words, so the rate lanes past the
+// witness are zero and lane 8 has input length + 1 added); it is valid when canonical(lane 7 of the permuted
+// state) & mask == 0. A grid of a fixed
 // number of workgroups (not one thread per nonce): each loops, claiming batches of WG nonces (thread lid takes
 // nonce batch * WG + lid) in increasing order (batch first_batch + atomicAdd(counter)), and stops at its first
 // claim at or past end_batch or starting at or above the smallest valid nonce found so far (scratch[found],
@@ -50,7 +52,16 @@ fn pow_search(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) 
     // The state to permute (pending input over the sponge's first lanes) read once per workgroup: the words are
     // atomics (the binding holds the counters), and 32 atomic loads per thread would hit the same few words.
     if (lid < 16u) {
-        base_words[lid] = atomicLoad(&scratch_atomic[select(lid, 18u + lid, lid < in_len)]);
+        var word = atomicLoad(&scratch_atomic[select(lid, 18u + lid, lid < in_len)]);
+        if (CH_LENGTH_TAGGED != 0u) {
+            if (lid > in_len && lid < 8u) {
+                word = 0u;
+            }
+            if (lid == 8u) {
+                word = bb_add(word, bb_mul(in_len + 1u, BB_R2));
+            }
+        }
+        base_words[lid] = word;
     }
     workgroupBarrier();
     var base: array<vec4<u32>, 4>;

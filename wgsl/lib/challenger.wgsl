@@ -24,6 +24,15 @@
 //               scratch[sorted ..), zero-padded to `slots`; count goes to scratch[count_at] and proof[proof_count];
 //               scratch[points_at + i] = generator^sorted[i] (1 for padding); scratch[flags .. flags + q) is work
 //               space. Made by the whole workgroup (protocol/query_indices.py's order).
+//   9 DISTINCT  (CH_DISTINCT_QUERIES only) z & 0xffff = t, z >> 16 = L: t distinct indices < 2^L into
+//               scratch[y ..) in draw order (protocol/query_indices.py's distinct_query_indices): each draw is one
+//               sample_uniform_bits(L) (samples redrawn while canonical >= P with its low L bits cleared, then
+//               masked to L bits; L at most the field's MAX_SINGLE_SAMPLE_BITS, which no folded domain exceeds),
+//               a draw equal to an earlier one dropped, until t are found (L = 0: t <= 1 zeros, no sample). A SORT
+//               of the t words follows (they are distinct: its count is t).
+// The variant (compile-time constants, default 0: whir-p3's challenger): CH_LENGTH_TAGGED 1, a duplex absorbing
+// k > 0 words writes them to sponge[0 .. k), zeroes sponge[k .. 8) and adds k to sponge[8] (upstream Plonky3's
+// DuplexChallenger); CH_DISTINCT_QUERIES 1, the DISTINCT op (else it is skipped, its words never written).
 // The whole workgroup runs a program: transcript_run(lid, size), called by its `size` >= 16 threads in uniform
 // control flow; thread 0 runs every op but SORT, and each duplex is a permutation on 16 cooperating lanes
 // (ch_duplex_coop: one workgroup barrier a round). Words Montgomery in [0, P).
@@ -38,6 +47,9 @@ const OP_POW_RESET: u32 = 5u;
 const OP_EXPAND: u32 = 6u;
 const OP_POWERS: u32 = 7u;
 const OP_SORT: u32 = 8u;
+const OP_DISTINCT: u32 = 9u;
+@id(16) override CH_LENGTH_TAGGED: u32 = 0u;
+@id(17) override CH_DISTINCT_QUERIES: u32 = 0u;
 
 var<private> ch_sponge: array<u32, 16>;
 var<private> ch_input: array<u32, 8>;
@@ -45,6 +57,7 @@ var<private> ch_in_len: u32;
 var<private> ch_out_len: u32;
 var<private> ch_k: u32;                  // ch_advance's position: op ch_k, its step ch_i
 var<private> ch_i: u32;
+var<private> ch_found: u32;              // DISTINCT: indices found so far
 var<workgroup> ch_next: u32;             // the next op for the whole workgroup (a SORT, or n_ops when done)
 var<workgroup> ch_distinct: atomic<u32>;
 var<workgroup> ch_swap: array<u32, 32>;  // the cooperative permutation's exchange, [parity][lane]
@@ -56,10 +69,17 @@ const CH_RC_DIAG: u32 = CH_RC_INTERNAL + P2_INTERNAL_ROUNDS;
 const CH_RC_WORDS: u32 = CH_RC_DIAG + 16u;
 var<workgroup> ch_rc: array<u32, CH_RC_WORDS>;
 
-// The state a duplex permutes: the pending input over the sponge's first lanes.
+// The state a duplex permutes: the pending input over the sponge's first lanes (length-tagged: the rest of the
+// rate zeroed and the input length added to the first capacity word, when there is input).
 fn ch_duplex_input() -> P2State {
     for (var i = 0u; i < ch_in_len; i++) {
         ch_sponge[i] = ch_input[i];
+    }
+    if (CH_LENGTH_TAGGED != 0u && ch_in_len != 0u) {
+        for (var i = ch_in_len; i < 8u; i++) {
+            ch_sponge[i] = 0u;
+        }
+        ch_sponge[8] = bb_add(ch_sponge[8], bb_mul(ch_in_len, BB_R2));  // + monty(k)
     }
     return P2State(vec4<u32>(ch_sponge[0], ch_sponge[1], ch_sponge[2], ch_sponge[3]),
                    vec4<u32>(ch_sponge[4], ch_sponge[5], ch_sponge[6], ch_sponge[7]),
@@ -190,7 +210,8 @@ fn ch_pop() -> u32 {
     return ch_sponge[ch_out_len];
 }
 
-// Output words op `op` takes from step i on (SAMPLE: one a step; WITNESS: step 1; QUERIES: one a draw call).
+// Output words op `op` takes from step i on (SAMPLE: one a step; WITNESS: step 1; QUERIES: one a draw call;
+// DISTINCT: one a step until it is done, none when t or L is 0).
 fn ch_wants_output(op: vec4<u32>, i: u32) -> bool {
     switch op.x {
         case OP_SAMPLE: {
@@ -202,6 +223,9 @@ fn ch_wants_output(op: vec4<u32>, i: u32) -> bool {
         case OP_QUERIES: {
             let q = op.z & 0xffffu;              // q = 0: one call of 0 bits (and per_call = 0)
             return i < select((q + op.w - 1u) / max(op.w, 1u), 1u, q == 0u);
+        }
+        case OP_DISTINCT: {
+            return CH_DISTINCT_QUERIES != 0u && (op.z & 0xffffu) != 0u && (op.z >> 16u) != 0u;
         }
         default: {
             return false;
@@ -260,6 +284,38 @@ fn ch_store() {
     for (var i = 0u; i < 8u; i++) {
         scratch_set(18u + i, ch_input[i]);
     }
+}
+
+// Step i of a DISTINCT op (one sample, or none when t or L is 0); whether the op is done.
+fn ch_distinct_step(op: vec4<u32>, i: u32) -> bool {
+    let wanted = op.z & 0xffffu;
+    let log_size = op.z >> 16u;
+    if (i == 0u) {
+        ch_found = 0u;
+    }
+    if (wanted == 0u || log_size == 0u) {
+        for (var j = 0u; j < wanted; j++) {
+            scratch_set(op.y + j, 0u);   // a folded domain of one point: index 0, sampled from nothing
+        }
+        return true;
+    }
+    let mask = (1u << log_size) - 1u;
+    let v = bb_mul(ch_pop(), 1u);
+    if (v < (BB_P & ~mask)) {                    // else rejected: the draw takes the next sample
+        let index = v & mask;
+        var fresh = true;
+        for (var j = 0u; j < ch_found; j++) {
+            if (scratch_get(op.y + j) == index) {
+                fresh = false;
+                break;
+            }
+        }
+        if (fresh) {
+            scratch_set(op.y + ch_found, index);
+            ch_found += 1u;
+        }
+    }
+    return ch_found >= wanted;
 }
 
 // Thread 0: advances the program from step ch_i of op ch_k (both kept across calls) until a permutation is due
@@ -322,6 +378,11 @@ fn ch_advance(end: u32) -> u32 {
                     v >>= log_size;
                 }
                 done = !ch_wants_output(op, i + 1u);
+            }
+            case OP_DISTINCT: {
+                if (CH_DISTINCT_QUERIES != 0u) {
+                    done = ch_distinct_step(op, i);
+                }
             }
             case OP_POW_RESET: {
                 scratch_set(op.y, CH_NOT_FOUND);

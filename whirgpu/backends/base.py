@@ -71,12 +71,17 @@ class TableLayout:
     - ``leaf_width``: the Poseidon2 width of the leaf sponge, 16 (rate 8) or 24 (rate 16); nodes are the width-16
       compression either way. The permutations are the field's SmallRng(1) constants.
     - ``openings``: "paths" (``open_rows`` returns a full path per row, (q, depth, 8)) or "pruned" (one pruned
-      multiproof for the sorted distinct rows, (s, 8): ``ref.merkle_pruned.prune``)."""
+      multiproof for the sorted distinct rows, (s, 8): ``ref.merkle_pruned.prune``).
+    - ``length_tagged``, ``distinct_queries``: the challenger a backend that keeps the transcript on its device
+      speaks (``protocol.transcript.DuplexChallenger(length_tagged=)``, ``query_indices.distinct_query_indices``);
+      the host transcript the prover hands ``begin_proof`` is already that challenger."""
 
     field: Field = BABYBEAR
     variable_order: str = "prefix"
     leaf_width: int = 16
     openings: str = "paths"
+    length_tagged: bool = False
+    distinct_queries: bool = False
 
     def __post_init__(self) -> None:
         if self.variable_order not in ("prefix", "suffix"):
@@ -96,8 +101,8 @@ DEFAULT_LAYOUT = TableLayout()
 
 def P3_WHIR_LAYOUT(field: Field) -> TableLayout:  # noqa: N802 - reads as the constant it stands for
     """Upstream p3-whir's layout over ``field``: suffix order, row-major codewords, width-24 leaves, pruned
-    openings."""
-    return TableLayout(field, "suffix", 24, "pruned")
+    openings, the length-tagged challenger drawing distinct queries."""
+    return TableLayout(field, "suffix", 24, "pruned", True, True)
 
 
 @dataclass

@@ -21,6 +21,17 @@ proves again with ``full_range`` searches that cover every nonce below P.
 
 The proof region is bound to a program's launch as a window holding just the words its ops and the launch itself
 touch (they are the last few values recorded), so the region may be larger than one binding.
+
+Variants (``TranscriptVariant``, fixed when the transcript is made; the default is whir-p3's challenger over
+BabyBear): the ``field`` whose kernels and width-16 SmallRng(1) Poseidon2 constants the challenger uses
+(BabyBear or KoalaBear); ``length_tagged``, upstream Plonky3's duplex (a duplex absorbing k > 0 words zeroes the
+rest of the rate and adds k to the first capacity word; PoW candidates are absorbed the same way);
+``distinct_queries``, upstream's query sampler (``protocol.query_indices.distinct_query_indices``: one
+``sample_uniform_bits`` a draw, drawn again until min(q, folded size) distinct indices, so a query step's count is
+always its number of slots). The flags are compile-time constants of every kernel that runs a program (registry
+``CH_LENGTH_TAGGED`` / ``CH_DISTINCT_QUERIES``, 0 by default): compose such kernels through
+``DeviceTranscript.kernel`` (the variant's field and constants) and bind ``DeviceTranscript.round_constants()``.
+The host twin of a variant is ``TranscriptVariant.challenger()`` with ``query_sampler()``.
 """
 
 from __future__ import annotations
@@ -30,12 +41,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ConfigError
-from ..field import P, TWO_ADIC_GENERATORS
+from ..field import BABYBEAR, P, TWO_ADIC_GENERATORS, Field, field_by_name
 from ..ref import field_np as F
 from ..runtime.base import RtView
 from .device_values import POW_MAX_COUNTERS, DeviceQueries, DeviceValue
 
 OP_OBSERVE, OP_SAMPLE, OP_WITNESS, OP_QUERIES, OP_POW_RESET, OP_EXPAND, OP_POWERS, OP_SORT = 1, 2, 3, 4, 5, 6, 7, 8
+OP_DISTINCT = 9  # distinct_queries variants only
 OP_SLOTS = {OP_POWERS: 2, OP_SORT: 3}  # program slots of the ops followed by data slots
 MAX_OPS = 11  # ops a program holds (the params structs end with 11 op slots: a launch's params are at most 64 words)
 POW_WG = 64
@@ -63,13 +75,73 @@ def query_calls(num_queries: int, log_size: int) -> int:
     return per_call if per_call >= 2 else 1
 
 
-def pow_launches(bits: int, full_range: bool = False) -> list[tuple[int, int]]:
+def pow_launches(bits: int, full_range: bool = False, modulus: int = P) -> list[tuple[int, int]]:
     """The (first batch, end batch) of each ``pow_search`` launch of one grind: 2^(bits + POW_COVER_SLACK) nonces
-    (every nonce below P when ``full_range``) in ranges of at most POW_LAUNCH nonces, so one launch for a grind of
-    up to 23 bits. ``bits`` >= 1 (a grind of 0 bits launches nothing)."""
-    end_nonce = P if full_range else min(P, 1 << (bits + POW_COVER_SLACK))
+    (every nonce below P = ``modulus`` when ``full_range``) in ranges of at most POW_LAUNCH nonces, so one launch
+    for a grind of up to 23 bits. ``bits`` >= 1 (a grind of 0 bits launches nothing)."""
+    end_nonce = modulus if full_range else min(modulus, 1 << (bits + POW_COVER_SLACK))
     return [(start // POW_BATCH, -(-min(start + POW_LAUNCH, end_nonce) // POW_BATCH))
             for start in range(0, end_nonce, POW_LAUNCH)]
+
+
+@dataclass(frozen=True)
+class TranscriptVariant:
+    """Which challenger a ``DeviceTranscript`` speaks (module docstring): ``field`` (a ``Field`` or its name),
+    ``length_tagged`` and ``distinct_queries``. The default is whir-p3's; ``p3(field)`` upstream Plonky3's
+    (p3-whir)."""
+
+    field: Field = BABYBEAR
+    length_tagged: bool = False
+    distinct_queries: bool = False
+
+    def __post_init__(self):
+        field = field_by_name(self.field) if isinstance(self.field, str) else self.field
+        object.__setattr__(self, "field", field)
+        object.__setattr__(self, "length_tagged", bool(self.length_tagged))
+        object.__setattr__(self, "distinct_queries", bool(self.distinct_queries))
+
+    @classmethod
+    def p3(cls, field: Field | str = BABYBEAR) -> "TranscriptVariant":
+        """Upstream Plonky3's challenger and query sampler over ``field`` (the p3-whir profile)."""
+        return cls(field, length_tagged=True, distinct_queries=True)
+
+    @property
+    def is_default(self) -> bool:
+        return self == TranscriptVariant()
+
+    @property
+    def constants(self) -> dict[str, int]:
+        """The specialisation constants of a kernel that runs a program (registry ``CH_*``; only those set, so the
+        default variant's kernels are today's, cached under the same keys)."""
+        out = {}
+        if self.length_tagged:
+            out["CH_LENGTH_TAGGED"] = 1
+        if self.distinct_queries:
+            out["CH_DISTINCT_QUERIES"] = 1
+        return out
+
+    def kernel_args(self, stem: str, constants: dict[str, int] | None = None) -> tuple[dict[str, int], str]:
+        """(constants, field name) to compose ``stem`` with: ``constants`` plus the variant's where the stem runs
+        programs (registry ``CH_LENGTH_TAGGED``), and the variant's field."""
+        from ..kernels.registry import spec  # noqa: PLC0415 - the registry imports nothing of ours
+
+        merged = dict(constants or {})
+        if "CH_LENGTH_TAGGED" in spec(stem).constants:
+            merged.update(self.constants)
+        return merged, self.field.name
+
+    def challenger(self):
+        """The host ``DuplexChallenger`` this variant is bit-exact with (fresh, all zero)."""
+        from ..protocol.transcript import DuplexChallenger  # noqa: PLC0415
+        from ..ref.poseidon2_constants import Poseidon2Constants  # noqa: PLC0415
+
+        return DuplexChallenger(Poseidon2Constants.smallrng_16_24(self.field)[0], length_tagged=self.length_tagged)
+
+    def query_sampler(self):
+        """The host query sampler the device's ``sample_queries`` reproduces."""
+        from ..protocol import query_indices  # noqa: PLC0415
+
+        return query_indices.distinct_query_indices if self.distinct_queries else query_indices.sample_query_indices
 
 
 PROOF_WINDOW = object()  # a tail launch's proof binding, made once the program it runs is known
@@ -99,14 +171,30 @@ class DeviceTranscript:
     Ops recorded after a ``TailLaunch`` (``defer``) ride on it as its epilogue; otherwise they are one transcript
     launch. Either way they are encoded at ``flush``, which the backend calls before recording any other launch."""
 
-    def __init__(self, backend, session):
+    def __init__(self, backend, session, variant: TranscriptVariant | None = None):
         self.backend = backend
         self.session = session
+        self.variant = variant if variant is not None else TranscriptVariant()
         self.pending: list[tuple[int, int, int, int]] = []
         self.proof_words: list[tuple[int, int]] = []  # (first, end) proof words each pending op touches
         self.tail: TailLaunch | None = None
         self.witnesses: list[DeviceValue] = []
         self.full_range = False
+
+    # -- the variant's kernels ------------------------------------------------------------------------------------
+    def kernel(self, stem: str, entry: str | None = None, constants: dict[str, int] | None = None):
+        """``stem``'s kernel composed for this transcript's variant (its field; its ``CH_*`` constants where the
+        stem runs programs): what every launch carrying a program of this transcript must use."""
+        constants, field = self.variant.kernel_args(stem, constants)
+        return self.backend._drivers.kernel(stem, entry, constants or None, field=field)
+
+    def round_constants(self):
+        """The round-constant table of the variant's field, the ``p2_rc`` binding of the variant's kernels."""
+        if self.variant.field.name == BABYBEAR.name:
+            return self.backend._round_constants()
+        from ..kernels import merkle  # noqa: PLC0415
+
+        return merkle.round_constants(self.backend._drivers, self.variant.field.name)
 
     # -- recording -----------------------------------------------------------------------------------------------
     def _op(self, code: int, y: int = 0, z: int = 0, w: int = 0, data: tuple = (), points: bool = False) -> None:
@@ -154,8 +242,8 @@ class DeviceTranscript:
         window = RtView(regions.proof.buffer, first, -(-(end - first) // 16) * 16)
         batch = self.session.batch
         if tail is None:
-            batch.dispatch(self.backend._drivers.kernel("transcript"),
-                           [regions.scratch.buffer, window, regions.points.buffer, self.backend._round_constants()],
+            batch.dispatch(self.kernel("transcript"),
+                           [regions.scratch.buffer, window, regions.points.buffer, self.round_constants()],
                            program, 1)
             return
         for buffers, head, n_groups in tail.dispatches:
@@ -199,7 +287,9 @@ class DeviceTranscript:
         if not 0 < bits <= 30:
             raise ConfigError(f"proof-of-work bits = {bits} outside [1, 30]")
         regions = self.session.regions
-        launches = pow_launches(bits, self.full_range)
+        field = self.variant.field
+        launches = (pow_launches(bits, self.full_range) if field.P == P
+                    else pow_launches(bits, self.full_range, modulus=field.P))
         if len(launches) > POW_MAX_COUNTERS:
             raise RuntimeError(f"{len(launches)} proof-of-work launches exceed {POW_MAX_COUNTERS} counters")
         # found, one batch counter a launch, the exit ticket: reset by the program before the grind (the searches
@@ -207,8 +297,10 @@ class DeviceTranscript:
         work = regions.scratch.take((2 + len(launches),))
         witness = regions.proof.take(())
         self._op(OP_POW_RESET, work.word, work.word + 1, len(launches) + 1)
-        kernel = self.backend._drivers.kernel("pow_search", constants={"WG": POW_WG, "TAIL": int(POW_TAIL)})
+        kernel = self.kernel("pow_search", constants={"WG": POW_WG, "TAIL": int(POW_TAIL)})
         buffers = self.backend._tail_io(points=True)
+        if field.name != BABYBEAR.name:
+            buffers[-1] = self.round_constants()
         exit_ticket = work.word + 1 + len(launches)
         for i, (first, end) in enumerate(launches):
             groups = min(POW_GROUPS, end - first)
@@ -223,7 +315,9 @@ class DeviceTranscript:
 
     def sample_queries(self, domain_size: int, folding_factor: int, num_queries: int) -> DeviceQueries:
         """Query indices into the folded domain, drawn, sorted and de-duplicated on the device
-        (``protocol.query_indices``), with their domain points generator^index."""
+        (``protocol.query_indices``: the variant's sampler), with their domain points generator^index."""
+        if self.variant.distinct_queries:
+            return self._distinct_queries(domain_size, folding_factor, num_queries)
         folded = domain_size >> folding_factor
         log_size = folded.bit_length() - 1
         q = int(num_queries)
@@ -241,3 +335,32 @@ class DeviceTranscript:
                                                          (generator, proof_count.word, 0, 0)))
         self.proof_words.append((proof_count.word, proof_count.word + 1))
         return DeviceQueries(indices, count, proof_count, points, slots)
+
+    def _distinct_queries(self, domain_size: int, folding_factor: int, num_queries: int) -> DeviceQueries:
+        """``distinct_query_indices`` on the device: a DISTINCT op draws the t = min(q, folded size) indices, a SORT
+        orders them (count t: every slot filled) and computes their domain points."""
+        from ..protocol.query_indices import _folded_size  # noqa: PLC0415 - its checks and errors
+        from ..protocol.transcript import MAX_SINGLE_SAMPLE_BITS  # noqa: PLC0415
+
+        q = int(num_queries)
+        folded = _folded_size(domain_size, folding_factor, q)
+        log_size = folded.bit_length() - 1
+        field = self.variant.field
+        if log_size > min(field.TWO_ADICITY, MAX_SINGLE_SAMPLE_BITS[field.name]):  # one draw an index, a generator
+            raise ConfigError(f"a folded domain of 2^{log_size} points exceeds {field.name}'s two-adicity")
+        target = min(q, folded)
+        if target >= 1 << 16:
+            raise ConfigError(f"{target} distinct query indices exceed the op's 16-bit count")
+        regions = self.session.regions
+        raw = regions.scratch.take((target,))
+        self._op(OP_DISTINCT, raw.word, target | (log_size << 16))
+        flags = regions.scratch.take((target,))
+        indices = regions.scratch.take((target,))
+        count = regions.scratch.take((1,))
+        points = regions.scratch.take((target,))
+        proof_count = regions.proof.take((1,))
+        generator = field.to_monty_int(field.TWO_ADIC_GENERATORS[log_size])
+        self._op(OP_SORT, raw.word, target, flags.word, data=((indices.word, target, count.word, points.word),
+                                                              (generator, proof_count.word, 0, 0)))
+        self.proof_words.append((proof_count.word, proof_count.word + 1))
+        return DeviceQueries(indices, count, proof_count, points, target)

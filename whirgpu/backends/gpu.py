@@ -64,7 +64,7 @@ from ..runtime.base import RtBuffer, Runtime, RtView
 from .base import (Backend, Commitment, DeviceBuffer, DeviceLimits, PowRangeExceeded, ProofShape, StorageMode,
                    non_canonical, policy_mode, resolve_storage)
 from .device_transcript import (MAX_OPS, NOT_FOUND, OP_OBSERVE, OP_SAMPLE, PROOF_WINDOW, DeviceTranscript,
-                                TailLaunch)
+                                TailLaunch, TranscriptVariant)
 from .device_values import (POW_MAX_COUNTERS, STATE_WORDS, DeviceOpenings, DeviceQueries, DeviceValue,
                             ProofRegions, Region, concat_points, region_bytes)
 
@@ -223,10 +223,12 @@ class _BackendRuntime:
 
     def kernel(self, stem: str, entry: str | None = None, constants: dict[str, int] | None = None,
                field: str | None = None):
-        """``field`` None: the field of the backend's running layout."""
+        """Composed for the backend's running layout: its field (unless ``field`` is given) and, for a stem that
+        runs transcript programs, its challenger variant's constants."""
+        constants, layout_field = self._backend.transcript_variant.kernel_args(stem, constants)
         # Launches are only recorded until the batch is submitted, so a pipeline may still be compiling: the
         # first proof's pipelines compile side by side while the host encodes.
-        return self._runtime.kernel_async(stem, entry, constants, field or self._backend.layout.field.name)
+        return self._runtime.kernel_async(stem, entry, constants or None, field or layout_field)
 
     def limits(self) -> DeviceLimits:
         """The runtime's limits with the backend's binding and buffer limits (which lay out split arrays)."""
@@ -472,6 +474,12 @@ class GpuBackend(Backend):
     def _round_constants(self) -> RtBuffer:
         return merkle.round_constants(self._drivers, self.layout.field.name)
 
+    @property
+    def transcript_variant(self) -> TranscriptVariant:
+        """The device challenger the running layout speaks."""
+        layout = self.layout
+        return TranscriptVariant(layout.field, layout.length_tagged, layout.distinct_queries)
+
     def _tree_options(self) -> dict:
         """How ``merkle.record_tree`` hashes the layout's leaves (nothing to say for the default layout)."""
         layout = self.layout
@@ -560,7 +568,8 @@ class GpuBackend(Backend):
         return RtView(buffer, offset, length * table.row_bytes)
 
     # -- sessions ----------------------------------------------------------------------------------------------
-    def _open_session(self, proof_bytes: int, scratch_bytes: int, points_bytes: int) -> _Session:
+    def _open_session(self, proof_bytes: int, scratch_bytes: int, points_bytes: int,
+                      variant: TranscriptVariant | None = None) -> _Session:
         align = max(EF_BYTES, int(self.rt.offset_alignment))
         # All three host-facing: the host writes the challenger and the statement's points, reads the proof.
         proof = self._alloc(proof_bytes, host_facing=True)
@@ -572,7 +581,7 @@ class GpuBackend(Backend):
         proof_region = Region(proof, align)
         regions = ProofRegions(proof_region, scratch_region, Region(points, EF_BYTES), state, discard)
         session = _Session(regions, self._drivers.batch())
-        session.transcript = DeviceTranscript(self, session)
+        session.transcript = DeviceTranscript(self, session, variant)
         session.transcript.full_range = self.pow_full_range
         return session
 
@@ -639,16 +648,18 @@ class GpuBackend(Backend):
         return words[value.word:value.word + value.words].reshape(value.shape)
 
     # -- a whole proof -----------------------------------------------------------------------------------------
-    def begin_proof(self, shape: ProofShape, transcript, statement_points: np.ndarray):
+    def begin_proof(self, shape: ProofShape, transcript, statement_points: np.ndarray,
+                    variant: TranscriptVariant | None = None):
         """Start a device proof: the regions ``shape`` needs, the host transcript's challenger (after the domain
-        separator) and the statement's points uploaded once. Returns the device transcript and the points
-        (m, n, 4) as a ``DeviceValue``."""
+        separator) and the statement's points uploaded once. Returns the device transcript (of ``variant``, by
+        default whir-p3's challenger) and the points (m, n, 4) as a ``DeviceValue``."""
         challenger = transcript.challenger
         if self._session is not None:
             raise RuntimeError("begin_proof: a proof is already running on this backend")
         self.layout = shape.layout
         align = max(EF_BYTES, int(self.rt.offset_alignment))
-        session = self._open_session(*region_bytes(shape, align))
+        session = self._open_session(*region_bytes(shape, align),
+                                     variant=self.transcript_variant if variant is None else variant)
         session.fold_fuses = [k < rounds for rounds in shape.sumcheck_phases for k in range(1, rounds + 1)]
         regions = session.regions
         state = challenger_words(challenger.sponge_state, challenger.input_buffer, len(challenger.output_buffer))

@@ -8,8 +8,9 @@ For each stem (``wgsl/kernels/<stem>.wgsl`` and ``msl/kernels/<stem>.metal``):
   marked ``name:vec4``/``name:vec4x4``, a vec4 / an array of 4 vec4; both languages lay these out identically:
   a vec4 is 16-byte aligned).
 - ``constants``: specialisation constant name -> (id, default). WGSL declares ``@id(id) override NAME``; MSL
-  declares ``constant uint NAME [[function_constant(id)]]``, and a Metal-family runtime always supplies every
-  constant of the stem (default unless the caller overrides it).
+  declares ``constant uint NAME [[function_constant(id)]]`` (in the kernel file or a library it requires: the
+  challenger's ``CH_*``), and a Metal-family runtime always supplies every constant of the stem (default unless
+  the caller overrides it).
 
 ``tests/lint/test_twins.py`` checks both shader trees against this table; the Metal-family runtimes read
 workgroup sizes and constant ids from it (WGSL states them in the shader itself).
@@ -73,6 +74,12 @@ _P24 = "p24_rc"  # the width-24 permutation's table (constants.poseidon2_rc_tabl
 # Kernels that may EXPAND (mle_eval, pow_search, queries, merkle_top) bind the points region before p2_rc.
 _TAIL = " n_ops _t0 _t1 _t2 ops:vec4x11"
 _TAIL_IO = ("work", "scratch", "proof", _P2)
+# The transcript variant of every stem that requires the challenger (challenger.wgsl declares them; default 0, the
+# whir-p3 challenger): CH_LENGTH_TAGGED 1, upstream Plonky3's length-tagged duplex (and witness absorb);
+# CH_DISTINCT_QUERIES 1, the DISTINCT op (query indices by rejection-sampled uniform bits, redrawn until distinct).
+# ``backends.device_transcript.TranscriptVariant`` sets them.
+_CH = {"CH_LENGTH_TAGGED": (16, 0), "CH_DISTINCT_QUERIES": (17, 0)}
+_CH_SUFFIX = {**_CH, "SUFFIX": (7, 0)}  # a transcript-tail reduction that also follows the variable order
 
 KERNELS: dict[str, KernelSpec] = {spec.stem: spec for spec in (
     _spec("field_selftest", "n op _pad0 _pad1", {"field_selftest": (("a", "b", "out"), 64)}),
@@ -98,7 +105,7 @@ KERNELS: dict[str, KernelSpec] = {spec.stem: spec for spec in (
         "merkle_compress_coop": (("src", "dst", _P2), 64),
         "merkle_permute_coop": (("src", "dst", _P2), 64)}, _WG64),
     _spec("merkle_top", "n src_off dst_off per root_at from_dst _pad0 _pad1" + _TAIL,
-          {"merkle_top": (("src", "dst", "scratch", "proof", "points", _P2), 64)}),
+          {"merkle_top": (("src", "dst", "scratch", "proof", "points", _P2), 64)}, _CH),
     _spec("openings", "n_slots log_w depth paths_off row_first row_count level n_levels node_first node_count n_own "
           "_pad0 offsets:vec4x8",
           {"openings": (("matrix", "indices", "out", "level0", "level1", "level2", "level3", "level4"), 256)}),
@@ -106,12 +113,12 @@ KERNELS: dict[str, KernelSpec] = {spec.stem: spec for spec in (
           {"gather_rows": (("matrix", "indices", "out"), 256)}),
     _spec("sumcheck", "len lo_off hi_off partial_base groups total out_at _pad0" + _TAIL, {
         "sumcheck_base": (("table_lo_base", "table_hi_base", "weights_lo", "weights_hi") + _TAIL_IO, 256),
-        "sumcheck_ext": (("table_lo_ext", "table_hi_ext", "weights_lo", "weights_hi") + _TAIL_IO, 256)}, _SUFFIX),
+        "sumcheck_ext": (("table_lo_ext", "table_hi_ext", "weights_lo", "weights_hi") + _TAIL_IO, 256)}, _CH_SUFFIX),
     _spec("sumcheck_fold", "len half groups total challenge_at out_at _pad0 _pad1" + _TAIL, {
         "sumcheck_fold_base": (("table_base", "weights", "table_out", "weights_out") + _TAIL_IO, 256),
-        "sumcheck_fold_ext": (("table_ext", "weights", "table_out", "weights_out") + _TAIL_IO, 256)}, _SUFFIX),
+        "sumcheck_fold_ext": (("table_ext", "weights", "table_out", "weights_out") + _TAIL_IO, 256)}, _CH_SUFFIX),
     _spec("sumcheck_tail", "n rounds out_at challenge_at" + _TAIL, {
-        "sumcheck_tail": (("table", "weights", "table_out", "weights_out", "scratch", "proof", _P2), 256)}, _SUFFIX),
+        "sumcheck_tail": (("table", "weights", "table_out", "weights_out", "scratch", "proof", _P2), 256)}, _CH_SUFFIX),
     _spec("fold", "len lo_off hi_off out_off", {
         "fold_base": (("table_lo_base", "table_hi_base", "weights_lo", "weights_hi", "table_out", "weights_out",
                        "challenge"), 256),
@@ -124,11 +131,11 @@ KERNELS: dict[str, KernelSpec] = {spec.stem: spec for spec in (
           {"weights": (("out_weights", "eq_lo", "eq_hi", "sel_lo", "sel_hi"), 256)}),
     _spec("mle_eval", "len base log_s partial_base groups total out_at point_at nv _pad0 _pad1 _pad2" + _TAIL, {
         "mle_eval_base": (("table_base", "work", "scratch", "proof", "points", _P2), 256),
-        "mle_eval_ext": (("table_ext", "work", "scratch", "proof", "points", _P2), 256)}),
+        "mle_eval_ext": (("table_ext", "work", "scratch", "proof", "points", _P2), 256)}, _CH),
     _spec("pow_search", "mask found counter first_batch end_batch exit_ticket groups _pad0" + _TAIL,
-          {"pow_search": (("scratch_atomic", "proof", "points", _P2), "WG")}, {"WG": (0, 64), "TAIL": (1, 1)}),
+          {"pow_search": (("scratch_atomic", "proof", "points", _P2), "WG")}, {"WG": (0, 64), "TAIL": (1, 1), **_CH}),
     _spec("transcript", "n_ops _pad0 _pad1 _pad2 ops:vec4x11",
-          {"transcript": (("scratch", "proof", "points", _P2), 64)}),
+          {"transcript": (("scratch", "proof", "points", _P2), 64)}, _CH),
     _spec("to_monty", "n base check_at _pad0", {
         "to_monty_inplace": (("check", "table"), 256),
         "to_monty_copy": (("check", "table", "canonical"), 256)}),
