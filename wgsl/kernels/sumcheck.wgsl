@@ -14,7 +14,7 @@ struct Params { len: u32, lo_off: u32, hi_off: u32, partial_base: u32, groups: u
                 n_ops: u32, _t0: u32, _t1: u32, _t2: u32, ops: array<vec4<u32>, 11> }
 
 const WG: u32 = 256u;
-// SUFFIX (override, p3-whir's suffix order): 0 pairs entries i and i + half (x_0 bound), 1 pairs 2i and 2i + 1
+// SUFFIX (a specialisation constant; p3-whir's suffix order): 0 pairs entries i and i + half (x_0 bound), 1 pairs 2i and 2i + 1
 // (x_{n-1} bound); a compile-time constant of the pipeline, so one variant never branches on it.
 @id(7) override SUFFIX: u32 = 0u;
 

@@ -29,6 +29,7 @@ import numpy as np
 from ..backends.base import P3_WHIR_LAYOUT, Backend, ProofShape
 from ..errors import ConfigError
 from ..field import Field
+from ..ref.multilinear import expand_from_univariate
 from .p3_config import P3WhirConfig
 from .p3_proof import MerkleCap, OpeningEvals, PcsProof, QueryOpenings, RoundProof, SumcheckData
 from .p3_proof import WhirProof as P3WhirProof
@@ -58,7 +59,6 @@ class P3WhirProver(WhirProver):
     def __init__(self, config: P3WhirConfig, field: Field, backend: Backend):
         super().__init__(config, backend)
         self.field = field
-        self._drawn_points: list = []
         self._transcript_points = 0
 
     def prove_p3(self, evaluations: np.ndarray, num_openings: int = 1, points: np.ndarray | None = None,
@@ -110,7 +110,6 @@ class P3WhirProver(WhirProver):
                 transcript.observe(claim)  # the current values; there are no next values
                 points.append(point)
                 claims.append(claim)
-        self._drawn_points = points if drawn else []
         return backend.concat_points(points), claims
 
     def _initial_weights(self, statement_points, ood_points: list, alpha):
@@ -127,8 +126,6 @@ class P3WhirProver(WhirProver):
 
     def _materialize(self, proof: WhirProof, read: Callable[[Any], Any], claimed: np.ndarray):
         n = self.config.num_variables
-        drawn = np.asarray([np.asarray(read(p), np.uint32).reshape(n, 4) for p in self._drawn_points],
-                           np.uint32).reshape(-1, n, 4)
 
         def words(value, shape) -> np.ndarray:
             return np.asarray(read(value), np.uint32).reshape(shape)
@@ -162,7 +159,26 @@ class P3WhirProver(WhirProver):
             final_sumcheck=None if final_sumcheck is None else sumcheck(final_sumcheck),
         )
         evals = tuple(OpeningEvals(c.reshape(1, 4), np.zeros((0, 4), np.uint32)) for c in claimed)
-        return cap(proof.initial_commitment), PcsProof(whir, evals), drawn
+        commitment = cap(proof.initial_commitment)
+        return commitment, PcsProof(whir, evals), self._replay_points(commitment, whir, claimed)
+
+    def _replay_points(self, commitment: MerkleCap, whir: P3WhirProof, claimed: np.ndarray) -> np.ndarray:
+        """The opening points the transcript drew, (E, n, 4): replayed on the host from the proof's own values (the
+        root, the initial OOD answers, the claims), as the verifier draws them, so no backend reads its points
+        back."""
+        n = self.config.num_variables
+        if not self._transcript_points:
+            return np.zeros((0, n, 4), np.uint32)
+        challenger = p3_challenger(self.config, self.field)
+        challenger.observe_many(commitment.roots[0])
+        for answer in whir.initial_ood_answers:
+            challenger.sample_ef()
+            challenger.observe_many(answer)
+        points = []
+        for claim in claimed:
+            points.append(expand_from_univariate(challenger.sample_ef(), n, self.field))
+            challenger.observe_many(claim)
+        return np.asarray(points, np.uint32).reshape(-1, n, 4)
 
 
 def prove_p3(config: P3WhirConfig, field: Field, backend: Backend, evaluations: np.ndarray, num_openings: int = 1,
