@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .api import canonical_table
 from .backends import select_backend
 from .backends.base import Backend
 from .errors import ConfigError, FileError
@@ -130,16 +131,9 @@ def _field(name: str) -> Field:
 
 
 def _canonical(values, n: int, field: Field) -> np.ndarray:
-    array = np.asarray(values)
-    if array.shape != (1 << n,):
-        raise ConfigError(f"the polynomial must have 2^{n} = {1 << n} evaluations, got shape {array.shape}")
-    if array.dtype.kind not in "iu":
-        raise ConfigError(f"evaluations must be integers, got {array.dtype}")
-    if array.size and (int(array.min()) < 0 or int(array.max()) >= field.P):
-        bad = int(np.argmax((array < 0) | (array >= field.P)))
-        raise ConfigError(f"evaluations[{bad}] = {int(array[bad])} is not a canonical field element "
-                          f"(must be in [0, {field.P}))")
-    return np.ascontiguousarray(array, dtype=np.uint32)
+    """As ``Prover.prove`` takes them (``api.canonical_table``): a C-contiguous uint32 array as it is, other integer
+    arrays narrowed; the range below the field's p is checked by the backend (on the device for a GPU)."""
+    return canonical_table(values, n)
 
 
 def _canonical_points(points, n: int, field: Field) -> np.ndarray:

@@ -54,3 +54,19 @@ def test_random_instances_match_cpu(gpu_runtime, field, n, fold, rate, pow_bits,
     proved = P3Prover(n, params, field, backend=gpu).prove(values, openings).proved
     verify_p3(P3Prover(n, params, field, backend="cpu").config, proved.commitment, proved.proof, field,
               num_openings=openings)
+
+
+def test_non_canonical_input_is_refused_on_the_device(gpu):
+    """A word >= KoalaBear's p is refused by the device's range check, naming that field's bound; the backend
+    proves again afterwards."""
+    from whirgpu.errors import ConfigError
+
+    params = P3Parameters(32, 0, Constant(2), SoundnessType.CapacityBound, 1)
+    prover = P3Prover(6, params, KOALABEAR, backend=gpu)
+    values = np.zeros(64, np.uint32)
+    values[5] = KOALABEAR.P
+    with pytest.raises(ConfigError, match="evaluations\\[5\\] = 2130706433 .* \\[0, 2130706433\\)"):
+        prover.prove(values)
+    values[5] = KOALABEAR.P - 1
+    document = prover.prove(values)
+    verify_p3(prover.config, document.proved.commitment, document.proved.proof, KOALABEAR)

@@ -10,7 +10,7 @@ import pytest
 
 from tests.conftest import load_golden_p3
 from whirgpu.field import P, field_by_name
-from whirgpu.ref.merkle_pruned import boundary_nodes, prune, root_from_pruned
+from whirgpu.ref.merkle_pruned import boundary_nodes, prune, prune_paths, root_from_pruned
 from whirgpu.ref.poseidon2 import compress, hash_rows_24
 from whirgpu.ref.poseidon2_constants import Poseidon2Constants
 
@@ -67,6 +67,10 @@ def test_random_trees(depth, count, seed):
     assert siblings.shape[0] <= depth * len(distinct)
     root = root_from_pruned(indices, leaves[distinct], siblings, depth, compress)
     np.testing.assert_array_equal(root, levels[-1][0])
+    # the same proof from the queried leaves' full paths (what a GPU prover gathers), in any order of the paths
+    paths = np.stack([np.stack([levels[d][(i >> d) ^ 1] for d in range(depth)]) for i in distinct])
+    reorder = rng.permutation(len(distinct))
+    np.testing.assert_array_equal(prune_paths(np.asarray(distinct)[reorder], paths[reorder]), siblings)
 
 
 def test_a_wrong_proof_is_refused_or_gives_another_root():

@@ -423,7 +423,7 @@ class GpuBackend(Backend):
         for check, source in session.canonical:
             index = int(self._get(session.words, check)[0])
             if index != NOT_FOUND:
-                raise non_canonical(index, self._source_word(source, index))
+                raise non_canonical(index, self._source_word(source, index), prime=self.layout.field.P)
 
     def _source_word(self, source: np.ndarray | DeviceTable, index: int) -> int:
         """Word ``index`` of a canonical source (from the device for a ``DeviceTable``: one gather)."""

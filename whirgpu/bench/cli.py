@@ -49,6 +49,8 @@ def add_bench_parser(sub) -> None:
                           "example configuration: security 90, pow 16, one opening drawn from the transcript)")
     run.add_argument("--field", default=None, choices=("babybear", "koalabear"),
                      help="base field of --profile p3-whir (default koalabear)")
+    run.add_argument("--pow-bits", type=int, default=None, metavar="B",
+                     help="grinding budget of --profile p3-whir points (default 16, the example's)")
     run.add_argument("--runs", type=int, metavar="N", help="timed runs per point and backend (default 3)")
     run.add_argument("--warmup", type=int, metavar="N", help="untimed runs before them (default 1)")
     run.add_argument("--seed", type=int, metavar="S", help="seed of each point's random instance (default 1)")
@@ -99,6 +101,7 @@ def _command_line(args, grid: str, specs: list[str], runs: int, warmup: int, see
     words += ["--phases"] if args.phases else []
     if getattr(args, "profile", "whir-p3-metal") != "whir-p3-metal":
         words += ["--profile", args.profile] + (["--field", args.field] if args.field else [])
+        words += ["--pow-bits", str(args.pow_bits)] if args.pow_bits is not None else []
     return shlex.join(words)
 
 
@@ -123,7 +126,7 @@ def _run_kernels(args) -> int:
         raise ConfigError("--kernels is not available yet") from None
     except ImportError as exc:
         raise ConfigError(f"--kernels is not available: {exc}") from None
-    points = parse_grid(args.grid or KERNELS_DEFAULT_GRID, args.profile, args.field)
+    points = parse_grid(args.grid or KERNELS_DEFAULT_GRID, args.profile, args.field, args.pow_bits)
     specs = parse_specs(args.backends) if args.backends else default_specs()
     runs, _, _ = _counts(args)
     check_writable(args.json, "--json")
@@ -155,7 +158,7 @@ def _run(args):
     from .report import console  # noqa: PLC0415
 
     grid = args.grid or "default"
-    points = parse_grid(grid, args.profile, args.field)
+    points = parse_grid(grid, args.profile, args.field, args.pow_bits)
     specs = parse_specs(args.backends) if args.backends else default_specs()
     runs, warmup, seed = _counts(args)
     backends, skipped = open_specs(specs, args.storage, explicit=args.backends is not None)

@@ -12,8 +12,10 @@ An explicit list is ``N:F:R`` items separated by commas, e.g. ``20:4:1,22:3:2``.
 
 Under ``--profile p3-whir`` (``profile`` / ``field`` of a point) a point is upstream Plonky3 p3-whir's example
 configuration at that size: security 90, pow_bits 16, capacity bound, the given fold and starting rate, each round's
-rate upstream's default, over ``field`` (koalabear by default); such a point prints as ``N:F:R@p3-whir/FIELD``
-and reads back so.
+rate upstream's default, over ``field`` (koalabear by default), with a grinding budget of ``pow_bits`` (16 unless
+``--pow-bits`` says otherwise: upstream refuses a configuration whose derived PoW exceeds the budget, as the
+example's fold 5, rate 1 does at 16 bits from n = 22 on); such a point prints as ``N:F:R@p3-whir/FIELD`` (with
+``/powB`` when the budget is not 16) and reads back so.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ class GridPoint:
     rate: int
     profile: str = DEFAULT_PROFILE
     field: str = "babybear"
+    pow_bits: int = P3_POW_BITS  # the p3-whir profile's grinding budget
 
     @property
     def p3(self) -> bool:
@@ -49,7 +52,7 @@ class GridPoint:
 
     def params(self) -> ProtocolParameters | P3Parameters:
         if self.p3:
-            return P3Parameters(P3_SECURITY, P3_POW_BITS, Constant(self.fold), SoundnessType.CapacityBound, self.rate)
+            return P3Parameters(P3_SECURITY, self.pow_bits, Constant(self.fold), SoundnessType.CapacityBound, self.rate)
         return ProtocolParameters.default(num_variables=self.n, folding_factor=self.fold,
                                           starting_log_inv_rate=self.rate)
 
@@ -59,16 +62,21 @@ class GridPoint:
             return P3WhirConfig.derive(self.n, self.params(), field_by_name(self.field))
         return WhirConfig.from_params(self.params())
 
-    def with_profile(self, profile: str, field: str | None) -> "GridPoint":
+    def with_profile(self, profile: str, field: str | None, pow_bits: int | None = None) -> "GridPoint":
         if profile == DEFAULT_PROFILE:
             if field not in (None, "babybear"):
                 raise ConfigError(f"--field {field} needs --profile p3-whir (whir-p3-metal is BabyBear only)")
+            if pow_bits is not None:
+                raise ConfigError("--pow-bits is a p3-whir budget (the whir-p3-metal grid uses the sweep's 16)")
             return self
-        return GridPoint(self.n, self.fold, self.rate, profile, field or "koalabear")
+        return GridPoint(self.n, self.fold, self.rate, profile, field or "koalabear",
+                         P3_POW_BITS if pow_bits is None else pow_bits)
 
     def __str__(self) -> str:
         text = f"{self.n}:{self.fold}:{self.rate}"
-        return text if not self.p3 else f"{text}@{self.profile}/{self.field}"
+        if not self.p3:
+            return text
+        return f"{text}@{self.profile}/{self.field}" + (f"/pow{self.pow_bits}" if self.pow_bits != P3_POW_BITS else "")
 
 
 def _cross(ns, folds, rates) -> list[GridPoint]:
@@ -93,10 +101,11 @@ def parse_point(text: str) -> GridPoint:
             raise ValueError
         point = GridPoint(*(int(p) for p in parts))
         if profile:
-            name, _, field = profile.partition("/")
-            if name != "p3-whir" or field not in ("babybear", "koalabear"):
+            name, field, *rest = profile.split("/") + [""]
+            pow_bits = int(rest[0][3:]) if rest[0].startswith("pow") else None
+            if name != "p3-whir" or field not in ("babybear", "koalabear") or (rest[0] and pow_bits is None):
                 raise ValueError
-            point = point.with_profile(name, field)
+            point = point.with_profile(name, field, pow_bits)
     except ValueError:
         raise ConfigError(f"{text.strip()!r} is not N:F:R (three integers, e.g. 20:4:1; N:F:R@p3-whir/koalabear "
                           "in the p3-whir profile)") from None
@@ -107,11 +116,13 @@ def parse_point(text: str) -> GridPoint:
     return point
 
 
-def parse_grid(text: str, profile: str = DEFAULT_PROFILE, field: str | None = None) -> list[GridPoint]:
+def parse_grid(text: str, profile: str = DEFAULT_PROFILE, field: str | None = None,
+               pow_bits: int | None = None) -> list[GridPoint]:
     """A grid name (``GRIDS``) or a comma-separated list of ``N:F:R``; duplicates are dropped, order is kept.
-    ``profile`` / ``field``: the protocol profile every point is proved in (``--profile``, ``--field``)."""
-    if profile != DEFAULT_PROFILE or field not in (None, "babybear"):
-        points = [p.with_profile(profile, field) for p in parse_grid(text)]
+    ``profile`` / ``field`` / ``pow_bits``: the protocol profile every point is proved in (``--profile``,
+    ``--field``, ``--pow-bits``)."""
+    if profile != DEFAULT_PROFILE or field not in (None, "babybear") or pow_bits is not None:
+        points = [p.with_profile(profile, field, pow_bits) for p in parse_grid(text)]
         for point in points:
             try:
                 point.config()

@@ -66,17 +66,20 @@ def prune(levels: list[np.ndarray], indices) -> np.ndarray:
 
 def prune_paths(indices, paths) -> np.ndarray:
     """The boundary digests, (m, 8) uint32 words in proof order, from ``paths[j]`` = the sibling path of
-    ``indices[j]`` (leaf level first)."""
+    ``indices[j]`` (leaf level first). Vectorised per level: the distinct nodes of a level are ascending, so the
+    siblings missing from them come out by ascending parent, as the proof lists them."""
     paths = np.asarray(paths, np.uint32)
-    depth = paths.shape[1] if paths.ndim == 3 else 0
-    where: dict[tuple[int, int], tuple[int, int]] = {}
-    for j, index in enumerate(int(i) for i in indices):
-        for level in range(depth):
-            where.setdefault((level, (index >> level) ^ 1), (j, level))
-    nodes = boundary_nodes(indices, depth)
-    if not nodes:
-        return np.zeros((0, paths.shape[-1] if paths.ndim == 3 else 8), np.uint32)
-    return np.stack([paths[where[node]] for node in nodes]).astype(np.uint32)
+    indices = np.asarray(indices, np.int64).reshape(-1)
+    if paths.ndim != 3 or paths.shape[0] != indices.size:
+        raise ValueError(f"prune_paths: {indices.size} indices with paths of shape {paths.shape}")
+    order = np.argsort(indices, kind="stable")
+    indices, paths = indices[order], paths[order]
+    parts = [np.zeros((0, paths.shape[-1]), np.uint32)]
+    for level in range(paths.shape[1]):
+        nodes, first = np.unique(indices >> level, return_index=True)
+        missing = ~np.isin(nodes ^ 1, nodes)
+        parts.append(paths[first[missing], level])
+    return np.concatenate(parts).astype(np.uint32, copy=False)
 
 
 def root_from_pruned(indices, leaf_digests, siblings, depth: int, compress: Compress) -> np.ndarray:
