@@ -21,7 +21,7 @@ What this profile does differently from whir-p3-metal (``prover.WhirProver``), e
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import functools
 from typing import Any, Callable
 
 import numpy as np
@@ -41,14 +41,19 @@ from .query_indices import distinct_query_indices
 from .transcript import HostTranscript
 
 
-@dataclass(frozen=True)
 class P3Proved:
     """What ``prove_p3`` returns: the commitment (``MultilinearPcs::commit``'s ``MerkleCap``), the ``PcsProof``
-    and the opening points (E, n, 4) Montgomery words (drawn from the transcript, or the prescribed ones)."""
+    and ``points``, the opening points (E, n, 4) Montgomery words: the prescribed ones, or those the transcript
+    drew, replayed from the proof on first use (a few host permutations a proof need not pay for)."""
 
-    commitment: MerkleCap
-    proof: PcsProof
-    points: np.ndarray
+    def __init__(self, commitment: MerkleCap, proof: PcsProof, points: np.ndarray | Callable[[], np.ndarray]):
+        self.commitment = commitment
+        self.proof = proof
+        self._points = points
+
+    @functools.cached_property
+    def points(self) -> np.ndarray:
+        return self._points() if callable(self._points) else self._points
 
 
 class P3WhirProver(WhirProver):
@@ -89,6 +94,7 @@ class P3WhirProver(WhirProver):
         (commitment, proof, drawn), _ = self._prove_retrying(PolynomialSource(words, canonical=canonical), points,
                                                              None)
         return P3Proved(commitment, proof, drawn if self._transcript_points else points)
+
 
     # -- hooks ---------------------------------------------------------------------------------------------------
     def _new_transcript(self) -> HostTranscript:
@@ -160,14 +166,16 @@ class P3WhirProver(WhirProver):
         )
         evals = tuple(OpeningEvals(c.reshape(1, 4), np.zeros((0, 4), np.uint32)) for c in claimed)
         commitment = cap(proof.initial_commitment)
-        return commitment, PcsProof(whir, evals), self._replay_points(commitment, whir, claimed)
+        drawn = self._transcript_points
+        return commitment, PcsProof(whir, evals), lambda: self._replay_points(commitment, whir, claimed, drawn)
 
-    def _replay_points(self, commitment: MerkleCap, whir: P3WhirProof, claimed: np.ndarray) -> np.ndarray:
+    def _replay_points(self, commitment: MerkleCap, whir: P3WhirProof, claimed: np.ndarray, drawn: int
+                       ) -> np.ndarray:
         """The opening points the transcript drew, (E, n, 4): replayed on the host from the proof's own values (the
         root, the initial OOD answers, the claims), as the verifier draws them, so no backend reads its points
         back."""
         n = self.config.num_variables
-        if not self._transcript_points:
+        if not drawn:
             return np.zeros((0, n, 4), np.uint32)
         challenger = p3_challenger(self.config, self.field)
         challenger.observe_many(commitment.roots[0])

@@ -71,7 +71,12 @@ def p3_challenger(config: P3WhirConfig, field: Field) -> DuplexChallenger:
     """A fresh length-tagged challenger over ``field``'s SmallRng(1) width-16 Poseidon2 that has absorbed the
     domain separator of ``config`` (the state every p3-whir transcript starts from; computed once per
     configuration)."""
-    return _challenger_after(field.name, tuple(p3_domain_separator(config))).clone()
+    return _challenger_after(field.name, _separator(config)).clone()
+
+
+@functools.lru_cache(maxsize=16)
+def _separator(config: P3WhirConfig) -> tuple[int, ...]:
+    return tuple(p3_domain_separator(config))
 
 
 class P3WhirVerifier(WhirVerifier):
