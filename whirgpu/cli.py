@@ -129,6 +129,10 @@ def _build_parser() -> argparse.ArgumentParser:
                    help="plan a configuration (2^N values, fold F, rate R; security 100, pow 16, capacity bound) on "
                         "each device: the memory of every buffer with its storage mode against the limits, and "
                         "whether --backend auto would use the GPU, with the reason")
+    p.add_argument("--profile", default="whir-p3-metal", choices=PROFILE_NAMES,
+                   help="--plan in this protocol profile (p3-whir: upstream's example parameters, security 90, pow "
+                        "16, also written N:F:R@p3-whir/FIELD)")
+    p.add_argument("--field", default=None, choices=sorted(FIELDS), help="--plan's field under --profile p3-whir")
     add_storage_flag(p)
     add_max_binding_flag(p)
 
@@ -227,7 +231,7 @@ def _cmd_devices(args) -> int:
     if args.plan is not None:
         from .plan_command import run_plan_command  # noqa: PLC0415
 
-        return run_plan_command(args.plan, args.storage, args.json)
+        return run_plan_command(args.plan, args.storage, args.json, args.profile, args.field)
 
     report = gather()
     if args.json:

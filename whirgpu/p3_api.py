@@ -104,7 +104,7 @@ class P3Prover:
                               f"got {type(self.params.folding).__name__}")
         self.num_variables = int(num_variables)
         self.config = P3WhirConfig.derive(self.num_variables, self.params, self.field)
-        choice = select_backend(backend, None, storage)
+        choice = select_backend(backend, self.config, storage)  # auto: the proof must fit the device
         self.backend: Backend = choice.backend
         self.backend_reason = choice.reason
         self.last_phase_seconds: dict[str, float] = {}

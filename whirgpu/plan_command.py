@@ -71,7 +71,9 @@ def plan_targets() -> list[PlanTarget]:
 
 def _describe_config(config: WhirConfig) -> str:
     folds = sorted({config.fold(i) for i in range(config.n_rounds + 1)})
-    return (f"2^{config.num_variables} values, fold {'/'.join(map(str, folds))}, rate "
+    field = getattr(config, "field", None)
+    profile = f"p3-whir profile ({field.name}), " if field is not None else ""
+    return (f"{profile}2^{config.num_variables} values, fold {'/'.join(map(str, folds))}, rate "
             f"{config.starting_log_inv_rate}: {config.n_rounds} round{'s' * (config.n_rounds != 1)} after the "
             f"first, {config.final_sumcheck_rounds} final sumcheck rounds")
 
@@ -114,12 +116,17 @@ def _auto_choice(config: WhirConfig, storage: str | None) -> dict:
     return {"backend": choice.backend.name, "reason": choice.reason}
 
 
-def run_plan_command(point: str, storage: str | None, as_json: bool) -> int:
-    """``whirgpu devices --plan N:F:R [--storage P] [--json]``: the plan on every device (``plan_targets``) and
-    what ``--backend auto`` would do. Bad input raises ConfigError (the CLI prints it on one line, exit 1)."""
+def run_plan_command(point: str, storage: str | None, as_json: bool, profile: str = "whir-p3-metal",
+                     field: str | None = None) -> int:
+    """``whirgpu devices --plan N:F:R [--profile P [--field F]] [--storage P] [--json]``: the plan on every device
+    (``plan_targets``) and what ``--backend auto`` would do. Bad input raises ConfigError (the CLI prints it on one
+    line, exit 1)."""
     from .bench.grid import parse_point  # noqa: PLC0415
 
     grid_point = parse_point(point)
+    if profile != "whir-p3-metal" or field is not None:
+        grid_point = grid_point.with_profile(profile, field)
+        grid_point.config()
     config = grid_point.config()
     policy = resolve_storage(storage)
     cap = max_gpu_bytes_from_env()

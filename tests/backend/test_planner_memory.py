@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import numpy as np
 import pytest
 
 from whirgpu.api import random_instance
@@ -206,3 +207,67 @@ def test_the_plan_counts_every_submissions_dispatches(monkeypatch):
         submitted.clear()
         _prove_as_users_do(cfg, GpuBackend(runtime), 1)
         assert plan_memory(cfg, runtime.limits()).commands == submitted, f"{n}:{k}:{r}"
+
+
+# The p3-whir profile's layout (width-24 leaves, suffix order, the openings' indices, the statement drawn after
+# the OOD answers and weighed in two batches): (field, n, fold, rate) with several rounds, none, a long final phase
+P3_CASES = [("koalabear", 10, 2, 1), ("babybear", 12, 4, 1), ("koalabear", 9, 1, 2), ("koalabear", 11, 5, 1)]
+
+
+def p3_config(field: str, n: int, k: int, r: int):
+    from whirgpu.field import field_by_name
+    from whirgpu.protocol.folding import Constant
+    from whirgpu.protocol.p3_config import P3Parameters, P3WhirConfig
+    from whirgpu.protocol.soundness import SoundnessType
+
+    return P3WhirConfig.derive(n, P3Parameters(40, 0, Constant(k), SoundnessType.CapacityBound, r),
+                               field_by_name(field))
+
+
+def _prove_p3(cfg, backend) -> None:
+    """One proof as ``P3Prover.prove`` runs it: canonical words converted on the device, one opening drawn."""
+    from whirgpu.protocol.p3_prover import P3WhirProver
+
+    words = np.random.default_rng(1).integers(0, 1 << 30, 1 << cfg.num_variables).astype(np.uint32)
+    P3WhirProver(cfg, cfg.field, backend).prove_p3(words, 1, canonical=True)
+
+
+@pytest.mark.parametrize("name,mul", RUNTIMES, ids=[name for name, _ in RUNTIMES])
+def test_the_p3_plan_equals_the_allocations(name, mul, monkeypatch):
+    for field, n, k, r in P3_CASES:
+        runtime = open_runtime(name, mul)
+        cfg = p3_config(field, n, k, r)
+        allocated = []
+        real_alloc = runtime.alloc
+
+        def alloc(nbytes, mode):
+            allocated.append(nbytes)
+            return real_alloc(nbytes, mode)
+
+        with monkeypatch.context() as patch:
+            patch.setattr(runtime, "alloc", alloc)
+            _prove_p3(cfg, GpuBackend(runtime))
+        plan = plan_memory(cfg, runtime.limits())
+        where = f"{field} {n}:{k}:{r} on {name}: planned {plan.pool_bytes}, allocated {sum(allocated)}"
+        assert sum(allocated) <= plan.pool_bytes <= SLACK * sum(allocated), where
+        _check_runtime_buffers(runtime, plan, name, where)
+
+
+def test_the_p3_plan_counts_every_submissions_dispatches(monkeypatch):
+    """As for the whir-p3-metal profile: the plan's commands per submission are what a p3-whir proof records."""
+    from whirgpu.runtime import wgpu_rt
+
+    runtime = open_runtime("wgpu", "u64")
+    submitted = []
+    real_submit = wgpu_rt._WgpuBatch.submit
+
+    def submit(batch):
+        submitted.append(sum(op[0] in ("dispatch", "copy") for op in batch.ops))
+        real_submit(batch)
+
+    monkeypatch.setattr(wgpu_rt._WgpuBatch, "submit", submit)
+    for field, n, k, r in P3_CASES:
+        cfg = p3_config(field, n, k, r)
+        submitted.clear()
+        _prove_p3(cfg, GpuBackend(runtime))
+        assert plan_memory(cfg, runtime.limits()).commands == submitted, f"{field} {n}:{k}:{r}"

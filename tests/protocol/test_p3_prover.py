@@ -127,3 +127,25 @@ def test_p3_prover_refuses_bad_input():
         prover.prove([0] * 64, points=np.zeros((1, 5, 4), np.int64))
     with pytest.raises(ConfigError, match="field 'goldilocks'"):
         P3Prover(6, field="goldilocks", backend="cpu")
+
+
+def test_profile_on_the_planner_and_the_bench_grid(capsys):
+    """``devices --plan --profile p3-whir`` plans the p3-whir proof (its layout's buffers: the width-24 leaves'
+    constants too), and the bench grid's p3 points read back from their names, budget included."""
+    from whirgpu import cli
+    from whirgpu.backends.memory import plan_memory
+    from whirgpu.bench.grid import parse_grid, parse_point
+    from whirgpu.p3_api import EXAMPLE_PARAMETERS
+
+    assert cli.main(["devices", "--plan", "12:4:1", "--profile", "p3-whir", "--json"]) == 0
+    assert '"point": "12:4:1@p3-whir/koalabear"' in capsys.readouterr().out
+    p3 = P3WhirConfig.derive(12, EXAMPLE_PARAMETERS, KOALABEAR)
+    constants = next(need for need in plan_memory(p3).needs if need.name == "round constants")
+    assert constants.count == 2  # the width-16 table and the leaves' width-24 one
+    points = parse_grid("20:5:1,22:5:1", "p3-whir", "koalabear", 17)
+    assert [str(p) for p in points] == ["20:5:1@p3-whir/koalabear/pow17", "22:5:1@p3-whir/koalabear/pow17"]
+    assert [parse_point(str(p)) for p in points] == points
+    with pytest.raises(ConfigError, match="PowBitsExceedBudget"):
+        parse_grid("22:5:1", "p3-whir", "koalabear")
+    with pytest.raises(ConfigError, match="needs --profile p3-whir"):
+        parse_grid("20:4:1", "whir-p3-metal", "koalabear")

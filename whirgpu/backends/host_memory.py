@@ -25,10 +25,10 @@ FIXED_BYTES = 64 << 20
 
 
 def cpu_proof_bytes(config) -> int:
-    """The estimated peak host bytes of one cpu proof of ``config`` (a ``WhirConfig``)."""
-    params = config.params
-    log_domain = params.num_variables + params.starting_log_inv_rate
-    log_rows = log_domain - params.folding_factor.at_round(0)
+    """The estimated peak host bytes of one cpu proof of ``config`` (a ``WhirConfig`` or a ``P3WhirConfig``: the same
+    codeword and tree sizes)."""
+    log_domain = config.num_variables + config.starting_log_inv_rate
+    log_rows = log_domain - config.fold(0)
     return (BYTES_PER_LEAF << log_rows) + (BYTES_PER_CODEWORD_WORD << log_domain) + FIXED_BYTES
 
 

@@ -44,7 +44,7 @@ from ..kernels.constants import poseidon2_rc_table
 from ..protocol.config import WhirConfig
 from ..overrides import binding_text
 from .base import DeviceLimits, StorageMode, policy_mode, resolve_storage
-from ..protocol.proof_shape import proof_shape
+from ..protocol.proof_shape import layout_of, proof_shape
 from ..runtime.upload import UploadPlan
 from . import device_transcript
 from .device_transcript import MAX_OPS, pow_launches
@@ -203,8 +203,9 @@ class _Tree:
 class _Walk:
     """The allocations of one proof, step by step, as GpuBackend makes them (see the module docstring)."""
 
-    def __init__(self, policy: str, limits: DeviceLimits | None):
+    def __init__(self, policy: str, limits: DeviceLimits | None, layout=None):
         self.policy = policy
+        self.layout = layout
         self.binding_limit = limits.max_storage_binding_size if limits is not None else None
         self.buffer_limit = limits.max_buffer_size if limits is not None else None
         self.alignment = max(4, int(limits.offset_alignment)) if limits is not None else REGION_ALIGN
@@ -387,7 +388,10 @@ class _Walk:
         levels, packed_from = self._tree(stage, height)
         if not self.constants:
             self.constants = True
-            self.upload("round constants", poseidon2_rc_table().nbytes)
+            field = self.layout.field.name
+            self.upload("round constants", poseidon2_rc_table(field).nbytes)
+            if self.layout.leaf_width == 24:  # merkle.round_constants(rt, field, 24): the leaves' own table
+                self.upload("round constants", poseidon2_rc_table(field, 24).nbytes)
         block = min(codeword.window_rows, levels[0].window_rows)
         self.launch(height // block)  # leaves
         top = merkle.top_level(height, self._bind_limit)
@@ -434,6 +438,8 @@ class _Walk:
         self.op(3)  # the sort
         if combine:
             self.op(3)  # gamma, its powers
+        if q and self.layout.openings == "pruned":
+            self.launch()  # the indices' copy into the proof (the multiproof is pruned on the host)
         if q:
             self.launch(opening_launches(tree.codeword.rows // tree.codeword.window_rows,
                                          [level.rows // level.window_rows for level in tree.levels[:-1]],
@@ -568,20 +574,24 @@ def _sumcheck(walk: _Walk, state: _State, stage: str, rounds: int, pow_bits: int
 
 def plan_memory(config: WhirConfig, limits: DeviceLimits | None = None, policy: str | None = None,
                 statement_points: int = 1) -> MemoryPlan:
-    """The buffers of one proof of ``config`` with ``statement_points`` evaluation claims, on a device with
+    """The buffers of one proof of ``config`` (a ``WhirConfig``, or a ``P3WhirConfig``: the p3-whir profile's
+    layout, its openings drawn from the transcript) with ``statement_points`` evaluation claims, on a device with
     ``limits`` (its binding limit decides the windows, its runtime the runtime-held buffers; None: no binding
     limit and no runtime buffers) under storage ``policy`` (None: ``WHIRGPU_STORAGE``, else hybrid)."""
     policy = resolve_storage(policy)
-    walk = _Walk(policy, limits)
+    layout = layout_of(config)
+    drawn = layout.suffix  # the p3-whir statement: points drawn and claims observed after the OOD answers
+    walk = _Walk(policy, limits, layout)
     n, k0 = config.num_variables, config.fold(0)
     # GpuBackend._dummy, bound where a factor table is unused, and _work, the reductions' work words
     walk.upload("backend placeholder", EF_BYTES)
     # GpuBackend.begin_proof: the proof, scratch and points regions; the challenger and the statement uploaded
-    proof_bytes, scratch_bytes, points_bytes = region_bytes(proof_shape(config, statement_points),
+    proof_bytes, scratch_bytes, points_bytes = region_bytes(proof_shape(config, statement_points, layout),
                                                              max(EF_BYTES, limits.offset_alignment) if limits else REGION_ALIGN)
     proof = walk.upload("proof buffer", proof_bytes, True, elem=EF_BYTES, written=0)  # bound in windows
     regions = [proof, walk.upload("transcript scratch", scratch_bytes, True, written=104),
-               walk.upload("points", points_bytes, True, written=EF_BYTES * statement_points * config.num_variables)]
+               walk.upload("points", points_bytes, True,
+                           written=0 if drawn else EF_BYTES * statement_points * config.num_variables)]
 
     # WhirProver._commit, as Prover.prove runs it: canonical words converted on the device (one launch per
     # window, after the range check's word is written), then the statement's claims evaluated on the table
@@ -589,15 +599,19 @@ def plan_memory(config: WhirConfig, limits: DeviceLimits | None = None, policy: 
     table = walk.table(f"{stage} polynomial", 1 << n, BASE_BYTES, host_facing=True, upload=True)
     walk.transfer(4, proof.mode, read=False)
     walk.launch((1 << n) // table.window_rows)
-    for _ in range(statement_points):
+    for _ in range(0 if drawn else statement_points):
         walk.evaluate(stage, n, False, sampled=False)
     tree = walk.commit(stage, table, n, False, k0, n + config.starting_log_inv_rate - k0)
     walk.op()  # the root observed
-    for _ in range(config.commitment_ood_samples):
-        walk.evaluate(stage, n, False)
-    points = statement_points + config.commitment_ood_samples
+    for _ in range(config.commitment_ood_samples + (statement_points if drawn else 0)):
+        walk.evaluate(stage, n, False)  # an OOD answer, or (p3-whir) an opening's point and claim
     weights = walk.table(f"{stage} weights", 1 << n, EF_BYTES)
-    walk.accumulate(stage, n, points, 0, challenge=True)
+    if drawn:  # P3WhirProver._initial_weights: the openings' batch, then the OOD points'
+        walk.accumulate(stage, n, statement_points, 0, challenge=True)
+        if config.commitment_ood_samples:
+            walk.accumulate(stage, n, config.commitment_ood_samples, 0)
+    else:
+        walk.accumulate(stage, n, statement_points + config.commitment_ood_samples, 0, challenge=True)
     state = _State(table, weights, 1 << n, False, tree)
     _sumcheck(walk, state, stage, k0, config.starting_folding_pow_bits)
 

@@ -167,6 +167,7 @@ class P3WhirConfig:
     final_folding_pow_bits: int
     two_adic_generators: tuple[int, ...] = dataclass_field(repr=False, compare=False, default=())
     field_bits: int = 0  # EF::bits(), the field_size_bits of the soundness formulas
+    field: Any = dataclass_field(repr=False, compare=False, default=None)  # the Field it was derived for
 
     @property
     def n_rounds(self) -> int:
@@ -323,7 +324,7 @@ class P3WhirConfig:
         final_folding_pow = f64.fmax(0.0, float(p.security_level) - float(bits - 1))
         config = cls(n, p, tuple(rounds), tuple(schedule), commitment_ood, ceil_pow_bits(starting_folding_pow),
                      final_queries, ceil_pow_bits(final_pow), n - sum(schedule), ceil_pow_bits(final_folding_pow),
-                     generators, bits)
+                     generators, bits, field)
         if config.max_pow_bits > p.pow_bits:
             raise ConfigError(f"PowBitsExceedBudget: derived proof-of-work of {config.max_pow_bits} bits exceeds the "
                               f"{p.pow_bits}-bit grinding budget; the field or rate is too weak for "

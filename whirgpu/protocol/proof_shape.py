@@ -3,7 +3,7 @@ device buffers before running it)."""
 
 from __future__ import annotations
 
-from ..backends.base import DEFAULT_LAYOUT, ProofShape, QueryStep, TableLayout
+from ..backends.base import DEFAULT_LAYOUT, P3_WHIR_LAYOUT, ProofShape, QueryStep, TableLayout
 from .config import WhirConfig
 
 
@@ -11,6 +11,15 @@ def _query_step(num_queries: int, domain_size: int, folding_factor: int, ext: bo
     folded = domain_size >> folding_factor
     return QueryStep(num_queries, min(num_queries, folded), (1 << folding_factor) * (4 if ext else 1),
                      folded.bit_length() - 1)
+
+
+def layout_of(config) -> TableLayout:
+    """The ``TableLayout`` a configuration's proofs use: upstream p3-whir's for a ``P3WhirConfig`` (over the field
+    it was derived for), whir-p3-metal's otherwise."""
+    field = getattr(config, "field", None)
+    if field is not None and hasattr(config, "round_parameters"):
+        return P3_WHIR_LAYOUT(field)
+    return DEFAULT_LAYOUT
 
 
 def proof_shape(config: WhirConfig, n_points: int, layout: TableLayout = DEFAULT_LAYOUT) -> ProofShape:
