@@ -3,7 +3,8 @@
 between the backend and its runtime.
 
 ``ProofProfiler(rt, storage)`` opens a ``GpuBackend`` on ``TracingRuntime(rt)``; ``profile(point, runs)`` proves
-the point's random instance through ``Prover.prove`` (canonical uint32 words, as users call it) once to warm up
+the point's random instance through ``Prover.prove`` (``P3Prover.prove`` for a p3-whir point; canonical uint32
+words, as users call it) once to warm up
 (kernels compiled, buffers pooled), then ``runs`` times with kernel timing on, alternating with ``runs`` proofs
 with it off (the wall time is taken from those: timing puts every dispatch in its own pass on wgpu). Per kernel label: the median over the timed proofs of its summed launch
 times, its launches, and its modelled work. Runtimes that time command buffers rather than dispatches (Metal)
@@ -20,6 +21,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..api import Prover, random_canonical_instance
+from ..p3_api import P3Prover
+from ..protocol.p3_config import P3WhirConfig
 from ..backends.gpu import GpuBackend
 from ..kernels.calibrate import kernel_timing
 from ..runtime.base import Runtime
@@ -169,8 +172,12 @@ class ProofProfiler:
         if runs < 1:
             raise ValueError(f"runs must be >= 1, got {runs}")
         config = point.config()
-        prover = Prover(config, backend=self.backend)  # the user's path: canonical words, claims on the device
-        instance = random_canonical_instance(config.num_variables, 0)
+        if isinstance(config, P3WhirConfig):  # P3Prover.prove: canonical words, one opening drawn
+            prover = P3Prover(config.num_variables, config.params, config.field, backend=self.backend)
+            instance = random_canonical_instance(config.num_variables, 0)[:1]
+        else:
+            prover = Prover(config, backend=self.backend)  # the user's path: canonical words, claims on the device
+            instance = random_canonical_instance(config.num_variables, 0)
         self._prove(prover, instance)
         per_run: list[dict[str, float]] = []
         timed_wall, wall = [], []
