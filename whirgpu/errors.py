@@ -47,6 +47,12 @@ class ShaderCompileError(WhirGpuError):
     """A kernel failed to compile; the message names the kernel and the original file:line."""
 
 
+class ProverBusy(WhirGpuError, RuntimeError):
+    """A backend asked to start a proof while another is being built on it (``Backend.begin_proof`` called
+    directly from two threads). ``Prover`` and ``P3Prover`` never raise it: they queue their proofs on the
+    backend's ``proof_lock``."""
+
+
 class KernelFault(WhirGpuError):
     """A kernel failed while running: a command buffer that ended in error (Metal), or barriers that not every
     thread of a threadgroup reached (msl-cpu). The message names the kernel."""

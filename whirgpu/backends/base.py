@@ -13,6 +13,7 @@ The protocol never touches a buffer's contents except through these calls and ``
 from __future__ import annotations
 
 import os
+import threading
 from abc import ABC, abstractmethod
 from contextlib import nullcontext
 from dataclasses import dataclass
@@ -175,6 +176,9 @@ class Backend(ABC):
     def __init__(self) -> None:
         self.stats = TransferStats()
         self.timer = None  # a prover's PhaseTimer, when one wants the backend's sub-phases (ntt, merkle)
+        # Held for the whole of one proof (``WhirProver``): proofs of several threads on one backend queue here.
+        # Reentrant, so a caller may hold it across several proofs (a batch) while each proof takes it again.
+        self.proof_lock = threading.RLock()
 
     def phase(self, name: str):
         """Context manager timing a backend-internal phase into ``self.timer`` (no-op without one)."""

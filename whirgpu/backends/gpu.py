@@ -52,10 +52,11 @@ from __future__ import annotations
 
 import numpy as np
 
+import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
-from ..errors import ConfigError
+from ..errors import ConfigError, ProverBusy
 from ..kernels import merkle, ntt, split
 from ..kernels.split import SplitArray
 from ..ref import field_np as F
@@ -307,6 +308,7 @@ class GpuBackend(Backend):
         self._work: RtBuffer | None = None  # made by the first reduction (the layout limits are final by then)
         self._retired: list[RtBuffer] = []
         self._session: _Session | None = None
+        self._building = threading.Lock()  # held from begin_proof to end_proof / abort_proof
 
     # -- memory ----------------------------------------------------------------------------------------------
     def mode_for(self, host_facing: bool) -> StorageMode:
@@ -654,8 +656,16 @@ class GpuBackend(Backend):
         separator) and the statement's points uploaded once. Returns the device transcript (of ``variant``, by
         default whir-p3's challenger) and the points (m, n, 4) as a ``DeviceValue``."""
         challenger = transcript.challenger
-        if self._session is not None:
-            raise RuntimeError("begin_proof: a proof is already running on this backend")
+        if not self._building.acquire(blocking=False):  # checked and taken at once: two threads cannot both pass
+            raise ProverBusy(f"begin_proof: a proof is already being built on this {self.name} backend (share a "
+                             "backend between threads through Prover, which queues proofs on backend.proof_lock)")
+        try:
+            return self._begin_proof(shape, challenger, statement_points, variant)
+        except BaseException:
+            self._building.release()
+            raise
+
+    def _begin_proof(self, shape: ProofShape, challenger, statement_points: np.ndarray, variant):
         self.layout = shape.layout
         align = max(EF_BYTES, int(self.rt.offset_alignment))
         session = self._open_session(*region_bytes(shape, align),
@@ -675,7 +685,10 @@ class GpuBackend(Backend):
         """Submit the rest, read the proof region back once, and return ``resolve(read)`` where ``read`` maps a
         device value (or openings) to host arrays. Raises ``PowRangeExceeded`` when a grind needs a wider search."""
         session, self._session = self._session, None
-        session.words = self._close_session(session)
+        try:
+            session.words = self._close_session(session)
+        finally:
+            self._building.release()
         self._check_canonical(session)
         words = session.words
         if any(self._get(words, w).reshape(-1)[0] == NOT_FOUND for w in session.transcript.witnesses):
@@ -686,8 +699,11 @@ class GpuBackend(Backend):
         """Drop a proof that failed while being encoded (its regions return to the pool)."""
         session, self._session = self._session, None
         if session is not None:
-            self._close_session(session, read=False)
-            self.rt.wait()
+            try:
+                self._close_session(session, read=False)
+                self.rt.wait()
+            finally:
+                self._building.release()
 
     def _resolve(self, words: np.ndarray, value):
         if isinstance(value, DeviceOpenings):

@@ -143,7 +143,12 @@ class WhirProver:
             raise ConfigError(f"statement points must have shape (m, {n}, 4), got {points.shape}")
 
     def _prove_retrying(self, polynomial: PolynomialSource, points: np.ndarray, values: np.ndarray | None):
-        """(proof, claimed values): ``values`` as given, or computed by the backend when None."""
+        """(proof, claimed values): ``values`` as given, or computed by the backend when None. Holds the
+        backend's ``proof_lock`` throughout: proofs of several threads on one backend run one after another."""
+        with self.backend.proof_lock:
+            return self._prove_locked(polynomial, points, values)
+
+    def _prove_locked(self, polynomial: PolynomialSource, points: np.ndarray, values: np.ndarray | None):
         self.stats = self.backend.stats = TransferStats()  # the backend counts this proof's transfers afresh
         try:
             return self._prove(polynomial, points, values)
