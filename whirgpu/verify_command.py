@@ -34,7 +34,10 @@ def add_verify_parser(sub) -> None:
                     "(exit 2). Without --expect or --min-security the "
                     "proof chooses its own parameters, however weak: when you verify someone else's proof, say "
                     "what you expect.")
-    p.add_argument("file", metavar="FILE", help="the proof file; - reads it from standard input")
+    p.add_argument("file", metavar="FILE", nargs="+",
+                   help="the proof file; - reads it from standard input. Several files are verified as one batch "
+                        "(their Merkle openings hashed together) and each gets one line, 'FILE: accept ...' or "
+                        "'FILE: reject: <reason>'; the exit status is 0 only when every one is accepted")
     p.add_argument("--format", default="auto", choices=("auto", "binary", "whir-p3-json"),
                    help="proof file format (default: detect)")
     p.add_argument("--profile", default="whir-p3-metal", choices=("whir-p3-metal", "p3-whir"),
@@ -167,6 +170,10 @@ def run_verify_p3(args) -> int:
 
 
 def run_verify(args) -> int:
+    files = args.file if isinstance(args.file, list) else [args.file]
+    if len(files) > 1:
+        return _run_verify_many(args, files)
+    args.file = files[0]
     if args.profile == "p3-whir":
         return run_verify_p3(args)
     from .api import verify
@@ -193,3 +200,51 @@ def run_verify(args) -> int:
     print(accept_line(proof_file, checked))
     return 0
 
+
+
+def _run_verify_many(args, files: list[str]) -> int:
+    """``verify A B C ...``: one batch (``batch_verify.verify_many``), one line per file in order."""
+    import argparse
+
+    if args.profile == "p3-whir":  # one document at a time: each line as the single command prints it
+        worst = 0
+        for path in files:
+            single = argparse.Namespace(**{**vars(args), "file": path})
+            print(f"{path}: ", end="")
+            worst = max(worst, run_verify_p3(single))
+        return worst
+    from .batch_verify import Verdict, verify_many
+    from .protocol.serialize import load
+
+    expected = expected_params(args)
+    if expected is not None:
+        from .protocol.config import WhirConfig
+
+        WhirConfig.from_params(expected)
+    if args.min_security is not None and args.min_security < 0:
+        raise ConfigError(f"--min-security must be >= 0, got {args.min_security}")
+    statement = read_statement(args.statement) if args.statement else {}
+    checked = (["parameters"] if expected is not None else []) + \
+        ([f"security >= {args.min_security} bits"] if args.min_security is not None else []) + \
+        (["statement"] if statement else [])
+    if files.count("-") > 1:
+        raise ConfigError("standard input (-) can be read once")
+    loaded, unreadable = [], {}
+    for i, path in enumerate(files):
+        data = read_bytes(path)  # a file that cannot be read is no reject: FileError, exit 2
+        try:
+            loaded.append(load(data, args.format))
+        except ProofFormatError as exc:
+            unreadable[i] = exc
+            loaded.append(None)
+    verdicts = iter(verify_many([pf for pf in loaded if pf is not None], params=expected,
+                                min_security=args.min_security, **statement))
+    status = 0
+    for i, (path, proof_file) in enumerate(zip(files, loaded)):
+        verdict = Verdict(False, unreadable[i]) if proof_file is None else next(verdicts)
+        if verdict.ok:
+            print(f"{path}: {accept_line(proof_file, checked)}")
+        else:
+            print(f"{path}: reject: {verdict.error}")
+            status = 1
+    return status

@@ -1,0 +1,108 @@
+"""Batch verification: ``verify_many(proofs, ...)``, the verdict of every proof of a batch with one hashing of
+all their Merkle openings.
+
+Contract: ``verify_many`` takes what ``whirgpu.verify`` takes, as a sequence of proofs (``ProofFile``s, bytes,
+paths or whir-p3-json text, each told apart as ``verify`` does) and the same expectations (``params``,
+``min_security``, ``points``, ``values``: each applies to every proof). It returns one ``Verdict`` per proof, in
+order: ``ok`` and, when not, the error ``verify`` would have raised for that proof alone (a
+``ProofFormatError`` or ``VerificationError``, with its ``round`` and ``check``). It raises only for malformed
+expectations (``ConfigError``, the caller's mistake), as ``is_valid`` does.
+
+How: each proof is walked by the one verifier (``WhirVerifier._verify``) with its Merkle openings deferred; then
+the openings of every proof are hashed in one batch (``ref.merkle.compute_roots_batched``: one permutation call
+per chain step for the whole batch), and a proof's first failing opening (round order, then index order) is its
+verdict, else the first failure of its walk, as ``WhirVerifier.verify`` orders them: an opening that fails wins
+over any later failure, because the single verifier checks the openings before it reports another error.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import ConfigError, ProofFormatError, VerificationError, WhirGpuError
+from .expectations import check_configuration, check_statement
+from .protocol.config import WhirConfig
+from .protocol.parameters import ProtocolParameters
+from .protocol.serialize import ProofFile, load
+from .protocol.verifier import WhirVerifier, _Openings, _reject
+from .ref import merkle
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One proof's verdict: ``ok``, else ``error`` (what ``verify`` raises for it)."""
+
+    ok: bool
+    error: WhirGpuError | None = None
+
+    @property
+    def reason(self) -> str:
+        return "accept" if self.ok else f"reject: {self.error}"
+
+
+class _Deferred(_Openings):
+    """Openings queued for the batch: ``check`` (which the walk calls once every round's openings are known)
+    checks nothing here."""
+
+    def check(self) -> None:
+        return None
+
+
+@dataclass
+class _Walked:
+    openings: list[tuple]
+    error: WhirGpuError | None
+    proof_file: ProofFile | None
+
+
+def _walk(proof, params, min_security) -> _Walked:
+    try:
+        proof_file = proof if isinstance(proof, ProofFile) else load(proof)
+        if not isinstance(proof_file.params, ProtocolParameters):
+            raise ProofFormatError(f"proof file params: expected ProtocolParameters, got "
+                                   f"{type(proof_file.params).__name__}")
+        try:
+            config = WhirConfig.from_params(proof_file.params)
+        except (ConfigError, OverflowError) as exc:
+            raise ProofFormatError(f"proof file params: {exc}") from None
+        check_configuration(proof_file.params, config, expected_params=params, min_security=min_security)
+    except (ProofFormatError, VerificationError) as exc:
+        return _Walked([], exc, None)
+    openings = _Deferred()
+    try:
+        WhirVerifier(config)._verify(proof_file.proof, proof_file.statement, openings)
+    except (ProofFormatError, VerificationError) as exc:
+        return _Walked(openings.pending, exc, proof_file)
+    return _Walked(openings.pending, None, proof_file)
+
+
+def _first_bad_opening(pending: list[tuple], roots: list[np.ndarray]) -> VerificationError | None:
+    for (name, _, indices, _, root), computed in zip(pending, roots):
+        bad = np.flatnonzero(np.any(computed != root[None, :], axis=1))
+        if bad.size:
+            return _reject(name, "merkle", f"Merkle path of the opening at index {indices[bad[0]]} does not reach "
+                                           f"the root")
+    return None
+
+
+def verify_many(proofs, *, params: ProtocolParameters | WhirConfig | None = None, min_security: float | None = None,
+                points=None, values=None) -> list[Verdict]:
+    """The verdict of every proof of ``proofs`` (see the module contract)."""
+    walked = [_walk(proof, params, min_security) for proof in proofs]
+    batch = [(rows, indices, siblings) for w in walked for _, rows, indices, siblings, _ in w.openings]
+    roots = merkle.compute_roots_batched(batch)
+    verdicts, at = [], 0
+    for w in walked:
+        mine, at = roots[at:at + len(w.openings)], at + len(w.openings)
+        error = _first_bad_opening(w.openings, mine) or w.error
+        if error is None and w.proof_file.inconsistency:
+            error = ProofFormatError(w.proof_file.inconsistency)
+        if error is None and (points is not None or values is not None):
+            try:
+                check_statement(w.proof_file.statement.points, w.proof_file.statement.values, points, values)
+            except (ProofFormatError, VerificationError) as exc:
+                error = exc
+        verdicts.append(Verdict(error is None, error))
+    return verdicts
