@@ -208,6 +208,30 @@ class Prover:
         self._record(prover, input_seconds)
         return ProofFile(self.config.params, statement, proof)
 
+    def prove_many(self, instances, in_flight: int = 2):
+        """Prove every (evaluations, points) of ``instances`` (any iterable, consumed as the proofs go: a
+        generator of tables works) as ``prove`` does, yielding the ``ProofFile``s in order. On a GPU backend up to
+        ``in_flight`` proofs are in flight: the host converts, uploads and records proof i + 1 while the device
+        runs proof i, and proof i is read back only then. The bytes are those ``prove`` makes, one by one. A bad
+        instance raises its ``ConfigError`` when its turn comes (the proofs before it have been yielded).
+        Other threads' proofs on this prover wait until the iteration ends (or the generator is closed)."""
+        n = self.config.num_variables
+        backend = self.backend
+
+        def sources():
+            for evaluations, points in instances:
+                point_array = points_to_monty(points, n)
+                if type(evaluations).__name__ == "GPUBuffer":
+                    words = backend.device_table(evaluations, 1 << n)
+                else:
+                    words = canonical_table(evaluations, n)
+                yield PolynomialSource(words, canonical=True), point_array
+
+        prover = WhirProver(self.config, backend)
+        for proof, statement in prover.prove_many_points(sources(), in_flight):
+            self.last_phase_seconds = dict(prover.timer.seconds)
+            yield ProofFile(self.config.params, statement, proof)
+
     def prove_monty(self, poly: np.ndarray, statement: Statement | np.ndarray) -> ProofFile:
         """Lower level: a Montgomery table (2^n uint32 words below p, checked on the host) and either a
         ``Statement`` (its claimed values taken as given) or the points alone, (m, n, 4) Montgomery (the claimed

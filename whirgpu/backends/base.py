@@ -17,7 +17,7 @@ import threading
 from abc import ABC, abstractmethod
 from contextlib import nullcontext
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -299,6 +299,17 @@ class Backend(ABC):
         """Finish the proof: returns ``resolve(read)``, ``read`` mapping a handle to its host array (openings to
         (rows, siblings))."""
         return resolve(lambda value: value)
+
+    def end_proof_deferred(self, resolve) -> Callable[[], Any]:
+        """``end_proof`` in two halves, for proofs in flight: finish recording the proof now and return
+        ``collect``, which reads it back and returns ``resolve(read)`` (raising what ``end_proof`` raises). The
+        backend is free for the next ``begin_proof`` as soon as this returns; ``collect`` must be called, once,
+        before this backend is closed, and proofs are collected in the order they were ended. Default: the proof
+        is read back at once (nothing runs asynchronously)."""
+        result = self.end_proof(resolve)
+        return lambda: result
+
+    overlaps_proofs: bool = False  # end_proof_deferred leaves the proof running while the next is recorded
 
     def abort_proof(self) -> None:
         """Drop a proof that failed while being built."""

@@ -591,6 +591,10 @@ class GpuBackend(Backend):
         """Submit what is left and read the proof region back (one readback); free the regions."""
         session.transcript.flush()
         session.batch.submit()
+        return self._finish_session(session, read)
+
+    def _finish_session(self, session: _Session, read: bool = True) -> np.ndarray | None:
+        """Read a submitted session's proof region back (one readback) and free its regions."""
         regions = session.regions
         words = self._drivers.read(regions.proof.buffer, regions.proof.top) if read else None
         self._free(regions.proof.buffer, regions.scratch.buffer, regions.points.buffer)
@@ -694,6 +698,37 @@ class GpuBackend(Backend):
         if any(self._get(words, w).reshape(-1)[0] == NOT_FOUND for w in session.transcript.witnesses):
             raise PowRangeExceeded("a proof-of-work search found no nonce in its encoded range")
         return resolve(lambda value: self._resolve(words, value))
+
+    @property
+    def overlaps_proofs(self) -> bool:
+        """Whether a proof may be recorded while the one before it runs: the runtime orders the host's writes
+        after the work submitted before them (WebGPU's queue; msl-cpu runs a submission at once), so buffers the
+        earlier proof released can serve the next one."""
+        return bool(getattr(self.rt, "queue_ordered_writes", False))
+
+    def end_proof_deferred(self, resolve):
+        """Submit what is left of the proof and detach it: the backend may begin the next proof at once while the
+        device runs this one. The returned ``collect()`` reads the proof region back (the proof's regions stay
+        out of the pool until then) and returns ``resolve(read)``, raising what ``end_proof`` raises."""
+        session, self._session = self._session, None
+        try:
+            session.transcript.flush()
+            session.batch.submit()
+        except BaseException:
+            self._building.release()
+            self._finish_session(session, read=False)
+            raise
+        self._building.release()
+
+        def collect():
+            session.words = self._finish_session(session)
+            self._check_canonical(session)
+            words = session.words
+            if any(self._get(words, w).reshape(-1)[0] == NOT_FOUND for w in session.transcript.witnesses):
+                raise PowRangeExceeded("a proof-of-work search found no nonce in its encoded range")
+            return resolve(lambda value: self._resolve(words, value))
+
+        return collect
 
     def abort_proof(self) -> None:
         """Drop a proof that failed while being encoded (its regions return to the pool)."""

@@ -51,6 +51,9 @@ def add_bench_parser(sub) -> None:
                      help="base field of --profile p3-whir (default koalabear)")
     run.add_argument("--pow-bits", type=int, default=None, metavar="B",
                      help="grinding budget of --profile p3-whir points (default 16, the example's)")
+    run.add_argument("--throughput", type=int, metavar="COUNT",
+                     help="proofs per second instead: COUNT proofs one by one, then COUNT through Prover.prove_many "
+                          "(proofs in flight), per point and backend (whir-p3-metal profile)")
     run.add_argument("--runs", type=int, metavar="N", help="timed runs per point and backend (default 3)")
     run.add_argument("--warmup", type=int, metavar="N", help="untimed runs before them (default 1)")
     run.add_argument("--seed", type=int, metavar="S", help="seed of each point's random instance (default 1)")
@@ -110,6 +113,23 @@ def _write_json(path: str, doc: dict) -> None:
         Path(path).write_text(json.dumps(doc, indent=2) + "\n")
     except OSError as exc:
         raise FileError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def _run_throughput(args) -> int:
+    from .throughput import run_throughput  # noqa: PLC0415
+
+    if args.throughput < 1:
+        raise ConfigError(f"--throughput needs a positive proof count, got {args.throughput}")
+    if args.profile != "whir-p3-metal":
+        raise ConfigError("--throughput measures whir-p3-metal proofs (Prover.prove_many); drop --profile")
+    points = parse_grid(args.grid or "20:4:1")
+    specs = parse_specs(args.backends) if args.backends else default_specs()
+    backends, skipped = open_specs(specs, args.storage, explicit=args.backends is not None)
+    for spec, reason in skipped.items():
+        print(f"skipping {spec}: {reason}", file=sys.stderr)
+    check_writable(args.json, "--json")
+    return run_throughput(points, backends, args.throughput, args.seed if args.seed is not None else 1, args.json,
+                          args.markdown)
 
 
 def _run_kernels(args) -> int:
@@ -208,6 +228,8 @@ def _load_kernel_reports(args, docs: list[tuple[str, dict]]) -> int:
 def run_bench(args) -> int:
     if args.kernels:
         return _run_kernels(args)
+    if args.throughput is not None:
+        return _run_throughput(args)
     if args.load:
         from ..cli_options import read_json_file  # noqa: PLC0415
         from .kernels import is_report  # noqa: PLC0415

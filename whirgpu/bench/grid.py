@@ -107,8 +107,8 @@ def parse_point(text: str) -> GridPoint:
                 raise ValueError
             point = point.with_profile(name, field, pow_bits)
     except ValueError:
-        raise ConfigError(f"{text.strip()!r} is not N:F:R (three integers, e.g. 20:4:1; N:F:R@p3-whir/koalabear "
-                          "in the p3-whir profile)") from None
+        raise ConfigError(f"{text.strip()!r} is not N:F:R (three integers, e.g. 20:4:1); in the p3-whir profile "
+                          "N:F:R@p3-whir/FIELD[/powB]") from None
     try:
         point.config()
     except ConfigError as exc:

@@ -14,6 +14,7 @@ of the proof (the verifier recomputes it), so it is not tracked here.
 from __future__ import annotations
 
 import time
+from collections import deque
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -137,6 +138,63 @@ class WhirProver:
         proof, values = self._prove_retrying(polynomial, points, None)
         return proof, Statement(points, values)
 
+    def prove_many_points(self, sources, in_flight: int = 2):
+        """Prove each (``PolynomialSource``, points (m, n, 4) Montgomery) of ``sources`` as ``prove_points`` does,
+        yielding (proof, ``Statement``) in order, with up to ``in_flight`` proofs recorded before the oldest is read
+        back: the host records proof i + 1 (and uploads its table) while the device runs proof i, on a backend
+        that ``overlaps_proofs`` (else one at a time). Byte for byte the proofs ``prove_points`` makes. Holds the
+        backend's ``proof_lock`` from the first proof to the last (other threads' proofs wait). A source that
+        fails (a bad instance) raises in its turn, after the proofs recorded before it have been yielded."""
+        if isinstance(in_flight, bool) or not isinstance(in_flight, int) or in_flight < 1:
+            raise ConfigError(f"in_flight must be a positive int, got {in_flight!r:.40}")
+        backend = self.backend
+        with backend.proof_lock:
+            depth = in_flight if backend.overlaps_proofs else 1
+            pending: deque = deque()
+            try:
+                source = iter(sources)
+                while True:
+                    try:  # a bad instance fails in its turn: the proofs before it are yielded first
+                        item = next(source, None)
+                        if item is not None:
+                            polynomial, points = item
+                            points = np.asarray(points, np.uint32)
+                            self._check_points(points)
+                            if isinstance(polynomial.words, np.ndarray) and \
+                                    polynomial.words.shape != (1 << self.config.num_variables,):
+                                raise ConfigError(f"the polynomial must have 2^{self.config.num_variables} "
+                                                  f"evaluations, got shape {polynomial.words.shape}")
+                    except Exception:
+                        while pending:
+                            yield self._collect(*pending.popleft())
+                        raise
+                    if item is None:
+                        break
+                    self.stats = backend.stats = TransferStats()
+                    pending.append((self._record(polynomial, points, None, backend.end_proof_deferred), polynomial,
+                                    points))
+                    while len(pending) >= depth:
+                        yield self._collect(*pending.popleft())
+                while pending:
+                    yield self._collect(*pending.popleft())
+            finally:
+                for collect, _, _ in pending:  # abandoned or failed: read the rest back so their memory returns
+                    try:
+                        collect()
+                    except Exception:  # noqa: BLE001 - their results are dropped with them
+                        pass
+
+    def _collect(self, collect, polynomial: PolynomialSource, points: np.ndarray):
+        try:
+            proof, values = collect()
+        except PowRangeExceeded:  # as _prove_locked: this one again, every nonce searched
+            self.backend.pow_full_range = True
+            try:
+                proof, values = self._prove(polynomial, points, None)
+            finally:
+                self.backend.pow_full_range = False
+        return proof, Statement(points, values)
+
     def _check_points(self, points: np.ndarray) -> None:
         n = self.config.num_variables
         if points.ndim != 3 or points.shape[1:] != (n, 4):
@@ -186,6 +244,11 @@ class WhirProver:
 
     # -- the step order ------------------------------------------------------------------------------------------
     def _prove(self, polynomial: PolynomialSource, points: np.ndarray, values: np.ndarray | None):
+        return self._record(polynomial, points, values, self.backend.end_proof)
+
+    def _record(self, polynomial: PolynomialSource, points: np.ndarray, values: np.ndarray | None, finish):
+        """Record the whole proof on the backend, then ``finish(resolve)``: ``backend.end_proof`` (the proof
+        read back) or ``backend.end_proof_deferred`` (a ``collect`` for later, the device still running it)."""
         backend = self.backend
         shape = self._shape(points.shape[0])
         transcript, point_handles = backend.begin_proof(shape, self._new_transcript(), points)
@@ -202,7 +265,7 @@ class WhirProver:
                 return self._materialize(proof, read, claimed), claimed
 
             with self.timer.phase("download"):
-                return backend.end_proof(resolve)
+                return finish(resolve)
         except BaseException:
             backend.abort_proof()
             raise

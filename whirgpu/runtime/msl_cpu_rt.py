@@ -322,6 +322,7 @@ class MslCpuRuntime(Runtime):
     lang = "msl"
     offset_alignment = 16  # host memory: any EF-aligned window binds
     host_memory = True  # every buffer is host memory: a storage mode is recorded and changes nothing
+    queue_ordered_writes = True  # a submission runs to its end before submit returns
 
     def __init__(self, mul: str | None = None, max_groups_per_dim: int | None = None,
                  max_binding_bytes: int | None = None, workers: int | None = None):

@@ -425,6 +425,8 @@ class WgpuRuntime(Runtime):
     compare; True: required). ``upload``: how large writes are staged (``upload.UploadPlan``; tests shrink it so
     small arrays take every path)."""
 
+    queue_ordered_writes = True  # writes go through the device queue, after the work submitted before them
+
     name = "wgpu"  # also the key of IMPLS: which module this runtime drives
     lang = "wgsl"
 

@@ -1,0 +1,60 @@
+"""``whirgpu bench --throughput COUNT``: proofs per second on each backend, one by one against ``prove_many``.
+
+Per point and backend: COUNT instances (``random_canonical_instance(n, seed + i)``, drawn untimed), one warm-up
+proof, then COUNT proofs through ``Prover.prove`` one after another and COUNT through ``Prover.prove_many`` (two
+in flight), each timed as a whole (wall clock, as a service proving a queue sees it). The two runs' proofs must be
+byte-identical; a row says so. Rows: point, backend, proofs/s one by one, proofs/s ``prove_many``, speedup.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, dataclass
+
+from ..api import Prover, random_canonical_instance
+from ..protocol.serialize import dump
+from .grid import GridPoint
+
+
+@dataclass
+class ThroughputRow:
+    point: str
+    backend: str
+    count: int
+    one_by_one_per_s: float
+    prove_many_per_s: float
+    identical: bool
+
+    @property
+    def speedup(self) -> float:
+        return self.prove_many_per_s / self.one_by_one_per_s
+
+
+def measure(point: GridPoint, name: str, backend, count: int, seed: int) -> ThroughputRow:
+    prover = Prover(point.config(), backend=backend)
+    instances = [random_canonical_instance(point.n, seed + i) for i in range(count)]
+    prover.prove(*instances[0])  # warm: pipelines compiled, the pool holds this configuration's buffers
+    start = time.perf_counter()
+    single = [dump(prover.prove(*instance), "binary") for instance in instances]
+    one_s = time.perf_counter() - start
+    start = time.perf_counter()
+    many = [dump(proof, "binary") for proof in prover.prove_many(instances)]
+    many_s = time.perf_counter() - start
+    return ThroughputRow(str(point), name, count, round(count / one_s, 2), round(count / many_s, 2), single == many)
+
+
+def run_throughput(points: list[GridPoint], backends: dict, count: int, seed: int, json_path: str | None,
+                   markdown: bool) -> int:
+    rows = [measure(point, name, backend, count, seed) for point in points for name, backend in backends.items()]
+    head = "| point | backend | proofs | proofs/s one by one | proofs/s prove_many | speedup | same bytes |"
+    lines = [head, "|---|---|---:|---:|---:|---:|---|"] if markdown else [head.replace("|", " ").strip()]
+    for r in rows:
+        cells = [r.point, r.backend, str(r.count), f"{r.one_by_one_per_s:.1f}", f"{r.prove_many_per_s:.1f}",
+                 f"{r.speedup:.2f}x", "yes" if r.identical else "NO"]
+        lines.append("| " + " | ".join(cells) + " |" if markdown else "  ".join(cells))
+    print("\n".join(lines))
+    if json_path:
+        with open(json_path, "w") as out:
+            json.dump([asdict(r) for r in rows], out, indent=2)
+    return 0 if all(r.identical for r in rows) else 1
