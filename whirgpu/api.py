@@ -208,15 +208,23 @@ class Prover:
         self._record(prover, input_seconds)
         return ProofFile(self.config.params, statement, proof)
 
-    def prove_many(self, instances, in_flight: int = 2):
+    def prove_many(self, instances, in_flight: int = 2, devices=None):
         """Prove every (evaluations, points) of ``instances`` (any iterable, consumed as the proofs go: a
         generator of tables works) as ``prove`` does, yielding the ``ProofFile``s in order. On a GPU backend up to
         ``in_flight`` proofs are in flight: the host converts, uploads and records proof i + 1 while the device
         runs proof i, and proof i is read back only then. The bytes are those ``prove`` makes, one by one. A bad
         instance raises its ``ConfigError`` when its turn comes (the proofs before it have been yielded).
-        Other threads' proofs on this prover wait until the iteration ends (or the generator is closed)."""
+        Other threads' proofs on this prover wait until the iteration ends (or the generator is closed).
+
+        ``devices``: None proves on this prover's backend; ``"all"`` on every adapter of its WebGPU implementation
+        (one new backend each, closed at the end); a list of ``Backend``s on those (yours to close). Instance i
+        goes to device i mod D, each device keeps ``in_flight`` proofs in flight in a thread of its own, and the
+        proofs come back in input order (``whirgpu.many``)."""
         n = self.config.num_variables
         backend = self.backend
+        if devices is not None:
+            yield from self._prove_on_devices(instances, in_flight, devices)
+            return
 
         def sources():
             for evaluations, points in instances:
@@ -231,6 +239,22 @@ class Prover:
         for proof, statement in prover.prove_many_points(sources(), in_flight):
             self.last_phase_seconds = dict(prover.timer.seconds)
             yield ProofFile(self.config.params, statement, proof)
+
+    def _prove_on_devices(self, instances, in_flight: int, devices):
+        from .many import all_devices, prove_on_devices  # noqa: PLC0415
+
+        if devices == "all":
+            backends, owned = all_devices(self.backend), True
+        elif isinstance(devices, (list, tuple)) and devices and all(isinstance(b, Backend) for b in devices):
+            backends, owned = list(devices), False
+        else:
+            raise ConfigError(f'devices must be None, "all" or a non-empty list of backends, got {devices!r:.60}')
+        try:
+            yield from prove_on_devices(self.config, backends, instances, in_flight)
+        finally:
+            if owned:
+                for backend in backends:
+                    backend.close()
 
     def prove_monty(self, poly: np.ndarray, statement: Statement | np.ndarray) -> ProofFile:
         """Lower level: a Montgomery table (2^n uint32 words below p, checked on the host) and either a

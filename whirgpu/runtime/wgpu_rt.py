@@ -200,6 +200,14 @@ def choose_adapter(impl: str = "wgpu"):
     return adapters[0]
 
 
+def _adapter_at(impl: str, index: int):
+    """Adapter ``index`` of ``list_adapters(impl)`` (best first), or BackendUnavailable naming how many there are."""
+    adapters = list_adapters(impl)
+    if not 0 <= index < len(adapters):
+        raise BackendUnavailable(f"{_impl(impl).label} has {len(adapters)} adapter(s); there is no adapter {index}")
+    return adapters[index]
+
+
 def _limits(adapter, lim, features, max_groups_per_dim: int, max_binding_bytes: int,
             zero_copy: bool, impl: str) -> DeviceLimits:
     info = adapter.info
@@ -423,7 +431,8 @@ class WgpuRuntime(Runtime):
     ``--max-binding`` or ``WHIRGPU_MAX_BINDING_BYTES``, see ``whirgpu.overrides.resolve_binding``).
     ``zero_copy``: host-mapped SHARED buffers (None: when ``zero_copy_support`` says so; False: never, e.g. to
     compare; True: required). ``upload``: how large writes are staged (``upload.UploadPlan``; tests shrink it so
-    small arrays take every path)."""
+    small arrays take every path). ``adapter_index``: open adapter i of ``list_adapters`` (best first; the
+    devices of a multi-GPU host) instead of ``choose_adapter``'s."""
 
     queue_ordered_writes = True  # writes go through the device queue, after the work submitted before them
 
@@ -432,10 +441,10 @@ class WgpuRuntime(Runtime):
 
     def __init__(self, mul: str | None = None, max_groups_per_dim: int | None = None,
                  max_binding_bytes: int | None = None, zero_copy: bool | None = None,
-                 upload: UploadPlan | None = None):
+                 upload: UploadPlan | None = None, adapter_index: int | None = None):
         _collect_dropped_devices(self.name)
         self.wgpu = import_webgpu(self.name)
-        self.adapter = choose_adapter(self.name)
+        self.adapter = choose_adapter(self.name) if adapter_index is None else _adapter_at(self.name, adapter_index)
         features = _wanted_features(self.adapter)
         available, self.zero_copy_reason = zero_copy_support(self.adapter)
         if zero_copy and not available:
