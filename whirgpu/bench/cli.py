@@ -54,6 +54,8 @@ def add_bench_parser(sub) -> None:
     run.add_argument("--throughput", type=int, metavar="COUNT",
                      help="proofs per second instead: COUNT proofs one by one, then COUNT through Prover.prove_many "
                           "(proofs in flight), per point and backend (whir-p3-metal profile)")
+    run.add_argument("--devices", choices=("all",), default=None,
+                     help="with --throughput: also prove the COUNT on every adapter at once (prove_many devices=all)")
     run.add_argument("--runs", type=int, metavar="N", help="timed runs per point and backend (default 3)")
     run.add_argument("--warmup", type=int, metavar="N", help="untimed runs before them (default 1)")
     run.add_argument("--seed", type=int, metavar="S", help="seed of each point's random instance (default 1)")
@@ -129,7 +131,7 @@ def _run_throughput(args) -> int:
         print(f"skipping {spec}: {reason}", file=sys.stderr)
     check_writable(args.json, "--json")
     return run_throughput(points, backends, args.throughput, args.seed if args.seed is not None else 1, args.json,
-                          args.markdown)
+                          args.markdown, args.devices == "all")
 
 
 def _run_kernels(args) -> int:

@@ -4,6 +4,8 @@ Per point and backend: COUNT instances (``random_canonical_instance(n, seed + i)
 proof, then COUNT proofs through ``Prover.prove`` one after another and COUNT through ``Prover.prove_many`` (two
 in flight), each timed as a whole (wall clock, as a service proving a queue sees it). The two runs' proofs must be
 byte-identical; a row says so. Rows: point, backend, proofs/s one by one, proofs/s ``prove_many``, speedup.
+With ``--devices all`` a third run proves the COUNT through ``prove_many(devices="all")`` (one prover per adapter
+of the backend's WebGPU implementation) and its column says how many devices it used.
 """
 
 from __future__ import annotations
@@ -25,13 +27,16 @@ class ThroughputRow:
     one_by_one_per_s: float
     prove_many_per_s: float
     identical: bool
+    all_devices_per_s: float | None = None
+    devices: int = 1
 
     @property
     def speedup(self) -> float:
         return self.prove_many_per_s / self.one_by_one_per_s
 
 
-def measure(point: GridPoint, name: str, backend, count: int, seed: int) -> ThroughputRow:
+def measure(point: GridPoint, name: str, backend, count: int, seed: int, all_devices: bool = False
+            ) -> ThroughputRow:
     prover = Prover(point.config(), backend=backend)
     instances = [random_canonical_instance(point.n, seed + i) for i in range(count)]
     prover.prove(*instances[0])  # warm: pipelines compiled, the pool holds this configuration's buffers
@@ -41,17 +46,38 @@ def measure(point: GridPoint, name: str, backend, count: int, seed: int) -> Thro
     start = time.perf_counter()
     many = [dump(proof, "binary") for proof in prover.prove_many(instances)]
     many_s = time.perf_counter() - start
-    return ThroughputRow(str(point), name, count, round(count / one_s, 2), round(count / many_s, 2), single == many)
+    row = ThroughputRow(str(point), name, count, round(count / one_s, 2), round(count / many_s, 2), single == many)
+    if all_devices:
+        from ..many import all_devices as open_all  # noqa: PLC0415
+
+        backends = open_all(backend)
+        try:
+            list(prover.prove_many(instances[:len(backends)], devices=backends))  # warm every device
+            start = time.perf_counter()
+            spread = [dump(proof, "binary") for proof in prover.prove_many(instances, devices=backends)]
+            row.all_devices_per_s = round(count / (time.perf_counter() - start), 2)
+            row.devices = len(backends)
+            row.identical = row.identical and spread == single
+        finally:
+            for b in backends:
+                b.close()
+    return row
 
 
 def run_throughput(points: list[GridPoint], backends: dict, count: int, seed: int, json_path: str | None,
-                   markdown: bool) -> int:
-    rows = [measure(point, name, backend, count, seed) for point in points for name, backend in backends.items()]
-    head = "| point | backend | proofs | proofs/s one by one | proofs/s prove_many | speedup | same bytes |"
-    lines = [head, "|---|---|---:|---:|---:|---:|---|"] if markdown else [head.replace("|", " ").strip()]
+                   markdown: bool, all_devices: bool = False) -> int:
+    rows = [measure(point, name, backend, count, seed, all_devices) for point in points
+            for name, backend in backends.items()]
+    head = "| point | backend | proofs | proofs/s one by one | proofs/s prove_many | speedup |" + \
+        (" proofs/s all devices |" if all_devices else "") + " same bytes |"
+    rule = "|---|---|---:|---:|---:|---:|" + ("---:|" if all_devices else "") + "---|"
+    lines = [head, rule] if markdown else [head.replace("|", " ").strip()]
     for r in rows:
         cells = [r.point, r.backend, str(r.count), f"{r.one_by_one_per_s:.1f}", f"{r.prove_many_per_s:.1f}",
-                 f"{r.speedup:.2f}x", "yes" if r.identical else "NO"]
+                 f"{r.speedup:.2f}x"]
+        if all_devices:
+            cells.append(f"{r.all_devices_per_s:.1f} ({r.devices} devices)")
+        cells.append("yes" if r.identical else "NO")
         lines.append("| " + " | ".join(cells) + " |" if markdown else "  ".join(cells))
     print("\n".join(lines))
     if json_path:
