@@ -24,11 +24,14 @@ Montgomery words in [0, P); only ``sample_bits`` and proof of work look at canon
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..field import Field
 from ..ref.field_np import field_ops
 from ..ref.poseidon2 import Poseidon2Constants, permute, permute_ints
+from .native_permute import native_permute
 
 WIDTH = 16
 RATE = 8
@@ -51,6 +54,14 @@ def _word(x, p: int) -> int:
     if not 0 <= v < p:
         raise ValueError(f"observe: word {v} outside [0, P = {p})")
     return v
+
+
+@functools.lru_cache(maxsize=16)
+def _single_permutation(constants: Poseidon2Constants):
+    """The fastest exact single-state permutation of ``constants``: the compiled one (``native_permute``, equal
+    to ``permute_ints`` word for word) where a C compiler is available, else ``permute_ints``."""
+    native = native_permute(constants)
+    return native if native is not None else functools.partial(permute_ints, constants=constants)
 
 
 class DuplexChallenger:
@@ -116,7 +127,7 @@ class DuplexChallenger:
             state[k:RATE] = [0] * (RATE - k)
             state[RATE] = (state[RATE] + k) % p
         self.input_buffer = []
-        self._state = permute_ints(state, self.constants)
+        self._state = _single_permutation(self.constants)(state)
         self.output_buffer = [x * self._r % p for x in self._state[:RATE]]
 
     def observe(self, x) -> None:

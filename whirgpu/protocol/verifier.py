@@ -29,6 +29,7 @@ from ..field import P, TWO_ADIC_GENERATORS
 from ..ref import field_np as F
 from ..ref import merkle
 from ..ref.multilinear import eq_at, evaluate, evaluate_rows, expand_from_univariate, horner, select_at
+from ..ref.poseidon2_constants import Poseidon2Constants
 from ..ref.sumcheck import evaluate_round_polynomial
 from .domain_separator import domain_separator
 from .config import WhirConfig
@@ -92,12 +93,22 @@ class _Openings:
         pending, self.pending = self.pending, []
         if not pending:  # a profile that checks its openings where it meets them queues none
             return
-        roots = merkle.compute_roots_batched([(rows, indices, siblings) for _, rows, indices, siblings, _ in pending])
+        roots = merkle.compute_roots_batched([(rows, indices, siblings) for _, rows, indices, siblings, _ in pending],
+                                             permute=fast_permute_lanes())
         for (name, _, indices, _, root), computed in zip(pending, roots):
             bad = np.flatnonzero(np.any(computed != root[None, :], axis=1))
             if bad.size:
                 raise _reject(name, "merkle", f"Merkle path of the opening at index {indices[bad[0]]} does not "
                                               f"reach the root")
+
+
+@functools.lru_cache(maxsize=1)
+def fast_permute_lanes():
+    """The compiled lane permutation of whir-p3's constants (``native_permute``) where a C compiler is
+    available, else None (``compute_roots_batched`` then runs ``permute_lanes``); equal word for word."""
+    from .native_permute import native_permute_lanes  # noqa: PLC0415
+
+    return native_permute_lanes(Poseidon2Constants.smallrng(1))
 
 
 def _reject(round_name: str, check: str, message: str) -> VerificationError:

@@ -88,7 +88,7 @@ def compute_root(index, leaf_digest, siblings, constants: Poseidon2Constants | N
     return node
 
 
-def compute_roots_batched(openings, constants: Poseidon2Constants | None = None) -> list[np.ndarray]:
+def compute_roots_batched(openings, constants: Poseidon2Constants | None = None, permute=None) -> list[np.ndarray]:
     """Roots implied by the openings of several trees at once.
 
     ``openings``: a list of (rows (N, width), index (N,), siblings (N, depth, 8)), one entry per tree; widths and
@@ -100,7 +100,9 @@ def compute_roots_batched(openings, constants: Poseidon2Constants | None = None)
     all the openings it touches (the longest chain's length in calls, not the sum over entries), identical inputs
     permuted once. States stay canonical and lane-major from the first step to the last (``permute_lanes``).
     Sorted indices make the most of the sharing (openings of one node are then neighbours); any order is correct.
+    ``permute``: a drop-in for ``permute_lanes`` (the verifier passes a compiled one where it has it).
     """
+    permute = permute or permute_lanes
     chains = [_Chain(*opening) for opening in openings]
     length = max((c.length for c in chains), default=0)
     for step in range(length):
@@ -116,7 +118,7 @@ def compute_roots_batched(openings, constants: Poseidon2Constants | None = None)
         # sorted): each distinct input is permuted once (a quarter of all permutations on a 100-bit proof).
         fresh = np.ones(lanes.shape[1], dtype=bool)
         fresh[1:] = np.any(lanes[:, 1:] != lanes[:, :-1], axis=0)
-        lanes = permute_lanes(lanes[:, fresh], constants)[:, np.cumsum(fresh) - 1]
+        lanes = permute(lanes[:, fresh], constants)[:, np.cumsum(fresh) - 1]
         start = 0
         for c in active:
             c.state = lanes[:, start:start + c.size]
