@@ -1,4 +1,4 @@
-// requires: bb_ext4
+// requires: bb_ext4 variable_order
 // Sumcheck fold (bind x_0 := r; x_{n-1} with SUFFIX = 1; r = challenge[0] where the transcript drew it) of a table
 // and its weights, i < len:
 //   table_out[out_off + i] = g_lo + r (g_hi - g_lo),  weights_out[out_off + i] = W_lo + r (W_hi - W_lo),
@@ -10,9 +10,6 @@
 struct Params { uint len; uint lo_off; uint hi_off; uint out_off; };
 
 constant constexpr uint WG = 256u;
-// SUFFIX (function constant, p3-whir's suffix order): 0 pairs entries i and i + half (x_0 bound), 1 pairs 2i and
-// 2i + 1 (x_{n-1} bound); fixed per pipeline.
-constant uint SUFFIX [[function_constant(7)]];
 
 void fold_weights(uint i, uint4 r, device const uint4* weights_lo, device const uint4* weights_hi,
                   device uint4* weights_out, constant Params& params) {

@@ -1,4 +1,4 @@
-// requires: reduction
+// requires: reduction variable_order
 // Sumcheck round sums [h(0), h(2)]: h(0) = sum g_lo W_lo and h(2) = sum (2 g_hi - g_lo)(2 W_hi - W_lo) for i < len,
 // g_lo[i] = table_lo[lo_off + s i], g_hi[i] = table_hi[hi_off + s i] (same for W), s = 1 + SUFFIX; with SUFFIX = 1
 // the second sum is c_inf = sum (g_hi - g_lo)(W_hi - W_lo). Entry points: sumcheck_base (g base
@@ -15,18 +15,6 @@ struct Params {
 };
 
 constant constexpr uint WG = 256u;
-// SUFFIX (function constant, p3-whir's suffix order): 0 pairs entries i and i + half (x_0 bound), 1 pairs 2i and
-// 2i + 1 (x_{n-1} bound); fixed per pipeline.
-constant uint SUFFIX [[function_constant(7)]];
-
-// The second factor of a pair in the second sum: 2 hi - lo (h(2)), or hi - lo in suffix order (c_inf).
-uint4 slope(uint4 hi, uint4 lo) {
-    return SUFFIX == 1u ? ef_sub(hi, lo) : ef_add(hi, ef_sub(hi, lo));
-}
-
-uint slope_base(uint hi, uint lo) {
-    return SUFFIX == 1u ? bb_sub(hi, lo) : bb_add(hi, bb_sub(hi, lo));
-}
 
 // The last threadgroup writes [h(0), h(2)] and runs the transcript program. Every thread of the group must call it.
 void finish(uint lid, uint lane, uint sg, uint wg, uint4 h0, uint4 h2, threadgroup uint4* red_a,

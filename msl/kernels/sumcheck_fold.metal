@@ -1,4 +1,4 @@
-// requires: reduction
+// requires: reduction variable_order
 // A fused sumcheck step: fold a table and its weights by r (the EF at scratch word challenge_at; x_0 := r) and sum
 // the next round's [h(0), h(2)] over the folded tables in the same pass. The input tables (2 half entries) are bound
 // whole; thread j < len = half / 2 folds entries j and j + len (table_out[k] = g[k] + r (g[k + half] - g[k]), same
@@ -18,23 +18,6 @@ struct Params {
 };
 
 constant constexpr uint WG = 256u;
-// SUFFIX (function constant, p3-whir's suffix order): 0 pairs entries i and i + half (x_0 bound), 1 pairs 2i and
-// 2i + 1 (x_{n-1} bound); fixed per pipeline.
-constant uint SUFFIX [[function_constant(7)]];
-
-// The pair of entry k of a table of 2 half entries: (k, k + half), or (2k, 2k + 1) in suffix order.
-uint pair_lo(uint k, uint half) {
-    return SUFFIX == 1u ? 2u * k : k;
-}
-
-uint pair_hi(uint k, uint half) {
-    return SUFFIX == 1u ? 2u * k + 1u : k + half;
-}
-
-// The second factor of a pair in the second sum: 2 hi - lo (h(2)), or hi - lo in suffix order (c_inf).
-uint4 slope(uint4 hi, uint4 lo) {
-    return SUFFIX == 1u ? ef_sub(hi, lo) : ef_add(hi, ef_sub(hi, lo));
-}
 
 // Folds entry k of the weights, writes it and returns it.
 uint4 fold_weights(uint k, uint4 r, device const uint4* weights, device uint4* weights_out, constant Params& params) {

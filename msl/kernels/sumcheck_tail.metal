@@ -1,4 +1,4 @@
-// requires: challenger ef_reduce
+// requires: challenger ef_reduce variable_order
 // The last rounds of a sumcheck phase without proof of work, on a table small enough for one threadgroup: for
 // round r < rounds, with m = n >> r entries and half = m / 2, the sums h(0) = sum_j g[j] W[j] and h(2) = sum_j
 // (2 g[j + half] - g[j])(2 W[j + half] - W[j]) over j < half go to proof words out_at + 8 r .. + 8; then the
@@ -18,23 +18,6 @@ struct Params { uint n; uint rounds; uint out_at; uint challenge_at; uint n_ops;
                 uint4 ops[11]; };
 
 constant constexpr uint WG = 256u;
-// SUFFIX (function constant, p3-whir's suffix order): 0 pairs entries i and i + half (x_0 bound), 1 pairs 2i and
-// 2i + 1 (x_{n-1} bound); fixed per pipeline.
-constant uint SUFFIX [[function_constant(7)]];
-
-// The pair of entry k of a table of 2 half entries: (k, k + half), or (2k, 2k + 1) in suffix order.
-uint pair_lo(uint k, uint half) {
-    return SUFFIX == 1u ? 2u * k : k;
-}
-
-uint pair_hi(uint k, uint half) {
-    return SUFFIX == 1u ? 2u * k + 1u : k + half;
-}
-
-// The second factor of a pair in the second sum: 2 hi - lo (h(2)), or hi - lo in suffix order (c_inf).
-uint4 slope(uint4 hi, uint4 lo) {
-    return SUFFIX == 1u ? ef_sub(hi, lo) : ef_add(hi, ef_sub(hi, lo));
-}
 
 // Entry k of a table (g or W) as this round reads it: the input in round 0, the last fold after (WGSL's table_at,
 // weights_at).

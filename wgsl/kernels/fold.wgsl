@@ -1,4 +1,4 @@
-// requires: bb_ext4
+// requires: bb_ext4 variable_order
 // Sumcheck fold (bind x_0 := r; x_{n-1} with SUFFIX = 1) of a table and its weights together, for i < len:
 //   table_out[out_off + i] = g_lo + r (g_hi - g_lo),  weights_out[out_off + i] = W_lo + r (W_hi - W_lo),
 // with g_lo = table_lo[lo_off + s i], g_hi = table_hi[hi_off + s i], s = 1 + SUFFIX (same offsets for W).
@@ -10,9 +10,6 @@
 struct Params { len: u32, lo_off: u32, hi_off: u32, out_off: u32 }
 
 const WG: u32 = 256u;
-// SUFFIX (a specialisation constant; p3-whir's suffix order): 0 pairs entries i and i + half (x_0 bound), 1 pairs 2i and 2i + 1
-// (x_{n-1} bound); a compile-time constant of the pipeline, so one variant never branches on it.
-@id(7) override SUFFIX: u32 = 0u;
 
 @group(0) @binding(0) var<storage, read> table_lo_base: array<u32>;
 @group(0) @binding(0) var<storage, read> table_lo_ext: array<vec4<u32>>;

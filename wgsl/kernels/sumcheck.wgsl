@@ -1,4 +1,4 @@
-// requires: reduction
+// requires: reduction variable_order
 // Sumcheck round sums [h(0), h(2)]: h(0) = sum g_lo W_lo and h(2) = sum (2 g_hi - g_lo)(2 W_hi - W_lo) over i < len,
 // g_lo[i] = table_lo[lo_off + s i], g_hi[i] = table_hi[hi_off + s i] (same for W), s = 1 + SUFFIX. lo and hi may be
 // one binding (offsets 0 and half; in suffix order 0 and 1) or two windows. With SUFFIX = 1 the second sum is
@@ -14,24 +14,6 @@ struct Params { len: u32, lo_off: u32, hi_off: u32, partial_base: u32, groups: u
                 n_ops: u32, _t0: u32, _t1: u32, _t2: u32, ops: array<vec4<u32>, 11> }
 
 const WG: u32 = 256u;
-// SUFFIX (a specialisation constant; p3-whir's suffix order): 0 pairs entries i and i + half (x_0 bound), 1 pairs 2i and 2i + 1
-// (x_{n-1} bound); a compile-time constant of the pipeline, so one variant never branches on it.
-@id(7) override SUFFIX: u32 = 0u;
-
-// The second factor of a pair in the second sum: 2 hi - lo (h(2)), or hi - lo in suffix order (c_inf).
-fn slope_ext(hi: vec4<u32>, lo: vec4<u32>) -> vec4<u32> {
-    if (SUFFIX == 1u) {
-        return ef_sub(hi, lo);
-    }
-    return ef_twice_minus(hi, lo);
-}
-
-fn slope_base(hi: u32, lo: u32) -> u32 {
-    if (SUFFIX == 1u) {
-        return bb_sub(hi, lo);
-    }
-    return bb_add(hi, bb_sub(hi, lo));
-}
 
 @group(0) @binding(0) var<storage, read> table_lo_base: array<u32>;
 @group(0) @binding(0) var<storage, read> table_lo_ext: array<vec4<u32>>;

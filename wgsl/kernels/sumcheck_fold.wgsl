@@ -1,4 +1,4 @@
-// requires: reduction
+// requires: reduction variable_order
 // A fused sumcheck step: fold a table and its weights by r (the EF at scratch word challenge_at; x_0 := r) and sum
 // the next round's [h(0), h(2)] over the folded tables in the same pass. The input tables (2 half entries) are bound
 // whole; thread j < len = half / 2 folds entries j and j + len (table_out[k] = g[k] + r (g[k + half] - g[k]), same
@@ -17,25 +17,6 @@ struct Params { len: u32, half: u32, groups: u32, total: u32, challenge_at: u32,
                 n_ops: u32, _t0: u32, _t1: u32, _t2: u32, ops: array<vec4<u32>, 11> }
 
 const WG: u32 = 256u;
-// SUFFIX (a specialisation constant; p3-whir's suffix order): 0 pairs entries i and i + half (x_0 bound), 1 pairs 2i and 2i + 1
-// (x_{n-1} bound); a compile-time constant of the pipeline, so one variant never branches on it.
-@id(7) override SUFFIX: u32 = 0u;
-
-// The pair of entry k of a table of 2 half entries: (k, k + half), or (2k, 2k + 1) in suffix order.
-fn pair_lo(k: u32, half: u32) -> u32 {
-    return select(k, 2u * k, SUFFIX == 1u);
-}
-
-fn pair_hi(k: u32, half: u32) -> u32 {
-    return select(k + half, 2u * k + 1u, SUFFIX == 1u);
-}
-
-fn slope_ext(hi: vec4<u32>, lo: vec4<u32>) -> vec4<u32> {
-    if (SUFFIX == 1u) {
-        return ef_sub(hi, lo);
-    }
-    return ef_twice_minus(hi, lo);
-}
 
 @group(0) @binding(0) var<storage, read> table_base: array<u32>;
 @group(0) @binding(0) var<storage, read> table_ext: array<vec4<u32>>;

@@ -1,4 +1,4 @@
-// requires: challenger ef_reduce
+// requires: challenger ef_reduce variable_order
 // The last rounds of a sumcheck phase without proof of work, on a table small enough for one workgroup: for
 // round r < rounds, with m = n >> r entries and half = m / 2, the sums h(0) = sum_j g[j] W[j] and h(2) = sum_j
 // (2 g[j + half] - g[j])(2 W[j + half] - W[j]) over j < half go to proof words out_at + 8 r .. + 8; then the
@@ -18,24 +18,6 @@ struct Params { n: u32, rounds: u32, out_at: u32, challenge_at: u32, n_ops: u32,
                 ops: array<vec4<u32>, 11> }
 
 const WG: u32 = 256u;
-// SUFFIX (a specialisation constant; p3-whir's suffix order): 0 pairs entries i and i + half (x_0 bound), 1 pairs 2i and 2i + 1
-// (x_{n-1} bound); a compile-time constant of the pipeline, so one variant never branches on it.
-@id(7) override SUFFIX: u32 = 0u;
-
-fn pair_lo(k: u32, half: u32) -> u32 {
-    return select(k, 2u * k, SUFFIX == 1u);
-}
-
-fn pair_hi(k: u32, half: u32) -> u32 {
-    return select(k + half, 2u * k + 1u, SUFFIX == 1u);
-}
-
-fn slope_ext(hi: vec4<u32>, lo: vec4<u32>) -> vec4<u32> {
-    if (SUFFIX == 1u) {
-        return ef_sub(hi, lo);
-    }
-    return ef_twice_minus(hi, lo);
-}
 
 @group(0) @binding(0) var<storage, read> table: array<vec4<u32>>;
 @group(0) @binding(1) var<storage, read> weights: array<vec4<u32>>;
