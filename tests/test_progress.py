@@ -130,3 +130,26 @@ def test_ctrl_c_during_a_compile_kills_the_compilers_children(tmp_path):
             proc.kill()
         if child is not None and _alive(child):
             os.kill(child, signal.SIGKILL)
+
+
+def test_notes_of_threads_leave_nothing_behind():
+    """Two threads whose blocks overlap (entered A, B; left A, B) leave no note (a stack of one reference left B's
+    outer, A, behind)."""
+    import threading
+
+    entered, leave_a = threading.Event(), threading.Event()
+
+    def first():
+        with activity.doing("A"):
+            entered.set()
+            leave_a.wait(5)
+
+    thread = threading.Thread(target=first)
+    thread.start()
+    entered.wait(5)
+    with activity.doing("B"):
+        assert activity.current() == "B"
+        leave_a.set()
+        thread.join(5)
+        assert activity.current() == "B"
+    assert activity.current() == ""

@@ -78,12 +78,12 @@ void p2_permute_many(uint64_t *s, long n, int w, uint64_t p, int degree, const u
     for (long k = 0; k < n; k++) p2_permute(s + k * w, w, p, degree, m, half, rc_init, rc_term, rounds, rc_int, diag);
 }
 """
-_CDEF = ("void p2_permute(uint64_t *s, int w, uint64_t p, int degree, const uint64_t *m, int half, "
-         "const uint64_t *rc_init, const uint64_t *rc_term, int rounds, const uint64_t *rc_int, "
-         "const uint64_t *diag);"
-         "void p2_permute_many(uint64_t *s, long n, int w, uint64_t p, int degree, const uint64_t *m, int half, "
-         "const uint64_t *rc_init, const uint64_t *rc_term, int rounds, const uint64_t *rc_int, "
-         "const uint64_t *diag);")
+# Pointers are declared void * (ABI-identical to the C definitions' uint64_t *): calls then pass numpy buffers as
+# ``ffi.from_buffer(array)`` and parse no C type string (a first proof parses none: tests/backend/test_cold_start).
+_CDEF = ("void p2_permute(void *s, int w, uint64_t p, int degree, void *m, int half, void *rc_init, "
+         "void *rc_term, int rounds, void *rc_int, void *diag);"
+         "void p2_permute_many(void *s, long n, int w, uint64_t p, int degree, void *m, int half, "
+         "void *rc_init, void *rc_term, int rounds, void *rc_int, void *diag);")
 
 
 @lru_cache(maxsize=1)
@@ -116,27 +116,30 @@ def _library():
         return None
 
 
+def _tables(constants: Poseidon2Constants, ffi):
+    """(keep-alive arrays, their buffers in call order m, rc_init, rc_term, rc_int, diag, and the scalars)."""
+    layers = _layers(constants)
+    rc_init, rc_term, rc_int = (np.ascontiguousarray(np.asarray(a, dtype=np.uint64))
+                                for a in constants.canonical)
+    mds = np.ascontiguousarray(layers.mds_u64)
+    diag = np.ascontiguousarray(np.asarray(layers.diagonal, dtype=np.uint64))
+    keep = (mds, rc_init, rc_term, rc_int, diag)
+    buffers = [ffi.from_buffer(a) for a in keep]
+    return keep, buffers, (constants.params.width, layers.p, layers.degree, rc_init.shape[0], rc_int.shape[0])
+
+
 def native_permute(constants: Poseidon2Constants):
     """The compiled permutation of ``constants``' instance, or None (module contract)."""
     loaded = _library()
     if loaded is None:
         return None
     ffi, lib = loaded
-    layers = _layers(constants)
-    params = constants.params
-    width = params.width
-    rc_init, rc_term, rc_int = (np.ascontiguousarray(np.asarray(a, dtype=np.uint64))
-                                for a in constants.canonical)
-    mds = np.ascontiguousarray(layers.mds_u64)
-    diag = np.ascontiguousarray(np.asarray(layers.diagonal, dtype=np.uint64))
-    keep = (rc_init, rc_term, rc_int, mds, diag)  # alive as long as the closure
-    ptr = [ffi.cast("const uint64_t *", ffi.from_buffer(a)) for a in keep]
-    p, degree, half, rounds = layers.p, layers.degree, rc_init.shape[0], rc_int.shape[0]
+    keep, (m, rc_init, rc_term, rc_int, diag), (width, p, degree, half, rounds) = _tables(constants, ffi)
 
     def permute(state: list) -> list:
-        s = ffi.new("uint64_t[]", [int(v) for v in state])
-        lib.p2_permute(s, width, p, degree, ptr[3], half, ptr[0], ptr[1], rounds, ptr[2], ptr[4])
-        return list(s)
+        s = np.array(state, dtype=np.uint64)
+        lib.p2_permute(ffi.from_buffer(s), width, p, degree, m, half, rc_init, rc_term, rounds, rc_int, diag)
+        return s.tolist()
 
     permute.keep = keep
     return permute
@@ -149,20 +152,12 @@ def native_permute_lanes(constants: Poseidon2Constants):
     if loaded is None:
         return None
     ffi, lib = loaded
-    layers = _layers(constants)
-    rc_init, rc_term, rc_int = (np.ascontiguousarray(np.asarray(a, dtype=np.uint64))
-                                for a in constants.canonical)
-    mds = np.ascontiguousarray(layers.mds_u64)
-    diag = np.ascontiguousarray(np.asarray(layers.diagonal, dtype=np.uint64))
-    keep = (rc_init, rc_term, rc_int, mds, diag)
-    ptr = [ffi.cast("const uint64_t *", ffi.from_buffer(a)) for a in keep]
-    width, p, degree = constants.params.width, layers.p, layers.degree
-    half, rounds = rc_init.shape[0], rc_int.shape[0]
+    keep, (m, rc_init, rc_term, rc_int, diag), (width, p, degree, half, rounds) = _tables(constants, ffi)
 
     def permute_lanes(lanes: np.ndarray, constants=None) -> np.ndarray:
         states = np.ascontiguousarray(np.asarray(lanes, dtype=np.uint64).T)
-        lib.p2_permute_many(ffi.cast("uint64_t *", ffi.from_buffer(states)), states.shape[0], width, p, degree,
-                            ptr[3], half, ptr[0], ptr[1], rounds, ptr[2], ptr[4])
+        lib.p2_permute_many(ffi.from_buffer(states), states.shape[0], width, p, degree, m, half, rc_init, rc_term,
+                            rounds, rc_int, diag)
         return states.T
 
     permute_lanes.keep = keep
