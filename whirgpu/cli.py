@@ -161,16 +161,21 @@ def _cmd_params(args) -> int:
     return 0
 
 
-def _cmd_params_p3(args) -> int:
-    if args.initial_reduction is not None:
-        raise ConfigError("--initial-reduction is not a p3-whir parameter (upstream sets each round's rate instead)")
-    params = P3Parameters(
+def _p3_params_from_args(args) -> P3Parameters:
+    """The p3-whir parameters the flags name (the same defaults as the whir-p3-metal profile's)."""
+    return P3Parameters(
         security_level=DEFAULT_SECURITY_LEVEL if args.security is None else args.security,
         pow_bits=DEFAULT_MAX_POW if args.pow_bits is None else args.pow_bits,
         folding=Constant(args.folding_factor),
         soundness_type=SoundnessType.CapacityBound if args.soundness is None else SoundnessType.parse(args.soundness),
         starting_log_inv_rate=args.rate,
     )
+
+
+def _cmd_params_p3(args) -> int:
+    if args.initial_reduction is not None:
+        raise ConfigError("--initial-reduction is not a p3-whir parameter (upstream sets each round's rate instead)")
+    params = _p3_params_from_args(args)
     config = P3WhirConfig.derive(args.num_variables, params, field_by_name(args.field))
     if args.json:
         print(json.dumps(config.to_json_dict(), indent=2, sort_keys=True))
@@ -400,13 +405,7 @@ def _cmd_prove_p3(args) -> int:
         raise ConfigError(f"--openings must be at least 1, got {args.openings}")
     out = Path(args.out or "proof.json")
     check_writable(out, "--out")
-    params = P3Parameters(
-        security_level=DEFAULT_SECURITY_LEVEL if args.security is None else args.security,
-        pow_bits=DEFAULT_MAX_POW if args.pow_bits is None else args.pow_bits,
-        folding=Constant(args.folding_factor),
-        soundness_type=SoundnessType.CapacityBound if args.soundness is None else SoundnessType.parse(args.soundness),
-        starting_log_inv_rate=args.rate,
-    )
+    params = _p3_params_from_args(args)
     prover = P3Prover(args.num_variables, params, args.field or "koalabear", backend=args.backend,
                       storage=args.storage)
     if not args.json:

@@ -169,6 +169,24 @@ def run_verify_p3(args) -> int:
     return 0
 
 
+def _expectations(args) -> tuple:
+    """(expected parameters or None, statement keyword arguments, the names of what is checked), from the
+    verifier's own options, checked before any proof is read (an expectation no proof can meet is the caller's
+    error: ConfigError)."""
+    expected = expected_params(args)
+    if expected is not None:
+        from .protocol.config import WhirConfig
+
+        WhirConfig.from_params(expected)
+    if args.min_security is not None and args.min_security < 0:
+        raise ConfigError(f"--min-security must be >= 0, got {args.min_security}")
+    statement = read_statement(args.statement) if args.statement else {}
+    checked = (["parameters"] if expected is not None else []) + \
+        ([f"security >= {args.min_security} bits"] if args.min_security is not None else []) + \
+        (["statement"] if statement else [])
+    return expected, statement, checked
+
+
 def run_verify(args) -> int:
     files = args.file if isinstance(args.file, list) else [args.file]
     if len(files) > 1:
@@ -179,17 +197,7 @@ def run_verify(args) -> int:
     from .api import verify
     from .protocol.serialize import load
 
-    expected = expected_params(args)  # the verifier's own options are checked before the proof is read
-    if expected is not None:
-        from .protocol.config import WhirConfig
-
-        WhirConfig.from_params(expected)  # an expectation no proof can meet is the caller's error
-    if args.min_security is not None and args.min_security < 0:
-        raise ConfigError(f"--min-security must be >= 0, got {args.min_security}")
-    statement = read_statement(args.statement) if args.statement else {}
-    checked = (["parameters"] if expected is not None else []) + \
-        ([f"security >= {args.min_security} bits"] if args.min_security is not None else []) + \
-        (["statement"] if statement else [])
+    expected, statement, checked = _expectations(args)
     data = read_bytes(args.file)  # a file that cannot be read is no reject: FileError, exit 2
     try:
         proof_file = load(data, args.format)
@@ -216,17 +224,7 @@ def _run_verify_many(args, files: list[str]) -> int:
     from .batch_verify import Verdict, verify_many
     from .protocol.serialize import load
 
-    expected = expected_params(args)
-    if expected is not None:
-        from .protocol.config import WhirConfig
-
-        WhirConfig.from_params(expected)
-    if args.min_security is not None and args.min_security < 0:
-        raise ConfigError(f"--min-security must be >= 0, got {args.min_security}")
-    statement = read_statement(args.statement) if args.statement else {}
-    checked = (["parameters"] if expected is not None else []) + \
-        ([f"security >= {args.min_security} bits"] if args.min_security is not None else []) + \
-        (["statement"] if statement else [])
+    expected, statement, checked = _expectations(args)
     if files.count("-") > 1:
         raise ConfigError("standard input (-) can be read once")
     loaded, unreadable = [], {}

@@ -44,9 +44,10 @@ def _prove_as_users_do(cfg: WhirConfig, backend, seed: int):
     return WhirProver(cfg, backend).prove_points(PolynomialSource(F.from_monty(poly)), statement.points)[0]
 
 
-def _prove_counting(runtime, cfg: WhirConfig, storage: str, monkeypatch, layout_limits=None) -> int:
+def _prove_counting(runtime, cfg: WhirConfig, storage: str, monkeypatch, layout_limits=None, prove=None) -> int:
     """Bytes the runtime allocates for one proof on a fresh backend; ``layout_limits`` (DeviceLimits): the buffer
-    and binding limits the backend lays its split arrays out for (default: the device's)."""
+    and binding limits the backend lays its split arrays out for (default: the device's); ``prove(cfg, backend,
+    seed)``: how the proof is made (default ``_prove_as_users_do``)."""
     allocated = []
     real_alloc = runtime.alloc
 
@@ -60,7 +61,7 @@ def _prove_counting(runtime, cfg: WhirConfig, storage: str, monkeypatch, layout_
         if layout_limits is not None:
             backend.buffer_limit = layout_limits.max_buffer_size
             backend.binding_limit = layout_limits.max_storage_binding_size
-        _prove_as_users_do(cfg, backend, 1)
+        (prove or _prove_as_users_do)(cfg, backend, 1)
     return sum(allocated)
 
 
@@ -224,11 +225,11 @@ def p3_config(field: str, n: int, k: int, r: int):
                                field_by_name(field))
 
 
-def _prove_p3(cfg, backend) -> None:
+def _prove_p3(cfg, backend, seed: int = 1) -> None:
     """One proof as ``P3Prover.prove`` runs it: canonical words converted on the device, one opening drawn."""
     from whirgpu.protocol.p3_prover import P3WhirProver
 
-    words = np.random.default_rng(1).integers(0, 1 << 30, 1 << cfg.num_variables).astype(np.uint32)
+    words = np.random.default_rng(seed).integers(0, 1 << 30, 1 << cfg.num_variables).astype(np.uint32)
     P3WhirProver(cfg, cfg.field, backend).prove_p3(words, 1, canonical=True)
 
 
@@ -237,19 +238,10 @@ def test_the_p3_plan_equals_the_allocations(name, mul, monkeypatch):
     for field, n, k, r in P3_CASES:
         runtime = open_runtime(name, mul)
         cfg = p3_config(field, n, k, r)
-        allocated = []
-        real_alloc = runtime.alloc
-
-        def alloc(nbytes, mode):
-            allocated.append(nbytes)
-            return real_alloc(nbytes, mode)
-
-        with monkeypatch.context() as patch:
-            patch.setattr(runtime, "alloc", alloc)
-            _prove_p3(cfg, GpuBackend(runtime))
+        allocated = _prove_counting(runtime, cfg, "hybrid", monkeypatch, prove=_prove_p3)
         plan = plan_memory(cfg, runtime.limits())
-        where = f"{field} {n}:{k}:{r} on {name}: planned {plan.pool_bytes}, allocated {sum(allocated)}"
-        assert sum(allocated) <= plan.pool_bytes <= SLACK * sum(allocated), where
+        where = f"{field} {n}:{k}:{r} on {name}: planned {plan.pool_bytes}, allocated {allocated}"
+        assert allocated <= plan.pool_bytes <= SLACK * allocated, where
         _check_runtime_buffers(runtime, plan, name, where)
 
 

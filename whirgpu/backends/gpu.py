@@ -226,7 +226,11 @@ class _BackendRuntime:
                field: str | None = None):
         """Composed for the backend's running layout: its field (unless ``field`` is given) and, for a stem that
         runs transcript programs, its challenger variant's constants."""
-        constants, layout_field = self._backend.transcript_variant.kernel_args(stem, constants)
+        variant = self._backend.transcript_variant
+        if variant.length_tagged or variant.distinct_queries:
+            constants, layout_field = variant.kernel_args(stem, constants)
+        else:  # the default challenger adds no constants: skip the registry lookup on this hot path
+            layout_field = variant.field.name
         # Launches are only recorded until the batch is submitted, so a pipeline may still be compiling: the
         # first proof's pipelines compile side by side while the host encodes.
         return self._runtime.kernel_async(stem, entry, constants or None, field or layout_field)
@@ -309,6 +313,7 @@ class GpuBackend(Backend):
         self._retired: list[RtBuffer] = []
         self._session: _Session | None = None
         self._building = threading.Lock()  # held from begin_proof to end_proof / abort_proof
+        self._variant: tuple | None = None  # (layout, its TranscriptVariant)
 
     # -- memory ----------------------------------------------------------------------------------------------
     def mode_for(self, host_facing: bool) -> StorageMode:
@@ -478,9 +483,13 @@ class GpuBackend(Backend):
 
     @property
     def transcript_variant(self) -> TranscriptVariant:
-        """The device challenger the running layout speaks."""
+        """The device challenger the running layout speaks (made once per layout: every kernel lookup asks)."""
         layout = self.layout
-        return TranscriptVariant(layout.field, layout.length_tagged, layout.distinct_queries)
+        cached = self._variant
+        if cached is None or cached[0] is not layout:
+            cached = self._variant = (layout, TranscriptVariant(layout.field, layout.length_tagged,
+                                                                layout.distinct_queries))
+        return cached[1]
 
     def _tree_options(self) -> dict:
         """How ``merkle.record_tree`` hashes the layout's leaves (nothing to say for the default layout)."""
