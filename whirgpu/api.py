@@ -134,6 +134,7 @@ class Prover:
         self.backend_reason = choice.reason
         self.last_phase_seconds: dict[str, float] = {}
         self.last_transfers = TransferStats()
+        self._workers = None  # (key, processes.ProcessProvers) of prove_many(processes=...), kept until close()
 
     @property
     def backend(self) -> Backend:
@@ -151,6 +152,7 @@ class Prover:
         """Release the backend's device memory (its pooled buffers) and the runtime's device now, instead of when
         the garbage collector finds them; idempotent. A closed prover refuses to prove. A backend passed in
         ready-made (``Prover(params, backend=GpuBackend(...))``) is only let go of: its owner closes it."""
+        self.stop_workers()
         backend, self._backend = self._backend, None
         if backend is not None and self._owns_backend:
             backend.close()
@@ -159,6 +161,13 @@ class Prover:
             # WebGPU objects refer to one another in cycles that hold the driver's memory until Python's cycle
             # collector runs, which large device allocations never trigger: collect them now (tens of ms).
             gc.collect()
+
+    def stop_workers(self) -> None:
+        """Stop the worker processes ``prove_many(processes=...)`` started (waits for the proofs they run);
+        idempotent. The next such call starts new ones."""
+        workers, self._workers = self._workers, None
+        if workers is not None:
+            workers[1].close()
 
     def __enter__(self) -> "Prover":
         self.backend  # noqa: B018 - a closed prover refuses to enter a with block as it refuses to prove
@@ -208,7 +217,7 @@ class Prover:
         self._record(prover, input_seconds)
         return ProofFile(self.config.params, statement, proof)
 
-    def prove_many(self, instances, in_flight: int = 2, devices=None):
+    def prove_many(self, instances, in_flight: int = 2, devices=None, processes: int | None = None):
         """Prove every (evaluations, points) of ``instances`` (any iterable, consumed as the proofs go: a
         generator of tables works) as ``prove`` does, yielding the ``ProofFile``s in order. On a GPU backend up to
         ``in_flight`` proofs are in flight: the host converts, uploads and records proof i + 1 while the device
@@ -219,9 +228,19 @@ class Prover:
         ``devices``: None proves on this prover's backend; ``"all"`` on every adapter of its WebGPU implementation
         (one new backend each, closed at the end); a list of ``Backend``s on those (yours to close). Instance i
         goes to device i mod D, each device keeps ``in_flight`` proofs in flight in a thread of its own, and the
-        proofs come back in input order (``whirgpu.many``)."""
+        proofs come back in input order (``whirgpu.many``).
+
+        ``processes``: prove in that many worker processes per device instead (``whirgpu.processes``), each with a
+        prover of its own on the device (on every device with ``devices``), up to ``in_flight`` proofs queued per
+        worker. Host recording then runs side by side (one process records a proof in several ms of Python), so
+        one GPU proves more per second than one process can record. The workers start (spawned, opening their
+        devices and compiling their kernels: seconds) at the first such call and stay until ``close()``; the
+        tables travel to them pickled, so they must be host arrays."""
         n = self.config.num_variables
         backend = self.backend
+        if processes is not None:
+            yield from self._prove_in_processes(instances, in_flight, devices, processes)
+            return
         if devices is not None:
             yield from self._prove_on_devices(instances, in_flight, devices)
             return
@@ -239,6 +258,28 @@ class Prover:
         for proof, statement in prover.prove_many_points(sources(), in_flight):
             self.last_phase_seconds = dict(prover.timer.seconds)
             yield ProofFile(self.config.params, statement, proof)
+
+    def _prove_in_processes(self, instances, in_flight: int, devices, processes: int):
+        from .processes import BackendRecipe, ProcessProvers  # noqa: PLC0415
+
+        if isinstance(in_flight, bool) or not isinstance(in_flight, int) or in_flight < 1:
+            raise ConfigError(f"in_flight must be a positive int, got {in_flight!r:.40}")
+        if devices is None:
+            recipes = [BackendRecipe.of(self.backend)]
+        elif devices == "all":
+            from .many import adapter_count  # noqa: PLC0415
+
+            recipes = [BackendRecipe.of(self.backend, i) for i in range(adapter_count(self.backend))]
+        elif isinstance(devices, (list, tuple)) and devices and all(isinstance(b, Backend) for b in devices):
+            recipes = [BackendRecipe.of(b) for b in devices]
+        else:
+            raise ConfigError(f'devices must be None, "all" or a non-empty list of backends, got {devices!r:.60}')
+        key = (tuple(recipes), processes)
+        if self._workers is None or self._workers[0] != key:
+            self.stop_workers()
+            self._workers = (key, ProcessProvers(self.config, recipes, processes))
+        workers = self._workers[1]
+        yield from workers.prove(instances, workers.workers * in_flight)
 
     def _prove_on_devices(self, instances, in_flight: int, devices):
         from .many import all_devices, prove_on_devices  # noqa: PLC0415

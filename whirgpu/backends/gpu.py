@@ -199,6 +199,8 @@ class _BackendRuntime:
     def __init__(self, runtime: Runtime, backend: "GpuBackend"):
         self._runtime = runtime
         self._backend = backend
+        self._limits: DeviceLimits | None = None
+        self._limits_key: tuple[int, int] | None = None
 
     def alloc(self, nbytes: int, mode: StorageMode = StorageMode.PRIVATE) -> RtBuffer:
         return self._backend._alloc(nbytes, host_facing=mode is StorageMode.SHARED)
@@ -236,9 +238,14 @@ class _BackendRuntime:
         return self._runtime.kernel_async(stem, entry, constants or None, field or layout_field)
 
     def limits(self) -> DeviceLimits:
-        """The runtime's limits with the backend's binding and buffer limits (which lay out split arrays)."""
-        return replace(self._runtime.limits(), max_storage_binding_size=self._backend.binding_limit,
-                       max_buffer_size=self._backend.buffer_limit)
+        """The runtime's limits (as the backend read them when it opened) with the backend's binding and buffer
+        limits (which lay out split arrays)."""
+        backend = self._backend
+        key = (backend.binding_limit, backend.buffer_limit)
+        if self._limits_key != key:  # a proof asks ~40 times; tests lower the backend's limits between proofs
+            self._limits = replace(backend._limits, max_storage_binding_size=key[0], max_buffer_size=key[1])
+            self._limits_key = key
+        return self._limits
 
     def __getattr__(self, name):
         return getattr(self._runtime, name)

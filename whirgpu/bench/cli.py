@@ -56,6 +56,9 @@ def add_bench_parser(sub) -> None:
                           "(proofs in flight), per point and backend (whir-p3-metal profile)")
     run.add_argument("--devices", choices=("all",), default=None,
                      help="with --throughput: also prove the COUNT on every adapter at once (prove_many devices=all)")
+    run.add_argument("--processes", type=int, default=None, metavar="K",
+                     help="with --throughput: also prove the COUNT in K worker processes per device "
+                          "(prove_many processes=K)")
     run.add_argument("--runs", type=int, metavar="N", help="timed runs per point and backend (default 3)")
     run.add_argument("--warmup", type=int, metavar="N", help="untimed runs before them (default 1)")
     run.add_argument("--seed", type=int, metavar="S", help="seed of each point's random instance (default 1)")
@@ -124,6 +127,8 @@ def _run_throughput(args) -> int:
         raise ConfigError(f"--throughput needs a positive proof count, got {args.throughput}")
     if args.profile != "whir-p3-metal":
         raise ConfigError("--throughput measures whir-p3-metal proofs (Prover.prove_many); drop --profile")
+    if args.processes is not None and args.processes < 1:
+        raise ConfigError(f"--processes needs a positive count of worker processes, got {args.processes}")
     points = parse_grid(args.grid or "20:4:1")
     specs = parse_specs(args.backends) if args.backends else default_specs()
     backends, skipped = open_specs(specs, args.storage, explicit=args.backends is not None)
@@ -131,7 +136,7 @@ def _run_throughput(args) -> int:
         print(f"skipping {spec}: {reason}", file=sys.stderr)
     check_writable(args.json, "--json")
     return run_throughput(points, backends, args.throughput, args.seed if args.seed is not None else 1, args.json,
-                          args.markdown, args.devices == "all")
+                          args.markdown, args.devices == "all", args.processes)
 
 
 def _run_kernels(args) -> int:

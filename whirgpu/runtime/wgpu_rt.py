@@ -445,6 +445,7 @@ class WgpuRuntime(Runtime):
         _collect_dropped_devices(self.name)
         self.wgpu = import_webgpu(self.name)
         self.adapter = choose_adapter(self.name) if adapter_index is None else _adapter_at(self.name, adapter_index)
+        self.adapter_index = adapter_index
         features = _wanted_features(self.adapter)
         available, self.zero_copy_reason = zero_copy_support(self.adapter)
         if zero_copy and not available:

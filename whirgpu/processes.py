@@ -1,0 +1,144 @@
+"""Proofs from worker processes: ``ProcessProvers`` runs ``processes`` Python processes per device, each with a
+prover of its own on that device, and yields their proofs in input order.
+
+Why processes: one Python process records a proof's launches in about 5-7 ms of host time (20:4:1 on an H200),
+while the device runs it in about 4; in-process ``prove_many`` overlaps the two but stays bound by the host. Two
+or more processes record side by side (no shared interpreter lock) and the device interleaves their submissions.
+
+Contract:
+- ``ProcessProvers(config, recipes, processes)``: ``recipes`` is one ``BackendRecipe`` per device (what a worker
+  opens); ``processes`` workers per device, started with the ``spawn`` method (never ``fork``: a forked GPU driver
+  is undefined), each opening its backend once and keeping it. Worker w opens ``recipes[w % len(recipes)]``.
+- ``prove(instances, ahead)``: yields one ``ProofFile`` per (evaluations, points) of ``instances`` (any iterable,
+  read at most ``ahead`` instances ahead of the proof being yielded), byte for byte what ``Prover.prove`` makes.
+  Evaluations and points travel to the workers by pickling, so they must be host data (a numpy array or a
+  sequence), not a GPU buffer. An instance that fails raises its own error (a ``ConfigError`` for bad input) in
+  its turn, after the proofs before it; a worker that cannot open its device raises ``BackendUnavailable``.
+- ``close()``: stops the workers (idempotent); closing the iteration early cancels the proofs not yet started.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from collections import deque
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from typing import Iterable, Iterator
+
+from .errors import BackendUnavailable, ConfigError
+
+
+@dataclass(frozen=True)
+class BackendRecipe:
+    """What a worker process opens: the backend ``name`` (cpu, wgpu, dawn, msl-cpu, metal), the multiply
+    variant, the adapter (None: the implementation's best, as ``choose_adapter`` picks it), the storage policy and
+    a lowered binding limit (None: the device's, or what the environment says)."""
+
+    name: str
+    mul: str | None = None
+    adapter_index: int | None = None
+    storage: str | None = None
+    max_binding_bytes: int | None = None
+
+    @classmethod
+    def of(cls, backend, adapter_index: int | None = None) -> "BackendRecipe":
+        """The recipe that reopens ``backend``'s device kind in another process (``adapter_index``: another
+        adapter of the same implementation)."""
+        rt = getattr(backend, "rt", None)
+        if rt is None:
+            return cls(backend.name)
+        binding = getattr(rt, "_binding", None)
+        lowered = binding.size if binding is not None and binding.lowered_by == "max_binding_bytes" else None
+        index = adapter_index if adapter_index is not None else getattr(rt, "adapter_index", None)
+        return cls(rt.name, getattr(rt, "mul", None), index, backend.storage, lowered)
+
+    def open(self):
+        """A new backend as the recipe says (in the worker process)."""
+        from .backends.cpu import CpuBackend  # noqa: PLC0415 - a worker imports what it opens
+        from .backends.gpu import GpuBackend  # noqa: PLC0415
+
+        if self.name == "cpu":
+            return CpuBackend()
+        if self.name in ("wgpu", "dawn"):
+            from .runtime.wgpu_rt import DawnRuntime, WgpuRuntime  # noqa: PLC0415
+
+            kind = DawnRuntime if self.name == "dawn" else WgpuRuntime
+            runtime = kind(mul=self.mul, adapter_index=self.adapter_index, max_binding_bytes=self.max_binding_bytes)
+        elif self.name == "msl-cpu":
+            from .runtime.msl_cpu_rt import MslCpuRuntime  # noqa: PLC0415
+
+            runtime = MslCpuRuntime(mul=self.mul, max_binding_bytes=self.max_binding_bytes)
+        elif self.name == "metal":
+            from .runtime.metal_rt import MetalRuntime  # noqa: PLC0415
+
+            runtime = MetalRuntime(mul=self.mul, max_binding_bytes=self.max_binding_bytes)
+        else:
+            raise BackendUnavailable(f"worker processes cannot open a {self.name!r} backend")
+        return GpuBackend(runtime, storage=self.storage)
+
+
+_WORKER_PROVER = None  # the worker process's prover, or the error that kept it from opening (_start_worker)
+
+
+def _start_worker(params, recipes: tuple[BackendRecipe, ...], counter) -> None:
+    global _WORKER_PROVER
+    from .api import Prover  # noqa: PLC0415
+
+    with counter.get_lock():
+        index, counter.value = counter.value, counter.value + 1
+    try:
+        _WORKER_PROVER = Prover(params, backend=recipes[index % len(recipes)].open())
+    except Exception as exc:  # noqa: BLE001 - kept for the first task: a failed initializer only says "broken"
+        _WORKER_PROVER = exc
+
+
+def _prove_in_worker(evaluations, points):
+    if isinstance(_WORKER_PROVER, Exception):
+        raise _WORKER_PROVER
+    return _WORKER_PROVER.prove(evaluations, points)
+
+
+class ProcessProvers:
+    """Worker processes proving for one configuration (module contract)."""
+
+    def __init__(self, config, recipes: list[BackendRecipe], processes: int):
+        if isinstance(processes, bool) or not isinstance(processes, int) or processes < 1:
+            raise ConfigError(f"processes must be a positive int, got {processes!r:.40}")
+        context = multiprocessing.get_context("spawn")
+        self.recipes = tuple(recipes)
+        self.workers = processes * len(self.recipes)
+        self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=context, initializer=_start_worker,
+                                         initargs=(config.params, self.recipes, context.Value("i", 0)))
+
+    def prove(self, instances: Iterable, ahead: int) -> Iterator:
+        pool = self._pool
+        if pool is None:
+            raise BackendUnavailable("these worker processes are closed")
+        pending: deque = deque()
+        try:
+            for evaluations, points in instances:
+                if type(evaluations).__name__ == "GPUBuffer":
+                    raise ConfigError("a GPU buffer cannot be sent to worker processes: pass the table as a numpy "
+                                      "array, or prove it in this process (processes=None)")
+                pending.append(pool.submit(_prove_in_worker, evaluations, points))
+                while len(pending) >= ahead:
+                    yield _result(pending.popleft())
+            while pending:
+                yield _result(pending.popleft())
+        finally:
+            for future in pending:  # closed early or failed: the proofs not started are dropped
+                future.cancel()
+
+    def close(self) -> None:
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _result(future):
+    try:
+        return future.result()
+    except BrokenProcessPool as exc:
+        raise BackendUnavailable(f"a prover worker process stopped (it could not open its device, or crashed): "
+                                 f"{exc}") from None
