@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .backends.path_roots import compute_roots_on
 from .errors import ConfigError, ProofFormatError, VerificationError, WhirGpuError
 from .expectations import check_configuration, check_statement
 from .protocol.config import WhirConfig
@@ -88,11 +89,14 @@ def _first_bad_opening(pending: list[tuple], roots: list[np.ndarray]) -> Verific
 
 
 def verify_many(proofs, *, params: ProtocolParameters | WhirConfig | None = None, min_security: float | None = None,
-                points=None, values=None) -> list[Verdict]:
-    """The verdict of every proof of ``proofs`` (see the module contract)."""
+                points=None, values=None, backend=None) -> list[Verdict]:
+    """The verdict of every proof of ``proofs`` (see the module contract). ``backend``: None hashes the batch's
+    openings on the host; a backend name ("auto", "wgpu", "dawn", "metal", "msl-cpu", "cpu") or a ``Backend`` hashes
+    them there (``backends.path_roots.compute_roots_on``); the verdicts are the same."""
     walked = [_walk(proof, params, min_security) for proof in proofs]
     batch = [(rows, indices, siblings) for w in walked for _, rows, indices, siblings, _ in w.openings]
-    roots = merkle.compute_roots_batched(batch, permute=fast_permute_lanes())
+    roots = (merkle.compute_roots_batched(batch, permute=fast_permute_lanes()) if backend is None
+             else compute_roots_on(backend, batch))
     verdicts, at = [], 0
     for w in walked:
         mine, at = roots[at:at + len(w.openings)], at + len(w.openings)

@@ -1,5 +1,7 @@
 """``whirgpu verify FILE [--expect N:F:R [--security S --pow-bits B --soundness T --initial-reduction M]]
-[--min-security S] [--statement FILE.json] [--format F]``: verify a proof file against what the verifier expects.
+[--min-security S] [--statement FILE.json] [--format F] [--backend B]``: verify a proof file against what the
+verifier expects. ``--backend`` hashes the Merkle openings on that backend (``batch_verify.verify_many``'s
+``backend``), the rest of the walk stays on the host; the verdict is the same.
 
 Output contract: ``accept n=N fold=K rate=R security=S soundness=T pow_bits=B points=M (...)`` on one line, exit 0
 (``accept`` stays the first word, so scripts that test it keep working; the parenthesis says which expectations
@@ -15,6 +17,7 @@ optional (then only the points are checked). Any other key is refused.
 
 from __future__ import annotations
 
+from .backends import BACKEND_NAMES
 from .cli_options import read_bytes, read_json_file
 from .errors import ConfigError, ProofFormatError, VerificationError
 from .protocol.parameters import DEFAULT_MAX_POW, DEFAULT_SECURITY_LEVEL, ProtocolParameters
@@ -43,6 +46,10 @@ def add_verify_parser(sub) -> None:
     p.add_argument("--profile", default="whir-p3-metal", choices=("whir-p3-metal", "p3-whir"),
                    help="protocol profile (default whir-p3-metal); p3-whir reads an upstream Plonky3 p3-whir proof "
                         "document (p3-whir-oracle/v1 JSON: params, field, commitment and the serde proof)")
+    p.add_argument("--backend", default=None, choices=BACKEND_NAMES,
+                   help="where to hash the proofs' Merkle openings (default: on the host, numpy and the compiled "
+                        "permutation); wgpu, dawn, metal, msl-cpu: the GPU kernels on that backend, as one batch; "
+                        "auto: a GPU worth using, else the host; the verdicts are the same")
     g = p.add_argument_group("what the verifier expects (a proof that differs is rejected, naming the field)")
     g.add_argument("--expect", metavar="N:F:R",
                    help="the proof's parameters must be exactly those `whirgpu prove -n N -k F -r R` uses, with "
@@ -188,6 +195,9 @@ def _expectations(args) -> tuple:
 
 
 def run_verify(args) -> int:
+    if args.profile == "p3-whir" and args.backend is not None:
+        raise ConfigError("--backend is not available with --profile p3-whir (its openings are checked where the "
+                          "verifier meets them)")
     files = args.file if isinstance(args.file, list) else [args.file]
     if len(files) > 1:
         return _run_verify_many(args, files)
@@ -201,7 +211,15 @@ def run_verify(args) -> int:
     data = read_bytes(args.file)  # a file that cannot be read is no reject: FileError, exit 2
     try:
         proof_file = load(data, args.format)
-        verify(proof_file, params=expected, min_security=args.min_security, **statement)
+        if args.backend is None:
+            verify(proof_file, params=expected, min_security=args.min_security, **statement)
+        else:  # a batch of one, its openings hashed on the backend: the same verdict
+            from .batch_verify import verify_many
+
+            (verdict,) = verify_many([proof_file], params=expected, min_security=args.min_security,
+                                     backend=args.backend, **statement)
+            if not verdict.ok:
+                raise verdict.error
     except (VerificationError, ProofFormatError) as exc:
         print(f"reject: {exc}")
         return 1
@@ -236,7 +254,7 @@ def _run_verify_many(args, files: list[str]) -> int:
             unreadable[i] = exc
             loaded.append(None)
     verdicts = iter(verify_many([pf for pf in loaded if pf is not None], params=expected,
-                                min_security=args.min_security, **statement))
+                                min_security=args.min_security, backend=args.backend, **statement))
     status = 0
     for i, (path, proof_file) in enumerate(zip(files, loaded)):
         verdict = Verdict(False, unreadable[i]) if proof_file is None else next(verdicts)
