@@ -8,6 +8,10 @@ order: ``ok`` and, when not, the error ``verify`` would have raised for that pro
 ``ProofFormatError`` or ``VerificationError``, with its ``round`` and ``check``). It raises only for malformed
 expectations (``ConfigError``, the caller's mistake), as ``is_valid`` does.
 
+``processes``: verify in that many worker processes (``processes.shared_pool``: spawned at the first such call,
+kept for later ones), each taking contiguous chunks of the batch as one batch of its own; the verdicts are the same,
+in order. The proofs travel to the workers pickled.
+
 How: each proof is walked by the one verifier (``WhirVerifier._verify``) with its Merkle openings deferred; then
 the openings of every proof are hashed in one batch (``ref.merkle.compute_roots_batched``: one permutation call
 per chain step for the whole batch), and a proof's first failing opening (round order, then index order) is its
@@ -88,11 +92,20 @@ def _first_bad_opening(pending: list[tuple], roots: list[np.ndarray]) -> Verific
     return None
 
 
+CHUNKS_PER_PROCESS = 1  # one contiguous chunk a worker: the larger the chunk, the more its openings share a batch
+
+
 def verify_many(proofs, *, params: ProtocolParameters | WhirConfig | None = None, min_security: float | None = None,
-                points=None, values=None, backend=None) -> list[Verdict]:
+                points=None, values=None, backend=None, processes: int | None = None) -> list[Verdict]:
     """The verdict of every proof of ``proofs`` (see the module contract). ``backend``: None hashes the batch's
     openings on the host; a backend name ("auto", "wgpu", "dawn", "metal", "msl-cpu", "cpu") or a ``Backend`` hashes
-    them there (``backends.path_roots.compute_roots_on``); the verdicts are the same."""
+    them there (``backends.path_roots.compute_roots_on``); the verdicts are the same. ``processes``: see the module
+    contract (with ``backend`` None: each worker hashes its chunks on the host)."""
+    if processes is not None:
+        if backend is not None:
+            raise ConfigError("verify_many: backend= hashes the whole batch in this process and processes= hashes "
+                              "each chunk in its worker; choose one")
+        return _verify_in_processes(list(proofs), processes, (params, min_security, points, values))
     walked = [_walk(proof, params, min_security) for proof in proofs]
     batch = [(rows, indices, siblings) for w in walked for _, rows, indices, siblings, _ in w.openings]
     roots = (merkle.compute_roots_batched(batch, permute=fast_permute_lanes()) if backend is None
@@ -110,3 +123,19 @@ def verify_many(proofs, *, params: ProtocolParameters | WhirConfig | None = None
                 error = exc
         verdicts.append(Verdict(error is None, error))
     return verdicts
+
+
+def _verify_chunk(proofs: list, expectations: tuple) -> list[Verdict]:
+    params, min_security, points, values = expectations
+    return verify_many(proofs, params=params, min_security=min_security, points=points, values=values)
+
+
+def _verify_in_processes(proofs: list, processes: int, expectations: tuple) -> list[Verdict]:
+    from .processes import shared_pool  # noqa: PLC0415
+
+    pool = shared_pool(processes)
+    if not proofs:
+        return []
+    size = -(-len(proofs) // (processes * CHUNKS_PER_PROCESS))
+    chunks = [proofs[i:i + size] for i in range(0, len(proofs), size)]
+    return [v for verdicts in pool.map(_verify_chunk, chunks, [expectations] * len(chunks)) for v in verdicts]

@@ -25,6 +25,13 @@ class VerificationError(WhirGpuError):
         self.round = round
         self.check = check
 
+    def __reduce__(self):  # pickled with its round and check (verdicts come back from worker processes)
+        return _verification_error, (str(self), self.round, self.check)
+
+
+def _verification_error(message: str, round: str | None, check: str | None) -> VerificationError:
+    return VerificationError(message, round=round, check=check)
+
 
 class FileError(WhirGpuError, OSError):
     """A file that cannot be read or written (missing, unreadable, a folder, no such parent folder). The CLI

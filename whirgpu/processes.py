@@ -136,6 +136,22 @@ class ProcessProvers:
             pool.shutdown(wait=True, cancel_futures=True)
 
 
+_SHARED: dict[int, ProcessPoolExecutor] = {}
+
+
+def shared_pool(processes: int) -> ProcessPoolExecutor:
+    """A pool of ``processes`` spawned workers with no state of their own (for work such as ``verify_many``'s
+    chunks), started at the first call and reused by later calls with the same count for the life of this
+    process (``concurrent.futures`` joins it at exit)."""
+    if isinstance(processes, bool) or not isinstance(processes, int) or processes < 1:
+        raise ConfigError(f"processes must be a positive int, got {processes!r:.40}")
+    pool = _SHARED.get(processes)
+    if pool is None:
+        pool = _SHARED[processes] = ProcessPoolExecutor(max_workers=processes,
+                                                        mp_context=multiprocessing.get_context("spawn"))
+    return pool
+
+
 def _result(future):
     try:
         return future.result()

@@ -50,6 +50,9 @@ def add_verify_parser(sub) -> None:
                    help="where to hash the proofs' Merkle openings (default: on the host, numpy and the compiled "
                         "permutation); wgpu, dawn, metal, msl-cpu: the GPU kernels on that backend, as one batch; "
                         "auto: a GPU worth using, else the host; the verdicts are the same")
+    p.add_argument("--processes", type=int, default=None, metavar="K",
+                   help="with several files: verify them in K worker processes, each hashing its share on the host "
+                        "(not with --backend); the verdicts are the same")
     g = p.add_argument_group("what the verifier expects (a proof that differs is rejected, naming the field)")
     g.add_argument("--expect", metavar="N:F:R",
                    help="the proof's parameters must be exactly those `whirgpu prove -n N -k F -r R` uses, with "
@@ -199,6 +202,11 @@ def run_verify(args) -> int:
         raise ConfigError("--backend is not available with --profile p3-whir (its openings are checked where the "
                           "verifier meets them)")
     files = args.file if isinstance(args.file, list) else [args.file]
+    processes = getattr(args, "processes", None)
+    if processes is not None and (processes < 1 or args.backend is not None or args.profile == "p3-whir"):
+        raise ConfigError(f"--processes needs a positive count and neither --backend nor --profile p3-whir, got "
+                          f"{processes}" + (f" with --backend {args.backend}" if args.backend else "")
+                          + (" with --profile p3-whir" if args.profile == "p3-whir" else ""))
     if len(files) > 1:
         return _run_verify_many(args, files)
     args.file = files[0]
@@ -254,7 +262,8 @@ def _run_verify_many(args, files: list[str]) -> int:
             unreadable[i] = exc
             loaded.append(None)
     verdicts = iter(verify_many([pf for pf in loaded if pf is not None], params=expected,
-                                min_security=args.min_security, backend=args.backend, **statement))
+                                min_security=args.min_security, backend=args.backend,
+                                processes=getattr(args, "processes", None), **statement))
     status = 0
     for i, (path, proof_file) in enumerate(zip(files, loaded)):
         verdict = Verdict(False, unreadable[i]) if proof_file is None else next(verdicts)

@@ -46,17 +46,42 @@ def _corpus() -> list:
     return corpus
 
 
-def test_batch_verdicts_equal_single_verdicts():
-    corpus = _corpus()
+def _verdict_key(verdict):
+    return None if verdict.ok else (type(verdict.error), str(verdict.error), getattr(verdict.error, "round", None),
+                                    getattr(verdict.error, "check", None))
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    return _corpus()
+
+
+def test_batch_verdicts_equal_single_verdicts(corpus):
     verdicts = verify_many(corpus)
     assert len(verdicts) == len(corpus)
     assert sum(v.ok for v in verdicts) >= len(CASES)  # the untouched proofs at least
     assert sum(not v.ok for v in verdicts) > len(corpus) // 2
     for i, (proof, verdict) in enumerate(zip(corpus, verdicts)):
-        single = _single(proof)
-        got = None if verdict.ok else (type(verdict.error), str(verdict.error), getattr(verdict.error, "round", None),
-                                       getattr(verdict.error, "check", None))
-        assert got == single, f"corpus item {i}"
+        assert _verdict_key(verdict) == _single(proof), f"corpus item {i}"
+
+
+def test_worker_processes_give_the_same_verdicts(corpus):
+    """Chunks verified in two worker processes: every verdict (its error's type, text, round and check) as the
+    batch in this process gives it, in order; the workers stay for the next call."""
+    sample = corpus[::3]
+    here = [_verdict_key(v) for v in verify_many(sample)]
+    assert [_verdict_key(v) for v in verify_many(sample, processes=2)] == here
+    assert any(key is not None and key[2] is not None for key in here)  # round and check crossed the process line
+    assert verify_many([], processes=2) == []
+    config = _config_of(CASES[0])
+    with pytest.raises(ConfigError):  # raised in a worker, re-raised here
+        verify_many(sample[:2], min_security=-1, processes=2)
+    with pytest.raises(ConfigError, match="choose one"):
+        verify_many(sample[:2], processes=2, backend="cpu")
+    with pytest.raises(ConfigError, match="processes must be a positive int"):
+        verify_many(sample[:2], processes=0)
+    assert [v.ok for v in verify_many(sample[:4], params=config.params, processes=2)] == \
+        [v.ok for v in verify_many(sample[:4], params=config.params)]
 
 
 def test_expectations_apply_to_every_proof():
@@ -92,3 +117,9 @@ def test_cli_verifies_files_as_a_batch(tmp_path, capsys):
     assert lines[0].split(": ", 1)[1].startswith("accept") and lines[2].split(": ", 1)[1].startswith("accept")
     assert lines[1].split(": ", 1)[1] == f"reject: {_single(pf)[1]}"
     assert cli.main(["verify", str(good[0]), str(good[1])]) == 0
+    capsys.readouterr()
+    assert cli.main(["verify", str(good[0]), str(bad), str(good[1]), "--processes", "2"]) == 1
+    assert capsys.readouterr().out.splitlines() == lines  # the same lines from worker processes
+    for wrong in (["--processes", "0"], ["--processes", "2", "--backend", "cpu"]):
+        assert cli.main(["verify", str(good[0]), str(good[1])] + wrong) == 1
+        assert "--processes needs a positive count" in capsys.readouterr().err
