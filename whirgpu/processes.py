@@ -11,8 +11,9 @@ Contract:
   is undefined), each opening its backend once and keeping it. Worker w opens ``recipes[w % len(recipes)]``.
 - ``prove(instances, ahead)``: yields one ``ProofFile`` per (evaluations, points) of ``instances`` (any iterable,
   read at most ``ahead`` instances ahead of the proof being yielded), byte for byte what ``Prover.prove`` makes.
-  Evaluations and points travel to the workers by pickling, so they must be host data (a numpy array or a
-  sequence), not a GPU buffer. An instance that fails raises its own error (a ``ConfigError`` for bad input) in
+  Evaluations and points must be host data (a numpy array or a sequence), not a GPU buffer: a numpy table of
+  ``SHARE_BYTES`` or more is copied into a shared-memory block the worker maps (blocks are reused from proof to
+  proof), anything else travels pickled. An instance that fails raises its own error (a ``ConfigError`` for bad input) in
   its turn, after the proofs before it; a worker that cannot open its device raises ``BackendUnavailable``.
 - ``close()``: stops the workers (idempotent); closing the iteration early cancels the proofs not yet started.
 """
@@ -20,13 +21,19 @@ Contract:
 from __future__ import annotations
 
 import multiprocessing
+import threading
 from collections import deque
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
+from multiprocessing import shared_memory
 from typing import Iterable, Iterator
 
+import numpy as np
+
 from .errors import BackendUnavailable, ConfigError
+
+SHARE_BYTES = 1 << 20  # a table this large goes through shared memory: pickling it costs the parent ~1 ms per 4 MiB
 
 
 @dataclass(frozen=True)
@@ -93,10 +100,63 @@ def _start_worker(params, recipes: tuple[BackendRecipe, ...], counter) -> None:
         _WORKER_PROVER = exc
 
 
+@dataclass(frozen=True)
+class _SharedTable:
+    """A table in the shared-memory block ``name``: ``shape`` and ``dtype`` (numpy's ``dtype.str``) from byte 0."""
+
+    name: str
+    shape: tuple
+    dtype: str
+
+
 def _prove_in_worker(evaluations, points):
     if isinstance(_WORKER_PROVER, Exception):
         raise _WORKER_PROVER
-    return _WORKER_PROVER.prove(evaluations, points)
+    if not isinstance(evaluations, _SharedTable):
+        return _WORKER_PROVER.prove(evaluations, points)
+    block = shared_memory.SharedMemory(name=evaluations.name)
+    try:
+        table = np.ndarray(evaluations.shape, np.dtype(evaluations.dtype), buffer=block.buf)
+        return _WORKER_PROVER.prove(table, points)
+    finally:
+        del table
+        try:
+            block.close()
+        except BufferError:  # a view still held somewhere: the mapping goes when it does
+            pass
+
+
+class _Blocks:
+    """The parent's shared-memory blocks, reused: ``lend(array)`` copies a large C-contiguous numpy array into a
+    free block (a new one when none fits) and returns what the worker maps, else None; ``give_back`` frees it."""
+
+    def __init__(self):
+        self.free: list = []
+        self._lock = threading.Lock()  # two threads may iterate prove_many(processes=...) of one prover at once
+
+    def lend(self, array):
+        if not (isinstance(array, np.ndarray) and array.nbytes >= SHARE_BYTES and array.dtype.kind in "ui"):
+            return None
+        with self._lock:
+            fits = [b for b in self.free if b.size >= array.nbytes]
+            block = min(fits, key=lambda b: b.size) if fits else None
+            if block is not None:
+                self.free.remove(block)
+        if block is None:
+            block = shared_memory.SharedMemory(create=True, size=array.nbytes)
+        np.ndarray(array.shape, array.dtype, buffer=block.buf)[...] = array
+        return block, _SharedTable(block.name, array.shape, array.dtype.str)
+
+    def give_back(self, block) -> None:
+        with self._lock:
+            self.free.append(block)
+
+    def close(self) -> None:
+        with self._lock:
+            blocks, self.free = self.free, []
+        for block in blocks:
+            block.close()
+            block.unlink()
 
 
 class ProcessProvers:
@@ -110,30 +170,52 @@ class ProcessProvers:
         self.workers = processes * len(self.recipes)
         self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=context, initializer=_start_worker,
                                          initargs=(config.params, self.recipes, context.Value("i", 0)))
+        self._blocks = _Blocks()
 
     def prove(self, instances: Iterable, ahead: int) -> Iterator:
         pool = self._pool
         if pool is None:
             raise BackendUnavailable("these worker processes are closed")
-        pending: deque = deque()
+        blocks = self._blocks
+        pending: deque = deque()  # (future, the shared block it reads or None)
+
+        def oldest():
+            future, block = pending.popleft()
+            try:
+                return _result(future)
+            finally:
+                if block is not None:
+                    blocks.give_back(block)
+
         try:
             for evaluations, points in instances:
                 if type(evaluations).__name__ == "GPUBuffer":
                     raise ConfigError("a GPU buffer cannot be sent to worker processes: pass the table as a numpy "
                                       "array, or prove it in this process (processes=None)")
-                pending.append(pool.submit(_prove_in_worker, evaluations, points))
+                lent = blocks.lend(evaluations)
+                block, sent = lent if lent is not None else (None, evaluations)
+                pending.append((pool.submit(_prove_in_worker, sent, points), block))
                 while len(pending) >= ahead:
-                    yield _result(pending.popleft())
+                    yield oldest()
             while pending:
-                yield _result(pending.popleft())
+                yield oldest()
         finally:
-            for future in pending:  # closed early or failed: the proofs not started are dropped
+            for future, _ in pending:  # closed early or failed: the proofs not started are dropped
                 future.cancel()
+            for future, block in pending:  # a block goes back only once no worker can be reading it
+                if block is not None:
+                    if not future.cancelled():
+                        try:
+                            future.result()
+                        except BaseException:  # noqa: BLE001 - dropped with the proof
+                            pass
+                    blocks.give_back(block)
 
     def close(self) -> None:
         pool, self._pool = self._pool, None
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
+            self._blocks.close()
 
 
 _SHARED: dict[int, ProcessPoolExecutor] = {}

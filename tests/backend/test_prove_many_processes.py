@@ -5,8 +5,12 @@ its turn; a worker that cannot open its device is a BackendUnavailable naming wh
 
 from __future__ import annotations
 
+from multiprocessing import shared_memory
+
+import numpy as np
 import pytest
 
+from whirgpu import processes
 from whirgpu.api import Prover, random_canonical_instance
 from whirgpu.backends.gpu import GpuBackend
 from whirgpu.errors import BackendUnavailable, ConfigError
@@ -41,6 +45,27 @@ def test_worker_processes_prove_in_input_order(name, mul, expected):
         assert prover._workers is None and pool._pool is None
         prover.stop_workers()  # idempotent
         assert dump(prover.prove(*INSTANCES[0]), "binary") == expected[0]  # the prover itself still proves
+
+
+@pytest.mark.parametrize("backend", ["cpu", "wgpu"])
+def test_tables_through_shared_memory(backend, expected, monkeypatch):
+    """Every table through a shared-memory block (the threshold lowered to 1 byte), blocks reused from proof to
+    proof: the same bytes; a float table is refused by the worker's prover as in this process."""
+    monkeypatch.setattr(processes, "SHARE_BYTES", 1)
+    if backend == "wgpu":
+        backend = GpuBackend(open_runtime("wgpu", "u64"))
+    with Prover(PARAMS, backend=backend) as prover:
+        assert [dump(p, "binary") for p in prover.prove_many(INSTANCES, processes=2, in_flight=1)] == expected
+        blocks = prover._workers[1]._blocks
+        assert 1 <= len(blocks.free) <= 2  # at most one block per proof in flight, reused
+        with pytest.raises(ConfigError):
+            next(prover.prove_many([(INSTANCES[0][0].astype(np.float64), INSTANCES[0][1])], processes=2,
+                                   in_flight=1))
+        names = [b.name for b in blocks.free]
+    assert blocks.free == []  # close() unlinked them
+    for name in names:
+        with pytest.raises(FileNotFoundError):
+            shared_memory.SharedMemory(name=name)
 
 
 def test_the_recipe_reopens_the_device_kind():
