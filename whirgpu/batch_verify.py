@@ -125,6 +125,15 @@ def verify_many(proofs, *, params: ProtocolParameters | WhirConfig | None = None
     return verdicts
 
 
+def _warm_worker() -> None:
+    """A worker's first chunk finds the compiled permutations loaded (their library is built once per machine)."""
+    fast_permute_lanes()
+    from .protocol.transcript import _single_permutation  # noqa: PLC0415
+    from .ref.poseidon2_constants import Poseidon2Constants  # noqa: PLC0415
+
+    _single_permutation(Poseidon2Constants.smallrng(1))
+
+
 def _verify_chunk(proofs: list, expectations: tuple) -> list[Verdict]:
     params, min_security, points, values = expectations
     return verify_many(proofs, params=params, min_security=min_security, points=points, values=values)
@@ -133,7 +142,7 @@ def _verify_chunk(proofs: list, expectations: tuple) -> list[Verdict]:
 def _verify_in_processes(proofs: list, processes: int, expectations: tuple) -> list[Verdict]:
     from .processes import shared_pool  # noqa: PLC0415
 
-    pool = shared_pool(processes)
+    pool = shared_pool(processes, _warm_worker)
     if not proofs:
         return []
     size = -(-len(proofs) // (processes * CHUNKS_PER_PROCESS))

@@ -218,19 +218,22 @@ class ProcessProvers:
             self._blocks.close()
 
 
-_SHARED: dict[int, ProcessPoolExecutor] = {}
+_SHARED: dict[tuple, ProcessPoolExecutor] = {}
+_SHARED_LOCK = threading.Lock()
 
 
-def shared_pool(processes: int) -> ProcessPoolExecutor:
-    """A pool of ``processes`` spawned workers with no state of their own (for work such as ``verify_many``'s
-    chunks), started at the first call and reused by later calls with the same count for the life of this
-    process (``concurrent.futures`` joins it at exit)."""
+def shared_pool(processes: int, initializer=None) -> ProcessPoolExecutor:
+    """A pool of ``processes`` spawned workers with no state but what ``initializer`` (a module-level function,
+    run once in each worker: imports, caches) leaves (for work such as ``verify_many``'s chunks), started at the
+    first call and reused by later calls with the same arguments for the life of this process
+    (``concurrent.futures`` joins it at exit)."""
     if isinstance(processes, bool) or not isinstance(processes, int) or processes < 1:
         raise ConfigError(f"processes must be a positive int, got {processes!r:.40}")
-    pool = _SHARED.get(processes)
-    if pool is None:
-        pool = _SHARED[processes] = ProcessPoolExecutor(max_workers=processes,
-                                                        mp_context=multiprocessing.get_context("spawn"))
+    with _SHARED_LOCK:
+        pool = _SHARED.get((processes, initializer))
+        if pool is None:
+            pool = _SHARED[processes, initializer] = ProcessPoolExecutor(
+                max_workers=processes, mp_context=multiprocessing.get_context("spawn"), initializer=initializer)
     return pool
 
 
