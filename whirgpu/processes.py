@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import multiprocessing
 import threading
+import weakref
 from collections import deque
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -171,6 +172,9 @@ class ProcessProvers:
         self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=context, initializer=_start_worker,
                                          initargs=(config.params, self.recipes, context.Value("i", 0)))
         self._blocks = _Blocks()
+        # Blocks are unlinked when the workers stop, or when these provers are collected or the interpreter exits
+        # without close(): never left behind in /dev/shm.
+        self._unlink = weakref.finalize(self, self._blocks.close)
 
     def prove(self, instances: Iterable, ahead: int) -> Iterator:
         pool = self._pool
@@ -215,7 +219,7 @@ class ProcessProvers:
         pool, self._pool = self._pool, None
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
-            self._blocks.close()
+            self._unlink()
 
 
 _SHARED: dict[tuple, ProcessPoolExecutor] = {}
