@@ -11,24 +11,15 @@ import numpy as np
 import pytest
 
 from whirgpu import processes
-from whirgpu.api import Prover, random_canonical_instance
+from whirgpu.api import Prover
 from whirgpu.backends.gpu import GpuBackend
 from whirgpu.errors import BackendUnavailable, ConfigError
 from whirgpu.processes import BackendRecipe, ProcessProvers
 from whirgpu.protocol.config import WhirConfig
-from whirgpu.protocol.params import ProtocolParameters
 from whirgpu.protocol.serialize import dump
 
 from .conftest import open_runtime
-
-PARAMS = ProtocolParameters.default(num_variables=10, folding_factor=2, starting_log_inv_rate=1)
-INSTANCES = [random_canonical_instance(10, seed) for seed in range(7)]
-
-
-@pytest.fixture(scope="module")
-def expected():
-    prover = Prover(PARAMS, backend="cpu")
-    return [dump(prover.prove(*instance), "binary") for instance in INSTANCES]
+from .test_prove_many_devices import INSTANCES, PARAMS, expected  # noqa: F401 - the same instances and proofs
 
 
 @pytest.mark.parametrize("name,mul", [("wgpu", "u64"), ("dawn", "emulated"), ("msl-cpu", "mulhi")])
