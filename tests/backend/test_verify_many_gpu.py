@@ -9,6 +9,7 @@ import random
 
 import pytest
 
+from whirgpu.backends import path_roots
 from whirgpu.backends.gpu import GpuBackend
 from whirgpu.batch_verify import verify_many
 from whirgpu.errors import BackendUnavailable
@@ -85,6 +86,10 @@ def test_backend_names(corpus, name):
             raise
         pytest.skip(f"{name} unavailable: {exc}")
     assert got == host[:12]
+    opened = path_roots.opened_backend(name)
+    assert opened.name == name  # the device opened by name stays for the next batch, not reopened per call
+    assert [_outcome(v) for v in verify_many(proofs[12:16], backend=name)] == host[12:16]
+    assert path_roots.opened_backend(name) is opened
 
 
 def test_cli_verify_backend(tmp_path, capsys, corpus):

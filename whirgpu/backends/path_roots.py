@@ -9,11 +9,14 @@ Poseidon2 (``constants`` None or ``Poseidon2Constants.smallrng(1)``; the kernels
 - a ``CpuBackend``: the reference on the host (the verifier's compiled permutation where there is one);
 - a name (``BACKEND_NAMES``: "auto", "cpu", "wgpu", "dawn", "metal", "msl-cpu") resolved by ``select_backend`` as
   ``Prover`` resolves it (``auto``: a GPU worth using, else the CPU; an explicit GPU name that cannot run raises
-  ``BackendUnavailable``), opened for this call and closed after it.
+  ``BackendUnavailable``), opened at its first use and kept for later calls with the same name (a device opened
+  and its kernel compiled per batch would cost more than the hashing; pass a ``Backend`` to own its lifetime).
 Anything else is a ``ConfigError``. A GPU path that fails raises; nothing falls back to the host.
 """
 
 from __future__ import annotations
+
+import threading
 
 import numpy as np
 
@@ -44,17 +47,26 @@ def _host_roots(openings, constants) -> list[np.ndarray]:
     return merkle.compute_roots_batched(openings, constants, permute=permute)
 
 
+_OPENED: dict[str, Backend] = {}  # backends opened by name, kept for the process's later batches
+_OPENING = threading.Lock()
+
+
+def opened_backend(name: str) -> Backend:
+    """The backend ``select_backend(name)`` resolves, opened at the first call and the same object after."""
+    with _OPENING:
+        backend = _OPENED.get(name)
+        if backend is None:
+            from . import select_backend  # noqa: PLC0415 - the package imports this module's neighbours
+
+            backend = _OPENED[name] = select_backend(name).backend
+    return backend
+
+
 def compute_roots_on(backend: str | Backend, openings, constants: Poseidon2Constants | None = None
                      ) -> list[np.ndarray]:
     """The roots of ``openings`` computed on ``backend`` (module contract)."""
     if isinstance(backend, str):
-        from . import select_backend  # noqa: PLC0415 - the package imports this module's neighbours
-
-        chosen = select_backend(backend).backend
-        try:
-            return compute_roots_on(chosen, openings, constants)
-        finally:
-            chosen.close()
+        return compute_roots_on(opened_backend(backend), openings, constants)
     if isinstance(backend, CpuBackend):
         return _host_roots(openings, constants)
     from .gpu import GpuBackend  # noqa: PLC0415 - the GPU backend's runtimes are optional dependencies
