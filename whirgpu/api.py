@@ -275,7 +275,7 @@ class Prover:
         else:
             raise ConfigError(f'devices must be None, "all" or a non-empty list of backends, got {devices!r:.60}')
         key = (tuple(recipes), processes)
-        if self._workers is None or self._workers[0] != key:
+        if self._workers is None or self._workers[0] != key or self._workers[1].broken:
             self.stop_workers()
             self._workers = (key, ProcessProvers(self.config, recipes, processes))
         workers = self._workers[1]

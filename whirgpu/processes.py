@@ -172,6 +172,7 @@ class ProcessProvers:
         self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=context, initializer=_start_worker,
                                          initargs=(config.params, self.recipes, context.Value("i", 0)))
         self._blocks = _Blocks()
+        self.broken = False  # a worker died: these provers take no more work (Prover starts new ones)
         # Blocks are unlinked when the workers stop, or when these provers are collected or the interpreter exits
         # without close(): never left behind in /dev/shm.
         self._unlink = weakref.finalize(self, self._blocks.close)
@@ -187,6 +188,9 @@ class ProcessProvers:
             future, block = pending.popleft()
             try:
                 return _result(future)
+            except BackendUnavailable:
+                self.broken = True
+                raise
             finally:
                 if block is not None:
                     blocks.give_back(block)
@@ -198,7 +202,15 @@ class ProcessProvers:
                                       "array, or prove it in this process (processes=None)")
                 lent = blocks.lend(evaluations)
                 block, sent = lent if lent is not None else (None, evaluations)
-                pending.append((pool.submit(_prove_in_worker, sent, points), block))
+                try:
+                    future = pool.submit(_prove_in_worker, sent, points)
+                except BrokenProcessPool as exc:
+                    if block is not None:
+                        blocks.give_back(block)
+                    self.broken = True
+                    raise BackendUnavailable(f"a prover worker process stopped earlier (crashed or killed): {exc}; "
+                                             f"the next prove_many starts new workers") from None
+                pending.append((future, block))
                 while len(pending) >= ahead:
                     yield oldest()
             while pending:

@@ -111,3 +111,19 @@ def test_a_gpu_buffer_cannot_travel_to_a_worker():
     with Prover(PARAMS, backend="cpu") as prover:
         with pytest.raises(ConfigError, match="GPU buffer cannot be sent to worker processes"):
             next(prover.prove_many([(buffer, INSTANCES[0][1])], processes=1))
+
+
+def test_a_killed_worker_is_an_error_and_the_next_call_starts_new_ones(expected):
+    import os
+    import signal
+
+    with Prover(PARAMS, backend="cpu") as prover:
+        assert dump(next(prover.prove_many(INSTANCES, processes=1)), "binary") == expected[0]
+        workers = prover._workers[1]
+        for pid in list(workers._pool._processes):
+            os.kill(pid, signal.SIGKILL)
+        with pytest.raises(BackendUnavailable, match="worker process stopped"):
+            list(prover.prove_many(INSTANCES, processes=1))
+        assert workers.broken
+        assert [dump(p, "binary") for p in prover.prove_many(INSTANCES[:2], processes=1)] == expected[:2]
+        assert prover._workers[1] is not workers
