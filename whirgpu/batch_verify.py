@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .backends.path_roots import compute_roots_on
-from .errors import ConfigError, ProofFormatError, VerificationError, WhirGpuError
+from .errors import BackendUnavailable, ConfigError, ProofFormatError, VerificationError, WhirGpuError
 from .expectations import check_configuration, check_statement
 from .protocol.config import WhirConfig
 from .protocol.parameters import ProtocolParameters
@@ -140,11 +140,26 @@ def _verify_chunk(proofs: list, expectations: tuple) -> list[Verdict]:
 
 
 def _verify_in_processes(proofs: list, processes: int, expectations: tuple) -> list[Verdict]:
-    from .processes import shared_pool  # noqa: PLC0415
+    from concurrent.futures.process import BrokenProcessPool  # noqa: PLC0415
+
+    from .processes import forget_pool, shared_pool  # noqa: PLC0415
 
     pool = shared_pool(processes, _warm_worker)
     if not proofs:
         return []
     size = -(-len(proofs) // (processes * CHUNKS_PER_PROCESS))
     chunks = [proofs[i:i + size] for i in range(0, len(proofs), size)]
-    return [v for verdicts in pool.map(_verify_chunk, chunks, [expectations] * len(chunks)) for v in verdicts]
+
+    def run(pool):
+        return [v for verdicts in pool.map(_verify_chunk, chunks, [expectations] * len(chunks)) for v in verdicts]
+
+    try:
+        return run(pool)
+    except BrokenProcessPool:  # a worker died (killed, out of memory): a new pool, once
+        forget_pool(pool)
+    pool = shared_pool(processes, _warm_worker)
+    try:
+        return run(pool)
+    except BrokenProcessPool as exc:
+        forget_pool(pool)
+        raise BackendUnavailable(f"verify_many: a worker process stopped twice ({exc})") from None

@@ -253,6 +253,15 @@ def shared_pool(processes: int, initializer=None) -> ProcessPoolExecutor:
     return pool
 
 
+def forget_pool(pool: ProcessPoolExecutor) -> None:
+    """Drop ``pool`` from the shared ones (a worker of it died: the next ``shared_pool`` call starts a new one)."""
+    with _SHARED_LOCK:
+        for key, value in list(_SHARED.items()):
+            if value is pool:
+                del _SHARED[key]
+    pool.shutdown(wait=False, cancel_futures=True)
+
+
 def _result(future):
     try:
         return future.result()

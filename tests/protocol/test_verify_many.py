@@ -84,6 +84,22 @@ def test_worker_processes_give_the_same_verdicts(corpus):
         [v.ok for v in verify_many(sample[:4], params=config.params)]
 
 
+def test_a_dead_worker_pool_is_replaced(corpus):
+    import os
+    import signal
+
+    from whirgpu import batch_verify, processes
+
+    sample = corpus[:6]
+    here = [_verdict_key(v) for v in verify_many(sample)]
+    assert [_verdict_key(v) for v in verify_many(sample, processes=2)] == here
+    pool = processes.shared_pool(2, batch_verify._warm_worker)
+    for pid in list(pool._processes):
+        os.kill(pid, signal.SIGKILL)
+    assert [_verdict_key(v) for v in verify_many(sample, processes=2)] == here
+    assert processes.shared_pool(2, batch_verify._warm_worker) is not pool
+
+
 def test_expectations_apply_to_every_proof():
     proofs = [_proof_file(case) for case in CASES]
     config = _config_of(CASES[0])
