@@ -13,9 +13,12 @@ Contract:
   read at most ``ahead`` instances ahead of the proof being yielded), byte for byte what ``Prover.prove`` makes.
   Evaluations and points must be host data (a numpy array or a sequence), not a GPU buffer: a numpy table of
   ``SHARE_BYTES`` or more is copied into a shared-memory block the worker maps (blocks are reused from proof to
-  proof), anything else travels pickled. An instance that fails raises its own error (a ``ConfigError`` for bad input) in
-  its turn, after the proofs before it; a worker that cannot open its device raises ``BackendUnavailable``.
+  proof), anything else travels pickled. An instance that fails raises its own error (a ``ConfigError`` for bad
+  input) in its turn, after the proofs before it; a worker that cannot open its device, or that died, raises
+  ``BackendUnavailable`` (after a death ``broken`` is set and the provers take no more work).
 - ``close()``: stops the workers (idempotent); closing the iteration early cancels the proofs not yet started.
+- ``shared_pool(processes, initializer)``: a stateless spawned pool kept for the process's later calls (what
+  ``verify_many(processes=...)`` uses); ``forget_pool`` drops one whose worker died.
 """
 
 from __future__ import annotations
