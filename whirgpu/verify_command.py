@@ -33,10 +33,9 @@ def add_verify_parser(sub) -> None:
     p = sub.add_parser(
         "verify", help="verify a proof file (against the parameters, security and statement you expect)",
         description="Verify a proof file. Prints 'accept n=.. fold=.. rate=.. security=.. soundness=.. pow_bits=.. "
-                    "points=..' (exit 0) or 'reject: <reason>' (exit 1); a file that cannot be read is an error on stderr "
-                    "(exit 2). Without --expect or --min-security the "
-                    "proof chooses its own parameters, however weak: when you verify someone else's proof, say "
-                    "what you expect.")
+                    "points=..' (exit 0) or 'reject: <reason>' (exit 1); a file that cannot be read is an error on "
+                    "stderr (exit 2). Without --expect or --min-security the proof chooses its own parameters, "
+                    "however weak: when you verify someone else's proof, say what you expect.")
     p.add_argument("file", metavar="FILE", nargs="+",
                    help="the proof file; - reads it from standard input. Several files are verified as one batch "
                         "(their Merkle openings hashed together) and each gets one line, 'FILE: accept ...' or "
