@@ -31,7 +31,7 @@ from whirgpu.backends import fit_problem
 from whirgpu.backends.cpu import CpuBackend
 from whirgpu.errors import ConfigError
 from whirgpu.protocol.params import ProtocolParameters, WhirConfig
-from whirgpu.protocol.serialize import dump
+from whirgpu.profiles.whir_p3_metal.serialize import dump
 
 INSTANCE_SEED = 1
 INPUTS = ("uint32", "int64", "device", "monty")

@@ -20,11 +20,11 @@ import pytest
 from whirgpu.api import random_canonical_instance
 from whirgpu.backends.cpu import CpuBackend
 from whirgpu.errors import ConfigError
-from whirgpu.p3_api import P3Prover
+from whirgpu.profiles.p3_whir.api import P3Prover
 from whirgpu.protocol.folding import Constant
-from whirgpu.protocol.p3_config import P3Parameters
-from whirgpu.protocol.p3_format import pcs_proof_to_postcard
-from whirgpu.protocol.p3_verifier import verify_p3
+from whirgpu.profiles.p3_whir.config import P3Parameters
+from whirgpu.profiles.p3_whir.format import pcs_proof_to_postcard
+from whirgpu.profiles.p3_whir.verifier import verify_p3
 from whirgpu.protocol.soundness import SoundnessType
 
 INSTANCE_SEED = 1

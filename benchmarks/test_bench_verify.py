@@ -24,7 +24,7 @@ from whirgpu.backends.cpu import CpuBackend
 from whirgpu.errors import ConfigError, VerificationError
 from whirgpu.field import P
 from whirgpu.protocol.params import ProtocolParameters, WhirConfig
-from whirgpu.protocol.serialize import dump
+from whirgpu.profiles.whir_p3_metal.serialize import dump
 
 from .conftest import open_bench_backend
 

@@ -20,7 +20,7 @@ from whirgpu.api import random_instance
 from whirgpu.backends import STORAGE_POLICIES, select_backend
 from whirgpu.field import P
 from whirgpu.protocol.params import ProtocolParameters, WhirConfig, format_schedule
-from whirgpu.protocol.serialize import load, proof_to_json_tree
+from whirgpu.profiles.whir_p3_metal.serialize import load, proof_to_json_tree
 
 from .conftest import REPO, golden_file, load_golden, load_golden_p3
 

@@ -23,7 +23,7 @@ from whirgpu.errors import BackendUnavailable, ConfigError, DeviceLimitError
 from whirgpu.overrides import binding_option, binding_override, parse_binding_bytes, resolve_binding
 from whirgpu.planner import plan_device
 from whirgpu.protocol.params import ProtocolParameters, WhirConfig
-from whirgpu.protocol.serialize import dump
+from whirgpu.profiles.whir_p3_metal.serialize import dump
 
 KIB, MIB, GIB = 1 << 10, 1 << 20, 1 << 30
 ENV = "WHIRGPU_MAX_BINDING_BYTES"  # spelled out: the name is the contract

@@ -8,7 +8,7 @@ import pytest
 
 from whirgpu.api import Prover, random_canonical_instance
 from whirgpu.protocol.params import ProtocolParameters
-from whirgpu.protocol.serialize import dump
+from whirgpu.profiles.whir_p3_metal.serialize import dump
 
 ray = pytest.importorskip("ray", reason="the ray extra (pip install 'whirgpu[ray]') is part of the test extra")
 

@@ -25,7 +25,7 @@ from .protocol.config import WhirConfig
 from .protocol.parameters import ProtocolParameters
 from .protocol.proof import Statement
 from .protocol.prover import PolynomialSource, WhirProver, check_polynomial
-from .protocol.serialize import ProofFile, check_proof_file, dump, load
+from .profiles.whir_p3_metal.serialize import ProofFile, check_proof_file, dump, load
 from .protocol.verifier import WhirVerifier
 from .ref import field_np as F
 from .ref.multilinear import evaluate

@@ -30,7 +30,7 @@ from .errors import BackendUnavailable, ConfigError, ProofFormatError, Verificat
 from .expectations import check_configuration, check_statement
 from .protocol.config import WhirConfig
 from .protocol.parameters import ProtocolParameters
-from .protocol.serialize import ProofFile, load
+from .profiles.whir_p3_metal.serialize import ProofFile, load
 from .protocol.verifier import WhirVerifier, _Openings, _reject, fast_permute_lanes
 from .ref import merkle
 

@@ -23,9 +23,10 @@ from .overrides import binding_option, lowered_note
 from .field import FIELDS, field_by_name
 from .protocol.config import WhirConfig
 from .protocol.folding import Constant
-from .protocol.p3_config import P3Parameters, P3WhirConfig
+from .profiles.p3_whir.config import P3Parameters, P3WhirConfig
 from .protocol.parameters import DEFAULT_MAX_POW, DEFAULT_SECURITY_LEVEL, ProtocolParameters
-from .protocol.schedule_text import format_p3_schedule, format_schedule
+from .protocol.schedule_text import format_schedule
+from .profiles.p3_whir.schedule_text import format_p3_schedule
 from .protocol.soundness import SoundnessType
 
 DEFAULT_OUT = {"binary": "proof.whir", "whir-p3-json": "proof.json"}
@@ -279,7 +280,7 @@ def _load_instance(args):
     returns the proof file; the claimed values are computed by the prover where the table is (a file's own claims
     must agree with them). A random instance is drawn only then, so a refused configuration costs no 2^n draws."""
     from .api import canonical_table, claimed_values, random_points
-    from .protocol.serialize import params_and_statement_from_json
+    from .profiles.whir_p3_metal.serialize import params_and_statement_from_json
     from .ref import field_np as F
 
     if args.from_file:
@@ -330,7 +331,7 @@ def _load_instance(args):
 
 def _cmd_prove(args) -> int:
     from .api import Prover
-    from .protocol.serialize import dump
+    from .profiles.whir_p3_metal.serialize import dump
 
     if args.profile == "p3-whir":
         return _cmd_prove_p3(args)
@@ -389,7 +390,7 @@ def _cmd_prove(args) -> int:
 def _cmd_prove_p3(args) -> int:
     """`prove --profile p3-whir`: a random instance from SmallRng(seed) as upstream's example draws it, proved and
     written as a p3-whir-oracle/v1 document."""
-    from .p3_api import P3Prover  # noqa: PLC0415
+    from .profiles.p3_whir.api import P3Prover  # noqa: PLC0415
     from .ref.field_np import field_ops  # noqa: PLC0415
     from .ref.rng import Xoshiro256PlusPlus, random_base  # noqa: PLC0415
 

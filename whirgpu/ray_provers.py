@@ -28,7 +28,7 @@ except ImportError as exc:  # the extra is optional: say what to install
 
 from .api import Prover
 from .protocol.parameters import ProtocolParameters
-from .protocol.serialize import ProofFile, dump, load
+from .profiles.whir_p3_metal.serialize import ProofFile, dump, load
 
 
 @ray.remote

@@ -127,8 +127,8 @@ def accept_line(proof_file, checked: list[str]) -> str:
 
 def run_verify_p3(args) -> int:
     """``verify --profile p3-whir``: the document's own parameters, or exactly those --expect names."""
-    from .protocol.p3_document import read_p3_document
-    from .protocol.p3_verifier import verify_p3
+    from .profiles.p3_whir.document import read_p3_document
+    from .profiles.p3_whir.verifier import verify_p3
 
     for flag, value in (("--initial-reduction", args.initial_reduction), ("--min-security", args.min_security),
                         ("--statement", args.statement)):
@@ -212,7 +212,7 @@ def run_verify(args) -> int:
     if args.profile == "p3-whir":
         return run_verify_p3(args)
     from .api import verify
-    from .protocol.serialize import load
+    from .profiles.whir_p3_metal.serialize import load
 
     expected, statement, checked = _expectations(args)
     data = read_bytes(args.file)  # a file that cannot be read is no reject: FileError, exit 2
@@ -247,7 +247,7 @@ def _run_verify_many(args, files: list[str]) -> int:
             worst = max(worst, run_verify_p3(single))
         return worst
     from .batch_verify import Verdict, verify_many
-    from .protocol.serialize import load
+    from .profiles.whir_p3_metal.serialize import load
 
     expected, statement, checked = _expectations(args)
     if files.count("-") > 1:

@@ -15,7 +15,7 @@ from whirgpu.backends.device_transcript import MAX_OPS
 from whirgpu.backends.gpu import SUMCHECK_TAIL_MAX, GpuBackend
 from whirgpu.protocol.params import WhirConfig
 from whirgpu.protocol.prover import PolynomialSource, WhirProver
-from whirgpu.protocol.serialize import params_and_statement_from_json, proof_to_json_tree
+from whirgpu.profiles.whir_p3_metal.serialize import params_and_statement_from_json, proof_to_json_tree
 from whirgpu.protocol.verifier import WhirVerifier
 from whirgpu.ref import field_np as F
 

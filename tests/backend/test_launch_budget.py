@@ -15,7 +15,7 @@ from whirgpu.api import random_canonical_instance
 from whirgpu.backends.gpu import GpuBackend
 from whirgpu.bench.proof_profile import TracingRuntime
 from whirgpu.protocol.params import ProtocolParameters
-from whirgpu.protocol.serialize import proof_to_json_tree
+from whirgpu.profiles.whir_p3_metal.serialize import proof_to_json_tree
 
 # (n, folding factor, log inverse rate): most dispatches a proof may take
 BUDGETS = {(12, 4, 1): 40, (16, 2, 2): 120, (12, 1, 1): 120, (20, 4, 1): 100}

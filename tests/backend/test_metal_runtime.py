@@ -19,7 +19,7 @@ from whirgpu.errors import BackendUnavailable, DeviceLimitError, ShaderCompileEr
 from whirgpu.field import P
 from whirgpu.kernels.compose import ComposedSource, compose
 from whirgpu.protocol.prover import WhirProver
-from whirgpu.protocol.serialize import proof_to_json_tree
+from whirgpu.profiles.whir_p3_metal.serialize import proof_to_json_tree
 from whirgpu.protocol.verifier import WhirVerifier
 from whirgpu.ref import field_np as F
 from whirgpu.runtime import _objc, metal_rt, upload

@@ -25,7 +25,7 @@ from whirgpu.field import P
 from whirgpu.kernels import merkle, split
 from whirgpu.protocol.params import ProtocolParameters, WhirConfig
 from whirgpu.protocol.prover import WhirProver
-from whirgpu.protocol.serialize import proof_to_json_tree
+from whirgpu.profiles.whir_p3_metal.serialize import proof_to_json_tree
 from whirgpu.ref.merkle import MerkleTree
 
 CPU = CpuBackend()

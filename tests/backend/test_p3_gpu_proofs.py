@@ -12,10 +12,10 @@ import pytest
 from whirgpu.backends.cpu import CpuBackend
 from whirgpu.backends.gpu import GpuBackend
 from whirgpu.field import BABYBEAR, KOALABEAR
-from whirgpu.p3_api import P3Prover
+from whirgpu.profiles.p3_whir.api import P3Prover
 from whirgpu.protocol.folding import Constant
-from whirgpu.protocol.p3_config import P3Parameters
-from whirgpu.protocol.p3_verifier import verify_p3
+from whirgpu.profiles.p3_whir.config import P3Parameters
+from whirgpu.profiles.p3_whir.verifier import verify_p3
 from whirgpu.protocol.soundness import SoundnessType
 
 from ..protocol.test_p3_prover import PROOFS, check_reproduces

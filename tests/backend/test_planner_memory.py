@@ -218,7 +218,7 @@ P3_CASES = [("koalabear", 10, 2, 1), ("babybear", 12, 4, 1), ("koalabear", 9, 1,
 def p3_config(field: str, n: int, k: int, r: int):
     from whirgpu.field import field_by_name
     from whirgpu.protocol.folding import Constant
-    from whirgpu.protocol.p3_config import P3Parameters, P3WhirConfig
+    from whirgpu.profiles.p3_whir.config import P3Parameters, P3WhirConfig
     from whirgpu.protocol.soundness import SoundnessType
 
     return P3WhirConfig.derive(n, P3Parameters(40, 0, Constant(k), SoundnessType.CapacityBound, r),
@@ -227,7 +227,7 @@ def p3_config(field: str, n: int, k: int, r: int):
 
 def _prove_p3(cfg, backend, seed: int = 1) -> None:
     """One proof as ``P3Prover.prove`` runs it: canonical words converted on the device, one opening drawn."""
-    from whirgpu.protocol.p3_prover import P3WhirProver
+    from whirgpu.profiles.p3_whir.prover import P3WhirProver
 
     words = np.random.default_rng(seed).integers(0, 1 << 30, 1 << cfg.num_variables).astype(np.uint32)
     P3WhirProver(cfg, cfg.field, backend).prove_p3(words, 1, canonical=True)

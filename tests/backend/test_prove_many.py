@@ -12,7 +12,7 @@ from whirgpu.api import Prover, random_canonical_instance
 from whirgpu.backends.gpu import GpuBackend
 from whirgpu.errors import ConfigError
 from whirgpu.protocol.params import ProtocolParameters
-from whirgpu.protocol.serialize import dump
+from whirgpu.profiles.whir_p3_metal.serialize import dump
 
 PARAMS = ProtocolParameters.default(num_variables=10, folding_factor=2, starting_log_inv_rate=1)
 INSTANCES = [random_canonical_instance(10, seed) for seed in range(5)]

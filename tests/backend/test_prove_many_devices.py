@@ -10,7 +10,7 @@ from whirgpu.api import Prover, random_canonical_instance
 from whirgpu.backends.gpu import GpuBackend
 from whirgpu.errors import ConfigError
 from whirgpu.protocol.params import ProtocolParameters
-from whirgpu.protocol.serialize import dump
+from whirgpu.profiles.whir_p3_metal.serialize import dump
 
 from .conftest import open_runtime
 

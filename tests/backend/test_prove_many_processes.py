@@ -16,7 +16,7 @@ from whirgpu.backends.gpu import GpuBackend
 from whirgpu.errors import BackendUnavailable, ConfigError
 from whirgpu.processes import BackendRecipe, ProcessProvers
 from whirgpu.protocol.config import WhirConfig
-from whirgpu.protocol.serialize import dump
+from whirgpu.profiles.whir_p3_metal.serialize import dump
 
 from .conftest import open_runtime
 from .test_prove_many_devices import INSTANCES, PARAMS, expected  # noqa: F401 - the same instances and proofs

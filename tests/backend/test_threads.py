@@ -16,7 +16,7 @@ from whirgpu.errors import ProverBusy, WhirGpuError
 from whirgpu.protocol.params import ProtocolParameters
 from whirgpu.protocol.prover import new_challenger
 from whirgpu.protocol.proof_shape import proof_shape
-from whirgpu.protocol.serialize import dump
+from whirgpu.profiles.whir_p3_metal.serialize import dump
 from whirgpu.protocol.transcript import HostTranscript
 
 from .conftest import open_runtime

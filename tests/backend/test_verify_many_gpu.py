@@ -14,7 +14,7 @@ from whirgpu.backends.gpu import GpuBackend
 from whirgpu.batch_verify import verify_many
 from whirgpu.errors import BackendUnavailable
 from whirgpu.field import P
-from whirgpu.protocol.serialize import dump, to_binary
+from whirgpu.profiles.whir_p3_metal.serialize import dump, to_binary
 
 from ..protocol.test_tamper import CASES, _config_of, _fresh_copy, _get, _proof_file, _set, _value_sites
 from .conftest import _required

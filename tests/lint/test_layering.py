@@ -51,8 +51,7 @@ def test_the_planner_imports_no_backend_selection():
 
 # The parameter modules of whirgpu/protocol, each with what it may import from the protocol package: the
 # arithmetic below the formulas, the formulas and the folding schedule below the parameters, the derived
-# configuration above them all (both profiles': ``config``, ``p3_config``), its text above it. ``params`` only
-# re-exports them, for callers outside.
+# configuration above them all, its text above it. ``params`` only re-exports them, for callers outside.
 PARAMETER_MODULES = {
     "f64": set(),
     "integers": set(),
@@ -60,8 +59,7 @@ PARAMETER_MODULES = {
     "folding": {"integers"},
     "parameters": {"folding", "integers", "soundness"},
     "config": {"f64", "folding", "integers", "parameters", "soundness"},
-    "p3_config": {"f64", "folding", "soundness"},
-    "schedule_text": {"config", "p3_config"},
+    "schedule_text": {"config"},
 }
 
 
@@ -82,3 +80,22 @@ def test_the_package_imports_parameters_from_their_homes():
         and {m for m in _imports(path) if m == "whirgpu.protocol.params" or m.startswith("whirgpu.protocol.params.")}
     ]
     assert not users
+
+
+def test_the_p3_configuration_takes_only_the_shared_formulas():
+    """The p3-whir profile's configuration derives from the formulas both profiles share, nothing above them."""
+    imported = _imports(PACKAGE / "profiles" / "p3_whir" / "config.py")
+    protocol = {m.split(".")[2] for m in imported if m.startswith("whirgpu.protocol.")}
+    assert protocol <= {"f64", "folding", "soundness"}, protocol
+
+
+@pytest.mark.parametrize("path", sorted((PACKAGE / "protocol").glob("*.py")), ids=lambda p: p.name)
+def test_the_step_order_imports_no_profile(path):
+    """``protocol`` holds the step order both profiles share; the profiles sit above it and it names none of them."""
+    assert not {m for m in _imports(path) if m.startswith("whirgpu.profiles")}
+
+
+def test_one_profile_imports_no_other():
+    for mine, other in (("p3_whir", "whir_p3_metal"), ("whir_p3_metal", "p3_whir")):
+        for path in sorted((PACKAGE / "profiles" / mine).glob("*.py")):
+            assert not {m for m in _imports(path) if m.startswith(f"whirgpu.profiles.{other}")}, path

@@ -20,7 +20,7 @@ from whirgpu import api
 from whirgpu.errors import ProofFormatError, VerificationError
 from whirgpu.field import P, from_monty_int
 from whirgpu.protocol.params import ProtocolParameters
-from whirgpu.protocol.serialize import BINARY_MAGIC, ProofFile, from_binary, from_whir_p3_json, load, to_binary
+from whirgpu.profiles.whir_p3_metal.serialize import BINARY_MAGIC, ProofFile, from_binary, from_whir_p3_json, load, to_binary
 
 from ..conftest import golden_text
 

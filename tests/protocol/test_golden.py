@@ -10,7 +10,7 @@ import pytest
 from whirgpu.backends import CpuBackend
 from whirgpu.protocol.params import WhirConfig
 from whirgpu.protocol.prover import WhirProver
-from whirgpu.protocol.serialize import (
+from whirgpu.profiles.whir_p3_metal.serialize import (
     from_whir_p3_json,
     params_and_statement_from_json,
     proof_to_json_tree,

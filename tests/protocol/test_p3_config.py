@@ -11,8 +11,8 @@ from tests.conftest import load_golden_p3
 from whirgpu.field import BABYBEAR, KOALABEAR
 from whirgpu.errors import ConfigError
 from whirgpu.protocol.folding import Constant, ConstantFromSecondRound
-from whirgpu.protocol.p3_config import P3Parameters, P3WhirConfig, folding_schedule
-from whirgpu.protocol.p3_domain_separator import p3_domain_separator
+from whirgpu.profiles.p3_whir.config import P3Parameters, P3WhirConfig, folding_schedule
+from whirgpu.profiles.p3_whir.domain_separator import p3_domain_separator
 from whirgpu.protocol.soundness import SoundnessType
 
 PROOFS = ["bb_n12_k4_r1_s90_p0_cb_e1_seed0.json", "kb_n10_k2_r1_s32_p0_cb_e1_seed0.json",

@@ -15,11 +15,11 @@ import numpy as np
 import pytest
 
 from whirgpu.errors import ProofFormatError
-from whirgpu.protocol import p3_format as fmt
-from whirgpu.protocol.p3_proof import (
+from whirgpu.profiles.p3_whir import format as fmt
+from whirgpu.profiles.p3_whir.proof import (
     MerkleCap, OpeningEvals, PcsProof, QueryOpenings, RoundProof, SumcheckData, WhirProof,
 )
-from whirgpu.protocol.postcard import PostcardReader, PostcardWriter
+from whirgpu.profiles.p3_whir.postcard import PostcardReader, PostcardWriter
 
 from ..conftest import SHARED_GOLDEN_P3, SHIPPED_GOLDEN_P3, golden_p3_bytes, golden_p3_names, load_golden_p3
 

@@ -12,11 +12,11 @@ from whirgpu.backends.cpu import CpuBackend
 from whirgpu.errors import ConfigError, VerificationError
 from whirgpu.field import KOALABEAR
 from whirgpu.protocol.folding import Constant
-from whirgpu.protocol.p3_config import P3Parameters, P3WhirConfig
-from whirgpu.protocol.p3_format import merkle_cap_to_json, merkle_cap_to_postcard, pcs_proof_to_json, \
+from whirgpu.profiles.p3_whir.config import P3Parameters, P3WhirConfig
+from whirgpu.profiles.p3_whir.format import merkle_cap_to_json, merkle_cap_to_postcard, pcs_proof_to_json, \
     pcs_proof_to_postcard
-from whirgpu.protocol.p3_prover import P3WhirProver, prove_p3
-from whirgpu.protocol.p3_verifier import verify_p3
+from whirgpu.profiles.p3_whir.prover import P3WhirProver, prove_p3
+from whirgpu.profiles.p3_whir.verifier import verify_p3
 from whirgpu.protocol.prover import WhirProver
 from whirgpu.protocol.soundness import SoundnessType
 from whirgpu.ref.field_np import field_ops
@@ -96,7 +96,7 @@ def test_p3_prover_writes_the_golden_document(tmp_path):
     postcard bytes, points and claims; the CLI's ``prove --profile p3-whir`` writes the same document, which
     ``verify --profile p3-whir`` accepts."""
     from whirgpu import cli
-    from whirgpu.p3_api import P3Prover
+    from whirgpu.profiles.p3_whir.api import P3Prover
     from whirgpu.ref.rng import Xoshiro256PlusPlus, random_base
 
     name = "kb_n16_k5_r1_s90_p16_cb_e1_seed0.json"
@@ -116,7 +116,7 @@ def test_p3_prover_writes_the_golden_document(tmp_path):
 
 
 def test_p3_prover_refuses_bad_input():
-    from whirgpu.p3_api import P3Prover
+    from whirgpu.profiles.p3_whir.api import P3Prover
 
     prover = P3Prover(6, P3Parameters(32, 0, Constant(2), SoundnessType.CapacityBound, 1), backend="cpu")
     with pytest.raises(ConfigError, match="evaluations\\[3\\] = 2130706433 .* \\[0, 2130706433\\)"):
@@ -135,7 +135,7 @@ def test_profile_on_the_planner_and_the_bench_grid(capsys):
     from whirgpu import cli
     from whirgpu.backends.memory import plan_memory
     from whirgpu.bench.grid import parse_grid, parse_point
-    from whirgpu.p3_api import EXAMPLE_PARAMETERS
+    from whirgpu.profiles.p3_whir.api import EXAMPLE_PARAMETERS
 
     assert cli.main(["devices", "--plan", "12:4:1", "--profile", "p3-whir", "--json"]) == 0
     assert '"point": "12:4:1@p3-whir/koalabear"' in capsys.readouterr().out

@@ -15,9 +15,9 @@ from tests.conftest import load_golden_p3
 from whirgpu.errors import ProofFormatError, VerificationError
 from whirgpu.field import field_by_name
 from whirgpu.protocol.folding import Constant
-from whirgpu.protocol.p3_config import P3Parameters, P3WhirConfig
-from whirgpu.protocol.p3_format import merkle_cap_from_json, pcs_proof_from_json
-from whirgpu.protocol.p3_verifier import P3Statement, P3WhirVerifier, verify_p3
+from whirgpu.profiles.p3_whir.config import P3Parameters, P3WhirConfig
+from whirgpu.profiles.p3_whir.format import merkle_cap_from_json, pcs_proof_from_json
+from whirgpu.profiles.p3_whir.verifier import P3Statement, P3WhirVerifier, verify_p3
 from whirgpu.protocol.soundness import SoundnessType
 from whirgpu.protocol.verifier import WhirVerifier
 from whirgpu.ref.field_np import field_ops

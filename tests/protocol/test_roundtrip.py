@@ -34,7 +34,7 @@ from whirgpu.protocol.params import (
     WhirConfig,
 )
 from whirgpu.protocol.proof import Statement
-from whirgpu.protocol.serialize import ProofFile, dump, load, params_and_statement_from_json, proof_to_json_tree
+from whirgpu.profiles.whir_p3_metal.serialize import ProofFile, dump, load, params_and_statement_from_json, proof_to_json_tree
 from whirgpu.ref import field_np as F
 from whirgpu.ref.multilinear import evaluate, expand_from_univariate
 from whirgpu.ref.rng import Xoshiro256PlusPlus, random_base, random_ef

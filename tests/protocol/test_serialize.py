@@ -23,7 +23,7 @@ from whirgpu.field import P
 from whirgpu.protocol.params import ProtocolParameters, WhirConfig
 from whirgpu.protocol.prover import WhirProver
 from whirgpu.protocol.proof import Statement
-from whirgpu.protocol.serialize import (
+from whirgpu.profiles.whir_p3_metal.serialize import (
     BINARY_MAGIC,
     JSON_FORMAT,
     ProofFile,

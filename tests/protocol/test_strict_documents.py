@@ -16,7 +16,7 @@ import pytest
 
 import whirgpu
 from whirgpu import ProofFormatError
-from whirgpu.protocol.serialize import BINARY_MAGIC, from_whir_p3_json, load, to_binary
+from whirgpu.profiles.whir_p3_metal.serialize import BINARY_MAGIC, from_whir_p3_json, load, to_binary
 
 from ..conftest import REPO, golden_text
 
@@ -99,7 +99,7 @@ def test_huge_declarations_are_refused_under_a_memory_limit(doc, tmp_path):
 
 def test_the_binary_decoder_counts_sizes_in_python_ints():
     """A row of 2^62 words (a shape int64 cannot hold) is a truncation, not a wrapped negative count."""
-    from whirgpu.protocol.serialize import _Reader
+    from whirgpu.profiles.whir_p3_metal.serialize import _Reader
 
     with pytest.raises(ProofFormatError, match="truncated"):
         _Reader(b"\0" * 64, 0).words((1 << 62, 4), "row")

@@ -34,7 +34,7 @@ from whirgpu.field import P
 from whirgpu.protocol.params import ProtocolParameters, WhirConfig
 from whirgpu.protocol.proof import QueryOpening
 from whirgpu.protocol.prover import WhirProver
-from whirgpu.protocol.serialize import ProofFile, from_whir_p3_json, params_and_statement_from_json, to_binary
+from whirgpu.profiles.whir_p3_metal.serialize import ProofFile, from_whir_p3_json, params_and_statement_from_json, to_binary
 from whirgpu.protocol.verifier import WhirVerifier
 from whirgpu.ref import field_np as F
 from whirgpu.api import random_instance

@@ -21,7 +21,7 @@ from whirgpu import api
 from whirgpu.errors import ProofFormatError, VerificationError
 from whirgpu.field import P
 from whirgpu.protocol.params import WhirConfig
-from whirgpu.protocol.serialize import ProofFile, from_whir_p3_json, load, proof_to_json_tree, to_binary
+from whirgpu.profiles.whir_p3_metal.serialize import ProofFile, from_whir_p3_json, load, proof_to_json_tree, to_binary
 from whirgpu.protocol.verifier import WhirVerifier
 
 from ..conftest import golden_text

@@ -14,7 +14,7 @@ from whirgpu.api import verify
 from whirgpu.batch_verify import verify_many
 from whirgpu.errors import ConfigError, ProofFormatError, VerificationError
 from whirgpu.field import P
-from whirgpu.protocol.serialize import to_binary
+from whirgpu.profiles.whir_p3_metal.serialize import to_binary
 
 from .test_tamper import CASES, _config_of, _fresh_copy, _get, _proof_file, _set, _value_sites
 
@@ -117,7 +117,7 @@ def test_expectations_apply_to_every_proof():
 
 def test_cli_verifies_files_as_a_batch(tmp_path, capsys):
     from whirgpu import cli
-    from whirgpu.protocol.serialize import dump
+    from whirgpu.profiles.whir_p3_metal.serialize import dump
 
     good = [tmp_path / f"{case}.whir" for case in CASES[:2]]
     for path, case in zip(good, CASES):

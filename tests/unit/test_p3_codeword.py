@@ -11,7 +11,7 @@ import pytest
 
 from tests.conftest import load_golden_p3
 from whirgpu.field import BABYBEAR, KOALABEAR, field_by_name
-from whirgpu.protocol.p3_format import pcs_proof_from_json
+from whirgpu.profiles.p3_whir.format import pcs_proof_from_json
 from whirgpu.protocol.query_indices import distinct_query_indices
 from whirgpu.protocol.transcript import DuplexChallenger
 from whirgpu.ref.field_np import field_ops

@@ -27,7 +27,7 @@ from ..errors import ConfigError
 from ..field import field_by_name
 from ..protocol.config import WhirConfig
 from ..protocol.folding import Constant
-from ..protocol.p3_config import P3Parameters, P3WhirConfig
+from ..profiles.p3_whir.config import P3Parameters, P3WhirConfig
 from ..protocol.parameters import ProtocolParameters
 from ..protocol.soundness import SoundnessType
 

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..api import Prover, random_canonical_instance
-from ..p3_api import P3Prover
-from ..protocol.p3_config import P3WhirConfig
+from ..profiles.p3_whir.api import P3Prover
+from ..profiles.p3_whir.config import P3WhirConfig
 from ..backends.gpu import GpuBackend
 from ..kernels.calibrate import kernel_timing
 from ..runtime.base import Runtime

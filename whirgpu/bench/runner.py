@@ -24,11 +24,11 @@ from typing import Callable
 from ..api import Prover, random_canonical_instance
 from ..backends import Backend
 from ..cli_options import phases_ms
-from ..p3_api import P3ProofDocument, P3Prover
-from ..protocol.p3_config import P3WhirConfig
-from ..protocol.p3_format import pcs_proof_to_postcard
-from ..protocol.p3_verifier import verify_p3
-from ..protocol.serialize import dump
+from ..profiles.p3_whir.api import P3ProofDocument, P3Prover
+from ..profiles.p3_whir.config import P3WhirConfig
+from ..profiles.p3_whir.format import pcs_proof_to_postcard
+from ..profiles.p3_whir.verifier import verify_p3
+from ..profiles.whir_p3_metal.serialize import dump
 from ..protocol.verifier import WhirVerifier
 from .check import compare_proofs, record_verification
 from .grid import GridPoint

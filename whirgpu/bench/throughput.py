@@ -17,7 +17,7 @@ import time
 from dataclasses import asdict, dataclass
 
 from ..api import Prover, random_canonical_instance
-from ..protocol.serialize import dump
+from ..profiles.whir_p3_metal.serialize import dump
 from .grid import GridPoint
 
 

@@ -2,7 +2,7 @@
 
 Every field element here is a ``uint32`` **Montgomery** word (as the reference's serde writes it); extension
 elements have a trailing axis of 4 (c0..c3). Shapes are given per attribute. Serialisation lives in
-``protocol/serialize.py``; this module only holds the shapes.
+``profiles/whir_p3_metal/serialize.py``; this module only holds the shapes.
 """
 
 from __future__ import annotations

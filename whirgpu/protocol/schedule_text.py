@@ -1,54 +1,22 @@
 """The derived schedule as a plain-text table, for people (``whirgpu params``).
 
-Contract: ``format_schedule(config)`` renders a ``WhirConfig`` (``format_p3_schedule`` a ``P3WhirConfig``) it
-does not change: the initial commitment, each round, the final round, then whether the largest PoW is within
-the ``pow_bits`` budget. It is for reading: ``whirgpu params --json`` and the documents carry ``to_json_dict``.
+Contract: ``format_schedule(config)`` renders a ``WhirConfig`` it does not change: the initial commitment, each
+round, the final round, then whether the largest PoW is within the ``pow_bits`` budget. It is for reading: ``whirgpu params --json`` and the documents carry ``to_json_dict``.
 """
 
 from __future__ import annotations
 
 from whirgpu.protocol.config import WhirConfig
-from whirgpu.protocol.p3_config import P3WhirConfig
 
 
-def _pow2(x: int) -> str:
+def pow2(x: int) -> str:
     return f"2^{x.bit_length() - 1}"
 
 
-def _table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
+def table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
     widths = [max(len(header[c]), *(len(row[c]) for row in rows)) for c in range(len(header))]
     fmt = "  ".join("{:<%d}" % widths[0] if c == 0 else "{:>%d}" % widths[c] for c in range(len(header)))
     return [fmt.format(*header), "  ".join("-" * w for w in widths), *(fmt.format(*row) for row in rows)]
-
-
-def format_p3_schedule(config: P3WhirConfig, field_name: str) -> str:
-    """The p3-whir profile's schedule (``P3WhirConfig``) as a table of the same shape; each round row gives the
-    codeword committed after it, its queries and PoW open the one before."""
-    p = config.params
-    lines = [
-        f"WHIR schedule (p3-whir profile, {field_name}): n = {config.num_variables}, folding {p.folding}, rate "
-        f"2^-{p.starting_log_inv_rate}, security {p.security_level} bits ({p.soundness_type.name}), pow_bits "
-        f"budget {p.pow_bits}",
-        f"{config.n_rounds} intermediate round(s), {config.final_sumcheck_rounds} final sumcheck round(s), "
-        f"largest DFT 2^{config.max_fft_size}",
-        "",
-    ]
-    header = ("round", "variables", "fold", "domain", "rate", "queries", "OOD", "PoW", "fold PoW")
-    rows = [("initial", str(config.num_variables), str(config.folding_schedule[0]),
-             _pow2(config.starting_domain_size), f"2^-{p.starting_log_inv_rate}", "-",
-             str(config.commitment_ood_samples), "-", str(config.starting_folding_pow_bits))]
-    for i, r in enumerate(config.round_parameters):
-        rows.append((str(i), str(r.num_variables), str(config.folding_schedule[i + 1]),
-                     _pow2(r.domain_size >> config.rs_reduction_factor(i)), f"2^-{r.log_inv_rate}",
-                     str(r.num_queries), str(r.ood_samples), str(r.pow_bits), str(r.folding_pow_bits)))
-    fr = config.final_round_config()
-    rows.append(("final", str(fr.num_variables), str(config.final_sumcheck_rounds), "-", "-", str(fr.num_queries),
-                 "-", str(fr.pow_bits), str(fr.folding_pow_bits)))
-    lines += _table(header, rows)
-    lines.append("")
-    lines.append(f"Largest PoW: {config.max_pow_bits} bits, within the pow_bits budget of {p.pow_bits} (upstream "
-                 "refuses a configuration past it).")
-    return "\n".join(lines) + "\n"
 
 
 def format_schedule(config: WhirConfig) -> str:
@@ -68,7 +36,7 @@ def format_schedule(config: WhirConfig) -> str:
             "initial",
             str(config.num_variables),
             str(config.fold(0)),
-            _pow2(config.starting_domain_size),
+            pow2(config.starting_domain_size),
             f"2^-{config.starting_log_inv_rate}",
             "-",
             str(config.commitment_ood_samples),
@@ -82,7 +50,7 @@ def format_schedule(config: WhirConfig) -> str:
                 str(i),
                 str(rc.num_variables),
                 str(config.fold(i + 1)),
-                _pow2(rc.domain_size >> rc.rs_reduction_factor),
+                pow2(rc.domain_size >> rc.rs_reduction_factor),
                 f"2^-{rc.next_log_inv_rate}",
                 str(rc.num_queries),
                 str(rc.ood_samples),
@@ -104,7 +72,7 @@ def format_schedule(config: WhirConfig) -> str:
             str(fr.folding_pow_bits),
         )
     )
-    lines += _table(header, rows)
+    lines += table(header, rows)
     lines.append("")
     lines.append("Each row is one committed polynomial (its variables, domain and rate) and the sumcheck that")
     lines.append("folds 'fold' of its variables ('fold PoW' bits per sumcheck round); 'queries' and 'PoW' open")

@@ -1,4 +1,4 @@
-"""The two encodings of a p3-whir proof (``protocol/p3_proof.py``) and of its commitment, both ways.
+"""The two encodings of a p3-whir proof (``proof.py``) and of its commitment, both ways.
 
 serde JSON (``serde_json::to_value`` of ``PcsProof`` / ``MerkleCap``, as the golden-p3 files hold them):
     - a struct is an object of its members (keys sorted, as serde_json's ``Value`` writes them); a
@@ -7,7 +7,7 @@ serde JSON (``serde_json::to_value`` of ``PcsProof`` / ``MerkleCap``, as the gol
       a digest ``[8]``; ``[EF; 2]`` a list of 2;
     - ``Option``: ``null`` or the value; ``Poly<EF>`` (a tuple struct) ``[[EF...], null]``;
     - ``QueryOpenings``: externally tagged, ``{"Base": {...}}`` or ``{"Extension": {...}}``.
-postcard (``postcard::to_allocvec``): see ``protocol/postcard.py`` for the wire rules; members in declaration
+postcard (``postcard::to_allocvec``): see ``postcard.py`` for the wire rules; members in declaration
 order, lengths as varints, every field element as 4 little-endian Montgomery bytes.
 
 The JSON trees ``*_to_json`` return have their keys in sorted order, so ``json.dumps(tree, separators=(",",
@@ -25,14 +25,14 @@ from dataclasses import fields, is_dataclass
 
 import numpy as np
 
-from .json_tree import JsonTreeReader
-from ..errors import ProofFormatError
-from ..field import EF_DEGREE
-from .p3_proof import (
+from ...protocol.json_tree import JsonTreeReader
+from ...errors import ProofFormatError
+from ...field import EF_DEGREE
+from .proof import (
     OPENING_KINDS, MerkleCap, OpeningEvals, PcsProof, QueryOpenings, RoundProof, SumcheckData, WhirProof,
 )
 from .postcard import PostcardReader, PostcardWriter
-from .proof import DIGEST_ELEMS
+from ...protocol.proof import DIGEST_ELEMS
 
 VARIANTS = ("Base", "Extension")  # serde's names of QueryOpenings' variants, in OPENING_KINDS' order
 EF_BYTES = 4 * EF_DEGREE

@@ -1,7 +1,7 @@
 """The proof object of upstream Plonky3 p3-whir (commit 5dc50e51): ``PcsProof`` and what it holds, as plain data.
 
 This is the second protocol profile's proof (the current profile's is ``protocol/proof.py``). It mirrors the
-Rust types member for member, so that both of its encodings (``protocol/p3_format.py``) are a walk over it:
+Rust types member for member, so that both of its encodings (``format.py``) are a walk over it:
 
     PcsProof { whir: WhirProof, evals: Vec<OpeningBatch<EF>> }
     WhirProof { initial_ood_answers: Vec<EF>, initial_sumcheck: SumcheckData, rounds: Vec<WhirRoundProof>,
@@ -33,9 +33,9 @@ from typing import Literal
 
 import numpy as np
 
-from ..errors import ProofFormatError
-from ..field import EF_DEGREE
-from .proof import DIGEST_ELEMS
+from ...errors import ProofFormatError
+from ...field import EF_DEGREE
+from ...protocol.proof import DIGEST_ELEMS
 
 OPENING_KINDS = ("base", "extension")  # QueryOpenings' variants in declaration order (Base = 0, Extension = 1)
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ProofFormatError
+from ...errors import ProofFormatError
 
 U32_BITS = 32
 U64_BITS = 64

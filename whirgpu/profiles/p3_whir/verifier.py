@@ -33,20 +33,20 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import ProofFormatError
-from ..field import Field, field_by_name
-from ..ref.field_np import field_ops
-from ..ref.merkle_pruned import root_from_pruned
-from ..ref.multilinear import evaluate_rows, expand_from_univariate
-from ..ref.poseidon2 import compress, hash_rows_24
-from ..ref.poseidon2_constants import Poseidon2Constants
-from .p3_config import P3WhirConfig
-from .p3_domain_separator import p3_domain_separator
-from .p3_proof import MerkleCap, PcsProof, QueryOpenings, RoundProof, SumcheckData
-from .proof import DIGEST_ELEMS
-from .query_indices import distinct_query_indices
-from .transcript import DuplexChallenger
-from .verifier import WhirVerifier, _Constraint, _reject, _Start
+from ...errors import ProofFormatError
+from ...field import Field, field_by_name
+from ...ref.field_np import field_ops
+from ...ref.merkle_pruned import root_from_pruned
+from ...ref.multilinear import evaluate_rows, expand_from_univariate
+from ...ref.poseidon2 import compress, hash_rows_24
+from ...ref.poseidon2_constants import Poseidon2Constants
+from .config import P3WhirConfig
+from .domain_separator import p3_domain_separator
+from .proof import MerkleCap, PcsProof, QueryOpenings, RoundProof, SumcheckData
+from ...protocol.proof import DIGEST_ELEMS
+from ...protocol.query_indices import distinct_query_indices
+from ...protocol.transcript import DuplexChallenger
+from ...protocol.verifier import WhirVerifier, _Constraint, _reject, _Start
 
 
 @dataclass(frozen=True)

@@ -26,19 +26,19 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..backends.base import P3_WHIR_LAYOUT, Backend, ProofShape
-from ..errors import ConfigError
-from ..field import Field
-from ..ref.multilinear import expand_from_univariate
-from .p3_config import P3WhirConfig
-from .p3_proof import MerkleCap, OpeningEvals, PcsProof, QueryOpenings, RoundProof, SumcheckData
-from .p3_proof import WhirProof as P3WhirProof
-from .p3_verifier import p3_challenger
-from .proof import WhirProof
-from .proof_shape import proof_shape
-from .prover import PolynomialSource, WhirProver
-from .query_indices import distinct_query_indices
-from .transcript import HostTranscript
+from ...backends.base import P3_WHIR_LAYOUT, Backend, ProofShape
+from ...errors import ConfigError
+from ...field import Field
+from ...ref.multilinear import expand_from_univariate
+from .config import P3WhirConfig
+from .proof import MerkleCap, OpeningEvals, PcsProof, QueryOpenings, RoundProof, SumcheckData
+from .proof import WhirProof as P3WhirProof
+from .verifier import p3_challenger
+from ...protocol.proof import WhirProof
+from ...protocol.proof_shape import proof_shape
+from ...protocol.prover import PolynomialSource, WhirProver
+from ...protocol.query_indices import distinct_query_indices
+from ...protocol.transcript import HostTranscript
 
 
 class P3Proved:

@@ -30,14 +30,14 @@ from pathlib import Path
 
 import numpy as np
 
-from .json_tree import JsonTreeReader
-from ..errors import ConfigError, ProofFormatError
-from ..field import P, from_monty_int
-from ..ref import field_np as F
+from ...protocol.json_tree import JsonTreeReader
+from ...errors import ConfigError, ProofFormatError
+from ...field import P, from_monty_int
+from ...ref import field_np as F
 from .document_checks import check_document, check_keys, check_params_block, first_difference
-from .config import WhirConfig
-from .parameters import ProtocolParameters
-from .proof import DIGEST_ELEMS, QueryOpening, RoundProof, Statement, SumcheckData, WhirProof
+from ...protocol.config import WhirConfig
+from ...protocol.parameters import ProtocolParameters
+from ...protocol.proof import DIGEST_ELEMS, QueryOpening, RoundProof, Statement, SumcheckData, WhirProof
 
 JSON_FORMAT = "whir-p3-json/v1"
 BINARY_MAGIC = b"WHIRGPU\x01"
@@ -133,7 +133,7 @@ def to_whir_p3_json(pf: ProofFile, include_debug: bool = True) -> str:
         "proof": proof_tree,
     }
     if include_debug:
-        from .domain_separator import domain_separator
+        from ...protocol.domain_separator import domain_separator
 
         doc["derived"] = config.to_derived_dict()
         doc["domain_separator_canonical"] = [int(x) for x in domain_separator(config)]

@@ -15,7 +15,7 @@ import enum
 
 from whirgpu.protocol.domain_separator import HintLabel, Pattern, SampleLabel, Tag, query_bytes
 from whirgpu.protocol.folding import Constant, ConstantFromSecondRound
-from whirgpu.protocol.p3_config import P3WhirConfig
+from whirgpu.profiles.p3_whir.config import P3WhirConfig
 
 COUNT_BITS = 16
 LABEL_BITS = 8

@@ -14,14 +14,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import ProofFormatError
-from ..field import Field, field_by_name
-from ..ref.field_np import field_ops
-from .folding import Constant
-from .p3_config import P3Parameters, P3WhirConfig
-from .p3_format import merkle_cap_from_json, pcs_proof_from_json
-from .p3_proof import MerkleCap, PcsProof
-from .soundness import SoundnessType
+from ...errors import ProofFormatError
+from ...field import Field, field_by_name
+from ...ref.field_np import field_ops
+from ...protocol.folding import Constant
+from .config import P3Parameters, P3WhirConfig
+from .format import merkle_cap_from_json, pcs_proof_from_json
+from .proof import MerkleCap, PcsProof
+from ...protocol.soundness import SoundnessType
 
 FORMAT = "p3-whir-oracle/v1"
 _PARAM_KEYS = ("num_variables", "folding_factor", "starting_log_inv_rate", "round_log_inv_rates", "security_level",
