@@ -822,12 +822,19 @@ def test_verify_accepts_upstream_p3_whir_proofs(name, tmp_path, capsys):
     p = load_golden_p3(name)["params"]
     code, out, err = run(["verify", _p3_file(tmp_path, name), "--profile", "p3-whir"], capsys)
     assert (code, err) == (0, "")
-    assert one_line(out).startswith(f"accept profile=p3-whir field={load_golden_p3(name)['field']} "
-                                    f"n={p['num_variables']} fold={p['folding_factor']}")
+    assert one_line(out).startswith(f"accept n={p['num_variables']} fold={p['folding_factor']} ")
+    assert f" profile=p3-whir field={load_golden_p3(name)['field']} " in one_line(out)
     expect = ["--expect", f"{p['num_variables']}:{p['folding_factor']}:{p['starting_log_inv_rate']}", "--security",
-              p["security_level"], "--pow-bits", p["pow_bits"], "--soundness", p["soundness_type"]]
+              p["security_level"], "--pow-bits", p["pow_bits"], "--soundness", p["soundness_type"], "--field",
+              load_golden_p3(name)["field"], "--openings", p["evaluations"]]
+    if p["points"] == "prescribed":  # --expect takes points drawn from the transcript unless the statement names them
+        code, out, _ = run(["verify", _p3_file(tmp_path, name), *expect], capsys)
+        assert code == 1 and "(statement.points): points drawn from the transcript expected" in out
+        statement = tmp_path / "statement.json"
+        statement.write_text(json.dumps({"points": load_golden_p3(name)["points_canonical"]}))
+        expect += ["--statement", statement]
     code, out, err = run(["verify", _p3_file(tmp_path, name), "--profile", "p3-whir", *expect], capsys)
-    assert (code, err) == (0, "") and "(as expected: parameters)" in out
+    assert (code, err) == (0, "") and "(as expected: parameters" in out
 
 
 def test_verify_rejects_a_changed_p3_whir_proof(tmp_path, capsys):
@@ -840,11 +847,17 @@ def test_verify_rejects_a_changed_p3_whir_proof(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("argv, message, code", [
-    (["--expect", "16:4:1", "--security", 90], "reject: parameters: folding_factor is 5, expected 4", 1),
-    (["--min-security", 80], "--min-security is not available with --profile p3-whir yet", 1),
-    (["--format", "binary"], "--format does not apply to --profile p3-whir", 1),
+    (["--expect", "16:4:1", "--security", 90], "reject: not what the verifier expects (params.folding_factor)", 1),
+    (["--expect", "16:5:1", "--field", "babybear"], "reject: not what the verifier expects (params.field)", 1),
+    (["--expect", "16:5:1", "--openings", 2], "(statement.num_points): 2 opening point(s) expected, got 1", 1),
+    (["--expect", "16:5:1", "--initial-reduction", 1], "--initial-reduction refines a whir-p3-metal", 1),
+    (["--min-security", 91], "(min_security): security expected at least 91 bits, got 90", 1),
+    (["--min-security", 90], "accept n=16 ", 0),
+    (["--format", "binary"], "reject: not a whirgpu binary proof (bad magic", 1),
+    (["--backend", "cpu"], "--backend hashes whir-p3-metal openings; this p3-whir document's", 1),
 ])
 def test_verify_p3_whir_expectations_and_refusals(argv, message, code, tmp_path, capsys):
-    rc, out, err = run(["verify", _p3_file(tmp_path, P3_DOCS[0]), "--profile", "p3-whir", *argv], capsys)
-    assert rc == code
-    assert message in one_line(out + err)
+    for profile in ([], ["--profile", "p3-whir"]):  # recognised from the document, or asserted: the same verdict
+        rc, out, err = run(["verify", _p3_file(tmp_path, P3_DOCS[0]), *profile, *argv], capsys)
+        assert rc == code
+        assert message in one_line(out + err)

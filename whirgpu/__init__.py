@@ -1,12 +1,15 @@
 """whirgpu: WHIR polynomial commitments over BabyBear, byte-compatible with Plonky3's p3-whir.
 
 Public API (canonical field elements in and out; see ``whirgpu.api``):
-``ProtocolParameters``, ``WhirConfig``, ``Prover``, ``verify``, ``is_valid``, ``dump``, ``load``,
-``claimed_values``, ``random_instance``, ``select_backend``, and the error tree under ``WhirGpuError``.
+``ProtocolParameters``, ``WhirConfig``, ``Prover``, ``verify``, ``is_valid``, ``verify_many``, ``dump``, ``load``,
+``read_document``, ``claimed_values``, ``random_instance``, ``select_backend``, the p3-whir profile's ``P3Prover``,
+``P3Parameters``, ``P3WhirConfig`` and ``P3Expected``, and the error tree under ``WhirGpuError``. ``verify``,
+``is_valid`` and ``verify_many`` take proof documents of either profile.
 """
 
 from .api import Prover, ProofFile, claimed_values, dump, is_valid, load, random_instance, verify
 from .backends import BACKEND_NAMES, select_backend
+from .batch_verify import Verdict, verify_many
 from .errors import (
     BackendUnavailable,
     ConfigError,
@@ -24,6 +27,10 @@ from .protocol.folding import ConstantFromSecondRound, Constant
 from .protocol.parameters import ProtocolParameters
 from .protocol.soundness import SoundnessType
 from .protocol.proof import Statement, WhirProof
+from .profiles.documents import read_document
+from .profiles.p3_whir.api import P3Prover
+from .profiles.p3_whir.config import P3Parameters, P3WhirConfig
+from .profiles.p3_whir.expectations import P3Expected
 
 __version__ = "0.1.0"
 
@@ -37,6 +44,10 @@ __all__ = [
     "DeviceOutOfMemory",
     "FileError",
     "P",
+    "P3Expected",
+    "P3Parameters",
+    "P3Prover",
+    "P3WhirConfig",
     "ProofFile",
     "ProofFormatError",
     "ProtocolParameters",
@@ -53,6 +64,9 @@ __all__ = [
     "is_valid",
     "load",
     "random_instance",
+    "read_document",
     "select_backend",
+    "Verdict",
     "verify",
+    "verify_many",
 ]

@@ -26,6 +26,9 @@ from .protocol.parameters import ProtocolParameters
 from .protocol.proof import Statement
 from .protocol.prover import PolynomialSource, WhirProver, check_polynomial
 from .profiles.whir_p3_metal.serialize import ProofFile, check_proof_file, dump, load
+from .profiles.documents import check_profile, read_document
+from .profiles.p3_whir.document import P3Document
+from .profiles.p3_whir.expectations import verify_p3_expected
 from .protocol.verifier import WhirVerifier
 from .ref import field_np as F
 from .ref.multilinear import evaluate
@@ -323,26 +326,32 @@ class Prover:
         self.last_transfers = prover.stats
 
 
-def verify(proof_file, *, params: ProtocolParameters | WhirConfig | None = None, min_security: float | None = None,
-           points=None, values=None) -> None:
+def verify(proof_file, *, params=None, min_security: float | None = None, points=None, values=None) -> None:
     """Raise ``VerificationError`` / ``ProofFormatError`` unless the proof is valid AND is what the verifier
     expects; return None on acceptance.
 
-    ``proof_file``: a ``ProofFile``, the bytes of one (binary or whir-p3-json, told apart automatically), a path
-    (``os.PathLike``, or a ``str`` naming a file), or whir-p3-json text (a ``str`` whose first character other than
-    whitespace is ``{``). Anything else, a file that cannot be read, a ``ProofFile`` whose parameters derive no
-    configuration, or a true proof in a document that contradicts itself (``ProofFile.inconsistency``) is a
+    ``proof_file``: a proof document of either profile (``profiles.documents.read_document``): a ``ProofFile`` or
+    a ``P3Document``, the bytes of one (whir-p3-metal's binary or whir-p3-json, p3-whir's ``p3-whir-oracle/v1``
+    JSON; the profile is the document's own), a path (``os.PathLike``, or a ``str`` naming a file), or JSON text (a
+    ``str`` whose first character other than whitespace is ``{``). Anything else, a file that cannot be read, a
+    document whose parameters derive no configuration, or a true proof in a document that contradicts itself is a
     ``ProofFormatError``.
 
     What the verifier expects (each None checks nothing; see ``whirgpu.expectations``): ``params``, the
-    parameters the proof must have been made under, field for field; ``min_security``, the bits of security its
-    configuration must reach (``whirgpu.protocol.security``); ``points`` / ``values``, the canonical statement it
-    must prove, in the shapes ``Prover.prove`` takes and ``claimed_values`` returns. A proof that differs raises
-    ``VerificationError`` with ``check`` naming the field (``params.num_variables``, ``min_security``,
-    ``statement.points``, ...). Parameters and security are checked before the proof, the statement after it.
-    Without ``params`` or ``min_security`` the proof chooses its own parameters: a 1-bit proof is accepted."""
-    if not isinstance(proof_file, ProofFile):
-        proof_file = load(proof_file)
+    parameters the proof must have been made under, field for field (``ProtocolParameters`` or ``WhirConfig`` for
+    a whir-p3-metal proof; ``P3WhirConfig`` or ``P3Expected`` for a p3-whir one: a document of the other profile
+    is rejected with ``check="profile"``); ``min_security``, the bits of security its configuration must reach;
+    ``points`` / ``values``, the canonical statement it must prove, in the shapes ``Prover.prove`` takes and
+    ``claimed_values`` returns. A proof that differs raises ``VerificationError`` with ``check`` naming the field
+    (``params.num_variables``, ``min_security``, ``statement.points``, ...). Parameters and security are checked
+    before the proof, the statement after it. Without ``params`` or ``min_security`` the proof chooses its own
+    parameters: a 1-bit proof is accepted."""
+    document = read_document(proof_file)
+    check_profile(document, params)
+    if isinstance(document, P3Document):
+        verify_p3_expected(document, params, min_security, points, values)
+        return
+    proof_file = document
     if not isinstance(proof_file.params, ProtocolParameters):
         raise ProofFormatError(f"proof file params: expected ProtocolParameters, got "
                                f"{type(proof_file.params).__name__}")
@@ -358,7 +367,7 @@ def verify(proof_file, *, params: ProtocolParameters | WhirConfig | None = None,
         check_statement(proof_file.statement.points, proof_file.statement.values, points, values)
 
 
-def is_valid(proof_file, *, params: ProtocolParameters | WhirConfig | None = None,
+def is_valid(proof_file, *, params=None,
              min_security: float | None = None, points=None, values=None) -> bool:
     """True iff ``verify`` accepts (same arguments). Malformed expectations still raise ``ConfigError``: they are
     the caller's mistake, not a proof to reject."""

@@ -1,8 +1,8 @@
 """Batch verification: ``verify_many(proofs, ...)``, the verdict of every proof of a batch with one hashing of
 all their Merkle openings.
 
-Contract: ``verify_many`` takes what ``whirgpu.verify`` takes, as a sequence of proofs (``ProofFile``s, bytes,
-paths or whir-p3-json text, each told apart as ``verify`` does) and the same expectations (``params``,
+Contract: ``verify_many`` takes what ``whirgpu.verify`` takes, as a sequence of proof documents of either profile
+(``ProofFile``s, ``P3Document``s, bytes, paths or JSON text, each told apart as ``verify`` does; profiles may mix) and the same expectations (``params``,
 ``min_security``, ``points``, ``values``: each applies to every proof). It returns one ``Verdict`` per proof, in
 order: ``ok`` and, when not, the error ``verify`` would have raised for that proof alone (a
 ``ProofFormatError`` or ``VerificationError``, with its ``round`` and ``check``). It raises only for malformed
@@ -30,7 +30,10 @@ from .errors import BackendUnavailable, ConfigError, ProofFormatError, Verificat
 from .expectations import check_configuration, check_statement
 from .protocol.config import WhirConfig
 from .protocol.parameters import ProtocolParameters
-from .profiles.whir_p3_metal.serialize import ProofFile, load
+from .profiles.documents import check_profile, read_document
+from .profiles.p3_whir.document import P3Document
+from .profiles.p3_whir.expectations import verify_p3_expected
+from .profiles.whir_p3_metal.serialize import ProofFile
 from .protocol.verifier import WhirVerifier, _Openings, _reject, fast_permute_lanes
 from .ref import merkle
 
@@ -60,11 +63,17 @@ class _Walked:
     openings: list[tuple]
     error: WhirGpuError | None
     proof_file: ProofFile | None
+    done: bool = False  # a p3-whir document: verified whole in the walk (its openings are checked where met)
 
 
-def _walk(proof, params, min_security) -> _Walked:
+def _walk(proof, params, min_security, points, values) -> _Walked:
     try:
-        proof_file = proof if isinstance(proof, ProofFile) else load(proof)
+        document = read_document(proof)
+        check_profile(document, params)
+        if isinstance(document, P3Document):
+            verify_p3_expected(document, params, min_security, points, values)
+            return _Walked([], None, None, done=True)
+        proof_file = document
         if not isinstance(proof_file.params, ProtocolParameters):
             raise ProofFormatError(f"proof file params: expected ProtocolParameters, got "
                                    f"{type(proof_file.params).__name__}")
@@ -74,7 +83,7 @@ def _walk(proof, params, min_security) -> _Walked:
             raise ProofFormatError(f"proof file params: {exc}") from None
         check_configuration(proof_file.params, config, expected_params=params, min_security=min_security)
     except (ProofFormatError, VerificationError) as exc:
-        return _Walked([], exc, None)
+        return _Walked([], exc, None, done=True)
     openings = _Deferred()
     try:
         WhirVerifier(config)._verify(proof_file.proof, proof_file.statement, openings)
@@ -106,7 +115,7 @@ def verify_many(proofs, *, params: ProtocolParameters | WhirConfig | None = None
             raise ConfigError("verify_many: backend= hashes the whole batch in this process and processes= hashes "
                               "each chunk in its worker; choose one")
         return _verify_in_processes(list(proofs), processes, (params, min_security, points, values))
-    walked = [_walk(proof, params, min_security) for proof in proofs]
+    walked = [_walk(proof, params, min_security, points, values) for proof in proofs]
     batch = [(rows, indices, siblings) for w in walked for _, rows, indices, siblings, _ in w.openings]
     roots = (merkle.compute_roots_batched(batch, permute=fast_permute_lanes()) if backend is None
              else compute_roots_on(backend, batch))
@@ -114,6 +123,9 @@ def verify_many(proofs, *, params: ProtocolParameters | WhirConfig | None = None
     for w in walked:
         mine, at = roots[at:at + len(w.openings)], at + len(w.openings)
         error = _first_bad_opening(w.openings, mine) or w.error
+        if w.done:
+            verdicts.append(Verdict(error is None, error))
+            continue
         if error is None and w.proof_file.inconsistency:
             error = ProofFormatError(w.proof_file.inconsistency)
         if error is None and (points is not None or values is not None):

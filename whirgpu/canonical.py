@@ -22,9 +22,9 @@ def integer_array(values, what: str) -> np.ndarray:
     return array
 
 
-def canonical_array(values, what: str) -> np.ndarray:
-    """``integer_array`` whose every value is a canonical field element, in [0, p)."""
+def canonical_array(values, what: str, prime: int = P) -> np.ndarray:
+    """``integer_array`` whose every value is a canonical field element, in [0, prime) (BabyBear's by default)."""
     array = integer_array(values, what)
-    if array.size and (array.min() < 0 or array.max() >= P):
-        raise ConfigError(f"{what}: values must be canonical field elements in [0, {P})")
+    if array.size and (array.min() < 0 or array.max() >= prime):
+        raise ConfigError(f"{what}: values must be canonical field elements in [0, {prime})")
     return array

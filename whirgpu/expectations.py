@@ -24,13 +24,14 @@ from .errors import ConfigError, VerificationError
 from .protocol.config import WhirConfig
 from .protocol.parameters import ProtocolParameters
 from .protocol.security import security_bits, weakest_step
-from .ref import field_np as F
+from .field import BABYBEAR, Field
+from .ref.field_np import field_ops
 
 PARAM_FIELDS = ("num_variables", "folding_factor", "starting_log_inv_rate", "security_level", "pow_bits",
                 "soundness_type", "rs_domain_initial_reduction_factor")
 
 
-def _mismatch(check: str, message: str) -> VerificationError:
+def mismatch(check: str, message: str) -> VerificationError:
     return VerificationError(f"not what the verifier expects ({check}): {message}", round="expectations",
                              check=check)
 
@@ -47,7 +48,7 @@ def check_params(got: ProtocolParameters, expected) -> None:
     for name in PARAM_FIELDS:
         want, have = getattr(expected, name), getattr(got, name)
         if want != have:
-            raise _mismatch(f"params.{name}", f"{name} expected {_show(want)}, got {_show(have)}")
+            raise mismatch(f"params.{name}", f"{name} expected {_show(want)}, got {_show(have)}")
 
 
 def check_security(config: WhirConfig, min_security) -> None:
@@ -56,12 +57,12 @@ def check_security(config: WhirConfig, min_security) -> None:
     reached = security_bits(config)
     if reached < min_security:
         step, bits = weakest_step(config)
-        raise _mismatch("min_security", f"security expected at least {min_security} bits, got {reached} "
+        raise mismatch("min_security", f"security expected at least {min_security} bits, got {reached} "
                                         f"(weakest step: {step}, {bits:.1f} bits)")
 
 
-def _canonical(values, what: str) -> np.ndarray:
-    return canonical_array(values, what).astype(np.int64)
+def _canonical(values, what: str, prime: int) -> np.ndarray:
+    return canonical_array(values, what, prime).astype(np.int64)
 
 
 def _as_extension(array: np.ndarray, base_ndim: int) -> np.ndarray:
@@ -71,28 +72,30 @@ def _as_extension(array: np.ndarray, base_ndim: int) -> np.ndarray:
     return array
 
 
-def check_statement(got_points: np.ndarray, got_values: np.ndarray, points=None, values=None) -> None:
-    """``got_*``: the proof's statement (Montgomery, already checked by the verifier: run this after it);
-    ``points`` / ``values``: what the verifier expects."""
+def check_statement(got_points: np.ndarray, got_values: np.ndarray, points=None, values=None,
+                    field: Field = BABYBEAR) -> None:
+    """``got_*``: the proof's statement (Montgomery words of ``field``, already checked by the verifier: run this
+    after it); ``points`` / ``values``: what the verifier expects, canonical elements of ``field``."""
     m, n = got_points.shape[0], got_points.shape[1]
-    have_points = F.from_monty(got_points).astype(np.int64)
-    have_values = F.from_monty(got_values).astype(np.int64)
+    ops = field_ops(field)
+    have_points = ops.from_monty(got_points).astype(np.int64)
+    have_values = ops.from_monty(got_values).astype(np.int64)
     for what, expected, have, base_ndim in (("points", points, have_points, 2), ("values", values, have_values, 1)):
         if expected is None:
             continue
-        array = _canonical(expected, what)
+        array = _canonical(expected, what, field.P)
         if array.size == 0 and array.shape[:1] == (0,):  # no claims, in any of the accepted shapes
             array = np.zeros((0,) + have.shape[1:], np.int64)
         array = _as_extension(array, base_ndim)
         tail = (n, 4) if what == "points" else (4,)
         if array.ndim != len(tail) + 1 or array.shape[1:-1] != tail[:-1] or array.shape[-1] != 4:
             if what == "points" and array.ndim == 3 and array.shape[-1] == 4:  # well-formed, another n
-                raise _mismatch("statement.points", f"points of {array.shape[1]} coordinates expected, "
+                raise mismatch("statement.points", f"points of {array.shape[1]} coordinates expected, "
                                                     f"the proof's have {n}")
             shape = f"(m, {n}, 4) or (m, {n})" if what == "points" else "(m, 4) or (m,)"
             raise ConfigError(f"{what}: expected shape {shape}, got {np.asarray(expected).shape}")
         if len(array) != m:
-            raise _mismatch("statement.num_points", f"{len(array)} point(s) expected, got {m}")
+            raise mismatch("statement.num_points", f"{len(array)} point(s) expected, got {m}")
         differ = np.flatnonzero(np.any((array != have).reshape(m, -1), axis=1))
         if differ.size:
             i = int(differ[0])
@@ -100,7 +103,7 @@ def check_statement(got_points: np.ndarray, got_values: np.ndarray, points=None,
             if what == "points":  # name the first coordinate that differs, not all n of them
                 t = int(np.flatnonzero(np.any(want != got, axis=1))[0])
                 want, got, where = want[t], got[t], f"{where} coordinate {t}"
-            raise _mismatch(f"statement.{what}", f"{where} expected {want.tolist()}, got {got.tolist()}")
+            raise mismatch(f"statement.{what}", f"{where} expected {want.tolist()}, got {got.tolist()}")
 
 
 def check_configuration(params: ProtocolParameters, config: WhirConfig, *, expected_params=None,
@@ -111,3 +114,4 @@ def check_configuration(params: ProtocolParameters, config: WhirConfig, *, expec
         check_params(params, expected_params)
     if min_security is not None:
         check_security(config, min_security)
+

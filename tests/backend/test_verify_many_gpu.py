@@ -111,4 +111,4 @@ def test_cli_verify_backend(tmp_path, capsys, corpus):
     assert lines[True] == lines[False] and lines[True][0] == 1
     assert lines[True, "single"] == lines[False, "single"] and lines[True, "single"][0] == [0, 1]
     assert cli.main(["verify", files[0], "--backend", "msl-cpu", "--profile", "p3-whir"]) == 1
-    assert "--backend is not available with --profile p3-whir" in capsys.readouterr().err
+    assert "reject: profile: p3-whir was asserted, but this is a whir-p3-metal" in capsys.readouterr().out

@@ -94,3 +94,31 @@ def read_p3_document(doc) -> P3Document:
     elif params["points"] != "transcript":
         raise ProofFormatError(f"params.points: expected 'transcript' or 'prescribed', got {params['points']!r:.40}")
     return P3Document(field, config, commitment, proof, openings, points)
+
+
+@dataclass(frozen=True)
+class P3Verified:
+    """What a verified p3-whir document proves: its opening points and claimed values (Montgomery words)."""
+
+    field: Field
+    config: P3WhirConfig
+    num_openings: int
+    points: np.ndarray
+    values: np.ndarray
+    prescribed: bool
+
+
+def verify_p3_document(document: P3Document) -> P3Verified:
+    from .verifier import P3Statement, P3WhirVerifier
+
+    class _Recording(P3WhirVerifier):
+        def _start(self, proof, statement):
+            start = super()._start(proof, statement)
+            self.proven = start.constraint.eq_points[:statement.num_openings]
+            return start
+
+    verifier = _Recording(document.config, document.field)
+    verifier.verify(document.proof, P3Statement(document.commitment, document.num_openings, document.points))
+    values = np.stack([e.current[0] for e in document.proof.evals])
+    return P3Verified(document.field, document.config, document.num_openings, verifier.proven, values,
+                      document.points is not None)

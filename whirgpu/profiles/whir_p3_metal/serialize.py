@@ -316,6 +316,11 @@ def from_whir_p3_json(text: str | bytes) -> ProofFile:
         doc = json.loads(text)
     except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise ProofFormatError(f"not JSON: {exc}") from None
+    return from_whir_p3_tree(doc)
+
+
+def from_whir_p3_tree(doc) -> ProofFile:
+    """``from_whir_p3_json`` on a document already decoded from JSON (``json.loads``'s tree)."""
     r = _JsonReader()
     r.obj(doc, "document", ("format", "params", "points_canonical", "claimed_values_canonical", "proof"))
     if doc["format"] != JSON_FORMAT:

@@ -1,0 +1,91 @@
+"""Proof documents of either profile, told apart by their own bytes.
+
+Contract: ``read_document(source, fmt="auto", profile=None)`` reads one proof document and returns a
+``ProofFile`` (the whir-p3-metal profile: ``whir-p3-json/v1`` JSON or whirgpu's binary format) or a
+``P3Document`` (the p3-whir profile: ``p3-whir-oracle/v1`` JSON). ``source`` is either kind of document already
+read (returned as it is), its bytes, a path (``str`` or ``os.PathLike``) or JSON text (a ``str`` starting with
+``{``), as ``whir_p3_metal.serialize.read_source`` defines. The profile is the document's own: the binary
+magic, else the JSON object's ``format``. ``profile`` (``"whir-p3-metal"`` / ``"p3-whir"``), when given, is an
+assertion the document must meet; ``fmt`` (``binary`` / ``whir-p3-json``) names the default profile's encoding
+and refuses any other document. Anything that is no proof document of any profile, and every failure to read
+one, is a ``ProofFormatError`` of one line.
+"""
+
+from __future__ import annotations
+
+import json
+
+from ..errors import ProofFormatError
+from ..expectations import mismatch
+from ..protocol.config import WhirConfig
+from ..protocol.parameters import ProtocolParameters
+from .p3_whir.config import P3WhirConfig
+from .p3_whir.document import FORMAT as P3_FORMAT
+from .p3_whir.document import P3Document, read_p3_document
+from .p3_whir.expectations import P3Expected
+from .whir_p3_metal.serialize import BINARY_MAGIC, FORMATS, JSON_FORMAT, ProofFile, from_binary, \
+    from_whir_p3_tree, read_source
+
+DEFAULT_PROFILE = "whir-p3-metal"
+P3_PROFILE = "p3-whir"
+PROFILES = (DEFAULT_PROFILE, P3_PROFILE)
+_FORMAT_PROFILES = {JSON_FORMAT: DEFAULT_PROFILE, P3_FORMAT: P3_PROFILE}
+
+
+def profile_of(document: ProofFile | P3Document) -> str:
+    """The profile a document read by ``read_document`` belongs to."""
+    return P3_PROFILE if isinstance(document, P3Document) else DEFAULT_PROFILE
+
+
+def _assert_profile(found: str, profile: str | None, what: str) -> None:
+    if profile is not None and profile != found:
+        raise ProofFormatError(f"profile: {profile} was asserted, but this is a {found} proof document ({what})")
+
+
+def _parse_json(data: bytes | str):
+    try:
+        return json.loads(data)
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:  # RecursionError: nested past the parser
+        raise ProofFormatError(f"not a proof document of any profile: not JSON ({str(exc)[:120]}) and not the "
+                               f"binary format") from None
+
+
+def read_document(source, fmt: str = "auto", profile: str | None = None) -> ProofFile | P3Document:
+    """The proof document ``source`` names, of the profile it declares (see the module contract)."""
+    if profile is not None and profile not in PROFILES:
+        raise ProofFormatError(f"unknown profile {profile!r}; choose one of {', '.join(PROFILES)}")
+    if fmt != "auto" and fmt not in FORMATS:
+        raise ProofFormatError(f"unknown proof format {fmt!r}; choose one of auto, {', '.join(FORMATS)}")
+    if isinstance(source, (ProofFile, P3Document)):
+        _assert_profile(profile_of(source), profile, "a document already read")
+        return source
+    data = read_source(source)
+    magic = not isinstance(data, str) and bytes(data[:len(BINARY_MAGIC)]) == BINARY_MAGIC
+    if fmt == "binary" or (fmt == "auto" and magic):
+        _assert_profile(DEFAULT_PROFILE, profile, "binary format")
+        return from_binary(data if not isinstance(data, str) else data.encode())
+    doc = _parse_json(data)
+    declared = doc.get("format") if isinstance(doc, dict) else None
+    found = _FORMAT_PROFILES.get(declared) if isinstance(declared, str) else None
+    if found is None:
+        what = f"format {declared!r:.60}" if isinstance(doc, dict) and "format" in doc else \
+            ("no 'format' key" if isinstance(doc, dict) else f"a JSON {type(doc).__name__}")
+        raise ProofFormatError(f"not a proof document of any profile: {what} (expected a JSON object with format "
+                               f"{JSON_FORMAT!r} or {P3_FORMAT!r}, or the binary format)")
+    _assert_profile(found, profile, f"format {declared!r}")
+    if found == P3_PROFILE:
+        if fmt != "auto":
+            raise ProofFormatError(f"--format {fmt} names a whir-p3-metal encoding; this is a p3-whir document")
+        return read_p3_document(doc)
+    return from_whir_p3_tree(doc)
+
+
+def check_profile(document: ProofFile | P3Document, params) -> None:
+    """Expected ``params`` of one profile and a document of the other: a rejection (``check="profile"``), before
+    anything else is checked. ``params`` None, or of the document's profile, passes; ``params`` of no profile are
+    left to that profile's own check (a ``ConfigError``)."""
+    expects = P3_PROFILE if isinstance(params, (P3WhirConfig, P3Expected)) else \
+        DEFAULT_PROFILE if isinstance(params, (ProtocolParameters, WhirConfig)) else None
+    found = profile_of(document)
+    if expects is not None and expects != found:
+        raise mismatch("profile", f"a {expects} proof expected, got a {found} proof document")

@@ -1,0 +1,114 @@
+"""What a verifier expects of a p3-whir proof document, checked with the names ``whirgpu.expectations`` uses.
+
+Contract: ``P3Expected(config, num_openings=None, prescribed=None)`` is what the verifier expects: the document's
+derived configuration must equal ``config`` (number of variables, field, folding factor, starting rate, every
+round's rate, security level, PoW budget, soundness type); ``num_openings``, when given, the number of opening
+points; ``prescribed``, when given, whether the points are the caller's (True) or drawn from the transcript
+(False). ``whirgpu.verify(..., params=P3WhirConfig)`` means ``P3Expected(config)``.
+
+``check_p3_configuration(document, expected, min_security)`` runs before the proof is verified,
+``check_p3_statement(verified, points, values)`` after it, on what the proof proved. A document that differs
+raises ``VerificationError(round="expectations", check=...)`` with ``check`` one of ``params.num_variables``,
+``params.field``, ``params.folding_factor``, ``params.starting_log_inv_rate``, ``params.round_log_inv_rates``,
+``params.security_level``, ``params.pow_bits``, ``params.soundness_type``, ``min_security``,
+``statement.num_points``, ``statement.points``, ``statement.values``. Malformed expectations are ``ConfigError``.
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+
+from ...errors import ConfigError
+from ...expectations import check_statement, mismatch
+from .config import P3WhirConfig
+
+
+@dataclass(frozen=True)
+class P3Expected:
+    config: P3WhirConfig
+    num_openings: int | None = None
+    prescribed: bool | None = None
+
+
+def as_p3_expected(expected) -> P3Expected:
+    if isinstance(expected, P3WhirConfig):
+        return P3Expected(expected)
+    if not isinstance(expected, P3Expected) or not isinstance(expected.config, P3WhirConfig):
+        raise ConfigError(f"params for a p3-whir document: expected a P3WhirConfig or P3Expected, got "
+                          f"{type(expected).__name__}")
+    return expected
+
+
+def _description(config: P3WhirConfig) -> dict:
+    p = config.params
+    return {"num_variables": config.num_variables, "field": config.field.name, "folding_factor": p.folding.k,
+            "starting_log_inv_rate": p.starting_log_inv_rate,
+            "round_log_inv_rates": [r.log_inv_rate for r in config.round_parameters],
+            "security_level": p.security_level, "pow_bits": p.pow_bits, "soundness_type": p.soundness_type.name}
+
+
+def p3_security_bits(config: P3WhirConfig) -> int:
+    """The bits of security the configuration's own derivation reaches: upstream sizes every step's queries and
+    OOD samples for ``security_level`` less the step's PoW and rounds every PoW up, so a configuration that
+    derives reaches its ``security_level`` under its soundness type."""
+    return config.params.security_level
+
+
+def check_p3_configuration(document, expected=None, min_security=None) -> None:
+    """The document's configuration against ``expected`` and ``min_security`` (see the module contract)."""
+    if expected is not None:
+        want = as_p3_expected(expected)
+        have, need = _description(document.config), _description(want.config)
+        for name, value in need.items():
+            if have[name] != value:
+                raise mismatch(f"params.{name}", f"{name} expected {value}, got {have[name]}")
+        if want.num_openings is not None and want.num_openings != document.num_openings:
+            raise mismatch("statement.num_points", f"{want.num_openings} opening point(s) expected, got "
+                                                   f"{document.num_openings}")
+        prescribed = document.points is not None
+        if want.prescribed is not None and want.prescribed != prescribed:
+            said = {True: "prescribed by the caller", False: "drawn from the transcript"}
+            raise mismatch("statement.points", f"points {said[want.prescribed]} expected, the document's are "
+                                               f"{said[prescribed]}")
+    if min_security is not None:
+        if isinstance(min_security, bool) or not isinstance(min_security, numbers.Real) or not min_security >= 0:
+            raise ConfigError(f"min_security must be a number of bits >= 0, got {min_security!r}")
+        reached = p3_security_bits(document.config)
+        if reached < min_security:
+            raise mismatch("min_security", f"security expected at least {min_security} bits, got {reached}")
+
+
+def check_p3_statement(verified, points=None, values=None) -> None:
+    """What the proof proved (``verified.points`` (E, n, 4), ``verified.values`` (E, 4), Montgomery words of
+    ``verified.field``) against the canonical statement the verifier expects."""
+    if points is not None or values is not None:
+        check_statement(verified.points, verified.values, points, values, field=verified.field)
+
+
+def verify_p3_expected(document, params=None, min_security=None, points=None, values=None):
+    """Verify a p3-whir document against what the verifier expects: its configuration first, then the proof,
+    then the statement it proved. Returns the ``P3Verified``; raises as ``whirgpu.verify`` does."""
+    from .document import verify_p3_document
+
+    check_p3_configuration(document, params, min_security)
+    verified = verify_p3_document(document)
+    check_p3_statement(verified, points, values)
+    return verified
+
+
+def p3_expected_config(n: int, k: int, r: int, field=None, security_level=None, pow_bits=None,
+                       soundness=None) -> P3WhirConfig:
+    """The configuration ``prove --profile p3-whir -n n -k k -r r`` proves under, with the refinements given
+    (None: the profile's default); a ``ConfigError`` when upstream derives none."""
+    from ...field import field_by_name
+    from ...protocol.folding import Constant
+    from .api import EXAMPLE_PARAMETERS
+    from .config import P3Parameters
+
+    example = EXAMPLE_PARAMETERS
+    params = P3Parameters(security_level=example.security_level if security_level is None else security_level,
+                          pow_bits=example.pow_bits if pow_bits is None else pow_bits, folding=Constant(k),
+                          soundness_type=example.soundness_type if soundness is None else soundness,
+                          starting_log_inv_rate=r)
+    return P3WhirConfig.derive(n, params, field_by_name(field or "koalabear"))
