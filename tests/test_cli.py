@@ -853,11 +853,19 @@ def test_verify_rejects_a_changed_p3_whir_proof(tmp_path, capsys):
     (["--expect", "16:5:1", "--initial-reduction", 1], "--initial-reduction refines a whir-p3-metal", 1),
     (["--min-security", 91], "(min_security): security expected at least 91 bits, got 90", 1),
     (["--min-security", 90], "accept n=16 ", 0),
-    (["--format", "binary"], "reject: not a whirgpu binary proof (bad magic", 1),
     (["--backend", "cpu"], "--backend hashes whir-p3-metal openings; this p3-whir document's", 1),
 ])
 def test_verify_p3_whir_expectations_and_refusals(argv, message, code, tmp_path, capsys):
+    """Each expectation is checked, and named, the same way whether the profile is recognised or asserted."""
     for profile in ([], ["--profile", "p3-whir"]):  # recognised from the document, or asserted: the same verdict
         rc, out, err = run(["verify", _p3_file(tmp_path, P3_DOCS[0]), *profile, *argv], capsys)
         assert rc == code
         assert message in one_line(out + err)
+
+
+def test_verify_format_flag_names_the_default_profiles_encodings(tmp_path, capsys):
+    path = _p3_file(tmp_path, P3_DOCS[0])
+    code, out, _ = run(["verify", path, "--format", "binary"], capsys)
+    assert code == 1 and one_line(out).startswith("reject: not a whirgpu binary proof (bad magic")
+    code, _, err = run(["verify", path, "--format", "whir-p3-json", "--profile", "p3-whir"], capsys)
+    assert code == 1 and "error: --format whir-p3-json names a whir-p3-metal encoding; --profile p3-whir" in err

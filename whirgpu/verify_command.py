@@ -109,6 +109,8 @@ def _check_refinements(args) -> None:
         for dest, flag in P3_ONLY.items():
             if getattr(args, dest) is not None:
                 raise ConfigError(f"{flag} refines a p3-whir expectation; --profile whir-p3-metal was given")
+    if args.profile == "p3-whir" and args.format != "auto":
+        raise ConfigError(f"--format {args.format} names a whir-p3-metal encoding; --profile p3-whir was given")
     if args.profile == "p3-whir" and args.initial_reduction is not None:
         raise ConfigError("--initial-reduction refines a whir-p3-metal expectation; --profile p3-whir was given")
     if args.openings is not None and args.openings < 1:
