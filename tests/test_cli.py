@@ -594,6 +594,20 @@ def test_verify_a_missing_file_or_a_directory_is_a_file_error(tmp_path, capsys):
     assert (code, out) == (2, "") and one_line(err) == f"error: cannot read {tmp_path}: Is a directory"
 
 
+def test_verify_several_files_gives_every_readable_one_its_verdict(round_proofs, tmp_path, capsys):
+    """One unreadable file among several: the others keep their verdicts, it is named, the exit status the worst."""
+    good, missing = round_proofs["binary"], tmp_path / "missing.whir"
+    code, out, err = run(["verify", good, missing], capsys)
+    lines = out.splitlines()
+    assert code == 2 and err == "" and len(lines) == 2
+    assert lines[0].startswith(f"{good}: accept ")
+    assert lines[1] == f"{missing}: error: cannot read {missing}: No such file or directory"
+    garbage = tmp_path / "garbage.whir"
+    garbage.write_bytes(b"nothing")
+    code, out, _ = run(["verify", good, garbage], capsys)
+    assert code == 1 and out.splitlines()[1].startswith(f"{garbage}: reject: ")
+
+
 @pytest.mark.parametrize("params", [5, None, ["num_variables"], {"num_variables": "12"}])
 def test_verify_rejects_a_params_block_that_is_not_an_object(params, round_proofs, tmp_path, capsys):
     doc = json.loads(round_proofs["whir-p3-json"].read_text())

@@ -10,9 +10,10 @@ p3-whir profile it also pins the field (``--field``, default the profile's), the
 
 Output contract, the same in both profiles: ``accept n=N fold=K rate=R security=S soundness=T pow_bits=B
 points=M profile=P field=F (...)`` on one line, exit 0 (``accept`` stays the first word; the parenthesis says which
-expectations were checked, or that none were); ``reject: <reason>`` on one line, exit 1. With several files each
-line starts ``FILE: ``. A proof file that cannot be read (``-``: standard input) is a ``FileError`` on stderr,
-exit 2. A bad option or statement file is an ``error: ...`` line on stderr (exit 1), raised as ``ConfigError``
+expectations were checked, or that none were); ``reject: <reason>`` on one line, exit 1. A proof file that cannot
+be read (``-``: standard input) is a ``FileError`` on stderr, exit 2. With several files each line starts
+``FILE: ``, every readable file gets its verdict, an unreadable one the line ``FILE: error: <why>``, and the exit
+status is the worst (2 unreadable, 1 rejected, 0 all accepted). A bad option or statement file is an ``error: ...`` line on stderr (exit 1), raised as ``ConfigError``
 before any proof is read.
 
 The statement file (``--statement``) is one JSON object with canonical field elements (integers in [0, p)):
@@ -25,7 +26,7 @@ from __future__ import annotations
 
 from .backends import BACKEND_NAMES
 from .cli_options import read_bytes, read_json_file
-from .errors import ConfigError, ProofFormatError, VerificationError
+from .errors import ConfigError, FileError, ProofFormatError, VerificationError
 from .field import FIELDS
 from .protocol.parameters import DEFAULT_MAX_POW, DEFAULT_SECURITY_LEVEL, ProtocolParameters
 from .protocol.soundness import SoundnessType
@@ -246,8 +247,15 @@ def run_verify(args) -> int:
         raise ConfigError("standard input (-) can be read once")
     expect = _Expectations(args)
     documents, verdicts = [], {}
+    unreadable = {}
     for i, path in enumerate(files):
-        data = read_bytes(path)  # a file that cannot be read is no reject: FileError, exit 2
+        try:
+            data = read_bytes(path)  # a file that cannot be read is no reject: FileError, exit 2
+        except FileError as exc:
+            if len(files) == 1:
+                raise
+            unreadable[i] = exc  # the others still get their verdicts
+            continue
         try:
             document = read_document(data, args.format, args.profile)
             profile = profile_of(document)
@@ -269,6 +277,10 @@ def run_verify(args) -> int:
     by_index = {i: doc for i, doc, _ in documents}
     status = 0
     for i, path in enumerate(files):
+        if i in unreadable:
+            print(f"{path}: error: {unreadable[i]}")
+            status = max(status, 2)
+            continue
         verdict = verdicts[i]
         line = accept_line(by_index[i], expect.checked()) if verdict.ok else f"reject: {verdict.error}"
         print(f"{path}: {line}" if len(files) > 1 else line)
