@@ -130,3 +130,11 @@ def test_the_tables_have_every_point():
     with pytest.raises(ConfigError):
         provable_grid("provable-capacity")
     assert grid_params(20, 4, 1, JB).soundness_type is JB
+
+
+def test_security_md_shows_the_tables_the_module_prints():
+    """docs/SECURITY.md pastes `python3 -m whirgpu.protocol.provable_grid`: the tables must still be what it prints."""
+    from pathlib import Path
+    text = (Path(__file__).resolve().parents[2] / "docs" / "SECURITY.md").read_text()
+    for table in security_tables().split("\n\n"):
+        assert table in text

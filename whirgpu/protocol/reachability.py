@@ -13,8 +13,10 @@ schedule as ``WhirConfig.from_params`` does and returns a frozen ``Reachability`
 - the nearest reachable settings: ``max_security`` (the largest level <= the requested one that derives with the
   same variables, folding, rate, regime and budget), ``max_security_within_budget`` (the same, every PoW within
   the budget), ``alternatives`` (the PoW the other provable regimes would need for the requested level, None where
-  they do not derive) and ``field_bits_needed`` (the smallest extension field, in bits, at which the requested
-  level derives with the same query and OOD counts; None when the field is not what blocks it);
+  they do not derive) and ``field_bits_needed`` (the smallest extension field, in bits, at which every PoW of the
+  requested level fits MAX_GRIND_BITS with the same query and OOD counts; None when it derives or when the field
+  is not what blocks it; a field that large needs no more OOD samples, so it is exact to within the bit or so
+  fewer samples would give the query combination);
 - ``describe()``: all of it in one line.
 Parameters that are wrong in themselves (num_variables < 1, pow_bits >= security_level, subgroups beyond the
 two-adicity, no OOD sample count in range) raise ``ConfigError`` as ``from_params`` does: they are not a matter of
@@ -95,8 +97,8 @@ class Reachability:
                              f"{pow_bits} bits of PoW")
         if self.field_bits_needed is not None:
             larger = ", ".join(f"degree {d}: {(P ** d).bit_length()} bits" for d in _LARGER_EXTENSIONS)
-            parts.append(f"an extension field of {self.field_bits_needed} bits or more would derive it "
-                         f"(this one has {FIELD_SIZE_BITS}; {larger})")
+            parts.append(f"an extension field of {self.field_bits_needed} bits would derive it with the same queries "
+                         f"and OOD samples (this one has {FIELD_SIZE_BITS}; {larger})")
         return "; ".join(parts)
 
 
@@ -145,8 +147,8 @@ def _why(config: WhirConfig | None, params: ProtocolParameters, step: str) -> st
         prox, sumcheck = st.prox_gaps_error(nv, rate, b, 2), st.fold_sumcheck_error(b, nv, rate)
         if prox <= sumcheck:
             term = {
-                SoundnessType.UniqueDecoding: f"log2 |L| = {nv + rate}, L the evaluation domain",
-                SoundnessType.JohnsonBound: (f"log2 |L| + log2(2 x 10.5^5 / 3) + 1.5 log2(1/rho) = {nv + rate} + "
+                SoundnessType.UniqueDecoding: f"log2 |D| = {nv + rate}, D the evaluation domain",
+                SoundnessType.JohnsonBound: (f"log2 |D| + log2(2 x 10.5^5 / 3) + 1.5 log2(1/rho) = {nv + rate} + "
                                              f"16.4 + {1.5 * rate:g}"),
                 SoundnessType.CapacityBound: (f"log2(2^{nv} / (eta rho^2)) = {nv} + 2 x {rate} + {rate} + 4.3, "
                                               f"eta = rho/20"),
