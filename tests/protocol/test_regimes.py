@@ -254,3 +254,15 @@ def test_p3_whir_figures_match_the_papers_error_terms(n, fold, rate, derived, fi
     assert report.provable_bits == (90 if derived.provable else max(report.bits[UD], report.bits[JB]))
     with pytest.raises(ConfigError):
         p3_security.security_terms(WhirConfig.from_params(ProtocolParameters.default(12, 4, 1)))
+
+
+def test_every_golden_p3_configuration_reaches_its_level_under_its_regime():
+    from tests.conftest import load_golden_p3
+    from tests.protocol.test_p3_config import FIELDS, PROOFS, _params
+    for name in PROOFS:
+        golden = load_golden_p3(name)
+        p = golden["params"]
+        config = P3WhirConfig.derive(p["num_variables"], _params(p), FIELDS[golden["field"]])
+        report = p3_security.security_report(config)
+        assert report.headline_bits == p["security_level"], name
+        assert report.conjectural is (report.derived_under is CB), name
