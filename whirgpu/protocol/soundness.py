@@ -32,6 +32,17 @@ class SoundnessType(enum.IntEnum):
     def cli_name(self) -> str:
         return _SOUNDNESS_CLI_NAMES[self]
 
+    @property
+    def regime_name(self) -> str:
+        """The regime in prose: "unique decoding", "Johnson bound", "capacity bound"."""
+        return _REGIME_NAMES[self]
+
+    @property
+    def provable(self) -> bool:
+        """True for the regimes whose soundness is proved (unique decoding, Johnson bound); the capacity bound
+        is a conjecture, disproved near capacity over prime fields for some parameters (docs/SECURITY.md)."""
+        return self is not SoundnessType.CapacityBound
+
     @classmethod
     def parse(cls, value: Any) -> SoundnessType:
         """From a SoundnessType, a CLI name (unique|johnson|capacity, also ud|jb|cb), the reference's name
@@ -155,6 +166,11 @@ _SOUNDNESS_CLI_NAMES = {
     SoundnessType.UniqueDecoding: "unique",
     SoundnessType.JohnsonBound: "johnson",
     SoundnessType.CapacityBound: "capacity",
+}
+_REGIME_NAMES = {
+    SoundnessType.UniqueDecoding: "unique decoding",
+    SoundnessType.JohnsonBound: "Johnson bound",
+    SoundnessType.CapacityBound: "capacity bound",
 }
 _SOUNDNESS_SHORT = {
     SoundnessType.UniqueDecoding: "ud",
