@@ -19,7 +19,8 @@ from whirgpu import cli
 from whirgpu.api import random_instance
 from whirgpu.backends import STORAGE_POLICIES, select_backend
 from whirgpu.field import P
-from whirgpu.protocol.params import ProtocolParameters, WhirConfig, format_schedule
+from whirgpu.protocol.params import ProtocolParameters, SoundnessType, WhirConfig, format_schedule
+from whirgpu.protocol.regimes import security_report
 from whirgpu.profiles.whir_p3_metal.serialize import load, proof_to_json_tree
 
 from .conftest import REPO, golden_file, load_golden, load_golden_p3
@@ -121,7 +122,11 @@ def test_params_json_is_the_config_and_matches_the_reference(capsys):
     assert code == 0 and err == ""
     doc = json.loads(out)
     params = ProtocolParameters.default(num_variables=12, folding_factor=4, security_level=32, pow_bits=0)
+    security = doc.pop("security")  # every figure names its regime: the report beside the configuration
     assert doc == WhirConfig.from_params(params).to_json_dict()
+    assert security == security_report(WhirConfig.from_params(params)).to_json_dict()
+    assert (security["derived_under"], security["conjectural"], security["headline_bits"]) == ("capacity", True, 32)
+    assert security["provable_bits"] < 32
     # and the numbers are the reference's own (the golden file was made with these parameters)
     assert doc["derived"] == golden["derived"]
     instance_keys = ("num_points", "seed")
@@ -140,7 +145,9 @@ def test_params_of_the_p3_whir_profile_are_upstreams(name, capsys):
             p["pow_bits"], "--soundness", p["soundness_type"]]
     code, out, err = run([*argv, "--json"], capsys)
     assert (code, err) == (0, "")
-    assert json.loads(out) == golden["config"]
+    doc = json.loads(out)
+    assert doc.pop("security")["derived_under"] == SoundnessType.parse(golden["params"]["soundness_type"]).cli_name
+    assert doc == golden["config"]
     code, out, err = run(argv, capsys)
     assert (code, err) == (0, "")
     assert out.startswith(f"WHIR schedule (p3-whir profile, {golden['field']}): n = {p['num_variables']}")
@@ -865,8 +872,10 @@ def test_verify_rejects_a_changed_p3_whir_proof(tmp_path, capsys):
     (["--expect", "16:5:1", "--field", "babybear"], "reject: not what the verifier expects (params.field)", 1),
     (["--expect", "16:5:1", "--openings", 2], "(statement.num_points): 2 opening point(s) expected, got 1", 1),
     (["--expect", "16:5:1", "--initial-reduction", 1], "--initial-reduction refines a whir-p3-metal", 1),
-    (["--min-security", 91], "(min_security): security expected at least 91 bits, got 90", 1),
-    (["--min-security", 90], "accept n=16 ", 0),
+    (["--min-security", 91, "--assume", "capacity"], "(min_security): security expected at least 91 bits", 1),
+    (["--min-security", 90, "--assume", "capacity"], "accept n=16 fold=5 rate=1 security=90 regime=capacity(assumed)",
+     0),
+    (["--min-security", 90], "provable (Johnson bound; weakest step: ", 1),
     (["--backend", "cpu"], "--backend hashes whir-p3-metal openings; this p3-whir document's", 1),
 ])
 def test_verify_p3_whir_expectations_and_refusals(argv, message, code, tmp_path, capsys):

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import whirgpu
+from whirgpu.protocol.regimes import security_report
 from whirgpu import ConfigError, ProtocolParameters, VerificationError
 from whirgpu.protocol.params import WhirConfig
 from whirgpu.protocol.security import security_bits, security_terms
@@ -72,10 +73,15 @@ def test_without_expectations_the_weak_proof_is_accepted(weak_proof):
 
 
 def test_min_security_rejects_the_weak_proof(weak_proof):
+    report = security_report(whirgpu.load(weak_proof).config)
     error = _rejection(weak_proof, min_security=100)
     assert error.check == "min_security"
-    assert "at least 100 bits, got 1" in str(error) and "round 0 queries" in str(error)
-    whirgpu.verify(weak_proof, min_security=1)
+    assert f"at least 100 bits, got {report.provable_bits} provable" in str(error)
+    assert report.provable_figure.weakest_step in str(error)
+    assert "1 bits even under the capacity-bound conjecture" in str(error)
+    error = _rejection(weak_proof, min_security=1)  # its 1 bit is the conjecture's: counted only when assumed
+    assert error.check == "min_security" and "--assume capacity" in str(error)
+    whirgpu.verify(weak_proof, min_security=1, assume="capacity")
     whirgpu.verify(weak_proof, min_security=0)
 
 
@@ -138,7 +144,10 @@ def test_parameters_are_checked_before_the_proof(weak_proof):
 def test_cli_accept_says_what_was_accepted(weak_proof, capsys):
     code, out, err = run(["verify", weak_proof], capsys)
     assert code == 0 and err == "" and accepted(out)
-    assert one_line(out).startswith("accept n=12 fold=4 rate=1 security=1 soundness=capacity pow_bits=0 points=1 ")
+    report = security_report(whirgpu.load(weak_proof).config)
+    assert one_line(out).startswith(f"accept n=12 fold=4 rate=1 security={report.provable_bits} regime="
+                                    f"{report.provable_regime.cli_name} conjectural=1 soundness=capacity pow_bits=0 "
+                                    f"points=1 ")
     assert "no expectations" in out
 
 
@@ -163,9 +172,10 @@ def test_cli_accepts_matching_expectations(weak_proof, capsys, tmp_path):
     statement = tmp_path / "statement.json"
     statement.write_text(json.dumps({"points": points, "values": whirgpu.claimed_values(pf)}))
     code, out, err = run(["verify", weak_proof, "--expect", "12:4:1", "--security", "1", "--pow-bits", "0",
-                          "--soundness", "capacity", "--min-security", "1", "--statement", statement], capsys)
+                          "--soundness", "capacity", "--min-security", "1", "--assume", "capacity", "--statement",
+                          statement], capsys)
     assert code == 0 and err == "" and accepted(out)
-    assert "(as expected: parameters, security >= 1 bits, statement)" in out
+    assert "(as expected: parameters, security >= 1 bits (capacity assumed), statement)" in out
 
     statement.write_text(json.dumps({"points": points}))
     assert run(["verify", weak_proof, "--statement", statement], capsys)[0] == 0

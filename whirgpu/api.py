@@ -29,6 +29,8 @@ from .profiles.whir_p3_metal.serialize import ProofFile, check_proof_file, dump,
 from .profiles.documents import check_profile, read_document
 from .profiles.p3_whir.document import P3Document
 from .profiles.p3_whir.expectations import verify_p3_expected
+from .protocol.reachability import derive_explained
+from .protocol.security_policy import check_assume
 from .protocol.verifier import WhirVerifier
 from .ref import field_np as F
 from .ref.multilinear import evaluate
@@ -130,7 +132,7 @@ class Prover:
 
     def __init__(self, params: ProtocolParameters | WhirConfig, backend: str | Backend = "auto",
                  storage: str | None = None):
-        self.config = params if isinstance(params, WhirConfig) else WhirConfig.from_params(params)
+        self.config = params if isinstance(params, WhirConfig) else derive_explained(params)
         choice = select_backend(backend, self.config, storage)  # auto checks that the proof fits the device
         self._backend: Backend | None = choice.backend
         self._owns_backend = not isinstance(backend, Backend)  # a backend passed in stays the caller's to close
@@ -326,7 +328,8 @@ class Prover:
         self.last_transfers = prover.stats
 
 
-def verify(proof_file, *, params=None, min_security: float | None = None, points=None, values=None) -> None:
+def verify(proof_file, *, params=None, min_security: float | None = None, points=None, values=None,
+           assume: str | None = None) -> None:
     """Raise ``VerificationError`` / ``ProofFormatError`` unless the proof is valid AND is what the verifier
     expects; return None on acceptance.
 
@@ -340,16 +343,19 @@ def verify(proof_file, *, params=None, min_security: float | None = None, points
     What the verifier expects (each None checks nothing; see ``whirgpu.expectations``): ``params``, the
     parameters the proof must have been made under, field for field (``ProtocolParameters`` or ``WhirConfig`` for
     a whir-p3-metal proof; ``P3WhirConfig`` or ``P3Expected`` for a p3-whir one: a document of the other profile
-    is rejected with ``check="profile"``); ``min_security``, the bits of security its configuration must reach;
+    is rejected with ``check="profile"``); ``min_security``, the bits of security its configuration must reach,
+    counted as provable bits (unique decoding or the Johnson bound) unless ``assume="capacity"`` opts into the
+    capacity-bound conjecture (``protocol.security_policy``);
     ``points`` / ``values``, the canonical statement it must prove, in the shapes ``Prover.prove`` takes and
     ``claimed_values`` returns. A proof that differs raises ``VerificationError`` with ``check`` naming the field
     (``params.num_variables``, ``min_security``, ``statement.points``, ...). Parameters and security are checked
     before the proof, the statement after it. Without ``params`` or ``min_security`` the proof chooses its own
     parameters: a 1-bit proof is accepted."""
+    check_assume(assume)
     document = read_document(proof_file)
     check_profile(document, params)
     if isinstance(document, P3Document):
-        verify_p3_expected(document, params, min_security, points, values)
+        verify_p3_expected(document, params, min_security, points, values, assume)
         return
     proof_file = document
     if not isinstance(proof_file.params, ProtocolParameters):
@@ -359,7 +365,8 @@ def verify(proof_file, *, params=None, min_security: float | None = None, points
         config = WhirConfig.from_params(proof_file.params)
     except (ConfigError, OverflowError) as exc:  # as the decoders do: parameters the reference would reject
         raise ProofFormatError(f"proof file params: {exc}") from None
-    check_configuration(proof_file.params, config, expected_params=params, min_security=min_security)
+    check_configuration(proof_file.params, config, expected_params=params, min_security=min_security,
+                        assume=assume)
     WhirVerifier(config).verify(proof_file.proof, proof_file.statement)
     if proof_file.inconsistency:  # a true proof in a document that contradicts itself
         raise ProofFormatError(proof_file.inconsistency)
@@ -367,12 +374,12 @@ def verify(proof_file, *, params=None, min_security: float | None = None, points
         check_statement(proof_file.statement.points, proof_file.statement.values, points, values)
 
 
-def is_valid(proof_file, *, params=None,
-             min_security: float | None = None, points=None, values=None) -> bool:
+def is_valid(proof_file, *, params=None, min_security: float | None = None, points=None, values=None,
+             assume: str | None = None) -> bool:
     """True iff ``verify`` accepts (same arguments). Malformed expectations still raise ``ConfigError``: they are
     the caller's mistake, not a proof to reject."""
     try:
-        verify(proof_file, params=params, min_security=min_security, points=points, values=values)
+        verify(proof_file, params=params, min_security=min_security, points=points, values=values, assume=assume)
     except (ProofFormatError, VerificationError):
         return False
     return True

@@ -2,8 +2,9 @@
 all their Merkle openings.
 
 Contract: ``verify_many`` takes what ``whirgpu.verify`` takes, as a sequence of proof documents of either profile
-(``ProofFile``s, ``P3Document``s, bytes, paths or JSON text, each told apart as ``verify`` does; profiles may mix) and the same expectations (``params``,
-``min_security``, ``points``, ``values``: each applies to every proof). It returns one ``Verdict`` per proof, in
+(``ProofFile``s, ``P3Document``s, bytes, paths or JSON text, each told apart as ``verify`` does; profiles may
+mix) and the same expectations (``params``, ``min_security``, ``points``, ``values``, ``assume``: each applies to
+every proof). It returns one ``Verdict`` per proof, in
 order: ``ok`` and, when not, the error ``verify`` would have raised for that proof alone (a
 ``ProofFormatError`` or ``VerificationError``, with its ``round`` and ``check``). It raises only for malformed
 expectations (``ConfigError``, the caller's mistake), as ``is_valid`` does.
@@ -34,6 +35,7 @@ from .profiles.documents import check_profile, read_document
 from .profiles.p3_whir.document import P3Document
 from .profiles.p3_whir.expectations import verify_p3_expected
 from .profiles.whir_p3_metal.serialize import ProofFile
+from .protocol.security_policy import check_assume
 from .protocol.verifier import WhirVerifier, _Openings, _reject, fast_permute_lanes
 from .ref import merkle
 
@@ -66,12 +68,12 @@ class _Walked:
     done: bool = False  # a p3-whir document: verified whole in the walk (its openings are checked where met)
 
 
-def _walk(proof, params, min_security, points, values) -> _Walked:
+def _walk(proof, params, min_security, points, values, assume) -> _Walked:
     try:
         document = read_document(proof)
         check_profile(document, params)
         if isinstance(document, P3Document):
-            verify_p3_expected(document, params, min_security, points, values)
+            verify_p3_expected(document, params, min_security, points, values, assume)
             return _Walked([], None, None, done=True)
         proof_file = document
         if not isinstance(proof_file.params, ProtocolParameters):
@@ -81,7 +83,8 @@ def _walk(proof, params, min_security, points, values) -> _Walked:
             config = WhirConfig.from_params(proof_file.params)
         except (ConfigError, OverflowError) as exc:
             raise ProofFormatError(f"proof file params: {exc}") from None
-        check_configuration(proof_file.params, config, expected_params=params, min_security=min_security)
+        check_configuration(proof_file.params, config, expected_params=params, min_security=min_security,
+                            assume=assume)
     except (ProofFormatError, VerificationError) as exc:
         return _Walked([], exc, None, done=True)
     openings = _Deferred()
@@ -105,17 +108,19 @@ CHUNKS_PER_PROCESS = 1  # one contiguous chunk a worker: the larger the chunk, t
 
 
 def verify_many(proofs, *, params: ProtocolParameters | WhirConfig | None = None, min_security: float | None = None,
-                points=None, values=None, backend=None, processes: int | None = None) -> list[Verdict]:
+                points=None, values=None, backend=None, processes: int | None = None,
+                assume: str | None = None) -> list[Verdict]:
     """The verdict of every proof of ``proofs`` (see the module contract). ``backend``: None hashes the batch's
     openings on the host; a backend name ("auto", "wgpu", "dawn", "metal", "msl-cpu", "cpu") or a ``Backend`` hashes
     them there (``backends.path_roots.compute_roots_on``); the verdicts are the same. ``processes``: see the module
     contract (with ``backend`` None: each worker hashes its chunks on the host)."""
+    check_assume(assume)
     if processes is not None:
         if backend is not None:
             raise ConfigError("verify_many: backend= hashes the whole batch in this process and processes= hashes "
                               "each chunk in its worker; choose one")
-        return _verify_in_processes(list(proofs), processes, (params, min_security, points, values))
-    walked = [_walk(proof, params, min_security, points, values) for proof in proofs]
+        return _verify_in_processes(list(proofs), processes, (params, min_security, points, values, assume))
+    walked = [_walk(proof, params, min_security, points, values, assume) for proof in proofs]
     batch = [(rows, indices, siblings) for w in walked for _, rows, indices, siblings, _ in w.openings]
     roots = (merkle.compute_roots_batched(batch, permute=fast_permute_lanes()) if backend is None
              else compute_roots_on(backend, batch))
@@ -147,8 +152,9 @@ def _warm_worker() -> None:
 
 
 def _verify_chunk(proofs: list, expectations: tuple) -> list[Verdict]:
-    params, min_security, points, values = expectations
-    return verify_many(proofs, params=params, min_security=min_security, points=points, values=values)
+    params, min_security, points, values, assume = expectations
+    return verify_many(proofs, params=params, min_security=min_security, points=points, values=values,
+                       assume=assume)
 
 
 def _verify_in_processes(proofs: list, processes: int, expectations: tuple) -> list[Verdict]:

@@ -25,7 +25,9 @@ from .protocol.config import WhirConfig
 from .protocol.folding import Constant
 from .profiles.p3_whir.config import P3Parameters, P3WhirConfig
 from .protocol.parameters import DEFAULT_MAX_POW, DEFAULT_SECURITY_LEVEL, ProtocolParameters
+from .protocol.reachability import derive_explained
 from .protocol.schedule_text import format_schedule
+from .profiles.security import security_report
 from .profiles.p3_whir.schedule_text import format_p3_schedule
 from .protocol.soundness import SoundnessType
 
@@ -154,9 +156,10 @@ def _cmd_params(args) -> int:
         return _cmd_params_p3(args)
     if args.field != "babybear":
         raise ConfigError(f"--field {args.field} needs --profile p3-whir (whir-p3-metal is BabyBear only)")
-    config = WhirConfig.from_params(_params_from_args(args))
+    config = derive_explained(_params_from_args(args))
     if args.json:
-        print(json.dumps(config.to_json_dict(), indent=2, sort_keys=True))
+        print(json.dumps({**config.to_json_dict(), "security": security_report(config).to_json_dict()}, indent=2,
+                         sort_keys=True))
     else:
         print(format_schedule(config), end="")  # the table ends with its own newline
     return 0
@@ -179,7 +182,8 @@ def _cmd_params_p3(args) -> int:
     params = _p3_params_from_args(args)
     config = P3WhirConfig.derive(args.num_variables, params, field_by_name(args.field))
     if args.json:
-        print(json.dumps(config.to_json_dict(), indent=2, sort_keys=True))
+        print(json.dumps({**config.to_json_dict(), "security": security_report(config).to_json_dict()}, indent=2,
+                         sort_keys=True))
     else:
         print(format_p3_schedule(config, args.field), end="")
     return 0
@@ -321,7 +325,7 @@ def _load_instance(args):
     if not 0 <= args.seed < 1 << 64:
         raise ConfigError(f"--seed {args.seed} is not a u64 seed (must be in [0, 2^64))")
     params = _params_from_args(args)
-    WhirConfig.from_params(params)  # validate before drawing 2^n values
+    derive_explained(params)  # validate before drawing 2^n values
 
     def prove_random(prover):
         return prover.prove_monty(*random_points(params.num_variables, args.seed))

@@ -23,7 +23,8 @@ from .canonical import canonical_array
 from .errors import ConfigError, VerificationError
 from .protocol.config import WhirConfig
 from .protocol.parameters import ProtocolParameters
-from .protocol.security import security_bits, weakest_step
+from .protocol.regimes import SecurityReport, security_report
+from .protocol.security_policy import shortfall
 from .field import BABYBEAR, Field
 from .ref.field_np import field_ops
 
@@ -51,14 +52,15 @@ def check_params(got: ProtocolParameters, expected) -> None:
             raise mismatch(f"params.{name}", f"{name} expected {_show(want)}, got {_show(have)}")
 
 
-def check_security(config: WhirConfig, min_security) -> None:
+def check_security(report: SecurityReport, min_security, assume=None) -> None:
+    """The configuration whose ``report`` this is (either profile's) reaches ``min_security`` bits as a verifier
+    counts them: provable bits, or the capacity-bound conjecture's figure too when ``assume == "capacity"``
+    (``protocol.security_policy``)."""
     if isinstance(min_security, bool) or not isinstance(min_security, numbers.Real) or not min_security >= 0:
         raise ConfigError(f"min_security must be a number of bits >= 0, got {min_security!r}")
-    reached = security_bits(config)
-    if reached < min_security:
-        step, bits = weakest_step(config)
-        raise mismatch("min_security", f"security expected at least {min_security} bits, got {reached} "
-                                        f"(weakest step: {step}, {bits:.1f} bits)")
+    why = shortfall(report, min_security, assume)
+    if why is not None:
+        raise mismatch("min_security", why)
 
 
 def _canonical(values, what: str, prime: int) -> np.ndarray:
@@ -107,11 +109,11 @@ def check_statement(got_points: np.ndarray, got_values: np.ndarray, points=None,
 
 
 def check_configuration(params: ProtocolParameters, config: WhirConfig, *, expected_params=None,
-                        min_security=None) -> None:
+                        min_security=None, assume=None) -> None:
     """The parameters and the security they reach: checked before the proof, so that a verifier spends no work
     on a proof made under parameters it would refuse."""
     if expected_params is not None:
         check_params(params, expected_params)
     if min_security is not None:
-        check_security(config, min_security)
+        check_security(security_report(config), min_security, assume)
 

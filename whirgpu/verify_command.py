@@ -1,5 +1,6 @@
 """``whirgpu verify FILE... [--profile P] [--expect N:F:R [--security S --pow-bits B --soundness T
---initial-reduction M --field F --openings E]] [--min-security S] [--statement FILE.json] [--format F]
+--initial-reduction M --field F --openings E]] [--min-security S [--assume capacity]] [--statement FILE.json]
+[--format F]
 [--backend B] [--processes K]``: verify proof documents of either profile against what the verifier expects.
 
 The profile is each document's own (whir-p3-metal: ``whir-p3-json/v1`` or the binary format; p3-whir:
@@ -8,13 +9,15 @@ The profile is each document's own (whir-p3-metal: ``whir-p3-json/v1`` or the bi
 p3-whir profile it also pins the field (``--field``, default the profile's), the number of openings
 (``--openings``, default 1) and, unless ``--statement`` names the points, points drawn from the transcript.
 
-Output contract, the same in both profiles: ``accept n=N fold=K rate=R security=S soundness=T pow_bits=B
-points=M profile=P field=F (...)`` on one line, exit 0 (``accept`` stays the first word; the parenthesis says which
-expectations were checked, or that none were); ``reject: <reason>`` on one line, exit 1. A proof file that cannot
-be read (``-``: standard input) is a ``FileError`` on stderr, exit 2. With several files each line starts
-``FILE: ``, every readable file gets its verdict, an unreadable one the line ``FILE: error: <why>``, and the exit
-status is the worst (2 unreadable, 1 rejected, 0 all accepted). A bad option or statement file is an ``error: ...`` line on stderr (exit 1), raised as ``ConfigError``
-before any proof is read.
+Output contract, the same in both profiles: ``accept n=N fold=K rate=R security=S regime=G [conjectural=C]
+soundness=T pow_bits=B points=M profile=P field=F (...)`` on one line, exit 0. ``security`` is the provable bits
+and ``regime`` the provable regime that gives them; ``conjectural`` the capacity bound's figure of a configuration
+derived under it; with ``--assume capacity``: ``security=C regime=capacity(assumed) provable=S``. ``accept`` stays
+the first word; the parenthesis says which expectations were checked, or that none were. ``reject: <reason>`` on
+one line, exit 1. A proof file that cannot be read (``-``: standard input) is a ``FileError`` on stderr, exit 2.
+With several files each line starts ``FILE: ``, every readable file gets its verdict, an unreadable one the line
+``FILE: error: <why>``, and the exit status is the worst (2 unreadable, 1 rejected, 0 all accepted). A bad option
+or statement file is an ``error: ...`` line on stderr (exit 1), raised as ``ConfigError`` before any proof is read.
 
 The statement file (``--statement``) is one JSON object with canonical field elements (integers in [0, p)):
 ``{"points": [[[a0, a1, a2, a3], ...n coordinates], ...m points], "values": [[a0, a1, a2, a3], ...m values]}``;
@@ -86,8 +89,12 @@ def add_verify_parser(sub) -> None:
     g.add_argument("--openings", type=int, default=None, metavar="E",
                    help="with --expect, p3-whir: the number of opening points (default 1)")
     g.add_argument("--min-security", type=int, default=None, metavar="BITS",
-                   help="the proof's configuration must reach at least BITS bits of security, as its own "
-                        "soundness formulas derive them (PoW included)")
+                   help="the proof's configuration must reach at least BITS provable bits of security (unique "
+                        "decoding or the Johnson bound, PoW included; docs/SECURITY.md), whatever regime it was "
+                        "derived under")
+    g.add_argument("--assume", default=None, choices=("capacity",),
+                   help="opt into the capacity-bound conjecture: --min-security and the accept line count the "
+                        "capacity bound's figure too, and the accept line says it was assumed")
     g.add_argument("--statement", metavar="FILE.json",
                    help='the points (and optionally values) the proof must be about: {"points": [...], '
                         '"values": [...]}, canonical integers')
@@ -158,32 +165,33 @@ def read_statement(path: str) -> dict:
     return {"points": doc["points"], "values": doc.get("values")}
 
 
-def accept_line(document, checked: list[str]) -> str:
+def accept_line(document, checked: list[str], assume: str | None = None) -> str:
     """The one line of an acceptance, the same in both profiles: what the proof is (parameters, the security they
-    reach, its points, profile and field) and which of the verifier's expectations it met (``checked``)."""
+    reach as the verifier counts it and under which regime, its points, profile and field) and which of the
+    verifier's expectations it met (``checked``)."""
     from .profiles.documents import profile_of  # noqa: PLC0415
+    from .profiles.security import security_report  # noqa: PLC0415
+    from .protocol.security_policy import accept_figure  # noqa: PLC0415
 
     what = f"as expected: {', '.join(checked)}" if checked else \
         "no expectations given: the proof chose its own parameters"
     if profile_of(document) == "p3-whir":
-        from .profiles.p3_whir.expectations import p3_security_bits  # noqa: PLC0415
-
         config, p = document.config, document.config.params
-        facts = (config.num_variables, p.folding.k, p.starting_log_inv_rate, p3_security_bits(config),
-                 p.soundness_type.cli_name, p.pow_bits, document.num_openings, "p3-whir", document.field.name)
+        facts = (config.num_variables, p.folding.k, p.starting_log_inv_rate, config, p.soundness_type.cli_name,
+                 p.pow_bits, document.num_openings, "p3-whir", document.field.name)
     else:
         from .protocol.config import WhirConfig  # noqa: PLC0415
-        from .protocol.security import security_bits  # noqa: PLC0415
 
         params = document.params
         fold = params.folding_factor.to_serde()
         fold_text = str(fold["Constant"]) if "Constant" in fold else \
             ",".join(map(str, fold["ConstantFromSecondRound"]))
-        facts = (params.num_variables, fold_text, params.starting_log_inv_rate,
-                 security_bits(WhirConfig.from_params(params)), params.soundness_type.cli_name, params.pow_bits,
-                 document.statement.num_claims, "whir-p3-metal", "babybear")
-    n, fold, rate, security, soundness, pow_bits, points, profile, field = facts
-    return (f"accept n={n} fold={fold} rate={rate} security={security} soundness={soundness} pow_bits={pow_bits} "
+        facts = (params.num_variables, fold_text, params.starting_log_inv_rate, WhirConfig.from_params(params),
+                 params.soundness_type.cli_name, params.pow_bits, document.statement.num_claims, "whir-p3-metal",
+                 "babybear")
+    n, fold, rate, config, soundness, pow_bits, points, profile, field = facts
+    security = accept_figure(security_report(config), assume)
+    return (f"accept n={n} fold={fold} rate={rate} {security} soundness={soundness} pow_bits={pow_bits} "
             f"points={points} profile={profile} field={field} ({what})")
 
 
@@ -230,7 +238,8 @@ class _Expectations:
     def checked(self) -> list[str]:
         args = self.args
         return (["parameters"] if args.expect is not None else []) + \
-            ([f"security >= {args.min_security} bits"] if args.min_security is not None else []) + \
+            ([f"security >= {args.min_security} bits" + (" (capacity assumed)" if args.assume else " provable")]
+             if args.min_security is not None else []) + \
             (["statement"] if self.statement else [])
 
 
@@ -272,7 +281,7 @@ def run_verify(args) -> int:
             continue
         found = verify_many([doc for _, doc, _ in mine], params=mine[0][2], min_security=args.min_security,
                             backend=args.backend if profile == "whir-p3-metal" else None, processes=processes,
-                            **expect.statement)
+                            assume=args.assume, **expect.statement)
         verdicts.update({i: verdict for (i, _, _), verdict in zip(mine, found)})
     by_index = {i: doc for i, doc, _ in documents}
     status = 0
@@ -282,7 +291,8 @@ def run_verify(args) -> int:
             status = max(status, 2)
             continue
         verdict = verdicts[i]
-        line = accept_line(by_index[i], expect.checked()) if verdict.ok else f"reject: {verdict.error}"
+        line = accept_line(by_index[i], expect.checked(), args.assume) if verdict.ok else \
+            f"reject: {verdict.error}"
         print(f"{path}: {line}" if len(files) > 1 else line)
         status = max(status, 0 if verdict.ok else 1)
     return status

@@ -51,10 +51,12 @@ def test_a_p3_whir_document_verifies_from_its_bytes_its_path_and_its_text(name, 
 def test_p3_expectations_are_checked_under_the_default_profiles_names():
     data = golden_p3_bytes(DRAWN)
     config = _config_of(DRAWN)
-    whirgpu.verify(data, params=config, min_security=90)
+    whirgpu.verify(data, params=config, min_security=90, assume="capacity")
+    whirgpu.verify(data, params=config, min_security=50)  # its provable bits (Johnson bound)
     whirgpu.verify(data, params=P3Expected(config, num_openings=1, prescribed=False))
     cases = [
-        (dict(min_security=91), "min_security"),
+        (dict(min_security=91, assume="capacity"), "min_security"),
+        (dict(min_security=90), "min_security"),
         (dict(params=P3Expected(config, num_openings=2)), "statement.num_points"),
         (dict(params=P3Expected(config, prescribed=True)), "statement.points"),
         (dict(params=_config_of(BABYBEAR)), "params.num_variables"),

@@ -229,3 +229,19 @@ def reachability(params: ProtocolParameters) -> Reachability:
         over = tuple(name for name, bits in uncapped._pow_values() if bits > MAX_GRIND_BITS)
     return Reachability(params, config is not None, within, int(need), step, over, why, max_security, max_within,
                         tuple(alternatives), field_bits)
+
+
+def derive_explained(params: ProtocolParameters) -> WhirConfig:
+    """``WhirConfig.from_params(params)``, except that a target out of the field's reach at any usable PoW is a
+    ``ConfigError`` saying why in terms of the field and the nearest setting that derives (``describe``); any
+    other refusal is the derivation's own."""
+    try:
+        return WhirConfig.from_params(params)
+    except ConfigError as exc:
+        try:
+            found = reachability(params)
+        except ConfigError:
+            raise exc from None
+        if found.derives:
+            raise
+        raise ConfigError(found.describe()) from None

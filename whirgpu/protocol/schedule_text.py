@@ -7,6 +7,7 @@ round, the final round, then whether the largest PoW is within the ``pow_bits`` 
 from __future__ import annotations
 
 from whirgpu.protocol.config import WhirConfig
+from whirgpu.protocol.regimes import describe, security_report
 
 
 def pow2(x: int) -> str:
@@ -24,8 +25,8 @@ def format_schedule(config: WhirConfig) -> str:
     p = config.params
     lines = [
         f"WHIR schedule: n = {p.num_variables}, folding {p.folding_factor}, rate 2^-{p.starting_log_inv_rate}, "
-        f"security {p.security_level} bits ({p.soundness_type.name}), pow_bits budget {p.pow_bits}, "
-        f"initial domain reduction {p.rs_domain_initial_reduction_factor}",
+        f"pow_bits budget {p.pow_bits}, initial domain reduction {p.rs_domain_initial_reduction_factor}",
+        describe(security_report(config)) + " (docs/SECURITY.md)",
         f"{config.n_rounds} intermediate round(s), {config.final_sumcheck_rounds} final sumcheck round(s), "
         f"largest NTT 2^{config.max_fft_size_log2}",
         "",

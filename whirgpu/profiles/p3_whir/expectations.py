@@ -16,12 +16,12 @@ raises ``VerificationError(round="expectations", check=...)`` with ``check`` one
 
 from __future__ import annotations
 
-import numbers
 from dataclasses import dataclass
 
 from ...errors import ConfigError
-from ...expectations import check_statement, mismatch
+from ...expectations import check_security, check_statement, mismatch
 from .config import P3WhirConfig
+from .security import security_report
 
 
 @dataclass(frozen=True)
@@ -48,14 +48,7 @@ def _description(config: P3WhirConfig) -> dict:
             "security_level": p.security_level, "pow_bits": p.pow_bits, "soundness_type": p.soundness_type.name}
 
 
-def p3_security_bits(config: P3WhirConfig) -> int:
-    """The bits of security the configuration's own derivation reaches: upstream sizes every step's queries and
-    OOD samples for ``security_level`` less the step's PoW and rounds every PoW up, so a configuration that
-    derives reaches its ``security_level`` under its soundness type."""
-    return config.params.security_level
-
-
-def check_p3_configuration(document, expected=None, min_security=None) -> None:
+def check_p3_configuration(document, expected=None, min_security=None, assume=None) -> None:
     """The document's configuration against ``expected`` and ``min_security`` (see the module contract)."""
     if expected is not None:
         want = as_p3_expected(expected)
@@ -72,11 +65,7 @@ def check_p3_configuration(document, expected=None, min_security=None) -> None:
             raise mismatch("statement.points", f"points {said[want.prescribed]} expected, the document's are "
                                                f"{said[prescribed]}")
     if min_security is not None:
-        if isinstance(min_security, bool) or not isinstance(min_security, numbers.Real) or not min_security >= 0:
-            raise ConfigError(f"min_security must be a number of bits >= 0, got {min_security!r}")
-        reached = p3_security_bits(document.config)
-        if reached < min_security:
-            raise mismatch("min_security", f"security expected at least {min_security} bits, got {reached}")
+        check_security(security_report(document.config), min_security, assume)
 
 
 def check_p3_statement(verified, points=None, values=None) -> None:
@@ -86,12 +75,12 @@ def check_p3_statement(verified, points=None, values=None) -> None:
         check_statement(verified.points, verified.values, points, values, field=verified.field)
 
 
-def verify_p3_expected(document, params=None, min_security=None, points=None, values=None):
+def verify_p3_expected(document, params=None, min_security=None, points=None, values=None, assume=None):
     """Verify a p3-whir document against what the verifier expects: its configuration first, then the proof,
     then the statement it proved. Returns the ``P3Verified``; raises as ``whirgpu.verify`` does."""
     from .document import verify_p3_document
 
-    check_p3_configuration(document, params, min_security)
+    check_p3_configuration(document, params, min_security, assume)
     verified = verify_p3_document(document)
     check_p3_statement(verified, points, values)
     return verified

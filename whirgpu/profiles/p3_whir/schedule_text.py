@@ -6,8 +6,10 @@ table shape as ``protocol.schedule_text.format_schedule``.
 
 from __future__ import annotations
 
+from ...protocol.regimes import describe
 from ...protocol.schedule_text import pow2, table
 from .config import P3WhirConfig
+from .security import security_report
 
 
 def format_p3_schedule(config: P3WhirConfig, field_name: str) -> str:
@@ -16,8 +18,8 @@ def format_p3_schedule(config: P3WhirConfig, field_name: str) -> str:
     p = config.params
     lines = [
         f"WHIR schedule (p3-whir profile, {field_name}): n = {config.num_variables}, folding {p.folding}, rate "
-        f"2^-{p.starting_log_inv_rate}, security {p.security_level} bits ({p.soundness_type.name}), pow_bits "
-        f"budget {p.pow_bits}",
+        f"2^-{p.starting_log_inv_rate}, pow_bits budget {p.pow_bits}",
+        describe(security_report(config)) + " (docs/SECURITY.md)",
         f"{config.n_rounds} intermediate round(s), {config.final_sumcheck_rounds} final sumcheck round(s), "
         f"largest DFT 2^{config.max_fft_size}",
         "",
