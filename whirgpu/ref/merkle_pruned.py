@@ -66,20 +66,35 @@ def prune(levels: list[np.ndarray], indices) -> np.ndarray:
 
 def prune_paths(indices, paths) -> np.ndarray:
     """The boundary digests, (m, 8) uint32 words in proof order, from ``paths[j]`` = the sibling path of
-    ``indices[j]`` (leaf level first). Vectorised per level: the distinct nodes of a level are ascending, so the
-    siblings missing from them come out by ascending parent, as the proof lists them."""
+    ``indices[j]`` (leaf level first). Vectorised over all levels at once (a prover calls it once per round, on the
+    host after the readback, where a per-level loop of set operations cost milliseconds)."""
     paths = np.asarray(paths, np.uint32)
     indices = np.asarray(indices, np.int64).reshape(-1)
     if paths.ndim != 3 or paths.shape[0] != indices.size:
         raise ValueError(f"prune_paths: {indices.size} indices with paths of shape {paths.shape}")
+    q, depth = paths.shape[0], paths.shape[1]
+    if q == 0 or depth == 0:
+        return np.zeros((0, paths.shape[-1]), np.uint32)
     order = np.argsort(indices, kind="stable")
     indices, paths = indices[order], paths[order]
-    parts = [np.zeros((0, paths.shape[-1]), np.uint32)]
-    for level in range(paths.shape[1]):
-        nodes, first = np.unique(indices >> level, return_index=True)
-        missing = ~np.isin(nodes ^ 1, nodes)
-        parts.append(paths[first[missing], level])
-    return np.concatenate(parts).astype(np.uint32, copy=False)
+    # nodes[j, l]: the level-l ancestor of the j-th smallest index; each column ascends, so equal nodes and equal
+    # parents form runs of rows.
+    nodes = indices[:, None] >> np.arange(depth + 1, dtype=np.int64)[None, :]
+    rows = np.arange(q)[:, None]
+    first = np.ones((q, depth), bool)
+    first[1:] = nodes[1:, :depth] != nodes[:-1, :depth]
+    starts = np.ones((q, depth), bool)
+    starts[1:] = nodes[1:, 1:] != nodes[:-1, 1:]
+    ends = np.ones((q, depth), bool)
+    ends[:-1] = nodes[:-1, 1:] != nodes[1:, 1:]
+    # the first and last row of each row's parent run: both children are queried iff their nodes differ
+    run_first = np.maximum.accumulate(np.where(starts, rows, 0), axis=0)
+    run_last = np.minimum.accumulate(np.where(ends, rows, q)[::-1], axis=0)[::-1]
+    level = nodes[:, :depth]
+    both = np.take_along_axis(level, run_first, 0) != np.take_along_axis(level, run_last, 0)
+    # level-major, then ascending rows = ascending parents, with at most one missing child per parent
+    lv, row = np.nonzero((first & ~both).T)
+    return paths[row, lv].astype(np.uint32, copy=False)
 
 
 def root_from_pruned(indices, leaf_digests, siblings, depth: int, compress: Compress) -> np.ndarray:
