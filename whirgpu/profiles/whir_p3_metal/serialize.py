@@ -521,8 +521,8 @@ def check_proof_file(pf, what: str = "proof file") -> ProofFile:
     return pf
 
 
-def dump(pf: ProofFile, fmt: str) -> bytes:
-    """Serialise in ``fmt`` ('binary' or 'whir-p3-json'). Anything but a well-typed ``ProofFile`` (including
+def dump(pf: ProofFile, fmt: str = "binary") -> bytes:
+    """Serialise in ``fmt`` ('binary', the default, or 'whir-p3-json'). Anything but a well-typed ``ProofFile`` (including
     arrays of the wrong shape inside one) is a ``ProofFormatError``."""
     check_proof_file(pf)
     if fmt not in FORMATS:
