@@ -19,7 +19,7 @@ Contract:
   can grind is refused.
 - ``check_openings(count, what)``: ``count`` opening points are provable (1 <= count <= ``MAX_OPENINGS``), else a
   ``ConfigError`` naming ``what`` and the bound. ``MAX_OPENINGS`` is also the bound for a document's reader.
-- ``field`` arguments are a ``whirgpu.field.Field`` or its name.
+- ``field`` arguments are a ``whirgpu.field.Field`` or its name (``as_field``).
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from ...protocol.soundness import SoundnessType
 from ...protocol.transcript import MAX_SAMPLE_BITS
 from .config import P3Parameters, P3WhirConfig
 
+PLONKY3_COMMIT = "5dc50e51436a811c62443e336f766015fecc9217"  # the upstream this profile speaks
 EXAMPLE_PARAMETERS = P3Parameters(security_level=90, pow_bits=16, folding=Constant(5),
                                   soundness_type=SoundnessType.CapacityBound, starting_log_inv_rate=1)
 EXAMPLE_FIELD = "koalabear"
@@ -52,7 +53,7 @@ _BUDGET_VARIANT = "PowBitsExceedBudget"
 
 def max_grind_bits(field: Field | str) -> int:
     """The largest PoW the transcript can grind over ``field``: sample_bits(b) needs 2^b < p (30 for both fields)."""
-    field = _field(field)
+    field = as_field(field)
     return min(MAX_SAMPLE_BITS, (field.P - 1).bit_length() - 1)
 
 
@@ -77,7 +78,8 @@ def describe_example() -> str:
             f"{p.soundness_type.cli_name} bound, {EXAMPLE_FIELD}")
 
 
-def _field(field: Field | str) -> Field:
+def as_field(field: Field | str) -> Field:
+    """``field`` or the field of that name; a ConfigError naming the choices for any other name."""
     if isinstance(field, Field):
         return field
     try:
@@ -104,7 +106,7 @@ def _derive(num_variables: int, params: P3Parameters, field: Field) -> tuple[P3W
 
 
 def smallest_accepted_budget(num_variables: int, params: P3Parameters, field: Field | str) -> int:
-    field = _field(field)
+    field = as_field(field)
     if isinstance(params.pow_bits, bool) or not isinstance(params.pow_bits, int) or params.pow_bits < 0:
         raise ConfigError(f"pow_bits must be an integer >= 0, got {params.pow_bits!r:.40}")
     ceiling = max_grind_bits(field)
@@ -141,7 +143,7 @@ class Resolved:
 
 def resolve(num_variables: int, params: P3Parameters, field: Field | str, explicit: bool,
             flag: str = "--pow-bits") -> Resolved:
-    field = _field(field)
+    field = as_field(field)
     ceiling = max_grind_bits(field)
     config, refusal = _derive(num_variables, params, field)
     if config is None:
