@@ -295,3 +295,10 @@ def test_bench_and_devices_help_name_the_definition(capsys):
 def test_openings_help_names_the_bound(capsys):
     _, out, _ = run(["prove", "--help"], capsys)
     assert f"at most {MAX_OPENINGS}" in _words(out)
+
+
+def test_a_negative_budget_and_an_unreachable_security_level_are_one_line_each(capsys):
+    code, out, err = run(["params", "--profile", "p3-whir", "-n", 20, "--pow-bits", -1], capsys)
+    assert (code, out) == (1, "") and one_line(err) == "error: --pow-bits must be an integer >= 0, got -1"
+    code, out, err = run(["params", "--profile", "p3-whir", "-n", 20, "--security", 200], capsys)
+    assert (code, out) == (1, "") and one_line(err).startswith("error: PowBitsExceedBudget: no grinding budget")

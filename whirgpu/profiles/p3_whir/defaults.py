@@ -32,7 +32,7 @@ from ...field import Field, field_by_name
 from ...protocol.folding import Constant
 from ...protocol.soundness import SoundnessType
 from ...protocol.transcript import MAX_SAMPLE_BITS
-from .config import P3Parameters, P3WhirConfig
+from .config import USIZE_BITS, P3Parameters, P3WhirConfig
 
 PLONKY3_COMMIT = "5dc50e51436a811c62443e336f766015fecc9217"  # the upstream this profile speaks
 EXAMPLE_PARAMETERS = P3Parameters(security_level=90, pow_bits=16, folding=Constant(5),
@@ -107,24 +107,29 @@ def _derive(num_variables: int, params: P3Parameters, field: Field) -> tuple[P3W
 
 def smallest_accepted_budget(num_variables: int, params: P3Parameters, field: Field | str) -> int:
     field = as_field(field)
-    if isinstance(params.pow_bits, bool) or not isinstance(params.pow_bits, int) or params.pow_bits < 0:
-        raise ConfigError(f"pow_bits must be an integer >= 0, got {params.pow_bits!r:.40}")
+    _check_budget(params.pow_bits, "pow_bits")
     ceiling = max_grind_bits(field)
     for budget in range(params.pow_bits, max(ceiling, params.pow_bits) + 1):
         config = _derive(num_variables, replace(params, pow_bits=budget), field)[0]
         if config is not None and config.max_pow_bits <= ceiling:
             return budget
     # None within what can be ground: say how far off upstream's smallest budget is (derive is a few float
-    # formulas, so looking up to the security level costs nothing).
-    beyond = next((b for b in range(max(params.pow_bits, ceiling + 1), params.security_level + 1)
+    # formulas; a PoW is a usize upstream, so 63 bits is as far as a budget can mean anything).
+    last = min(params.security_level, USIZE_BITS - 1)
+    beyond = next((b for b in range(max(params.pow_bits, ceiling + 1), last + 1)
                    if _derive(num_variables, replace(params, pow_bits=b), field)[0] is not None), None)
     needs = (f"upstream accepts {beyond} bits at the least" if beyond is not None
-             else "upstream accepts no budget up to the security level")
+             else f"upstream accepts no budget up to {last} bits")
     tried = f"from {params.pow_bits} up to {ceiling} bits" if params.pow_bits <= ceiling else \
         f"of {params.pow_bits} bits or more"
     raise ConfigError(f"{_BUDGET_VARIANT}: no grinding budget {tried} keeps the derived proof-of-work within the "
                       f"{ceiling} bits the transcript can grind over {field.name} (2^bits < p) at "
                       f"{_where(num_variables, params)}; {needs}; lower the security level, the fold or the rate")
+
+
+def _check_budget(pow_bits, what: str) -> None:
+    if isinstance(pow_bits, bool) or not isinstance(pow_bits, int) or pow_bits < 0:
+        raise ConfigError(f"{what} must be an integer >= 0, got {pow_bits!r:.40}")
 
 
 @dataclass(frozen=True)
@@ -144,6 +149,7 @@ class Resolved:
 def resolve(num_variables: int, params: P3Parameters, field: Field | str, explicit: bool,
             flag: str = "--pow-bits") -> Resolved:
     field = as_field(field)
+    _check_budget(params.pow_bits, flag)
     ceiling = max_grind_bits(field)
     config, refusal = _derive(num_variables, params, field)
     if config is None:
