@@ -20,10 +20,11 @@ from .backends import BACKEND_NAMES
 from .errors import ConfigError, FileError, ProofFormatError, WhirGpuError
 from .cli_options import add_max_binding_flag, add_storage_flag, check_writable, phases_ms, read_json_file
 from .overrides import binding_option, lowered_note
-from .field import FIELDS, field_by_name
+from .field import FIELDS
 from .protocol.config import WhirConfig
-from .protocol.folding import Constant
-from .profiles.p3_whir.config import P3Parameters, P3WhirConfig
+from .profiles.p3_whir.config import P3WhirConfig
+from .profiles.p3_whir.defaults import EXAMPLE_FIELD, EXAMPLE_PARAMETERS, MAX_OPENINGS, PLONKY3_COMMIT, \
+    check_openings, describe_example, example_parameters, max_grind_bits, resolve
 from .protocol.parameters import DEFAULT_MAX_POW, DEFAULT_SECURITY_LEVEL, ProtocolParameters
 from .protocol.reachability import derive_explained
 from .protocol.schedule_text import format_schedule
@@ -38,25 +39,42 @@ PARAM_FLAGS = ("num_variables", "folding_factor", "rate", "security", "pow_bits"
 
 
 def _add_param_flags(p: argparse.ArgumentParser, required: bool = True) -> None:
-    g = p.add_argument_group("protocol parameters (as the reference's sweep: BabyBear, Poseidon2, digest 8)")
+    """The protocol-parameter flags; ``required``: -n must be given (-k and -r are checked by the command: the
+    p3-whir profile has defaults for them, whir-p3-metal has none)."""
+    example = EXAMPLE_PARAMETERS
+    g = p.add_argument_group("protocol parameters (defaults: the reference's sweep; with --profile p3-whir, "
+                             "upstream's example)")
     g.add_argument("--num-variables", "-n", type=int, required=required, metavar="N",
                    help="the polynomial has 2^N evaluations")
-    g.add_argument("--folding-factor", "-k", type=int, required=required, metavar="K",
-                   help="variables folded per round (the same K in every round)")
-    g.add_argument("--rate", "-r", type=int, required=required, metavar="R",
-                   help="starting log2 of the inverse code rate")
+    g.add_argument("--folding-factor", "-k", type=int, default=None, metavar="K",
+                   help="variables folded per round (the same K in every round; required for whir-p3-metal, "
+                        f"default {example.folding.k} with --profile p3-whir)")
+    g.add_argument("--rate", "-r", type=int, default=None, metavar="R",
+                   help="starting log2 of the inverse code rate (required for whir-p3-metal, default "
+                        f"{example.starting_log_inv_rate} with --profile p3-whir)")
     # Defaults are filled in by _params_from_args, so that `prove --from` can tell a given flag from a default.
     g.add_argument("--security", type=int, default=None, metavar="BITS",
-                   help=f"security level in bits (default {DEFAULT_SECURITY_LEVEL})")
+                   help=f"security level in bits (default {DEFAULT_SECURITY_LEVEL}; {example.security_level} with "
+                        "--profile p3-whir)")
     g.add_argument("--pow-bits", type=int, default=None, metavar="BITS",
-                   help=f"proof-of-work budget the query counts assume (default {DEFAULT_MAX_POW})")
+                   help=f"proof-of-work budget the query counts assume (default {DEFAULT_MAX_POW}; with --profile "
+                        f"p3-whir the example's {example.pow_bits}, raised where upstream refuses it to the smallest "
+                        "budget it accepts, which a note on stderr says, while a given budget upstream refuses is an "
+                        "error naming one that works; a derived PoW can be at most "
+                        f"{max_grind_bits(EXAMPLE_FIELD)} bits, what the transcript can grind)")
+    soundness = "capacity" if example.soundness_type is SoundnessType.CapacityBound else \
+        f"capacity; {example.soundness_type.cli_name} with --profile p3-whir"
     g.add_argument("--soundness", default=None, metavar="TYPE",
-                   help="capacity | johnson | unique (default capacity)")
+                   help=f"capacity | johnson | unique (default {soundness})")
     g.add_argument("--initial-reduction", type=int, default=None, metavar="M",
-                   help="RS domain reduction of the first round (default min(K, 3))")
+                   help="RS domain reduction of the first round (default min(K, 3); not a p3-whir parameter)")
 
 
 def _params_from_args(args) -> ProtocolParameters:
+    missing = [f for f in ("folding_factor", "rate") if getattr(args, f) is None]
+    if missing:
+        raise ConfigError(f"{args.command} needs --{missing[0].replace('_', '-')} (the whir-p3-metal profile has no "
+                          "default for it)")
     return ProtocolParameters.default(
         num_variables=args.num_variables,
         folding_factor=args.folding_factor,
@@ -71,8 +89,10 @@ def _params_from_args(args) -> ProtocolParameters:
 def _build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="whirgpu",
-        description="WHIR polynomial commitments over BabyBear: prove on the best available device, verify, "
-                    "inspect parameters. Proofs are byte-compatible with Plonky3's p3-whir.",
+        description="WHIR polynomial commitments over BabyBear and KoalaBear: prove on the best available device, "
+                    "verify, inspect parameters. Two protocol profiles: whir-p3-metal (the default; proofs are "
+                    "byte-compatible with the Rust reference whir-p3-metal) and p3-whir (upstream Plonky3's p3-whir "
+                    f"at {PLONKY3_COMMIT[:8]}; proofs are byte-compatible with upstream's).",
     )
     from . import __version__  # noqa: PLC0415 - the package is initialised by the time the CLI runs
 
@@ -82,20 +102,24 @@ def _build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("params", help="show the derived round schedule for a configuration",
                        description="Derive every WHIR parameter (rounds, queries, OOD samples, PoW bits) exactly "
-                                   "as the reference does, and print the schedule.")
+                                   "as the reference does (with --profile p3-whir: as upstream Plonky3's p3-whir "
+                                   "does), and print the schedule.")
     _add_param_flags(p)
     p.add_argument("--profile", default="whir-p3-metal", choices=PROFILE_NAMES,
                    help="protocol profile: whir-p3-metal (default; the Rust reference whir-p3-metal) or p3-whir "
-                        "(upstream Plonky3's p3-whir; schedule only so far: proving and verifying in this profile "
-                        "are not built yet)")
-    p.add_argument("--field", default="babybear", choices=sorted(FIELDS),
-                   help="base field (default babybear; koalabear with --profile p3-whir)")
+                        f"(upstream Plonky3's p3-whir at {PLONKY3_COMMIT[:8]}, derived as its WhirConfig::new does, "
+                        "as `prove --profile p3-whir` proves and `verify --profile p3-whir` checks it; defaults: "
+                        f"upstream's example, {describe_example()})")
+    p.add_argument("--field", default=None, choices=sorted(FIELDS),
+                   help=f"base field (default babybear; {EXAMPLE_FIELD} with --profile p3-whir)")
     p.add_argument("--json", action="store_true", help="print the derived configuration as JSON")
 
     p = sub.add_parser("prove", help="commit to a polynomial and prove an evaluation",
                        description="Prove an evaluation claim. The instance is either random from --seed (2^N "
                                    "values and one extension point drawn from SmallRng(S), as the reference's "
-                                   "sweep) or read from a golden-format JSON file with --from.")
+                                   "sweep) or read from a golden-format JSON file with --from. With --profile "
+                                   "p3-whir: 2^N values from SmallRng(S) as upstream's example draws them, opened "
+                                   "at --openings points drawn from the transcript.")
     _add_param_flags(p, required=False)
     source = p.add_mutually_exclusive_group(required=True)
     source.add_argument("--seed", type=int, metavar="S", help="random polynomial and point from SmallRng(S)")
@@ -116,12 +140,14 @@ def _build_parser() -> argparse.ArgumentParser:
     g = p.add_argument_group("protocol profile")
     g.add_argument("--profile", default="whir-p3-metal", choices=PROFILE_NAMES,
                    help="whir-p3-metal (default: the Rust reference whir-p3-metal, verified by its verifier) or "
-                        "p3-whir (upstream Plonky3 p3-whir 0.6, verified by its PCS): the proof is then a "
-                        "p3-whir-oracle/v1 JSON document (with --seed; --format does not apply)")
+                        f"p3-whir (upstream Plonky3 p3-whir at {PLONKY3_COMMIT[:8]}, verified by its PCS; defaults: "
+                        f"upstream's example, {describe_example()}): the proof is then a p3-whir-oracle/v1 JSON "
+                        "document (with --seed; --format does not apply)")
     g.add_argument("--field", default=None, choices=sorted(FIELDS),
-                   help="base field of --profile p3-whir (default koalabear, as upstream's example)")
+                   help=f"base field of --profile p3-whir (default {EXAMPLE_FIELD}, as upstream's example)")
     g.add_argument("--openings", type=int, default=1, metavar="E",
-                   help="--profile p3-whir: opening points drawn from the transcript (default 1)")
+                   help="--profile p3-whir: opening points drawn from the transcript (default 1, at most "
+                        f"{MAX_OPENINGS})")
 
     p = sub.add_parser("devices", help="list the compute devices and what --backend auto would pick",
                        description="List every adapter wgpu-native enumerates, then every one Dawn enumerates "
@@ -129,13 +155,16 @@ def _build_parser() -> argparse.ArgumentParser:
                                    "the numpy reference, and what --backend auto would pick and why.")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--plan", metavar="N:F:R",
-                   help="plan a configuration (2^N values, fold F, rate R; security 100, pow 16, capacity bound) on "
-                        "each device: the memory of every buffer with its storage mode against the limits, and "
-                        "whether --backend auto would use the GPU, with the reason")
+                   help=f"plan a configuration (2^N values, fold F, rate R; security {DEFAULT_SECURITY_LEVEL}, pow "
+                        f"{DEFAULT_MAX_POW}, capacity bound) on each device: the memory of every buffer with its "
+                        "storage mode against the limits, and whether --backend auto would use the GPU, with the "
+                        "reason")
     p.add_argument("--profile", default="whir-p3-metal", choices=PROFILE_NAMES,
-                   help="--plan in this protocol profile (p3-whir: upstream's example parameters, security 90, pow "
-                        "16, also written N:F:R@p3-whir/FIELD)")
-    p.add_argument("--field", default=None, choices=sorted(FIELDS), help="--plan's field under --profile p3-whir")
+                   help="--plan in this protocol profile (p3-whir: upstream's example parameters at fold F and rate "
+                        f"R, {_p3_budget_words()}; also written N:F:R@p3-whir/FIELD, or N:F:R@p3-whir/FIELD/powB for "
+                        "a given budget)")
+    p.add_argument("--field", default=None, choices=sorted(FIELDS),
+                   help=f"--plan's field under --profile p3-whir (default {EXAMPLE_FIELD})")
     add_storage_flag(p)
     add_max_binding_flag(p)
 
@@ -151,10 +180,16 @@ def _build_parser() -> argparse.ArgumentParser:
 
 # ---- commands --------------------------------------------------------------------------------------------------
 
+def _p3_budget_words() -> str:
+    p = EXAMPLE_PARAMETERS
+    return (f"security {p.security_level}, {p.soundness_type.cli_name} bound, pow {p.pow_bits} raised to the smallest "
+            "budget upstream accepts where it refuses that one, with a note on stderr")
+
+
 def _cmd_params(args) -> int:
     if args.profile == "p3-whir":
         return _cmd_params_p3(args)
-    if args.field != "babybear":
+    if args.field not in (None, "babybear"):
         raise ConfigError(f"--field {args.field} needs --profile p3-whir (whir-p3-metal is BabyBear only)")
     config = derive_explained(_params_from_args(args))
     if args.json:
@@ -165,27 +200,26 @@ def _cmd_params(args) -> int:
     return 0
 
 
-def _p3_params_from_args(args) -> P3Parameters:
-    """The p3-whir parameters the flags name (the same defaults as the whir-p3-metal profile's)."""
-    return P3Parameters(
-        security_level=DEFAULT_SECURITY_LEVEL if args.security is None else args.security,
-        pow_bits=DEFAULT_MAX_POW if args.pow_bits is None else args.pow_bits,
-        folding=Constant(args.folding_factor),
-        soundness_type=SoundnessType.CapacityBound if args.soundness is None else SoundnessType.parse(args.soundness),
-        starting_log_inv_rate=args.rate,
-    )
+def _p3_config_from_args(args) -> P3WhirConfig:
+    """The p3-whir configuration the flags name: upstream's example (``defaults.EXAMPLE_PARAMETERS``) with each
+    given flag in its place; without --pow-bits the example's budget, raised where upstream refuses it (one
+    ``note:`` line on stderr says so), with --pow-bits exactly that budget (``defaults.resolve``)."""
+    if args.initial_reduction is not None:
+        raise ConfigError("--initial-reduction is not a p3-whir parameter (upstream sets each round's rate instead)")
+    params = example_parameters(args.folding_factor, args.rate, args.security, args.soundness, args.pow_bits)
+    resolved = resolve(args.num_variables, params, args.field or EXAMPLE_FIELD, explicit=args.pow_bits is not None)
+    if resolved.note:
+        print(f"note: {resolved.note}", file=sys.stderr)
+    return resolved.config
 
 
 def _cmd_params_p3(args) -> int:
-    if args.initial_reduction is not None:
-        raise ConfigError("--initial-reduction is not a p3-whir parameter (upstream sets each round's rate instead)")
-    params = _p3_params_from_args(args)
-    config = P3WhirConfig.derive(args.num_variables, params, field_by_name(args.field))
+    config = _p3_config_from_args(args)
     if args.json:
         print(json.dumps({**config.to_json_dict(), "security": security_report(config).to_json_dict()}, indent=2,
                          sort_keys=True))
     else:
-        print(format_p3_schedule(config, args.field), end="")
+        print(format_p3_schedule(config, config.field.name), end="")
     return 0
 
 
@@ -400,19 +434,13 @@ def _cmd_prove_p3(args) -> int:
 
     if args.from_file:
         raise ConfigError("--profile p3-whir proves a random instance: use --seed S (not --from)")
-    if args.initial_reduction is not None:
-        raise ConfigError("--initial-reduction is not a p3-whir parameter (upstream sets each round's rate instead)")
-    missing = [flag for flag, value in (("--num-variables", args.num_variables), ("--folding-factor",
-                                        args.folding_factor), ("--rate", args.rate)) if value is None]
-    if missing:
-        raise ConfigError(f"--profile p3-whir needs {', '.join(missing)}")
-    if args.openings < 1:
-        raise ConfigError(f"--openings must be at least 1, got {args.openings}")
+    if args.num_variables is None:
+        raise ConfigError("--profile p3-whir needs --num-variables")
+    check_openings(args.openings, "--openings")
     out = Path(args.out or "proof.json")
     check_writable(out, "--out")
-    params = _p3_params_from_args(args)
-    prover = P3Prover(args.num_variables, params, args.field or "koalabear", backend=args.backend,
-                      storage=args.storage)
+    config = _p3_config_from_args(args)
+    prover = P3Prover(args.num_variables, config.params, config.field, backend=args.backend, storage=args.storage)
     if not args.json:
         print(f"backend: {prover.backend.name} ({prover.backend_reason})")
     field = prover.field
@@ -422,17 +450,20 @@ def _cmd_prove_p3(args) -> int:
     document = prover.prove(evaluations, args.openings, seed=args.seed)
     seconds = time.perf_counter() - start
     size = document.write(out)
+    p = config.params
     summary = {"profile": "p3-whir", "field": field.name, "backend": prover.backend.name,
                "backend_reason": prover.backend_reason, "num_variables": args.num_variables,
-               "folding_factor": args.folding_factor, "rate": args.rate, "seed": args.seed,
+               "folding_factor": p.folding.k, "rate": p.starting_log_inv_rate, "security": p.security_level,
+               "pow_bits": p.pow_bits, "soundness": p.soundness_type.cli_name, "seed": args.seed,
                "openings": args.openings, "prove_ms": round(seconds * 1e3, 3),
                "phases_ms": phases_ms(prover.last_phase_seconds, seconds),
                "proof_postcard_bytes": document.to_json()["proof_postcard_len"], "out": str(out)}
     if args.json:
         print(json.dumps(summary, indent=2))
     else:
-        print(f"proved p3-whir {field.name} n={args.num_variables} fold={args.folding_factor} rate={args.rate} "
-              f"(SmallRng({args.seed})) in {seconds * 1e3:.0f} ms; postcard proof "
+        print(f"proved p3-whir {field.name} n={args.num_variables} fold={p.folding.k} rate={p.starting_log_inv_rate} "
+              f"security={p.security_level} pow_bits={p.pow_bits} (SmallRng({args.seed})) in {seconds * 1e3:.0f} ms; "
+              "postcard proof "
               f"{summary['proof_postcard_bytes']} bytes")
         print(f"wrote {out} ({size} bytes, p3-whir-oracle/v1)")
     return 0

@@ -120,14 +120,17 @@ def run_plan_command(point: str, storage: str | None, as_json: bool, profile: st
                      field: str | None = None) -> int:
     """``whirgpu devices --plan N:F:R [--profile P [--field F]] [--storage P] [--json]``: the plan on every device
     (``plan_targets``) and what ``--backend auto`` would do. Bad input raises ConfigError (the CLI prints it on one
-    line, exit 1)."""
+    line, exit 1). A p3-whir point's grinding budget follows ``GridPoint`` (the example's, raised where upstream
+    refuses it: one ``note:`` line on stderr says so)."""
     from .bench.grid import parse_point  # noqa: PLC0415
 
     grid_point = parse_point(point)
     if profile != "whir-p3-metal" or field is not None:
-        grid_point = grid_point.with_profile(profile, field)
-        grid_point.config()
+        grid_point = grid_point.with_profile(profile, field, grid_point.pow_bits)
     config = grid_point.config()
+    note = grid_point.note()  # a p3-whir point's budget raised to the smallest upstream accepts
+    if note:
+        print(f"note: {note}", file=sys.stderr)
     policy = resolve_storage(storage)
     cap = max_gpu_bytes_from_env()
     binding = binding_override()

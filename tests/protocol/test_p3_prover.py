@@ -145,7 +145,9 @@ def test_profile_on_the_planner_and_the_bench_grid(capsys):
     points = parse_grid("20:5:1,22:5:1", "p3-whir", "koalabear", 17)
     assert [str(p) for p in points] == ["20:5:1@p3-whir/koalabear/pow17", "22:5:1@p3-whir/koalabear/pow17"]
     assert [parse_point(str(p)) for p in points] == points
-    with pytest.raises(ConfigError, match="PowBitsExceedBudget"):
-        parse_grid("22:5:1", "p3-whir", "koalabear")
+    with pytest.raises(ConfigError, match="PowBitsExceedBudget"):  # a given budget is kept: refused
+        parse_grid("22:5:1", "p3-whir", "koalabear", EXAMPLE_PARAMETERS.pow_bits)
+    raised = parse_grid("22:5:1", "p3-whir", "koalabear")[0]  # the default budget is raised (tests/test_p3_defaults.py)
+    assert str(raised) == "22:5:1@p3-whir/koalabear" and raised.config().params.pow_bits > EXAMPLE_PARAMETERS.pow_bits
     with pytest.raises(ConfigError, match="needs --profile p3-whir"):
         parse_grid("20:4:1", "whir-p3-metal", "koalabear")

@@ -15,6 +15,8 @@ from pathlib import Path
 
 from ..cli_options import add_max_binding_flag, add_storage_flag, check_writable
 from ..errors import ConfigError, FileError
+from ..profiles.p3_whir.defaults import EXAMPLE_FIELD, EXAMPLE_PARAMETERS
+from ..protocol.parameters import DEFAULT_MAX_POW, DEFAULT_SECURITY_LEVEL
 from .backends import default_specs, describe, open_specs, parse_specs
 from .grid import GRIDS, parse_grid
 from .summary import BASELINES
@@ -23,6 +25,19 @@ KERNELS_DEFAULT_GRID = "20:4:1"
 # run options that --load (which runs nothing) refuses, as (dest, flag)
 RUN_OPTIONS = (("grid", "--grid"), ("backends", "--backends"), ("runs", "--runs"), ("warmup", "--warmup"),
                ("seed", "--seed"), ("storage", "--storage"))
+
+
+def _p3_example() -> str:
+    p = EXAMPLE_PARAMETERS
+    return f"security {p.security_level}, pow {p.pow_bits}, {p.soundness_type.cli_name} bound, {EXAMPLE_FIELD}"
+
+
+def print_notes(points) -> None:
+    """One line on stderr per p3-whir point whose grinding budget was raised (``GridPoint.note``)."""
+    for point in points:
+        note = point.note()
+        if note:
+            print(f"note: {point}: {note}", file=sys.stderr)
 
 
 def add_bench_parser(sub) -> None:
@@ -45,12 +60,17 @@ def add_bench_parser(sub) -> None:
                           f"{','.join(str(s) for s in default_specs())}, skipping any that cannot run here; "
                           "a listed backend that cannot run is an error")
     run.add_argument("--profile", default="whir-p3-metal", choices=("whir-p3-metal", "p3-whir"),
-                     help="protocol profile of every point: whir-p3-metal (default) or p3-whir (upstream Plonky3's "
-                          "example configuration: security 90, pow 16, one opening drawn from the transcript)")
+                     help="protocol profile of every point: whir-p3-metal (default: the reference sweep's security "
+                          f"{DEFAULT_SECURITY_LEVEL}, pow {DEFAULT_MAX_POW}, BabyBear) or p3-whir (upstream Plonky3's "
+                          f"example configuration at each point's N, F and R: {_p3_example()}; one opening drawn "
+                          "from the transcript)")
     run.add_argument("--field", default=None, choices=("babybear", "koalabear"),
-                     help="base field of --profile p3-whir (default koalabear)")
+                     help=f"base field of --profile p3-whir (default {EXAMPLE_FIELD})")
     run.add_argument("--pow-bits", type=int, default=None, metavar="B",
-                     help="grinding budget of --profile p3-whir points (default 16, the example's)")
+                     help=f"grinding budget of every --profile p3-whir point (default {EXAMPLE_PARAMETERS.pow_bits}, "
+                          "the example's, raised at a point where upstream refuses it to the smallest budget it "
+                          "accepts, with a note on stderr; a given budget upstream refuses is an error naming the "
+                          "one that works)")
     run.add_argument("--throughput", type=int, metavar="COUNT",
                      help="proofs per second instead: COUNT proofs one by one, then COUNT through Prover.prove_many "
                           "(proofs in flight), per point and backend (whir-p3-metal profile)")
@@ -156,6 +176,7 @@ def _run_kernels(args) -> int:
     points = parse_grid(args.grid or KERNELS_DEFAULT_GRID, args.profile, args.field, args.pow_bits)
     specs = parse_specs(args.backends) if args.backends else default_specs()
     runs, _, _ = _counts(args)
+    print_notes(points)
     check_writable(args.json, "--json")
     return run_kernels(points, specs, runs, args.storage, args.json, args.markdown, args.quiet)
 
@@ -192,6 +213,7 @@ def _run(args):
     err = console(stderr=True)
     for spec, reason in skipped.items():
         err.print(f"skipping {spec}: {reason}", markup=False)
+    print_notes(points)
     devices = {spec: describe(backend) for spec, backend in backends.items()}
     results = BenchResults(
         date=datetime.now(timezone.utc).isoformat(timespec="seconds"),

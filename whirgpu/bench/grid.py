@@ -11,29 +11,29 @@ Named grids:
 An explicit list is ``N:F:R`` items separated by commas, e.g. ``20:4:1,22:3:2``.
 
 Under ``--profile p3-whir`` (``profile`` / ``field`` of a point) a point is upstream Plonky3 p3-whir's example
-configuration at that size: security 90, pow_bits 16, capacity bound, the given fold and starting rate, each round's
-rate upstream's default, over ``field`` (koalabear by default), with a grinding budget of ``pow_bits`` (16 unless
-``--pow-bits`` says otherwise: upstream refuses a configuration whose derived PoW exceeds the budget, as the
-example's fold 5, rate 1 does at 16 bits from n = 22 on); such a point prints as ``N:F:R@p3-whir/FIELD`` (with
-``/powB`` when the budget is not 16) and reads back so.
+configuration (``profiles.p3_whir.defaults.EXAMPLE_PARAMETERS``) at that size with the given fold and starting
+rate, each round's rate upstream's default, over ``field`` (the example's by default). Its grinding budget is the
+example's, raised to the smallest budget upstream accepts where it refuses that one (``defaults.resolve``:
+``GridPoint.note()`` says so), or exactly ``pow_bits`` when given (``--pow-bits``; a budget upstream refuses is a
+ConfigError naming the one that works). Such a point prints as ``N:F:R@p3-whir/FIELD`` (with ``/powB`` when its
+budget was given) and reads back so.
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from itertools import product
 
 from ..errors import ConfigError
-from ..field import field_by_name
 from ..protocol.config import WhirConfig
-from ..protocol.folding import Constant
 from ..profiles.p3_whir.config import P3Parameters, P3WhirConfig
-from ..protocol.parameters import ProtocolParameters
-from ..protocol.soundness import SoundnessType
+from ..profiles.p3_whir.defaults import EXAMPLE_FIELD, Resolved, example_parameters, resolve
+from ..protocol.parameters import DEFAULT_MAX_POW, ProtocolParameters
 
 DEFAULT_PROFILE = "whir-p3-metal"
 PROFILES = ("whir-p3-metal", "p3-whir")
-P3_SECURITY, P3_POW_BITS = 90, 16  # upstream's example
+
 
 @dataclass(frozen=True, order=True)
 class GridPoint:
@@ -44,22 +44,31 @@ class GridPoint:
     rate: int
     profile: str = DEFAULT_PROFILE
     field: str = "babybear"
-    pow_bits: int = P3_POW_BITS  # the p3-whir profile's grinding budget
+    pow_bits: int | None = None  # the p3-whir profile's grinding budget when given (None: the example's, raised)
 
     @property
     def p3(self) -> bool:
         return self.profile == "p3-whir"
 
+    def resolved(self) -> Resolved:
+        """The p3-whir configuration and the note of a raised budget (``defaults.resolve``); ConfigError when
+        upstream refuses the point."""
+        return _resolve_p3(self.n, self.fold, self.rate, self.field, self.pow_bits)
+
+    def note(self) -> str | None:
+        """The line saying that this p3-whir point's budget was raised (None when it was not, or not p3-whir)."""
+        return self.resolved().note if self.p3 else None
+
     def params(self) -> ProtocolParameters | P3Parameters:
         if self.p3:
-            return P3Parameters(P3_SECURITY, self.pow_bits, Constant(self.fold), SoundnessType.CapacityBound, self.rate)
+            return self.resolved().params
         return ProtocolParameters.default(num_variables=self.n, folding_factor=self.fold,
                                           starting_log_inv_rate=self.rate)
 
     def config(self) -> WhirConfig | P3WhirConfig:
         """The derived configuration; a ConfigError when the point is not a valid WHIR configuration."""
         if self.p3:
-            return P3WhirConfig.derive(self.n, self.params(), field_by_name(self.field))
+            return self.resolved().config
         return WhirConfig.from_params(self.params())
 
     def with_profile(self, profile: str, field: str | None, pow_bits: int | None = None) -> "GridPoint":
@@ -67,16 +76,22 @@ class GridPoint:
             if field not in (None, "babybear"):
                 raise ConfigError(f"--field {field} needs --profile p3-whir (whir-p3-metal is BabyBear only)")
             if pow_bits is not None:
-                raise ConfigError("--pow-bits is a p3-whir budget (the whir-p3-metal grid uses the sweep's 16)")
+                raise ConfigError(f"--pow-bits is a p3-whir budget (the whir-p3-metal grid uses the sweep's "
+                                  f"{DEFAULT_MAX_POW})")
             return self
-        return GridPoint(self.n, self.fold, self.rate, profile, field or "koalabear",
-                         P3_POW_BITS if pow_bits is None else pow_bits)
+        return GridPoint(self.n, self.fold, self.rate, profile, field or EXAMPLE_FIELD, pow_bits)
 
     def __str__(self) -> str:
         text = f"{self.n}:{self.fold}:{self.rate}"
         if not self.p3:
             return text
-        return f"{text}@{self.profile}/{self.field}" + (f"/pow{self.pow_bits}" if self.pow_bits != P3_POW_BITS else "")
+        return f"{text}@{self.profile}/{self.field}" + (f"/pow{self.pow_bits}" if self.pow_bits is not None else "")
+
+
+@functools.lru_cache(maxsize=256)
+def _resolve_p3(n: int, fold: int, rate: int, field: str, pow_bits: int | None) -> Resolved:
+    # a grid asks each point's configuration several times (parsing, planning, proving): derive it once
+    return resolve(n, example_parameters(fold, rate, pow_bits=pow_bits), field, explicit=pow_bits is not None)
 
 
 def _cross(ns, folds, rates) -> list[GridPoint]:

@@ -1,13 +1,20 @@
 """Proving in the p3-whir profile (upstream Plonky3 ``p3-whir`` at 5dc50e51): ``P3Prover`` and the proof document
 it writes, which ``whirgpu verify --profile p3-whir`` and upstream's oracle read.
 
-Contract: ``P3Prover(num_variables, params=None, field="koalabear", backend="auto", storage=None)``; ``params`` a
-``P3Parameters`` (None: upstream's example, ``EXAMPLE_PARAMETERS``: security 90, pow 16, fold 5, rate 1,
-CapacityBound). ``prove(evaluations, num_openings=1, points=None)`` takes the 2^n canonical values (uint32 or any
-integer array-like, below the field's p) and either a number of openings whose points the transcript draws
-(upstream's ``MultilinearPcs::open``) or prescribed points (E, n, 4) of canonical EF coefficients c0..c3
-(``PrescribedPointPcs::open_at``), and returns a ``P3ProofDocument``. Bad input is a ``ConfigError`` naming it.
-The proof bytes are upstream's (the golden-p3 files are reproduced byte for byte on every backend).
+Contract: ``P3Prover(num_variables, params=None, field="koalabear", backend="auto", storage=None)``:
+- ``params=None``: upstream's example (``defaults.EXAMPLE_PARAMETERS``) with its grinding budget raised, where
+  upstream refuses it at this size, to the smallest budget upstream accepts (``defaults.resolve``);
+  ``P3Prover.pow_note`` is then the line saying so (None when nothing was raised) and ``P3Prover.params`` the
+  parameters proved. ``defaults.resolve(n, defaults.example_parameters(...), field, explicit=False).params`` gives
+  the same rule for other choices.
+- ``params`` a ``P3Parameters``: exactly those; a budget upstream refuses is a ``ConfigError`` keeping upstream's
+  message and naming the smallest budget that works.
+Either way a derived PoW above what the transcript can grind is refused. ``prove(evaluations, num_openings=1,
+points=None)`` takes the 2^n canonical values (uint32 or any integer array-like, below the field's p) and either a
+number of openings whose points the transcript draws (upstream's ``MultilinearPcs::open``) or prescribed points
+(E, n, 4) of canonical EF coefficients c0..c3 (``PrescribedPointPcs::open_at``), 1 to ``defaults.MAX_OPENINGS``
+of them, and returns a ``P3ProofDocument``. Bad input is a ``ConfigError`` naming it. The proof bytes are
+upstream's (the golden-p3 files are reproduced byte for byte on every backend).
 """
 
 from __future__ import annotations
@@ -23,19 +30,17 @@ from ...api import canonical_table
 from ...backends import select_backend
 from ...backends.base import Backend
 from ...errors import ConfigError, FileError
-from ...field import Field, field_by_name
+from ...field import Field
 from ...protocol.folding import Constant
 from .config import P3Parameters, P3WhirConfig
+from .defaults import EXAMPLE_FIELD, EXAMPLE_PARAMETERS, PLONKY3_COMMIT, as_field, check_openings, resolve
 from .document import FORMAT
 from .format import merkle_cap_to_json, merkle_cap_to_postcard, pcs_proof_to_json, \
     pcs_proof_to_postcard
 from .prover import P3Proved, P3WhirProver
-from ...protocol.soundness import SoundnessType
 from ...ref.field_np import field_ops
 
-PLONKY3_COMMIT = "5dc50e51436a811c62443e336f766015fecc9217"
-EXAMPLE_PARAMETERS = P3Parameters(security_level=90, pow_bits=16, folding=Constant(5),
-                                  soundness_type=SoundnessType.CapacityBound, starting_log_inv_rate=1)
+__all__ = ["EXAMPLE_PARAMETERS", "PLONKY3_COMMIT", "P3ProofDocument", "P3Prover"]
 
 
 @dataclass
@@ -95,15 +100,18 @@ class P3ProofDocument:
 class P3Prover:
     """Commits to polynomials and opens them in the p3-whir profile on the backend ``select_backend`` resolves."""
 
-    def __init__(self, num_variables: int, params: P3Parameters | None = None, field: str | Field = "koalabear",
+    def __init__(self, num_variables: int, params: P3Parameters | None = None, field: str | Field = EXAMPLE_FIELD,
                  backend: str | Backend = "auto", storage: str | None = None):
-        self.field = field if isinstance(field, Field) else _field(field)
-        self.params = EXAMPLE_PARAMETERS if params is None else params
-        if not isinstance(self.params.folding, Constant):
+        self.field = as_field(field)
+        asked = EXAMPLE_PARAMETERS if params is None else params
+        if not isinstance(asked.folding, Constant):
             raise ConfigError("the p3-whir proof document carries a Constant folding factor; "
-                              f"got {type(self.params.folding).__name__}")
+                              f"got {type(asked.folding).__name__}")
         self.num_variables = int(num_variables)
-        self.config = P3WhirConfig.derive(self.num_variables, self.params, self.field)
+        resolved = resolve(self.num_variables, asked, self.field, explicit=params is not None, flag="pow_bits")
+        self.pow_note: str | None = resolved.note
+        self.params: P3Parameters = resolved.params
+        self.config: P3WhirConfig = resolved.config
         choice = select_backend(backend, self.config, storage)  # auto: the proof must fit the device
         self.backend: Backend = choice.backend
         self.backend_reason = choice.reason
@@ -112,6 +120,8 @@ class P3Prover:
     def prove(self, evaluations, num_openings: int = 1, points=None, seed: int | None = None) -> P3ProofDocument:
         n = self.num_variables
         start = time.perf_counter()
+        if points is None:
+            check_openings(num_openings, "num_openings")
         words = _canonical(evaluations, n, self.field)
         monty_points = None
         if points is not None:
@@ -121,13 +131,6 @@ class P3Prover:
         proved = prover.prove_p3(words, num_openings, monty_points if points is not None else None, canonical=True)
         self.last_phase_seconds = {"input": input_seconds, **prover.timer.seconds}
         return P3ProofDocument(n, self.params, self.field, proved, points is not None, seed, self.last_phase_seconds)
-
-
-def _field(name: str) -> Field:
-    try:
-        return field_by_name(name)
-    except (KeyError, TypeError):
-        raise ConfigError(f"field {name!r}: choose babybear or koalabear") from None
 
 
 def _canonical(values, n: int, field: Field) -> np.ndarray:
@@ -141,6 +144,7 @@ def _canonical_points(points, n: int, field: Field) -> np.ndarray:
     if array.ndim != 3 or array.shape[1:] != (n, 4) or array.shape[0] < 1:
         raise ConfigError(f"points must have shape (E, {n}, 4) with E >= 1 (canonical EF coefficients), got "
                           f"{array.shape}")
+    check_openings(array.shape[0], "the number of prescribed points")
     if array.dtype.kind not in "iu" or int(array.min()) < 0 or int(array.max()) >= field.P:
         raise ConfigError(f"points must be canonical field elements in [0, {field.P})")
     return field_ops(field).to_monty(array.astype(np.uint64))
