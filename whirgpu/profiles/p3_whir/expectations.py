@@ -86,18 +86,13 @@ def verify_p3_expected(document, params=None, min_security=None, points=None, va
     return verified
 
 
-def p3_expected_config(n: int, k: int, r: int, field=None, security_level=None, pow_bits=None,
-                       soundness=None) -> P3WhirConfig:
+def p3_expected_config(n: int, k: int | None = None, r: int | None = None, field=None, security_level=None,
+                       pow_bits=None, soundness=None) -> P3WhirConfig:
     """The configuration ``prove --profile p3-whir -n n -k k -r r`` proves under, with the refinements given
-    (None: the profile's default); a ``ConfigError`` when upstream derives none."""
-    from ...field import field_by_name
-    from ...protocol.folding import Constant
-    from .api import EXAMPLE_PARAMETERS
-    from .config import P3Parameters
+    (None: the profile's default, ``defaults.EXAMPLE_PARAMETERS``, and its budget raised as ``prove`` raises it
+    where upstream would refuse it); a ``ConfigError`` when upstream derives none."""
+    from .defaults import EXAMPLE_FIELD, example_parameters, resolve
 
-    example = EXAMPLE_PARAMETERS
-    params = P3Parameters(security_level=example.security_level if security_level is None else security_level,
-                          pow_bits=example.pow_bits if pow_bits is None else pow_bits, folding=Constant(k),
-                          soundness_type=example.soundness_type if soundness is None else soundness,
-                          starting_log_inv_rate=r)
-    return P3WhirConfig.derive(n, params, field_by_name(field or "koalabear"))
+    params = example_parameters(folding_factor=k, rate=r, security_level=security_level, soundness_type=soundness,
+                                pow_bits=pow_bits)
+    return resolve(n, params, field or EXAMPLE_FIELD, explicit=pow_bits is not None).config
