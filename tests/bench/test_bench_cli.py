@@ -177,8 +177,10 @@ def test_tiny_run_table_matches_json(tiny_run):
     for s in doc["summary"]:
         cells = rows[s["point"]]
         medians = [r["median_ms"] for r in doc["results"] if r["point"] == s["point"]]
-        assert cells[3:3 + len(ALL_BACKENDS)] == [format_ms(m) for m in medians]
-        assert cells[3 + len(ALL_BACKENDS):] == [format_speedup(s["baseline_ms"] / s["best_ms"]), s["best"], "ok"]
+        security = next(r["security_bits"] for r in doc["results"] if r["point"] == s["point"])
+        assert cells[3] == f"{security['provable']} {security['regime']}, {security['conjectural']} conj."
+        assert cells[4:4 + len(ALL_BACKENDS)] == [format_ms(m) for m in medians]
+        assert cells[4 + len(ALL_BACKENDS):] == [format_speedup(s["baseline_ms"] / s["best_ms"]), s["best"], "ok"]
     assert "Per phase (ms)" in out
     for backend, entry in doc["backends"].items():
         assert f"{backend}: {entry['device']}" in out
@@ -189,7 +191,7 @@ def test_markdown_from_the_saved_run(tiny_run, capsys):
     code, md, _ = run(["bench", "--load", path, "--markdown"], capsys)
     assert code == 0
     assert md.splitlines()[0] == f"**whirgpu bench: 2 points x {len(ALL_BACKENDS)} backends**"
-    assert "| n | fold | rate | cpu ms | wgpu:u64 ms |" in md
+    assert "| n | fold | rate | provable bits | cpu ms | wgpu:u64 ms |" in md
     assert markdown_rows(md) == table_rows(out)
     assert "- cpu: numpy reference" in md
 
@@ -246,7 +248,7 @@ def test_a_backend_that_fails_to_prove_is_reported_and_the_grid_goes_on(monkeypa
                         "--quiet"], capsys)
     assert code == 1
     rows = table_rows(out)
-    assert rows["8:2:1"][3] == "failed" and rows["10:4:1"][-1] == "ok"
+    assert rows["8:2:1"][4] == "failed" and rows["10:4:1"][-1] == "ok"
     assert "! 8:2:1 cpu: proving failed: MemoryError: out of memory (test)" in out
 
 
@@ -261,8 +263,8 @@ def test_load_merges_files_later_rows_win(tmp_path, capsys):
     code, out, _ = run(["bench", "--load", first, second, "--json", tmp_path / "m.json"], capsys)
     assert code == 0
     rows = table_rows(out)
-    assert rows["20:4:1"][3:] == ["1100", "50.0", "", "22.0x", "wgpu", "ok"]
-    assert rows["22:4:1"][3:] == ["4000", "", "40.0", "100x", "metal", "ok"]
+    assert rows["20:4:1"][4:] == ["1100", "50.0", "", "22.0x", "wgpu", "ok"]
+    assert rows["22:4:1"][4:] == ["4000", "", "40.0", "100x", "metal", "ok"]
     merged = json.loads((tmp_path / "m.json").read_text())
     assert [s["file"] for s in merged["sources"]] == [first, second]
     assert list(merged["backends"]) == ["cpu", "wgpu", "metal"]
@@ -287,13 +289,13 @@ def test_rust_baseline_on_default_grid_points(tmp_path, capsys):
     code, out, _ = run(["bench", "--load", path, "--baseline", "rust-16core"], capsys)
     assert code == 0
     rows = table_rows(out)
-    assert rows["20:4:1"][3:] == ["57.5", "115", "2.00x", "wgpu", "ok"]   # wgpu, rust-16core, speedup, best
-    assert rows["22:6:1"][3:] == ["105", "210", "2.00x", "wgpu", "ok"]
-    assert rows["10:4:1"][3:] == ["5.00", "-", "n/a", "wgpu", "ok"]       # not on the reference grid
+    assert rows["20:4:1"][4:] == ["57.5", "115", "2.00x", "wgpu", "ok"]   # wgpu, rust-16core, speedup, best
+    assert rows["22:6:1"][4:] == ["105", "210", "2.00x", "wgpu", "ok"]
+    assert rows["10:4:1"][4:] == ["5.00", "-", "n/a", "wgpu", "ok"]       # not on the reference grid
     code, out, _ = run(["bench", "--load", path, "--baseline", "rust-m1-metal", "--reference", "--markdown"], capsys)
     assert code == 0
-    assert "| n | fold | rate | wgpu ms | rust-16core ms | rust-m1 ms | rust-m1-metal ms |" in out
-    assert markdown_rows(out)["20:4:1"][3:] == ["57.5", "115", "49.0", "35.0", "0.61x", "wgpu", "ok"]
+    assert "| n | fold | rate | provable bits | wgpu ms | rust-16core ms | rust-m1 ms | rust-m1-metal ms |" in out
+    assert markdown_rows(out)["20:4:1"][4:] == ["57.5", "115", "49.0", "35.0", "0.61x", "wgpu", "ok"]
 
 
 def test_cpu_baseline_without_cpu_rows_says_na(tmp_path, capsys):
@@ -425,3 +427,21 @@ def test_results_round_trip():
     assert results.row(GridPoint(20, 4, 1), "cpu").median_ms == 2.0
     assert to_json(results) == doc
     assert np.isclose(results.row(GridPoint(20, 4, 1), "wgpu:u64").median_ms, 0.5)
+
+
+def test_the_provable_grids_are_the_default_grids_points_at_100_provable_bits():
+    """Beside the seed's grid (capacity-bound conjecture), the same points derived under each provable regime."""
+    from whirgpu.bench.grid import GRIDS, parse_grid
+    from whirgpu.protocol.regimes import security_report
+
+    default = [(p.n, p.fold, p.rate) for p in GRIDS["default"]]
+    for name, regime in (("provable-johnson", "johnson"), ("provable-unique", "unique")):
+        points = parse_grid(name)
+        assert [(p.n, p.fold, p.rate) for p in points] == default
+        for point in points:
+            report = security_report(point.config())
+            assert report.provable_bits == 100 and report.derived_under.cli_name == regime
+            assert str(point) == f"{point.n}:{point.fold}:{point.rate}/{regime}"
+            assert parse_grid(str(point)) == [point]
+    with pytest.raises(ConfigError, match="provable grids are the whir-p3-metal profile's"):
+        parse_grid("provable-johnson", "p3-whir")

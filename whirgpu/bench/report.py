@@ -56,7 +56,7 @@ def main_table(results: BenchResults, baseline: str, reference: bool) -> TextTab
     specs = results.backend_names
     rust = list(COLUMNS) if reference else []
     baseline_column = baseline != "cpu" and baseline not in rust
-    headers = ["n", "fold", "rate"] + [f"{spec}\nms" for spec in specs]
+    headers = ["n", "fold", "rate", "provable\nbits"] + [f"{spec}\nms" for spec in specs]
     headers += [f"{c}\nms" for c in rust]
     headers += [f"{baseline}\nms"] if baseline_column else []
     headers += [f"speedup\nvs {baseline}", "best", "proofs"]
@@ -65,7 +65,7 @@ def main_table(results: BenchResults, baseline: str, reference: bool) -> TextTab
         headers=headers, right=[True] * (len(headers) - 2) + [False, False])
     for summary in summarize(results, baseline):
         point = summary.point
-        cells = [str(point.n), str(point.fold), str(point.rate)]
+        cells = [str(point.n), str(point.fold), str(point.rate), point.security_text()]
         for spec in specs:
             row = results.row(point, spec)
             if row is None:

@@ -10,7 +10,8 @@ JSON layout (``to_json`` / ``from_json``; times in ms, rounded to 3 decimals):
      "skipped": {spec: why it could not open},
      "interrupted": bool,
      "sources": [{"file", "date", "command", "host", "settings"}]   (merged files only: where rows came from),
-     "results": [{"point": "N:F:R", "n", "fold", "rate", "backend": spec, "device", "median_ms", "runs_ms": [...],
+     "results": [{"point": "N:F:R", "n", "fold", "rate", "security_bits": {"provable", "regime", "conjectural",
+                  "derived_under"}, "backend": spec, "device", "median_ms", "runs_ms": [...],
                   "phases_ms": {phase: ms} or null, "proof_bytes", "proof_sha256", "verified": bool or null,
                   "error": one line or null}],
      "summary": [{"point", "baseline", "baseline_ms", "best", "best_ms", "speedup"}]   (written, never read)}
@@ -111,7 +112,7 @@ def _ms(value: float) -> float:
 def row_to_json(row: Row) -> dict:
     return {
         "point": str(row.point), "n": row.point.n, "fold": row.point.fold, "rate": row.point.rate,
-        "backend": row.backend, "device": row.device,
+        "security_bits": row.point.security(), "backend": row.backend, "device": row.device,
         "median_ms": row.median_ms,
         "runs_ms": [_ms(t) for t in row.runs_ms],
         "phases_ms": None if row.phases_ms is None else {k: _ms(v) for k, v in row.phases_ms.items()},
