@@ -26,14 +26,13 @@ from ...errors import ConfigError, FileError
 from ...field import Field, field_by_name
 from ...protocol.folding import Constant
 from .config import P3Parameters, P3WhirConfig
-from .document import FORMAT
+from .document import FORMAT, PLONKY3_COMMIT
 from .format import merkle_cap_to_json, merkle_cap_to_postcard, pcs_proof_to_json, \
     pcs_proof_to_postcard
 from .prover import P3Proved, P3WhirProver
 from ...protocol.soundness import SoundnessType
 from ...ref.field_np import field_ops
 
-PLONKY3_COMMIT = "5dc50e51436a811c62443e336f766015fecc9217"
 EXAMPLE_PARAMETERS = P3Parameters(security_level=90, pow_bits=16, folding=Constant(5),
                                   soundness_type=SoundnessType.CapacityBound, starting_log_inv_rate=1)
 
