@@ -55,9 +55,10 @@ def check_keys(value: dict, where: str, allowed) -> None:
         raise ProofFormatError(f"{where}: unknown key {unknown[0]!r:.60} ({known})")
 
 
-def _int(value, what: str, low: int = 0, high: int = 1 << 64) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value < high:
-        raise ProofFormatError(f"{what}: expected an integer in [{low}, {high:#x}), got {value!r:.40}")
+def _int(value, what: str, low: int = 0) -> int:
+    """A u64 of at least ``low`` (upstream's usize parameters)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value < 1 << 64:
+        raise ProofFormatError(f"{what}: expected an integer in [{low}, 2^64), got {value!r:.40}")
     return value
 
 
@@ -132,7 +133,9 @@ def _text(value, where: str) -> None:
 
 def check_stated_parameters(doc: dict, config: P3WhirConfig) -> None:
     """The keys that restate the parameters or describe the protocol (see ``document.py``)."""
-    _equal(doc, "plonky3_commit", PLONKY3_COMMIT)
+    if "plonky3_commit" in doc and doc["plonky3_commit"] != PLONKY3_COMMIT:
+        raise ProofFormatError(f"plonky3_commit: this profile speaks upstream Plonky3 at {PLONKY3_COMMIT}, the "
+                               f"document names {doc['plonky3_commit']!r:.60}")
     _equal(doc, "config", config.to_json_dict())
     _equal(doc, "domain_separator_canonical", [int(x) for x in p3_domain_separator(config)])
     for key in TEXT_KEYS:
@@ -210,6 +213,14 @@ def _postcard(doc: dict, key: str) -> bytes:
     return bytes.fromhex(text)
 
 
+def _decoded(decode, doc: dict, key: str, field: Field, bounds: ProofBounds):
+    try:
+        return decode(_postcard(doc, key), field.P, bounds)
+    except ProofFormatError as exc:
+        message = str(exc)
+        raise ProofFormatError(message if message.startswith(key) else f"{key}: {message}") from None
+
+
 def copy_inconsistency(doc: dict, field: Field, commitment: MerkleCap, proof: PcsProof,
                        bounds: ProofBounds) -> str | None:
     """The first copy of the commitment or the proof that disagrees with it: its canonical images, its postcard
@@ -225,7 +236,7 @@ def copy_inconsistency(doc: dict, field: Field, commitment: MerkleCap, proof: Pc
                                       "commitment_root_canonical")) is not None:
             return f"commitment_root_canonical disagrees with the commitment's root at {where}"
     if "commitment_postcard_hex" in doc:
-        decoded = merkle_cap_from_postcard(_postcard(doc, "commitment_postcard_hex"), field.P, bounds)
+        decoded = _decoded(merkle_cap_from_postcard, doc, "commitment_postcard_hex", field, bounds)
         if decoded != commitment:
             return "commitment_postcard_hex decodes to another commitment than commitment"
     if "proof_canonical" in doc:
@@ -235,7 +246,7 @@ def copy_inconsistency(doc: dict, field: Field, commitment: MerkleCap, proof: Pc
     postcard = None
     if "proof_postcard_hex" in doc:
         postcard = _postcard(doc, "proof_postcard_hex")
-        decoded = pcs_proof_from_postcard(postcard, field.P, bounds)
+        decoded = _decoded(pcs_proof_from_postcard, doc, "proof_postcard_hex", field, bounds)
         if (where := first_difference(pcs_proof_to_json(decoded), proof_json, "proof_postcard_hex")) is not None:
             return f"proof_postcard_hex decodes to another proof than proof (first difference at {where})"
     if "proof_postcard_len" in doc:
