@@ -8,6 +8,7 @@ it copies as a message, for the caller to report once the proof itself has been 
 
 from __future__ import annotations
 
+import json
 import re
 
 import numpy as np
@@ -120,8 +121,19 @@ def first_difference(got, want, path: str) -> str | None:
     return None if got == want else path
 
 
+def _difference(got, want, path: str) -> str | None:
+    """``first_difference``, walked only when the two trees' JSON texts (which tell 1, 1.0 and true apart)
+    differ."""
+    try:
+        if json.dumps(got, sort_keys=True) == json.dumps(want, sort_keys=True):
+            return None
+    except (TypeError, ValueError):  # keys that do not sort together: walk
+        pass
+    return first_difference(got, want, path)
+
+
 def _equal(doc: dict, key: str, want) -> None:
-    if key in doc and (where := first_difference(doc[key], want, key)) is not None:
+    if key in doc and (where := _difference(doc[key], want, key)) is not None:
         raise ProofFormatError(f"{key} disagrees with what the parameters derive at {where}")
 
 
@@ -228,11 +240,11 @@ def copy_inconsistency(doc: dict, field: Field, commitment: MerkleCap, proof: Pc
     length, the root."""
     cap_json, proof_json = merkle_cap_to_json(commitment), pcs_proof_to_json(proof)
     if "commitment_canonical" in doc:
-        if (where := first_difference(doc["commitment_canonical"], _canonical_tree(cap_json, field),
+        if (where := _difference(doc["commitment_canonical"], _canonical_tree(cap_json, field),
                                       "commitment_canonical")) is not None:
             return f"commitment_canonical disagrees with commitment (mapped to canonical values) at {where}"
     if "commitment_root_canonical" in doc:
-        if (where := first_difference(doc["commitment_root_canonical"], _canonical_tree(cap_json["cap"][0], field),
+        if (where := _difference(doc["commitment_root_canonical"], _canonical_tree(cap_json["cap"][0], field),
                                       "commitment_root_canonical")) is not None:
             return f"commitment_root_canonical disagrees with the commitment's root at {where}"
     if "commitment_postcard_hex" in doc:
@@ -240,14 +252,15 @@ def copy_inconsistency(doc: dict, field: Field, commitment: MerkleCap, proof: Pc
         if decoded != commitment:
             return "commitment_postcard_hex decodes to another commitment than commitment"
     if "proof_canonical" in doc:
-        if (where := first_difference(doc["proof_canonical"], _canonical_tree(proof_json, field),
+        if (where := _difference(doc["proof_canonical"], _canonical_tree(proof_json, field),
                                       "proof_canonical")) is not None:
             return f"proof_canonical disagrees with proof (mapped to canonical values) at {where}"
     postcard = None
     if "proof_postcard_hex" in doc:
         postcard = _postcard(doc, "proof_postcard_hex")
         decoded = _decoded(pcs_proof_from_postcard, doc, "proof_postcard_hex", field, bounds)
-        if (where := first_difference(pcs_proof_to_json(decoded), proof_json, "proof_postcard_hex")) is not None:
+        if decoded != proof:
+            where = first_difference(pcs_proof_to_json(decoded), proof_json, "proof_postcard_hex")
             return f"proof_postcard_hex decodes to another proof than proof (first difference at {where})"
     if "proof_postcard_len" in doc:
         _int(doc["proof_postcard_len"], "proof_postcard_len")
