@@ -4,7 +4,8 @@ JSON parser for documents from anyone.
 Contract: ``JsonTreeReader`` gives ``lst`` (a list, optionally of a given length or at most some length), ``words``
 (a list of field words as a uint32 array) and ``efs`` (a list of extension elements, (m, 4)); every failure is a
 ``ProofFormatError`` naming the JSON path. A subclass defines ``word(value, path)`` and ``ef(value, path)``, the
-one-element checks whose rules (the prime, serde's marker fields) belong to its format.
+one-element checks whose rules (the prime, serde's marker fields) belong to its format. ``first_difference``
+names where two trees differ.
 
 ``loads_bounded(data, what)`` parses JSON text (bytes or str) into dicts, lists, strs, ints, floats, bools and
 None, or raises ``ProofFormatError`` naming ``what`` and the problem: text that is not UTF-8 or not JSON, arrays
@@ -27,6 +28,7 @@ from whirgpu.errors import ProofFormatError
 EF_DEGREE = 4
 MAX_JSON_DEPTH = 32  # a proof document nests about 10 deep
 MAX_INT_DIGITS = 40  # a u64 has 20; nothing in a proof document is larger
+_DEPTH_CHUNK = 1 << 20
 
 # A string, or an unterminated one up to the end (so every match attempt succeeds at once: linear time)
 _STRING = re.compile(rb'"(?:[^"\\]|\\.)*(?:"|\\?\Z)', re.DOTALL)
@@ -53,14 +55,36 @@ class JsonTreeReader:
                         dtype=np.uint32).reshape(-1, EF_DEGREE)
 
 
+def first_difference(got, want, path: str) -> str | None:
+    """The path of the first place where two JSON trees differ (types included: true is not 1), or None."""
+    if type(got) is not type(want):
+        return path
+    if isinstance(want, dict):
+        if got.keys() != want.keys():
+            return f"{path} (keys)"
+        return next((d for k in want if (d := first_difference(got[k], want[k], f"{path}.{k}"))), None)
+    if isinstance(want, list):
+        if len(got) != len(want):
+            return f"{path} (length)"
+        return next((d for i, (g, w) in enumerate(zip(got, want)) if (d := first_difference(g, w, f"{path}[{i}]"))),
+                    None)
+    return None if got == want else path
+
+
 def json_depth(data: bytes) -> int:
     """The deepest nesting of arrays and objects in JSON text (brackets inside strings do not count); for text that
     is not JSON, some number the parser then has to reject anyway."""
-    brackets = np.frombuffer(_STRING.sub(b'""', data), dtype=np.uint8)
-    opening = (brackets == ord("[")) | (brackets == ord("{"))
-    closing = (brackets == ord("]")) | (brackets == ord("}"))
-    steps = (opening.astype(np.int8) - closing.astype(np.int8))[opening | closing]
-    return int(np.cumsum(steps, dtype=np.int64).max()) if steps.size else 0
+    text = _STRING.sub(b'""', data)
+    depth = deepest = 0
+    for start in range(0, len(text), _DEPTH_CHUNK):  # a chunk at a time: a few bytes of scratch per text byte
+        chunk = np.frombuffer(text, dtype=np.uint8, count=min(_DEPTH_CHUNK, len(text) - start), offset=start)
+        opening = (chunk == ord("[")) | (chunk == ord("{"))
+        closing = (chunk == ord("]")) | (chunk == ord("}"))
+        steps = (opening.astype(np.int8) - closing.astype(np.int8))[opening | closing]
+        if steps.size:
+            levels = depth + np.cumsum(steps, dtype=np.int64)
+            deepest, depth = max(deepest, int(levels.max())), int(levels[-1])
+    return deepest
 
 
 def _no_constant(name: str):

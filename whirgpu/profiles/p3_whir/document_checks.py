@@ -16,6 +16,7 @@ import numpy as np
 from ...errors import ConfigError, ProofFormatError
 from ...field import Field
 from ...protocol.folding import Constant
+from ...protocol.json_tree import first_difference
 from ...protocol.soundness import SoundnessType
 from .config import P3Parameters, P3WhirConfig
 from .domain_separator import p3_domain_separator
@@ -103,22 +104,6 @@ def derive(n: int, params: P3Parameters, field: Field) -> P3WhirConfig:
         return P3WhirConfig.derive(n, params, field)
     except ConfigError as exc:
         raise ProofFormatError(f"params: {exc}") from None
-
-
-def first_difference(got, want, path: str) -> str | None:
-    """The path of the first place where two JSON trees differ (types included: true is not 1), or None."""
-    if type(got) is not type(want):
-        return path
-    if isinstance(want, dict):
-        if got.keys() != want.keys():
-            return f"{path} (keys)"
-        return next((d for k in want if (d := first_difference(got[k], want[k], f"{path}.{k}"))), None)
-    if isinstance(want, list):
-        if len(got) != len(want):
-            return f"{path} (length)"
-        return next((d for i, (g, w) in enumerate(zip(got, want)) if (d := first_difference(g, w, f"{path}[{i}]"))),
-                    None)
-    return None if got == want else path
 
 
 def _difference(got, want, path: str) -> str | None:
