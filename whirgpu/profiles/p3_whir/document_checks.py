@@ -20,7 +20,7 @@ from ...protocol.json_tree import first_difference
 from ...protocol.soundness import SoundnessType
 from .config import P3Parameters, P3WhirConfig
 from .domain_separator import p3_domain_separator
-from .format import ProofBounds, merkle_cap_from_postcard, merkle_cap_to_json, merkle_cap_to_postcard, \
+from .format import ProofBounds, merkle_cap_from_postcard, merkle_cap_to_json, \
     pcs_proof_from_postcard, pcs_proof_to_json, pcs_proof_to_postcard
 from .proof import MerkleCap, PcsProof
 
@@ -264,5 +264,4 @@ def recommitted_root(polynomial: np.ndarray, config: P3WhirConfig, field: Field)
 
 
 __all__ = ["DOCUMENT_KEYS", "PLONKY3_COMMIT", "canonical_array", "check_keys", "check_stated_parameters",
-           "copy_inconsistency", "derive", "first_difference", "read_params", "read_polynomial",
-           "recommitted_root"]
+           "copy_inconsistency", "derive", "read_params", "read_polynomial", "recommitted_root"]

@@ -3,8 +3,9 @@
 
 Contract: ``verify_p3(config, commitment, proof, field, points=None, num_openings=None)`` returns a ``P3Opened`` on
 acceptance (what the proof proves: each opening's point, prescribed or drawn, and value, and the initial OOD points
-the transcript drew) and raises ``VerificationError`` (``round`` and ``check`` set) on rejection, or ``ProofFormatError`` when the proof
-(or the statement) does not have the configuration's shape; nothing else on hostile input. ``config`` is a
+the transcript drew) and raises ``VerificationError`` (``round`` and ``check`` set) on rejection, or
+``ProofFormatError`` when the proof (or the statement) does not have the configuration's shape; nothing else on
+hostile input. ``config`` is a
 ``P3WhirConfig``, ``commitment`` the ``MerkleCap`` the commit returned (cap height 0: one root), ``proof`` a
 ``PcsProof``, ``field`` a ``whirgpu.field.Field``. The statement is upstream's example flow: one table of one
 column, ``num_openings`` openings of column 0 (1 when neither it nor ``points`` is given), each claiming one value
