@@ -150,6 +150,13 @@ def test_a_huge_num_variables_is_refused_before_its_schedule_is_built():
     assert peak < 4 * MIB
 
 
+def test_a_later_phase_past_the_two_adicity_is_refused():
+    """Upstream checks the first folded domain only; here the final phase folds 10 variables of a 2^46 domain."""
+    params = P3Parameters(20, 27, Constant(30), SoundnessType.UniqueDecoding, 7)
+    with pytest.raises(ConfigError, match=r"FoldedDomainExceedsTwoAdicity: the final round: folded domain 2\^36"):
+        P3WhirConfig.derive(40, params, KOALABEAR)
+
+
 @pytest.mark.parametrize("value, message", [
     (1 << 64, "18446744073709551616 is not a canonical field element"),
     (-1, "-1 is not a canonical field element"),

@@ -112,6 +112,16 @@ def _check_bounds(num_variables, p: P3Parameters) -> None:
                           f"samples at most {MAX_GRIND_BITS} bits (2^bits < p)")
 
 
+def _folded_log(domain_size: int, fold: int, field: Any, what: str) -> int:
+    """log2 of a phase's folded domain, which must be a subgroup of the field (upstream checks the first phase
+    only; a later phase that folds fewer variables can exceed it too, and would have no generator)."""
+    log = domain_size.bit_length() - 1 - fold
+    if log > field.TWO_ADICITY:
+        raise ConfigError(f"FoldedDomainExceedsTwoAdicity: {what}: folded domain 2^{log} exceeds the base field's "
+                          f"two-adicity 2^{field.TWO_ADICITY}; increase the folding factor or lower the rates")
+    return log
+
+
 def _check_factor(k: int, n: int) -> None:
     if k == 0:
         raise ConfigError("ZeroFactor: a folding factor is 0")
@@ -355,7 +365,7 @@ class P3WhirConfig:
             combination_error = s.queries_combination_error(bits, num_vars, next_rate, round_ood, num_queries)
             pow_gap = f64.fmax(0.0, float(p.security_level) - f64.fmin(query_error, combination_error))
             folding_pow = s.folding_pow_bits_float(p.security_level, bits, num_vars, next_rate)
-            gen = generators[domain_size.bit_length() - 1 - fold]
+            gen = generators[_folded_log(domain_size, fold, field, f"round {round}")]
             rounds.append(P3RoundConfig(ceil_pow_bits(pow_gap), ceil_pow_bits(folding_pow), num_queries, round_ood,
                                         num_vars, fold, next_rate, domain_size, gen))
             num_vars -= schedule[round + 1]
@@ -364,6 +374,7 @@ class P3WhirConfig:
         final_queries = queries(s, protocol_security_level, log_inv_rate)
         final_pow = f64.fmax(0.0, float(p.security_level) - queries_error(s, log_inv_rate, final_queries))
         final_folding_pow = f64.fmax(0.0, float(p.security_level) - float(bits - 1))
+        _folded_log(domain_size, schedule[n_rounds], field, "the final round")
         config = cls(n, p, tuple(rounds), tuple(schedule), commitment_ood, ceil_pow_bits(starting_folding_pow),
                      final_queries, ceil_pow_bits(final_pow), n - sum(schedule), ceil_pow_bits(final_folding_pow),
                      generators, bits, field)
