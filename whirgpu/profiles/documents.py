@@ -13,11 +13,10 @@ one, is a ``ProofFormatError`` of one line.
 
 from __future__ import annotations
 
-import json
-
 from ..errors import ProofFormatError
 from ..expectations import mismatch
 from ..protocol.config import WhirConfig
+from ..protocol.json_tree import loads_bounded
 from ..protocol.parameters import ProtocolParameters
 from .p3_whir.config import P3WhirConfig
 from .p3_whir.document import FORMAT as P3_FORMAT
@@ -43,11 +42,12 @@ def _assert_profile(found: str, profile: str | None, what: str) -> None:
 
 
 def _parse_json(data: bytes | str):
+    """The JSON tree, parsed boundedly (``json_tree.loads_bounded``: nesting depth, integer size, no NaN, no
+    repeated key); a ``ProofFormatError`` for text that is not JSON within those limits, nor the binary format."""
     try:
-        return json.loads(data)
-    except (ValueError, UnicodeDecodeError, RecursionError) as exc:  # RecursionError: nested past the parser
-        raise ProofFormatError(f"not a proof document of any profile: not JSON ({str(exc)[:120]}) and not the "
-                               f"binary format") from None
+        return loads_bounded(data, "proof document")
+    except ProofFormatError as exc:
+        raise ProofFormatError(f"not a proof document of any profile: {exc}") from None
 
 
 def read_document(source, fmt: str = "auto", profile: str | None = None) -> ProofFile | P3Document:

@@ -10,6 +10,12 @@ rounded up (``ceil``), not truncated; the queries are sized for security_level -
 codeword rate (``round_log_inv_rates``, by default rate_{i+1} = rate_i + fold_i - 1); a derived PoW above the
 ``pow_bits`` budget is refused; a constant fold folds min(k, remaining) variables until at most 6 are left.
 
+Bounds checked before anything is derived (parameters may come from a document anyone wrote), each a
+``ConfigError`` naming the limit: every integer parameter in [0, 2^64) (upstream's usize), at most 64 per-round
+factors or rates, ``pow_bits`` at most ``MAX_GRIND_BITS`` (30: a proof-of-work check samples b bits with 2^b < p;
+since every derived PoW stays within the budget, every grind and check is then possible), and num_variables +
+starting_log_inv_rate < 64 before the folding schedule, whose length it bounds, is built.
+
 ``field`` is a ``whirgpu.field.Field`` (``BABYBEAR``, ``KOALABEAR``; anything with ``TWO_ADICITY``,
 ``TWO_ADIC_GENERATORS`` (canonical, index = log2 of the order) and ``EF_BITS``): the base field whose subgroups
 are the evaluation domains. Generators are canonical ints.
@@ -27,6 +33,9 @@ from whirgpu.protocol.folding import Constant, ConstantFromSecondRound, FoldingF
 from whirgpu.protocol.soundness import SoundnessType
 
 MAX_NUM_VARIABLES_TO_SEND_COEFFS = 6  # upstream folds until at most this many variables are left
+# Grinding and its check sample at most this many bits: 2^bits < p for both 31-bit fields (the transcript's
+# MAX_SAMPLE_BITS, which the shared formulas this module may import do not define).
+MAX_GRIND_BITS = 30
 USIZE_BITS = 64
 _LOG2_21_OVER_20 = math.log2(21.0 / 20.0)
 
@@ -69,6 +78,48 @@ def folding_schedule(folding: FoldingFactor | Sequence[int], num_variables: int)
             return schedule
     raise ConfigError(f"InsufficientFolding: the per-round folding factors leave {remaining} of {n} variables, "
                       f"above the direct-send threshold {MAX_NUM_VARIABLES_TO_SEND_COEFFS}; fold more variables")
+
+
+def _check_bounds(num_variables, p: P3Parameters) -> None:
+    """Every integer parameter a usize (as upstream's types are) and the budget within ``MAX_GRIND_BITS``, before
+    anything is derived from them (a document's parameters come from anyone)."""
+    if not isinstance(p, P3Parameters):
+        raise ConfigError(f"expected P3Parameters, got {type(p).__name__}")
+    folding = p.folding
+    if isinstance(folding, Constant):
+        factors = [("folding factor", folding.k)]
+    elif isinstance(folding, ConstantFromSecondRound):
+        factors = [("folding factor", folding.k0), ("folding factor", folding.k)]
+    elif isinstance(folding, (tuple, list)) and len(folding) <= USIZE_BITS:
+        factors = [("folding factor", k) for k in folding]
+    else:
+        raise ConfigError(f"folding: expected Constant, ConstantFromSecondRound or at most {USIZE_BITS} per-round "
+                          f"factors, got {type(folding).__name__}")
+    rates = p.round_log_inv_rates
+    if not isinstance(rates, (tuple, list)) or len(rates) > USIZE_BITS:
+        raise ConfigError(f"round_log_inv_rates: expected at most {USIZE_BITS} rates (one per round), got "
+                          f"{len(rates) if isinstance(rates, (tuple, list)) else type(rates).__name__}")
+    values = [("num_variables", num_variables), ("security_level", p.security_level), ("pow_bits", p.pow_bits),
+              ("starting_log_inv_rate", p.starting_log_inv_rate), *factors,
+              *(("round_log_inv_rates[]", r) for r in rates)]
+    for name, value in values:
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 1 << USIZE_BITS:
+            raise ConfigError(f"{name}: expected an integer in [0, 2^{USIZE_BITS}), got {value!r:.40}")
+    if not isinstance(p.soundness_type, SoundnessType):
+        raise ConfigError(f"soundness_type: expected a SoundnessType, got {type(p.soundness_type).__name__}")
+    if p.pow_bits > MAX_GRIND_BITS:
+        raise ConfigError(f"pow_bits {p.pow_bits} is above MAX_GRIND_BITS {MAX_GRIND_BITS}: a proof-of-work check "
+                          f"samples at most {MAX_GRIND_BITS} bits (2^bits < p)")
+
+
+def _folded_log(domain_size: int, fold: int, field: Any, what: str) -> int:
+    """log2 of a phase's folded domain, which must be a subgroup of the field (upstream checks the first phase
+    only; a later phase that folds fewer variables can exceed it too, and would have no generator)."""
+    log = domain_size.bit_length() - 1 - fold
+    if log > field.TWO_ADICITY:
+        raise ConfigError(f"FoldedDomainExceedsTwoAdicity: {what}: folded domain 2^{log} exceeds the base field's "
+                          f"two-adicity 2^{field.TWO_ADICITY}; increase the folding factor or lower the rates")
+    return log
 
 
 def _check_factor(k: int, n: int) -> None:
@@ -254,17 +305,18 @@ class P3WhirConfig:
     @classmethod
     def derive(cls, num_variables: int, params: P3Parameters, field: Any) -> P3WhirConfig:
         p, s = params, params.soundness_type
+        _check_bounds(num_variables, p)
         n = int(num_variables)
         if p.starting_log_inv_rate == 0:
             raise ConfigError("NonRedundantStartingRate: starting_log_inv_rate must be >= 1 (rate <= 1/2); got "
                               "2^-0, a non-redundant code whose proximity test makes zero queries")
+        log_domain = n + p.starting_log_inv_rate
+        if log_domain >= USIZE_BITS:  # before the schedule, whose length n / k this bounds
+            raise ConfigError(f"InitialDomainExceedsUsize: num_variables ({n}) + starting_log_inv_rate "
+                              f"({p.starting_log_inv_rate}) must be less than {USIZE_BITS}")
         schedule = folding_schedule(p.folding, n)
         protocol_security_level = max(0, p.security_level - p.pow_bits)
         bits = int(field.EF_BITS)
-        log_domain = n + p.starting_log_inv_rate
-        if log_domain >= USIZE_BITS:
-            raise ConfigError(f"InitialDomainExceedsUsize: num_variables ({n}) + starting_log_inv_rate "
-                              f"({p.starting_log_inv_rate}) must be less than {USIZE_BITS}")
         if log_domain - schedule[0] > field.TWO_ADICITY:
             raise ConfigError(f"FoldedDomainExceedsTwoAdicity: folded domain 2^{log_domain - schedule[0]} exceeds "
                               f"the base field's two-adicity 2^{field.TWO_ADICITY}; increase the first folding "
@@ -313,7 +365,7 @@ class P3WhirConfig:
             combination_error = s.queries_combination_error(bits, num_vars, next_rate, round_ood, num_queries)
             pow_gap = f64.fmax(0.0, float(p.security_level) - f64.fmin(query_error, combination_error))
             folding_pow = s.folding_pow_bits_float(p.security_level, bits, num_vars, next_rate)
-            gen = generators[domain_size.bit_length() - 1 - fold]
+            gen = generators[_folded_log(domain_size, fold, field, f"round {round}")]
             rounds.append(P3RoundConfig(ceil_pow_bits(pow_gap), ceil_pow_bits(folding_pow), num_queries, round_ood,
                                         num_vars, fold, next_rate, domain_size, gen))
             num_vars -= schedule[round + 1]
@@ -322,6 +374,7 @@ class P3WhirConfig:
         final_queries = queries(s, protocol_security_level, log_inv_rate)
         final_pow = f64.fmax(0.0, float(p.security_level) - queries_error(s, log_inv_rate, final_queries))
         final_folding_pow = f64.fmax(0.0, float(p.security_level) - float(bits - 1))
+        _folded_log(domain_size, schedule[n_rounds], field, "the final round")
         config = cls(n, p, tuple(rounds), tuple(schedule), commitment_ood, ceil_pow_bits(starting_folding_pow),
                      final_queries, ceil_pow_bits(final_pow), n - sum(schedule), ceil_pow_bits(final_folding_pow),
                      generators, bits, field)

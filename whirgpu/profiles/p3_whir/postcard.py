@@ -90,11 +90,13 @@ class PostcardReader:
                 return value
         raise self._fail(what, f"varint longer than {max_bytes} bytes (overflows {bits} bits)", start)
 
-    def length(self, what: str, min_item_bytes: int) -> int:
-        """A ``Vec`` length whose items take at least ``min_item_bytes`` each: a length the remaining bytes
-        cannot hold is reported here, before anything is allocated for it."""
+    def length(self, what: str, min_item_bytes: int, at_most: int | None = None) -> int:
+        """A ``Vec`` length whose items take at least ``min_item_bytes`` each: a length above ``at_most`` (when
+        given) or one the remaining bytes cannot hold is reported here, before anything is allocated for it."""
         start = self.offset
         n = self.varint(f"{what} length")
+        if at_most is not None and n > at_most:
+            raise self._fail(what, f"length {n}, more than the {at_most} the configuration allows", start)
         if n * min_item_bytes > self.remaining:
             raise self._fail(what, f"length {n} needs at least {n * min_item_bytes} more bytes, only "
                                    f"{self.remaining} left (truncated or a corrupt length)", start)

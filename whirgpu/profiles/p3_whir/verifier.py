@@ -1,9 +1,11 @@
 """The verifier of the p3-whir profile (upstream Plonky3 ``p3-whir`` at 5dc50e51): the hooks of the one
 ``WhirVerifier`` step order that this profile does differently.
 
-Contract: ``verify_p3(config, commitment, proof, field, points=None, num_openings=None)`` returns on acceptance
-and raises ``VerificationError`` (``round`` and ``check`` set) on rejection, or ``ProofFormatError`` when the proof
-(or the statement) does not have the configuration's shape; nothing else on hostile input. ``config`` is a
+Contract: ``verify_p3(config, commitment, proof, field, points=None, num_openings=None)`` returns a ``P3Opened`` on
+acceptance (what the proof proves: each opening's point, prescribed or drawn, and value, and the initial OOD points
+the transcript drew) and raises ``VerificationError`` (``round`` and ``check`` set) on rejection, or
+``ProofFormatError`` when the proof (or the statement) does not have the configuration's shape; nothing else on
+hostile input. ``config`` is a
 ``P3WhirConfig``, ``commitment`` the ``MerkleCap`` the commit returned (cap height 0: one root), ``proof`` a
 ``PcsProof``, ``field`` a ``whirgpu.field.Field``. The statement is upstream's example flow: one table of one
 column, ``num_openings`` openings of column 0 (1 when neither it nor ``points`` is given), each claiming one value
@@ -79,8 +81,20 @@ def _separator(config: P3WhirConfig) -> tuple[int, ...]:
     return tuple(p3_domain_separator(config))
 
 
+@dataclass(frozen=True)
+class P3Opened:
+    """What an accepted proof proves, all Montgomery words: the committed column's multilinear extension takes
+    ``values[j]`` (E, 4) at ``points[j]`` (E, n, 4), the prescribed points or those the transcript drew; and the
+    initial OOD points (t, n, 4) the transcript drew after the commitment (its answers are the proof's)."""
+
+    points: np.ndarray
+    values: np.ndarray
+    ood_points: np.ndarray
+
+
 class P3WhirVerifier(WhirVerifier):
-    """Checks p3-whir proofs made under one ``P3WhirConfig`` over ``field``."""
+    """Checks p3-whir proofs made under one ``P3WhirConfig`` over ``field``. ``verify`` returns the ``P3Opened``
+    of the proof it accepts (one verification at a time per instance)."""
 
     reverse_folding = True
     round_type = RoundProof
@@ -95,6 +109,11 @@ class P3WhirVerifier(WhirVerifier):
         constants16, constants24 = Poseidon2Constants.smallrng_16_24(field)
         self._leaf_constants = constants24
         self._compress = lambda left, right: compress(left, right, constants16)
+
+    def verify(self, proof: PcsProof, statement: P3Statement) -> P3Opened:
+        self._opened = None
+        super().verify(proof, statement)
+        return self._opened
 
     def new_challenger(self) -> DuplexChallenger:
         """A length-tagged challenger that has absorbed the domain separator (computed once per configuration)."""
@@ -140,6 +159,7 @@ class P3WhirVerifier(WhirVerifier):
         coefficients = ops.ef_powers(alpha, len(all_points))
         claimed_sum = ops.ef_sum(ops.ef_mul(coefficients, np.concatenate([values, ood])))
         constraint = _Constraint(n, all_points, coefficients, np.zeros(0, np.uint32), np.zeros((0, 4), np.uint32))
+        self._opened = P3Opened(_frozen(opening_points), _frozen(values), _frozen(ood_points))
         return _Start(challenger, whir, root, constraint, claimed_sum)
 
     def _cap_root(self, what: str, cap) -> np.ndarray:
@@ -210,9 +230,20 @@ class P3WhirVerifier(WhirVerifier):
         return evaluate_rows(rows, last[::-1], self.field)
 
 
+def _frozen(array: np.ndarray) -> np.ndarray:
+    array = np.array(array, dtype=np.uint32)
+    array.setflags(write=False)
+    return array
+
+
 def verify_p3(config: P3WhirConfig, commitment: MerkleCap, proof: PcsProof, field: Field, points=None,
-              num_openings: int | None = None) -> None:
-    """Raise unless ``proof`` opens ``commitment`` under ``config`` (see the module docstring)."""
+              num_openings: int | None = None) -> P3Opened:
+    """Raise unless ``proof`` opens ``commitment`` under ``config``; return what it proves (see the module
+    docstring)."""
     if num_openings is None:
-        num_openings = 1 if points is None else len(points)
-    P3WhirVerifier(config, field).verify(proof, P3Statement(commitment, num_openings, points))
+        try:
+            num_openings = 1 if points is None else len(points)
+        except TypeError:
+            raise ProofFormatError(f"prescribed points: expected an (E, n, 4) array, got "
+                                   f"{type(points).__name__}") from None
+    return P3WhirVerifier(config, field).verify(proof, P3Statement(commitment, num_openings, points))
