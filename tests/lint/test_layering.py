@@ -59,7 +59,7 @@ PARAMETER_MODULES = {
     "folding": {"integers"},
     "parameters": {"folding", "integers", "soundness"},
     "config": {"f64", "folding", "integers", "parameters", "soundness"},
-    "schedule_text": {"config"},
+    "schedule_text": {"config", "regimes"},
 }
 
 

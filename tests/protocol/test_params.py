@@ -455,7 +455,8 @@ def test_format_schedule_rows():
     assert rows[1].split() == ["0", "18", "4", "2^20", "2^-2", "91", "2", "15", "4"]
     assert rows[-1].split()[0] == "final"
     assert rows[-1].split()[5:] == ["11", "-", "12", "0"]
-    assert "n = 22" in lines[0] and "CapacityBound" in lines[0]
+    assert "n = 22" in lines[0]
+    assert lines[1].startswith("security 100 bits under the capacity-bound conjecture; ")  # every figure its regime
 
 
 def test_to_json_dict():

@@ -12,9 +12,10 @@ codeword rate (``round_log_inv_rates``, by default rate_{i+1} = rate_i + fold_i 
 
 Bounds checked before anything is derived (parameters may come from a document anyone wrote), each a
 ``ConfigError`` naming the limit: every integer parameter in [0, 2^64) (upstream's usize), at most 64 per-round
-factors or rates, ``pow_bits`` at most ``MAX_GRIND_BITS`` (30: a proof-of-work check samples b bits with 2^b < p;
-since every derived PoW stays within the budget, every grind and check is then possible), and num_variables +
-starting_log_inv_rate < 64 before the folding schedule, whose length it bounds, is built.
+factors or rates, and num_variables + starting_log_inv_rate < 64 before the folding schedule, whose length it
+bounds, is built. The budget ``pow_bits`` may exceed ``MAX_GRIND_BITS`` (30: a proof-of-work check samples b bits
+with 2^b < p), as upstream allows; a derived PoW above it is refused where it would be ground (``defaults.resolve``)
+or checked (``document_checks.derive``).
 
 ``field`` is a ``whirgpu.field.Field`` (``BABYBEAR``, ``KOALABEAR``; anything with ``TWO_ADICITY``,
 ``TWO_ADIC_GENERATORS`` (canonical, index = log2 of the order) and ``EF_BITS``): the base field whose subgroups
@@ -81,8 +82,9 @@ def folding_schedule(folding: FoldingFactor | Sequence[int], num_variables: int)
 
 
 def _check_bounds(num_variables, p: P3Parameters) -> None:
-    """Every integer parameter a usize (as upstream's types are) and the budget within ``MAX_GRIND_BITS``, before
-    anything is derived from them (a document's parameters come from anyone)."""
+    """Every integer parameter a usize (as upstream's types are), before anything is derived from them (a
+    document's parameters come from anyone). The budget may exceed ``MAX_GRIND_BITS`` as upstream allows; what
+    is derived within it is checked where it is ground or verified."""
     if not isinstance(p, P3Parameters):
         raise ConfigError(f"expected P3Parameters, got {type(p).__name__}")
     folding = p.folding
@@ -107,9 +109,6 @@ def _check_bounds(num_variables, p: P3Parameters) -> None:
             raise ConfigError(f"{name}: expected an integer in [0, 2^{USIZE_BITS}), got {value!r:.40}")
     if not isinstance(p.soundness_type, SoundnessType):
         raise ConfigError(f"soundness_type: expected a SoundnessType, got {type(p.soundness_type).__name__}")
-    if p.pow_bits > MAX_GRIND_BITS:
-        raise ConfigError(f"pow_bits {p.pow_bits} is above MAX_GRIND_BITS {MAX_GRIND_BITS}: a proof-of-work check "
-                          f"samples at most {MAX_GRIND_BITS} bits (2^bits < p)")
 
 
 def _folded_log(domain_size: int, fold: int, field: Any, what: str) -> int:

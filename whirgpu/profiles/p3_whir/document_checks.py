@@ -18,7 +18,7 @@ from ...field import Field
 from ...protocol.folding import Constant
 from ...protocol.json_tree import first_difference
 from ...protocol.soundness import SoundnessType
-from .config import P3Parameters, P3WhirConfig
+from .config import MAX_GRIND_BITS, P3Parameters, P3WhirConfig
 from .defaults import MAX_OPENINGS, PLONKY3_COMMIT
 from .domain_separator import p3_domain_separator
 from .format import ProofBounds, merkle_cap_from_postcard, merkle_cap_to_json, \
@@ -104,9 +104,13 @@ def derive(n: int, params: P3Parameters, field: Field) -> P3WhirConfig:
     """The configuration of a document's parameters; one upstream (or this implementation) refuses makes the
     document malformed: ``ProofFormatError`` with the ``ConfigError``'s reason, as the default profile does."""
     try:
-        return P3WhirConfig.derive(n, params, field)
+        config = P3WhirConfig.derive(n, params, field)
     except ConfigError as exc:
         raise ProofFormatError(f"params: {exc}") from None
+    if config.max_pow_bits > MAX_GRIND_BITS:  # upstream's budget allows it; no proof-of-work check can sample it
+        raise ProofFormatError(f"params: the derived proof-of-work of {config.max_pow_bits} bits is above "
+                               f"MAX_GRIND_BITS {MAX_GRIND_BITS} (a check samples b bits with 2^b < p)")
+    return config
 
 
 def _difference(got, want, path: str) -> str | None:
