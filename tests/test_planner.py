@@ -506,8 +506,8 @@ def test_plan_command_on_a_discrete_gpu(capsys, monkeypatch):
 
 
 @pytest.mark.parametrize("point,message", [
-    ("12:4", "error: '12:4' is not N:F:R (three integers, e.g. 20:4:1)"),
-    ("a:b:c", "error: 'a:b:c' is not N:F:R (three integers, e.g. 20:4:1)"),
+    ("12:4", "error: '12:4' is not N:F:R[/johnson|/unique] (three integers, e.g. 20:4:1)"),
+    ("a:b:c", "error: 'a:b:c' is not N:F:R[/johnson|/unique] (three integers, e.g. 20:4:1)"),
     ("12:0:1", "error: 12:0:1: "),
 ])
 def test_plan_command_bad_point(point, message, capsys):
