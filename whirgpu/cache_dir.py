@@ -18,21 +18,21 @@ from pathlib import Path
 
 from .errors import ConfigError
 
-CACHE_DIR_VARIABLE = "WHIRGPU_CACHE_DIR"
+CACHE_DIR_ENV = "WHIRGPU_CACHE_DIR"
 
 
 def root() -> Path:
     """The cache folder (module docstring), not created."""
-    env = os.environ.get(CACHE_DIR_VARIABLE)
+    env = os.environ.get(CACHE_DIR_ENV)
     return Path(env or os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "whirgpu"))
 
 
 def folder(name: str) -> Path:
     """``root() / name``, created; a one-line ConfigError naming ``WHIRGPU_CACHE_DIR`` (or the default folder) when
     it cannot be created or written."""
-    env = os.environ.get(CACHE_DIR_VARIABLE)
+    env = os.environ.get(CACHE_DIR_ENV)
     path = root() / name
-    source = f"{CACHE_DIR_VARIABLE}={env!r}" if env else f"the {name} cache folder {path} (set {CACHE_DIR_VARIABLE})"
+    source = f"{CACHE_DIR_ENV}={env!r}" if env else f"the {name} cache folder {path} (set {CACHE_DIR_ENV})"
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -51,15 +51,15 @@ def check(value: str) -> None:
         return  # empty: the default folder
     if path.exists():
         if not path.is_dir():
-            raise ConfigError(f"{CACHE_DIR_VARIABLE}={value!r} is not a folder: {allowed}")
+            raise ConfigError(f"{CACHE_DIR_ENV}={value!r} is not a folder: {allowed}")
         if not os.access(path, os.W_OK | os.X_OK):
-            raise ConfigError(f"{CACHE_DIR_VARIABLE}={value!r} is not writable: {allowed}")
+            raise ConfigError(f"{CACHE_DIR_ENV}={value!r} is not writable: {allowed}")
         return
     above = path.absolute().parent
     while not above.exists() and above != above.parent:
         above = above.parent
     if not above.is_dir():
-        raise ConfigError(f"{CACHE_DIR_VARIABLE}={value!r}: cannot create it below {above}, which is not a folder: "
+        raise ConfigError(f"{CACHE_DIR_ENV}={value!r}: cannot create it below {above}, which is not a folder: "
                           f"{allowed}")
     if not os.access(above, os.W_OK | os.X_OK):
-        raise ConfigError(f"{CACHE_DIR_VARIABLE}={value!r}: cannot create it in {above} (not writable): {allowed}")
+        raise ConfigError(f"{CACHE_DIR_ENV}={value!r}: cannot create it in {above} (not writable): {allowed}")

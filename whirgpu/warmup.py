@@ -186,19 +186,17 @@ def _registry(rt, fields: list[str]) -> tuple[float, int]:
     from .kernels.registry import KERNELS  # noqa: PLC0415
 
     start, before = time.perf_counter(), _pipelines(rt)
-    asynchronous = getattr(rt, "kernel_async", None)
     started = []
     for field_name in fields:
         for stem, kernel_spec in KERNELS.items():
             if stem in SKIPPED_STEMS:
                 continue
             for entry in kernel_spec.entries:
-                if asynchronous is not None:  # wgpu and Dawn compile side by side; resolved below
-                    started.append(asynchronous(stem, entry, None, field_name))
-                else:
-                    rt.kernel(stem, entry, None, field_name)
+                # kernel_async: wgpu and Dawn compile side by side, resolved below; the others compile at once.
+                started.append(rt.kernel_async(stem, entry, None, field_name))
     for kernel in started:
-        kernel.resolve()
+        if hasattr(kernel, "resolve"):
+            kernel.resolve()
     return time.perf_counter() - start, _pipelines(rt) - before
 
 
