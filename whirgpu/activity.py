@@ -9,9 +9,9 @@ several threads report at once (each block removes only its own note). No lock i
 
 Contracts:
 - ``doing(note)``: ``current()`` is ``note`` for the duration of the block (unless a later block is entered).
-- ``doing(note, announce=TEXT, key=K)``: as above, and once the blocks entered with key ``K`` have together run
-  past ``ANNOUNCE_AFTER_S`` seconds, ``notice(TEXT, K)``: a slow first compile says what it compiles and why,
-  once, while a quick one (a warm driver cache) says nothing.
+- ``doing(note, announce=TEXT, key=K, after=S)``: as above, and once the blocks entered with key ``K`` have
+  together run past ``S`` seconds (default ``ANNOUNCE_AFTER_S``), ``notice(TEXT, K)``: a slow first compile says
+  what it compiles and why, once, while a quick one (a warm driver cache) says nothing.
 - ``notice(text, key)``: one line, ``note: TEXT``, said at most once per process per ``key`` (default: the text)
   through the sink (``set_sink``; default: ``sys.stderr`` as it is at that moment, so a progress line that
   redirects stderr prints the note above itself). Returns whether it was said now.
@@ -27,6 +27,9 @@ from contextlib import contextmanager
 from typing import Callable, Iterator
 
 ANNOUNCE_AFTER_S = 2.0  # as progress_line.DELAY_S: work past this is "long"
+# A kernel compile is "slow" past this, in all: a warm driver cache still costs lavapipe ~3 s of pipeline creation
+# on a 2-core VM, while a cold one costs it minutes, and NVIDIA's cold cache ~13 s.
+SLOW_COMPILE_S = 5.0
 
 # The notes being done now, in the order they were entered (one entry per open ``doing`` block, whatever thread
 # it is in): a block removes exactly its own entry, so threads that report at the same time cannot leave a stale
@@ -95,13 +98,13 @@ def _announce_loop() -> None:
             _wake.wait(timeout=(min(later) - now) if later else None)
 
 
-def _schedule(token: int, text: str, key: str) -> float:
+def _schedule(token: int, text: str, key: str, after: float) -> float:
     global _announcer
     start = time.monotonic()
     with _wake:
         if key in _said:
             return start
-        _pending[token] = (start + max(0.0, ANNOUNCE_AFTER_S - _spent.get(key, 0.0)), text, key)
+        _pending[token] = (start + max(0.0, after - _spent.get(key, 0.0)), text, key)
         if _announcer is None:
             _announcer = threading.Thread(target=_announce_loop, name="whirgpu-announce", daemon=True)
             _announcer.start()
@@ -116,17 +119,18 @@ def _unschedule(token: int, key: str, start: float) -> None:
 
 
 @contextmanager
-def doing(note: str, announce: str | None = None, key: str | None = None) -> Iterator[None]:
+def doing(note: str, announce: str | None = None, key: str | None = None,
+          after: float | None = None) -> Iterator[None]:
     """Report ``note`` as the current activity for the duration of the block; with ``announce``, say it once
-    (``notice(announce, key)``) when the blocks of ``key`` (default ``announce``) have run past
-    ``ANNOUNCE_AFTER_S`` seconds in all."""
+    (``notice(announce, key)``) when the blocks of ``key`` (default ``announce``) have run past ``after`` seconds
+    (default ``ANNOUNCE_AFTER_S``) in all."""
     token = next(_tokens)
     _active[token] = note
     scheduled = None
     if announce is not None:
         key = announce if key is None else key
         if key not in _said:
-            scheduled = _schedule(token, announce, key)
+            scheduled = _schedule(token, announce, key, ANNOUNCE_AFTER_S if after is None else after)
     try:
         yield
     finally:

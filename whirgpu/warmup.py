@@ -11,13 +11,18 @@ The parts, in order (``warm``):
 1. The C Poseidon2 permutation (``protocol.native_permute``), built now if it is not on disk (an earlier failed
    build is retried).
 2. The backend ``select_backend(B)`` opens for the default configuration (``DEFAULT_CONFIG``, the README's
-   first proof, 20:4:1): ``auto`` warms what such a proof would run on.
-3. On a backend that compiles kernels (not cpu), one small proof (``SMALL``) per profile and field: whir-p3-metal (babybear), p3-whir
-   (koalabear, babybear). On a GPU backend this compiles every pipeline those proofs use, with the constants
-   they use; on msl-cpu the C++ kernels land in the cache folder.
-4. Then every other kernel of the registry (``kernels.registry.KERNELS``, default constants, for
-   each field warmed): the variants only large proofs reach (the non-cooperative Merkle kernels past 2^14
-   states, the NTT's cross-window stage), so a first large proof compiles nothing either.
+   first proof, 20:4:1): ``auto`` warms what such a proof would run on. The cpu backend compiles nothing: the
+   warmup ends there.
+3. One small proof (``SMALL``) per profile and field: whir-p3-metal (babybear), p3-whir (koalabear, babybear),
+   which compiles every pipeline those proofs use, with the constants they use (msl-cpu: C++ kernels in the
+   cache folder).
+4. Every other kernel of the registry (``kernels.registry.KERNELS``, default constants, for each field warmed):
+   the variants only large proofs reach (the non-cooperative Merkle kernels past 2^14 states, the NTT's
+   cross-window stage), so a first large proof compiles nothing either where pipelines compile when they are
+   created (NVIDIA, Metal, msl-cpu).
+5. On wgpu and Dawn, with whir-p3-metal warmed, one proof of the default configuration itself: a software
+   Vulkan driver (lavapipe, llvmpipe underneath) makes a kernel's machine code at its first dispatch, not when
+   its pipeline is created, so only what a proof dispatches reaches its cache.
 
 What persists: the permutation and msl-cpu's kernels in whirgpu's cache folder (``cache_dir.root()``); compiled
 WGSL pipelines in the GPU driver's own shader cache (Mesa, lavapipe included: ``$MESA_SHADER_CACHE_DIR``, default
@@ -36,7 +41,7 @@ from typing import Callable
 
 import numpy as np
 
-from .backends import BACKEND_NAMES, GPU_BACKENDS
+from .backends import BACKEND_NAMES
 from .errors import BackendUnavailable
 
 PROFILES = ("whir-p3-metal", "p3-whir")
@@ -100,9 +105,8 @@ def warm(backend: str = "auto", profiles: tuple[str, ...] = PROFILES,
     report.backend = chosen.name
     try:
         rt = getattr(chosen, "rt", None)
-        where = f" on {rt.limits().name}" if rt is not None else ", the numpy reference"
-        part("backend", f"{chosen.name}{where} ({choice.reason}), opened in {time.perf_counter() - opened:.1f} s",
-             time.perf_counter() - opened)
+        what = f"{chosen.name}{', the numpy reference' if rt is None else ''} ({choice.reason})"
+        part("backend", f"{what}, opened in {time.perf_counter() - opened:.1f} s", time.perf_counter() - opened)
         if rt is None:
             part("kernels", "none to compile on the cpu backend", 0.0)
             return report
@@ -115,6 +119,12 @@ def warm(backend: str = "auto", profiles: tuple[str, ...] = PROFILES,
         fields = sorted({f for profile in profiles for f in PROFILE_FIELDS[profile]})
         took, count = _registry(rt, fields)
         part("other kernels", f"{count} more pipelines ({', '.join(fields)}) in {took:.1f} s", took)
+        if chosen.name in ("wgpu", "dawn") and "whir-p3-metal" in profiles:
+            before = _pipelines(rt)
+            took = _small_proof("whir-p3-metal", "babybear", chosen, DEFAULT_CONFIG)
+            n, k, r = DEFAULT_CONFIG
+            part(f"whir-p3-metal babybear proof {n}:{k}:{r}", f"{took:.1f} s, {_pipelines(rt) - before} pipelines "
+                 "(dispatched once: some drivers compile at the first dispatch)", took)
     finally:
         chosen.close()
     return report
@@ -147,11 +157,12 @@ def _open(backend: str):
     return select_backend(backend, config if backend == "auto" else None)
 
 
-def _small_proof(profile: str, field_name: str, backend) -> float:
-    """Prove one small random instance of ``profile`` over ``field_name`` on ``backend``; the seconds it took."""
+def _small_proof(profile: str, field_name: str, backend, size: tuple[int, int, int] = SMALL) -> float:
+    """Prove one random instance of ``profile`` over ``field_name`` at ``size`` (n, fold, rate) on ``backend``;
+    the seconds it took."""
     from .field import field_by_name  # noqa: PLC0415
 
-    n, k, r = SMALL
+    n, k, r = size
     field_ = field_by_name(field_name)
     values = np.random.default_rng(n).integers(0, field_.P, size=1 << n, dtype=np.int64).astype(np.uint32)
     start = time.perf_counter()

@@ -460,10 +460,10 @@ def native_permute(constants: Poseidon2Constants, *, _generic: bool = False):
     library's first build runs in the background, a function that calls ``permute_ints`` until it is loaded.
     ``_generic`` (tests only) runs the generic C path even where the fast one applies."""
     return _soon(constants, partial(permute_ints, constants=constants),
-                 lambda loaded: _single(loaded, constants, _generic))
+                 lambda loaded: _compiled_single(loaded, constants, _generic))
 
 
-def _single(loaded, constants: Poseidon2Constants, generic: bool):
+def _compiled_single(loaded, constants: Poseidon2Constants, generic: bool):
     ffi, lib = loaded
     table = _table(constants, generic)
     tab, call, from_buffer = ffi.from_buffer(table), lib.p2_permute, ffi.from_buffer
@@ -486,7 +486,7 @@ def native_permute_lanes(constants: Poseidon2Constants, *, _generic: bool = Fals
     if _isa is not None or _generic:
         loaded = _library()
         return None if loaded is None or constants.params.width > _MAX_WIDTH else \
-            _lanes(loaded, constants, _generic, _isa)
+            _compiled_lanes(loaded, constants, _generic, _isa)
     width = constants.params.width
 
     def reference(lanes: np.ndarray, _constants=None) -> np.ndarray:
@@ -495,10 +495,10 @@ def native_permute_lanes(constants: Poseidon2Constants, *, _generic: bool = Fals
             raise ValueError(f"permute_lanes: shape {lanes.shape}, expected ({width}, B)")
         return permute_lanes(lanes, constants)
 
-    return _soon(constants, reference, lambda loaded: _lanes(loaded, constants, False, None))
+    return _soon(constants, reference, lambda loaded: _compiled_lanes(loaded, constants, False, None))
 
 
-def _lanes(loaded, constants: Poseidon2Constants, generic: bool, isa: int | None):
+def _compiled_lanes(loaded, constants: Poseidon2Constants, generic: bool, isa: int | None):
     ffi, lib = loaded
     if isa is None:
         isa = _best_isa()

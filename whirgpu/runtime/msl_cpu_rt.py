@@ -202,7 +202,7 @@ def build(cpp: str, label: str, source: ComposedSource) -> Path:
     os.close(fd)
     try:
         with activity.doing(f"compiling kernel {label} (msl-cpu)", key="msl-cpu-compile",
-                            announce=f"compiling the MSL kernels as C++ for msl-cpu with {compiler} (first use on "
+                            after=activity.SLOW_COMPILE_S, announce=f"compiling the MSL kernels as C++ for msl-cpu with {compiler} (first use on "
                                      f"this machine; each is cached in {target.parent}; `whirgpu warmup --backend "
                                      f"msl-cpu` compiles them ahead)"):
             returncode, stderr = run_compiler([compiler, *CXX_FLAGS, "-I", str(SHIM_DIR), "-x", "c++", "-", "-o",
