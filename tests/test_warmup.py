@@ -70,3 +70,21 @@ def test_a_slow_block_announces_once(monkeypatch):
 def test_notices_go_to_stderr_once(capsys):
     assert activity.notice("hello", key="x") and not activity.notice("hello again", key="x")
     assert capsys.readouterr().err == "note: hello\n" and activity.said("x")
+
+
+def test_a_notice_prints_above_the_progress_line():
+    import io
+
+    from rich.console import Console
+
+    from whirgpu import progress_line as pl
+
+    buffer = io.StringIO()
+    with pl.progress_line("proving n=20", True, delay=0.0, console=Console(file=buffer, force_terminal=True,
+                                                                            width=200)):
+        deadline = time.monotonic() + 10
+        while "proving n=20" not in buffer.getvalue() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        activity.notice("compiling WGSL pipelines (first use)", key="test")
+    assert "note: compiling WGSL pipelines (first use)" in buffer.getvalue()
+    assert activity._sink is None  # the line gave the notices back to stderr

@@ -27,9 +27,9 @@ from contextlib import contextmanager
 from typing import Callable, Iterator
 
 ANNOUNCE_AFTER_S = 2.0  # as progress_line.DELAY_S: work past this is "long"
-# A kernel compile is "slow" past this, in all: a warm driver cache still costs lavapipe ~3 s of pipeline creation
-# on a 2-core VM, while a cold one costs it minutes, and NVIDIA's cold cache ~13 s.
-SLOW_COMPILE_S = 5.0
+# A kernel compile is "slow" past this, in all: a warm driver cache still costs lavapipe 3 s of pipeline creation
+# on a quiet 2-core VM (above 5 s when the machine is busy), while a cold one costs it minutes, and NVIDIA's ~13 s.
+SLOW_COMPILE_S = 8.0
 
 # The notes being done now, in the order they were entered (one entry per open ``doing`` block, whatever thread
 # it is in): a block removes exactly its own entry, so threads that report at the same time cannot leave a stale

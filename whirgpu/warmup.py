@@ -114,17 +114,18 @@ def warm(backend: str = "auto", profiles: tuple[str, ...] = PROFILES,
             for field_name in PROFILE_FIELDS[profile]:
                 before = _pipelines(rt)
                 took = _small_proof(profile, field_name, chosen)
-                part(f"{profile} {field_name} proof n={SMALL[0]}", f"{took:.1f} s, {_pipelines(rt) - before} "
-                     "pipelines", took)
+                part(f"{profile} {field_name} proof n={SMALL[0]}", f"{took:.1f} s, "
+                     f"{_count(_pipelines(rt) - before, 'pipeline')}", took)
         fields = sorted({f for profile in profiles for f in PROFILE_FIELDS[profile]})
         took, count = _registry(rt, fields)
-        part("other kernels", f"{count} more pipelines ({', '.join(fields)}) in {took:.1f} s", took)
+        part("other kernels", f"{_count(count, 'more pipeline')} ({', '.join(fields)}) in {took:.1f} s", took)
         if chosen.name in ("wgpu", "dawn") and "whir-p3-metal" in profiles:
             before = _pipelines(rt)
             took = _small_proof("whir-p3-metal", "babybear", chosen, DEFAULT_CONFIG)
             n, k, r = DEFAULT_CONFIG
-            part(f"whir-p3-metal babybear proof {n}:{k}:{r}", f"{took:.1f} s, {_pipelines(rt) - before} pipelines "
-                 "(dispatched once: some drivers compile at the first dispatch)", took)
+            part(f"whir-p3-metal babybear proof {n}:{k}:{r}", f"{took:.1f} s, "
+                 f"{_count(_pipelines(rt) - before, 'pipeline')} (every kernel it uses dispatched once: some drivers "
+                 "compile at the first dispatch)", took)
     finally:
         chosen.close()
     return report
@@ -185,6 +186,10 @@ def _small_proof(profile: str, field_name: str, backend, size: tuple[int, int, i
                               soundness_type=SoundnessType.CapacityBound, starting_log_inv_rate=r)
         P3Prover(n, params, field_name, backend=backend).prove(values, 1, seed=0)
     return time.perf_counter() - start
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
 def _pipelines(rt) -> int:
