@@ -11,7 +11,9 @@ Contracts:
 - ``doing(note)``: ``current()`` is ``note`` for the duration of the block (unless a later block is entered).
 - ``doing(note, announce=TEXT, key=K, after=S)``: as above, and once the blocks entered with key ``K`` have
   together run past ``S`` seconds (default ``ANNOUNCE_AFTER_S``), ``notice(TEXT, K)``: a slow first compile says
-  what it compiles and why, once, while a quick one (a warm driver cache) says nothing.
+  what it compiles and why, once, while a quick one (a warm driver cache) says nothing. Only for a person: when
+  stderr is a terminal or a sink is set (a progress line's); a script, a log or a JSON consumer reading stderr
+  gets the command's own lines alone, as with the progress line itself.
 - ``notice(text, key)``: one line, ``note: TEXT``, said at most once per process per ``key`` (default: the text)
   through the sink (``set_sink``; default: ``sys.stderr`` as it is at that moment, so a progress line that
   redirects stderr prints the note above itself). Returns whether it was said now.
@@ -81,6 +83,16 @@ def notice(text: str, key: str | None = None) -> bool:
     return True
 
 
+def _for_a_person() -> bool:
+    """Whether an announcement has someone to read it: a sink is set, or stderr is a terminal."""
+    if _sink is not None:
+        return True
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
 def said(key: str) -> bool:
     """Whether the notice ``key`` has been said in this process."""
     return key in _said
@@ -129,7 +141,7 @@ def doing(note: str, announce: str | None = None, key: str | None = None,
     scheduled = None
     if announce is not None:
         key = announce if key is None else key
-        if key not in _said:
+        if key not in _said and _for_a_person():
             scheduled = _schedule(token, announce, key, ANNOUNCE_AFTER_S if after is None else after)
     try:
         yield
