@@ -231,19 +231,24 @@ class NativeLibrary:
         return False
 
     def _spawn(self, compiler: str, target: Path, lock: Path, failed: Path) -> subprocess.Popen:
-        """Start the detached build (``_BUILDER``); it removes ``lock`` when it ends."""
+        """Start the detached build (``_BUILDER``); it removes ``lock``, the source and the partial output when it
+        ends (this call does, when it cannot start it)."""
+        made: list[str] = []
         try:
             fd, source = tempfile.mkstemp(suffix=".c", prefix=f"{self.stem}-", dir=target.parent)
+            made.append(source)
             with os.fdopen(fd, "w") as out:
                 out.write(self.source)
             fd, partial = tempfile.mkstemp(suffix=".so.part", prefix=f"{self.stem}-", dir=target.parent)
+            made.append(partial)
             os.close(fd)
             return subprocess.Popen([sys.executable, "-I", "-c", _BUILDER, compiler, source, partial, str(target),
                                      str(lock), str(failed), str(BUILD_TIMEOUT_S), *self.flags],
                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                     start_new_session=True, close_fds=True)
         except BaseException:
-            lock.unlink(missing_ok=True)
+            for path in (*made, str(lock)):
+                Path(path).unlink(missing_ok=True)
             raise
 
     def _load(self, target: Path):
