@@ -97,7 +97,8 @@ def test_a_bad_env_value_is_a_config_error(monkeypatch):
         plan_device(config(12, 2), gpu())
     with pytest.raises(ConfigError, match="WHIRGPU_MAX_GPU_BYTES"):
         select_backend("auto", config(12, 2))
-    assert select_backend("cpu").backend.name == "cpu"  # the numpy reference has no device memory to cap
+    with pytest.raises(ConfigError, match="WHIRGPU_MAX_GPU_BYTES"):  # every variable is checked, whatever backend
+        select_backend("cpu")  # runs (whirgpu.environment), though the numpy reference has no device memory to cap
 
 
 # ---- decisions and reasons ---------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""The ``whirgpu`` command line: devices, params, prove, verify, bench.
+"""The ``whirgpu`` command line: devices, params, prove, verify, bench, warmup.
 
 Exit codes: 0 success / accept; 1 reject or a whirgpu error (bad input, bad proof, device limit), printed as
 one line; 2 usage errors (argparse) and files that cannot be read or written (``FileError``, one line on
@@ -175,6 +175,10 @@ def _build_parser() -> argparse.ArgumentParser:
     from .verify_command import add_verify_parser  # noqa: PLC0415 - the verify command lives in its own module
 
     add_verify_parser(sub)
+
+    from .warmup import add_warmup_parser  # noqa: PLC0415 - the warmup command lives in its own module
+
+    add_warmup_parser(sub)
     return parser
 
 
@@ -481,8 +485,14 @@ def _cmd_bench(args) -> int:
     return run_bench(args)
 
 
+def _cmd_warmup(args) -> int:
+    from .warmup import run_warmup  # noqa: PLC0415
+
+    return run_warmup(args)
+
+
 COMMANDS = {"bench": _cmd_bench, "devices": _cmd_devices, "params": _cmd_params, "prove": _cmd_prove,
-            "verify": _cmd_verify}
+            "verify": _cmd_verify, "warmup": _cmd_warmup}
 
 
 DEBUG_ENV = "WHIRGPU_DEBUG"
@@ -503,6 +513,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         debug = debug_from_env()  # read first: it decides how every later failure is shown
+        from .environment import check_environment  # noqa: PLC0415
+
+        check_environment()  # every WHIRGPU_* variable, whatever backend the command uses
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

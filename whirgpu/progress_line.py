@@ -5,7 +5,8 @@ report (``whirgpu.activity``: a cold kernel compile, say) and the time elapsed.
   (a pipe, a file or a JSON consumer never sees a control sequence).
 - ``progress_line(label, enabled, delay=DELAY_S)``: a context manager. The line appears only once the block has
   run ``delay`` seconds (work expected to be quick shows nothing, the way it prints nothing) and is erased when
-  the block ends, so the command's own output follows as it would without it.
+  the block ends, so the command's own output follows as it would without it. While it is shown, the one-line
+  notices of ``whirgpu.activity`` (a slow first compile, no C compiler) print above it, not through it.
 """
 
 from __future__ import annotations
@@ -52,6 +53,8 @@ def progress_line(label: str, enabled: bool, delay: float = DELAY_S, console=Non
             if not state["done"]:
                 progress.start()
                 state["started"] = True
+                state["sink"] = activity.set_sink(
+                    lambda line: progress.console.print(line, markup=False, highlight=False, soft_wrap=True))
 
     timer = threading.Timer(delay, start)
     timer.daemon = True
@@ -63,4 +66,5 @@ def progress_line(label: str, enabled: bool, delay: float = DELAY_S, console=Non
         with lock:
             state["done"] = True
             if state["started"]:
+                activity.set_sink(state["sink"])
                 progress.stop()

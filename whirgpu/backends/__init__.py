@@ -194,6 +194,9 @@ def select_backend(name: str | Backend = "auto", config=None, storage: str | Non
     GPU storage policy (None: ``WHIRGPU_STORAGE``, else hybrid); a bad name is a ConfigError naming the choices.
     A cpu proof (asked for, or auto's fallback) whose estimated host memory (``host_memory.cpu_proof_bytes``)
     exceeds the memory available raises ``DeviceOutOfMemory`` naming both sizes."""
+    from ..environment import check_environment  # noqa: PLC0415 - every WHIRGPU_* variable (its docstring)
+
+    check_environment(skip=("WHIRGPU_BACKEND",))  # _select refuses a bad WHIRGPU_BACKEND itself
     explicit = storage if storage is not None else os.environ.get(STORAGE_ENV) or None
     if isinstance(name, Backend):  # a ready backend keeps its own policy; an argument must agree with it
         if storage is not None and resolve_storage(storage) != (name.storage or resolve_storage(storage)):

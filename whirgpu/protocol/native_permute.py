@@ -4,11 +4,17 @@ Contract: ``native_permute(constants)`` returns a function (list of ``width`` ca
 ints) equal to ``ref.poseidon2.permute_ints(state, constants)`` for every state; ``native_permute_lanes(constants)``
 returns a drop-in for ``ref.poseidon2.permute_lanes`` (lane-major (width, B) uint64 canonical values -> a fresh
 (width, B) array of the permuted ones; the input is left as it was), equal word for word. Both return None when no
-C compiler is available (``CC``, else ``cc``; callers then use the reference) or the instance is wider than 32.
-The C source below is compiled once per machine into the msl-cpu runtime's cache folder (``WHIRGPU_CACHE_DIR``)
-and loaded through cffi's ABI mode (no Python headers needed). Why: a verification absorbs and squeezes through
-~50-100 single permutations one after another, which numpy cannot batch, and permutes ~7,500 Merkle states in
-batches; in Python a single permutation costs ~0.24 ms.
+C compiler is available (``CC``, else ``cc``; callers then use the reference; ``activity.notice`` says so once,
+with how to get the compiled one), when an earlier build failed, or when the instance is wider than 32.
+
+Neither waits on a compiler. The C source below is compiled once per machine into the msl-cpu runtime's cache
+folder (``WHIRGPU_CACHE_DIR``; ``native_build``) and loaded through cffi's ABI mode (no Python headers needed).
+When it is not there yet, the first call starts its build in a detached background process and returns a
+function that runs the numpy reference until the library is loaded, then the compiled code (``_Swap``: the same
+results either way, so a proof made while it swaps is the same bytes); a process that ends first leaves the
+compiler running, and the next process loads the library. ``whirgpu warmup`` builds it ahead (``build_now``).
+Why compiled: a verification absorbs and squeezes through ~50-100 single permutations one after another, which
+numpy cannot batch, and permutes ~7,500 Merkle states in batches; in Python a single permutation costs ~0.24 ms.
 
 Two C paths, the same results:
 - fast: Montgomery arithmetic on 64-bit lanes holding 32-bit residues, the external matrix in its O(width) form,
@@ -25,18 +31,14 @@ Two C paths, the same results:
 
 from __future__ import annotations
 
-import hashlib
-import os
-import shutil
-import subprocess
-import tempfile
 from array import array
-from functools import lru_cache
+from functools import lru_cache, partial
 
 import numpy as np
 
-from ..ref.poseidon2 import _layers
+from ..ref.poseidon2 import _layers, permute_ints, permute_lanes
 from ..ref.poseidon2_constants import Poseidon2Constants
+from .native_build import NativeLibrary
 
 # The table every call gets (one uint64 buffer): a header, the canonical constants and matrix (generic path), then
 # the Montgomery-form constants (fast path). Header slots, in this order (the C enum below repeats them):
@@ -358,34 +360,60 @@ _CDEF = ("void p2_permute(void *s, void *t);"
          "void p2_permute_lanes(void *in, void *out, long n, void *t, int isa);")
 
 
+_NATIVE = NativeLibrary("host-p2", _SOURCE, ("-O3", "-shared", "-fPIC"), _CDEF,
+                        what="the C Poseidon2 permutation", fallback="the numpy Poseidon2 permutation")
+
+
 @lru_cache(maxsize=1)
 def _library():
-    """(ffi, lib), or None without a working C compiler or cache folder."""
-    compiler = shutil.which(os.environ.get("CC", "cc"))
-    if compiler is None:
-        return None
-    try:
-        import cffi  # noqa: PLC0415
+    """(ffi, lib), building the library now if needed (waits); None without a working C compiler or cache
+    folder. The prover's and verifier's paths never call this before the library is loaded (``_NATIVE.poll``)."""
+    return _NATIVE.load()
 
-        from ..runtime.msl_cpu_rt import _cache_dir  # noqa: PLC0415 - the same cache folder
-        target = _cache_dir() / f"host-p2-{hashlib.sha256(_SOURCE.encode()).hexdigest()[:16]}.so"
-        if not target.is_file():
-            fd, partial = tempfile.mkstemp(suffix=".so", dir=target.parent)
-            os.close(fd)
-            try:
-                done = subprocess.run([compiler, "-O3", "-shared", "-fPIC", "-x", "c", "-", "-o", partial],
-                                      input=_SOURCE, text=True, capture_output=True, timeout=300, check=False)
-                if done.returncode != 0:
-                    return None
-                os.replace(partial, target)
-            finally:
-                if os.path.exists(partial):
-                    os.unlink(partial)
-        ffi = cffi.FFI()
-        ffi.cdef(_CDEF)
-        return ffi, ffi.dlopen(str(target))
-    except Exception:  # noqa: BLE001 - any failure leaves the Python permutation in charge
+
+def build_now(retry_failed: bool = True):
+    """For ``whirgpu warmup``: ("cached" | "built", library path), building it now; ``BackendUnavailable``
+    without a C compiler, ``ShaderCompileError`` (naming the compiler's log) when the build fails."""
+    how, path, _ = _NATIVE.ensure(retry_failed=retry_failed)
+    return how, path
+
+
+class _Swap:
+    """The reference until the compiled library is loaded, the compiled function after: each call runs the one
+    installed when it starts (one attribute read, atomic), and both give the same words, so a swap in the middle
+    of a proof changes nothing in it."""
+
+    __slots__ = ("_impl", "_make", "_reference")
+
+    def __init__(self, reference, make):
+        self._impl = self._reference = reference
+        self._make = make
+
+    def __call__(self, *args, **kwargs):
+        return self._impl(*args, **kwargs)
+
+    def _install(self, loaded) -> None:
+        self._impl = self._make(loaded)
+
+    @property
+    def compiled(self) -> bool:
+        """Whether calls now run the compiled function."""
+        return self._impl is not self._reference
+
+
+def _soon(constants: Poseidon2Constants, reference, make):
+    """``make(loaded)`` when the library is loaded now; a ``_Swap`` from ``reference`` to it when its build is
+    under way; None when there is no compiled library to wait for (module contract)."""
+    if constants.params.width > _MAX_WIDTH:
         return None
+    loaded, pending = _NATIVE.poll()
+    if loaded is not None:
+        return make(loaded)
+    if not pending:
+        return None
+    swap = _Swap(reference, make)
+    _NATIVE.when_loaded(swap._install)
+    return swap
 
 
 @lru_cache(maxsize=1)
@@ -428,13 +456,16 @@ def _table(constants: Poseidon2Constants, generic: bool = False) -> np.ndarray:
 
 
 def native_permute(constants: Poseidon2Constants, *, _generic: bool = False):
-    """The compiled single-state permutation of ``constants``' instance, or None (module contract).
+    """The compiled single-state permutation of ``constants``' instance, or None (module contract): while the
+    library's first build runs in the background, a function that calls ``permute_ints`` until it is loaded.
     ``_generic`` (tests only) runs the generic C path even where the fast one applies."""
-    loaded = _library()
-    if loaded is None or constants.params.width > _MAX_WIDTH:
-        return None
+    return _soon(constants, partial(permute_ints, constants=constants),
+                 lambda loaded: _compiled_single(loaded, constants, _generic))
+
+
+def _compiled_single(loaded, constants: Poseidon2Constants, generic: bool):
     ffi, lib = loaded
-    table = _table(constants, _generic)
+    table = _table(constants, generic)
     tab, call, from_buffer = ffi.from_buffer(table), lib.p2_permute, ffi.from_buffer
 
     def permute(state: list) -> list:
@@ -448,20 +479,32 @@ def native_permute(constants: Poseidon2Constants, *, _generic: bool = False):
 
 
 def native_permute_lanes(constants: Poseidon2Constants, *, _generic: bool = False, _isa: int | None = None):
-    """A compiled ``ref.poseidon2.permute_lanes`` for ``constants`` (module contract), or None. Tests only:
-    ``_generic`` forces the generic C path, ``_isa`` one lane kernel (a bit of ``p2_isa_mask`` this CPU runs, or 0
-    for the per-state loop)."""
-    loaded = _library()
-    if loaded is None or constants.params.width > _MAX_WIDTH:
-        return None
+    """A compiled ``ref.poseidon2.permute_lanes`` for ``constants`` (module contract), or None: while the
+    library's first build runs in the background, one that runs ``permute_lanes`` on a copy until it is loaded.
+    Tests only: ``_generic`` forces the generic C path, ``_isa`` one lane kernel (a bit of ``p2_isa_mask`` this
+    CPU runs, or 0 for the per-state loop); either waits for the library."""
+    if _isa is not None or _generic:
+        loaded = _library()
+        return None if loaded is None or constants.params.width > _MAX_WIDTH else \
+            _compiled_lanes(loaded, constants, _generic, _isa)
+    width = constants.params.width
+
+    def reference(lanes: np.ndarray, _constants=None) -> np.ndarray:
+        lanes = np.array(lanes, dtype=np.uint64)  # a copy: permute_lanes consumes its input, this one must not
+        if lanes.ndim != 2 or lanes.shape[0] != width:
+            raise ValueError(f"permute_lanes: shape {lanes.shape}, expected ({width}, B)")
+        return permute_lanes(lanes, constants)
+
+    return _soon(constants, reference, lambda loaded: _compiled_lanes(loaded, constants, False, None))
+
+
+def _compiled_lanes(loaded, constants: Poseidon2Constants, generic: bool, isa: int | None):
     ffi, lib = loaded
-    if _isa is None:
+    if isa is None:
         isa = _best_isa()
-    elif _isa == 0 or _isa & lib.p2_isa_mask() == _isa and bin(_isa).count("1") == 1:
-        isa = _isa
-    else:
-        raise ValueError(f"native_permute_lanes: lane kernel {_isa} not available (mask {lib.p2_isa_mask()})")
-    table = _table(constants, _generic)
+    elif not (isa == 0 or isa & lib.p2_isa_mask() == isa and bin(isa).count("1") == 1):
+        raise ValueError(f"native_permute_lanes: lane kernel {isa} not available (mask {lib.p2_isa_mask()})")
+    table = _table(constants, generic)
     tab, call, from_buffer, width = ffi.from_buffer(table), lib.p2_permute_lanes, ffi.from_buffer, \
         constants.params.width
 

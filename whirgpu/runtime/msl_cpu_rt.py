@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import activity
+from .. import activity, cache_dir
 from ..limits import DeviceLimits, StorageMode
 from ..errors import BackendUnavailable, ConfigError, KernelFault, ShaderCompileError
 from ..kernels.compose import ComposedSource, compose
@@ -82,18 +82,8 @@ def _compiler_version(path: str) -> str:
 
 def _cache_dir() -> Path:
     """The folder of compiled libraries (created); a one-line ConfigError naming ``WHIRGPU_CACHE_DIR`` (or the
-    default folder) when it cannot be created or written."""
-    env = os.environ.get("WHIRGPU_CACHE_DIR")
-    root = env or os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "whirgpu")
-    path = Path(root) / "msl-cpu"
-    source = f"WHIRGPU_CACHE_DIR={env!r}" if env else f"the msl-cpu cache folder {path} (set WHIRGPU_CACHE_DIR)"
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ConfigError(f"{source}: cannot create {exc.filename or path}: {exc.strerror}") from None
-    if not os.access(path, os.W_OK | os.X_OK):
-        raise ConfigError(f"{source}: {path} is not writable")
-    return path
+    default folder) when it cannot be created or written (``whirgpu.cache_dir.folder``)."""
+    return cache_dir.folder("msl-cpu")
 
 
 def workers_from_env() -> int | None:
@@ -211,7 +201,10 @@ def build(cpp: str, label: str, source: ComposedSource) -> Path:
             from None
     os.close(fd)
     try:
-        with activity.doing(f"compiling kernel {label} (msl-cpu)"):
+        with activity.doing(f"compiling kernel {label} (msl-cpu)", key="msl-cpu-compile",
+                            after=activity.SLOW_COMPILE_S, announce=f"compiling the MSL kernels as C++ for msl-cpu with {compiler} (first use on "
+                                     f"this machine; each is cached in {target.parent}; `whirgpu warmup --backend "
+                                     f"msl-cpu` compiles them ahead)"):
             returncode, stderr = run_compiler([compiler, *CXX_FLAGS, "-I", str(SHIM_DIR), "-x", "c++", "-", "-o",
                                                partial], cpp)
         if returncode != 0:

@@ -397,6 +397,14 @@ def _compile_pool() -> ThreadPoolExecutor:
     return _POOL
 
 
+def _first_compile_note(rt) -> str:
+    """What a slow first compile says once (``activity.doing``'s announce): what, where, and why it is slow."""
+    pending = sum(1 for kernel in rt._kernels.values() if kernel._done is None)
+    return (f"compiling WGSL pipelines for {IMPLS[rt.name].label} on {rt.adapter.summary} ({pending} pending; first "
+            f"use in this process; the GPU driver's shader cache makes later processes faster; `whirgpu warmup` "
+            f"fills it ahead)")
+
+
 class _Kernel:
     """A pipeline whose compilation has started: ``resolve()`` waits for it and returns (pipeline, bind group
     layout, label), raising ShaderCompileError (with the composed source's file:line) if it failed."""
@@ -413,7 +421,9 @@ class _Kernel:
         if self._done is None:
             rt = self._rt()
             try:
-                with activity.doing(f"compiling kernel {self.label} ({IMPLS[rt.name].label})"):
+                with activity.doing(f"compiling kernel {self.label} ({IMPLS[rt.name].label})",
+                                    announce=_first_compile_note(rt), key="wgsl-compile",
+                                    after=activity.SLOW_COMPILE_S):
                     pipeline = self._wait()
             except Exception as exc:  # noqa: BLE001 - naga/driver diagnostics arrive as various wgpu errors
                 rt._kernels = {k: v for k, v in rt._kernels.items() if v is not self}  # a later call tries again
