@@ -892,3 +892,24 @@ def test_verify_format_flag_names_the_default_profiles_encodings(tmp_path, capsy
     assert code == 1 and one_line(out).startswith("reject: not a whirgpu binary proof (bad magic")
     code, _, err = run(["verify", path, "--format", "whir-p3-json", "--profile", "p3-whir"], capsys)
     assert code == 1 and "error: --format whir-p3-json names a whir-p3-metal encoding; --profile p3-whir" in err
+
+
+@pytest.mark.parametrize("profile", [[], ["--profile", "p3-whir", "--openings", 2]])
+def test_prove_writes_the_statement_verify_reads(profile, tmp_path, capsys):
+    """`prove --statement-out` writes what the proof proves; `verify --statement` accepts it, and a changed value
+    is rejected naming it."""
+    proof, statement = tmp_path / "p.proof", tmp_path / "s.json"
+    code, out, err = run(["prove", "-n", 8, "-k", 2, "-r", 1, "--seed", 4, "--backend", "cpu", "--out", proof,
+                          "--statement-out", statement, *profile], capsys)
+    assert code == 0 and f"; statement {statement}" in out
+    stated = json.loads(statement.read_text())
+    assert set(stated) == {"points", "values"} and len(stated["points"]) == len(stated["values"])
+    code, out, _ = run(["verify", proof, "--statement", statement], capsys)
+    assert code == 0 and "(as expected: statement)" in out
+    stated["values"][0][0] = (stated["values"][0][0] + 1) % 0x78000001
+    statement.write_text(json.dumps(stated))
+    code, out, _ = run(["verify", proof, "--statement", statement], capsys)
+    assert code == 1 and "(statement.values)" in out
+    code, _, err = run(["prove", "-n", 8, "-k", 2, "-r", 1, "--seed", 4, "--backend", "cpu", "--out", proof,
+                        "--statement-out", tmp_path, *profile], capsys)
+    assert code == 2 and one_line(err).startswith(f"error: --statement-out {tmp_path}: is a folder")

@@ -153,3 +153,17 @@ def test_notes_of_threads_leave_nothing_behind():
         thread.join(5)
         assert activity.current() == "B"
     assert activity.current() == ""
+
+
+def test_a_prover_phase_is_the_current_activity():
+    """A progress line shows the phase the prover is in (``PhaseTimer.phase`` reports it to ``activity``)."""
+    from whirgpu import activity
+    from whirgpu.protocol.prover import PhaseTimer
+
+    timer = PhaseTimer()
+    with timer.phase("sumcheck"):
+        assert activity.current() == "sumcheck"
+        with timer.phase("merkle"):
+            assert activity.current() == "merkle"
+        assert activity.current() == "sumcheck"
+    assert activity.current() == "" and set(timer.seconds) == {"sumcheck", "merkle"}

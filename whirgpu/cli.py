@@ -18,7 +18,8 @@ import numpy as np
 
 from .backends import BACKEND_NAMES
 from .errors import ConfigError, FileError, ProofFormatError, WhirGpuError
-from .cli_options import add_max_binding_flag, add_storage_flag, check_writable, phases_ms, read_json_file
+from .cli_options import add_max_binding_flag, add_storage_flag, check_writable, phases_ms, read_json_file, \
+    write_statement
 from .overrides import binding_option, lowered_note
 from .field import FIELDS
 from .protocol.config import WhirConfig
@@ -136,6 +137,9 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", default="binary", choices=("binary", "whir-p3-json"),
                    help="proof file format (default binary; whir-p3-json is what the Rust verifier reads)")
     p.add_argument("--out", "-o", metavar="FILE", help="where to write the proof (default proof.whir / proof.json)")
+    p.add_argument("--statement-out", metavar="FILE.json",
+                   help="also write the statement the proof proves (its points and claimed values, canonical), "
+                        "the file `whirgpu verify --statement` reads")
     p.add_argument("--json", action="store_true", help="print a JSON summary instead of text")
     g = p.add_argument_group("protocol profile")
     g.add_argument("--profile", default="whir-p3-metal", choices=PROFILE_NAMES,
@@ -382,6 +386,7 @@ def _cmd_prove(args) -> int:
 
     out = Path(args.out or DEFAULT_OUT[args.format])
     check_writable(out, "--out")  # before seconds of proving, not after
+    check_writable(args.statement_out, "--statement-out")
     params, prove_instance, description, seed = _load_instance(args)
     prover = Prover(params, backend=args.backend, storage=args.storage)  # refuses before 2^n values are drawn
     if not args.json:
@@ -399,6 +404,11 @@ def _cmd_prove(args) -> int:
         out.write_bytes(data)
     except OSError as exc:
         raise FileError(f"cannot write {out}: {exc.strerror or exc}") from None
+    if args.statement_out:
+        from .ref import field_np  # noqa: PLC0415
+
+        write_statement(args.statement_out, field_np.from_monty(proof_file.statement.points),
+                        field_np.from_monty(proof_file.statement.values))
     summary = {
         "backend": prover.backend.name,
         "backend_reason": prover.backend_reason,
@@ -425,7 +435,8 @@ def _cmd_prove(args) -> int:
         if prover.storage is not None:  # the cpu backend has no device memory: its counters are always 0
             print(f"transfers: {summary['bytes_uploaded']} bytes uploaded, {summary['bytes_downloaded']} downloaded, "
                   f"{summary['bytes_copied']} copied on the device (storage {prover.storage})")
-        print(f"wrote {out} ({len(data)} bytes, {args.format})")
+        print(f"wrote {out} ({len(data)} bytes, {args.format})" + (f"; statement {args.statement_out}"
+                                                                      if args.statement_out else ""))
     return 0
 
 
@@ -443,6 +454,7 @@ def _cmd_prove_p3(args) -> int:
     check_openings(args.openings, "--openings")
     out = Path(args.out or "proof.json")
     check_writable(out, "--out")
+    check_writable(args.statement_out, "--statement-out")
     config = _p3_config_from_args(args)
     prover = P3Prover(args.num_variables, config.params, config.field, backend=args.backend, storage=args.storage)
     if not args.json:
@@ -454,6 +466,9 @@ def _cmd_prove_p3(args) -> int:
     document = prover.prove(evaluations, args.openings, seed=args.seed)
     seconds = time.perf_counter() - start
     size = document.write(out)
+    if args.statement_out:
+        stated = document.to_json()
+        write_statement(args.statement_out, stated["points_canonical"], stated["claimed_values_canonical"])
     p = config.params
     summary = {"profile": "p3-whir", "field": field.name, "backend": prover.backend.name,
                "backend_reason": prover.backend_reason, "num_variables": args.num_variables,
@@ -469,7 +484,8 @@ def _cmd_prove_p3(args) -> int:
               f"security={p.security_level} pow_bits={p.pow_bits} (SmallRng({args.seed})) in {seconds * 1e3:.0f} ms; "
               "postcard proof "
               f"{summary['proof_postcard_bytes']} bytes")
-        print(f"wrote {out} ({size} bytes, p3-whir-oracle/v1)")
+        print(f"wrote {out} ({size} bytes, p3-whir-oracle/v1)" + (f"; statement {args.statement_out}"
+                                                                    if args.statement_out else ""))
     return 0
 
 

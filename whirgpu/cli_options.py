@@ -9,6 +9,8 @@ import json
 import sys
 from pathlib import Path
 
+import numpy as np
+
 from .backends.base import STORAGE_POLICIES
 from .errors import ConfigError, FileError
 from .overrides import MAX_BINDING_ENV, MAX_BINDING_OPTION, MIN_BINDING_BYTES
@@ -70,6 +72,16 @@ def read_json_file(path: str | Path):
         raise FileError(f"cannot read {path}: {exc.strerror or exc}") from None
     except ValueError as exc:
         raise ConfigError(f"{path} is not JSON: {exc}") from None
+
+
+def write_statement(path: str | Path, points, values) -> None:
+    """The statement file ``verify --statement`` reads: ``{"points": (m, n, 4), "values": (m, 4)}`` canonical
+    integers; a one-line FileError when it cannot be written."""
+    doc = {"points": np.asarray(points, dtype=np.int64).tolist(), "values": np.asarray(values, dtype=np.int64).tolist()}
+    try:
+        Path(path).write_text(json.dumps(doc))
+    except OSError as exc:
+        raise FileError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 def phases_ms(phase_seconds: dict[str, float], total_seconds: float) -> dict[str, float]:

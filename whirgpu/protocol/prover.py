@@ -22,6 +22,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .. import activity
 from ..backends.base import Backend, Commitment, DeviceBuffer, PowRangeExceeded, ProofShape, TransferStats
 from ..errors import ConfigError
 from ..field import P
@@ -36,7 +37,8 @@ from .transcript import DuplexChallenger, HostTranscript
 @dataclass
 class PhaseTimer:
     """Wall-clock seconds per prover phase (host view). ``sync``, when set, is called at the end of every phase
-    (a profiling backend waits for the device there, so each phase holds its own device time)."""
+    (a profiling backend waits for the device there, so each phase holds its own device time). The phase running
+    is the process's current activity (``whirgpu.activity``), which a progress line shows."""
 
     seconds: dict[str, float] = field(default_factory=dict)
     sync: Callable[[], None] | None = None
@@ -45,9 +47,10 @@ class PhaseTimer:
     def phase(self, name: str):
         start = time.perf_counter()
         try:
-            yield
-            if self.sync is not None:
-                self.sync()
+            with activity.doing(name):  # what a progress line shows while the phase runs
+                yield
+                if self.sync is not None:
+                    self.sync()
         finally:
             self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - start
 
