@@ -560,3 +560,17 @@ def test_split_tables_fit_where_memory_allows():
     assert [p.kind for p in plan.problems] == ["max_gpu_bytes"]
     assert plan_device(cfg, replace(limits, recommended_working_set=memory.peak_bytes),
                        max_gpu_bytes=memory.peak_bytes).problems == []
+
+
+@pytest.mark.parametrize("point", ["20:4:1", "22:6:3/johnson", "24:4:1/unique"])
+def test_plan_command_names_the_security_regime(point, capsys):
+    """`devices --plan` plans the provable grids' larger query counts and says which regime its figure holds in."""
+    from whirgpu.bench.grid import parse_grid
+    from whirgpu.protocol.regimes import describe, security_report
+
+    report = security_report(parse_grid(point)[0].config())
+    assert main(["devices", "--plan", point]) == 0
+    assert capsys.readouterr().out.splitlines()[1] == describe(report)
+    assert main(["devices", "--plan", point, "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["security"] == report.to_json_dict() and doc["point"] == point

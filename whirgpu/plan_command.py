@@ -14,6 +14,8 @@ from .errors import BackendUnavailable, WhirGpuError
 from .overrides import MAX_GPU_BYTES_ENV, binding_override, binding_text
 from .planner import GPU_MIN_VARIABLES, DevicePlan, max_gpu_bytes_from_env, plan_device
 from .protocol.config import WhirConfig
+from .profiles.security import security_report
+from .protocol.regimes import describe
 
 
 @dataclass
@@ -152,12 +154,13 @@ def run_plan_command(point: str, storage: str | None, as_json: bool, profile: st
             "max_binding_bytes": binding and {"bytes": binding[0], "source": binding[1]},
             "thresholds": {cls: {"min_variables": t.min_variables, "source": t.source}
                            for cls, t in GPU_MIN_VARIABLES.items()},
-            "devices": devices, "auto": auto,
+            "devices": devices, "auto": auto, "security": security_report(config).to_json_dict(),
         }, indent=2))
         return 0
     lines = [f"plan {grid_point} ({_describe_config(config)}); storage policy {policy}; one evaluation claim; "
              f"{MAX_GPU_BYTES_ENV} {sized(cap) if cap else 'unset'}"
-             + (f"; max storage binding lowered to {sized(binding[0])} by {binding[1]}" if binding else "")]
+             + (f"; max storage binding lowered to {sized(binding[0])} by {binding[1]}" if binding else ""),
+             describe(security_report(config))]
     for target, plan in entries:
         if plan is None:
             lines.append(f"[{target.backend}] unavailable: {target.note}")
