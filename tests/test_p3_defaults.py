@@ -302,3 +302,16 @@ def test_a_negative_budget_and_an_unreachable_security_level_are_one_line_each(c
     assert (code, out) == (1, "") and one_line(err) == "error: --pow-bits must be an integer >= 0, got -1"
     code, out, err = run(["params", "--profile", "p3-whir", "-n", 20, "--security", 200], capsys)
     assert (code, out) == (1, "") and one_line(err).startswith("error: PowBitsExceedBudget: no grinding budget")
+
+
+def test_an_unreachable_level_names_the_nearest_that_derives(capsys):
+    """Past what grinding can close, the refusal names the field and the largest level that derives at the point,
+    which does derive (and one bit more does not)."""
+    code, out, err = run(["params", "--profile", "p3-whir", "-n", 20, "-k", 4, "--security", 128, "--soundness",
+                          "johnson"], capsys)
+    line = one_line(err)
+    assert (code, out) == (1, "") and "degree-4 extension (~2^124 elements)" in line
+    level = int(line.split("the largest security level that derives here is ")[1].split(" bits")[0])
+    base = ["params", "--profile", "p3-whir", "-n", 20, "-k", 4, "--soundness", "johnson", "--pow-bits", 30]
+    assert run([*base, "--security", level], capsys)[0] == 0
+    assert run([*base, "--security", level + 1], capsys)[0] == 1

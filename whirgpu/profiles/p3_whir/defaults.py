@@ -124,7 +124,21 @@ def smallest_accepted_budget(num_variables: int, params: P3Parameters, field: Fi
         f"of {params.pow_bits} bits or more"
     raise ConfigError(f"{_BUDGET_VARIANT}: no grinding budget {tried} keeps the derived proof-of-work within the "
                       f"{ceiling} bits the transcript can grind over {field.name} (2^bits < p) at "
-                      f"{_where(num_variables, params)}; {needs}; lower the security level, the fold or the rate")
+                      f"{_where(num_variables, params)}; {needs}; {_nearest(num_variables, params, field, ceiling)}")
+
+
+def _nearest(num_variables: int, params: P3Parameters, field: Field, ceiling: int) -> str:
+    """The nearest setting that derives within what can be ground: the largest security level at this point, in
+    terms of the field (its degree-4 extension's size bounds every step's error term, so past a level only PoW
+    beyond grinding would close the gap)."""
+    for level in range(params.security_level - 1, 0, -1):
+        found = _derive(num_variables, replace(params, security_level=level, pow_bits=ceiling), field)[0]
+        if found is not None and found.max_pow_bits <= ceiling:
+            return (f"the largest security level that derives here is {level} bits (at a {ceiling}-bit budget): "
+                    f"the {field.name} degree-4 extension (~2^{found.field_bits} elements) leaves every step's "
+                    f"error term too large to close the rest by grinding; lower the security level, the fold or "
+                    f"the rate")
+    return "lower the security level, the fold or the rate"
 
 
 def _check_budget(pow_bits, what: str) -> None:
