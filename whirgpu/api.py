@@ -282,7 +282,7 @@ class Prover:
         key = (tuple(recipes), processes)
         if self._workers is None or self._workers[0] != key or self._workers[1].broken:
             self.stop_workers()
-            self._workers = (key, ProcessProvers(self.config, recipes, processes))
+            self._workers = (key, ProcessProvers(self.config, recipes, processes, type(self)))
         workers = self._workers[1]
         yield from workers.prove(instances, workers.workers * in_flight)
 
@@ -296,7 +296,7 @@ class Prover:
         else:
             raise ConfigError(f'devices must be None, "all" or a non-empty list of backends, got {devices!r:.60}')
         try:
-            yield from prove_on_devices(self.config, backends, instances, in_flight)
+            yield from prove_on_devices(self.config, backends, instances, in_flight, type(self))
         finally:
             if owned:
                 for backend in backends:

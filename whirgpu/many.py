@@ -51,8 +51,10 @@ def all_devices(backend) -> list:
     return [GpuBackend(kind(mul=rt.mul, adapter_index=i), storage=backend.storage) for i in range(count)]
 
 
-def prove_on_devices(config, backends: list, instances: Iterable, in_flight: int = 2) -> Iterator:
-    from .api import Prover  # noqa: PLC0415 - api builds on this module's caller
+def prove_on_devices(config, backends: list, instances: Iterable, in_flight: int = 2, prover_type=None) -> Iterator:
+    """``prover_type``: the prover class to run on each backend (``whirgpu.Prover``: passed in, so that this
+    module imports nothing above it)."""
+    Prover = prover_type
 
     count = len(backends)
     inputs = [queue.Queue(maxsize=in_flight + 1) for _ in range(count)]

@@ -6,7 +6,8 @@ while the device runs it in about 4; in-process ``prove_many`` overlaps the two 
 or more processes record side by side (no shared interpreter lock) and the device interleaves their submissions.
 
 Contract:
-- ``ProcessProvers(config, recipes, processes)``: ``recipes`` is one ``BackendRecipe`` per device (what a worker
+- ``ProcessProvers(config, recipes, processes, prover_type)``: ``prover_type`` the prover class each worker
+  builds (``whirgpu.Prover``, passed in so that this module imports nothing above it); ``recipes`` is one ``BackendRecipe`` per device (what a worker
   opens); ``processes`` workers per device, started with the ``spawn`` method (never ``fork``: a forked GPU driver
   is undefined), each opening its backend once and keeping it. Worker w opens ``recipes[w % len(recipes)]``.
 - ``prove(instances, ahead)``: yields one ``ProofFile`` per (evaluations, points) of ``instances`` (any iterable,
@@ -92,10 +93,9 @@ class BackendRecipe:
 _WORKER_PROVER = None  # the worker process's prover, or the error that kept it from opening (_start_worker)
 
 
-def _start_worker(params, recipes: tuple[BackendRecipe, ...], counter) -> None:
+def _start_worker(prover_type, params, recipes: tuple[BackendRecipe, ...], counter) -> None:
     global _WORKER_PROVER
-    from .api import Prover  # noqa: PLC0415
-
+    Prover = prover_type  # the caller's prover class, pickled by reference: this module imports no API above it
     with counter.get_lock():
         index, counter.value = counter.value, counter.value + 1
     try:
@@ -166,14 +166,15 @@ class _Blocks:
 class ProcessProvers:
     """Worker processes proving for one configuration (module contract)."""
 
-    def __init__(self, config, recipes: list[BackendRecipe], processes: int):
+    def __init__(self, config, recipes: list[BackendRecipe], processes: int, prover_type):
         if isinstance(processes, bool) or not isinstance(processes, int) or processes < 1:
             raise ConfigError(f"processes must be a positive int, got {processes!r:.40}")
         context = multiprocessing.get_context("spawn")
         self.recipes = tuple(recipes)
         self.workers = processes * len(self.recipes)
         self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=context, initializer=_start_worker,
-                                         initargs=(config.params, self.recipes, context.Value("i", 0)))
+                                         initargs=(prover_type, config.params, self.recipes,
+                                                   context.Value("i", 0)))
         self._blocks = _Blocks()
         self.broken = False  # a worker died: these provers take no more work (Prover starts new ones)
         # Blocks are unlinked when the workers stop, or when these provers are collected or the interpreter exits

@@ -95,7 +95,8 @@ def test_a_bad_instance_raises_in_its_turn(expected):
 
 
 def test_a_worker_without_its_device_says_why():
-    workers = ProcessProvers(WhirConfig.from_params(PARAMS), [BackendRecipe("wgpu", adapter_index=99)], 1)
+    workers = ProcessProvers(WhirConfig.from_params(PARAMS), [BackendRecipe("wgpu", adapter_index=99)], 1,
+                              Prover)
     try:
         with pytest.raises(BackendUnavailable, match="there is no adapter 99"):
             next(workers.prove(INSTANCES[:1], 1))
