@@ -9,7 +9,7 @@ import time
 import pytest
 
 from whirgpu import activity
-from whirgpu.protocol import native_permute as native
+from whirgpu.native import permute as native
 
 from .test_cli import one_line, run
 

@@ -36,7 +36,8 @@ from .profiles.p3_whir.document import P3Document
 from .profiles.p3_whir.expectations import verify_p3_expected
 from .profiles.whir_p3_metal.serialize import ProofFile
 from .protocol.security_policy import check_assume
-from .protocol.verifier import WhirVerifier, _Openings, _reject, fast_permute_lanes
+from .native.permute import fast_permute_lanes
+from .protocol.verifier import WhirVerifier, _Openings, _reject
 from .ref import merkle
 
 

@@ -1,6 +1,6 @@
 """Where whirgpu keeps what it compiles on this machine: ``$WHIRGPU_CACHE_DIR``, else ``$XDG_CACHE_HOME/whirgpu``,
 else ``~/.cache/whirgpu``. Its ``msl-cpu`` folder holds the msl-cpu runtime's kernels and the host's compiled
-Poseidon2 permutation (``protocol/native_permute``).
+Poseidon2 permutation (``native/permute``).
 
 - ``root()``: that folder (not created).
 - ``folder(name)``: ``root() / name``, created; a one-line ConfigError naming ``WHIRGPU_CACHE_DIR`` (or the

@@ -8,7 +8,7 @@ A machine without a C compiler is not a failure: the line says the numpy permuta
 the compiled one.
 
 The parts, in order (``warm``):
-1. The C Poseidon2 permutation (``protocol.native_permute``), built now if it is not on disk (an earlier failed
+1. The C Poseidon2 permutation (``native.permute``), built now if it is not on disk (an earlier failed
    build is retried).
 2. The backend ``select_backend(B)`` opens for the default configuration (``DEFAULT_CONFIG``, the README's
    first proof, 20:4:1): ``auto`` warms what such a proof would run on. The cpu backend compiles nothing: the
@@ -132,7 +132,7 @@ def warm(backend: str = "auto", profiles: tuple[str, ...] = PROFILES,
 
 
 def _permutation(part) -> None:
-    from .protocol import native_permute  # noqa: PLC0415
+    from .native import permute as native_permute  # noqa: PLC0415
 
     start = time.perf_counter()
     name = "C Poseidon2 permutation"

@@ -21,7 +21,8 @@ import whirgpu
 from whirgpu.api import random_canonical_instance
 from whirgpu import activity
 from whirgpu.errors import ShaderCompileError
-from whirgpu.protocol import native_build, native_permute as native, transcript, verifier
+from whirgpu.native import build as native_build, permute as native
+from whirgpu.protocol import transcript, verifier
 from whirgpu.protocol.parameters import ProtocolParameters
 from whirgpu.ref.poseidon2 import permute_ints, permute_lanes
 from whirgpu.ref.poseidon2_constants import Poseidon2Constants

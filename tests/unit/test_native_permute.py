@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from whirgpu.field import BABYBEAR, KOALABEAR
-from whirgpu.protocol import native_permute as native
+from whirgpu.native import permute as native
 from whirgpu.protocol.transcript import DuplexChallenger, _single_permutation
 from whirgpu.ref.poseidon2 import permute_ints, permute_lanes
 from whirgpu.ref.poseidon2_constants import Poseidon2Constants

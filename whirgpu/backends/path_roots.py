@@ -40,7 +40,7 @@ def _check_constants(constants) -> None:
 
 
 def _host_roots(openings, constants) -> list[np.ndarray]:
-    from ..protocol.verifier import fast_permute_lanes  # noqa: PLC0415 - the verifier's compiled permutation
+    from ..native.permute import fast_permute_lanes  # noqa: PLC0415 - the verifier's compiled permutation
     from ..ref import merkle  # noqa: PLC0415
 
     permute = fast_permute_lanes() if constants is None or constants is Poseidon2Constants.smallrng(1) else None

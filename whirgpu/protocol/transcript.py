@@ -31,7 +31,7 @@ import numpy as np
 from ..field import Field
 from ..ref.field_np import field_ops
 from ..ref.poseidon2 import Poseidon2Constants, permute, permute_ints
-from .native_permute import native_permute
+from ..native.permute import native_permute
 
 WIDTH = 16
 RATE = 8

@@ -26,6 +26,7 @@ import numpy as np
 
 from ..errors import ProofFormatError, VerificationError
 from ..field import P, TWO_ADIC_GENERATORS
+from ..native.permute import fast_permute_lanes
 from ..ref import field_np as F
 from ..ref import merkle
 from ..ref.multilinear import eq_at, evaluate, evaluate_rows, expand_from_univariate, horner, select_at
@@ -100,15 +101,6 @@ class _Openings:
             if bad.size:
                 raise _reject(name, "merkle", f"Merkle path of the opening at index {indices[bad[0]]} does not "
                                               f"reach the root")
-
-
-@functools.lru_cache(maxsize=1)
-def fast_permute_lanes():
-    """The compiled lane permutation of whir-p3's constants (``native_permute``) where a C compiler is
-    available, else None (``compute_roots_batched`` then runs ``permute_lanes``); equal word for word."""
-    from .native_permute import native_permute_lanes  # noqa: PLC0415
-
-    return native_permute_lanes(Poseidon2Constants.smallrng(1))
 
 
 def _reject(round_name: str, check: str, message: str) -> VerificationError:

@@ -38,7 +38,7 @@ import numpy as np
 
 from ..ref.poseidon2 import _layers, permute_ints, permute_lanes
 from ..ref.poseidon2_constants import Poseidon2Constants
-from .native_build import NativeLibrary
+from .build import NativeLibrary
 
 # The table every call gets (one uint64 buffer): a header, the canonical constants and matrix (generic path), then
 # the Montgomery-form constants (fast path). Header slots, in this order (the C enum below repeats them):
@@ -518,3 +518,11 @@ def _compiled_lanes(loaded, constants: Poseidon2Constants, generic: bool, isa: i
 
     permute_lanes.keep = table
     return permute_lanes
+
+
+@lru_cache(maxsize=1)
+def fast_permute_lanes():
+    """The compiled lane permutation of whir-p3's constants where it is built, else None (``compute_roots_batched``
+    then runs ``permute_lanes``); equal word for word. What the verifier's Merkle batch and the GPU path hashing's
+    host side both take."""
+    return native_permute_lanes(Poseidon2Constants.smallrng(1))
