@@ -18,7 +18,7 @@ import os
 import time
 
 from whirgpu.api import Prover, random_canonical_instance, verify
-from whirgpu.batch_verify import verify_many
+from whirgpu.many.batch_verify import verify_many
 from whirgpu.bench.grid import parse_point
 
 

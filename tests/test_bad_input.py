@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import whirgpu
-from whirgpu import cli
+from whirgpu.cli import commands as cli
 from whirgpu.backends import host_memory
 from whirgpu.errors import ConfigError, DeviceOutOfMemory, ProofFormatError, WhirGpuError
 from whirgpu.protocol.params import ProtocolParameters, WhirConfig
@@ -187,7 +187,7 @@ def test_bench_checks_its_outputs_before_running(flag, capsys, monkeypatch):
 
 
 def test_writable_check_leaves_no_file_and_keeps_an_existing_one(tmp_path):
-    from whirgpu.cli_options import check_writable
+    from whirgpu.cli.options import check_writable
 
     check_writable(tmp_path / "new.json", "--json")
     assert not (tmp_path / "new.json").exists()

@@ -15,7 +15,7 @@ import sys
 import numpy as np
 import pytest
 
-from whirgpu import cli
+from whirgpu.cli import commands as cli
 from whirgpu.api import random_instance
 from whirgpu.backends import STORAGE_POLICIES, select_backend
 from whirgpu.field import P

@@ -17,9 +17,9 @@ import pytest
 
 from whirgpu import Prover
 from whirgpu.backends import CPU_FALLBACK, DeviceLimits, fit_problem, select_backend
-from whirgpu.devices import INTERESTING_FEATURES, LIMIT_KEYS, gather
+from whirgpu.devices.report import INTERESTING_FEATURES, LIMIT_KEYS, gather
 from whirgpu.errors import BackendUnavailable, DeviceLimitError
-from whirgpu.planner import GPU_MIN_VARIABLES
+from whirgpu.devices.planner import GPU_MIN_VARIABLES
 from whirgpu.protocol.params import ProtocolParameters, WhirConfig
 
 
@@ -328,7 +328,7 @@ def test_report_has_a_metal_row_only_on_macos():
 
 
 def test_metal_row_from_the_device_summary(monkeypatch):
-    import whirgpu.devices as devices
+    import whirgpu.devices.report as devices
     import whirgpu.runtime.metal_rt as metal_rt
 
     limits = DeviceLimits(name="Apple M3 Max", api="Metal (MSL)", device_type="IntegratedGPU",
@@ -351,7 +351,7 @@ def test_metal_row_from_the_device_summary(monkeypatch):
 
 
 def test_msl_cpu_entry_follows_the_compiler(monkeypatch):
-    from whirgpu.devices import msl_cpu_entry
+    from whirgpu.devices.report import msl_cpu_entry
 
     assert msl_cpu_entry()["available"] == (shutil.which(os.environ.get("CXX", "c++")) is not None)
     monkeypatch.setenv("CXX", "no-such-compiler-here")

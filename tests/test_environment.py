@@ -9,7 +9,8 @@ import re
 import pytest
 
 import whirgpu
-from whirgpu import cache_dir, cli, environment
+from whirgpu import cache_dir, environment
+from whirgpu.cli import commands as cli
 from whirgpu.environment import VARIABLES, check_environment
 from whirgpu.errors import ConfigError
 from whirgpu.protocol.parameters import ProtocolParameters

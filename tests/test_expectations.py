@@ -26,7 +26,7 @@ WEAK = ProtocolParameters.default(12, 4, 1, security_level=1, pow_bits=0)
 @pytest.fixture(scope="module")
 def weak_proof(tmp_path_factory) -> Path:
     """The issue's example: `prove -n 12 -k 4 -r 1 --seed 0 --security 1 --pow-bits 0` (2 queries)."""
-    from whirgpu import cli
+    from whirgpu.cli import commands as cli
 
     out = tmp_path_factory.mktemp("weak") / "weak.whir"
     assert cli.main(["prove", *WEAK_ARGS, "--backend", "cpu", "--out", str(out)]) == 0

@@ -1,4 +1,4 @@
-"""``WHIRGPU_MAX_BINDING_BYTES`` and ``--max-binding`` (whirgpu.overrides): parsing, precedence, every runtime
+"""``WHIRGPU_MAX_BINDING_BYTES`` and ``--max-binding`` (whirgpu.devices.overrides): parsing, precedence, every runtime
 that opens here (wgpu, dawn, msl-cpu; metal against the fake Objective-C runtime in
 tests/backend/test_metal_runtime.py), ``whirgpu devices`` (text and --json), the plan, backend selection and
 the CLI's errors.
@@ -15,13 +15,13 @@ from dataclasses import replace
 
 import pytest
 
-from whirgpu import overrides
+from whirgpu.devices import overrides as overrides
 from whirgpu.api import Prover, random_instance
 from whirgpu.backends import DeviceLimits, select_backend
-from whirgpu.cli import main
+from whirgpu.cli.commands import main
 from whirgpu.errors import BackendUnavailable, ConfigError, DeviceLimitError
-from whirgpu.overrides import binding_option, binding_override, parse_binding_bytes, resolve_binding
-from whirgpu.planner import plan_device
+from whirgpu.devices.overrides import binding_option, binding_override, parse_binding_bytes, resolve_binding
+from whirgpu.devices.planner import plan_device
 from whirgpu.protocol.params import ProtocolParameters, WhirConfig
 from whirgpu.profiles.whir_p3_metal.serialize import dump
 

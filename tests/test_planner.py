@@ -17,10 +17,10 @@ from whirgpu.backends import CPU_FALLBACK, DeviceLimits, fit_problem, select_bac
 from whirgpu.backends.base import StorageMode
 from whirgpu.backends.cpu import CpuBackend
 from whirgpu.backends.memory import UPLOAD_PLAN, plan_memory, sized
-from whirgpu.cli import main
+from whirgpu.cli.commands import main
 from whirgpu.errors import BackendUnavailable, ConfigError, DeviceLimitError
-from whirgpu.plan_command import PlanTarget
-from whirgpu.planner import (GPU_MIN_VARIABLES, MAX_GPU_BYTES_ENV, device_class, parse_bytes,
+from whirgpu.cli.plan import PlanTarget
+from whirgpu.devices.planner import (GPU_MIN_VARIABLES, MAX_GPU_BYTES_ENV, device_class, parse_bytes,
                              plan_device)
 from whirgpu.protocol.params import ProtocolParameters, WhirConfig
 
@@ -487,7 +487,7 @@ def test_plan_command_json(capsys):
 
 
 def test_plan_command_on_a_discrete_gpu(capsys, monkeypatch):
-    import whirgpu.plan_command as plan_command
+    import whirgpu.cli.plan as plan_command
 
     limits = gpu(name="NVIDIA Test (DiscreteGPU) via Vulkan", recommended_working_set=0)
     monkeypatch.setattr(plan_command, "plan_targets", lambda: [PlanTarget("wgpu", limits, selected=True),

@@ -14,8 +14,10 @@ import time
 
 import pytest
 
-from whirgpu import activity, cli
-from whirgpu import progress_line as pl
+from whirgpu import activity
+
+from whirgpu.cli import commands as cli
+from whirgpu.cli import progress as pl
 
 from .conftest import REPO
 

@@ -24,7 +24,7 @@ def cluster():
 
 
 def test_actors_prove_in_input_order(cluster):
-    from whirgpu.ray_provers import ProverActor, prove_with_ray
+    from whirgpu.many.ray import ProverActor, prove_with_ray
 
     prover = Prover(PARAMS, backend="cpu")
     expected = [dump(prover.prove(*instance), "binary") for instance in INSTANCES]

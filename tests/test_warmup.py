@@ -77,7 +77,7 @@ def test_a_notice_prints_above_the_progress_line():
 
     from rich.console import Console
 
-    from whirgpu import progress_line as pl
+    from whirgpu.cli import progress as pl
 
     buffer = io.StringIO()
     with pl.progress_line("proving n=20", True, delay=0.0, console=Console(file=buffer, force_terminal=True,

@@ -9,7 +9,7 @@ Public API (canonical field elements in and out; see ``whirgpu.api``):
 
 from .api import Prover, ProofFile, claimed_values, dump, is_valid, load, random_instance, verify
 from .backends import BACKEND_NAMES, select_backend
-from .batch_verify import Verdict, verify_many
+from .many.batch_verify import Verdict, verify_many
 from .errors import (
     BackendUnavailable,
     ConfigError,

@@ -235,7 +235,7 @@ class Prover:
         goes to device i mod D, each device keeps ``in_flight`` proofs in flight in a thread of its own, and the
         proofs come back in input order (``whirgpu.many``).
 
-        ``processes``: prove in that many worker processes per device instead (``whirgpu.processes``), each with a
+        ``processes``: prove in that many worker processes per device instead (``whirgpu.many.processes``), each with a
         prover of its own on the device (on every device with ``devices``), up to ``in_flight`` proofs queued per
         worker. Host recording then runs side by side (one process records a proof in several ms of Python), so
         one GPU proves more per second than one process can record. The workers start (spawned, opening their
@@ -265,14 +265,14 @@ class Prover:
             yield ProofFile(self.config.params, statement, proof)
 
     def _prove_in_processes(self, instances, in_flight: int, devices, processes: int):
-        from .processes import BackendRecipe, ProcessProvers  # noqa: PLC0415
+        from .many.processes import BackendRecipe, ProcessProvers  # noqa: PLC0415
 
         if isinstance(in_flight, bool) or not isinstance(in_flight, int) or in_flight < 1:
             raise ConfigError(f"in_flight must be a positive int, got {in_flight!r:.40}")
         if devices is None:
             recipes = [BackendRecipe.of(self.backend)]
         elif devices == "all":
-            from .many import adapter_count  # noqa: PLC0415
+            from .many.devices import adapter_count  # noqa: PLC0415
 
             recipes = [BackendRecipe.of(self.backend, i) for i in range(adapter_count(self.backend))]
         elif isinstance(devices, (list, tuple)) and devices and all(isinstance(b, Backend) for b in devices):
@@ -287,7 +287,7 @@ class Prover:
         yield from workers.prove(instances, workers.workers * in_flight)
 
     def _prove_on_devices(self, instances, in_flight: int, devices):
-        from .many import all_devices, prove_on_devices  # noqa: PLC0415
+        from .many.devices import all_devices, prove_on_devices  # noqa: PLC0415
 
         if devices == "all":
             backends, owned = all_devices(self.backend), True

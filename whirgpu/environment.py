@@ -27,7 +27,7 @@ from typing import Callable, Iterable, Mapping
 
 from . import cache_dir
 from .errors import ConfigError
-from .overrides import MAX_BINDING_ENV, MAX_GPU_BYTES_ENV, parse_binding_bytes, parse_bytes
+from .devices.overrides import MAX_BINDING_ENV, MAX_GPU_BYTES_ENV, parse_binding_bytes, parse_bytes
 
 PREFIX = "WHIRGPU_"
 BACKENDS = ("cpu", "wgpu", "dawn", "metal", "msl-cpu")  # backends.BACKEND_NAMES without auto

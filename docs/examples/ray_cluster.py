@@ -16,7 +16,7 @@ import ray
 
 import whirgpu
 from whirgpu.api import random_canonical_instance
-from whirgpu.ray_provers import prove_with_ray
+from whirgpu.many.ray import prove_with_ray
 
 
 def main() -> None:

@@ -139,7 +139,7 @@ def test_compile_errors_name_the_file_and_line(rt):
 
 SEQUENCE = """
 import numpy as np
-from whirgpu.cli import main
+from whirgpu.cli.commands import main
 for backend in ("msl-cpu", "wgpu"):
     main(["prove", "-n", "8", "-k", "2", "-r", "1", "--security", "32", "--pow-bits", "5", "--seed", "4",
           "--backend", backend, "-o", OUT])

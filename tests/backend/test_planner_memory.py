@@ -18,7 +18,7 @@ import pytest
 from whirgpu.api import random_instance
 from whirgpu.backends.gpu import GpuBackend
 from whirgpu.backends.memory import plan_memory
-from whirgpu.planner import plan_device
+from whirgpu.devices.planner import plan_device
 from whirgpu.errors import DeviceLimitError
 from whirgpu.protocol.params import ProtocolParameters, WhirConfig
 from whirgpu.protocol.prover import PolynomialSource, WhirProver

@@ -1,4 +1,4 @@
-"""``prove_many(processes=K)`` (``whirgpu.processes``): worker processes, each with a prover on the same device
+"""``prove_many(processes=K)`` (``whirgpu.many.processes``): worker processes, each with a prover on the same device
 kind (reopened from a ``BackendRecipe``), yield byte for byte the proofs one prover makes, in input order; the
 workers stay for the next call and stop with ``close``/``stop_workers``; a bad instance raises its ConfigError in
 its turn; a worker that cannot open its device is a BackendUnavailable naming why (never a proof from elsewhere)."""
@@ -10,11 +10,11 @@ from multiprocessing import shared_memory
 import numpy as np
 import pytest
 
-from whirgpu import processes
+from whirgpu.many import processes as processes
 from whirgpu.api import Prover
 from whirgpu.backends.gpu import GpuBackend
 from whirgpu.errors import BackendUnavailable, ConfigError
-from whirgpu.processes import BackendRecipe, ProcessProvers
+from whirgpu.many.processes import BackendRecipe, ProcessProvers
 from whirgpu.protocol.config import WhirConfig
 from whirgpu.profiles.whir_p3_metal.serialize import dump
 

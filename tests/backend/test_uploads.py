@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from whirgpu.kernels import calibrate
-from whirgpu.limits import StorageMode
+from whirgpu.devices.limits import StorageMode
 from whirgpu.runtime import upload
 from whirgpu.runtime.upload import UploadPlan, chunk_ranges, copy_into
 

@@ -11,7 +11,7 @@ import pytest
 
 from whirgpu.backends import path_roots
 from whirgpu.backends.gpu import GpuBackend
-from whirgpu.batch_verify import verify_many
+from whirgpu.many.batch_verify import verify_many
 from whirgpu.errors import BackendUnavailable
 from whirgpu.field import P
 from whirgpu.profiles.whir_p3_metal.serialize import dump, to_binary
@@ -93,7 +93,7 @@ def test_backend_names(corpus, name):
 
 
 def test_cli_verify_backend(tmp_path, capsys, corpus):
-    from whirgpu import cli
+    from whirgpu.cli import commands as cli
 
     proofs, openings, _ = corpus
     files = []

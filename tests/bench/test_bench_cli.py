@@ -1,4 +1,4 @@
-"""``whirgpu bench`` end to end through ``whirgpu.cli.main``: a real run of a tiny grid on every backend (table,
+"""``whirgpu bench`` end to end through ``whirgpu.cli.commands``: a real run of a tiny grid on every backend (table,
 markdown and JSON agree; proofs are identical and verified), --load merging, --plot, Rust baselines, a corrupted
 backend, Ctrl-C, and bad inputs (one line, exit 1).
 
@@ -20,7 +20,7 @@ import pytest
 
 from tests.backend.conftest import open_runtime
 from tests.test_cli import run
-from whirgpu import cli
+from whirgpu.cli import commands as cli
 from whirgpu.backends.base import DeviceLimits
 from whirgpu.bench import runner
 from whirgpu.bench.backends import BackendSpec, describe

@@ -139,7 +139,7 @@ def test_a_runtime_without_timestamps_shows_only_host_overheads(monkeypatch, tmp
 
 def test_the_json_report_loads_back(report, tmp_path, capsys):
     """``bench --kernels --json`` writes what ``bench --load`` reads: the same tables, printed again."""
-    from whirgpu import cli
+    from whirgpu.cli import commands as cli
 
     _, data, text = report
     assert data["schema"] == kernels.SCHEMA

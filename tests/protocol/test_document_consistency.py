@@ -115,7 +115,7 @@ def test_proof_canonical_type_changes_count():
 
 
 def test_the_cli_rejects_an_inconsistent_document(tmp_path, capsys):
-    from whirgpu import cli
+    from whirgpu.cli import commands as cli
 
     doc = _doc()
     doc["proof_canonical"]["initial_ood_answers"][0]["value"][2] += 1

@@ -95,7 +95,7 @@ def test_p3_prover_writes_the_golden_document(tmp_path):
     """``P3Prover`` (the public entry point) on the example's instance writes the golden file's commitment, proof,
     postcard bytes, points and claims; the CLI's ``prove --profile p3-whir`` writes the same document, which
     ``verify --profile p3-whir`` accepts."""
-    from whirgpu import cli
+    from whirgpu.cli import commands as cli
     from whirgpu.profiles.p3_whir.api import P3Prover
     from whirgpu.ref.rng import Xoshiro256PlusPlus, random_base
 
@@ -132,7 +132,7 @@ def test_p3_prover_refuses_bad_input():
 def test_profile_on_the_planner_and_the_bench_grid(capsys):
     """``devices --plan --profile p3-whir`` plans the p3-whir proof (its layout's buffers: the width-24 leaves'
     constants too), and the bench grid's p3 points read back from their names, budget included."""
-    from whirgpu import cli
+    from whirgpu.cli import commands as cli
     from whirgpu.backends.memory import plan_memory
     from whirgpu.bench.grid import parse_grid, parse_point
     from whirgpu.profiles.p3_whir.api import EXAMPLE_PARAMETERS

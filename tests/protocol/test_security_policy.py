@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 import whirgpu
-from whirgpu import cli
+from whirgpu.cli import commands as cli
 from whirgpu.errors import ConfigError, VerificationError
 from whirgpu.profiles.documents import read_document
 from whirgpu.profiles.security import security_report

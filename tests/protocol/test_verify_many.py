@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from whirgpu.api import verify
-from whirgpu.batch_verify import verify_many
+from whirgpu.many.batch_verify import verify_many
 from whirgpu.errors import ConfigError, ProofFormatError, VerificationError
 from whirgpu.field import P
 from whirgpu.profiles.whir_p3_metal.serialize import to_binary
@@ -88,7 +88,9 @@ def test_a_dead_worker_pool_is_replaced(corpus):
     import os
     import signal
 
-    from whirgpu import batch_verify, processes
+    from whirgpu.many import batch_verify as batch_verify
+
+    from whirgpu.many import processes as processes
 
     sample = corpus[:6]
     here = [_verdict_key(v) for v in verify_many(sample)]
@@ -116,7 +118,7 @@ def test_expectations_apply_to_every_proof():
 
 
 def test_cli_verifies_files_as_a_batch(tmp_path, capsys):
-    from whirgpu import cli
+    from whirgpu.cli import commands as cli
     from whirgpu.profiles.whir_p3_metal.serialize import dump
 
     good = [tmp_path / f"{case}.whir" for case in CASES[:2]]

@@ -132,7 +132,7 @@ def test_without_a_compiler_the_numpy_path_gives_the_same_proof(fresh, monkeypat
 
 
 def test_the_cli_says_it_once_on_stderr(tmp_path, monkeypatch, capsys):
-    from whirgpu import cli
+    from whirgpu.cli import commands as cli
 
     monkeypatch.setattr(activity, "_said", set())
     monkeypatch.setenv("WHIRGPU_CACHE_DIR", str(tmp_path / "cache"))

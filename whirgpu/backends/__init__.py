@@ -10,7 +10,7 @@ Every name takes a storage policy (``STORAGE_POLICIES``: hybrid, shared, private
 else hybrid), validated for every backend and used by the GPU ones; the cpu backend ignores it (its reason line
 says so when one was asked for).
 
-Given a ``WhirConfig``, the device planner (``whirgpu.planner.plan_device``) decides on the runtime's limits
+Given a ``WhirConfig``, the device planner (``whirgpu.devices.planner.plan_device``) decides on the runtime's limits
 BEFORE the backend allocates anything. ``auto`` takes the wgpu backend (the dawn backend when wgpu-native is not
 installed and wgpudawn is) on the adapter that backend would open only when the proof fits it (hard limits, ``WHIRGPU_MAX_GPU_BYTES``, the recommended working set) AND the
 adapter's class is expected to beat the numpy reference at this size (``GPU_MIN_VARIABLES``; never for a
@@ -19,7 +19,7 @@ explicitly requested GPU backend ignores the speed threshold and the working set
 ``DeviceLimitError`` for a hard limit or ``WHIRGPU_MAX_GPU_BYTES``.
 
 Every runtime opened here, and the adapter limits ``auto`` decides on, use the storage-binding limit
-``whirgpu.overrides.resolve_binding`` gives (``--max-binding`` / ``WHIRGPU_MAX_BINDING_BYTES`` lower it; a bad value
+``whirgpu.devices.overrides.resolve_binding`` gives (``--max-binding`` / ``WHIRGPU_MAX_BINDING_BYTES`` lower it; a bad value
 is a ConfigError); an explicit GPU backend's reason names a lowered limit.
 """
 
@@ -77,7 +77,7 @@ def fit_problem(limits: DeviceLimits, config, budget: bool = True) -> str | None
     first problem of the device planner's plan (a buffer over ``max_buffer_size``, a whole binding over
     ``max_storage_binding_size``, the peak over ``WHIRGPU_MAX_GPU_BYTES`` and, with ``budget``, over the
     recommended working set). ``budget=False`` is what an explicitly requested backend refuses."""
-    from ..planner import plan_device  # noqa: PLC0415 - the planner imports the protocol's parameters
+    from ..devices.planner import plan_device  # noqa: PLC0415 - the planner imports the protocol's parameters
 
     return plan_device(config, limits).refusal(explicit=not budget)
 
@@ -110,8 +110,8 @@ def _runtime(name: str):
 def _open_gpu(name: str, config, why: str, storage: str) -> BackendChoice:
     """A GPU-kernel backend on runtime ``name``, or BackendUnavailable / DeviceLimitError (hard limits and
     WHIRGPU_MAX_GPU_BYTES only: this was asked for), decided on the runtime's limits before any allocation."""
-    from ..overrides import binding_text  # noqa: PLC0415
-    from ..planner import max_gpu_bytes_from_env, plan_device  # noqa: PLC0415
+    from ..devices.overrides import binding_text  # noqa: PLC0415
+    from ..devices.planner import max_gpu_bytes_from_env, plan_device  # noqa: PLC0415
     from .gpu import GpuBackend  # noqa: PLC0415
     from .memory import human_bytes  # noqa: PLC0415
 
@@ -145,7 +145,7 @@ def _auto_impl() -> tuple[str, str]:
 
 
 def _auto(config, storage: str) -> BackendChoice:
-    from ..planner import (device_class, max_gpu_bytes_from_env, plan_device, smallest_gpu_variables,  # noqa: PLC0415
+    from ..devices.planner import (device_class, max_gpu_bytes_from_env, plan_device, smallest_gpu_variables,  # noqa: PLC0415
                            software_reason)
 
     max_gpu_bytes_from_env()

@@ -42,7 +42,7 @@ from ..errors import DeviceLimitError
 from ..kernels import merkle, ntt, split
 from ..kernels.constants import poseidon2_rc_table
 from ..protocol.config import WhirConfig
-from ..overrides import binding_text
+from ..devices.overrides import binding_text
 from .base import DeviceLimits, StorageMode, policy_mode, resolve_storage
 from ..protocol.proof_shape import layout_of, proof_shape
 from ..runtime.upload import UploadPlan

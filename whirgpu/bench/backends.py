@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from ..backends import Backend, CpuBackend
 from ..backends.memory import human_bytes
 from ..errors import BackendUnavailable, ConfigError
-from ..overrides import binding_text
+from ..devices.overrides import binding_text
 
 RUNTIMES = ("wgpu", "dawn", "metal", "msl-cpu")
 WEBGPU = ("wgpu", "dawn")  # the WGSL runtimes

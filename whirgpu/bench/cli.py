@@ -13,7 +13,7 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ..cli_options import add_max_binding_flag, add_storage_flag, check_writable
+from ..cli.options import add_max_binding_flag, add_storage_flag, check_writable
 from ..errors import ConfigError, FileError
 from ..profiles.p3_whir.defaults import EXAMPLE_FIELD, EXAMPLE_PARAMETERS
 from ..protocol.parameters import DEFAULT_MAX_POW, DEFAULT_SECURITY_LEVEL
@@ -260,7 +260,7 @@ def run_bench(args) -> int:
     if args.throughput is not None:
         return _run_throughput(args)
     if args.load:
-        from ..cli_options import read_json_file  # noqa: PLC0415
+        from ..cli.options import read_json_file  # noqa: PLC0415
         from .kernels import is_report  # noqa: PLC0415
 
         given = [flag for dest, flag in RUN_OPTIONS if getattr(args, dest) is not None]

@@ -28,7 +28,7 @@ import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..cli_options import read_json_file
+from ..cli.options import read_json_file
 from ..errors import ConfigError
 from .grid import GridPoint, parse_point
 

@@ -23,7 +23,7 @@ from typing import Callable
 
 from ..api import Prover, random_canonical_instance
 from ..backends import Backend
-from ..cli_options import phases_ms
+from ..cli.options import phases_ms
 from ..profiles.p3_whir.api import P3ProofDocument, P3Prover
 from ..profiles.p3_whir.config import P3WhirConfig
 from ..profiles.p3_whir.format import pcs_proof_to_postcard

@@ -54,7 +54,7 @@ def measure(point: GridPoint, name: str, backend, count: int, seed: int, all_dev
     if processes is not None:
         _measure_processes(row, prover, instances, single, processes, all_devices)
     if all_devices:
-        from ..many import all_devices as open_all  # noqa: PLC0415
+        from ..many.devices import all_devices as open_all  # noqa: PLC0415
 
         backends = open_all(backend)
         try:

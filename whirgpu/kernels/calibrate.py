@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from ..limits import StorageMode
+from ..devices.limits import StorageMode
 from ..runtime.base import Runtime
 
 WG = 256

@@ -44,7 +44,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..limits import StorageMode
+from ..devices.limits import StorageMode
 from ..runtime.base import Batch, RtBuffer, Runtime, RtView
 from . import split
 from .constants import poseidon2_rc_table

@@ -30,7 +30,7 @@ from ..errors import DeviceLimitError
 from ..field import field_by_name
 from ..ref import field_np as F
 from ..ref.ntt import twiddles
-from ..limits import StorageMode
+from ..devices.limits import StorageMode
 from ..runtime.base import Batch, RtBuffer, Runtime, RtView
 from . import split
 from .split import SplitArray

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import DeviceLimitError
-from ..limits import StorageMode
+from ..devices.limits import StorageMode
 from ..runtime.base import RtBuffer, Runtime, RtView
 from .merkle import round_constants
 

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..limits import StorageMode
+from ..devices.limits import StorageMode
 from ..errors import DeviceLimitError
 from ..runtime.base import RtBuffer, Runtime, RtView
 

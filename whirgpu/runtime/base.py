@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ..limits import DeviceLimits, StorageMode
+from ..devices.limits import DeviceLimits, StorageMode
 from ..errors import ConfigError, DeviceLimitError
 
 

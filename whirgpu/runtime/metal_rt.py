@@ -26,11 +26,11 @@ from typing import Any
 
 import numpy as np
 
-from ..limits import DeviceLimits, StorageMode
+from ..devices.limits import DeviceLimits, StorageMode
 from ..errors import BackendUnavailable, DeviceLimitError, DeviceOutOfMemory, KernelFault, ShaderCompileError
 from ..kernels.compose import compose, map_diagnostic
 from ..kernels.registry import spec
-from ..overrides import resolve_binding
+from ..devices.overrides import resolve_binding
 from . import _objc
 from ._objc import autorelease_pool, error_message, is_nil, nsstring, release, send
 from .base import (PARAMS_WORDS, Batch, RtBuffer, Runtime, allocation_size, binding_range, check_binding_sizes,

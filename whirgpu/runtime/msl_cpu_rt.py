@@ -33,11 +33,11 @@ from typing import Any
 import numpy as np
 
 from .. import activity, cache_dir
-from ..limits import DeviceLimits, StorageMode
+from ..devices.limits import DeviceLimits, StorageMode
 from ..errors import BackendUnavailable, ConfigError, KernelFault, ShaderCompileError
 from ..kernels.compose import ComposedSource, compose
 from ..kernels.registry import KernelSpec, spec
-from ..overrides import resolve_binding
+from ..devices.overrides import resolve_binding
 from .base import (Batch, RtBuffer, Runtime, RtView, allocation_size, binding_range, check_binding_sizes,
                    check_range, grid_for, params_words)
 

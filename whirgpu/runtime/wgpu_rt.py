@@ -43,11 +43,11 @@ from typing import Any
 import numpy as np
 
 from .. import activity
-from ..limits import DeviceLimits, StorageMode
+from ..devices.limits import DeviceLimits, StorageMode
 from ..errors import BackendUnavailable, ConfigError, DeviceLimitError, DeviceOutOfMemory, ShaderCompileError
 from ..kernels.compose import compose, map_diagnostic
 from ..kernels.registry import spec
-from ..overrides import resolve_binding
+from ..devices.overrides import resolve_binding
 from .wgpu_native_setup import prepare_wgpu_native
 from .base import (PARAMS_WORDS, Batch, RtBuffer, Runtime, allocation_size, binding_range, check_binding_sizes, check_range,
                    grid_for)
@@ -438,7 +438,7 @@ class WgpuRuntime(Runtime):
     """One device of the WebGPU implementation ``name`` (wgpu-native here; ``DawnRuntime``: Dawn). ``mul``
     overrides WHIRGPU_MUL; ``max_groups_per_dim`` and ``max_binding_bytes`` lower the device limits (tests use
     them to force the 2-D grid and split-binding paths at small sizes; ``max_binding_bytes`` None:
-    ``--max-binding`` or ``WHIRGPU_MAX_BINDING_BYTES``, see ``whirgpu.overrides.resolve_binding``).
+    ``--max-binding`` or ``WHIRGPU_MAX_BINDING_BYTES``, see ``whirgpu.devices.overrides.resolve_binding``).
     ``zero_copy``: host-mapped SHARED buffers (None: when ``zero_copy_support`` says so; False: never, e.g. to
     compare; True: required). ``upload``: how large writes are staged (``upload.UploadPlan``; tests shrink it so
     small arrays take every path). ``adapter_index``: open adapter i of ``list_adapters`` (best first; the

@@ -8,14 +8,14 @@ import json
 import sys
 from dataclasses import dataclass
 
-from .backends.base import DeviceLimits, resolve_storage
-from .backends.memory import human_bytes, sized
-from .errors import BackendUnavailable, WhirGpuError
-from .overrides import MAX_GPU_BYTES_ENV, binding_override, binding_text
-from .planner import GPU_MIN_VARIABLES, DevicePlan, max_gpu_bytes_from_env, plan_device
-from .protocol.config import WhirConfig
-from .profiles.security import security_report
-from .protocol.regimes import describe
+from ..backends.base import DeviceLimits, resolve_storage
+from ..backends.memory import human_bytes, sized
+from ..errors import BackendUnavailable, WhirGpuError
+from ..devices.overrides import MAX_GPU_BYTES_ENV, binding_override, binding_text
+from ..devices.planner import GPU_MIN_VARIABLES, DevicePlan, max_gpu_bytes_from_env, plan_device
+from ..protocol.config import WhirConfig
+from ..profiles.security import security_report
+from ..protocol.regimes import describe
 
 
 @dataclass
@@ -31,7 +31,7 @@ class PlanTarget:
 
 def _webgpu_targets(impl: str) -> list[PlanTarget]:
     """Every adapter the ``impl`` backend (wgpu or dawn) could open, best first, or one entry saying why none."""
-    from .runtime import wgpu_rt  # noqa: PLC0415
+    from ..runtime import wgpu_rt  # noqa: PLC0415
 
     try:
         adapters = wgpu_rt.list_adapters(impl)
@@ -53,7 +53,7 @@ def plan_targets() -> list[PlanTarget]:
     device on macOS, and msl-cpu; read without opening any device where possible."""
     targets = _webgpu_targets("wgpu") + _webgpu_targets("dawn")
     if sys.platform == "darwin":
-        from .runtime.metal_rt import metal_device_summary  # noqa: PLC0415
+        from ..runtime.metal_rt import metal_device_summary  # noqa: PLC0415
 
         summary, why = metal_device_summary()
         if summary is None:
@@ -63,7 +63,7 @@ def plan_targets() -> list[PlanTarget]:
             fields["features"] = tuple(fields.get("features", ()))
             targets.append(PlanTarget("metal", DeviceLimits(**fields)))
     try:
-        from .runtime.msl_cpu_rt import MslCpuRuntime  # noqa: PLC0415
+        from ..runtime.msl_cpu_rt import MslCpuRuntime  # noqa: PLC0415
 
         targets.append(PlanTarget("msl-cpu", MslCpuRuntime().limits()))
     except BackendUnavailable as exc:
@@ -109,7 +109,7 @@ def _plan_lines(plan: DevicePlan) -> list[str]:
 
 
 def _auto_choice(config: WhirConfig, storage: str | None) -> dict:
-    from .backends import select_backend  # noqa: PLC0415 - the planner sits below backend selection
+    from ..backends import select_backend  # noqa: PLC0415 - the planner sits below backend selection
 
     try:
         choice = select_backend("auto", config, storage)
@@ -124,7 +124,7 @@ def run_plan_command(point: str, storage: str | None, as_json: bool, profile: st
     (``plan_targets``) and what ``--backend auto`` would do. Bad input raises ConfigError (the CLI prints it on one
     line, exit 1). A p3-whir point's grinding budget follows ``GridPoint`` (the example's, raised where upstream
     refuses it: one ``note:`` line on stderr says so)."""
-    from .bench.grid import parse_point  # noqa: PLC0415
+    from ..bench.grid import parse_point  # noqa: PLC0415
 
     grid_point = parse_point(point)
     if profile != "whir-p3-metal" or field is not None:

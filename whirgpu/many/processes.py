@@ -36,7 +36,7 @@ from typing import Iterable, Iterator
 
 import numpy as np
 
-from .errors import BackendUnavailable, ConfigError
+from ..errors import BackendUnavailable, ConfigError
 
 SHARE_BYTES = 1 << 20  # a table this large goes through shared memory: pickling it costs the parent ~1 ms per 4 MiB
 
@@ -67,22 +67,22 @@ class BackendRecipe:
 
     def open(self):
         """A new backend as the recipe says (in the worker process)."""
-        from .backends.cpu import CpuBackend  # noqa: PLC0415 - a worker imports what it opens
-        from .backends.gpu import GpuBackend  # noqa: PLC0415
+        from ..backends.cpu import CpuBackend  # noqa: PLC0415 - a worker imports what it opens
+        from ..backends.gpu import GpuBackend  # noqa: PLC0415
 
         if self.name == "cpu":
             return CpuBackend()
         if self.name in ("wgpu", "dawn"):
-            from .runtime.wgpu_rt import DawnRuntime, WgpuRuntime  # noqa: PLC0415
+            from ..runtime.wgpu_rt import DawnRuntime, WgpuRuntime  # noqa: PLC0415
 
             kind = DawnRuntime if self.name == "dawn" else WgpuRuntime
             runtime = kind(mul=self.mul, adapter_index=self.adapter_index, max_binding_bytes=self.max_binding_bytes)
         elif self.name == "msl-cpu":
-            from .runtime.msl_cpu_rt import MslCpuRuntime  # noqa: PLC0415
+            from ..runtime.msl_cpu_rt import MslCpuRuntime  # noqa: PLC0415
 
             runtime = MslCpuRuntime(mul=self.mul, max_binding_bytes=self.max_binding_bytes)
         elif self.name == "metal":
-            from .runtime.metal_rt import MetalRuntime  # noqa: PLC0415
+            from ..runtime.metal_rt import MetalRuntime  # noqa: PLC0415
 
             runtime = MetalRuntime(mul=self.mul, max_binding_bytes=self.max_binding_bytes)
         else:

@@ -16,22 +16,22 @@ from pathlib import Path
 
 import numpy as np
 
-from .backends import BACKEND_NAMES
-from .errors import ConfigError, FileError, ProofFormatError, WhirGpuError
-from .cli_options import add_max_binding_flag, add_storage_flag, check_writable, phases_ms, read_json_file, \
+from ..backends import BACKEND_NAMES
+from ..errors import ConfigError, FileError, ProofFormatError, WhirGpuError
+from .options import add_max_binding_flag, add_storage_flag, check_writable, phases_ms, read_json_file, \
     write_statement
-from .overrides import binding_option, lowered_note
-from .field import FIELDS
-from .protocol.config import WhirConfig
-from .profiles.p3_whir.config import P3WhirConfig
-from .profiles.p3_whir.defaults import EXAMPLE_FIELD, EXAMPLE_PARAMETERS, MAX_OPENINGS, PLONKY3_COMMIT, \
+from ..devices.overrides import binding_option, lowered_note
+from ..field import FIELDS
+from ..protocol.config import WhirConfig
+from ..profiles.p3_whir.config import P3WhirConfig
+from ..profiles.p3_whir.defaults import EXAMPLE_FIELD, EXAMPLE_PARAMETERS, MAX_OPENINGS, PLONKY3_COMMIT, \
     check_openings, describe_example, example_parameters, max_grind_bits, resolve
-from .protocol.parameters import DEFAULT_MAX_POW, DEFAULT_SECURITY_LEVEL, ProtocolParameters
-from .protocol.reachability import derive_explained
-from .protocol.schedule_text import format_schedule
-from .profiles.security import security_report
-from .profiles.p3_whir.schedule_text import format_p3_schedule
-from .protocol.soundness import SoundnessType
+from ..protocol.parameters import DEFAULT_MAX_POW, DEFAULT_SECURITY_LEVEL, ProtocolParameters
+from ..protocol.reachability import derive_explained
+from ..protocol.schedule_text import format_schedule
+from ..profiles.security import security_report
+from ..profiles.p3_whir.schedule_text import format_p3_schedule
+from ..protocol.soundness import SoundnessType
 
 DEFAULT_OUT = {"binary": "proof.whir", "whir-p3-json": "proof.json"}
 PROFILE_NAMES = ("whir-p3-metal", "p3-whir")
@@ -95,7 +95,7 @@ def _build_parser() -> argparse.ArgumentParser:
                     "byte-compatible with the Rust reference whir-p3-metal) and p3-whir (upstream Plonky3's p3-whir "
                     f"at {PLONKY3_COMMIT[:8]}; proofs are byte-compatible with upstream's).",
     )
-    from . import __version__  # noqa: PLC0415 - the package is initialised by the time the CLI runs
+    from .. import __version__  # noqa: PLC0415 - the package is initialised by the time the CLI runs
 
     parser.add_argument("--version", action="version", version=f"whirgpu {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -172,11 +172,11 @@ def _build_parser() -> argparse.ArgumentParser:
     add_storage_flag(p)
     add_max_binding_flag(p)
 
-    from .bench.cli import add_bench_parser  # noqa: PLC0415 - the bench command lives with the bench package
+    from ..bench.cli import add_bench_parser  # noqa: PLC0415 - the bench command lives with the bench package
 
     add_bench_parser(sub)
 
-    from .verify_command import add_verify_parser  # noqa: PLC0415 - the verify command lives in its own module
+    from .verify import add_verify_parser  # noqa: PLC0415 - the verify command lives in its own module
 
     add_verify_parser(sub)
 
@@ -278,10 +278,10 @@ def _lowered_text(entry: dict, key: str) -> str:
 
 
 def _cmd_devices(args) -> int:
-    from .devices import gather
+    from ..devices.report import gather
 
     if args.plan is not None:
-        from .plan_command import run_plan_command  # noqa: PLC0415
+        from .plan import run_plan_command  # noqa: PLC0415
 
         return run_plan_command(args.plan, args.storage, args.json, args.profile, args.field)
 
@@ -325,9 +325,9 @@ def _load_instance(args):
     """(params, prove, description, instance seed or None) for `prove`. ``prove(prover)`` proves the instance and
     returns the proof file; the claimed values are computed by the prover where the table is (a file's own claims
     must agree with them). A random instance is drawn only then, so a refused configuration costs no 2^n draws."""
-    from .api import canonical_table, claimed_values, random_points
-    from .profiles.whir_p3_metal.serialize import params_and_statement_from_json
-    from .ref import field_np as F
+    from ..api import canonical_table, claimed_values, random_points
+    from ..profiles.whir_p3_metal.serialize import params_and_statement_from_json
+    from ..ref import field_np as F
 
     if args.from_file:
         path = Path(args.from_file)
@@ -376,8 +376,8 @@ def _load_instance(args):
 
 
 def _cmd_prove(args) -> int:
-    from .api import Prover
-    from .profiles.whir_p3_metal.serialize import dump
+    from ..api import Prover
+    from ..profiles.whir_p3_metal.serialize import dump
 
     if args.profile == "p3-whir":
         return _cmd_prove_p3(args)
@@ -391,7 +391,7 @@ def _cmd_prove(args) -> int:
     prover = Prover(params, backend=args.backend, storage=args.storage)  # refuses before 2^n values are drawn
     if not args.json:
         print(f"backend: {prover.backend.name} ({prover.backend_reason})")
-    from .progress_line import progress_line, wanted  # noqa: PLC0415
+    from .progress import progress_line, wanted  # noqa: PLC0415
 
     label = f"proving n={params.num_variables} fold={params.folding_factor} on {prover.backend.name}"
     start = time.perf_counter()
@@ -405,7 +405,7 @@ def _cmd_prove(args) -> int:
     except OSError as exc:
         raise FileError(f"cannot write {out}: {exc.strerror or exc}") from None
     if args.statement_out:
-        from .ref import field_np  # noqa: PLC0415
+        from ..ref import field_np  # noqa: PLC0415
 
         write_statement(args.statement_out, field_np.from_monty(proof_file.statement.points),
                         field_np.from_monty(proof_file.statement.values))
@@ -443,9 +443,9 @@ def _cmd_prove(args) -> int:
 def _cmd_prove_p3(args) -> int:
     """`prove --profile p3-whir`: a random instance from SmallRng(seed) as upstream's example draws it, proved and
     written as a p3-whir-oracle/v1 document."""
-    from .profiles.p3_whir.api import P3Prover  # noqa: PLC0415
-    from .ref.field_np import field_ops  # noqa: PLC0415
-    from .ref.rng import Xoshiro256PlusPlus, random_base  # noqa: PLC0415
+    from ..profiles.p3_whir.api import P3Prover  # noqa: PLC0415
+    from ..ref.field_np import field_ops  # noqa: PLC0415
+    from ..ref.rng import Xoshiro256PlusPlus, random_base  # noqa: PLC0415
 
     if args.from_file:
         raise ConfigError("--profile p3-whir proves a random instance: use --seed S (not --from)")
@@ -490,13 +490,13 @@ def _cmd_prove_p3(args) -> int:
 
 
 def _cmd_verify(args) -> int:
-    from .verify_command import run_verify  # noqa: PLC0415
+    from .verify import run_verify  # noqa: PLC0415
 
     return run_verify(args)
 
 
 def _cmd_bench(args) -> int:
-    from .bench.cli import run_bench  # noqa: PLC0415
+    from ..bench.cli import run_bench  # noqa: PLC0415
 
     return run_bench(args)
 
@@ -529,7 +529,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         debug = debug_from_env()  # read first: it decides how every later failure is shown
-        from .environment import check_environment  # noqa: PLC0415
+        from ..environment import check_environment  # noqa: PLC0415
 
         check_environment()  # every WHIRGPU_* variable, whatever backend the command uses
     except ConfigError as exc:

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import sys
 
-from .errors import BackendUnavailable, WhirGpuError
+from ..errors import BackendUnavailable, WhirGpuError
 from .overrides import BindingLimit, binding_override, resolve_binding
 
 INTERESTING_FEATURES = ("shader-int64", "subgroup", "timestamp-query", "mappable-primary-buffers")
@@ -55,7 +55,7 @@ def _lowered(lowered_by: str, device: int) -> dict:
 
 
 def _adapter_entry(adapter, selected_key, impl: str = "wgpu") -> dict:
-    from .runtime.wgpu_rt import NATIVE_APIS, feature_name, storage_summary  # noqa: PLC0415
+    from ..runtime.wgpu_rt import NATIVE_APIS, feature_name, storage_summary  # noqa: PLC0415
 
     info = adapter.info
     api = info.get("backend_type", "?")
@@ -85,7 +85,7 @@ def _adapter_entry(adapter, selected_key, impl: str = "wgpu") -> dict:
 
 
 def _cpu_entry() -> dict:
-    from .backends.cpu import CpuBackend  # noqa: PLC0415
+    from ..backends.cpu import CpuBackend  # noqa: PLC0415
 
     limits = CpuBackend().limits()
     return {
@@ -108,7 +108,7 @@ def _cpu_entry() -> dict:
 def list_webgpu_adapters(impl: str = "wgpu") -> tuple[list[dict], str | None]:
     """(entries, error): every adapter the WebGPU implementation ``impl`` (wgpu or dawn) enumerates, or no entries
     and the reason none could be listed."""
-    from .runtime.wgpu_rt import choose_adapter, enumerate_adapters  # noqa: PLC0415
+    from ..runtime.wgpu_rt import choose_adapter, enumerate_adapters  # noqa: PLC0415
 
     try:
         adapters = enumerate_adapters(impl)
@@ -127,7 +127,7 @@ def list_metal() -> list[dict]:
     nothing."""
     if sys.platform != "darwin":
         return []
-    from .runtime.metal_rt import metal_device_summary  # noqa: PLC0415
+    from ..runtime.metal_rt import metal_device_summary  # noqa: PLC0415
 
     summary, why = metal_device_summary()
     limits = (summary or {}).get("limits", {})
@@ -149,7 +149,7 @@ def list_metal() -> list[dict]:
 
 def msl_cpu_entry() -> dict:
     """Whether ``--backend msl-cpu`` can run here (a C++ compiler is on PATH), without compiling anything."""
-    from .runtime.msl_cpu_rt import MslCpuRuntime  # noqa: PLC0415
+    from ..runtime.msl_cpu_rt import MslCpuRuntime  # noqa: PLC0415
 
     try:
         limits = MslCpuRuntime().limits()
@@ -163,7 +163,7 @@ def msl_cpu_entry() -> dict:
 
 def gather() -> dict:
     """Everything ``whirgpu devices`` shows (see the module docstring for the keys)."""
-    from .backends import select_backend  # noqa: PLC0415
+    from ..backends import select_backend  # noqa: PLC0415
 
     override = binding_override()  # a bad value is an error before anything is listed
     adapters, error = list_webgpu_adapters("wgpu")

@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Callable, Iterator
 
-from .errors import ConfigError
+from ..errors import ConfigError
 
 MAX_GPU_BYTES_ENV = "WHIRGPU_MAX_GPU_BYTES"
 MAX_BINDING_ENV = "WHIRGPU_MAX_BINDING_BYTES"

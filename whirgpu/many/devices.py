@@ -30,20 +30,20 @@ class _Failed:
 def adapter_count(backend) -> int:
     """How many adapters ``backend``'s WebGPU implementation lists (``list_adapters``); ConfigError for a backend
     that is not wgpu or dawn."""
-    from .errors import ConfigError  # noqa: PLC0415
+    from ..errors import ConfigError  # noqa: PLC0415
 
     rt = getattr(backend, "rt", None)
     if rt is None or getattr(rt, "lang", None) != "wgsl":
         raise ConfigError(f'devices="all" needs a wgpu or dawn backend, not {backend.name}')
-    from .runtime.wgpu_rt import list_adapters  # noqa: PLC0415
+    from ..runtime.wgpu_rt import list_adapters  # noqa: PLC0415
 
     return len(list_adapters(rt.name))
 
 
 def all_devices(backend) -> list:
     """A ``GpuBackend`` on every adapter of ``backend``'s implementation, best first (``list_adapters``)."""
-    from .backends.gpu import GpuBackend  # noqa: PLC0415
-    from .runtime.wgpu_rt import DawnRuntime, WgpuRuntime  # noqa: PLC0415
+    from ..backends.gpu import GpuBackend  # noqa: PLC0415
+    from ..runtime.wgpu_rt import DawnRuntime, WgpuRuntime  # noqa: PLC0415
 
     count = adapter_count(backend)
     rt = backend.rt

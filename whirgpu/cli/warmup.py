@@ -41,8 +41,8 @@ from typing import Callable
 
 import numpy as np
 
-from .backends import BACKEND_NAMES
-from .errors import BackendUnavailable
+from ..backends import BACKEND_NAMES
+from ..errors import BackendUnavailable
 
 PROFILES = ("whir-p3-metal", "p3-whir")
 # (profile, field) pairs a profile warms.
@@ -132,7 +132,7 @@ def warm(backend: str = "auto", profiles: tuple[str, ...] = PROFILES,
 
 
 def _permutation(part) -> None:
-    from .native import permute as native_permute  # noqa: PLC0415
+    from ..native import permute as native_permute  # noqa: PLC0415
 
     start = time.perf_counter()
     name = "C Poseidon2 permutation"
@@ -146,9 +146,9 @@ def _permutation(part) -> None:
 
 
 def _open(backend: str):
-    from .backends import select_backend  # noqa: PLC0415
-    from .protocol.config import WhirConfig  # noqa: PLC0415
-    from .protocol.parameters import ProtocolParameters  # noqa: PLC0415
+    from ..backends import select_backend  # noqa: PLC0415
+    from ..protocol.config import WhirConfig  # noqa: PLC0415
+    from ..protocol.parameters import ProtocolParameters  # noqa: PLC0415
 
     n, k, r = DEFAULT_CONFIG
     config = WhirConfig.from_params(ProtocolParameters.default(num_variables=n, folding_factor=k,
@@ -161,26 +161,26 @@ def _open(backend: str):
 def _small_proof(profile: str, field_name: str, backend, size: tuple[int, int, int] = SMALL) -> float:
     """Prove one random instance of ``profile`` over ``field_name`` at ``size`` (n, fold, rate) on ``backend``;
     the seconds it took."""
-    from .field import field_by_name  # noqa: PLC0415
+    from ..field import field_by_name  # noqa: PLC0415
 
     n, k, r = size
     field_ = field_by_name(field_name)
     values = np.random.default_rng(n).integers(0, field_.P, size=1 << n, dtype=np.int64).astype(np.uint32)
     start = time.perf_counter()
     if profile == "whir-p3-metal":
-        from .api import Prover, random_points  # noqa: PLC0415
-        from .protocol.parameters import ProtocolParameters  # noqa: PLC0415
-        from .ref import field_np  # noqa: PLC0415
+        from ..api import Prover, random_points  # noqa: PLC0415
+        from ..protocol.parameters import ProtocolParameters  # noqa: PLC0415
+        from ..ref import field_np  # noqa: PLC0415
 
         params = ProtocolParameters.default(num_variables=n, folding_factor=k, starting_log_inv_rate=r)
         points = field_np.from_monty(random_points(n, 0)[1])
         Prover(params, backend=backend).prove(values, points)
     else:
-        from .profiles.p3_whir.api import P3Prover  # noqa: PLC0415
-        from .profiles.p3_whir.config import P3Parameters  # noqa: PLC0415
-        from .protocol.folding import Constant  # noqa: PLC0415
-        from .protocol.parameters import DEFAULT_MAX_POW, DEFAULT_SECURITY_LEVEL  # noqa: PLC0415
-        from .protocol.soundness import SoundnessType  # noqa: PLC0415
+        from ..profiles.p3_whir.api import P3Prover  # noqa: PLC0415
+        from ..profiles.p3_whir.config import P3Parameters  # noqa: PLC0415
+        from ..protocol.folding import Constant  # noqa: PLC0415
+        from ..protocol.parameters import DEFAULT_MAX_POW, DEFAULT_SECURITY_LEVEL  # noqa: PLC0415
+        from ..protocol.soundness import SoundnessType  # noqa: PLC0415
 
         params = P3Parameters(security_level=DEFAULT_SECURITY_LEVEL, pow_bits=DEFAULT_MAX_POW, folding=Constant(k),
                               soundness_type=SoundnessType.CapacityBound, starting_log_inv_rate=r)
@@ -199,7 +199,7 @@ def _pipelines(rt) -> int:
 
 def _registry(rt, fields: list[str]) -> tuple[float, int]:
     """Compile every registry kernel (default constants) for ``fields``; (seconds, pipelines added)."""
-    from .kernels.registry import KERNELS  # noqa: PLC0415
+    from ..kernels.registry import KERNELS  # noqa: PLC0415
 
     start, before = time.perf_counter(), _pipelines(rt)
     started = []
@@ -218,7 +218,7 @@ def _registry(rt, fields: list[str]) -> tuple[float, int]:
 
 def _caches(backend: str) -> str:
     """The caches a warmed machine keeps for ``backend``, and a driver cache switched off, if one is."""
-    from . import cache_dir  # noqa: PLC0415
+    from .. import cache_dir  # noqa: PLC0415
 
     kept = f"{cache_dir.root()}"
     if backend in ("wgpu", "dawn"):

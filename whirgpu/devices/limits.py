@@ -37,7 +37,7 @@ class DeviceLimits:
     offset_alignment: int = 256  # bytes a binding window's offset must be a multiple of
     features: tuple[str, ...] = field(default_factory=tuple)
     runtime: str = ""  # the runtime that reports them when it is not implied by ``api``: "wgpu" or "dawn"
-    # When the user (or a test) lowered max_storage_binding_size (whirgpu.overrides): what lowered it, and the
+    # When the user (or a test) lowered max_storage_binding_size (whirgpu.devices.overrides): what lowered it, and the
     # device's own limit in bytes; "" and 0 when max_storage_binding_size is the device's.
     binding_lowered_by: str = ""
     device_storage_binding_size: int = 0

@@ -22,13 +22,13 @@ try:
     import ray
     from ray.util import ActorPool
 except ImportError as exc:  # the extra is optional: say what to install
-    from .errors import BackendUnavailable
+    from ..errors import BackendUnavailable
 
-    raise BackendUnavailable(f"whirgpu.ray_provers needs Ray: pip install 'whirgpu[ray]' ({exc})") from None
+    raise BackendUnavailable(f"whirgpu.many.ray needs Ray: pip install 'whirgpu[ray]' ({exc})") from None
 
-from .api import Prover
-from .protocol.parameters import ProtocolParameters
-from .profiles.whir_p3_metal.serialize import ProofFile, dump, load
+from ..api import Prover
+from ..protocol.parameters import ProtocolParameters
+from ..profiles.whir_p3_metal.serialize import ProofFile, dump, load
 
 
 @ray.remote

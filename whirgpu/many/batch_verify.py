@@ -26,19 +26,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .backends.path_roots import compute_roots_on
-from .errors import BackendUnavailable, ConfigError, ProofFormatError, VerificationError, WhirGpuError
-from .expectations import check_configuration, check_statement
-from .protocol.config import WhirConfig
-from .protocol.parameters import ProtocolParameters
-from .profiles.documents import check_profile, read_document
-from .profiles.p3_whir.document import P3Document
-from .profiles.p3_whir.expectations import verify_p3_expected
-from .profiles.whir_p3_metal.serialize import ProofFile
-from .protocol.security_policy import check_assume
-from .native.permute import fast_permute_lanes
-from .protocol.verifier import WhirVerifier, _Openings, _reject
-from .ref import merkle
+from ..backends.path_roots import compute_roots_on
+from ..errors import BackendUnavailable, ConfigError, ProofFormatError, VerificationError, WhirGpuError
+from ..expectations import check_configuration, check_statement
+from ..protocol.config import WhirConfig
+from ..protocol.parameters import ProtocolParameters
+from ..profiles.documents import check_profile, read_document
+from ..profiles.p3_whir.document import P3Document
+from ..profiles.p3_whir.expectations import verify_p3_expected
+from ..profiles.whir_p3_metal.serialize import ProofFile
+from ..protocol.security_policy import check_assume
+from ..native.permute import fast_permute_lanes
+from ..protocol.verifier import WhirVerifier, _Openings, _reject
+from ..ref import merkle
 
 
 @dataclass(frozen=True)
@@ -146,8 +146,8 @@ def verify_many(proofs, *, params: ProtocolParameters | WhirConfig | None = None
 def _warm_worker() -> None:
     """A worker's first chunk finds the compiled permutations loaded (their library is built once per machine)."""
     fast_permute_lanes()
-    from .protocol.transcript import _single_permutation  # noqa: PLC0415
-    from .ref.poseidon2_constants import Poseidon2Constants  # noqa: PLC0415
+    from ..protocol.transcript import _single_permutation  # noqa: PLC0415
+    from ..ref.poseidon2_constants import Poseidon2Constants  # noqa: PLC0415
 
     _single_permutation(Poseidon2Constants.smallrng(1))
 

@@ -18,10 +18,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from .backends.base import CPU_FALLBACK, DeviceLimits, resolve_storage
-from .backends.memory import MemoryPlan, human_bytes, plan_memory, runtime_kind, sized
+from ..backends.base import CPU_FALLBACK, DeviceLimits, resolve_storage
+from ..backends.memory import MemoryPlan, human_bytes, plan_memory, runtime_kind, sized
 from .overrides import MAX_GPU_BYTES_ENV, binding_text, parse_bytes
-from .protocol.config import WhirConfig
+from ..protocol.config import WhirConfig
 
 
 @dataclass(frozen=True)

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .backends.base import STORAGE_POLICIES
-from .errors import ConfigError, FileError
-from .overrides import MAX_BINDING_ENV, MAX_BINDING_OPTION, MIN_BINDING_BYTES
+from ..backends.base import STORAGE_POLICIES
+from ..errors import ConfigError, FileError
+from ..devices.overrides import MAX_BINDING_ENV, MAX_BINDING_OPTION, MIN_BINDING_BYTES
 
 
 def add_storage_flag(p: argparse.ArgumentParser) -> None:
@@ -25,7 +25,7 @@ def add_storage_flag(p: argparse.ArgumentParser) -> None:
 
 
 def add_max_binding_flag(p: argparse.ArgumentParser) -> None:
-    """--max-binding, shared by every command that opens a GPU runtime (whirgpu.overrides)."""
+    """--max-binding, shared by every command that opens a GPU runtime (whirgpu.devices.overrides)."""
     p.add_argument(MAX_BINDING_OPTION, dest="max_binding", default=None, metavar="SIZE",
                    help=f"lower the storage-binding limit of every GPU runtime to SIZE bytes (as {MAX_BINDING_ENV}, "
                         "which it overrides: 1073741824, 512M, 1.5GiB; suffixes are powers of 1024; a multiple of "

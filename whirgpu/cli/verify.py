@@ -27,12 +27,12 @@ optional (then only the points are checked). Any other key is refused.
 
 from __future__ import annotations
 
-from .backends import BACKEND_NAMES
-from .cli_options import read_bytes, read_json_file
-from .errors import ConfigError, FileError, ProofFormatError, VerificationError
-from .field import FIELDS
-from .protocol.parameters import DEFAULT_MAX_POW, DEFAULT_SECURITY_LEVEL, ProtocolParameters
-from .protocol.soundness import SoundnessType
+from ..backends import BACKEND_NAMES
+from .options import read_bytes, read_json_file
+from ..errors import ConfigError, FileError, ProofFormatError, VerificationError
+from ..field import FIELDS
+from ..protocol.parameters import DEFAULT_MAX_POW, DEFAULT_SECURITY_LEVEL, ProtocolParameters
+from ..protocol.soundness import SoundnessType
 
 PROFILES = ("whir-p3-metal", "p3-whir")
 STATEMENT_KEYS = ("points", "values")
@@ -145,7 +145,7 @@ def expected_p3(args, statement: dict):
     without --expect. Points drawn from the transcript are expected unless the statement names the points."""
     if args.expect is None:
         return None
-    from .profiles.p3_whir.expectations import P3Expected, p3_expected_config  # noqa: PLC0415
+    from ..profiles.p3_whir.expectations import P3Expected, p3_expected_config  # noqa: PLC0415
 
     n, k, r = parse_expect(args.expect)
     config = p3_expected_config(n, k, r, field=args.field, security_level=args.security, pow_bits=args.pow_bits,
@@ -169,9 +169,9 @@ def accept_line(document, checked: list[str], assume: str | None = None) -> str:
     """The one line of an acceptance, the same in both profiles: what the proof is (parameters, the security they
     reach as the verifier counts it and under which regime, its points, profile and field) and which of the
     verifier's expectations it met (``checked``)."""
-    from .profiles.documents import profile_of  # noqa: PLC0415
-    from .profiles.security import security_report  # noqa: PLC0415
-    from .protocol.security_policy import accept_figure  # noqa: PLC0415
+    from ..profiles.documents import profile_of  # noqa: PLC0415
+    from ..profiles.security import security_report  # noqa: PLC0415
+    from ..protocol.security_policy import accept_figure  # noqa: PLC0415
 
     what = f"as expected: {', '.join(checked)}" if checked else \
         "no expectations given: the proof chose its own parameters"
@@ -180,7 +180,7 @@ def accept_line(document, checked: list[str], assume: str | None = None) -> str:
         facts = (config.num_variables, p.folding.k, p.starting_log_inv_rate, config, p.soundness_type.cli_name,
                  p.pow_bits, document.num_openings, "p3-whir", document.field.name)
     else:
-        from .protocol.config import WhirConfig  # noqa: PLC0415
+        from ..protocol.config import WhirConfig  # noqa: PLC0415
 
         params = document.params
         fold = params.folding_factor.to_serde()
@@ -217,7 +217,7 @@ class _Expectations:
                 found = expected_params(self.args) if profile == "whir-p3-metal" else \
                     expected_p3(self.args, self.statement)
                 if profile == "whir-p3-metal" and found is not None:
-                    from .protocol.config import WhirConfig  # noqa: PLC0415
+                    from ..protocol.config import WhirConfig  # noqa: PLC0415
 
                     WhirConfig.from_params(found)
             except ConfigError as exc:
@@ -244,8 +244,8 @@ class _Expectations:
 
 
 def run_verify(args) -> int:
-    from .batch_verify import Verdict, verify_many  # noqa: PLC0415
-    from .profiles.documents import profile_of, read_document  # noqa: PLC0415
+    from ..many.batch_verify import Verdict, verify_many  # noqa: PLC0415
+    from ..profiles.documents import profile_of, read_document  # noqa: PLC0415
 
     files = args.file if isinstance(args.file, list) else [args.file]
     processes = getattr(args, "processes", None)

@@ -16,7 +16,7 @@ import threading
 from contextlib import contextmanager
 from typing import Iterator
 
-from . import activity
+from .. import activity
 
 DELAY_S = 2.0  # "long": a proof or a cold compile past this shows the line
 
