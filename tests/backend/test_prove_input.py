@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import whirgpu
-from whirgpu import api
+from whirgpu import canonical
 from whirgpu.api import Prover, canonical_table, points_to_monty
 from whirgpu.backends.cpu import CpuBackend
 from whirgpu.backends.gpu import GpuBackend
@@ -105,8 +105,8 @@ def test_a_uint32_array_is_taken_as_it_is():
 def test_wide_values_are_narrowed_in_shares(monkeypatch):
     """64-bit input is narrowed over several threads once a table is large (here forced with 16-value shares); the
     result is the same, and the first out-of-range value is named whatever share it lies in."""
-    monkeypatch.setattr(api, "NARROW_SHARE", 16)
-    monkeypatch.setattr(api, "NARROW_THREADS", 4)
+    monkeypatch.setattr(canonical, "NARROW_SHARE", 16)
+    monkeypatch.setattr(canonical, "NARROW_THREADS", 4)
     words, _ = _instance(3)
     for wide in (words.astype(np.int64), words.astype(np.uint64)):
         narrowed = canonical_table(wide, N)

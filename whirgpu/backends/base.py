@@ -21,6 +21,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..canonical import first_non_canonical, non_canonical  # noqa: F401 - part of the backend interface
 from ..errors import ConfigError
 from ..field import BABYBEAR, Field, P
 from ..devices.limits import DeviceLimits, StorageMode  # noqa: F401 - part of the backend interface
@@ -144,17 +145,6 @@ class TransferStats:
     uploaded: int = 0
     downloaded: int = 0
     copied: int = 0
-
-
-def non_canonical(index: int, value: int, what: str = "evaluations", prime: int = P) -> ConfigError:
-    """The error for a table word that is not a canonical field element: names the first such index and its value."""
-    return ConfigError(f"{what}[{index}] = {value} is not a canonical field element (must be in [0, {prime}))")
-
-
-def first_non_canonical(words: np.ndarray, prime: int = P) -> int | None:
-    """The first index of ``words`` (uint32) holding a value >= ``prime``, or None."""
-    bad = words >= np.uint32(prime)
-    return int(np.argmax(bad)) if bad.any() else None
 
 
 class PowRangeExceeded(RuntimeError):

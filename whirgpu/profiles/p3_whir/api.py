@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ...api import canonical_table
+from ...canonical import canonical_table
 from ...backends import select_backend
 from ...backends.base import Backend
 from ...errors import ConfigError, FileError

@@ -1,0 +1,86 @@
+"""Verifying: ``verify`` and ``is_valid`` take a proof document of either profile and what the verifier expects;
+``claimed_values`` reads a whir-p3-metal proof's claims (canonical)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import ConfigError, ProofFormatError, VerificationError
+from .expectations import check_configuration, check_statement
+from .profiles.documents import check_profile, read_document
+from .profiles.p3_whir.document import P3Document
+from .profiles.p3_whir.expectations import verify_p3_expected
+from .profiles.whir_p3_metal.serialize import ProofFile, check_proof_file
+from .protocol.config import WhirConfig
+from .protocol.parameters import ProtocolParameters
+from .protocol.security_policy import check_assume
+from .protocol.verifier import WhirVerifier
+from .ref import field_np as F
+
+
+def verify(proof_file, *, params=None, min_security: float | None = None, points=None, values=None,
+           assume: str | None = None) -> None:
+    """Raise ``VerificationError`` / ``ProofFormatError`` unless the proof is valid AND is what the verifier
+    expects; return None on acceptance.
+
+    ``proof_file``: a proof document of either profile (``profiles.documents.read_document``): a ``ProofFile`` or
+    a ``P3Document``, the bytes of one (whir-p3-metal's binary or whir-p3-json, p3-whir's ``p3-whir-oracle/v1``
+    JSON; the profile is the document's own), a path (``os.PathLike``, or a ``str`` naming a file), or JSON text (a
+    ``str`` whose first character other than whitespace is ``{``). Anything else, a file that cannot be read, a
+    document whose parameters derive no configuration, or a true proof in a document that contradicts itself is a
+    ``ProofFormatError``.
+
+    What the verifier expects (each None checks nothing; see ``whirgpu.expectations``): ``params``, the
+    parameters the proof must have been made under, field for field (``ProtocolParameters`` or ``WhirConfig`` for
+    a whir-p3-metal proof; ``P3WhirConfig`` or ``P3Expected`` for a p3-whir one: a document of the other profile
+    is rejected with ``check="profile"``); ``min_security``, the bits of security its configuration must reach,
+    counted as provable bits (unique decoding or the Johnson bound) unless ``assume="capacity"`` opts into the
+    capacity-bound conjecture (``protocol.security_policy``);
+    ``points`` / ``values``, the canonical statement it must prove, in the shapes ``Prover.prove`` takes and
+    ``claimed_values`` returns. A proof that differs raises ``VerificationError`` with ``check`` naming the field
+    (``params.num_variables``, ``min_security``, ``statement.points``, ...). Parameters and security are checked
+    before the proof, the statement after it. Without ``params`` or ``min_security`` the proof chooses its own
+    parameters: a 1-bit proof is accepted."""
+    check_assume(assume)
+    document = read_document(proof_file)
+    check_profile(document, params)
+    if isinstance(document, P3Document):
+        verify_p3_expected(document, params, min_security, points, values, assume)
+        return
+    proof_file = document
+    if not isinstance(proof_file.params, ProtocolParameters):
+        raise ProofFormatError(f"proof file params: expected ProtocolParameters, got "
+                               f"{type(proof_file.params).__name__}")
+    try:
+        config = WhirConfig.from_params(proof_file.params)
+    except (ConfigError, OverflowError) as exc:  # as the decoders do: parameters the reference would reject
+        raise ProofFormatError(f"proof file params: {exc}") from None
+    check_configuration(proof_file.params, config, expected_params=params, min_security=min_security,
+                        assume=assume)
+    WhirVerifier(config).verify(proof_file.proof, proof_file.statement)
+    if proof_file.inconsistency:  # a true proof in a document that contradicts itself
+        raise ProofFormatError(proof_file.inconsistency)
+    if points is not None or values is not None:
+        check_statement(proof_file.statement.points, proof_file.statement.values, points, values)
+
+
+def is_valid(proof_file, *, params=None, min_security: float | None = None, points=None, values=None,
+             assume: str | None = None) -> bool:
+    """True iff ``verify`` accepts (same arguments). Malformed expectations still raise ``ConfigError``: they are
+    the caller's mistake, not a proof to reject."""
+    try:
+        verify(proof_file, params=params, min_security=min_security, points=points, values=values, assume=assume)
+    except (ProofFormatError, VerificationError):
+        return False
+    return True
+
+
+def claimed_values(proof_file: ProofFile) -> list[list[int]]:
+    """The statement's claimed values as canonical [a0, a1, a2, a3] per point (a ``ProofFormatError`` for
+    anything but a ``ProofFile``)."""
+    check_proof_file(proof_file)
+    try:
+        values = np.asarray(proof_file.statement.values, dtype=np.uint32).reshape(-1, 4)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise ProofFormatError(f"proof file statement values: not (m, 4) field words ({exc})") from None
+    return F.from_monty(values).astype(np.int64).tolist()
