@@ -29,7 +29,6 @@ class DeviceTable:
     n_words: int
 
 
-
 class DeviceMemory:
     """``GpuBackend``'s memory: allocation from the pool (``_alloc`` / ``_free``), tables and their windows."""
 
@@ -183,13 +182,6 @@ class DeviceMemory:
                 self._free(*split.release_buffers([codeword, *levels]))
                 item.handle = None
 
-    def _pair_window(self, n: int) -> int:
-        """Pairs per window of a round over a table of ``n`` entries: prefix pairs (i, i + n/2) bind two windows
-        of this many entries, suffix pairs (2i, 2i + 1) one window of twice as many."""
-        if self.layout.suffix:
-            return max(1, self._window_len(n, EF_BYTES) // 2)
-        return self._window_len(n // 2, EF_BYTES)
-
     def _workspace(self, pairs: int) -> RtBuffer:
         """The reductions' work buffer, with room for ``pairs`` partial pairs (a larger one, ticket zeroed, when
         needed; the old one stays alive until ``close``: launches already recorded bind it)."""
@@ -215,6 +207,13 @@ class DeviceMemory:
         if n * elem_bytes <= self._window_limit:
             return n
         return 1 << log2(self._window_limit // elem_bytes)
+
+    def _pair_window(self, n: int) -> int:
+        """Pairs per window of a round over a table of ``n`` entries: prefix pairs (i, i + n/2) bind two windows
+        of this many entries, suffix pairs (2i, 2i + 1) one window of twice as many."""
+        if self.layout.suffix:
+            return max(1, self._window_len(n, EF_BYTES) // 2)
+        return self._window_len(n // 2, EF_BYTES)
 
     def _pairs(self, table: SplitArray, half: int, window: int):
         """(lo binding, hi binding, lo_off, hi_off, start, len) per window over the halves of ``table``. The

@@ -11,7 +11,6 @@ SUMCHECK_TAIL_MAX = 1 << 12  # most entries of a table whose pow-free rounds run
 EF_BYTES = 16
 
 
-
 def log2(n: int) -> int:
     """floor(log2(n)) for n >= 1."""
     return int(n).bit_length() - 1

@@ -29,7 +29,6 @@ class _Session:
     pending_sums: tuple | None = None
 
 
-
 class Sessions:
     """``GpuBackend``'s sessions: a primitive records into ``_session`` (a proof's, or ``_host_call``'s)."""
 

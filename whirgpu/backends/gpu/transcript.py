@@ -27,7 +27,6 @@ def challenger_words(sponge, input_buffer, output_len: int) -> np.ndarray:
     return words
 
 
-
 class ProofTranscript:
     """``GpuBackend``'s proofs: ``begin_proof`` .. ``end_proof``, the transcript-dependent scalars, ``grind``."""
 

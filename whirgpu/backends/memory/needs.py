@@ -22,7 +22,6 @@ def sized(n: int) -> str:
     return f"{n} bytes ({human_bytes(n)})" if n >= 1 << 10 else f"{n} bytes"
 
 
-
 @dataclass
 class BufferNeed:
     """A group of buffers one step of the proof adds: ``nbytes`` in ``count`` new buffers (0 when every request
