@@ -21,8 +21,6 @@ from .buffers import Buffers
 from .pipelines import Pipelines, _Profiler
 
 MUL_VARIANTS = ("emulated", "u64")
-
-
 COLLECT_EVERY = {"wgpu": 8, "dawn": 1}  # runtimes opened between two collections of dropped devices
 _opened = {"wgpu": 0, "dawn": 0}
 
@@ -43,15 +41,16 @@ class WgpuRuntime(Pipelines, Buffers, Runtime):
     overrides WHIRGPU_MUL; ``max_groups_per_dim`` and ``max_binding_bytes`` lower the device limits (tests use
     them to force the 2-D grid and split-binding paths at small sizes; ``max_binding_bytes`` None:
     ``--max-binding`` or ``WHIRGPU_MAX_BINDING_BYTES``, see ``whirgpu.overrides.resolve_binding``).
-    ``zero_copy``: host-mapped SHARED buffers (None: when ``adapters.zero_copy_support`` says so; False: never, e.g. to
+    ``zero_copy``: host-mapped SHARED buffers (None: when ``zero_copy_support`` says so; False: never, e.g. to
     compare; True: required). ``upload``: how large writes are staged (``upload.UploadPlan``; tests shrink it so
     small arrays take every path). ``adapter_index``: open adapter i of ``list_adapters`` (best first; the
-    devices of a multi-GPU host) instead of ``adapters.choose_adapter``'s."""
+    devices of a multi-GPU host) instead of ``choose_adapter``'s."""
 
     queue_ordered_writes = True  # writes go through the device queue, after the work submitted before them
 
-    name = "wgpu"  # also the key of adapters.IMPLS: which module this runtime drives
+    name = "wgpu"  # also the key of IMPLS: which module this runtime drives
     lang = "wgsl"
+
     def __init__(self, mul: str | None = None, max_groups_per_dim: int | None = None,
                  max_binding_bytes: int | None = None, zero_copy: bool | None = None,
                  upload: UploadPlan | None = None, adapter_index: int | None = None):
