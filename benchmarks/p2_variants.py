@@ -29,7 +29,7 @@ from whirgpu.runtime import wgpu_rt
 from whirgpu.runtime.base import RtBuffer
 from whirgpu.runtime.wgpu_rt import WgpuRuntime
 
-_compose = wgpu_rt.compose
+_compose = wgpu_rt.pipelines.compose
 _RC_ACCESS = re.compile(r"p2_rc\[([^\]]*)\]")
 
 
@@ -123,7 +123,7 @@ def make_runtime(mul: str, variant: str) -> WgpuRuntime:
             return source
         return type(source)(rewrite(variant, source.text), source.line_map)
 
-    wgpu_rt.compose = patched
+    wgpu_rt.pipelines.compose = patched
     rt = WgpuRuntime(mul=mul)
     if variant == "uniform":
         words = poseidon2_rc_table()

@@ -149,7 +149,7 @@ class _AsHardware:
 def test_auto_checks_the_fit_on_a_gpu(adapter, monkeypatch):
     import whirgpu.runtime.wgpu_rt as wgpu_rt
 
-    monkeypatch.setattr(wgpu_rt, "choose_adapter", lambda impl="wgpu": _AsHardware(adapter))
+    monkeypatch.setattr(wgpu_rt.adapters, "choose_adapter", lambda impl="wgpu": _AsHardware(adapter))
     tiny = config(8, 2)  # below the discrete class's threshold: the numpy reference is expected faster
     choice = select_backend("auto", tiny)
     assert choice.backend.name == "cpu" and choice.reason.startswith("n=8 is below ")
@@ -177,14 +177,14 @@ def test_auto_uses_dawn_when_only_dawn_is_installed(dawn_adapter, monkeypatch):
         asked.append(impl)
         return _AsHardware(wgpu_rt.list_adapters(impl)[0])
 
-    monkeypatch.setattr(wgpu_rt, "choose_adapter", as_hardware)
+    monkeypatch.setattr(wgpu_rt.adapters, "choose_adapter", as_hardware)
     via = "Dawn (wgpu is not installed, wgpudawn is): "
     choice = select_backend("auto", config(8, 2))  # below every threshold: the numpy reference, no GPU probed
     assert choice.backend.name == "cpu" and choice.reason.startswith("n=8 is below ") and not asked
     choice = select_backend("auto", config(GPU_MIN_VARIABLES["discrete"].min_variables, 4))  # selected, not proved
     assert choice.backend.name == "dawn" and choice.reason.startswith(via + "GPU found: ")
     assert set(asked) == {"dawn"}
-    monkeypatch.setattr(wgpu_rt, "choose_adapter", lambda impl="wgpu": wgpu_rt.list_adapters(impl)[0])
+    monkeypatch.setattr(wgpu_rt.adapters, "choose_adapter", lambda impl="wgpu": wgpu_rt.list_adapters(impl)[0])
     if dawn_adapter.info["adapter_type"] == "CPU":  # the real software adapter: the CPU, saying it is Dawn's
         choice = select_backend("auto")
         assert choice.backend.name == "cpu" and choice.reason.startswith(via + "no hardware GPU: ")
@@ -209,7 +209,7 @@ def test_auto_falls_back_when_no_adapter(monkeypatch):
     def none_found(impl="wgpu"):
         raise BackendUnavailable("no Vulkan, Metal or D3D12 adapter found (test)")
 
-    monkeypatch.setattr(wgpu_rt, "choose_adapter", none_found)
+    monkeypatch.setattr(wgpu_rt.adapters, "choose_adapter", none_found)
     choice = select_backend("auto")
     assert choice.backend.name == "cpu"
     assert choice.reason == f"no Vulkan, Metal or D3D12 adapter found (test); {CPU_FALLBACK}"

@@ -302,8 +302,8 @@ def _fake_wgpu(monkeypatch, limits: DeviceLimits):
     """auto sees one adapter with ``limits``; opening it fails the test (auto must decide first)."""
     import whirgpu.runtime.wgpu_rt as wgpu_rt
 
-    monkeypatch.setattr(wgpu_rt, "choose_adapter", lambda impl="wgpu": _Adapter())
-    monkeypatch.setattr(wgpu_rt, "adapter_limits", lambda adapter, impl=None: limits)
+    monkeypatch.setattr(wgpu_rt.adapters, "choose_adapter", lambda impl="wgpu": _Adapter())
+    monkeypatch.setattr(wgpu_rt.adapters, "adapter_limits", lambda adapter, impl=None: limits)
 
     def no_device(*args, **kwargs):
         raise AssertionError("auto opened the device for a proof it gives to the CPU")
@@ -326,8 +326,8 @@ def test_auto_probes_no_gpu_below_every_class_threshold(monkeypatch):
     import whirgpu.runtime.wgpu_rt as wgpu_rt
 
     smallest = min(t.min_variables for t in GPU_MIN_VARIABLES.values() if t.min_variables is not None)
-    monkeypatch.setattr(wgpu_rt, "choose_adapter", lambda impl="wgpu": pytest.fail("auto probed an adapter"))
-    monkeypatch.setattr(wgpu_rt, "import_webgpu", lambda impl="wgpu": pytest.fail("auto imported a GPU stack"))
+    monkeypatch.setattr(wgpu_rt.adapters, "choose_adapter", lambda impl="wgpu": pytest.fail("auto probed an adapter"))
+    monkeypatch.setattr(wgpu_rt.adapters, "import_webgpu", lambda impl="wgpu": pytest.fail("auto imported a GPU stack"))
     choice = select_backend("auto", config(smallest - 1, 2))
     assert choice.backend.name == "cpu"
     assert choice.reason == (f"n={smallest - 1} is below {smallest}, the smallest size at which any GPU is "

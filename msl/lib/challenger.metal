@@ -1,15 +1,12 @@
-// requires: poseidon2 bb_ext4
-// The device-resident duplex challenger (width 16, rate 8; bit-exact with protocol/transcript.py) and the
-// interpreter of transcript programs (challenger.wgsl's twin: same ops, same words, same steps), for the transcript
-// kernel and for the kernels that run a program as their epilogue (the last threadgroup of a reduction or a search).
-// The challenger lives in scratch words [0, 26): [0, 16) sponge state, 16 input length, 17 output length,
-// [18, 26) input buffer (the output buffer is sponge[0 .. output length), popped from the end).
-// WGSL's accessor functions are a ChIo here: the kernel's buffers as pointers (scratch as plain words, or as atomic
-// words in scratch_atomic with scratch null; points null where the kernel has no points binding: EXPAND is then a
-// no-op, and is never given) and its params' ops / n_ops. Ops (x = code, y z w args; proof offsets relative to the
-// window; listed in full in challenger.wgsl): 1 OBSERVE, 2 SAMPLE, 3 WITNESS, 4 QUERIES, 5 POW_RESET, 6 EXPAND,
-// 7 POWERS (two op slots), 8 SORT (three op slots; made by the whole threadgroup), 9 DISTINCT (CH_DISTINCT_QUERIES).
-// The variant, function constants as challenger.wgsl's overrides: CH_LENGTH_TAGGED (the length-tagged duplex),
+// requires: challenger_sponge challenger_queries bb_ext4
+// The interpreter of transcript programs (challenger.wgsl's twin: same ops, same words, same steps) on the
+// device-resident duplex challenger (challenger_sponge.metal; the query ops DISTINCT and SORT in
+// challenger_queries.metal), for the transcript kernel and for the kernels that run a program as their epilogue
+// (the last threadgroup of a reduction or a search). A kernel passes its buffers and params as a ChIo
+// (challenger_sponge.metal). Ops (x = code, y z w args; proof offsets relative to the window; listed in full in
+// challenger.wgsl): 1 OBSERVE, 2 SAMPLE, 3 WITNESS, 4 QUERIES, 5 POW_RESET, 6 EXPAND, 7 POWERS (two op slots),
+// 8 SORT (three op slots; made by the whole threadgroup), 9 DISTINCT (CH_DISTINCT_QUERIES).
+// The variant, function constants as challenger.wgsl's overrides: CH_LENGTH_TAGGED (challenger_sponge.metal),
 // CH_DISTINCT_QUERIES (the DISTINCT op; else skipped).
 // The whole threadgroup runs a program: transcript_run(lid, size, io, ch_next, ch_distinct), called by its `size`
 // >= 16 threads in uniform control flow; thread 0 runs every op but SORT, and each duplex is a permutation on 16
@@ -28,124 +25,7 @@ constant constexpr uint OP_EXPAND = 6u;
 constant constexpr uint OP_POWERS = 7u;
 constant constexpr uint OP_SORT = 8u;
 constant constexpr uint OP_DISTINCT = 9u;
-constant uint CH_LENGTH_TAGGED [[function_constant(16)]];
 constant uint CH_DISTINCT_QUERIES [[function_constant(17)]];
-
-// What a transcript program reads and writes (WGSL's accessors and params fields).
-struct ChIo {
-    device uint* scratch;                // scratch words (null when scratch_atomic holds them)
-    device atomic_uint* scratch_atomic;  // scratch as atomic words (pow_search), or null
-    device uint* proof;                  // the proof window
-    device uint4* points;                // the points region (EF entries), or null: no points binding
-    constant uint4* p2_rc;
-    constant uint4* ops;                 // params.ops
-    uint n_ops;                          // params.n_ops
-};
-
-// WGSL's private variables: Metal has no mutable program-scope state, so the challenger is passed by reference
-// (thread 0's is the live one).
-struct Challenger {
-    uint sponge[16];
-    uint input[8];
-    uint in_len;
-    uint out_len;
-    uint k;  // ch_advance's position: op k, its step i
-    uint i;
-    uint found;  // DISTINCT: indices found so far
-};
-
-uint ch_scratch_get(thread const ChIo& io, uint i) {
-    if (io.scratch_atomic != nullptr) {
-        return atomic_load_explicit(&io.scratch_atomic[i], memory_order_relaxed);
-    }
-    return io.scratch[i];
-}
-
-void ch_scratch_set(thread const ChIo& io, uint i, uint v) {
-    if (io.scratch_atomic != nullptr) {
-        atomic_store_explicit(&io.scratch_atomic[i], v, memory_order_relaxed);
-    } else {
-        io.scratch[i] = v;
-    }
-}
-
-void ch_point_set(thread const ChIo& io, uint i, uint4 v) {
-    if (io.points != nullptr) {
-        io.points[i] = v;
-    }
-}
-
-// The cooperative duplex, by the whole threadgroup in uniform control flow: lane l < 16 of simd-group 0 holds
-// state word l (chunk l / 4, position l mod 4); the words meet through simd shuffles, with no threadgroup memory
-// and no barrier (the WGSL twin exchanges through workgroup memory). Every other lane computes a copy and drops
-// it. Contract: simd-groups of at least 16 threads (Apple GPUs: 32). Thread 0's pending input and sponge in, the
-// permuted state back to thread 0's sponge.
-uint ch_chunk_sum(uint y) {  // the sum over the 4 chunks of the word at this lane's position
-    uint pair = bb_add(y, simd_shuffle_xor(y, ushort(4)));
-    return bb_add(pair, simd_shuffle_xor(pair, ushort(8)));
-}
-
-// mds_light of the state whose word x this lane holds: M4 on each chunk, plus the sum of the chunks.
-uint ch_coop_mds(uint x, uint lane) {
-    ushort base = ushort(lane & ~3u);
-    uint4 chunk = uint4(simd_shuffle(x, base), simd_shuffle(x, ushort(base + 1u)), simd_shuffle(x, ushort(base + 2u)),
-                        simd_shuffle(x, ushort(base + 3u)));
-    uint y = p2_mat4(chunk)[lane & 3u];
-    return bb_add(y, ch_chunk_sum(y));
-}
-
-void ch_duplex_coop(uint lid, thread Challenger& ch, constant uint4* p2_rc) {
-    uint lane = lid & 31u;
-    uint q = (lid >> 2u) & 3u;
-    uint j = lid & 3u;
-    for (uint i = 0u; i < ch.in_len; i++) {  // thread 0's pending input over its sponge's first lanes
-        ch.sponge[i] = ch.input[i];
-    }
-    if (CH_LENGTH_TAGGED != 0u && ch.in_len != 0u) {  // length-tagged: the rest of the rate zeroed, + monty(k)
-        for (uint i = ch.in_len; i < 8u; i++) {
-            ch.sponge[i] = 0u;
-        }
-        ch.sponge[8] = bb_add(ch.sponge[8], bb_mul(ch.in_len, BB_R2));
-    }
-    uint x = 0u;
-    for (uint i = 0u; i < 16u; i++) {
-        uint w = simd_broadcast(ch.sponge[i], ushort(0));
-        x = select(x, w, (lid & 15u) == i);
-    }
-    x = ch_coop_mds(x, lane);
-    for (uint r = 0u; r < P2_EXTERNAL_HALF_ROUNDS; r++) {
-        x = ch_coop_mds(p2_sbox(bb_add(x, p2_rc[4u * r + q][j])), lane);
-    }
-    uint diag = p2_rc[P2_RC_DIAG_AT + q][j];
-    for (uint r = 0u; r < P2_INTERNAL_ROUNDS; r++) {
-        if ((lid & 15u) == 0u) {
-            x = p2_sbox(bb_add(x, p2_rc[P2_RC_INTERNAL_AT + r].x));
-        }
-        uint t = bb_add(x, simd_shuffle_xor(x, ushort(1)));
-        t = bb_add(t, simd_shuffle_xor(t, ushort(2)));
-        x = bb_add(ch_chunk_sum(t), bb_mul(x, diag));
-    }
-    for (uint r = P2_EXTERNAL_HALF_ROUNDS; r < 2u * P2_EXTERNAL_HALF_ROUNDS; r++) {
-        x = ch_coop_mds(p2_sbox(bb_add(x, p2_rc[4u * r + q][j])), lane);
-    }
-    for (uint i = 0u; i < 16u; i++) {
-        ch.sponge[i] = simd_shuffle(x, ushort(i));
-    }
-    ch.in_len = 0u;
-    ch.out_len = 8u;
-}
-
-void ch_absorb(thread Challenger& ch, uint w) {
-    ch.out_len = 0u;
-    ch.input[ch.in_len] = w;
-    ch.in_len += 1u;
-}
-
-// The next output word; the caller has made one available (ch_advance: no pending input, output not empty).
-uint ch_pop(thread Challenger& ch) {
-    ch.out_len -= 1u;
-    return ch.sponge[ch.out_len];
-}
 
 // Output words op `op` takes from step i on (SAMPLE: one a step; WITNESS: step 1; QUERIES: one a draw call;
 // DISTINCT: one a step until it is done, none when t or L is 0).
@@ -201,60 +81,6 @@ void ch_powers(thread const ChIo& io, uint src, uint dst, uint count_at, uint n,
         ch_set_scratch_ef(io, dst + 4u * i, select(uint4(0u), acc, i < n + valid));
         acc = ef_mul(acc, x);
     }
-}
-
-void ch_load(thread Challenger& ch, thread const ChIo& io) {
-    for (uint i = 0u; i < 16u; i++) {
-        ch.sponge[i] = ch_scratch_get(io, i);
-    }
-    ch.in_len = ch_scratch_get(io, 16u);
-    ch.out_len = ch_scratch_get(io, 17u);
-    for (uint i = 0u; i < 8u; i++) {
-        ch.input[i] = ch_scratch_get(io, 18u + i);
-    }
-}
-
-void ch_store(thread const Challenger& ch, thread const ChIo& io) {
-    for (uint i = 0u; i < 16u; i++) {
-        ch_scratch_set(io, i, ch.sponge[i]);
-    }
-    ch_scratch_set(io, 16u, ch.in_len);
-    ch_scratch_set(io, 17u, ch.out_len);
-    for (uint i = 0u; i < 8u; i++) {
-        ch_scratch_set(io, 18u + i, ch.input[i]);
-    }
-}
-
-// Step i of a DISTINCT op (challenger.wgsl); whether the op is done.
-bool ch_distinct_step(thread Challenger& ch, thread const ChIo& io, uint4 op, uint i) {
-    uint wanted = op.z & 0xffffu;
-    uint log_size = op.z >> 16u;
-    if (i == 0u) {
-        ch.found = 0u;
-    }
-    if (wanted == 0u || log_size == 0u) {
-        for (uint j = 0u; j < wanted; j++) {
-            ch_scratch_set(io, op.y + j, 0u);  // a folded domain of one point: index 0, sampled from nothing
-        }
-        return true;
-    }
-    uint mask = (1u << log_size) - 1u;
-    uint v = bb_mul(ch_pop(ch), 1u);
-    if (v < (BB_P & ~mask)) {  // else rejected: the draw takes the next sample
-        uint index = v & mask;
-        bool fresh = true;
-        for (uint j = 0u; j < ch.found; j++) {
-            if (ch_scratch_get(io, op.y + j) == index) {
-                fresh = false;
-                break;
-            }
-        }
-        if (fresh) {
-            ch_scratch_set(io, op.y + ch.found, index);
-            ch.found += 1u;
-        }
-    }
-    return ch.found >= wanted;
 }
 
 // Thread 0: advances the program from step ch.i of op ch.k (both kept across calls) until a permutation is due
@@ -358,61 +184,6 @@ uint ch_advance(thread Challenger& ch, thread const ChIo& io, uint end) {
     ch.k = k;
     ch.i = 0u;
     return k;
-}
-
-// The SORT at op k, by the `size` threads of the threadgroup: each distinct value finds its rank by counting.
-void ch_sort(uint lid, uint size, uint k, thread const ChIo& io, threadgroup atomic_uint* ch_distinct) {
-    uint4 a = io.ops[k];
-    uint4 b = io.ops[k + 1u];
-    uint4 c = io.ops[k + 2u];
-    uint raw = a.y;
-    uint q = a.z;
-    uint flags = a.w;
-    if (lid == 0u) {
-        atomic_store_explicit(&ch_distinct[0], 0u, memory_order_relaxed);
-    }
-    threadgroup_barrier(mem_flags::mem_threadgroup);
-    for (uint i = lid; i < q; i += size) {
-        uint v = ch_scratch_get(io, raw + i);
-        uint first = 1u;
-        for (uint j = 0u; j < i; j++) {
-            if (ch_scratch_get(io, raw + j) == v) {
-                first = 0u;
-                break;
-            }
-        }
-        ch_scratch_set(io, flags + i, first);
-        if (first == 1u) {
-            atomic_fetch_add_explicit(&ch_distinct[0], 1u, memory_order_relaxed);
-        }
-    }
-    // the flags (device memory) and the count (threadgroup memory) of every thread are visible past this point
-    threadgroup_barrier(mem_flags::mem_device | mem_flags::mem_threadgroup);
-    uint count = atomic_load_explicit(&ch_distinct[0], memory_order_relaxed);
-    for (uint i = lid; i < q; i += size) {
-        if (ch_scratch_get(io, flags + i) == 1u) {
-            uint v = ch_scratch_get(io, raw + i);
-            uint rank = 0u;
-            for (uint j = 0u; j < q; j++) {
-                if (ch_scratch_get(io, flags + j) == 1u && ch_scratch_get(io, raw + j) < v) {
-                    rank += 1u;
-                }
-            }
-            ch_scratch_set(io, b.x + rank, v);
-            ch_scratch_set(io, b.w + rank, bb_pow(c.x, v));
-        }
-    }
-    for (uint i = count + lid; i < b.y; i += size) {
-        ch_scratch_set(io, b.x + i, 0u);
-        ch_scratch_set(io, b.w + i, BB_R);
-    }
-    if (lid == 0u) {
-        ch_scratch_set(io, b.z, count);
-        io.proof[c.y] = count;
-    }
-    // every thread's sorted entries and domain points are visible to thread 0's next ops (e.g. POWERS reads the
-    // count)
-    threadgroup_barrier(mem_flags::mem_device | mem_flags::mem_threadgroup);
 }
 
 // Runs io.ops[first .. end) on the challenger in scratch (loaded first, stored back last). Called by all `size`

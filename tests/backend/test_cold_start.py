@@ -109,13 +109,13 @@ def test_a_compile_error_raises_at_submission_and_a_later_call_compiles_again(im
     rt = open_runtime(impl, "emulated")
     lines = ["@compute @workgroup_size(1)", "fn mul_chain() {", "    let x: u32 = 1.5;", "}"]
     broken = ComposedSource("\n".join(lines) + "\n", tuple(("kernels/broken.wgsl", i + 20) for i in range(4)))
-    real_compose = wgpu_rt.compose
-    monkeypatch.setattr(wgpu_rt, "compose", lambda *args, **kwargs: broken)
+    real_compose = wgpu_rt.pipelines.compose
+    monkeypatch.setattr(wgpu_rt.pipelines, "compose", lambda *args, **kwargs: broken)
     pending = rt.kernel_async("calibrate", "mul_chain")
     batch = rt.batch()
     batch.dispatch(pending, [rt.alloc(16)], np.array([1, 1], np.uint32), 1)
     with pytest.raises(ShaderCompileError) as info:
         batch.submit()
     assert "kernels/broken.wgsl:22:" in str(info.value)
-    monkeypatch.setattr(wgpu_rt, "compose", real_compose)
+    monkeypatch.setattr(wgpu_rt.pipelines, "compose", real_compose)
     assert rt.kernel("calibrate", "mul_chain") is not None  # the failed one was forgotten

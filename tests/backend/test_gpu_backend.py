@@ -96,7 +96,7 @@ def test_fold_and_sum(gpu, log_n, ext, values, max_groups, monkeypatch):
     """The fused fold with the next round's sums (one launch where the tables fit one binding; the windowed and
     split modes take the plain launches) equals the CPU's fold then sumcheck round."""
     if max_groups is not None:
-        monkeypatch.setattr("whirgpu.backends.gpu.MAX_REDUCE_GROUPS", max_groups)
+        monkeypatch.setattr("whirgpu.backends.gpu.sumcheck.MAX_REDUCE_GROUPS", max_groups)  # the reductions' own
     rng = np.random.default_rng(400 + log_n)
     fraction = 1.0 if values == "edge" else 0.1
     table = _random(rng, (1 << log_n, 4) if ext else (1 << log_n,), fraction)

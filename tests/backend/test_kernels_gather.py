@@ -9,14 +9,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from whirgpu.backends import gpu
+from whirgpu.backends.gpu import geometry
 from whirgpu.kernels import split
 from whirgpu.runtime.base import RtView
 
 WG = 256  # both kernels' fixed workgroup size
 GARBAGE = 0xDEADBEEF
 DIGEST = 8
-LEVEL_BINDINGS = 5  # the openings kernel's level slots (gpu.OPEN_SLOTS, which the test lowers)
+LEVEL_BINDINGS = 5  # the openings kernel's level slots (geometry.OPEN_SLOTS, which the test lowers)
 
 
 def _upload(rt, array: np.ndarray):
@@ -60,11 +60,11 @@ def test_gather_rows(gpu_runtime, log_h, log_w, n_rows, out_off, log_window):
     (9, 300, 4, 2, None, None), (9, 300, 4, 5, 0, None), (9, 300, 4, 5, 3, None), (9, 40, 2, 2, 6, None),
     (12, 50, 3, 5, 4, None), (6, 40, 6, 5, None, 2), (4, 9, 3, 3, None, 0)])
 def test_openings(gpu_runtime, monkeypatch, depth, n_slots, log_w, slots, packed_from, log_window):
-    """Rows and paths in the launches of ``gpu.level_jobs`` with ``slots`` level bindings per launch: levels below
+    """Rows and paths in the launches of ``geometry.level_jobs`` with ``slots`` level bindings per launch: levels below
     ``packed_from`` in buffers of their own, the others packed in one buffer at aligned offsets, bound once with
     their word offsets (rows with the first launch); or, with ``log_window``, one launch per window of the
     codeword and of each level (node windows)."""
-    monkeypatch.setattr(gpu, "OPEN_SLOTS", slots)
+    monkeypatch.setattr(geometry, "OPEN_SLOTS", slots)
     rt = gpu_runtime
     rng = np.random.default_rng(depth * 1000 + n_slots + log_w)
     height = 1 << depth
@@ -88,9 +88,9 @@ def test_openings(gpu_runtime, monkeypatch, depth, n_slots, log_w, slots, packed
         offsets += [byte // 4 for byte in at]
     jobs = []  # (bindings, first level, levels, own, node_first, node_count)
     if log_window is None:
-        for level, n_levels, own, _ in gpu.level_jobs([1] * depth, packed_from):
+        for level, n_levels, own, _ in geometry.level_jobs([1] * depth, packed_from):
             bound = bindings[level:level + own] + ([bindings[-1]] if n_levels > own else [])
-            jobs.append((bound, level, n_levels, own, 0, gpu.ALL_NODES))
+            jobs.append((bound, level, n_levels, own, 0, geometry.ALL_NODES))
         assert len(jobs) <= max(1, -(-depth // slots)), "packed levels take one binding"
     else:
         for d in range(depth):
@@ -100,7 +100,7 @@ def test_openings(gpu_runtime, monkeypatch, depth, n_slots, log_w, slots, packed
     for k in range(max(len(matrix_windows), len(jobs), 1)):
         window, first, count = matrix_windows[k] if k < len(matrix_windows) else (matrix_windows[0][0], 0, 0)
         bound, level, n_levels, own, node_first, node_count = jobs[k] if k < len(jobs) else ([], 0, 0, 0, 0, 0)
-        table = np.zeros(gpu.OPEN_TABLE, np.uint32)
+        table = np.zeros(geometry.OPEN_TABLE, np.uint32)
         table[:n_levels] = offsets[level:level + n_levels]
         bound = bound + [bound[0] if bound else window] * (LEVEL_BINDINGS - len(bound))
         per = ((1 << log_w) if count else 0) + DIGEST * n_levels

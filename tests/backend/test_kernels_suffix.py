@@ -60,7 +60,7 @@ def _default_layout(gpu):
 @pytest.mark.parametrize("ext", [False, True], ids=["base", "ext"])
 def test_suffix_round_and_fold(gpu, field, log_n, max_groups, ext, monkeypatch):
     if max_groups is not None:
-        monkeypatch.setattr("whirgpu.backends.gpu.MAX_REDUCE_GROUPS", max_groups)
+        monkeypatch.setattr("whirgpu.backends.gpu.sumcheck.MAX_REDUCE_GROUPS", max_groups)  # the reductions' own
     gpu, cpu = _backends(gpu, field)
     rng = np.random.default_rng(log_n * 7 + ext)
     n = 1 << log_n

@@ -18,9 +18,10 @@ import numpy as np
 import pytest
 
 from whirgpu.api import random_instance
-from whirgpu.backends import gpu
 from whirgpu.backends.cpu import CpuBackend
 from whirgpu.backends.gpu import GpuBackend
+from whirgpu.backends.gpu.drivers import _CountingBatch
+from whirgpu.backends.gpu.geometry import level_jobs, opening_launches
 from whirgpu.field import P
 from whirgpu.kernels import merkle, split
 from whirgpu.protocol.params import ProtocolParameters, WhirConfig
@@ -36,7 +37,7 @@ def _counting(backend: GpuBackend, monkeypatch):
     """Yields the list of ``openings`` launches each ``open_rows`` call records (nested calls count once)."""
     calls, depth = [], [0]
     kernel = backend._drivers.kernel("openings")
-    real_dispatch, real_open = gpu._CountingBatch.dispatch, GpuBackend.open_rows
+    real_dispatch, real_open = _CountingBatch.dispatch, GpuBackend.open_rows
 
     def dispatch(self, k, *args):
         if depth[0] and k is kernel:
@@ -53,7 +54,7 @@ def _counting(backend: GpuBackend, monkeypatch):
             depth[0] -= 1
 
     with monkeypatch.context() as patch:
-        patch.setattr(gpu._CountingBatch, "dispatch", dispatch)
+        patch.setattr(_CountingBatch, "dispatch", dispatch)
         patch.setattr(GpuBackend, "open_rows", open_rows)
         yield calls
 
@@ -83,15 +84,15 @@ def test_packed_levels(monkeypatch):
 
 def test_level_jobs():
     """Runs of whole levels bound once each (own) or together (packed); split levels one part per window."""
-    assert gpu.level_jobs([1] * 17, 0) == [(0, 17, 0, -1)]
-    assert gpu.level_jobs([1] * 17) == [(0, 5, 5, -1), (5, 5, 5, -1), (10, 5, 5, -1), (15, 2, 2, -1)]
-    assert gpu.level_jobs([1] * 17, 4) == [(0, 17, 4, -1)]
-    assert gpu.level_jobs([1] * 17, 5) == [(0, 5, 5, -1), (5, 12, 0, -1)]
-    assert gpu.level_jobs([4, 2, 1, 1, 1], 3) == [(0, 1, 1, 0), (0, 1, 1, 1), (0, 1, 1, 2), (0, 1, 1, 3), (1, 1, 1, 0),
+    assert level_jobs([1] * 17, 0) == [(0, 17, 0, -1)]
+    assert level_jobs([1] * 17) == [(0, 5, 5, -1), (5, 5, 5, -1), (10, 5, 5, -1), (15, 2, 2, -1)]
+    assert level_jobs([1] * 17, 4) == [(0, 17, 4, -1)]
+    assert level_jobs([1] * 17, 5) == [(0, 5, 5, -1), (5, 12, 0, -1)]
+    assert level_jobs([4, 2, 1, 1, 1], 3) == [(0, 1, 1, 0), (0, 1, 1, 1), (0, 1, 1, 2), (0, 1, 1, 3), (1, 1, 1, 0),
                                                    (1, 1, 1, 1), (2, 3, 1, -1)]
-    assert gpu.level_jobs([1] * 40, 0) == [(0, 32, 0, -1), (32, 8, 0, -1)]
-    assert gpu.level_jobs([], 0) == []
-    assert gpu.opening_launches(1, [1] * 17, 0) == 1 and gpu.opening_launches(3, [1] * 17, 0) == 3
+    assert level_jobs([1] * 40, 0) == [(0, 32, 0, -1), (32, 8, 0, -1)]
+    assert level_jobs([], 0) == []
+    assert opening_launches(1, [1] * 17, 0) == 1 and opening_launches(3, [1] * 17, 0) == 3
 
 
 def _random(shape, seed: int) -> np.ndarray:
@@ -132,7 +133,7 @@ def test_round_openings_are_one_launch_when_the_tree_fits(gpu_runtime, monkeypat
     assert all(up.offset == level.offset + level.nbytes for level, up in zip(levels[top:], levels[top + 1:]))
     assert all(level.offset is None and all(b is not packed.buffer for b in level.buffers) for level in levels[:first])
     split_levels = [level.rows // level.window_rows for level in levels[:-1]]
-    expected = gpu.opening_launches(codeword.rows // codeword.window_rows, split_levels, first)
+    expected = opening_launches(codeword.rows // codeword.window_rows, split_levels, first)
     if binding is None:
         assert first == 0 and expected == 1 and len(levels) - 1 > 5
 

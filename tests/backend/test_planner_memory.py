@@ -192,17 +192,17 @@ def test_the_plan_counts_every_submissions_dispatches(monkeypatch):
     commitment's submission ends before its tree's last merkle_top launch, which the next one opens with the
     transcript ops that follow it (no root copy); the last submission copies the final polynomial. Grinds of the
     commitment's folding (12:4:3: 1 bit), of rounds and of the final round, several rounds (10:1:2)."""
-    from whirgpu.runtime import wgpu_rt
+    from whirgpu.runtime.wgpu_rt.pipelines import _WgpuBatch
 
     runtime = open_runtime("wgpu", "u64")
     submitted = []
-    real_submit = wgpu_rt._WgpuBatch.submit
+    real_submit = _WgpuBatch.submit
 
     def submit(batch):
         submitted.append(sum(op[0] in ("dispatch", "copy") for op in batch.ops))
         real_submit(batch)
 
-    monkeypatch.setattr(wgpu_rt._WgpuBatch, "submit", submit)
+    monkeypatch.setattr(_WgpuBatch, "submit", submit)
     for n, k, r in ((12, 4, 3), (10, 1, 2)):
         cfg = config(n, k, r)
         submitted.clear()
@@ -247,17 +247,17 @@ def test_the_p3_plan_equals_the_allocations(name, mul, monkeypatch):
 
 def test_the_p3_plan_counts_every_submissions_dispatches(monkeypatch):
     """As for the whir-p3-metal profile: the plan's commands per submission are what a p3-whir proof records."""
-    from whirgpu.runtime import wgpu_rt
+    from whirgpu.runtime.wgpu_rt.pipelines import _WgpuBatch
 
     runtime = open_runtime("wgpu", "u64")
     submitted = []
-    real_submit = wgpu_rt._WgpuBatch.submit
+    real_submit = _WgpuBatch.submit
 
     def submit(batch):
         submitted.append(sum(op[0] in ("dispatch", "copy") for op in batch.ops))
         real_submit(batch)
 
-    monkeypatch.setattr(wgpu_rt._WgpuBatch, "submit", submit)
+    monkeypatch.setattr(_WgpuBatch, "submit", submit)
     for field, n, k, r in P3_CASES:
         cfg = p3_config(field, n, k, r)
         submitted.clear()

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from tests.backend.test_device_transcript import DeviceRun, _host_state
-from whirgpu.backends import gpu as gpu_module
+from whirgpu.backends.gpu.drivers import _CountingBatch
 from whirgpu.backends.cpu import CpuBackend
 from whirgpu.backends.gpu import SUMCHECK_TAIL_MAX, GpuBackend
 from whirgpu.field import P
@@ -79,13 +79,13 @@ class _Counting:
 
     def __init__(self, monkeypatch):
         self.n = 0
-        original = gpu_module._CountingBatch.dispatch
+        original = _CountingBatch.dispatch
 
         def dispatch(batch, *args):
             self.n += 1
             return original(batch, *args)
 
-        monkeypatch.setattr(gpu_module._CountingBatch, "dispatch", dispatch)
+        monkeypatch.setattr(_CountingBatch, "dispatch", dispatch)
 
 
 @pytest.mark.parametrize("log_n, windows", [(3, False), (11, False), (11, True)])

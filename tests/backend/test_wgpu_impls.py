@@ -80,7 +80,7 @@ def test_compile_errors_name_the_source_file_and_line(impl, monkeypatch):
     rt = open_runtime(impl, "emulated")
     lines = ["@compute @workgroup_size(1)", "fn copy_vec4() {", "    let x: u32 = 1.5;", "}"]
     broken = ComposedSource("\n".join(lines) + "\n", tuple(("kernels/broken.wgsl", i + 10) for i in range(4)))
-    monkeypatch.setattr(wgpu_rt, "compose", lambda *args, **kwargs: broken)
+    monkeypatch.setattr(wgpu_rt.pipelines, "compose", lambda *args, **kwargs: broken)
     with pytest.raises(ShaderCompileError) as info:
         rt.kernel("calibrate", "copy_vec4")
     message = str(info.value)
@@ -132,7 +132,7 @@ def test_dawn_warnings_are_dropped_and_other_stderr_kept():
     """In a fresh process: Dawn's two 'artificially reduced' warnings never reach stderr; whatever else is
     written to file descriptor 2 meanwhile still does."""
     open_runtime("dawn", "emulated")
-    code = ("import os, whirgpu.runtime.wgpu_rt as w\n"
+    code = ("import os, whirgpu.runtime.wgpu_rt.adapters as w\n"
             "with w._filtered_stderr(w.DAWN_NOISE):\n"
             "    os.write(2, b'kept line\\nWarning: a limit artificially reduced\\n')\n"
             "print(len(w.list_adapters('dawn')))\n")

@@ -31,7 +31,8 @@ def _imports(path: Path) -> set[str]:
     return found
 
 
-@pytest.mark.parametrize("path", sorted((PACKAGE / "runtime").glob("*.py")), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", sorted((PACKAGE / "runtime").rglob("*.py")),
+                         ids=lambda p: str(p.relative_to(PACKAGE / "runtime")))
 def test_runtimes_import_no_backend(path):
     assert not {m for m in _imports(path) if m.startswith("whirgpu.backends")}
 
@@ -102,3 +103,85 @@ def test_one_profile_imports_no_other():
     for mine, other in (("p3_whir", "whir_p3_metal"), ("whir_p3_metal", "p3_whir")):
         for path in sorted((PACKAGE / "profiles" / mine).glob("*.py")):
             assert not {m for m in _imports(path) if m.startswith(f"whirgpu.profiles.{other}")}, path
+
+
+def _modules() -> dict[str, Path]:
+    """Every module of the package by dotted name (a package by its own name, for its ``__init__``)."""
+    found = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return found
+
+
+def _module_edges(path: Path, modules: dict[str, Path]) -> set[str]:
+    """The package's modules ``path`` imports, lazy imports included. ``from P import m`` of a submodule ``m`` is an
+    edge to ``P.m`` alone (Python runs ``P``'s ``__init__`` first whatever imports it, so that is no edge)."""
+    name = next(m for m, p in modules.items() if p == path)
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    edges = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            edges.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                anchor = ".".join(parts[: len(parts) - node.level + 1])
+                base = f"{anchor}.{base}" if base else anchor
+            submodules = {f"{base}.{alias.name}" for alias in node.names} & set(modules)
+            edges.update(submodules)
+            if len(submodules) < len(node.names):
+                edges.add(base)
+    return {m for m in edges if m in modules and m != name}
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[set[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm, iterative)."""
+    index, low, stack, on_stack, found = {}, {}, [], set(), []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is None:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    component = set()
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.add(member)
+                        if member == node:
+                            break
+                    if len(component) > 1:
+                        found.append(component)
+            elif child not in index:
+                index[child] = low[child] = len(index)
+                stack.append(child)
+                on_stack.add(child)
+                work.append((child, iter(sorted(graph[child]))))
+            elif child in on_stack:
+                low[node] = min(low[node], index[child])
+    return found
+
+
+def test_the_cycle_finder_finds_cycles():
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [{"a", "b", "c"}]
+    assert _cycles({"a": {"b"}, "b": set()}) == []
+
+
+@pytest.mark.parametrize("layer", ["whirgpu.backends", "whirgpu.runtime", "whirgpu.kernels"])
+def test_no_import_cycle_through_the_lower_layers(layer):
+    """The backends, runtimes and kernel drivers (and the packages split out of them: backends.gpu, backends.memory,
+    runtime.wgpu_rt) import in one direction, lazy imports included: no module of theirs lies on a cycle."""
+    modules = _modules()
+    graph = {name: _module_edges(path, modules) for name, path in modules.items()}
+    assert not [c for c in _cycles(graph) if any(m == layer or m.startswith(layer + ".") for m in c)]

@@ -1,9 +1,7 @@
-// requires: poseidon2 bb_ext4
-// The device-resident duplex challenger (width 16, rate 8; bit-exact with protocol/transcript.py) and the
-// interpreter of transcript programs, for the transcript kernel and for the kernels that run a program as their
+// requires: challenger_sponge challenger_queries bb_ext4
+// The interpreter of transcript programs on the device-resident duplex challenger (challenger_sponge.wgsl; the
+// query ops DISTINCT and SORT in challenger_queries.wgsl), for the transcript kernel and for the kernels that run a program as their
 // epilogue (the last workgroup of a reduction or a search observes its result and samples the next challenge).
-// The challenger lives in scratch words [0, 26): [0, 16) sponge state, 16 input length, 17 output length,
-// [18, 26) input buffer (the output buffer is sponge[0 .. output length), popped from the end).
 // A kernel that requires this file declares `p2_rc` and defines the accessors
 //   scratch_get(i) -> u32, scratch_set(i, v), proof_get(i) -> u32, proof_set(i, v), point_set(i, v: vec4<u32>)
 // (word i of scratch / of its proof window, EF entry i of the points region; a kernel without a points binding
@@ -30,9 +28,8 @@
 //               masked to L bits; L at most the field's MAX_SINGLE_SAMPLE_BITS, which no folded domain exceeds),
 //               a draw equal to an earlier one dropped, until t are found (L = 0: t <= 1 zeros, no sample). A SORT
 //               of the t words follows (they are distinct: its count is t).
-// The variant (compile-time constants, default 0: whir-p3's challenger): CH_LENGTH_TAGGED 1, a duplex absorbing
-// k > 0 words writes them to sponge[0 .. k), zeroes sponge[k .. 8) and adds k to sponge[8] (upstream Plonky3's
-// DuplexChallenger); CH_DISTINCT_QUERIES 1, the DISTINCT op (else it is skipped, its words never written).
+// The variant (compile-time constants, default 0: whir-p3's challenger): CH_LENGTH_TAGGED (challenger_sponge.wgsl);
+// CH_DISTINCT_QUERIES 1, the DISTINCT op (else it is skipped, its words never written).
 // The whole workgroup runs a program: transcript_run(lid, size), called by its `size` >= 16 threads in uniform
 // control flow; thread 0 runs every op but SORT, and each duplex is a permutation on 16 cooperating lanes
 // (ch_duplex_coop: one workgroup barrier a round). Words Montgomery in [0, P).
@@ -48,167 +45,11 @@ const OP_EXPAND: u32 = 6u;
 const OP_POWERS: u32 = 7u;
 const OP_SORT: u32 = 8u;
 const OP_DISTINCT: u32 = 9u;
-@id(16) override CH_LENGTH_TAGGED: u32 = 0u;
 @id(17) override CH_DISTINCT_QUERIES: u32 = 0u;
 
-var<private> ch_sponge: array<u32, 16>;
-var<private> ch_input: array<u32, 8>;
-var<private> ch_in_len: u32;
-var<private> ch_out_len: u32;
 var<private> ch_k: u32;                  // ch_advance's position: op ch_k, its step ch_i
 var<private> ch_i: u32;
-var<private> ch_found: u32;              // DISTINCT: indices found so far
 var<workgroup> ch_next: u32;             // the next op for the whole workgroup (a SORT, or n_ops when done)
-var<workgroup> ch_distinct: atomic<u32>;
-var<workgroup> ch_swap: array<u32, 32>;  // the cooperative permutation's exchange, [parity][lane]
-// The round constants by lane, loaded once a program (p2_rc's words, read where a round needs them, each wait on
-// memory a round's latency): [16 r + l] external round r, lane l; [CH_RC_INTERNAL + r] internal round r;
-// [CH_RC_DIAG + l] the internal diagonal.
-const CH_RC_INTERNAL: u32 = 32u * P2_EXTERNAL_HALF_ROUNDS;
-const CH_RC_DIAG: u32 = CH_RC_INTERNAL + P2_INTERNAL_ROUNDS;
-const CH_RC_WORDS: u32 = CH_RC_DIAG + 16u;
-var<workgroup> ch_rc: array<u32, CH_RC_WORDS>;
-
-// The state a duplex permutes: the pending input over the sponge's first lanes (length-tagged: the rest of the
-// rate zeroed and the input length added to the first capacity word, when there is input).
-fn ch_duplex_input() -> P2State {
-    for (var i = 0u; i < ch_in_len; i++) {
-        ch_sponge[i] = ch_input[i];
-    }
-    if (CH_LENGTH_TAGGED != 0u && ch_in_len != 0u) {
-        for (var i = ch_in_len; i < 8u; i++) {
-            ch_sponge[i] = 0u;
-        }
-        ch_sponge[8] = bb_add(ch_sponge[8], bb_mul(ch_in_len, BB_R2));  // + monty(k)
-    }
-    return P2State(vec4<u32>(ch_sponge[0], ch_sponge[1], ch_sponge[2], ch_sponge[3]),
-                   vec4<u32>(ch_sponge[4], ch_sponge[5], ch_sponge[6], ch_sponge[7]),
-                   vec4<u32>(ch_sponge[8], ch_sponge[9], ch_sponge[10], ch_sponge[11]),
-                   vec4<u32>(ch_sponge[12], ch_sponge[13], ch_sponge[14], ch_sponge[15]));
-}
-
-// The duplex's end: the permuted state becomes the sponge, its rate the output.
-fn ch_duplex_output(s: P2State) {
-    for (var i = 0u; i < 4u; i++) {
-        ch_sponge[i] = s.a[i];
-        ch_sponge[4u + i] = s.b[i];
-        ch_sponge[8u + i] = s.c[i];
-        ch_sponge[12u + i] = s.d[i];
-    }
-    ch_in_len = 0u;
-    ch_out_len = 8u;
-}
-
-// The cooperative permutation: lane l < 16 of the workgroup holds state word l (chunk l / 4, position l mod 4);
-// every exchange is one barrier on ch_swap, double-buffered by parity (a buffer is rewritten only after the
-// barrier of the exchange between, which every reader of its last contents has passed). Threads past lane 15
-// compute a copy of lane (lid mod 16) and write nothing.
-fn ch_lanes_in(at: u32, c: u32) -> vec4<u32> {
-    return vec4<u32>(ch_swap[at + 4u * c], ch_swap[at + 4u * c + 1u], ch_swap[at + 4u * c + 2u],
-                     ch_swap[at + 4u * c + 3u]);
-}
-
-fn ch_publish(lid: u32, x: u32, parity: u32) {
-    if (lid < 16u) {
-        ch_swap[16u * parity + lid] = x;
-    }
-    workgroupBarrier();
-}
-
-// mds_light of the state whose word x this lane holds: M4 on each chunk, plus the sum of the chunks.
-fn ch_coop_mds(lid: u32, x: u32, parity: u32) -> u32 {
-    ch_publish(lid, x, parity);
-    let at = 16u * parity;
-    let q = (lid >> 2u) & 3u;
-    var sum = vec4<u32>(0u);
-    var own = vec4<u32>(0u);
-    for (var c = 0u; c < 4u; c++) {
-        let y = p2_mat4(ch_lanes_in(at, c));
-        sum = bb_add4(sum, y);
-        own = select(own, y, vec4<bool>(c == q));
-    }
-    return bb_add4(own, sum)[lid & 3u];
-}
-
-// ch_rc from p2_rc, by the `size` threads of the workgroup.
-fn ch_load_constants(lid: u32, size: u32) {
-    for (var i = lid; i < CH_RC_WORDS; i += size) {
-        var row = 4u * (i >> 4u) + ((i >> 2u) & 3u);                  // external round i / 16, lane i mod 16
-        var lane = i & 3u;
-        if (i >= CH_RC_DIAG) {
-            row = P2_RC_DIAG_AT + ((i - CH_RC_DIAG) >> 2u);
-            lane = (i - CH_RC_DIAG) & 3u;
-        } else if (i >= CH_RC_INTERNAL) {
-            row = P2_RC_INTERNAL_AT + i - CH_RC_INTERNAL;
-            lane = 0u;
-        }
-        ch_rc[i] = p2_rc[row][lane];
-    }
-    workgroupBarrier();
-}
-
-// The permutation on 16 lanes (ch_rc loaded); returns the parity of the buffer the next exchange writes.
-// in/out: [0, P).
-fn ch_coop_permute(lid: u32, x0: u32) -> vec2<u32> {
-    let l = lid & 15u;
-    var x = ch_coop_mds(lid, x0, 1u);            // buffer 0 holds the input, read by every lane
-    var parity = 0u;
-    for (var r = 0u; r < P2_EXTERNAL_HALF_ROUNDS; r++) {
-        x = ch_coop_mds(lid, p2_sbox(bb_add(x, ch_rc[16u * r + l])), parity);
-        parity ^= 1u;
-    }
-    let diag = ch_rc[CH_RC_DIAG + l];
-    for (var r = 0u; r < P2_INTERNAL_ROUNDS; r++) {
-        if (l == 0u) {
-            x = p2_sbox(bb_add(x, ch_rc[CH_RC_INTERNAL + r]));
-        }
-        ch_publish(lid, x, parity);
-        let at = 16u * parity;
-        let t = bb_add4(bb_add4(ch_lanes_in(at, 0u), ch_lanes_in(at, 1u)),
-                        bb_add4(ch_lanes_in(at, 2u), ch_lanes_in(at, 3u)));
-        x = bb_add(bb_add(bb_add(t.x, t.y), bb_add(t.z, t.w)), bb_mul(x, diag));
-        parity ^= 1u;
-    }
-    for (var r = P2_EXTERNAL_HALF_ROUNDS; r < 2u * P2_EXTERNAL_HALF_ROUNDS; r++) {
-        x = ch_coop_mds(lid, p2_sbox(bb_add(x, ch_rc[16u * r + l])), parity);
-        parity ^= 1u;
-    }
-    return vec2<u32>(x, parity);
-}
-
-// A duplex by the whole workgroup (uniform control flow): thread 0's pending input and sponge in, the permuted
-// state back to thread 0's sponge.
-fn ch_duplex_coop(lid: u32) {
-    if (lid == 0u) {
-        let s = ch_duplex_input();
-        for (var i = 0u; i < 4u; i++) {
-            ch_swap[i] = s.a[i];
-            ch_swap[4u + i] = s.b[i];
-            ch_swap[8u + i] = s.c[i];
-            ch_swap[12u + i] = s.d[i];
-        }
-    }
-    workgroupBarrier();
-    let out = ch_coop_permute(lid, ch_swap[lid & 15u]);
-    ch_publish(lid, out.x, out.y);
-    if (lid == 0u) {
-        let at = 16u * out.y;
-        ch_duplex_output(P2State(ch_lanes_in(at, 0u), ch_lanes_in(at, 1u), ch_lanes_in(at, 2u),
-                                 ch_lanes_in(at, 3u)));
-    }
-}
-
-fn ch_absorb(w: u32) {
-    ch_out_len = 0u;
-    ch_input[ch_in_len] = w;
-    ch_in_len += 1u;
-}
-
-// The next output word; the caller has made one available (ch_advance: no pending input, output not empty).
-fn ch_pop() -> u32 {
-    ch_out_len -= 1u;
-    return ch_sponge[ch_out_len];
-}
 
 // Output words op `op` takes from step i on (SAMPLE: one a step; WITNESS: step 1; QUERIES: one a draw call;
 // DISTINCT: one a step until it is done, none when t or L is 0).
@@ -262,60 +103,6 @@ fn ch_powers(src: u32, dst: u32, count_at: u32, n: u32, n_slots: u32) {
         ch_set_scratch_ef(dst + 4u * i, select(vec4<u32>(0u), acc, i < n + valid));
         acc = ef_mul(acc, x);
     }
-}
-
-fn ch_load() {
-    for (var i = 0u; i < 16u; i++) {
-        ch_sponge[i] = scratch_get(i);
-    }
-    ch_in_len = scratch_get(16u);
-    ch_out_len = scratch_get(17u);
-    for (var i = 0u; i < 8u; i++) {
-        ch_input[i] = scratch_get(18u + i);
-    }
-}
-
-fn ch_store() {
-    for (var i = 0u; i < 16u; i++) {
-        scratch_set(i, ch_sponge[i]);
-    }
-    scratch_set(16u, ch_in_len);
-    scratch_set(17u, ch_out_len);
-    for (var i = 0u; i < 8u; i++) {
-        scratch_set(18u + i, ch_input[i]);
-    }
-}
-
-// Step i of a DISTINCT op (one sample, or none when t or L is 0); whether the op is done.
-fn ch_distinct_step(op: vec4<u32>, i: u32) -> bool {
-    let wanted = op.z & 0xffffu;
-    let log_size = op.z >> 16u;
-    if (i == 0u) {
-        ch_found = 0u;
-    }
-    if (wanted == 0u || log_size == 0u) {
-        for (var j = 0u; j < wanted; j++) {
-            scratch_set(op.y + j, 0u);   // a folded domain of one point: index 0, sampled from nothing
-        }
-        return true;
-    }
-    let mask = (1u << log_size) - 1u;
-    let v = bb_mul(ch_pop(), 1u);
-    if (v < (BB_P & ~mask)) {                    // else rejected: the draw takes the next sample
-        let index = v & mask;
-        var fresh = true;
-        for (var j = 0u; j < ch_found; j++) {
-            if (scratch_get(op.y + j) == index) {
-                fresh = false;
-                break;
-            }
-        }
-        if (fresh) {
-            scratch_set(op.y + ch_found, index);
-            ch_found += 1u;
-        }
-    }
-    return ch_found >= wanted;
 }
 
 // Thread 0: advances the program from step ch_i of op ch_k (both kept across calls) until a permutation is due
@@ -410,60 +197,6 @@ fn ch_advance(end: u32) -> u32 {
     ch_k = k;
     ch_i = 0u;
     return k;
-}
-
-// The SORT at op k, by the `size` threads of the workgroup: each distinct value finds its rank by counting.
-fn ch_sort(lid: u32, size: u32, k: u32) {
-    let a = params.ops[k];
-    let b = params.ops[k + 1u];
-    let c = params.ops[k + 2u];
-    let raw = a.y;
-    let q = a.z;
-    let flags = a.w;
-    if (lid == 0u) {
-        atomicStore(&ch_distinct, 0u);
-    }
-    workgroupBarrier();
-    for (var i = lid; i < q; i += size) {
-        let v = scratch_get(raw + i);
-        var first = 1u;
-        for (var j = 0u; j < i; j++) {
-            if (scratch_get(raw + j) == v) {
-                first = 0u;
-                break;
-            }
-        }
-        scratch_set(flags + i, first);
-        if (first == 1u) {
-            atomicAdd(&ch_distinct, 1u);
-        }
-    }
-    storageBarrier();
-    workgroupBarrier();
-    let count = atomicLoad(&ch_distinct);
-    for (var i = lid; i < q; i += size) {
-        if (scratch_get(flags + i) == 1u) {
-            let v = scratch_get(raw + i);
-            var rank = 0u;
-            for (var j = 0u; j < q; j++) {
-                if (scratch_get(flags + j) == 1u && scratch_get(raw + j) < v) {
-                    rank += 1u;
-                }
-            }
-            scratch_set(b.x + rank, v);
-            scratch_set(b.w + rank, bb_pow(c.x, v));
-        }
-    }
-    for (var i = count + lid; i < b.y; i += size) {
-        scratch_set(b.x + i, 0u);
-        scratch_set(b.w + i, BB_R);
-    }
-    if (lid == 0u) {
-        scratch_set(b.z, count);
-        proof_set(c.y, count);
-    }
-    storageBarrier();
-    workgroupBarrier();
 }
 
 // Runs params.ops[first .. end) on the challenger in scratch (loaded first, stored back last). Called by all `size`

@@ -131,7 +131,7 @@ def _open_gpu(name: str, config, why: str, storage: str) -> BackendChoice:
 def _auto_impl() -> tuple[str, str]:
     """(the WebGPU implementation auto uses, what to say about it): wgpu-native, or Dawn when only wgpudawn is
     installed."""
-    from ..runtime.wgpu_rt import import_webgpu  # noqa: PLC0415
+    from ..runtime.wgpu_rt.adapters import import_webgpu  # noqa: PLC0415
 
     try:
         import_webgpu("wgpu")
@@ -157,10 +157,11 @@ def _auto(config, storage: str) -> BackendChoice:
                                            f"proof (no GPU probed); {CPU_FALLBACK}")
     try:
         from ..runtime import wgpu_rt  # noqa: PLC0415
+        from ..runtime.wgpu_rt import adapters  # noqa: PLC0415
 
         impl, via = _auto_impl()
-        adapter = wgpu_rt.choose_adapter(impl)
-        limits = wgpu_rt.adapter_limits(adapter, impl)  # decide before opening a device
+        adapter = adapters.choose_adapter(impl)
+        limits = adapters.adapter_limits(adapter, impl)  # decide before opening a device
         wanted = os.environ.get("WHIRGPU_ADAPTER")
         which = via + (f"WHIRGPU_ADAPTER={wanted!r}: " if wanted else "no hardware GPU: ")
         if config is None:

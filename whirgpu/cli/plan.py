@@ -31,18 +31,18 @@ class PlanTarget:
 
 def _webgpu_targets(impl: str) -> list[PlanTarget]:
     """Every adapter the ``impl`` backend (wgpu or dawn) could open, best first, or one entry saying why none."""
-    from ..runtime import wgpu_rt  # noqa: PLC0415
+    from ..runtime.wgpu_rt import adapters as webgpu  # noqa: PLC0415
 
     try:
-        adapters = wgpu_rt.list_adapters(impl)
+        adapters = webgpu.list_adapters(impl)
         try:
-            chosen = wgpu_rt.choose_adapter(impl)
+            chosen = webgpu.choose_adapter(impl)
             chosen_key = (chosen.summary, chosen.info.get("backend_type"))
         except BackendUnavailable:
             chosen_key = None
         if not adapters:
-            return [PlanTarget(impl, None, f"{wgpu_rt.IMPLS[impl].label} found no Vulkan, Metal or D3D12 adapter")]
-        return [PlanTarget(impl, wgpu_rt.adapter_limits(adapter, impl), "",
+            return [PlanTarget(impl, None, f"{webgpu.IMPLS[impl].label} found no Vulkan, Metal or D3D12 adapter")]
+        return [PlanTarget(impl, webgpu.adapter_limits(adapter, impl), "",
                            (adapter.summary, adapter.info.get("backend_type")) == chosen_key) for adapter in adapters]
     except BackendUnavailable as exc:
         return [PlanTarget(impl, None, str(exc))]

@@ -55,7 +55,7 @@ def _lowered(lowered_by: str, device: int) -> dict:
 
 
 def _adapter_entry(adapter, selected_key, impl: str = "wgpu") -> dict:
-    from ..runtime.wgpu_rt import NATIVE_APIS, feature_name, storage_summary  # noqa: PLC0415
+    from ..runtime.wgpu_rt.adapters import NATIVE_APIS, feature_name, storage_summary  # noqa: PLC0415
 
     info = adapter.info
     api = info.get("backend_type", "?")
@@ -108,7 +108,7 @@ def _cpu_entry() -> dict:
 def list_webgpu_adapters(impl: str = "wgpu") -> tuple[list[dict], str | None]:
     """(entries, error): every adapter the WebGPU implementation ``impl`` (wgpu or dawn) enumerates, or no entries
     and the reason none could be listed."""
-    from ..runtime.wgpu_rt import choose_adapter, enumerate_adapters  # noqa: PLC0415
+    from ..runtime.wgpu_rt.adapters import choose_adapter, enumerate_adapters  # noqa: PLC0415
 
     try:
         adapters = enumerate_adapters(impl)

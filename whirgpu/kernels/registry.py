@@ -74,9 +74,10 @@ _P24 = "p24_rc"  # the width-24 permutation's table (constants.poseidon2_rc_tabl
 # Kernels that may EXPAND (mle_eval, pow_search, queries, merkle_top) bind the points region before p2_rc.
 _TAIL = " n_ops _t0 _t1 _t2 ops:vec4x11"
 _TAIL_IO = ("work", "scratch", "proof", _P2)
-# The transcript variant of every stem that requires the challenger (challenger.wgsl declares them; default 0, the
-# whir-p3 challenger): CH_LENGTH_TAGGED 1, upstream Plonky3's length-tagged duplex (and witness absorb);
-# CH_DISTINCT_QUERIES 1, the DISTINCT op (query indices by rejection-sampled uniform bits, redrawn until distinct).
+# The transcript variant of every stem that requires the challenger (default 0, the whir-p3 challenger):
+# CH_LENGTH_TAGGED 1, upstream Plonky3's length-tagged duplex and witness absorb (challenger_sponge.wgsl declares it);
+# CH_DISTINCT_QUERIES 1, the DISTINCT op (query indices by rejection-sampled uniform bits, redrawn until distinct;
+# challenger.wgsl declares it).
 # ``backends.device_transcript.TranscriptVariant`` sets them.
 _CH = {"CH_LENGTH_TAGGED": (16, 0), "CH_DISTINCT_QUERIES": (17, 0)}
 _CH_SUFFIX = {**_CH, "SUFFIX": (7, 0)}  # a transcript-tail reduction that also follows the variable order

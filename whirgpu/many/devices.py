@@ -35,7 +35,7 @@ def adapter_count(backend) -> int:
     rt = getattr(backend, "rt", None)
     if rt is None or getattr(rt, "lang", None) != "wgsl":
         raise ConfigError(f'devices="all" needs a wgpu or dawn backend, not {backend.name}')
-    from ..runtime.wgpu_rt import list_adapters  # noqa: PLC0415
+    from ..runtime.wgpu_rt.adapters import list_adapters  # noqa: PLC0415
 
     return len(list_adapters(rt.name))
 

@@ -1,56 +1,21 @@
-"""The device memory a proof needs, buffer by buffer, before anything is allocated.
-
-``plan_memory(config, limits, policy)`` walks one proof as ``Prover.prove`` runs it on a fresh ``GpuBackend``
-(``WhirProver.prove_points`` of canonical words: converted on the device, claims evaluated there):
-every allocation the backend and the kernel drivers (``kernels/ntt.py``, ``kernels/merkle.py``) make, in their
-order, through a model of the backend's pool. The pool keys buffers on (bytes rounded up to 16, StorageMode),
-hands a released buffer to the next request of the same key, and never frees one, so the device holds, at the
-end of a proof, every buffer the pool ever had to create: that sum is the proof's peak.
-
-Contract (tested against real allocations on wgpu and msl-cpu): for a configuration proved with at most
-``statement_points`` evaluation claims on a fresh backend, ``MemoryPlan.pool_bytes`` is at least what the
-backend's pool allocates, and close to it. A proof's own regions (proof, scratch, points: ``device_values``) are
-sized from its ``ProofShape``, and query-sized work covers each round's query slots (``num_queries``, at most
-the folded domain), whatever count of distinct indices the transcript draws, so every proof of one
-configuration asks the pool for the same buffers: a later proof on the same backend allocates nothing new, and
-a long-lived backend's pool stays within the plan.
-
-On top of the pool, a runtime holds its own buffers (``runtime=True`` needs): wgpu a readback staging buffer
-(when a read is not host-mapped), the upload ring (``runtime/upload.py``, once a write reaches its threshold)
-and the launch-parameter uniform buffer, Metal a staging buffer for reads from Private memory and the upload
-ring for writes to it; msl-cpu nothing. ``MemoryPlan.peak_bytes`` counts both.
-
-Each ``BufferNeed`` groups the buffers one step of the proof added (``round 1 merkle tree``: every level of
-round 1's tree below its root), with the role that fixes its StorageMode under a storage policy
-(``policy_mode``: host-facing buffers are the ones the host writes or reads) and whether the kernels bind it
-whole (factor tables, regions, ...) or in windows of at most ``max_storage_binding_size``
-(tables and weights: see ``GpuBackend``).
-
-Codewords, Merkle levels and tables (the polynomial, the weights, folded tables) past ``max_buffer_size`` are
-modelled as the backend stores them, several buffers of a power-of-two number of whole rows or entries
-(``split.layout``), so their ``buffer_bytes`` never pass the limit and only the memory budget refuses them; a
-``limit_problems`` entry for ``max_buffer_size`` can only come from a buffer bound whole (regions, factor tables,
-partial sums, constants).
-"""
+"""The memory model's walk: ``GpuBackend``'s allocations (through a model of its pool), launches, submissions and
+transfers, step by step, laid out for one device's limits (windows, split arrays, runtime-held buffers)."""
 
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from ..errors import DeviceLimitError
-from ..kernels import merkle, ntt, split
-from ..kernels.constants import poseidon2_rc_table
-from ..protocol.config import WhirConfig
-from ..devices.overrides import binding_text
-from .base import DeviceLimits, StorageMode, policy_mode, resolve_storage
-from ..protocol.proof_shape import layout_of, proof_shape
-from ..runtime.upload import UploadPlan
-from . import device_transcript
-from .device_transcript import MAX_OPS, pow_launches
-from .device_values import region_bytes
-from .gpu import (EF_BYTES, MAX_REDUCE_GROUPS, SUMCHECK_TAIL_MAX, WG, factor_layout, factor_parts, factor_sizes,
-                  initial_work_pairs, opening_launches, work_bytes)
+from ...errors import DeviceLimitError
+from ...kernels import merkle, ntt, split
+from ...kernels.constants import poseidon2_rc_table
+from ...runtime.upload import UploadPlan
+from .. import device_transcript
+from ..base import DeviceLimits, StorageMode, policy_mode
+from ..device_transcript import MAX_OPS, pow_launches
+from ..gpu.geometry import (EF_BYTES, MAX_REDUCE_GROUPS, SUMCHECK_TAIL_MAX, factor_layout, factor_parts, factor_sizes,
+                            initial_work_pairs, log2, opening_launches, work_bytes, workgroups)
+from .needs import BufferNeed, runtime_kind
 
 BASE_BYTES = 4
 DIGEST_BYTES = 4 * merkle.DIGEST
@@ -65,112 +30,9 @@ METAL_STAGING_CHUNK = 64 << 20
 REGION_ALIGN = 256  # slots of the proof and scratch regions: the largest storage-offset alignment WebGPU allows
 
 
-def human_bytes(n: int) -> str:
-    """``n`` bytes in the largest binary unit that keeps it >= 1 (``1.5 GiB``, ``812 MiB``, ``16 B``)."""
-    for unit, shift in (("TiB", 40), ("GiB", 30), ("MiB", 20), ("KiB", 10)):
-        if n >= 1 << shift:
-            return f"{n / (1 << shift):.4g} {unit}"
-    return f"{n} B"
-
-
-def sized(n: int) -> str:
-    """Exact bytes with the human-readable size, for messages: ``1610612736 bytes (1.5 GiB)``."""
-    return f"{n} bytes ({human_bytes(n)})" if n >= 1 << 10 else f"{n} bytes"
-
-
-@dataclass
-class BufferNeed:
-    """A group of buffers one step of the proof adds: ``nbytes`` in ``count`` new buffers (0 when every request
-    was served from the pool), ``buffer_bytes`` the largest single buffer requested and ``binding_bytes`` the
-    largest single binding (``whole``: the kernels bind the buffer whole; else in windows that fit the binding
-    limit). ``host_facing``: the host writes or reads it; ``mode``: the StorageMode the policy gives that role.
-    ``runtime``: held by the runtime itself, outside the backend's pool, and never a storage binding
-    (``binding_bytes`` 0 for a staging buffer, one params slot for wgpu's uniform buffer)."""
-
-    name: str
-    nbytes: int
-    binding_bytes: int
-    host_facing: bool
-    mode: StorageMode
-    count: int = 0
-    buffer_bytes: int = 0
-    whole: bool = True
-    runtime: bool = False
-
-    @property
-    def role(self) -> str:
-        return "runtime" if self.runtime else "host-facing" if self.host_facing else "intermediate"
-
-
-@dataclass
-class MemoryPlan:
-    """Every buffer of one proof (``needs``, in the order the proof first asks for them) and what no device can
-    run (``static_problems``: sizes beyond the kernels' indexing)."""
-
-    needs: list[BufferNeed]
-    policy: str
-    statement_points: int
-    static_problems: list[str] = field(default_factory=list)
-    # commands recorded per submission: the dispatches and the copies into the proof region (a Merkle root's where
-    # no merkle_top launch makes it, the final polynomial's)
-    commands: list[int] = field(default_factory=list)
-
-    @property
-    def pool_bytes(self) -> int:
-        return sum(n.nbytes for n in self.needs if not n.runtime)
-
-    @property
-    def runtime_bytes(self) -> int:
-        return sum(n.nbytes for n in self.needs if n.runtime)
-
-    @property
-    def peak_bytes(self) -> int:
-        return self.pool_bytes + self.runtime_bytes
-
-    @property
-    def largest_buffer(self) -> BufferNeed:
-        return max(self.needs, key=lambda n: n.buffer_bytes)
-
-    @property
-    def largest_binding(self) -> BufferNeed:
-        """The need with the largest whole binding (windowed ones fit any binding limit by construction)."""
-        return max((n for n in self.needs if n.whole and not n.runtime), key=lambda n: n.binding_bytes)
-
-    def limit_problems(self, limits: DeviceLimits) -> list[str]:
-        """Why the proof cannot run on ``limits`` whatever the memory budget: a buffer over ``max_buffer_size``,
-        a whole binding over ``max_storage_binding_size``, or a size beyond the kernels' indexing."""
-        where = f"on {limits.name}"
-        problems = list(self.static_problems)
-        for need in self.needs:
-            if need.buffer_bytes > limits.max_buffer_size:
-                problems.append(f"{need.name} needs a buffer of {sized(need.buffer_bytes)}, over max_buffer_size "
-                                f"{sized(limits.max_buffer_size)} {where}")
-        for need in self.needs:
-            if need.whole and not need.runtime and need.binding_bytes > limits.max_storage_binding_size:
-                problems.append(f"{need.name} needs one binding of {sized(need.binding_bytes)}, over "
-                                f"max_storage_binding_size {binding_text(limits, sized)} {where}")
-        return problems
-
-
 def _pool_size(nbytes: int) -> int:
     # GpuBackend._alloc's rounding: whole EF elements, at least one
     return max(EF_BYTES, -(-int(nbytes) // EF_BYTES) * EF_BYTES)
-
-
-def _log2(n: int) -> int:
-    return int(n).bit_length() - 1
-
-
-def _groups(n_threads: int, size: int = WG) -> int:
-    return max(1, -(-n_threads // size))
-
-
-def runtime_kind(limits: DeviceLimits | None) -> str | None:
-    """Which runtime reports ``limits``: "wgpu" (either WebGPU implementation: wgpu-native and Dawn run the same
-    runtime code, so they hold the same buffers), "metal", "msl-cpu", or None (the numpy reference, or none)."""
-    if limits is None or limits.api == "numpy":
-        return None
-    return {"Metal (MSL)": "metal", "MSL-CPU": "msl-cpu"}.get(limits.api, "wgpu")
 
 
 @dataclass
@@ -255,7 +117,7 @@ class _Walk:
     def _window_bytes(self, nbytes: int, elem: int) -> int:
         if self.binding_limit is None or nbytes <= self.binding_limit:
             return nbytes
-        return (1 << _log2(self.binding_limit // elem)) * elem
+        return (1 << log2(self.binding_limit // elem)) * elem
 
     @property
     def _bind_limit(self) -> int:
@@ -267,7 +129,7 @@ class _Walk:
         limit = min(self.binding_limit or 1 << 62, self.buffer_limit or 1 << 62)
         if n * elem <= limit:
             return n
-        return 1 << _log2(limit // elem)
+        return 1 << log2(limit // elem)
 
     # -- the runtime -------------------------------------------------------------------------------------------
     def transfer(self, nbytes: int, mode: StorageMode, read: bool) -> None:
@@ -364,7 +226,7 @@ class _Walk:
         """Windows of a single buffer of ``rows`` x ``row_bytes`` (``split.wrap``)."""
         if self.binding_limit is None or rows * row_bytes <= self.binding_limit:
             return 1
-        return rows // min(rows, 1 << _log2(self.binding_limit // row_bytes))
+        return rows // min(rows, 1 << log2(self.binding_limit // row_bytes))
 
     def commit(self, stage: str, table: _Rows, nv: int, is_ext: bool, log_folding: int, log_height: int) -> _Tree:
         log_elem = 2 if is_ext else 0
@@ -378,7 +240,7 @@ class _Walk:
                 # a bigger table replaces the runtime's old one, which is dropped (counted here all the same)
                 self.twiddle_log = max(log_height, ntt.MIN_TABLE_LOG)
                 self.upload("twiddles", BASE_BYTES << self.twiddle_log, elem=BASE_BYTES)  # bound in windows
-            log_r = _log2(codeword.window_rows)
+            log_r = log2(codeword.window_rows)
             log_cw = min(log_w, ntt.LOG_TILE_COLS)
             log_local = min(log_r, ntt.LOG_TILE_WORDS - log_cw)
             rest = log_r - log_local
@@ -419,7 +281,7 @@ class _Walk:
     def _tree(self, stage: str, height: int) -> tuple[list[_Rows], int]:
         """merkle.alloc_tree: the levels below ``merkle.packed_levels`` each in buffers of their own, the rest in
         one shared buffer (named as the tree's; a root on its own is the tree's root); (levels, first packed)."""
-        depth = _log2(height)
+        depth = log2(height)
         first, packed_bytes = merkle.packed_levels(height, self.binding_limit or 1 << 62,
                                                    self.buffer_limit or 1 << 62, self.alignment)
         levels = [self.rows(f"{stage} merkle {'tree' if d < depth else 'root'}", height >> d, DIGEST_BYTES)
@@ -451,7 +313,7 @@ class _Walk:
         statement's point is given, its answer not observed)."""
         n = 1 << nv
         window = self.window_len(n, EF_BYTES if is_ext else BASE_BYTES)
-        groups = min(_groups(window), MAX_REDUCE_GROUPS)
+        groups = min(workgroups(window), MAX_REDUCE_GROUPS)
         if sampled:
             self.op()
             self.op(points=True)
@@ -487,13 +349,13 @@ class _Walk:
             half = n // 2
             window = self.window_len(half, EF_BYTES)
             n_windows = -(-half // window)
-            self.work(n_windows * min(_groups(window), MAX_REDUCE_GROUPS))
+            self.work(n_windows * min(workgroups(window), MAX_REDUCE_GROUPS))
             self.defer(n_windows, points=False)
         self.op()
 
     def tail_fusable(self, state, rounds: int) -> bool:
         """GpuBackend.sumcheck_rounds's test: a small EF table bound whole, a short phase."""
-        return (state.is_ext and 1 <= rounds <= _log2(state.n) and state.n <= SUMCHECK_TAIL_MAX
+        return (state.is_ext and 1 <= rounds <= log2(state.n) and state.n <= SUMCHECK_TAIL_MAX
                 and 2 * rounds <= MAX_OPS and state.n * EF_BYTES <= self._bind_limit)
 
     def fusable(self, n: int) -> bool:
@@ -509,7 +371,7 @@ class _Walk:
         name = f"{stage} folded table and weights"
         out = (self.table(name, half, EF_BYTES), self.table(name, half, EF_BYTES))
         if fuse:
-            self.work(min(_groups(half // 2), MAX_REDUCE_GROUPS))
+            self.work(min(workgroups(half // 2), MAX_REDUCE_GROUPS))
             self.defer(points=False)
         else:
             self.launch(-(-half // self.window_len(half, EF_BYTES)))
@@ -543,115 +405,3 @@ class _Walk:
             needs.append(BufferNeed("wgpu launch parameters", params, WGPU_PARAMS_SLOT, True, shared, 1, params,
                                     runtime=True))
         return needs
-
-
-@dataclass
-class _State:
-    table: _Rows
-    weights: _Rows
-    n: int  # entries
-    is_ext: bool
-    tree: _Tree
-
-
-def _sumcheck(walk: _Walk, state: _State, stage: str, rounds: int, pow_bits: int) -> None:
-    if pow_bits == 0 and walk.tail_fusable(state, rounds):  # GpuBackend.sumcheck_rounds: one sumcheck_tail launch
-        name = f"{stage} folded table and weights"
-        table, weights = walk.table(name, state.n // 2, EF_BYTES), walk.table(name, state.n // 2, EF_BYTES)
-        walk.defer(points=False, ops=2 * rounds)
-        walk.release(*state.table.buffers, *state.weights.buffers)
-        state.table, state.weights, state.n = table, weights, state.n >> rounds
-        return
-    summed = False
-    for k in range(rounds):
-        walk.sumcheck_round(stage, state.n, summed)
-        walk.grind(stage, pow_bits)
-        summed = k + 1 < rounds and walk.fusable(state.n)  # GpuBackend.fold: another round of this table follows
-        table, weights = walk.fold(stage, state.n, summed)
-        walk.release(*state.table.buffers, *state.weights.buffers)
-        state.table, state.weights, state.n, state.is_ext = table, weights, state.n // 2, True
-
-
-def plan_memory(config: WhirConfig, limits: DeviceLimits | None = None, policy: str | None = None,
-                statement_points: int = 1) -> MemoryPlan:
-    """The buffers of one proof of ``config`` (a ``WhirConfig``, or a ``P3WhirConfig``: the p3-whir profile's
-    layout, its openings drawn from the transcript) with ``statement_points`` evaluation claims, on a device with
-    ``limits`` (its binding limit decides the windows, its runtime the runtime-held buffers; None: no binding
-    limit and no runtime buffers) under storage ``policy`` (None: ``WHIRGPU_STORAGE``, else hybrid)."""
-    policy = resolve_storage(policy)
-    layout = layout_of(config)
-    drawn = layout.suffix  # the p3-whir statement: points drawn and claims observed after the OOD answers
-    walk = _Walk(policy, limits, layout)
-    n, k0 = config.num_variables, config.fold(0)
-    # GpuBackend._dummy, bound where a factor table is unused, and _work, the reductions' work words
-    walk.upload("backend placeholder", EF_BYTES)
-    # GpuBackend.begin_proof: the proof, scratch and points regions; the challenger and the statement uploaded
-    proof_bytes, scratch_bytes, points_bytes = region_bytes(proof_shape(config, statement_points, layout),
-                                                             max(EF_BYTES, limits.offset_alignment) if limits else REGION_ALIGN)
-    proof = walk.upload("proof buffer", proof_bytes, True, elem=EF_BYTES, written=0)  # bound in windows
-    regions = [proof, walk.upload("transcript scratch", scratch_bytes, True, written=104),
-               walk.upload("points", points_bytes, True,
-                           written=0 if drawn else EF_BYTES * statement_points * config.num_variables)]
-
-    # WhirProver._commit, as Prover.prove runs it: canonical words converted on the device (one launch per
-    # window, after the range check's word is written), then the statement's claims evaluated on the table
-    stage = "round 0"
-    table = walk.table(f"{stage} polynomial", 1 << n, BASE_BYTES, host_facing=True, upload=True)
-    walk.transfer(4, proof.mode, read=False)
-    walk.launch((1 << n) // table.window_rows)
-    for _ in range(0 if drawn else statement_points):
-        walk.evaluate(stage, n, False, sampled=False)
-    tree = walk.commit(stage, table, n, False, k0, n + config.starting_log_inv_rate - k0)
-    walk.op()  # the root observed
-    for _ in range(config.commitment_ood_samples + (statement_points if drawn else 0)):
-        walk.evaluate(stage, n, False)  # an OOD answer, or (p3-whir) an opening's point and claim
-    weights = walk.table(f"{stage} weights", 1 << n, EF_BYTES)
-    if drawn:  # P3WhirProver._initial_weights: the openings' batch, then the OOD points'
-        walk.accumulate(stage, n, statement_points, 0, challenge=True)
-        if config.commitment_ood_samples:
-            walk.accumulate(stage, n, config.commitment_ood_samples, 0)
-    else:
-        walk.accumulate(stage, n, statement_points + config.commitment_ood_samples, 0, challenge=True)
-    state = _State(table, weights, 1 << n, False, tree)
-    _sumcheck(walk, state, stage, k0, config.starting_folding_pow_bits)
-
-    # WhirProver._round
-    for i, rc in enumerate(config.rounds):
-        stage = f"round {i + 1}"
-        nv, k_next = rc.num_variables, config.fold(i + 1)
-        tree = walk.commit(stage, state.table, nv, state.is_ext, k_next, nv - k_next + config.round_log_inv_rate(i))
-        walk.op()  # the root observed
-        for _ in range(rc.ood_samples):
-            walk.evaluate(stage, nv, state.is_ext)
-        walk.grind(stage, rc.pow_bits)
-        queries = min(rc.num_queries, rc.domain_size >> rc.folding_factor)
-        walk.open_rows(stage, state.tree, queries, combine=True)
-        walk.accumulate(stage, nv, rc.ood_samples, queries)
-        walk.release(*state.tree.buffers())
-        state.tree = tree
-        _sumcheck(walk, state, stage, k_next, rc.folding_pow_bits)
-
-    # WhirProver._final_round
-    stage = "final"
-    walk.launch(len(state.table.buffers))  # the final polynomial's copies into the proof region, one per buffer
-    walk.op()  # the final polynomial observed
-    walk.grind(stage, config.final_pow_bits)
-    queries = min(config.final_queries, config.final_domain_size >> config.fold(config.n_rounds))
-    walk.open_rows(stage, state.tree, queries, combine=False)
-    _sumcheck(walk, state, stage, config.final_sumcheck_rounds, config.final_folding_pow_bits)
-    walk.submit()
-    walk.read(proof, proof_bytes)  # GpuBackend.end_proof: the one readback
-    walk.release(*regions)
-
-    return MemoryPlan(list(walk.groups.values()) + walk.runtime_needs(), policy, statement_points, walk.problems,
-                      walk.commands)
-
-
-def plan_buffers(config: WhirConfig, limits: DeviceLimits | None = None, policy: str | None = None) -> list[BufferNeed]:
-    """``plan_memory(...).needs``."""
-    return plan_memory(config, limits, policy).needs
-
-
-def peak_bytes(config: WhirConfig, limits: DeviceLimits | None = None, policy: str | None = None) -> int:
-    """Device memory at the proof's peak (``plan_memory(...).peak_bytes``)."""
-    return plan_memory(config, limits, policy).peak_bytes

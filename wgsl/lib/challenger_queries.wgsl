@@ -1,0 +1,93 @@
+// requires: challenger_sponge
+// The query sampler of transcript programs (challenger.wgsl lists the ops' words): DISTINCT, t distinct indices
+// drawn one rejection-sampled sample a step by thread 0, and SORT, the drawn indices made distinct, ascending and
+// mapped to domain points by the whole workgroup (protocol/query_indices.py's order).
+
+var<private> ch_found: u32;              // DISTINCT: indices found so far
+var<workgroup> ch_distinct: atomic<u32>;
+
+// Step i of a DISTINCT op (one sample, or none when t or L is 0); whether the op is done.
+fn ch_distinct_step(op: vec4<u32>, i: u32) -> bool {
+    let wanted = op.z & 0xffffu;
+    let log_size = op.z >> 16u;
+    if (i == 0u) {
+        ch_found = 0u;
+    }
+    if (wanted == 0u || log_size == 0u) {
+        for (var j = 0u; j < wanted; j++) {
+            scratch_set(op.y + j, 0u);   // a folded domain of one point: index 0, sampled from nothing
+        }
+        return true;
+    }
+    let mask = (1u << log_size) - 1u;
+    let v = bb_mul(ch_pop(), 1u);
+    if (v < (BB_P & ~mask)) {                    // else rejected: the draw takes the next sample
+        let index = v & mask;
+        var fresh = true;
+        for (var j = 0u; j < ch_found; j++) {
+            if (scratch_get(op.y + j) == index) {
+                fresh = false;
+                break;
+            }
+        }
+        if (fresh) {
+            scratch_set(op.y + ch_found, index);
+            ch_found += 1u;
+        }
+    }
+    return ch_found >= wanted;
+}
+
+// The SORT at op k, by the `size` threads of the workgroup: each distinct value finds its rank by counting.
+fn ch_sort(lid: u32, size: u32, k: u32) {
+    let a = params.ops[k];
+    let b = params.ops[k + 1u];
+    let c = params.ops[k + 2u];
+    let raw = a.y;
+    let q = a.z;
+    let flags = a.w;
+    if (lid == 0u) {
+        atomicStore(&ch_distinct, 0u);
+    }
+    workgroupBarrier();
+    for (var i = lid; i < q; i += size) {
+        let v = scratch_get(raw + i);
+        var first = 1u;
+        for (var j = 0u; j < i; j++) {
+            if (scratch_get(raw + j) == v) {
+                first = 0u;
+                break;
+            }
+        }
+        scratch_set(flags + i, first);
+        if (first == 1u) {
+            atomicAdd(&ch_distinct, 1u);
+        }
+    }
+    storageBarrier();
+    workgroupBarrier();
+    let count = atomicLoad(&ch_distinct);
+    for (var i = lid; i < q; i += size) {
+        if (scratch_get(flags + i) == 1u) {
+            let v = scratch_get(raw + i);
+            var rank = 0u;
+            for (var j = 0u; j < q; j++) {
+                if (scratch_get(flags + j) == 1u && scratch_get(raw + j) < v) {
+                    rank += 1u;
+                }
+            }
+            scratch_set(b.x + rank, v);
+            scratch_set(b.w + rank, bb_pow(c.x, v));
+        }
+    }
+    for (var i = count + lid; i < b.y; i += size) {
+        scratch_set(b.x + i, 0u);
+        scratch_set(b.w + i, BB_R);
+    }
+    if (lid == 0u) {
+        scratch_set(b.z, count);
+        proof_set(c.y, count);
+    }
+    storageBarrier();
+    workgroupBarrier();
+}

@@ -1,0 +1,91 @@
+"""The runtime as the GPU backend and the shared kernel drivers (``kernels/ntt.py``, ``kernels/merkle.py``) see
+it: allocations from the backend's pool, every transfer and device-side copy counted in the backend's ``stats``."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from ...runtime.base import RtBuffer, Runtime
+from ..base import DeviceLimits, StorageMode
+
+
+class _CountingBatch:
+    """A runtime batch whose device-side copies are counted in the backend's ``stats.copied``."""
+
+    def __init__(self, batch, backend):  # backend: the GpuBackend
+        self._batch = batch
+        self._backend = backend
+
+    def dispatch(self, kernel, buffers, params, n_groups) -> None:
+        self._batch.dispatch(kernel, buffers, params, n_groups)
+
+    def copy(self, src: RtBuffer, src_offset: int, dst: RtBuffer, dst_offset: int, nbytes: int) -> None:
+        self._backend.stats.copied += int(nbytes)
+        self._batch.copy(src, src_offset, dst, dst_offset, nbytes)
+
+    def submit(self) -> None:
+        self._batch.submit()
+
+
+class _BackendRuntime:
+    """The runtime as the backend and the shared kernel drivers (ntt, merkle) see it: ``alloc`` is served from
+    the backend's pool in the mode its storage policy gives the buffer (a driver's ``mode`` says what the buffer
+    is: SHARED = the host writes or reads it, PRIVATE = an intermediate), so codewords and trees are recycled
+    across commitments and proofs; ``write``, ``read`` and batch copies are counted in the backend's ``stats``
+    (staging copies included, as the runtime reports them); all else is forwarded."""
+
+    def __init__(self, runtime: Runtime, backend):  # backend: the GpuBackend
+        self._runtime = runtime
+        self._backend = backend
+        self._limits: DeviceLimits | None = None
+        self._limits_key: tuple[int, int] | None = None
+
+    def alloc(self, nbytes: int, mode: StorageMode = StorageMode.PRIVATE) -> RtBuffer:
+        return self._backend._alloc(nbytes, host_facing=mode is StorageMode.SHARED)
+
+    def write(self, buffer: RtBuffer, data: np.ndarray, offset: int = 0) -> None:
+        data = np.ascontiguousarray(data, dtype=np.uint32)
+        self._runtime.write(buffer, data, offset)
+        stats = self._backend.stats
+        stats.uploaded += data.nbytes
+        if data.nbytes and self._runtime.write_staged(buffer):
+            stats.copied += data.nbytes
+
+    def read(self, buffer: RtBuffer, nbytes: int | None = None, offset: int = 0) -> np.ndarray:
+        out = self._runtime.read(buffer, nbytes, offset)
+        stats = self._backend.stats
+        stats.downloaded += out.nbytes
+        if out.nbytes and self._runtime.read_staged(buffer):
+            stats.copied += out.nbytes
+        return out
+
+    def batch(self) -> _CountingBatch:
+        return _CountingBatch(self._runtime.batch(), self._backend)
+
+    def kernel(self, stem: str, entry: str | None = None, constants: dict[str, int] | None = None,
+               field: str | None = None):
+        """Composed for the backend's running layout: its field (unless ``field`` is given) and, for a stem that
+        runs transcript programs, its challenger variant's constants."""
+        variant = self._backend.transcript_variant
+        if variant.length_tagged or variant.distinct_queries:
+            constants, layout_field = variant.kernel_args(stem, constants)
+        else:  # the default challenger adds no constants: skip the registry lookup on this hot path
+            layout_field = variant.field.name
+        # Launches are only recorded until the batch is submitted, so a pipeline may still be compiling: the
+        # first proof's pipelines compile side by side while the host encodes.
+        return self._runtime.kernel_async(stem, entry, constants or None, field or layout_field)
+
+    def limits(self) -> DeviceLimits:
+        """The runtime's limits (as the backend read them when it opened) with the backend's binding and buffer
+        limits (which lay out split arrays)."""
+        backend = self._backend
+        key = (backend.binding_limit, backend.buffer_limit)
+        if self._limits_key != key:  # a proof asks ~40 times; tests lower the backend's limits between proofs
+            self._limits = replace(backend._limits, max_storage_binding_size=key[0], max_buffer_size=key[1])
+            self._limits_key = key
+        return self._limits
+
+    def __getattr__(self, name):
+        return getattr(self._runtime, name)

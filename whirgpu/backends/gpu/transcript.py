@@ -1,0 +1,208 @@
+"""The GPU backend's whole proof and device transcript: beginning and ending a proof (the proof region read back
+once), the transcript's scalars (points, powers, the final polynomial), the challenger variant, grinding."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...errors import ConfigError, ProverBusy
+from ...kernels import merkle
+from ...ref import field_np as F
+from ...ref.merkle_pruned import prune_paths
+from ...runtime.base import RtBuffer
+from ..base import DeviceBuffer, PowRangeExceeded, ProofShape
+from ..device_transcript import NOT_FOUND, PROOF_WINDOW, TranscriptVariant
+from ..device_values import (POW_MAX_COUNTERS, STATE_WORDS, DeviceOpenings, DeviceQueries, DeviceValue, concat_points,
+                             region_bytes)
+from .geometry import EF_BYTES
+
+
+def challenger_words(sponge, input_buffer, output_len: int) -> np.ndarray:
+    """The device challenger's 26 words (device_values layout) for a host challenger's state."""
+    words = np.zeros(STATE_WORDS, np.uint32)
+    words[:16] = sponge
+    words[16] = len(input_buffer)
+    words[17] = output_len
+    words[18:18 + len(input_buffer)] = input_buffer
+    return words
+
+
+class ProofTranscript:
+    """``GpuBackend``'s proofs: ``begin_proof`` .. ``end_proof``, the transcript-dependent scalars, ``grind``."""
+
+    @property
+    def transcript_variant(self) -> TranscriptVariant:
+        """The device challenger the running layout speaks (made once per layout: every kernel lookup asks)."""
+        layout = self.layout
+        cached = self._variant
+        if cached is None or cached[0] is not layout:
+            cached = self._variant = (layout, TranscriptVariant(layout.field, layout.length_tagged,
+                                                                layout.distinct_queries))
+        return cached[1]
+
+    def _round_constants(self) -> RtBuffer:
+        return merkle.round_constants(self._drivers, self.layout.field.name)
+
+    def _tail_io(self, points: bool = False) -> list:
+        """The buffers a transcript tail binds after its data (registry ``_TAIL_IO`` less the work words): scratch,
+        the proof window (filled in when the program is known), the points region where the kernel binds it
+        (``points``: it may EXPAND), the round constants."""
+        regions = self._session.regions
+        return [regions.scratch.buffer, PROOF_WINDOW] + [regions.points.buffer] * points + [self._round_constants()]
+
+    # -- a whole proof -----------------------------------------------------------------------------------------
+    def begin_proof(self, shape: ProofShape, transcript, statement_points: np.ndarray,
+                    variant: TranscriptVariant | None = None):
+        """Start a device proof: the regions ``shape`` needs, the host transcript's challenger (after the domain
+        separator) and the statement's points uploaded once. Returns the device transcript (of ``variant``, by
+        default whir-p3's challenger) and the points (m, n, 4) as a ``DeviceValue``."""
+        challenger = transcript.challenger
+        if not self._building.acquire(blocking=False):  # checked and taken at once: two threads cannot both pass
+            raise ProverBusy(f"begin_proof: a proof is already being built on this {self.name} backend (share a "
+                             "backend between threads through Prover, which queues proofs on backend.proof_lock)")
+        try:
+            return self._begin_proof(shape, challenger, statement_points, variant)
+        except BaseException:
+            self._building.release()
+            raise
+
+    def _begin_proof(self, shape: ProofShape, challenger, statement_points: np.ndarray, variant):
+        self.layout = shape.layout
+        align = max(EF_BYTES, int(self.rt.offset_alignment))
+        session = self._open_session(*region_bytes(shape, align),
+                                     variant=self.transcript_variant if variant is None else variant)
+        session.fold_fuses = [k < rounds for rounds in shape.sumcheck_phases for k in range(1, rounds + 1)]
+        regions = session.regions
+        state = challenger_words(challenger.sponge_state, challenger.input_buffer, len(challenger.output_buffer))
+        self._drivers.write(regions.scratch.buffer, state, regions.state.offset)
+        points = np.asarray(statement_points, np.uint32).reshape(-1, shape.num_variables, 4)
+        statement = regions.points.take(points.shape)
+        if points.size:
+            self._drivers.write(regions.points.buffer, points.reshape(-1), statement.offset)
+        self._session = session
+        return session.transcript, statement
+
+    def end_proof(self, resolve):
+        """Submit the rest, read the proof region back once, and return ``resolve(read)`` where ``read`` maps a
+        device value (or openings) to host arrays. Raises ``PowRangeExceeded`` when a grind needs a wider search."""
+        session, self._session = self._session, None
+        try:
+            session.words = self._close_session(session)
+        finally:
+            self._building.release()
+        self._check_canonical(session)
+        words = session.words
+        if any(self._get(words, w).reshape(-1)[0] == NOT_FOUND for w in session.transcript.witnesses):
+            raise PowRangeExceeded("a proof-of-work search found no nonce in its encoded range")
+        return resolve(lambda value: self._resolve(words, value))
+
+    @property
+    def overlaps_proofs(self) -> bool:
+        """Whether a proof may be recorded while the one before it runs: the runtime orders the host's writes
+        after the work submitted before them (WebGPU's queue; msl-cpu runs a submission at once), so buffers the
+        earlier proof released can serve the next one."""
+        return bool(getattr(self.rt, "queue_ordered_writes", False))
+
+    def end_proof_deferred(self, resolve):
+        """Submit what is left of the proof and detach it: the backend may begin the next proof at once while the
+        device runs this one. The returned ``collect()`` reads the proof region back (the proof's regions stay
+        out of the pool until then) and returns ``resolve(read)``, raising what ``end_proof`` raises."""
+        session, self._session = self._session, None
+        try:
+            session.transcript.flush()
+            session.batch.submit()
+        except BaseException:
+            self._building.release()
+            self._finish_session(session, read=False)
+            raise
+        self._building.release()
+
+        def collect():
+            session.words = self._finish_session(session)
+            self._check_canonical(session)
+            words = session.words
+            if any(self._get(words, w).reshape(-1)[0] == NOT_FOUND for w in session.transcript.witnesses):
+                raise PowRangeExceeded("a proof-of-work search found no nonce in its encoded range")
+            return resolve(lambda value: self._resolve(words, value))
+
+        return collect
+
+    def abort_proof(self) -> None:
+        """Drop a proof that failed while being encoded (its regions return to the pool)."""
+        session, self._session = self._session, None
+        if session is not None:
+            try:
+                self._close_session(session, read=False)
+                self.rt.wait()
+            finally:
+                self._building.release()
+
+    def _resolve(self, words: np.ndarray, value):
+        if isinstance(value, DeviceOpenings):
+            count = int(self._get(words, value.count)[0])
+            rows, paths = self._get(words, value.rows)[:count], self._get(words, value.siblings)[:count]
+            if value.indices is not None:  # one pruned multiproof, from the paths gathered on the device
+                return rows, prune_paths(self._get(words, value.indices)[:count], paths)
+            return rows, paths
+        if isinstance(value, DeviceValue):
+            return self._get(words, value)
+        return value
+
+    # -- transcript-dependent scalars --------------------------------------------------------------------------
+    def expand_point(self, z: DeviceValue, num_variables: int) -> DeviceValue:
+        """The point (z^(2^(nv-1)), ..., z^2, z) in the points region (a transcript op: it rides on the launch
+        that sampled z)."""
+        out = self._session.regions.points.take((num_variables, 4))
+        if num_variables:
+            self._session.transcript.expand(z, out, num_variables)
+        return out
+
+    def concat_points(self, points: list[DeviceValue]) -> DeviceValue:
+        return concat_points(points)
+
+    def challenge_powers(self, x: DeviceValue, n: int, queries: DeviceQueries | None = None) -> DeviceValue:
+        """(n + slots, 4): x^0 .. x^(n-1), then x^n .. for each query slot (0 past the drawn count); a transcript
+        op, like ``expand_point``."""
+        slots = queries.slots if queries is not None else 0
+        out = self._session.regions.scratch.take((n + slots, 4))
+        if n + slots:
+            self._session.transcript.powers(x, out, n, slots, queries.count if queries is not None else None)
+        return out
+
+    def domain_points(self, queries: DeviceQueries, log_folded_domain: int) -> DeviceValue:
+        return queries.domain_points
+
+    def final_poly(self, table: DeviceBuffer) -> DeviceValue:
+        """The final table (EF) copied into the proof region."""
+        if not table.is_ext:
+            raise ValueError("the final polynomial is an EF table (at least one sumcheck round precedes it)")
+        out = self._session.regions.proof.take(table.shape)
+        batch = self._batch()
+        per = min(out.nbytes, table.handle.buffer_rows * table.handle.row_bytes)
+        for i, buffer in enumerate(table.handle.buffers):
+            batch.copy(buffer, 0, out.buffer, out.offset + i * per, per)
+        return out
+
+    # -- proof of work -------------------------------------------------------------------------------------------
+    def grind(self, challenger, bits: int) -> np.uint32:
+        """The smallest valid nonce for a host challenger, searched on the device (as in a proof); then absorbed
+        by ``challenger``."""
+        bits = int(bits)
+        if bits == 0:
+            return np.uint32(0)
+        if not 0 < bits <= 30:
+            raise ConfigError(f"proof-of-work bits = {bits} outside [0, 30]")
+        for full_range in (False, True):
+            with self._host_call(proof_words=1, scratch_words=1 + POW_MAX_COUNTERS) as session:
+                self._drivers.write(session.regions.scratch.buffer,
+                                    challenger_words(challenger.sponge_state, challenger.input_buffer,
+                                                     len(challenger.output_buffer)), session.regions.state.offset)
+                session.transcript.full_range = full_range
+                witness = session.transcript.grind(bits)
+            if self._get(session.words, witness).reshape(-1)[0] != NOT_FOUND:
+                break
+        witness = np.uint32(self._get(session.words, witness))
+        if not challenger.check_witness(bits, witness):
+            raise AssertionError(f"GPU proof of work returned {int(F.from_monty(witness))}, which the transcript "
+                                 f"rejects")
+        return witness

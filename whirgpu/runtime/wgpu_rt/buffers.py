@@ -1,0 +1,180 @@
+"""The WebGPU runtime's buffers: allocation in a storage mode, the caller's buffers adopted, uploads (small ones
+through the queue, large ones through the ring of mapped staging buffers) and readback (mapped or staged)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...errors import ConfigError, DeviceLimitError, DeviceOutOfMemory
+from ...devices.limits import StorageMode
+from ..base import RtBuffer, allocation_size, check_range
+from ..upload import chunk_ranges, copy_into
+from .adapters import IMPLS
+
+MAP_ALIGNMENT = 8  # wgpu's map offset alignment (the size must be a multiple of 4)
+
+
+class Buffers:
+    """``WgpuRuntime``'s memory: ``alloc`` / ``free``, ``adopt``, ``write`` (staged), ``read``."""
+
+    # -- identity -------------------------------------------------------------------------------------------------
+    def adopt(self, handle, nbytes: int) -> RtBuffer:
+        """A buffer the caller created on this runtime's ``device``, as the RtBuffer of its first ``nbytes`` bytes:
+        bound read-only by the kernels that take it, never written, pooled or freed here. ConfigError naming the
+        problem for a buffer of another device (or implementation), without STORAGE usage, or too small."""
+        label = IMPLS[self.name].label
+        if getattr(handle, "_device", None) is not self.device:
+            raise ConfigError(f"the buffer was not created on this prover's device ({self.adapter.summary} through "
+                              f"{label}): create it with prover.device")
+        usage = self.wgpu.BufferUsage
+        if not int(handle.usage) & int(usage.STORAGE):
+            names = [name for name in ("MAP_READ", "MAP_WRITE", "COPY_SRC", "COPY_DST", "INDEX", "VERTEX", "UNIFORM",
+                                       "STORAGE", "INDIRECT", "QUERY_RESOLVE") if int(handle.usage) & int(usage[name])]
+            raise ConfigError(f"the buffer needs STORAGE usage to be read by the prover's kernels (it has "
+                              f"{' | '.join(names) or 'none'})")
+        if int(handle.size) < nbytes:
+            raise ConfigError(f"the buffer holds {int(handle.size)} bytes; the table needs {nbytes}")
+        # The same RtBuffer for the same buffer, so proofs of one caller's table reuse their cached bind groups.
+        adopted = self._adopted.get(handle)
+        if adopted is None or adopted.nbytes != nbytes:
+            adopted = self._adopted[handle] = RtBuffer(handle, int(nbytes), StorageMode.PRIVATE)
+        return adopted
+
+    # -- memory ------------------------------------------------------------------------------------------------
+    def alloc(self, nbytes: int, mode: StorageMode = StorageMode.PRIVATE) -> RtBuffer:
+        nbytes = allocation_size(nbytes)
+        limit = self.device.limits["max-buffer-size"]
+        if nbytes > limit:
+            raise DeviceLimitError(f"a buffer of {nbytes} bytes exceeds max-buffer-size {limit} "
+                                   f"on {self.adapter.summary}")
+        usage = self.wgpu.BufferUsage
+        flags = usage.STORAGE | usage.COPY_SRC | usage.COPY_DST
+        if mode is StorageMode.SHARED and self.zero_copy_shared:
+            flags |= usage.MAP_READ  # MAP_READ only: MAP_WRITE makes Metal's Shared memory write-combined
+        try:
+            handle = self.device.create_buffer(size=nbytes, usage=flags)
+        except Exception as exc:  # noqa: BLE001
+            raise DeviceOutOfMemory(f"could not allocate {nbytes} bytes on {self.adapter.summary}: {exc}") from None
+        return RtBuffer(handle, nbytes, mode)
+
+    def write(self, buffer: RtBuffer, data: np.ndarray, offset: int = 0) -> None:
+        data = np.ascontiguousarray(data, dtype=np.uint32)
+        check_range("write", buffer, data.nbytes, offset)
+        if offset % 4:  # refused here, before a staging slot is touched; wgpu would refuse the copy
+            raise ValueError(f"write at byte offset {offset}: wgpu writes need offsets that are multiples of 4")
+        if data.nbytes == 0:
+            return  # wgpu rejects empty writes
+        if data.nbytes < self.upload.threshold:
+            self.device.queue.write_buffer(buffer.handle, offset, data)
+            return
+        raw = data.view(np.uint8).reshape(-1)
+        chunk = self.upload.chunk_for(raw.nbytes)
+        chunks = chunk_ranges(raw.nbytes, chunk)
+        self._ask_maps(chunk, len(chunks))
+        try:
+            for i, (start, size) in enumerate(chunks):
+                slot = self._upload_slot(chunk)
+                staging = self._uploads[slot]
+                # The mapped range is valid until unmap; nothing touches this view after the copy.
+                copy_into(np.frombuffer(staging._experimental_get_mapped_range(0, size), np.uint8),
+                          raw[start:start + size], self.upload.threads)
+                staging.unmap()
+                encoder = self.device.create_command_encoder()
+                encoder.copy_buffer_to_buffer(staging, 0, buffer.handle, offset + start, size)
+                # Submitted at once, not waited for: the device copies this chunk while the host fills the next.
+                # Queue order keeps it after earlier submissions and write_buffer calls and before later ones.
+                self.device.queue.submit([encoder.finish()])
+                if i + len(self._uploads) < len(chunks):
+                    # This write comes back to the slot: its map is asked for now, so it resolves once this copy
+                    # is done (a map_sync at its next use would wait for every chunk queued by then).
+                    self._upload_maps[slot] = staging.map_async(self.wgpu.MapMode.WRITE)
+        finally:
+            # No map is left pending past the call: a runtime dropped with one (the poll thread still waiting on
+            # its device) crashed wgpu-native later in the process. The slots this write used stay unmapped, their
+            # copies in flight; the next write asks for their maps together and waits for each at its use.
+            self._settle_maps()
+
+    def _ask_maps(self, chunk: int, count: int) -> None:
+        """Ask, together, for the maps of the next ``count`` slots (at most all) that are unmapped, the ones a
+        write of ``count`` chunks takes first: one device poll then answers them all, and none is left over."""
+        if not self._uploads or self._uploads[0].size < chunk:
+            return  # _upload_slot makes the ring anew, mapped
+        for k in range(min(count, len(self._uploads))):
+            slot = (self._next_upload + k) % len(self._uploads)
+            staging = self._uploads[slot]
+            if staging.map_state == "unmapped" and self._upload_maps[slot] is None:
+                self._upload_maps[slot] = staging.map_async(self.wgpu.MapMode.WRITE)
+
+    def _settle_maps(self) -> None:
+        for slot, pending in enumerate(self._upload_maps):
+            if pending is not None:
+                self._upload_maps[slot] = None
+                pending.sync_wait()
+
+    def write_staged(self, buffer: RtBuffer) -> bool:
+        return True  # queue.write_buffer and the upload slots both copy through a staging buffer
+
+    def _upload_slot(self, chunk: int) -> int:
+        """The index of the next upload staging buffer of at least ``chunk`` bytes, mapped for writing (waits for
+        the copy that last read it). The ring is made whole, mapped, at the first call, and anew for a larger
+        ``chunk``, so that writes no larger than an earlier one allocate nothing."""
+        plan = self.upload
+        if not self._uploads or self._uploads[0].size < chunk:
+            self._settle_maps()  # before their buffers go
+            for old in self._uploads:
+                old.destroy()
+            usage = self.wgpu.BufferUsage
+            self._uploads = [self.device.create_buffer(
+                size=chunk, usage=usage.MAP_WRITE | usage.COPY_SRC, mapped_at_creation=True)
+                for _ in range(plan.slots)]
+            self._upload_maps = [None] * plan.slots
+            self._next_upload = 0
+        slot = self._next_upload
+        staging = self._uploads[slot]
+        self._next_upload = (slot + 1) % plan.slots
+        pending, self._upload_maps[slot] = self._upload_maps[slot], None
+        if pending is not None:
+            pending.sync_wait()  # waits for the copy that last read the slot
+        if staging.map_state != "mapped":  # a write that failed between its map and its unmap
+            staging.map_sync(self.wgpu.MapMode.WRITE)
+        return slot
+
+    def _staging_buffer(self, nbytes: int):
+        if self._staging is None or self._staging.size < nbytes:
+            usage = self.wgpu.BufferUsage
+            size = max(nbytes, 1 << 16)
+            self._staging = self.device.create_buffer(size=size, usage=usage.MAP_READ | usage.COPY_DST)
+        return self._staging
+
+    def read(self, buffer: RtBuffer, nbytes: int | None = None, offset: int = 0) -> np.ndarray:
+        nbytes = buffer.nbytes - offset if nbytes is None else nbytes
+        if nbytes == 0:
+            return np.zeros(0, np.uint32)
+        check_range("read", buffer, nbytes, offset)
+        if buffer.mode is StorageMode.SHARED and self.zero_copy_shared:
+            return self._read_mapped(buffer, nbytes, offset)
+        staging = self._staging_buffer(nbytes)
+        encoder = self.device.create_command_encoder()
+        encoder.copy_buffer_to_buffer(buffer.handle, offset, staging, 0, nbytes)
+        self.device.queue.submit([encoder.finish()])
+        staging.map_sync(self.wgpu.MapMode.READ, 0, nbytes)
+        try:
+            out = np.frombuffer(staging.read_mapped(0, nbytes, copy=False), dtype=np.uint32).copy()
+        finally:
+            staging.unmap()
+        return out
+
+    def _read_mapped(self, buffer: RtBuffer, nbytes: int, offset: int) -> np.ndarray:
+        """Map the buffer itself (waits for the work that uses it), copy the words out, unmap."""
+        start = offset - offset % MAP_ALIGNMENT
+        size = -(-(offset + nbytes - start) // 4) * 4
+        buffer.handle.map_sync(self.wgpu.MapMode.READ, start, size)
+        try:
+            view = buffer.handle.read_mapped(start, size, copy=False)
+            out = np.frombuffer(view, dtype=np.uint8)[offset - start:offset - start + nbytes].copy()
+        finally:
+            buffer.handle.unmap()
+        return out.view(np.uint32)
+
+    def free(self, buffer: RtBuffer) -> None:
+        buffer.handle.destroy()  # the device memory goes now, not when the collector finds the Python object
