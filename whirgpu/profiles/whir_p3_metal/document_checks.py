@@ -23,6 +23,7 @@ from __future__ import annotations
 from ...errors import ProofFormatError
 from ...field import P
 from ...protocol.config import WhirConfig
+from ...protocol.json_tree import first_difference
 
 PARAM_KEYS = frozenset({
     "num_variables", "folding_factor", "starting_log_inv_rate", "security_level", "pow_bits", "soundness_type",
@@ -46,22 +47,6 @@ CRYPTO = {
     "permutation": "Poseidon2BabyBear<16>::new_from_rng_128(SmallRng::seed_from_u64(1))",
 }
 CRYPTO_TEXT = ("mmcs", "fiat_shamir_prefix", "rng")  # descriptive: any text
-
-
-def first_difference(got, want, path: str) -> str | None:
-    """The path of the first place where two JSON trees differ (types included: true is not 1), or None."""
-    if type(got) is not type(want):
-        return path
-    if isinstance(want, dict):
-        if got.keys() != want.keys():
-            return f"{path} (keys)"
-        return next((d for k in want if (d := first_difference(got[k], want[k], f"{path}.{k}"))), None)
-    if isinstance(want, list):
-        if len(got) != len(want):
-            return f"{path} (length)"
-        return next((d for i, (g, w) in enumerate(zip(got, want)) if (d := first_difference(g, w, f"{path}[{i}]"))),
-                    None)
-    return None if got == want else path
 
 
 def _is_int(value) -> bool:
