@@ -132,12 +132,13 @@ def golden() -> list[str]:
 # GPU suites (tests/backend/) at a few of their parametrisations each. The exhaustive tier (WHIRGPU_EXHAUSTIVE=1,
 # or --exhaustive; CI sets the variable) runs every test. The rule, in `default_tier`:
 # - THINNED suites keep, per test function and runtime, PER_RUNTIME instances, chosen greedily so that together
-#   they cover as many parameter values as possible (ties: the earlier instance, usually the smaller size);
+#   they cover as many parameter values as possible (ties: spread over the list, short of its end);
 # - in every suite, the instances of the second WebGPU implementation (Dawn) and of the u64 multiply run only in
 #   SMOKE files and where a test function has no instance on another runtime: each is a compile of every kernel
 #   again (minutes on lavapipe with an empty shader cache) for the same bits wgpu-native's emulated multiply
 #   computes;
-# - STRESS tests (resource lifetimes over many devices or provers, a minute or more each) run only exhaustively.
+# - STRESS tests (resource lifetimes over many devices or provers, a minute or more each), and tests marked
+#   `exhaustive` themselves, run only exhaustively.
 # `-k`, a test id (`file::test`), or `-m exhaustive` (the deselected tests alone) turn the thinning off.
 
 EXHAUSTIVE_ENV = "WHIRGPU_EXHAUSTIVE"
@@ -189,18 +190,25 @@ def default_tier(items: list, parts=_id_parts) -> tuple[list, list]:
     groups: dict[str, list] = {}
     for item in items:
         groups.setdefault(item.nodeid.partition("[")[0], []).append(item)
-    drop: set[int] = set()
+    drop = {id(item) for item in items if _marked(item)}
     for function, members in groups.items():
         if function in STRESS:
             drop.update(id(item) for item in members)
             continue
         runtimes = {item_runtime(item.nodeid) for item in members}
         first_only = not function.startswith(SMOKE) and any(not _second_implementation(r) for r in runtimes)
-        pool = [item for item in members if not (first_only and _second_implementation(item_runtime(item.nodeid)))]
+        pool = [item for item in members if id(item) not in drop
+                and not (first_only and _second_implementation(item_runtime(item.nodeid)))]
         keep = _cover(pool, parts) if function.startswith(THINNED) else {id(item) for item in pool}
         drop.update(id(item) for item in members if id(item) not in keep)
     kept = [item for item in items if id(item) not in drop]
     return kept, [item for item in items if id(item) in drop]
+
+
+def _marked(item) -> bool:
+    """Whether the test itself is marked ``exhaustive`` (a documented block that needs a GPU, say)."""
+    closest = getattr(item, "get_closest_marker", None)
+    return closest is not None and closest("exhaustive") is not None
 
 
 def _cover(pool: list, parts) -> set[int]:
@@ -267,5 +275,5 @@ _TIER_KEY = pytest.StashKey[int]()
 def pytest_terminal_summary(terminalreporter, config):
     dropped = config.stash.get(_TIER_KEY, 0)
     if dropped:
-        terminalreporter.write_line(f"default tier: {dropped} instances of the parametrised GPU suites deselected; "
-                                    f"{EXHAUSTIVE_ENV}=1 (or --exhaustive) runs every test")
+        terminalreporter.write_line(f"default tier: {dropped} tests deselected (the GPU suites run a few instances "
+                                    f"of each test); {EXHAUSTIVE_ENV}=1 (or --exhaustive) runs every test")
