@@ -21,7 +21,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 SHELL = ("sh", "bash", "console")
 INSTALL = re.compile(r"^(sudo\s+)?(python3\s+-m\s+pip|pip3?|apt-get|apt|git\s+clone)\s")
-_FENCE = re.compile(r"^```(\S*)\s*$")
+_FENCE = re.compile(r"^( {0,3})```(\S*)\s*$")  # a fence may be indented (inside a list item)
 _NOTE = re.compile(r"^<!--\s*(not run|needs):\s*(.*?)\s*-->$")
 _EXIT = re.compile(r"\(exit (\d+)\)\s*$")
 
@@ -53,10 +53,12 @@ def blocks(page: Path) -> list[Block]:
         if not opening:
             i += 1
             continue
-        end = next((j for j in range(i + 1, len(lines)) if lines[j].startswith("```")), len(lines))
+        indent = len(opening.group(1))
+        end = next((j for j in range(i + 1, len(lines)) if lines[j].lstrip().startswith("```")), len(lines))
         before = next((lines[j].strip() for j in range(i - 1, -1, -1) if lines[j].strip()), "")
         note = _NOTE.match(before)
-        found.append(Block(page, opening.group(1), "\n".join(lines[i + 1:end]) + "\n", i + 1,
+        body = [line[indent:] if line[:indent].isspace() else line for line in lines[i + 1:end]]
+        found.append(Block(page, opening.group(2), "\n".join(body) + "\n", i + 1,
                            (note.group(1), note.group(2)) if note else None))
         i = end + 1
     return found

@@ -115,7 +115,7 @@ def _extras() -> set[str]:
 
 
 def _check_install(step: str, block: Block) -> None:
-    words = shlex.split(step)
+    words = shlex.split(step, comments=True)
     if words[0] == "sudo":
         words = words[1:]
     where = f"{block.name}: `{step}`"
