@@ -22,6 +22,7 @@ import atexit
 import json
 import lzma
 import os
+import re
 import shutil
 import tempfile
 from functools import lru_cache
@@ -126,14 +127,153 @@ def golden() -> list[str]:
     return GOLDEN_PROOFS
 
 
+# ---- test tiers ------------------------------------------------------------------------------------------------
+# The default tier is what a newcomer's `python3 -m pytest -q` runs: every test function, but the big parametrised
+# GPU suites (tests/backend/) at a few of their parametrisations each. The exhaustive tier (WHIRGPU_EXHAUSTIVE=1,
+# or --exhaustive; CI sets the variable) runs every test. The rule, in `default_tier`:
+# - THINNED suites keep, per test function and runtime, PER_RUNTIME instances, chosen greedily so that together
+#   they cover as many parameter values as possible (ties: spread over the list, short of its end);
+# - in every suite, the instances of the second WebGPU implementation (Dawn) and of the u64 multiply run only in
+#   SMOKE files and where a test function has no instance on another runtime: each is a compile of every kernel
+#   again (minutes on lavapipe with an empty shader cache) for the same bits wgpu-native's emulated multiply
+#   computes;
+# - STRESS tests (resource lifetimes over many devices or provers, a minute or more each), and tests marked
+#   `exhaustive` themselves, run only exhaustively.
+# `-k`, a test id (`file::test`), or `-m exhaustive` (the deselected tests alone) turn the thinning off.
+
+EXHAUSTIVE_ENV = "WHIRGPU_EXHAUSTIVE"
+THINNED = ("tests/backend/",)
+PER_RUNTIME = 2
+SMOKE = ("tests/backend/test_kernels_field.py", "tests/backend/test_wgpu_impls.py")
+STRESS = {
+    "tests/backend/test_prover_close.py::test_fifty_provers_keep_rss_flat": "50 provers in turn",
+    "tests/backend/test_wgpu_impls.py::test_a_process_proving_on_many_dawn_runtimes_survives": "many Dawn devices",
+    "tests/backend/test_msl_cpu_runtime.py::test_a_second_runtime_after_wgpu_work_survives": "a second process",
+}
+_RUNTIME = re.compile(r"(?<!\w)(wgpu-emulated|wgpu-u64|dawn-emulated|msl-cpu-mulhi|msl-cpu|dawn|wgpu|cpu)(?!\w)")
+
+
+def exhaustive_requested(config) -> bool:
+    """Whether this run is the exhaustive tier: --exhaustive, or WHIRGPU_EXHAUSTIVE set to a true switch."""
+    value = os.environ.get(EXHAUSTIVE_ENV, "").strip().lower()
+    if value not in ("", "0", "false", "no", "off", "1", "true", "yes", "on"):
+        raise pytest.UsageError(f"{EXHAUSTIVE_ENV}={value!r} is not a switch: give 1 (every test) or 0")
+    return config.getoption("--exhaustive") or value in ("1", "true", "yes", "on")
+
+
+def item_runtime(nodeid: str) -> str | None:
+    """The GPU runtime an instance runs on, as its id names it (``wgpu-u64``, ``dawn``, ...), or None."""
+    params = nodeid.partition("[")[2]
+    found = _RUNTIME.search(params)
+    return found.group(1) if found else None
+
+
+def _second_implementation(runtime: str | None) -> bool:
+    return runtime is not None and (runtime.startswith("dawn") or runtime.endswith("u64"))
+
+
+def _id_parts(item) -> tuple:
+    """(position, id) per parameter of an instance but its runtime: what the greedy cover counts (the runtimes
+    have their own quota)."""
+    callspec = getattr(item, "callspec", None)
+    if callspec is None:
+        return ()
+    parts = getattr(callspec, "_idlist", None)
+    if parts is None:  # a pytest without the private id list: the parameter values themselves
+        parts = [f"{name}={value!r}" for name, value in sorted(callspec.params.items())]
+    return tuple((i, part) for i, part in enumerate(parts) if not _RUNTIME.fullmatch(part))
+
+
+def default_tier(items: list, parts=_id_parts) -> tuple[list, list]:
+    """(kept, deselected): the default tier of ``items`` in their order, by the rule above. ``parts(item)`` gives
+    an instance's (position, id) pairs; items need ``nodeid``."""
+    groups: dict[str, list] = {}
+    for item in items:
+        groups.setdefault(item.nodeid.partition("[")[0], []).append(item)
+    drop = {id(item) for item in items if _marked(item)}
+    for function, members in groups.items():
+        if function in STRESS:
+            drop.update(id(item) for item in members)
+            continue
+        runtimes = {item_runtime(item.nodeid) for item in members}
+        first_only = not function.startswith(SMOKE) and any(not _second_implementation(r) for r in runtimes)
+        pool = [item for item in members if id(item) not in drop
+                and not (first_only and _second_implementation(item_runtime(item.nodeid)))]
+        keep = _cover(pool, parts) if function.startswith(THINNED) else {id(item) for item in pool}
+        drop.update(id(item) for item in members if id(item) not in keep)
+    kept = [item for item in items if id(item) not in drop]
+    return kept, [item for item in items if id(item) in drop]
+
+
+def _marked(item) -> bool:
+    """Whether the test itself is marked ``exhaustive`` (a documented block that needs a GPU, say)."""
+    closest = getattr(item, "get_closest_marker", None)
+    return closest is not None and closest("exhaustive") is not None
+
+
+def _cover(pool: list, parts) -> set[int]:
+    """Up to PER_RUNTIME instances per runtime of ``pool``: each pick the one adding most uncovered parameter
+    values, ties going to the instance nearest the pick's share of the list (pick k of K: position k/K), so the
+    picks spread over the sizes without reaching the largest."""
+    covered: set = set()
+    quota: dict = {}
+    chosen: set[int] = set()
+    candidates = [(index, item, set(parts(item)), item_runtime(item.nodeid)) for index, item in enumerate(pool)]
+    picks = PER_RUNTIME * len({runtime for *_, runtime in candidates})
+    for pick in range(picks):
+        target = pick * len(pool) / picks
+        best, best_key = None, None
+        for index, item, values, runtime in candidates:
+            if id(item) in chosen or quota.get(runtime, 0) >= PER_RUNTIME:
+                continue
+            key = (-len(values - covered), abs(index - target), index)
+            if best_key is None or key < best_key:
+                best, best_key = (item, values, runtime), key
+        if best is None:
+            break
+        item, values, runtime = best
+        chosen.add(id(item))
+        covered |= values
+        quota[runtime] = quota.get(runtime, 0) + 1
+    return chosen
+
+
 def pytest_addoption(parser):
     parser.addoption("--runslow", action="store_true", default=False, help="also run tests marked slow")
+    parser.addoption("--exhaustive", action="store_true", default=False,
+                     help=f"run every test (as {EXHAUSTIVE_ENV}=1 does): without it, the big parametrised GPU "
+                          "suites run a few instances of each test function (tests/conftest.py, docs/TESTING.md)")
 
 
 def pytest_collection_modifyitems(config, items):
+    _select_tier(config, items)
     if config.getoption("--runslow") or "slow" in (config.getoption("-m") or ""):
         return
     skip_slow = pytest.mark.skip(reason="slow: run with --runslow")
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip_slow)
+
+
+def _select_tier(config, items) -> None:
+    if exhaustive_requested(config) or config.getoption("-k") or any("::" in arg for arg in config.args):
+        return
+    kept, dropped = default_tier(items)
+    for item in dropped:
+        item.add_marker(pytest.mark.exhaustive)
+    if "exhaustive" in (config.getoption("-m") or ""):
+        return  # -m exhaustive selects exactly the instances the default tier leaves out
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
+        config.stash[_TIER_KEY] = sum("slow" not in item.keywords for item in dropped)  # slow ones skip anyway
+
+
+_TIER_KEY = pytest.StashKey[int]()
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    dropped = config.stash.get(_TIER_KEY, 0)
+    if dropped:
+        terminalreporter.write_line(f"default tier: {dropped} tests deselected (the GPU suites run a few instances "
+                                    f"of each test); {EXHAUSTIVE_ENV}=1 (or --exhaustive) runs every test")

@@ -106,6 +106,7 @@ VARIABLES: dict[str, Variable] = {
     "WHIRGPU_DEBUG": Variable("1|0 (true/false, yes/no, on/off)", _switch),
     "WHIRGPU_REQUIRE": Variable(",".join(RUNTIMES) + " (any of them, comma-separated)", _runtimes, "tests"),
     "WHIRGPU_GOLDEN": Variable("a folder of golden files (any text)", None, "tests"),
+    "WHIRGPU_EXHAUSTIVE": Variable("1|0: run every test, not the default tier (tests/conftest.py)", _switch, "tests"),
     "WHIRGPU_BENCH_MSL_CPU": Variable("1 to add the msl-cpu rows (any text; empty or 0: off)", None, "tests"),
 }
 
