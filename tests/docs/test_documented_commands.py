@@ -175,7 +175,7 @@ def test_every_example_is_run_by_a_documented_command():
 
 def test_usage_listings_parse():
     """Lines starting with ``whirgpu `` in blocks without a language parse with the CLI's own parser."""
-    from whirgpu.cli import _build_parser
+    from whirgpu.cli.commands import _build_parser
 
     parser = _build_parser()
     checked = 0
