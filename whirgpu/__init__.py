@@ -3,7 +3,8 @@
 Public API (canonical field elements in and out; see ``whirgpu.api``):
 ``ProtocolParameters``, ``WhirConfig``, ``Prover``, ``verify``, ``is_valid``, ``verify_many``, ``dump``, ``load``,
 ``read_document``, ``claimed_values``, ``random_instance``, ``select_backend``, the p3-whir profile's ``P3Prover``,
-``P3Parameters``, ``P3WhirConfig`` and ``P3Expected``, and the error tree under ``WhirGpuError``. ``verify``,
+``P3Parameters``, ``P3WhirConfig`` and ``P3Expected``, ``security_report`` (a configuration's bits under every
+security regime, the provable figure beside a conjectural one), and the error tree under ``WhirGpuError``. ``verify``,
 ``is_valid`` and ``verify_many`` take proof documents of either profile.
 """
 
@@ -31,6 +32,7 @@ from .profiles.documents import read_document
 from .profiles.p3_whir.api import P3Prover
 from .profiles.p3_whir.config import P3Parameters, P3WhirConfig
 from .profiles.p3_whir.expectations import P3Expected
+from .profiles.security import security_report
 
 __version__ = "0.1.0"
 
@@ -65,6 +67,7 @@ __all__ = [
     "load",
     "random_instance",
     "read_document",
+    "security_report",
     "select_backend",
     "Verdict",
     "verify",
