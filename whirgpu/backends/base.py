@@ -301,6 +301,16 @@ class Backend(ABC):
 
     overlaps_proofs: bool = False  # end_proof_deferred leaves the proof running while the next is recorded
 
+    def record_proof(self, key) -> None:
+        """The proof about to begin has the shape ``key`` (``WhirProver._replay_key``): a backend that replays
+        may record its launches. Default: nothing."""
+
+    def replay_proof(self, key, words: np.ndarray, points: np.ndarray, deferred: bool):
+        """Prove ``words`` (2^n canonical uint32) at ``points`` (m, n, 4) Montgomery by replaying the launches
+        recorded for ``key``, returning what ``end_proof`` (``deferred``: ``end_proof_deferred``) returns with
+        the recorded proof's ``resolve``; None when there is no such recording (the default)."""
+        return None
+
     def abort_proof(self) -> None:
         """Drop a proof that failed while being built."""
 

@@ -245,6 +245,17 @@ class WhirProver:
         coefficients = backend.challenge_powers(alpha, len(points))
         return backend.eq_weights(points, coefficients)
 
+    def _replay_key(self, polynomial: PolynomialSource, points: np.ndarray, values: np.ndarray | None):
+        """What fixes every launch of a proof (``Backend.replay_proof``): this profile, the configuration and the
+        number of points; None for a proof that is not replayed (claimed values given, Montgomery or device-table
+        input, or a table the upload would refuse: it then fails as it always does)."""
+        words = polynomial.words
+        if values is not None or not polynomial.canonical or not isinstance(words, np.ndarray) or \
+                words.dtype != np.uint32 or words.shape != (1 << self.config.num_variables,) or \
+                not words.flags.c_contiguous:
+            return None
+        return type(self), self.config, int(points.shape[0])
+
     # -- the step order ------------------------------------------------------------------------------------------
     def _prove(self, polynomial: PolynomialSource, points: np.ndarray, values: np.ndarray | None):
         return self._record(polynomial, points, values, self.backend.end_proof)
@@ -253,6 +264,13 @@ class WhirProver:
         """Record the whole proof on the backend, then ``finish(resolve)``: ``backend.end_proof`` (the proof
         read back) or ``backend.end_proof_deferred`` (a ``collect`` for later, the device still running it)."""
         backend = self.backend
+        key = self._replay_key(polynomial, points, values)
+        if key is not None:  # a shape proved before: the backend may replay its recorded launches
+            with self.timer.phase("replay"):
+                replayed = backend.replay_proof(key, polynomial.words, points, finish == backend.end_proof_deferred)
+            if replayed is not None:
+                return replayed
+            backend.record_proof(key)
         shape = self._shape(points.shape[0])
         transcript, point_handles = backend.begin_proof(shape, self._new_transcript(), points)
         try:

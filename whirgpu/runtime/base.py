@@ -105,6 +105,27 @@ class Batch(ABC):
         """Send everything recorded; does not wait."""
 
 
+class ReissuedBatch:
+    """A recorded list of launches (``Runtime.recorded_batch``) issued again into a new batch at every submit:
+    for runtimes with no cheaper way to repeat them."""
+
+    def __init__(self, rt: "Runtime", calls: list[tuple]):
+        self.rt = rt
+        self.calls = calls
+
+    def submit(self) -> None:
+        batch = self.rt.batch()
+        for call in self.calls:
+            if call[0] == "dispatch":
+                batch.dispatch(*call[1:])
+            else:
+                batch.copy(*call[1:])
+        batch.submit()
+
+    def close(self) -> None:
+        self.calls = []
+
+
 class Runtime(ABC):
     """A GPU API behind the shared kernel set."""
 
@@ -162,6 +183,12 @@ class Runtime(ABC):
     @abstractmethod
     def batch(self) -> Batch:
         """A new batch of launches."""
+
+    def recorded_batch(self, calls: list[tuple]):
+        """``calls`` as a batch to submit again and again (``submit``, ``close``): each call is ("dispatch",
+        kernel, buffers, params, n_groups) or ("copy", src, src_offset, dst, dst_offset, nbytes), as given to a
+        ``Batch``. Default: re-issued into a new batch at every submit."""
+        return ReissuedBatch(self, calls)
 
     @abstractmethod
     def wait(self) -> None:

@@ -13,17 +13,19 @@ from .commit import Commitments
 from .device_memory import DeviceMemory
 from .drivers import _BackendRuntime
 from .geometry import EF_BYTES
+from .replay import Replays
 from .session import Sessions, _Session
 from .sumcheck import Reductions
 from .transcript import ProofTranscript
 
 
-class GpuBackend(Commitments, Reductions, ProofTranscript, Sessions, DeviceMemory, Backend):
+class GpuBackend(Commitments, Reductions, ProofTranscript, Replays, Sessions, DeviceMemory, Backend):
     """WHIR primitives on a GPU ``Runtime`` (wgpu, Metal, msl-cpu). ``profile=True`` waits at each sub-phase
     boundary (ntt / merkle, and each primitive of a proof) so host timers attribute time correctly, at the cost
     of one round trip each. ``storage``: the storage policy (hybrid, shared, private; None: ``WHIRGPU_STORAGE``,
     else hybrid). ``pow_full_range``: proof-of-work searches encode launches over every nonce (the retry after a
-    ``PowRangeExceeded``)."""
+    ``PowRangeExceeded``). From the second proof of a shape on, proofs are recorded once and replayed
+    (``replay``; ``replay_enabled = False`` turns that off)."""
 
     def __init__(self, runtime: Runtime | None = None, profile: bool = False, storage: str | None = None):
         super().__init__()
@@ -43,6 +45,7 @@ class GpuBackend(Commitments, Reductions, ProofTranscript, Sessions, DeviceMemor
         # at small sizes; the runtime still enforces the device's own).
         self.binding_limit = self._limits.max_storage_binding_size
         self.buffer_limit = self._limits.max_buffer_size
+        self._recorder = None
         self._drivers = _BackendRuntime(runtime, self)  # counts transfers; the backend itself goes through it too
         # One small buffer, bound read-only where a factor table is unused (never read there).
         self._dummy = self._upload_words(np.zeros(EF_BYTES // 4, np.uint32))
@@ -53,9 +56,11 @@ class GpuBackend(Commitments, Reductions, ProofTranscript, Sessions, DeviceMemor
         self._session: _Session | None = None
         self._building = threading.Lock()  # held from begin_proof to end_proof / abort_proof
         self._variant: tuple | None = None  # (layout, its TranscriptVariant)
+        self._init_replays()  # before the first write: the runtime wrapper asks whether a recording is on
 
     def close(self) -> None:
         """Free the pooled buffers, then close the runtime (its device goes with it); idempotent."""
+        self._drop_programs()  # their region sets return to the pool first
         pool, self._pool = self._pool, {}
         for buffer in [b for b in (self._work, *self._retired) if b is not None]:
             self.rt.free(buffer)

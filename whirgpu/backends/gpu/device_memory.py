@@ -111,7 +111,7 @@ class DeviceMemory:
         if not isinstance(source, DeviceTable):
             per = table.buffer_rows
             for i, buffer in enumerate(table.buffers):
-                self._drivers.write(buffer, source[i * per:(i + 1) * per])
+                self._drivers.write(buffer, source[i * per:(i + 1) * per], source=("table", i * per, (i + 1) * per))
         check = self._session.regions.proof.take((1,))
         self._drivers.write(check.buffer, np.array([NOT_FOUND], np.uint32), check.offset)
         self._session.canonical.append((check, source))

@@ -1,5 +1,6 @@
 """The runtime as the GPU backend and the shared kernel drivers (``kernels/ntt.py``, ``kernels/merkle.py``) see
-it: allocations from the backend's pool, every transfer and device-side copy counted in the backend's ``stats``."""
+it: allocations from the backend's pool, every transfer and device-side copy counted in the backend's ``stats``
+and, while a proof is being recorded (``replay``), handed to the recorder."""
 
 from __future__ import annotations
 
@@ -20,13 +21,19 @@ class _CountingBatch:
 
     def dispatch(self, kernel, buffers, params, n_groups) -> None:
         self._batch.dispatch(kernel, buffers, params, n_groups)
+        if self._backend._recorder is not None:
+            self._backend._recorder.dispatch(self, kernel, buffers, params, n_groups)
 
     def copy(self, src: RtBuffer, src_offset: int, dst: RtBuffer, dst_offset: int, nbytes: int) -> None:
         self._backend.stats.copied += int(nbytes)
         self._batch.copy(src, src_offset, dst, dst_offset, nbytes)
+        if self._backend._recorder is not None:
+            self._backend._recorder.copy(self, src, src_offset, dst, dst_offset, nbytes)
 
     def submit(self) -> None:
         self._batch.submit()
+        if self._backend._recorder is not None:
+            self._backend._recorder.submit(self)
 
 
 class _BackendRuntime:
@@ -45,15 +52,21 @@ class _BackendRuntime:
     def alloc(self, nbytes: int, mode: StorageMode = StorageMode.PRIVATE) -> RtBuffer:
         return self._backend._alloc(nbytes, host_facing=mode is StorageMode.SHARED)
 
-    def write(self, buffer: RtBuffer, data: np.ndarray, offset: int = 0) -> None:
+    def write(self, buffer: RtBuffer, data: np.ndarray, offset: int = 0, source: tuple | None = None) -> None:
+        """``source``: where a proof's input came from, for a recording (``replay``): ("points",) or ("table",
+        start, stop) of the table being proved."""
         data = np.ascontiguousarray(data, dtype=np.uint32)
         self._runtime.write(buffer, data, offset)
+        if self._backend._recorder is not None:
+            self._backend._recorder.write(buffer, data, offset, source)
         stats = self._backend.stats
         stats.uploaded += data.nbytes
         if data.nbytes and self._runtime.write_staged(buffer):
             stats.copied += data.nbytes
 
     def read(self, buffer: RtBuffer, nbytes: int | None = None, offset: int = 0) -> np.ndarray:
+        if self._backend._recorder is not None:
+            self._backend._recorder.drop("a host read inside the proof")
         out = self._runtime.read(buffer, nbytes, offset)
         stats = self._backend.stats
         stats.downloaded += out.nbytes

@@ -56,11 +56,13 @@ class Sessions:
         session.batch.submit()
         return self._finish_session(session, read)
 
-    def _finish_session(self, session: _Session, read: bool = True) -> np.ndarray | None:
-        """Read a submitted session's proof region back (one readback) and free its regions."""
+    def _finish_session(self, session: _Session, read: bool = True, keep_regions: bool = False) -> np.ndarray | None:
+        """Read a submitted session's proof region back (one readback) and free its regions (``keep_regions``: a
+        recording's program keeps them)."""
         regions = session.regions
         words = self._drivers.read(regions.proof.buffer, regions.proof.top) if read else None
-        self._free(regions.proof.buffer, regions.scratch.buffer, regions.points.buffer)
+        if not keep_regions:
+            self._free(regions.proof.buffer, regions.scratch.buffer, regions.points.buffer)
         # Every proof of one configuration then makes the same requests of the same pool, gets the same buffers
         # and so the same bind groups, which the runtime has cached (creating one costs ~0.2 ms of host time).
         for free in self._pool.values():

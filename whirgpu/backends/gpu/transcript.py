@@ -69,6 +69,7 @@ class ProofTranscript:
     def _begin_proof(self, shape: ProofShape, challenger, statement_points: np.ndarray, variant):
         self.layout = shape.layout
         align = max(EF_BYTES, int(self.rt.offset_alignment))
+        self._start_recording()  # when record_proof asked for it: from the first write on
         session = self._open_session(*region_bytes(shape, align),
                                      variant=self.transcript_variant if variant is None else variant)
         session.fold_fuses = [k < rounds for rounds in shape.sumcheck_phases for k in range(1, rounds + 1)]
@@ -78,7 +79,7 @@ class ProofTranscript:
         points = np.asarray(statement_points, np.uint32).reshape(-1, shape.num_variables, 4)
         statement = regions.points.take(points.shape)
         if points.size:
-            self._drivers.write(regions.points.buffer, points.reshape(-1), statement.offset)
+            self._drivers.write(regions.points.buffer, points.reshape(-1), statement.offset, source=("points",))
         self._session = session
         return session.transcript, statement
 
@@ -87,8 +88,16 @@ class ProofTranscript:
         device value (or openings) to host arrays. Raises ``PowRangeExceeded`` when a grind needs a wider search."""
         session, self._session = self._session, None
         try:
-            session.words = self._close_session(session)
+            session.transcript.flush()
+            session.batch.submit()
+            recorded = self._finish_recording(session, resolve)
+            try:
+                session.words = self._finish_session(session, keep_regions=recorded is not None)
+            finally:
+                if recorded is not None:  # the recording's regions are its program's first region set
+                    recorded[0].release(self, recorded[1])
         finally:
+            self._recorder = None
             self._building.release()
         self._check_canonical(session)
         words = session.words
@@ -111,14 +120,20 @@ class ProofTranscript:
         try:
             session.transcript.flush()
             session.batch.submit()
+            recorded = self._finish_recording(session, resolve)
         except BaseException:
+            self._recorder = None
             self._building.release()
             self._finish_session(session, read=False)
             raise
         self._building.release()
 
         def collect():
-            session.words = self._finish_session(session)
+            try:
+                session.words = self._finish_session(session, keep_regions=recorded is not None)
+            finally:
+                if recorded is not None:
+                    recorded[0].release(self, recorded[1])
             self._check_canonical(session)
             words = session.words
             if any(self._get(words, w).reshape(-1)[0] == NOT_FOUND for w in session.transcript.witnesses):
@@ -130,6 +145,7 @@ class ProofTranscript:
     def abort_proof(self) -> None:
         """Drop a proof that failed while being encoded (its regions return to the pool)."""
         session, self._session = self._session, None
+        self._recorder = None
         if session is not None:
             try:
                 self._close_session(session, read=False)

@@ -17,8 +17,8 @@ from ...kernels.registry import spec
 from ...devices.limits import StorageMode
 from ..base import PARAMS_WORDS, Batch, RtBuffer, binding_range, check_binding_sizes, grid_for
 from .adapters import IMPLS
+from .encode import PARAMS_SLOT_BYTES, Copy, RecordedBatch, encode
 
-PARAMS_SLOT_BYTES = 4 * PARAMS_WORDS  # per-dispatch params slot; a multiple of every uniform offset alignment
 BIND_GROUP_CACHE = 4096  # bind groups kept (least recently used dropped first); a proof uses about 500
 
 
@@ -65,36 +65,17 @@ class _WgpuBatch(Batch):
         if self.n_params:
             params_buf = rt._params_buffer(self.n_params * PARAMS_SLOT_BYTES)
             rt.device.queue.write_buffer(params_buf, 0, self.params_words[:self.n_params])
-        encoder = rt.device.create_command_encoder()
-        timing = rt.profiler.start(sum(op[0] == "dispatch" for op in self.ops)) if rt.profiler else None
-        cpass = None
-        held = []  # this submission's bind groups, alive until it is submitted (the cache may evict them sooner)
+        steps = []  # holds this submission's bind groups until it is submitted (the cache may evict them sooner)
         for op in self.ops:
             if op[0] == "copy":
-                if cpass is not None:
-                    cpass.end()
-                    cpass = None
                 _, src, src_offset, dst, dst_offset, nbytes = op
-                encoder.copy_buffer_to_buffer(src.handle, src_offset, dst.handle, dst_offset, nbytes)
+                steps.append(Copy((src.handle, src_offset, dst.handle, dst_offset, nbytes)))
                 continue
             _, kernel, bindings, slot, (gx, gy) = op
             pipeline, layout, label = kernel.resolve()
-            if timing is not None:  # one pass per dispatch, so each kernel gets its own begin/end timestamps
-                if cpass is not None:
-                    cpass.end()
-                cpass = encoder.begin_compute_pass(timestamp_writes=timing.writes(label))
-            elif cpass is None:
-                cpass = encoder.begin_compute_pass()
             params_at = (params_buf, slot * PARAMS_SLOT_BYTES) if slot is not None else None
-            cpass.set_pipeline(pipeline)
-            held.append(rt._bind_group(layout, bindings, params_at))
-            cpass.set_bind_group(0, held[-1])
-            cpass.dispatch_workgroups(gx, gy, 1)
-        if cpass is not None:
-            cpass.end()
-        if timing is not None:
-            timing.resolve(encoder)
-        rt.device.queue.submit([encoder.finish()])
+            steps.append((pipeline, rt._bind_group(layout, bindings, params_at), gx, gy, label))
+        encode(rt, steps)
         self.ops = []
         rt._params_host, self.params_words, self.n_params = self.params_words, None, 0
 
@@ -221,17 +202,26 @@ class Pipelines:
                None if params_at is None else (id(params_at[0]), params_at[1]))
         hit = self._bind_groups.pop(key, None)
         if hit is None:
-            check_binding_sizes(bindings, self.max_binding_bytes, self.adapter.summary)
-            entries = [{"binding": i, "resource": {"buffer": b.handle, "offset": off, "size": n}}
-                       for i, (b, off, n) in enumerate(bindings)]
-            if params_at is not None:
-                entries.append({"binding": len(bindings), "resource": {
-                    "buffer": params_at[0], "offset": params_at[1], "size": PARAMS_SLOT_BYTES}})
-            hit = (self.device.create_bind_group(layout=layout, entries=entries), (layout, bindings, params_at))
+            hit = (self._new_bind_group(layout, bindings, params_at), (layout, bindings, params_at))
             if len(self._bind_groups) >= BIND_GROUP_CACHE:
                 self._bind_groups.pop(next(iter(self._bind_groups)))
         self._bind_groups[key] = hit  # re-inserted last: the dict's order is least recently used first
         return hit[0]
+
+    def _new_bind_group(self, layout, bindings: tuple[tuple[RtBuffer, int, int], ...], params_at):
+        """A new bind group: ``bindings`` at slots 0.., the params slot ``params_at`` (buffer, offset) after them."""
+        check_binding_sizes(bindings, self.max_binding_bytes, self.adapter.summary)
+        entries = [{"binding": i, "resource": {"buffer": b.handle, "offset": off, "size": n}}
+                   for i, (b, off, n) in enumerate(bindings)]
+        if params_at is not None:
+            entries.append({"binding": len(bindings), "resource": {
+                "buffer": params_at[0], "offset": params_at[1], "size": PARAMS_SLOT_BYTES}})
+        return self.device.create_bind_group(layout=layout, entries=entries)
+
+    def recorded_batch(self, calls: list[tuple]) -> RecordedBatch:
+        """``calls`` (a recording's launches, ``Runtime.recorded_batch``) as a batch that can be submitted again
+        and again, its params and bind groups its own."""
+        return RecordedBatch(self, calls)
 
     # -- kernels ---------------------------------------------------------------------------------------------
     def kernel(self, stem: str, entry: str | None = None, constants: dict[str, int] | None = None,

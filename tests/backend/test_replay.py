@@ -1,0 +1,162 @@
+"""Record once, replay (``backends/gpu/replay.py``): from the third proof of a shape on, a GPU proof is its
+recorded launches replayed, and its bytes are the numpy reference's, on every runtime, one by one and in flight,
+in both profiles; what changes the launches (limits, the number of points, the profile's openings) records anew;
+a bad table is refused by a replay as by a recorded proof; a recording that could not be repeated is dropped."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from whirgpu.api import Prover, random_canonical_instance
+from whirgpu.backends.gpu import GpuBackend
+from whirgpu.backends.gpu import replay
+from whirgpu.errors import ConfigError
+from whirgpu.field import P
+from whirgpu.profiles.p3_whir.api import P3Prover
+from whirgpu.profiles.whir_p3_metal.serialize import dump
+from whirgpu.protocol.params import ProtocolParameters
+
+POINTS = [(10, 2, 1), (11, 3, 2), (12, 4, 1)]  # (n, fold, log inverse rate): 1-3 rounds, base and EF openings
+
+
+def _expected(params, instances) -> list[bytes]:
+    cpu = Prover(params, backend="cpu")
+    return [dump(cpu.prove(*instance), "binary") for instance in instances]
+
+
+@pytest.mark.parametrize("point", POINTS, ids=[f"{n}:{k}:{r}" for n, k, r in POINTS])
+def test_replayed_proofs_are_the_references(gpu_runtime, point):
+    n, fold, rate = point
+    params = ProtocolParameters.default(n, fold, rate)
+    instances = [random_canonical_instance(n, seed) for seed in range(5)]
+    backend = GpuBackend(gpu_runtime)
+    prover = Prover(params, backend=backend)
+    assert [dump(prover.prove(*instance), "binary") for instance in instances] == _expected(params, instances)
+    assert backend.replays == 3  # the first proof fills the caches, the second is recorded
+
+
+@pytest.mark.parametrize("in_flight", [2, 3])
+def test_replays_in_flight_read_back_their_own_regions(gpu_runtime, in_flight):
+    params = ProtocolParameters.default(10, 2, 1)
+    instances = [random_canonical_instance(10, seed) for seed in range(4)]
+    backend = GpuBackend(gpu_runtime)
+    prover = Prover(params, backend=backend)
+    expected = _expected(params, instances)
+    got = [dump(p, "binary") for p in prover.prove_many(instances * 3, in_flight)]
+    assert got == expected * 3
+    program, = backend._programs.values()
+    assert backend.replays >= 9 and len(program.sets) <= in_flight
+    assert not any(region_set.busy for region_set in program.sets)
+
+
+def test_a_replay_refuses_a_table_with_a_word_past_p():
+    """The range check runs in the replayed launches; the message names the new table's index and value."""
+    from tests.backend.conftest import open_runtime
+
+    params = ProtocolParameters.default(10, 2, 1)
+    backend = GpuBackend(open_runtime("wgpu", "emulated"))
+    prover = Prover(params, backend=backend)
+    table, point = random_canonical_instance(10, 3)
+    for _ in range(3):
+        prover.prove(table, point)
+    bad = table.copy()
+    bad[77] = P + 5
+    with pytest.raises(ConfigError, match=rf"evaluations\[77\] = {P + 5} is not a canonical"):
+        prover.prove(bad, point)
+    assert backend.replays == 2
+    assert dump(prover.prove(table, point), "binary") == _expected(params, [(table, point)])[0]
+
+
+def test_what_changes_the_launches_records_anew():
+    """Another number of points, lowered binding limits, replay turned off: the same bytes as the reference."""
+    from tests.backend.conftest import open_runtime
+
+    params = ProtocolParameters.default(11, 2, 1)
+    table, point = random_canonical_instance(11, 1)
+    two = np.concatenate([point, point[:, ::-1]])
+    backend = GpuBackend(open_runtime("wgpu", "emulated"))
+    prover = Prover(params, backend=backend)
+    cpu = Prover(params, backend="cpu")
+    for points in (point, two, point, two):
+        for _ in range(3):
+            assert dump(prover.prove(table, points), "binary") == dump(cpu.prove(table, points), "binary")
+    assert len(backend._programs) == 2 and backend.replays == 8
+    backend.binding_limit = 4096  # split windows: other launches
+    assert dump(prover.prove(table, point), "binary") == dump(cpu.prove(table, point), "binary")
+    assert len(backend._programs) == 2  # seen once under these limits: not recorded yet
+    backend.replay_enabled = False
+    replays = backend.replays
+    assert dump(prover.prove(table, two), "binary") == dump(cpu.prove(table, two), "binary")
+    assert backend.replays == replays
+
+
+def test_programs_are_bounded_and_give_their_regions_back(monkeypatch):
+    from tests.backend.conftest import open_runtime
+
+    monkeypatch.setattr(replay, "MAX_PROGRAMS", 1)
+    params = ProtocolParameters.default(10, 2, 1)
+    table, point = random_canonical_instance(10, 1)
+    backend = GpuBackend(open_runtime("wgpu", "emulated"))
+    prover = Prover(params, backend=backend)
+    for points in (point, np.concatenate([point, point])):
+        for _ in range(3):
+            prover.prove(table, points)
+    program, = backend._programs.values()
+    first_regions = {id(b) for b in program.recorded}
+    pooled = {id(b) for free in backend._pool.values() for b in free}
+    assert not first_regions & pooled  # the kept program's regions are its own
+    backend.close()
+    assert backend._programs == {} and backend._pool == {}
+
+
+def test_a_replay_whose_search_misses_proves_again_over_every_nonce(monkeypatch):
+    """A recording made with searches that cover no nonce replays into PowRangeExceeded; the prover then proves
+    again over the full range (unrecorded), and the bytes are the reference's."""
+    from tests.backend.conftest import open_runtime
+    from whirgpu.backends import device_transcript
+
+    real = device_transcript.pow_launches
+    monkeypatch.setattr(device_transcript, "pow_launches",
+                        lambda bits, full_range=False: real(bits, True) if full_range else [])
+    params = ProtocolParameters.default(10, 2, 1, pow_bits=4, security_level=30)
+    table, point = random_canonical_instance(10, 2)
+    backend = GpuBackend(open_runtime("wgpu", "emulated"))
+    prover = Prover(params, backend=backend)
+    expected = _expected(params, [(table, point)])[0]
+    for _ in range(3):
+        assert dump(prover.prove(table, point), "binary") == expected
+    assert backend.replays == 1 and backend.pow_full_range is False
+
+
+def test_a_recording_that_cannot_be_repeated_is_dropped():
+    recorder = replay.Recorder("key")
+    first, second = object(), object()
+    recorder.dispatch(first, "kernel", [], None, 1)
+    recorder.submit(first)
+    assert recorder.valid and len(recorder.segments) == 2
+    recorder.dispatch(second, "kernel", [], None, 1)
+    assert not recorder.valid and recorder.reason == "launches from a second batch"
+    recorder = replay.Recorder("key")
+    recorder.drop("a host read inside the proof")
+    assert not recorder.valid
+
+
+@pytest.mark.parametrize("field", ["koalabear", "babybear"])
+def test_p3_whir_replays_are_the_references(field):
+    """Upstream's profile: drawn openings (1, then 2: another shape) and prescribed points."""
+    from tests.backend.conftest import open_runtime
+
+    n = 11
+    rng = np.random.default_rng(5)
+    modulus = 2130706433 if field == "koalabear" else P
+    tables = [rng.integers(0, modulus, 1 << n, dtype=np.uint32) for _ in range(3)]
+    backend = GpuBackend(open_runtime("wgpu", "emulated"))
+    gpu = P3Prover(n, field=field, backend=backend)
+    cpu = P3Prover(n, field=field, backend="cpu")
+    for openings in (1, 2):
+        assert [gpu.prove(t, num_openings=openings).dumps() for t in tables] == \
+            [cpu.prove(t, num_openings=openings).dumps() for t in tables]
+    points = rng.integers(0, 1000, (1, n, 4), dtype=np.uint32)
+    assert [gpu.prove(t, points=points).dumps() for t in tables] == [cpu.prove(t, points=points).dumps() for t in tables]
+    assert backend.replays == 3 and len(backend._programs) == 3

@@ -1,0 +1,288 @@
+"""Record once, replay: every proof of one shape makes the same launches on the same pooled buffers with the same
+params, so the GPU backend records one proof's launch list and replays it for the later proofs of that shape.
+
+A *recording* captures, in order, everything the host sends the device between ``begin_proof`` and the proof's
+last submission: the host's writes (the challenger, the statement's points, the table: the last two are marked
+as the proof's inputs), the dispatches and copies of the session's batch, and where it was submitted. The
+first proof of a shape runs unrecorded (it fills the kernel, twiddle and bind-group caches, so its writes to
+them are not the proof's); the second is recorded; from the third on, a proof is the recording replayed:
+its writes (the inputs replaced by the new proof's), then each submission's launches as the runtime's
+``recorded_batch`` (on wgpu and Dawn: pipelines and bind groups resolved once, params in a uniform buffer of
+the recording's own), then the proof region read back and turned into the proof by the recorded proof's own
+``resolve``, which reads fixed offsets of that region.
+
+What makes it sound: the shape key (``WhirProver._replay_key`` with the backend's limits and search range)
+fixes every launch; the transcript, challenges, queries and PoW live on the device, so no launch depends on a
+value the host would read; a recording that sees a host read, or launches from another batch, is dropped.
+Buffers are shared with the pool as in unrecorded proofs (work on one queue runs in order), except the three
+per-proof regions: a replay owns a *region set* (proof, scratch, points buffers) until it is collected, so
+proofs in flight each read back their own. A region set's launches are the recording's with its buffers put
+in place of the recording's. At most ``MAX_PROGRAMS`` shapes are kept (least recently used dropped).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from ...errors import ProverBusy
+from ...runtime.base import RtBuffer, RtView
+from ..base import PowRangeExceeded, non_canonical
+from ..device_transcript import NOT_FOUND
+
+MAX_PROGRAMS = 8  # shapes whose recordings are kept (each pins its region sets: a few hundred KB)
+RECORD_AFTER = 1  # unrecorded proofs of a shape before one is recorded (the first fills the caches)
+
+
+@dataclass
+class _Write:
+    """A host write: ``data`` as written, or ``source`` for an input ("table", start, stop) / ("points",)."""
+
+    buffer: RtBuffer
+    offset: int
+    data: np.ndarray | None
+    source: tuple | None
+
+
+@dataclass
+class _Segment:
+    """What one submission sends: the writes recorded before it, then its launches."""
+
+    writes: list = field(default_factory=list)
+    calls: list = field(default_factory=list)  # ("dispatch", kernel, buffers, params, n_groups) | ("copy", ...)
+    copied: int = 0  # bytes of device-side copies (counted in the backend's stats)
+
+
+class Recorder:
+    """Collects one proof's writes and launches (module docstring); ``valid`` turns False, with ``reason``, at
+    anything a replay could not repeat."""
+
+    def __init__(self, key):
+        self.key = key
+        self.segments = [_Segment()]
+        self.batch = None
+        self.valid = True
+        self.reason = ""
+
+    def drop(self, reason: str) -> None:
+        if self.valid:
+            self.valid, self.reason = False, reason
+
+    def write(self, buffer: RtBuffer, data: np.ndarray, offset: int, source: tuple | None) -> None:
+        self.segments[-1].writes.append(_Write(buffer, offset, None if source else data.copy(), source))
+
+    def _same_batch(self, batch) -> bool:
+        if self.batch is None:
+            self.batch = batch
+        elif batch is not self.batch:
+            self.drop("launches from a second batch")
+        return self.valid
+
+    def dispatch(self, batch, kernel, buffers, params, n_groups) -> None:
+        if self._same_batch(batch):
+            params = None if params is None else np.array(params, np.uint32).reshape(-1)
+            self.segments[-1].calls.append(("dispatch", kernel, list(buffers), params, int(n_groups)))
+
+    def copy(self, batch, src, src_offset, dst, dst_offset, nbytes) -> None:
+        if self._same_batch(batch):
+            self.segments[-1].calls.append(("copy", src, src_offset, dst, dst_offset, nbytes))
+            self.segments[-1].copied += int(nbytes)
+
+    def submit(self, batch) -> None:
+        if self._same_batch(batch):
+            self.segments.append(_Segment())
+
+
+class _RegionSet:
+    """One replay's own proof, scratch and points buffers, and the recording's submissions re-pointed at them."""
+
+    def __init__(self, rt, segments: list[_Segment], buffers: tuple, remap: dict[int, RtBuffer]):
+        self.buffers = buffers
+        self.writes = [[_Write(remap.get(id(w.buffer), w.buffer), w.offset, w.data, w.source) for w in s.writes]
+                       for s in segments]
+        self.batches = [rt.recorded_batch([_repoint(call, remap) for call in s.calls]) if s.calls else None
+                        for s in segments]
+        self.busy = False
+
+    def close(self) -> None:
+        for batch in self.batches:
+            if batch is not None:
+                batch.close()
+
+
+def _repoint(call: tuple, remap: dict[int, RtBuffer]) -> tuple:
+    """``call`` with every region buffer of the recording replaced by the region set's."""
+    def buffer(b):
+        if isinstance(b, RtView):
+            return RtView(remap[id(b.buffer)], b.offset, b.nbytes) if id(b.buffer) in remap else b
+        return remap.get(id(b), b)
+
+    if call[0] == "copy":
+        _, src, src_offset, dst, dst_offset, nbytes = call
+        return ("copy", buffer(src), src_offset, buffer(dst), dst_offset, nbytes)
+    _, kernel, buffers, params, n_groups = call
+    return ("dispatch", kernel, [buffer(b) for b in buffers], params, n_groups)
+
+
+class LaunchProgram:
+    """One shape's recording: its submissions, the region sizes and value offsets a replay reads, the recorded
+    proof's ``resolve``. ``region_set`` hands out a free region set (a new one when all are in flight)."""
+
+    def __init__(self, recorder: Recorder, session, layout, resolve: Callable):
+        self.segments = [s for s in recorder.segments if s.writes or s.calls]
+        self.layout = layout
+        regions = session.regions
+        self.recorded = (regions.proof.buffer, regions.scratch.buffer, regions.points.buffer)
+        self.proof_bytes = regions.proof.top
+        self.checks = [check for check, _ in session.canonical]
+        self.witnesses = list(session.transcript.witnesses)
+        self.resolve = resolve
+        self.sets: list[_RegionSet] = []
+        self.closed = False
+
+    def adopt_recorded_regions(self, backend) -> _RegionSet:
+        """The recording's own regions as the first region set (busy: that proof is still being read back)."""
+        region_set = _RegionSet(backend.rt, self.segments, self.recorded, {})
+        region_set.busy = True
+        self.sets.append(region_set)
+        return region_set
+
+    def region_set(self, backend) -> _RegionSet:
+        for region_set in self.sets:
+            if not region_set.busy:
+                region_set.busy = True
+                return region_set
+        fresh = tuple(backend._alloc(b.nbytes, host_facing=True) for b in self.recorded)
+        region_set = _RegionSet(backend.rt, self.segments, fresh,
+                                {id(old): new for old, new in zip(self.recorded, fresh)})
+        region_set.busy = True
+        self.sets.append(region_set)
+        return region_set
+
+    def release(self, backend, region_set: _RegionSet) -> None:
+        """A collected replay's region set is free again (returned to the pool if the program was dropped)."""
+        region_set.busy = False
+        if self.closed:
+            self._free(backend, region_set)
+
+    def close(self, backend) -> None:
+        """Drop the program: free region sets go back to the pool now, busy ones when collected."""
+        self.closed = True
+        for region_set in self.sets:
+            if not region_set.busy:
+                self._free(backend, region_set)
+
+    def _free(self, backend, region_set: _RegionSet) -> None:
+        if region_set in self.sets:
+            self.sets.remove(region_set)
+            region_set.close()
+            backend._free(*region_set.buffers)
+
+
+def _input(inputs: dict, source: tuple) -> np.ndarray:
+    """The new proof's words for an input write: ("points",) or ("table", start, stop)."""
+    return inputs[source[0]] if len(source) == 1 else inputs[source[0]][source[1]:source[2]]
+
+
+class Replays:
+    """``GpuBackend``'s record-and-replay (module docstring): ``record_proof`` before ``begin_proof`` asks for a
+    recording; ``replay_proof`` runs a recorded shape. ``replays`` counts the proofs replayed (tests read it)."""
+
+    def _init_replays(self) -> None:
+        self._programs: OrderedDict[Any, LaunchProgram] = OrderedDict()
+        self._seen: dict[Any, int] = {}
+        self._recorder: Recorder | None = None
+        self._pending_record = None
+        self.replays = 0
+        self.replay_enabled = True
+
+    def _full_key(self, key):
+        return (key, self.binding_limit, self.buffer_limit, self.pow_full_range, self.storage)
+
+    def _replayable(self) -> bool:
+        return self.replay_enabled and not self.profile and not self.pow_full_range
+
+    def record_proof(self, key) -> None:
+        """The next ``begin_proof`` records its launches under ``key`` once the shape has been proved before."""
+        self._pending_record = None
+        if key is None or not self._replayable():
+            return
+        full = self._full_key(key)
+        if len(self._seen) > 4 * MAX_PROGRAMS * MAX_PROGRAMS:  # many shapes: forget the counts, not the programs
+            self._seen.clear()
+        seen = self._seen.get(full, 0)
+        self._seen[full] = seen + 1
+        if seen >= RECORD_AFTER and full not in self._programs:
+            self._pending_record = full
+
+    def _start_recording(self) -> None:
+        full, self._pending_record = self._pending_record, None
+        self._recorder = Recorder(full) if full is not None else None
+
+    def _finish_recording(self, session, resolve):
+        """End the recording (after the proof's last submission): the region set of a kept program, or None."""
+        recorder, self._recorder = self._recorder, None
+        if recorder is None or not recorder.valid:
+            return None
+        program = LaunchProgram(recorder, session, self.layout, resolve)
+        self._programs[recorder.key] = program
+        while len(self._programs) > MAX_PROGRAMS:
+            self._programs.popitem(last=False)[1].close(self)
+        return program, program.adopt_recorded_regions(self)
+
+    def _drop_programs(self) -> None:
+        for program in self._programs.values():
+            program.close(self)
+        self._programs.clear()
+
+    def replay_proof(self, key, words: np.ndarray, points: np.ndarray, deferred: bool):
+        """Prove ``words`` (2^n canonical uint32) at ``points`` (m, n, 4) Montgomery by replaying the recording
+        of ``key``: returns what ``end_proof`` (``deferred``: ``end_proof_deferred``) would return with the
+        recorded proof's ``resolve``, or None when ``key`` has no recording (or replay is off)."""
+        if key is None or not self._replayable():
+            return None
+        full = self._full_key(key)
+        program = self._programs.get(full)
+        if program is None:
+            return None
+        self._programs.move_to_end(full)
+        if not self._building.acquire(blocking=False):
+            raise ProverBusy(f"replay_proof: a proof is already being built on this {self.name} backend")
+        region_set = program.region_set(self)
+        try:
+            self.layout = program.layout
+            inputs = {"table": words, "points": np.ascontiguousarray(points, np.uint32).reshape(-1)}
+            for writes, batch in zip(region_set.writes, region_set.batches):
+                for w in writes:
+                    data = w.data if w.source is None else _input(inputs, w.source)
+                    self._drivers.write(w.buffer, data, w.offset)
+                if batch is not None:
+                    batch.submit()
+            self.stats.copied += sum(s.copied for s in program.segments)
+        except BaseException:
+            program.release(self, region_set)
+            raise
+        finally:
+            self._building.release()
+        self.replays += 1
+
+        def collect():
+            try:
+                proof_words = self._drivers.read(region_set.buffers[0], program.proof_bytes)
+            finally:
+                program.release(self, region_set)
+            return self._replayed_result(program, proof_words, words)
+
+        return collect if deferred else collect()
+
+    def _replayed_result(self, program: LaunchProgram, words: np.ndarray, table: np.ndarray):
+        for check in program.checks:
+            index = int(self._get(words, check)[0])
+            if index != NOT_FOUND:
+                raise non_canonical(index, int(table[index]), prime=program.layout.field.P)
+        if any(self._get(words, w).reshape(-1)[0] == NOT_FOUND for w in program.witnesses):
+            raise PowRangeExceeded("a proof-of-work search found no nonce in its encoded range")
+        return program.resolve(lambda value: self._resolve(words, value))
