@@ -5,6 +5,7 @@ source line, at submission). Each check that depends on a fresh process runs in 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -22,9 +23,9 @@ from .conftest import open_runtime
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _fresh_python(code: str) -> dict:
+def _fresh_python(code: str, env: dict | None = None) -> dict:
     done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=ROOT, capture_output=True, text=True,
-                          timeout=300)
+                          timeout=300, env=env)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -73,6 +74,45 @@ def test_a_first_proof_parses_no_c_type(tmp_path):
         print(json.dumps({"parsed": parsed}))
     """)
     assert out["parsed"] == []
+
+
+def test_a_later_process_loads_the_header_parse_instead_of_parsing(tmp_path):
+    """The first process parses wgpu-py's C header and caches the result; the next loads it (no pycparser run),
+    holds the very declarations a parse gives, and proves the bytes the numpy reference proves."""
+    _needs_wgpu_native()
+    code = """
+        import json, os
+        import cffi.cparser
+        runs = []
+        original = cffi.cparser.Parser._internal_parse
+        cffi.cparser.Parser._internal_parse = lambda self, text: runs.append(len(text)) or original(self, text)
+        from whirgpu.runtime.wgpu_native_setup import prepare_wgpu_native
+        prepare_wgpu_native()
+        from wgpu.backends.wgpu_native import ffi
+        decls = {k: tp.get_c_name() if hasattr(tp, "get_c_name") else repr(tp)
+                 for k, (tp, _) in ffi._parser._declarations.items()}
+        fresh = cffi.cparser.Parser()
+        original(fresh, ffi._cdefsources[0]) if ffi._cdefsources else None
+        same = {k: tp.get_c_name() if hasattr(tp, "get_c_name") else repr(tp)
+                for k, (tp, _) in fresh._declarations.items()} == decls
+        from whirgpu.api import Prover, random_canonical_instance, dump
+        from whirgpu.protocol.params import ProtocolParameters
+        params = ProtocolParameters.default(10, 2, 1)
+        instance = random_canonical_instance(10, 4)
+        equal = dump(Prover(params, backend="wgpu").prove(*instance), "binary") == \
+            dump(Prover(params, backend="cpu").prove(*instance), "binary")
+        files = os.listdir(os.path.join(os.environ["WHIRGPU_CACHE_DIR"], "wgpu-native"))
+        print(json.dumps({"header_parses": sum(n > 10000 for n in runs), "same": same, "equal": equal,
+                          "files": len(files)}))
+    """
+    env = {**os.environ, "WHIRGPU_CACHE_DIR": str(tmp_path)}
+    first, second = (_fresh_python(code, env) for _ in range(2))
+    assert first["header_parses"] == 1 and first["files"] == 1 and first["equal"]
+    assert second["header_parses"] == 0 and second["same"] and second["equal"]
+    (cached,) = (tmp_path / "wgpu-native").iterdir()
+    cached.write_bytes(b"not a pickle")  # a damaged file is parsed again and rewritten
+    third = _fresh_python(code, env)
+    assert third["header_parses"] == 1 and third["equal"] and cached.read_bytes() != b"not a pickle"
 
 
 def test_the_instance_starts_no_opengl_backend():

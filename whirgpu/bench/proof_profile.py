@@ -77,6 +77,37 @@ class _TracingBatch:
         batch.submit()
 
 
+class _TracedRecording:
+    """A replayed recording (``Runtime.recorded_batch``) counted and labelled as ``_TracingBatch`` counts its ops;
+    while ``split``, its calls go through a tracing batch instead (one command buffer each)."""
+
+    def __init__(self, tracer: "TracingRuntime", calls: list[tuple]):
+        self._tracer = tracer
+        self._calls = calls
+        self._inner = tracer.rt.recorded_batch(calls)
+
+    def submit(self) -> None:
+        tracer = self._tracer
+        if tracer.split:
+            batch = _TracingBatch(tracer)
+            for call in self._calls:
+                (batch.dispatch if call[0] == "dispatch" else batch.copy)(*call[1:])
+            batch.submit()
+            return
+        counts = tracer.counts
+        counts.submissions += 1
+        for call in self._calls:
+            if call[0] == "dispatch":
+                counts.dispatches += 1
+                tracer.launches.append((tracer.labels[id(call[1])], call[3]))
+            else:
+                counts.copies += 1
+        self._inner.submit()
+
+    def close(self) -> None:
+        self._inner.close()
+
+
 class TracingRuntime:
     """A runtime as the backend sees it, forwarding everything, that counts submissions, dispatches, copies,
     readbacks and uploads (``counts``) and records each dispatch's (kernel label, params) in launch order
@@ -112,6 +143,20 @@ class TracingRuntime:
         self.counts.reads += 1
         self.counts.read_bytes += out.nbytes
         return out
+
+    def read_later(self, buffer, nbytes):
+        pending = self.rt.read_later(buffer, nbytes)
+
+        def words():
+            out = pending()
+            self.counts.reads += 1
+            self.counts.read_bytes += out.nbytes
+            return out
+
+        return words
+
+    def recorded_batch(self, calls):
+        return _TracedRecording(self, calls)
 
     def write(self, buffer, data, offset=0):
         self.rt.write(buffer, data, offset)

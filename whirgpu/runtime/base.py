@@ -168,6 +168,11 @@ class Runtime(ABC):
     def read(self, buffer: RtBuffer, nbytes: int | None = None, offset: int = 0) -> np.ndarray:
         """Device -> host as uint32 words (waits for submitted work)."""
 
+    def read_later(self, buffer: RtBuffer, nbytes: int):
+        """Start reading ``nbytes`` from the start of ``buffer`` as it will be once the work submitted so far is
+        done; returns a function that waits for that and gives the words. Default: read when called."""
+        return lambda: self.read(buffer, nbytes)
+
     @abstractmethod
     def kernel(self, stem: str, entry: str | None = None, constants: dict[str, int] | None = None,
                field: str = "babybear") -> Any:

@@ -14,9 +14,20 @@ fast. Dawn (``wgpudawn``) needs neither step: its bindings are compiled (cffi AP
   own parse gives (tested), stored in the FFI's own cache of parsed strings, so wgpu-py's behaviour is
   unchanged and a string missing from the list is simply parsed on first use as before. This leans on cffi's
   private parser state; when that is not there (another cffi), the step does nothing.
+- ``cached_header_parse``: importing wgpu-py's wgpu-native backend parses its whole C header with pycparser
+  (``ffi.cdef``: 0.53 s on the H200 machine, every process). The parser's result (its declarations, a plain
+  picklable model) is kept in the cache folder (``cache_dir``, ``wgpu-native/``) under a hash of the header,
+  cffi's, pycparser's and Python's versions, and a later process loads it (a few ms) instead of parsing. A
+  missing, stale or unreadable file is parsed as before (and written again).
 """
 
 from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import sys
+from contextlib import contextmanager
 
 NATIVE_INSTANCE_BACKENDS = ("Vulkan", "Metal", "DX12")
 
@@ -51,7 +62,8 @@ def prepare_wgpu_native() -> None:
     if _prepared:
         return
     _prepared = True
-    preresolve_ffi_types()  # first: creating the instance already casts and allocates structs
+    with cached_header_parse():
+        preresolve_ffi_types()  # first: creating the instance already casts and allocates structs
     limit_instance_backends()
 
 
@@ -102,3 +114,68 @@ def preresolve_ffi_types(extra: tuple[str, ...] = EXTRA_TYPE_STRINGS) -> int:
     except Exception:  # noqa: BLE001 - an optimisation only: cffi parses on first use as before
         return added
     return added
+
+
+_PARSER_STATE = ("_declarations", "_included_declarations", "_anonymous_counter", "_options", "_int_constants",
+                 "_recomplete", "_uses_new_feature")
+HEADER_MIN_CHARS = 10_000  # a whole C header, not a type string
+
+
+def _header_cache_file(csource: str):
+    """The cache file of a parse of ``csource``; None when there is no writable cache folder."""
+    try:
+        import cffi  # noqa: PLC0415
+        import pycparser  # noqa: PLC0415
+
+        from ..cache_dir import folder  # noqa: PLC0415
+
+        key = hashlib.sha256("\0".join((csource, cffi.__version__, pycparser.__version__, sys.version)).encode())
+        return folder("wgpu-native") / f"cdef-{key.hexdigest()[:32]}.pickle"
+    except Exception:  # noqa: BLE001 - no cache folder: parse as before
+        return None
+
+
+@contextmanager
+def cached_header_parse():
+    """While active, a fresh cffi parser given a whole header restores a cached parse of it (module docstring)
+    or parses it and caches the result. Leaves cffi as it was afterwards; does nothing if cffi differs."""
+    try:
+        from cffi import cparser  # noqa: PLC0415
+    except ImportError:
+        yield
+        return
+    original = cparser.Parser.parse
+    if not all(hasattr(cparser.Parser(), name) for name in _PARSER_STATE):
+        yield
+        return
+
+    def parse(self, csource, *args, **kwargs):
+        plain = not args and not any(kwargs.values())  # ffi.cdef passes override=False and no options
+        if not plain or self._declarations or not isinstance(csource, str) or len(csource) < HEADER_MIN_CHARS:
+            return original(self, csource, *args, **kwargs)
+        path = _header_cache_file(csource)
+        if path is not None and path.is_file():
+            try:
+                state = pickle.loads(path.read_bytes())
+                if isinstance(state, dict) and set(state) == set(_PARSER_STATE) and state["_declarations"]:
+                    for name, value in state.items():
+                        setattr(self, name, value)
+                    return None
+            except Exception:  # noqa: BLE001 - unreadable or stale: parse it again below
+                pass
+        result = original(self, csource)
+        if path is not None:
+            try:
+                tmp = path.with_suffix(f".{os.getpid()}.tmp")
+                tmp.write_bytes(pickle.dumps({name: getattr(self, name) for name in _PARSER_STATE},
+                                             protocol=pickle.HIGHEST_PROTOCOL))
+                os.replace(tmp, path)
+            except Exception:  # noqa: BLE001 - an optimisation only
+                pass
+        return result
+
+    cparser.Parser.parse = parse
+    try:
+        yield
+    finally:
+        cparser.Parser.parse = original

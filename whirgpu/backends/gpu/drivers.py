@@ -74,6 +74,22 @@ class _BackendRuntime:
             stats.copied += out.nbytes
         return out
 
+    def read_later(self, buffer: RtBuffer, nbytes: int):
+        """``Runtime.read_later``, counted as ``read`` counts when the words arrive."""
+        if self._backend._recorder is not None:
+            self._backend._recorder.drop("a host read inside the proof")
+        pending = self._runtime.read_later(buffer, nbytes)
+
+        def words() -> np.ndarray:
+            out = pending()
+            stats = self._backend.stats
+            stats.downloaded += out.nbytes
+            if out.nbytes and self._runtime.read_staged(buffer):
+                stats.copied += out.nbytes
+            return out
+
+        return words
+
     def batch(self) -> _CountingBatch:
         return _CountingBatch(self._runtime.batch(), self._backend)
 

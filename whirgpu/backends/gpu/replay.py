@@ -268,10 +268,15 @@ class Replays:
         finally:
             self._building.release()
         self.replays += 1
+        try:
+            pending = self._drivers.read_later(region_set.buffers[0], program.proof_bytes)
+        except BaseException:
+            program.release(self, region_set)
+            raise
 
         def collect():
             try:
-                proof_words = self._drivers.read(region_set.buffers[0], program.proof_bytes)
+                proof_words = pending()
             finally:
                 program.release(self, region_set)
             return self._replayed_result(program, proof_words, words)

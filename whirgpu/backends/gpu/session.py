@@ -56,11 +56,15 @@ class Sessions:
         session.batch.submit()
         return self._finish_session(session, read)
 
-    def _finish_session(self, session: _Session, read: bool = True, keep_regions: bool = False) -> np.ndarray | None:
-        """Read a submitted session's proof region back (one readback) and free its regions (``keep_regions``: a
-        recording's program keeps them)."""
+    def _finish_session(self, session: _Session, read: bool = True, keep_regions: bool = False,
+                        pending=None) -> np.ndarray | None:
+        """Read a submitted session's proof region back (one readback; ``pending``: a ``read_later`` of it) and
+        free its regions (``keep_regions``: a recording's program keeps them)."""
         regions = session.regions
-        words = self._drivers.read(regions.proof.buffer, regions.proof.top) if read else None
+        if pending is not None:
+            words = pending()
+        else:
+            words = self._drivers.read(regions.proof.buffer, regions.proof.top) if read else None
         if not keep_regions:
             self._free(regions.proof.buffer, regions.scratch.buffer, regions.points.buffer)
         # Every proof of one configuration then makes the same requests of the same pool, gets the same buffers

@@ -121,6 +121,8 @@ class ProofTranscript:
             session.transcript.flush()
             session.batch.submit()
             recorded = self._finish_recording(session, resolve)
+            # asked for now: the map then waits for this proof's work only, not for the next proof's
+            pending = self._drivers.read_later(session.regions.proof.buffer, session.regions.proof.top)
         except BaseException:
             self._recorder = None
             self._building.release()
@@ -130,7 +132,7 @@ class ProofTranscript:
 
         def collect():
             try:
-                session.words = self._finish_session(session, keep_regions=recorded is not None)
+                session.words = self._finish_session(session, keep_regions=recorded is not None, pending=pending)
             finally:
                 if recorded is not None:
                     recorded[0].release(self, recorded[1])

@@ -164,6 +164,36 @@ class Buffers:
             staging.unmap()
         return out
 
+    def read_later(self, buffer: RtBuffer, nbytes: int):
+        """``Runtime.read_later``: the words are copied into a staging buffer of their own and its map is asked
+        for now, so it resolves when the work submitted so far is done, not the work submitted after it (a proof
+        in flight is read back while the next one runs)."""
+        if buffer.mode is StorageMode.SHARED and self.zero_copy_shared or nbytes == 0:
+            return lambda: self.read(buffer, nbytes)
+        check_range("read", buffer, nbytes, 0)
+        size = max(256, -(-nbytes // 256) * 256)
+        free = self._read_stagings.setdefault(size, [])
+        if free:
+            staging = free.pop()
+        else:
+            usage = self.wgpu.BufferUsage
+            staging = self.device.create_buffer(size=size, usage=usage.MAP_READ | usage.COPY_DST)
+        encoder = self.device.create_command_encoder()
+        encoder.copy_buffer_to_buffer(buffer.handle, 0, staging, 0, nbytes)
+        self.device.queue.submit([encoder.finish()])
+        mapped = staging.map_async(self.wgpu.MapMode.READ, 0, nbytes)
+
+        def words() -> np.ndarray:
+            try:
+                mapped.sync_wait()
+                return np.frombuffer(staging.read_mapped(0, nbytes, copy=False), dtype=np.uint32).copy()
+            finally:
+                if staging.map_state != "unmapped":
+                    staging.unmap()
+                free.append(staging)
+
+        return words
+
     def _read_mapped(self, buffer: RtBuffer, nbytes: int, offset: int) -> np.ndarray:
         """Map the buffer itself (waits for the work that uses it), copy the words out, unmap."""
         start = offset - offset % MAP_ALIGNMENT

@@ -94,6 +94,7 @@ class WgpuRuntime(Pipelines, Buffers, Runtime):
         self._bind_groups: dict[tuple, tuple[Any, tuple]] = {}
         self.offset_alignment = int(device_limits["min-storage-buffer-offset-alignment"])
         self._staging = None
+        self._read_stagings: dict[int, list] = {}  # read_later's staging buffers by size, free ones
         self.upload = upload or UploadPlan()
         self._uploads: list[Any] = []  # the upload staging ring (MAP_WRITE|COPY_SRC buffers), made at the first use
         self._upload_maps: list[Any] = []  # per slot, the map promise asked for after its last copy (or None)
@@ -139,10 +140,11 @@ class WgpuRuntime(Pipelines, Buffers, Runtime):
             self.wait()
         finally:
             self._settle_maps()
-            for cached in (self._staging, self._params, *self._uploads):
+            for cached in (self._staging, self._params, *self._uploads,
+                           *(b for free in self._read_stagings.values() for b in free)):
                 if cached is not None:
                     cached.destroy()
-            self._uploads, self._upload_maps = [], []
+            self._uploads, self._upload_maps, self._read_stagings = [], [], {}
             self._kernels, self._bind_groups = {}, {}
             self._staging = self._params = self.profiler = None
             self.device = None
