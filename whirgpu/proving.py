@@ -95,6 +95,12 @@ class Prover:
         if workers is not None:
             workers[1].close()
 
+    @property
+    def worker_proofs(self) -> dict:
+        """Proofs made per (device, worker pid) by the worker processes of ``prove_many(processes=...)`` since
+        they started (where the work landed); empty without workers."""
+        return dict(self._workers[1].landed) if self._workers is not None else {}
+
     def __enter__(self) -> "Prover":
         self.backend  # noqa: B018 - a closed prover refuses to enter a with block as it refuses to prove
         return self

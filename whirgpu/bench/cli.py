@@ -79,6 +79,11 @@ def add_bench_parser(sub) -> None:
     run.add_argument("--processes", type=int, default=None, metavar="K",
                      help="with --throughput: also prove the COUNT in K worker processes per device "
                           "(prove_many processes=K)")
+    run.add_argument("--window", type=float, default=None, metavar="SECONDS",
+                     help="with --throughput: time each run in windows of SECONDS (the COUNT instances proved round "
+                          "and round), after one untimed window that brings the device's clocks up")
+    run.add_argument("--windows", type=int, default=3, metavar="N",
+                     help="with --window: how many timed windows each run reports (default 3)")
     run.add_argument("--runs", type=int, metavar="N", help="timed runs per point and backend (default 3)")
     run.add_argument("--warmup", type=int, metavar="N", help="untimed runs before them (default 1)")
     run.add_argument("--seed", type=int, metavar="S", help="seed of each point's random instance (default 1)")
@@ -149,6 +154,14 @@ def _run_throughput(args) -> int:
         raise ConfigError("--throughput measures whir-p3-metal proofs (Prover.prove_many); drop --profile")
     if args.processes is not None and args.processes < 1:
         raise ConfigError(f"--processes needs a positive count of worker processes, got {args.processes}")
+    windows = None
+    if args.window is not None:
+        if not args.window > 0 or args.windows < 1:
+            raise ConfigError(f"--window needs a positive number of seconds and --windows a positive count, got "
+                              f"{args.window:g} and {args.windows}")
+        from .throughput import Windows  # noqa: PLC0415
+
+        windows = Windows(args.window, args.windows)
     points = parse_grid(args.grid or "20:4:1")
     specs = parse_specs(args.backends) if args.backends else default_specs()
     backends, skipped = open_specs(specs, args.storage, explicit=args.backends is not None)
@@ -156,7 +169,7 @@ def _run_throughput(args) -> int:
         print(f"skipping {spec}: {reason}", file=sys.stderr)
     check_writable(args.json, "--json")
     return run_throughput(points, backends, args.throughput, args.seed if args.seed is not None else 1, args.json,
-                          args.markdown, args.devices == "all", args.processes)
+                          args.markdown, args.devices == "all", args.processes, windows)
 
 
 def _run_kernels(args) -> int:
@@ -255,6 +268,8 @@ def _load_kernel_reports(args, docs: list[tuple[str, dict]]) -> int:
 
 
 def run_bench(args) -> int:
+    if args.window is not None and args.throughput is None:
+        raise ConfigError("--window times the runs of --throughput; add --throughput COUNT")
     if args.kernels:
         return _run_kernels(args)
     if args.throughput is not None:

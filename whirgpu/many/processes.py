@@ -17,6 +17,7 @@ Contract:
   proof), anything else travels pickled. An instance that fails raises its own error (a ``ConfigError`` for bad
   input) in its turn, after the proofs before it; a worker that cannot open its device, or that died, raises
   ``BackendUnavailable`` (after a death ``broken`` is set and the provers take no more work).
+- ``landed``: proofs made per (device the worker opened, worker pid), to check where the work went.
 - ``close()``: stops the workers (idempotent); closing the iteration early cancels the proofs not yet started.
 - ``shared_pool(processes, initializer)``: a stateless spawned pool kept for the process's later calls (what
   ``verify_many(processes=...)`` uses); ``forget_pool`` drops one whose worker died.
@@ -25,9 +26,10 @@ Contract:
 from __future__ import annotations
 
 import multiprocessing
+import os
 import threading
 import weakref
-from collections import deque
+from collections import Counter, deque
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -91,15 +93,20 @@ class BackendRecipe:
 
 
 _WORKER_PROVER = None  # the worker process's prover, or the error that kept it from opening (_start_worker)
+_WORKER_DEVICE = ""  # the device the worker's prover opened, as ProcessProvers.landed names it
 
 
 def _start_worker(prover_type, params, recipes: tuple[BackendRecipe, ...], counter) -> None:
-    global _WORKER_PROVER
+    global _WORKER_PROVER, _WORKER_DEVICE
     Prover = prover_type  # the caller's prover class, pickled by reference: this module imports no API above it
     with counter.get_lock():
         index, counter.value = counter.value, counter.value + 1
     try:
-        _WORKER_PROVER = Prover(params, backend=recipes[index % len(recipes)].open())
+        recipe = recipes[index % len(recipes)]
+        _WORKER_PROVER = Prover(params, backend=recipe.open())
+        adapter = getattr(getattr(_WORKER_PROVER.backend, "rt", None), "adapter", None)
+        where = "best adapter" if recipe.adapter_index is None else f"adapter {recipe.adapter_index}"
+        _WORKER_DEVICE = f"{recipe.name} {where}" + (f" ({adapter.summary})" if adapter is not None else "")
     except Exception as exc:  # noqa: BLE001 - kept for the first task: a failed initializer only says "broken"
         _WORKER_PROVER = exc
 
@@ -114,14 +121,16 @@ class _SharedTable:
 
 
 def _prove_in_worker(evaluations, points):
+    """(the proof, (the worker's device, its pid)): where each proof was made travels with it."""
     if isinstance(_WORKER_PROVER, Exception):
         raise _WORKER_PROVER
+    where = (_WORKER_DEVICE, os.getpid())
     if not isinstance(evaluations, _SharedTable):
-        return _WORKER_PROVER.prove(evaluations, points)
+        return _WORKER_PROVER.prove(evaluations, points), where
     block = shared_memory.SharedMemory(name=evaluations.name)
     try:
         table = np.ndarray(evaluations.shape, np.dtype(evaluations.dtype), buffer=block.buf)
-        return _WORKER_PROVER.prove(table, points)
+        return _WORKER_PROVER.prove(table, points), where
     finally:
         del table
         try:
@@ -177,6 +186,7 @@ class ProcessProvers:
                                                    context.Value("i", 0)))
         self._blocks = _Blocks()
         self.broken = False  # a worker died: these provers take no more work (Prover starts new ones)
+        self.landed: Counter = Counter()  # (device, worker pid) -> proofs made there, since these provers started
         # Blocks are unlinked when the workers stop, or when these provers are collected or the interpreter exits
         # without close(): never left behind in /dev/shm.
         self._unlink = weakref.finalize(self, self._blocks.close)
@@ -191,7 +201,9 @@ class ProcessProvers:
         def oldest():
             future, block = pending.popleft()
             try:
-                return _result(future)
+                proof, where = _result(future)
+                self.landed[where] += 1
+                return proof
             except BackendUnavailable:
                 self.broken = True
                 raise
