@@ -274,9 +274,10 @@ def test_modes_follow_the_storage_policy():
 
 def test_the_upload_ring_is_planned_from_its_threshold():
     """A table of at least the upload plan's threshold goes through the runtime's staging ring, which the plan
-    counts (whole, as the runtime makes it at its first staged write: the table spread over its 4 slots in whole
-    MiB, at most 32 MiB a slot); smaller tables use no ring."""
-    for n, planned in ((12, 0), (20, 4 << 20), (24, 64 << 20), (26, 128 << 20)):
+    counts (whole, as the runtime makes it at its first staged write: 4 slots of the table's chunk, which is the
+    table spread over the slots in whole MiB, at least 8 MiB or the whole table, at most 32 MiB); smaller tables
+    use no ring."""
+    for n, planned in ((12, 0), (20, 4 * (4 << 20)), (24, 64 << 20), (26, 128 << 20)):
         needs = {need.name: need for need in plan_memory(config(n, 4), gpu()).needs if need.runtime}
         got = needs["wgpu upload staging ring"].nbytes if "wgpu upload staging ring" in needs else 0
         assert got == planned, f"n = {n}: planned {got} bytes of upload ring"

@@ -179,10 +179,12 @@ def test_default_plan():
 
 def test_a_write_is_spread_over_the_slots():
     """Chunks are the write over the slots in whole MiB (a write that fits the ring never waits for a slot), at most
-    ``chunk_bytes``; a plan whose chunks are below a MiB keeps them."""
+    ``chunk_bytes``, and at least ``min_chunk`` (a write of up to 8 MiB is one chunk); a plan whose chunks are
+    below a MiB keeps them."""
     plan, mib = UploadPlan(), 1 << 20
-    assert [plan.chunk_for(n) for n in (4, mib, 4 * mib + 4, 16 * mib, 64 * mib, 256 * mib)] == \
-        [mib, mib, 2 * mib, 4 * mib, 16 * mib, 32 * mib]
+    assert [plan.chunk_for(n) for n in (4, mib, 4 * mib + 4, 8 * mib, 16 * mib, 64 * mib, 256 * mib)] == \
+        [mib, mib, 5 * mib, 8 * mib, 8 * mib, 16 * mib, 32 * mib]
+    assert UploadPlan(min_chunk=0).chunk_for(4 * mib) == mib  # spread over the four slots
     assert [PLAN.chunk_for(n) for n in (64, 1332)] == [256, 256]
 
 
