@@ -160,3 +160,26 @@ def test_p3_whir_replays_are_the_references(field):
     points = rng.integers(0, 1000, (1, n, 4), dtype=np.uint32)
     assert [gpu.prove(t, points=points).dumps() for t in tables] == [cpu.prove(t, points=points).dumps() for t in tables]
     assert backend.replays == 3 and len(backend._programs) == 3
+
+
+def test_no_replay_while_a_buffer_it_uses_is_held():
+    """A commitment a host-valued primitive returned holds pooled buffers; while it does, proofs of a recorded
+    shape are proved unrecorded (the same bytes), and replayed again once it is released."""
+    from tests.backend.conftest import open_runtime
+
+    params = ProtocolParameters.default(10, 2, 1)
+    table, point = random_canonical_instance(10, 6)
+    backend = GpuBackend(open_runtime("wgpu", "emulated"))
+    prover = Prover(params, backend=backend)
+    expected = _expected(params, [(table, point)])[0]
+    for _ in range(3):
+        assert dump(prover.prove(table, point), "binary") == expected
+    assert backend.replays == 1
+    program, = backend._programs.values()
+    held = program.pooled[0]
+    for free in backend._pool.values():  # as a caller holding it would: out of the pool
+        if any(b is held for b in free):
+            free.remove(held)
+    assert dump(prover.prove(table, point), "binary") == expected and backend.replays == 1
+    backend._free(held)
+    assert dump(prover.prove(table, point), "binary") == expected and backend.replays == 2

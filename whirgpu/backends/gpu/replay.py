@@ -17,7 +17,9 @@ value the host would read; a recording that sees a host read, or launches from a
 Buffers are shared with the pool as in unrecorded proofs (work on one queue runs in order), except the three
 per-proof regions: a replay owns a *region set* (proof, scratch, points buffers) until it is collected, so
 proofs in flight each read back their own. A region set's launches are the recording's with its buffers put
-in place of the recording's. At most ``MAX_PROGRAMS`` shapes are kept (least recently used dropped).
+in place of the recording's. A proof is not replayed (it runs as recorded proofs do) while any pooled buffer its
+launches use is held elsewhere, e.g. by a commitment a host-valued primitive returned. At most ``MAX_PROGRAMS``
+shapes are kept (least recently used dropped).
 """
 
 from __future__ import annotations
@@ -113,6 +115,20 @@ class _RegionSet:
                 batch.close()
 
 
+def _buffers_of(segments: list[_Segment]) -> list[RtBuffer]:
+    """Every buffer the segments' writes and launches touch, once each."""
+    seen: dict[int, RtBuffer] = {}
+    for segment in segments:
+        for w in segment.writes:
+            seen.setdefault(id(w.buffer), w.buffer)
+        for call in segment.calls:
+            bindings = (call[1], call[3]) if call[0] == "copy" else call[2]
+            for b in bindings:
+                b = b.buffer if isinstance(b, RtView) else b
+                seen.setdefault(id(b), b)
+    return list(seen.values())
+
+
 def _repoint(call: tuple, remap: dict[int, RtBuffer]) -> tuple:
     """``call`` with every region buffer of the recording replaced by the region set's."""
     def buffer(b):
@@ -131,7 +147,7 @@ class LaunchProgram:
     """One shape's recording: its submissions, the region sizes and value offsets a replay reads, the recorded
     proof's ``resolve``. ``region_set`` hands out a free region set (a new one when all are in flight)."""
 
-    def __init__(self, recorder: Recorder, session, layout, resolve: Callable):
+    def __init__(self, recorder: Recorder, session, layout, resolve: Callable, pool: dict):
         self.segments = [s for s in recorder.segments if s.writes or s.calls]
         self.layout = layout
         regions = session.regions
@@ -142,6 +158,15 @@ class LaunchProgram:
         self.resolve = resolve
         self.sets: list[_RegionSet] = []
         self.closed = False
+        # The pooled buffers the launches use (released by the recorded proof, so free in the pool now): a replay
+        # needs every one of them free (none held by a caller of a host-valued primitive, say).
+        free_now = {id(b) for free in pool.values() for b in free}
+        self.pooled = [b for b in _buffers_of(self.segments) if id(b) in free_now]
+
+    def buffers_free(self, pool: dict) -> bool:
+        """Whether every pooled buffer the launches use is free in ``pool`` (else the proof is not replayed)."""
+        free_now = {id(b) for free in pool.values() for b in free}
+        return all(id(b) in free_now for b in self.pooled)
 
     def adopt_recorded_regions(self, backend) -> _RegionSet:
         """The recording's own regions as the first region set (busy: that proof is still being read back)."""
@@ -227,7 +252,7 @@ class Replays:
         recorder, self._recorder = self._recorder, None
         if recorder is None or not recorder.valid:
             return None
-        program = LaunchProgram(recorder, session, self.layout, resolve)
+        program = LaunchProgram(recorder, session, self.layout, resolve, self._pool)
         self._programs[recorder.key] = program
         while len(self._programs) > MAX_PROGRAMS:
             self._programs.popitem(last=False)[1].close(self)
@@ -246,7 +271,7 @@ class Replays:
             return None
         full = self._full_key(key)
         program = self._programs.get(full)
-        if program is None:
+        if program is None or not program.buffers_free(self._pool):
             return None
         self._programs.move_to_end(full)
         if not self._building.acquire(blocking=False):
