@@ -183,3 +183,20 @@ def test_no_replay_while_a_buffer_it_uses_is_held():
     assert dump(prover.prove(table, point), "binary") == expected and backend.replays == 1
     backend._free(held)
     assert dump(prover.prove(table, point), "binary") == expected and backend.replays == 2
+
+
+def test_a_proof_that_may_not_be_recorded_clears_a_stale_request():
+    """A request to record (a proof that then failed before it began) is not taken up by the next proof, which
+    says itself whether it may be recorded: claims given by the caller, never."""
+    from tests.backend.conftest import open_runtime
+    from whirgpu.api import random_instance
+
+    params = ProtocolParameters.default(10, 2, 1)
+    backend = GpuBackend(open_runtime("wgpu", "emulated"))
+    for _ in range(2):
+        backend.record_proof(("a shape",))
+    assert backend._pending_record is not None
+    poly, statement = random_instance(10, 2)
+    gpu_proof = Prover(params, backend=backend).prove_monty(poly, statement)
+    assert backend._pending_record is None and backend._programs == {}
+    assert dump(gpu_proof, "binary") == dump(Prover(params, backend="cpu").prove_monty(poly, statement), "binary")

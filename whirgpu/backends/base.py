@@ -302,8 +302,9 @@ class Backend(ABC):
     overlaps_proofs: bool = False  # end_proof_deferred leaves the proof running while the next is recorded
 
     def record_proof(self, key) -> None:
-        """The proof about to begin has the shape ``key`` (``WhirProver._replay_key``): a backend that replays
-        may record its launches. Default: nothing."""
+        """The proof about to begin has the shape ``key`` (``WhirProver._replay_key``; None: a proof that must not
+        be recorded): a backend that replays may record its launches. Called before every ``begin_proof`` of a
+        prover. Default: nothing."""
 
     def replay_proof(self, key, words: np.ndarray, points: np.ndarray, deferred: bool):
         """Prove ``words`` (2^n canonical uint32) at ``points`` (m, n, 4) Montgomery by replaying the launches

@@ -270,7 +270,7 @@ class WhirProver:
                 replayed = backend.replay_proof(key, polynomial.words, points, finish == backend.end_proof_deferred)
             if replayed is not None:
                 return replayed
-            backend.record_proof(key)
+        backend.record_proof(key)  # every proof says whether it may be recorded (None: it may not)
         shape = self._shape(points.shape[0])
         transcript, point_handles = backend.begin_proof(shape, self._new_transcript(), points)
         try:

@@ -63,6 +63,7 @@ class ProofTranscript:
         try:
             return self._begin_proof(shape, challenger, statement_points, variant)
         except BaseException:
+            self._pending_record = self._recorder = None
             self._building.release()
             raise
 
@@ -147,7 +148,7 @@ class ProofTranscript:
     def abort_proof(self) -> None:
         """Drop a proof that failed while being encoded (its regions return to the pool)."""
         session, self._session = self._session, None
-        self._recorder = None
+        self._recorder = self._pending_record = None
         if session is not None:
             try:
                 self._close_session(session, read=False)
