@@ -29,24 +29,24 @@ def _expected(params, instances) -> list[bytes]:
 def test_replayed_proofs_are_the_references(gpu_runtime, point):
     n, fold, rate = point
     params = ProtocolParameters.default(n, fold, rate)
-    instances = [random_canonical_instance(n, seed) for seed in range(5)]
+    instances = [random_canonical_instance(n, seed) for seed in range(4)]
     backend = GpuBackend(gpu_runtime)
     prover = Prover(params, backend=backend)
     assert [dump(prover.prove(*instance), "binary") for instance in instances] == _expected(params, instances)
-    assert backend.replays == 3  # the first proof fills the caches, the second is recorded
+    assert backend.replays == 2  # the first proof fills the caches, the second is recorded
 
 
 @pytest.mark.parametrize("in_flight", [2, 3])
 def test_replays_in_flight_read_back_their_own_regions(gpu_runtime, in_flight):
     params = ProtocolParameters.default(10, 2, 1)
-    instances = [random_canonical_instance(10, seed) for seed in range(4)]
+    instances = [random_canonical_instance(10, seed) for seed in range(3)]
     backend = GpuBackend(gpu_runtime)
     prover = Prover(params, backend=backend)
     expected = _expected(params, instances)
     got = [dump(p, "binary") for p in prover.prove_many(instances * 3, in_flight)]
     assert got == expected * 3
     program, = backend._programs.values()
-    assert backend.replays >= 9 and len(program.sets) <= in_flight
+    assert backend.replays >= 6 and len(program.sets) <= in_flight
     assert not any(region_set.busy for region_set in program.sets)
 
 
