@@ -200,3 +200,27 @@ def test_a_proof_that_may_not_be_recorded_clears_a_stale_request():
     gpu_proof = Prover(params, backend=backend).prove_monty(poly, statement)
     assert backend._pending_record is None and backend._programs == {}
     assert dump(gpu_proof, "binary") == dump(Prover(params, backend="cpu").prove_monty(poly, statement), "binary")
+
+
+def test_a_recorded_proof_that_fails_to_start_its_readback_leaves_no_program(monkeypatch):
+    """The recording's regions return to the pool with the failed proof, so its program is dropped with it; the
+    backend proves the reference's bytes afterwards."""
+    from tests.backend.conftest import open_runtime
+
+    params = ProtocolParameters.default(10, 2, 1)
+    instances = [random_canonical_instance(10, seed) for seed in range(2)]
+    backend = GpuBackend(open_runtime("wgpu", "emulated"))
+    prover = Prover(params, backend=backend)
+    assert len(list(prover.prove_many(instances[:1]))) == 1  # seen once: the next one is recorded
+    real = backend._drivers.read_later
+
+    def failing(*args):
+        monkeypatch.setattr(backend._drivers, "read_later", real)
+        raise RuntimeError("device lost")
+
+    monkeypatch.setattr(backend._drivers, "read_later", failing)
+    with pytest.raises(RuntimeError, match="device lost"):
+        list(prover.prove_many(instances[1:]))
+    assert backend._programs == {}
+    got = [dump(p, "binary") for p in prover.prove_many(instances * 2)]
+    assert got == _expected(params, instances) * 2

@@ -258,6 +258,14 @@ class Replays:
             self._programs.popitem(last=False)[1].close(self)
         return program, program.adopt_recorded_regions(self)
 
+    def _forget_program(self, program: LaunchProgram) -> None:
+        """Drop ``program`` without handing back the region set still busy (its owner frees those buffers)."""
+        for key, kept in list(self._programs.items()):
+            if kept is program:
+                del self._programs[key]
+        program.sets = [s for s in program.sets if not s.busy]
+        program.close(self)
+
     def _drop_programs(self) -> None:
         for program in self._programs.values():
             program.close(self)

@@ -118,6 +118,7 @@ class ProofTranscript:
         device runs this one. The returned ``collect()`` reads the proof region back (the proof's regions stay
         out of the pool until then) and returns ``resolve(read)``, raising what ``end_proof`` raises."""
         session, self._session = self._session, None
+        recorded = None
         try:
             session.transcript.flush()
             session.batch.submit()
@@ -126,6 +127,8 @@ class ProofTranscript:
             pending = self._drivers.read_later(session.regions.proof.buffer, session.regions.proof.top)
         except BaseException:
             self._recorder = None
+            if recorded is not None:  # the regions go back to the pool below: the program must not keep them
+                self._forget_program(recorded[0])
             self._building.release()
             self._finish_session(session, read=False)
             raise
