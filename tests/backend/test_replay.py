@@ -5,6 +5,8 @@ a bad table is refused by a replay as by a recorded proof; a recording that coul
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -20,15 +22,31 @@ from whirgpu.protocol.params import ProtocolParameters
 POINTS = [(10, 2, 1), (11, 3, 2), (12, 4, 1)]  # (n, fold, log inverse rate): 1-3 rounds, base and EF openings
 
 
+def _params(n: int, fold: int, rate: int) -> ProtocolParameters:
+    """A small configuration with 8-bit grinds: the numpy reference grinds on the host, and the bits do not change
+    what a replay does."""
+    return ProtocolParameters.default(n, fold, rate, security_level=60, pow_bits=8)
+
+
+_REFERENCE: dict = {}
+
+
+def _reference(params, table: np.ndarray, points: np.ndarray) -> bytes:
+    """The numpy reference's proof, once per instance for the whole module (every runtime compares with it)."""
+    key = (params, table.tobytes(), np.asarray(points).tobytes(), np.asarray(points).shape)
+    if key not in _REFERENCE:
+        _REFERENCE[key] = dump(Prover(params, backend="cpu").prove(table, points), "binary")
+    return _REFERENCE[key]
+
+
 def _expected(params, instances) -> list[bytes]:
-    cpu = Prover(params, backend="cpu")
-    return [dump(cpu.prove(*instance), "binary") for instance in instances]
+    return [_reference(params, *instance) for instance in instances]
 
 
 @pytest.mark.parametrize("point", POINTS, ids=[f"{n}:{k}:{r}" for n, k, r in POINTS])
 def test_replayed_proofs_are_the_references(gpu_runtime, point):
     n, fold, rate = point
-    params = ProtocolParameters.default(n, fold, rate)
+    params = _params(n, fold, rate)
     instances = [random_canonical_instance(n, seed) for seed in range(4)]
     backend = GpuBackend(gpu_runtime)
     prover = Prover(params, backend=backend)
@@ -38,7 +56,7 @@ def test_replayed_proofs_are_the_references(gpu_runtime, point):
 
 @pytest.mark.parametrize("in_flight", [2, 3])
 def test_replays_in_flight_read_back_their_own_regions(gpu_runtime, in_flight):
-    params = ProtocolParameters.default(10, 2, 1)
+    params = _params(10, 2, 1)
     instances = [random_canonical_instance(10, seed) for seed in range(3)]
     backend = GpuBackend(gpu_runtime)
     prover = Prover(params, backend=backend)
@@ -54,7 +72,7 @@ def test_a_replay_refuses_a_table_with_a_word_past_p():
     """The range check runs in the replayed launches; the message names the new table's index and value."""
     from tests.backend.conftest import open_runtime
 
-    params = ProtocolParameters.default(10, 2, 1)
+    params = _params(10, 2, 1)
     backend = GpuBackend(open_runtime("wgpu", "emulated"))
     prover = Prover(params, backend=backend)
     table, point = random_canonical_instance(10, 3)
@@ -72,22 +90,21 @@ def test_what_changes_the_launches_records_anew():
     """Another number of points, lowered binding limits, replay turned off: the same bytes as the reference."""
     from tests.backend.conftest import open_runtime
 
-    params = ProtocolParameters.default(11, 2, 1)
+    params = _params(11, 2, 1)
     table, point = random_canonical_instance(11, 1)
     two = np.concatenate([point, point[:, ::-1]])
     backend = GpuBackend(open_runtime("wgpu", "emulated"))
     prover = Prover(params, backend=backend)
-    cpu = Prover(params, backend="cpu")
     for points in (point, two, point, two):
         for _ in range(3):
-            assert dump(prover.prove(table, points), "binary") == dump(cpu.prove(table, points), "binary")
+            assert dump(prover.prove(table, points), "binary") == _reference(params, table, points)
     assert len(backend._programs) == 2 and backend.replays == 8
     backend.binding_limit = 4096  # split windows: other launches
-    assert dump(prover.prove(table, point), "binary") == dump(cpu.prove(table, point), "binary")
+    assert dump(prover.prove(table, point), "binary") == _reference(params, table, point)
     assert len(backend._programs) == 2  # seen once under these limits: not recorded yet
     backend.replay_enabled = False
     replays = backend.replays
-    assert dump(prover.prove(table, two), "binary") == dump(cpu.prove(table, two), "binary")
+    assert dump(prover.prove(table, two), "binary") == _reference(params, table, two)
     assert backend.replays == replays
 
 
@@ -95,7 +112,7 @@ def test_programs_are_bounded_and_give_their_regions_back(monkeypatch):
     from tests.backend.conftest import open_runtime
 
     monkeypatch.setattr(replay, "MAX_PROGRAMS", 1)
-    params = ProtocolParameters.default(10, 2, 1)
+    params = _params(10, 2, 1)
     table, point = random_canonical_instance(10, 1)
     backend = GpuBackend(open_runtime("wgpu", "emulated"))
     prover = Prover(params, backend=backend)
@@ -151,9 +168,12 @@ def test_p3_whir_replays_are_the_references(field):
     rng = np.random.default_rng(5)
     modulus = 2130706433 if field == "koalabear" else P
     tables = [rng.integers(0, modulus, 1 << n, dtype=np.uint32) for _ in range(3)]
+    from whirgpu.profiles.p3_whir.defaults import EXAMPLE_PARAMETERS
+
+    params = dataclasses.replace(EXAMPLE_PARAMETERS, security_level=40, pow_bits=8)  # 8-bit grinds: a quick host
     backend = GpuBackend(open_runtime("wgpu", "emulated"))
-    gpu = P3Prover(n, field=field, backend=backend)
-    cpu = P3Prover(n, field=field, backend="cpu")
+    gpu = P3Prover(n, params=params, field=field, backend=backend)
+    cpu = P3Prover(n, params=params, field=field, backend="cpu")
     for openings in (1, 2):
         assert [gpu.prove(t, num_openings=openings).dumps() for t in tables] == \
             [cpu.prove(t, num_openings=openings).dumps() for t in tables]
@@ -167,7 +187,7 @@ def test_no_replay_while_a_buffer_it_uses_is_held():
     shape are proved unrecorded (the same bytes), and replayed again once it is released."""
     from tests.backend.conftest import open_runtime
 
-    params = ProtocolParameters.default(10, 2, 1)
+    params = _params(10, 2, 1)
     table, point = random_canonical_instance(10, 6)
     backend = GpuBackend(open_runtime("wgpu", "emulated"))
     prover = Prover(params, backend=backend)
@@ -191,7 +211,7 @@ def test_a_proof_that_may_not_be_recorded_clears_a_stale_request():
     from tests.backend.conftest import open_runtime
     from whirgpu.api import random_instance
 
-    params = ProtocolParameters.default(10, 2, 1)
+    params = _params(10, 2, 1)
     backend = GpuBackend(open_runtime("wgpu", "emulated"))
     for _ in range(2):
         backend.record_proof(("a shape",))
@@ -207,7 +227,7 @@ def test_a_recorded_proof_that_fails_to_start_its_readback_leaves_no_program(mon
     backend proves the reference's bytes afterwards."""
     from tests.backend.conftest import open_runtime
 
-    params = ProtocolParameters.default(10, 2, 1)
+    params = _params(10, 2, 1)
     instances = [random_canonical_instance(10, seed) for seed in range(2)]
     backend = GpuBackend(open_runtime("wgpu", "emulated"))
     prover = Prover(params, backend=backend)
