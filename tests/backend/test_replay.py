@@ -116,15 +116,20 @@ def test_programs_are_bounded_and_give_their_regions_back(monkeypatch):
     table, point = random_canonical_instance(10, 1)
     backend = GpuBackend(open_runtime("wgpu", "emulated"))
     prover = Prover(params, backend=backend)
-    for points in (point, np.concatenate([point, point])):
+    two = np.concatenate([point, point])
+    for points in (point, two):
         for _ in range(3):
             prover.prove(table, points)
-    program, = backend._programs.values()
+    program, = backend._programs.values()  # the two-point shape's; the first shape's was dropped
+    assert len(list(prover.prove_many([(table, two)] * 4, in_flight=3))) == 4  # more region sets
+    assert len(program.sets) >= 2
     first_regions = {id(b) for b in program.recorded}
     pooled = {id(b) for free in backend._pool.values() for b in free}
     assert not first_regions & pooled  # the kept program's regions are its own
+    sets = list(program.sets)
     backend.close()
-    assert backend._programs == {} and backend._pool == {}
+    assert backend._programs == {} and backend._pool == {} and program.sets == []
+    assert all(batch is None or batch.params is None for s in sets for batch in s.batches)  # every set closed
 
 
 def test_a_replay_whose_search_misses_proves_again_over_every_nonce(monkeypatch):

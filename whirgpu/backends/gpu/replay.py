@@ -196,7 +196,7 @@ class LaunchProgram:
     def close(self, backend) -> None:
         """Drop the program: free region sets go back to the pool now, busy ones when collected."""
         self.closed = True
-        for region_set in self.sets:
+        for region_set in list(self.sets):
             if not region_set.busy:
                 self._free(backend, region_set)
 
