@@ -10,6 +10,7 @@ import dataclasses
 import numpy as np
 import pytest
 
+from tests.backend.conftest import open_runtime
 from whirgpu.api import Prover, random_canonical_instance
 from whirgpu.backends.gpu import GpuBackend
 from whirgpu.backends.gpu import replay
@@ -43,6 +44,22 @@ def _expected(params, instances) -> list[bytes]:
     return [_reference(params, *instance) for instance in instances]
 
 
+def _wgpu() -> GpuBackend:
+    return GpuBackend(open_runtime("wgpu", "emulated"))
+
+
+def _replaying(params, seed: int):
+    """A wgpu backend that has proved one instance three times (the third a replay), each the reference's bytes:
+    (backend, prover, table, point, the reference's bytes)."""
+    table, point = random_canonical_instance(params.num_variables, seed)
+    backend = _wgpu()
+    prover = Prover(params, backend=backend)
+    expected = _reference(params, table, point)
+    for _ in range(3):
+        assert dump(prover.prove(table, point), "binary") == expected
+    return backend, prover, table, point, expected
+
+
 @pytest.mark.parametrize("point", POINTS, ids=[f"{n}:{k}:{r}" for n, k, r in POINTS])
 def test_replayed_proofs_are_the_references(gpu_runtime, point):
     n, fold, rate = point
@@ -70,10 +87,8 @@ def test_replays_in_flight_read_back_their_own_regions(gpu_runtime, in_flight):
 
 def test_a_replay_refuses_a_table_with_a_word_past_p():
     """The range check runs in the replayed launches; the message names the new table's index and value."""
-    from tests.backend.conftest import open_runtime
-
     params = _params(10, 2, 1)
-    backend = GpuBackend(open_runtime("wgpu", "emulated"))
+    backend = _wgpu()
     prover = Prover(params, backend=backend)
     table, point = random_canonical_instance(10, 3)
     for _ in range(3):
@@ -88,12 +103,10 @@ def test_a_replay_refuses_a_table_with_a_word_past_p():
 
 def test_what_changes_the_launches_records_anew():
     """Another number of points, lowered binding limits, replay turned off: the same bytes as the reference."""
-    from tests.backend.conftest import open_runtime
-
     params = _params(11, 2, 1)
     table, point = random_canonical_instance(11, 1)
     two = np.concatenate([point, point[:, ::-1]])
-    backend = GpuBackend(open_runtime("wgpu", "emulated"))
+    backend = _wgpu()
     prover = Prover(params, backend=backend)
     for points in (point, two, point, two):
         for _ in range(3):
@@ -109,12 +122,10 @@ def test_what_changes_the_launches_records_anew():
 
 
 def test_programs_are_bounded_and_give_their_regions_back(monkeypatch):
-    from tests.backend.conftest import open_runtime
-
     monkeypatch.setattr(replay, "MAX_PROGRAMS", 1)
     params = _params(10, 2, 1)
     table, point = random_canonical_instance(10, 1)
-    backend = GpuBackend(open_runtime("wgpu", "emulated"))
+    backend = _wgpu()
     prover = Prover(params, backend=backend)
     two = np.concatenate([point, point])
     for points in (point, two):
@@ -135,19 +146,12 @@ def test_programs_are_bounded_and_give_their_regions_back(monkeypatch):
 def test_a_replay_whose_search_misses_proves_again_over_every_nonce(monkeypatch):
     """A recording made with searches that cover no nonce replays into PowRangeExceeded; the prover then proves
     again over the full range (unrecorded), and the bytes are the reference's."""
-    from tests.backend.conftest import open_runtime
     from whirgpu.backends import device_transcript
 
     real = device_transcript.pow_launches
     monkeypatch.setattr(device_transcript, "pow_launches",
                         lambda bits, full_range=False: real(bits, True) if full_range else [])
-    params = ProtocolParameters.default(10, 2, 1, pow_bits=4, security_level=30)
-    table, point = random_canonical_instance(10, 2)
-    backend = GpuBackend(open_runtime("wgpu", "emulated"))
-    prover = Prover(params, backend=backend)
-    expected = _expected(params, [(table, point)])[0]
-    for _ in range(3):
-        assert dump(prover.prove(table, point), "binary") == expected
+    backend, _, _, _, _ = _replaying(ProtocolParameters.default(10, 2, 1, pow_bits=4, security_level=30), 2)
     assert backend.replays == 1 and backend.pow_full_range is False
 
 
@@ -167,8 +171,6 @@ def test_a_recording_that_cannot_be_repeated_is_dropped():
 @pytest.mark.parametrize("field", ["koalabear", "babybear"])
 def test_p3_whir_replays_are_the_references(field):
     """Upstream's profile: drawn openings (1, then 2: another shape) and prescribed points."""
-    from tests.backend.conftest import open_runtime
-
     n = 11
     rng = np.random.default_rng(5)
     modulus = 2130706433 if field == "koalabear" else P
@@ -176,7 +178,7 @@ def test_p3_whir_replays_are_the_references(field):
     from whirgpu.profiles.p3_whir.defaults import EXAMPLE_PARAMETERS
 
     params = dataclasses.replace(EXAMPLE_PARAMETERS, security_level=40, pow_bits=8)  # 8-bit grinds: a quick host
-    backend = GpuBackend(open_runtime("wgpu", "emulated"))
+    backend = _wgpu()
     gpu = P3Prover(n, params=params, field=field, backend=backend)
     cpu = P3Prover(n, params=params, field=field, backend="cpu")
     for openings in (1, 2):
@@ -190,15 +192,7 @@ def test_p3_whir_replays_are_the_references(field):
 def test_no_replay_while_a_buffer_it_uses_is_held():
     """A commitment a host-valued primitive returned holds pooled buffers; while it does, proofs of a recorded
     shape are proved unrecorded (the same bytes), and replayed again once it is released."""
-    from tests.backend.conftest import open_runtime
-
-    params = _params(10, 2, 1)
-    table, point = random_canonical_instance(10, 6)
-    backend = GpuBackend(open_runtime("wgpu", "emulated"))
-    prover = Prover(params, backend=backend)
-    expected = _expected(params, [(table, point)])[0]
-    for _ in range(3):
-        assert dump(prover.prove(table, point), "binary") == expected
+    backend, prover, table, point, expected = _replaying(_params(10, 2, 1), 6)
     assert backend.replays == 1
     program, = backend._programs.values()
     held = program.pooled[0]
@@ -213,11 +207,10 @@ def test_no_replay_while_a_buffer_it_uses_is_held():
 def test_a_proof_that_may_not_be_recorded_clears_a_stale_request():
     """A request to record (a proof that then failed before it began) is not taken up by the next proof, which
     says itself whether it may be recorded: claims given by the caller, never."""
-    from tests.backend.conftest import open_runtime
     from whirgpu.api import random_instance
 
     params = _params(10, 2, 1)
-    backend = GpuBackend(open_runtime("wgpu", "emulated"))
+    backend = _wgpu()
     for _ in range(2):
         backend.record_proof(("a shape",))
     assert backend._pending_record is not None
@@ -230,11 +223,9 @@ def test_a_proof_that_may_not_be_recorded_clears_a_stale_request():
 def test_a_recorded_proof_that_fails_to_start_its_readback_leaves_no_program(monkeypatch):
     """The recording's regions return to the pool with the failed proof, so its program is dropped with it; the
     backend proves the reference's bytes afterwards."""
-    from tests.backend.conftest import open_runtime
-
     params = _params(10, 2, 1)
     instances = [random_canonical_instance(10, seed) for seed in range(2)]
-    backend = GpuBackend(open_runtime("wgpu", "emulated"))
+    backend = _wgpu()
     prover = Prover(params, backend=backend)
     assert len(list(prover.prove_many(instances[:1]))) == 1  # seen once: the next one is recorded
     real = backend._drivers.read_later

@@ -60,21 +60,27 @@ class _TracingBatch:
 
     def submit(self) -> None:
         tracer, ops, self._ops = self._tracer, self._ops, []
-        counts = tracer.counts
-        counts.submissions += 1
+        _trace(tracer, ops)
         batch = tracer.rt.batch()
         for i, op in enumerate(ops):
-            if op[0] == "dispatch":
-                counts.dispatches += 1
-                tracer.launches.append((tracer.labels[id(op[1])], op[3]))
-                batch.dispatch(*op[1:])
-            else:
-                counts.copies += 1
-                batch.copy(*op[1:])
+            (batch.dispatch if op[0] == "dispatch" else batch.copy)(*op[1:])
             if tracer.split and i + 1 < len(ops):
                 batch.submit()
                 batch = tracer.rt.batch()
         batch.submit()
+
+
+def _trace(tracer: "TracingRuntime", ops: list[tuple]) -> None:
+    """Count one submission of ``ops`` (("dispatch", kernel, buffers, params, n) | ("copy", ...)) and record each
+    dispatch's (label, params)."""
+    counts = tracer.counts
+    counts.submissions += 1
+    for op in ops:
+        if op[0] == "dispatch":
+            counts.dispatches += 1
+            tracer.launches.append((tracer.labels[id(op[1])], op[3]))
+        else:
+            counts.copies += 1
 
 
 class _TracedRecording:
@@ -94,14 +100,7 @@ class _TracedRecording:
                 (batch.dispatch if call[0] == "dispatch" else batch.copy)(*call[1:])
             batch.submit()
             return
-        counts = tracer.counts
-        counts.submissions += 1
-        for call in self._calls:
-            if call[0] == "dispatch":
-                counts.dispatches += 1
-                tracer.launches.append((tracer.labels[id(call[1])], call[3]))
-            else:
-                counts.copies += 1
+        _trace(tracer, self._calls)
         self._inner.submit()
 
     def close(self) -> None:
