@@ -4,6 +4,6 @@ command beside the shared options (``options``) and the progress line (``progres
 
 def main(argv: list[str] | None = None) -> int:
     """``whirgpu``'s entry point (``commands.main``), imported when called so that ``cli.options`` stays light."""
-    from .main import main as run  # noqa: PLC0415
+    from .commands import main as run  # noqa: PLC0415
 
     return run(argv)
