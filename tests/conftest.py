@@ -127,6 +127,37 @@ def golden() -> list[str]:
     return GOLDEN_PROOFS
 
 
+# ---- runtimes that cannot run here ------------------------------------------------------------------------------
+# A runtime is present when it opens: for wgpu and dawn, when their implementation enumerates an adapter (Dawn
+# imported but refusing every adapter, e.g. Mesa 22.3's lavapipe, is absent). An absent runtime skips its tests
+# with the reason, or fails them when WHIRGPU_REQUIRE lists it (CI).
+
+REQUIRE_ENV = "WHIRGPU_REQUIRE"
+
+
+def required(runtime: str) -> bool:
+    """Whether ``WHIRGPU_REQUIRE`` (comma-separated) lists ``runtime``."""
+    return runtime in {s.strip() for s in os.environ.get(REQUIRE_ENV, "").split(",") if s.strip()}
+
+
+def unavailable(runtime: str, why: str):
+    """Skip the test with ``why``; fail it instead when ``runtime`` is required."""
+    if required(runtime):
+        pytest.fail(f"{runtime} is required ({REQUIRE_ENV}) but unavailable: {why}")
+    pytest.skip(f"{runtime} unavailable: {why}")
+
+
+def webgpu_adapter(impl: str):
+    """The adapter ``--backend impl`` (wgpu or dawn) opens, or ``unavailable(impl, reason)``."""
+    from whirgpu.errors import BackendUnavailable
+    from whirgpu.runtime.wgpu_rt import choose_adapter
+
+    try:
+        return choose_adapter(impl)
+    except BackendUnavailable as exc:
+        unavailable(impl, str(exc))
+
+
 # ---- test tiers ------------------------------------------------------------------------------------------------
 # The default tier is what a newcomer's `python3 -m pytest -q` runs: every test function, but the big parametrised
 # GPU suites (tests/backend/) at a few of their parametrisations each. The exhaustive tier (WHIRGPU_EXHAUSTIVE=1,

@@ -18,6 +18,7 @@ from whirgpu.errors import ShaderCompileError
 from whirgpu.kernels.compose import ComposedSource
 from whirgpu.runtime import wgpu_rt
 
+from ..conftest import webgpu_adapter
 from .conftest import open_runtime
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,6 +33,11 @@ def _fresh_python(code: str, env: dict | None = None) -> dict:
 
 def _needs_wgpu_native():
     pytest.importorskip("wgpu")
+
+
+def _needs_wgpu_adapter():
+    """A proof on wgpu-native needs an adapter, not only the package (skip, or fail under WHIRGPU_REQUIRE)."""
+    webgpu_adapter("wgpu")
 
 
 def test_preresolved_types_are_the_ctypes_cffis_parse_gives():
@@ -57,7 +63,7 @@ def test_preresolved_types_are_the_ctypes_cffis_parse_gives():
 
 def test_a_first_proof_parses_no_c_type(tmp_path):
     """Fails when a wgpu-py update uses a type string EXTRA_TYPE_STRINGS lacks (then add it there)."""
-    _needs_wgpu_native()
+    _needs_wgpu_adapter()
     out = _fresh_python("""
         import json
         import cffi.cparser
@@ -79,7 +85,7 @@ def test_a_first_proof_parses_no_c_type(tmp_path):
 def test_a_later_process_loads_the_header_parse_instead_of_parsing(tmp_path):
     """The first process parses wgpu-py's C header and caches the result; the next loads it (no pycparser run),
     holds the very declarations a parse gives, and proves the bytes the numpy reference proves."""
-    _needs_wgpu_native()
+    _needs_wgpu_adapter()
     code = """
         import json, os
         import cffi.cparser
