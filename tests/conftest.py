@@ -127,6 +127,39 @@ def golden() -> list[str]:
     return GOLDEN_PROOFS
 
 
+# ---- the suite's cache folder ------------------------------------------------------------------------------------
+# whirgpu keeps what it compiles (msl-cpu kernels, the host permutation, wgpu-native's header parse) in
+# $WHIRGPU_CACHE_DIR, else the user's ~/.cache/whirgpu. The suite never writes there: pytest_configure points
+# WHIRGPU_CACHE_DIR at a temporary folder for the session (every process the tests start inherits it), and
+# pytest_unconfigure removes it and restores the variable.
+
+CACHE_DIR_ENV = "WHIRGPU_CACHE_DIR"
+_CACHE_KEY = pytest.StashKey[tuple]()
+
+
+def user_cache_root() -> Path:
+    """The cache folder whirgpu would use for this user without ``WHIRGPU_CACHE_DIR`` (``whirgpu.cache_dir``)."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
+    return Path(base, "whirgpu")
+
+
+def pytest_configure(config):
+    folder = Path(tempfile.mkdtemp(prefix="whirgpu-test-cache-"))
+    config.stash[_CACHE_KEY] = (folder, os.environ.get(CACHE_DIR_ENV))
+    os.environ[CACHE_DIR_ENV] = str(folder)
+
+
+def pytest_unconfigure(config):
+    folder, before = config.stash.get(_CACHE_KEY, (None, None))
+    if folder is None:
+        return
+    if before is None:
+        os.environ.pop(CACHE_DIR_ENV, None)
+    else:
+        os.environ[CACHE_DIR_ENV] = before
+    shutil.rmtree(folder, ignore_errors=True)
+
+
 # ---- runtimes that cannot run here ------------------------------------------------------------------------------
 # A runtime is present when it opens: for wgpu and dawn, when their implementation enumerates an adapter (Dawn
 # imported but refusing every adapter, e.g. Mesa 22.3's lavapipe, is absent). An absent runtime skips its tests
@@ -297,7 +330,7 @@ def _select_tier(config, items) -> None:
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = kept
-        config.stash[_TIER_KEY] = sum("slow" not in item.keywords for item in dropped)  # slow ones skip anyway
+        config.stash[_TIER_KEY] = len(dropped)  # what pytest counts as deselected for the tier, slow ones too
 
 
 _TIER_KEY = pytest.StashKey[int]()
