@@ -127,6 +127,17 @@ def golden() -> list[str]:
     return GOLDEN_PROOFS
 
 
+@pytest.fixture(scope="session")
+def installed(tmp_path_factory):
+    """whirgpu as a user installs it: a wheel of this checkout in a fresh venv, checked (tests/installed.py)."""
+    from .installed import install_wheel
+
+    try:
+        return install_wheel(tmp_path_factory.mktemp("installed"))
+    except RuntimeError as exc:
+        pytest.fail(f"installing a wheel of this checkout failed: {exc}")
+
+
 # ---- the suite's cache folder ------------------------------------------------------------------------------------
 # whirgpu keeps what it compiles (msl-cpu kernels, the host permutation, wgpu-native's header parse) in
 # $WHIRGPU_CACHE_DIR, else the user's ~/.cache/whirgpu. The suite never writes there: pytest_configure points
