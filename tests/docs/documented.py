@@ -14,7 +14,6 @@ that installs something (``pip``, ``python3 -m pip``, ``apt-get``/``apt``, ``git
 from __future__ import annotations
 
 import re
-import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -119,25 +118,3 @@ def commands(block: Block) -> list[Command]:
         result.append(Command(stripped, steps=[step.strip() for step in stripped.split("&&")]))
         after_command = True
     return result
-
-
-_COMMAND_WORD = re.compile(r"^((?:[A-Z_][A-Z0-9_]*=\S*\s+)*)(whirgpu|python3)(?=\s|$)")
-
-
-def as_run(step: str, python: str) -> str:
-    """``step`` with its command word ``whirgpu`` run as ``PYTHON -m whirgpu`` and ``python3`` as ``PYTHON``
-    (after any leading VAR=value assignments), in each part of a pipeline or list."""
-    parts = re.split(r"(\|\||\||;)", step)
-    out = []
-    for part in parts:
-        if part in ("||", "|", ";"):
-            out.append(part)
-            continue
-        lead = part[:len(part) - len(part.lstrip())]
-        body = part.lstrip()
-        found = _COMMAND_WORD.match(body)
-        if found:
-            word = f"{shlex.quote(python)} -m whirgpu" if found.group(2) == "whirgpu" else shlex.quote(python)
-            body = found.group(1) + word + body[found.end():]
-        out.append(lead + body)
-    return "".join(out)

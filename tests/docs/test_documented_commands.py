@@ -3,15 +3,18 @@
 What runs, and how:
 - every command of a ```sh, ```bash or ```console block, through bash, in a temporary folder per page (the blocks
   of a page share it, in order: a ``prove ... --out p.whir`` before ``verify p.whir`` works; the folder links
-  ``docs`` to the repository's, so ``python3 docs/examples/...`` resolves). ``whirgpu`` runs as ``python3 -m
-  whirgpu`` and ``python3`` as this interpreter, with this checkout first on PYTHONPATH. The exit code must be 0,
+  ``docs`` to the repository's, so ``python3 docs/examples/...`` resolves). Nothing is rewritten: the commands run
+  in a fresh venv holding a wheel of this checkout (the ``installed`` fixture, tests/installed.py), its bin first
+  on PATH and no PYTHONPATH, so ``whirgpu`` is the installed console script and ``python3`` imports the installed
+  package, as for a user who ran the install line. The exit code must be 0,
   or what the output comment after the command says (``# reject: ...`` and ``# error: ...``: 1; ``(exit N)`` at
   its end: N), and the output's first word (stdout's, else stderr's) must be the comment's first word.
 - install steps (``pip install``, ``python3 -m pip install``, ``apt-get install``, ``git clone``, joined to a
   command by ``&&`` or alone) are not run: installing is not this test's business, and the checkout is already
   installed. A pip step is checked instead: it installs this checkout (``.``) or ``whirgpu``, with extras that
   pyproject.toml defines; an apt step names packages.
-- every ```python block, as a script in the page's folder; every docs/examples/*.py is run by a documented
+- every ```python block, as a script in the page's folder, by the venv's python; every docs/examples/*.py is run
+  by a documented
   command (so each runs once, with the small arguments the docs give it).
 - a block after ``<!-- needs: RUNTIME -->`` runs only in the exhaustive tier (its first compile on a software
   GPU takes minutes), and is skipped when that runtime cannot run here, unless WHIRGPU_REQUIRE lists it; a block
@@ -26,12 +29,11 @@ import os
 import re
 import shlex
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from .documented import REPO, SHELL, Block, as_run, blocks, commands, pages
+from .documented import REPO, SHELL, Block, blocks, commands, pages
 
 NOT_RUN = {  # (page, reason): every block the documentation test does not run
     ("README.md", "it is the test suite itself"),
@@ -49,10 +51,11 @@ def _param(block: Block):
 
 
 class _Folders:
-    """One temporary folder per page, and how many of the page's runnable blocks have run in it."""
+    """One temporary folder per page, how many of the page's runnable blocks have run in it, and the venv they run
+    in."""
 
-    def __init__(self, root: Path):
-        self.root, self.done = root, {}
+    def __init__(self, root: Path, installed):
+        self.root, self.done, self.installed = root, {}, installed
 
     def folder(self, page: Path) -> Path:
         folder = self.root / page.stem
@@ -63,13 +66,12 @@ class _Folders:
 
 
 @pytest.fixture(scope="module")
-def folders(tmp_path_factory):
-    return _Folders(tmp_path_factory.mktemp("documented"))
+def folders(tmp_path_factory, installed):
+    return _Folders(tmp_path_factory.mktemp("documented"), installed)
 
 
-def _env() -> dict:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH", "")) if p)
+def _env(installed) -> dict:
+    env = installed.env()
     env.setdefault("PYTHONUNBUFFERED", "1")
     return env
 
@@ -78,12 +80,12 @@ def _required(runtime: str) -> bool:
     return runtime in {s.strip() for s in os.environ.get("WHIRGPU_REQUIRE", "").split(",")}
 
 
-def _run_block(block: Block, folder: Path) -> None:
+def _run_block(block: Block, folder: Path, installed) -> None:
     if block.lang == "python":
         script = folder / f"block_{block.line}.py"
         script.write_text(block.text)
-        done = subprocess.run([sys.executable, script.name], cwd=folder, env=_env(), capture_output=True,
-                              text=True, timeout=TIMEOUT_S)
+        done = subprocess.run([str(installed.python), script.name], cwd=folder, env=_env(installed),
+                              capture_output=True, text=True, timeout=TIMEOUT_S)
         if done.returncode != 0 and block.note and block.note[0] == "needs" and "BackendUnavailable" in done.stderr:
             if not _required(block.note[1]):
                 pytest.skip(f"{block.name} needs {block.note[1]}: {done.stderr.strip().splitlines()[-1]}")
@@ -94,9 +96,9 @@ def _run_block(block: Block, folder: Path) -> None:
             _check_install(step, block)
         if not command.run_steps:
             continue
-        line = " && ".join(as_run(step, sys.executable) for step in command.run_steps)
-        done = subprocess.run(["bash", "-c", line], cwd=folder, env=_env(), capture_output=True, text=True,
-                              timeout=TIMEOUT_S)
+        line = " && ".join(command.run_steps)
+        done = subprocess.run(["bash", "-c", line], cwd=folder, env=_env(installed), capture_output=True,
+                              text=True, timeout=TIMEOUT_S)
         where = f"{block.name}: `{command.text}`"
         assert done.returncode == command.expected_exit(), (
             f"{where} exited {done.returncode}, expected {command.expected_exit()}:\n{done.stdout[-2000:]}\n"
@@ -144,9 +146,9 @@ def test_documented_block_runs(block: Block, folders: _Folders):
         if earlier.line >= block.line:
             break
         if earlier.line not in done:
-            _run_block(earlier, folder)
+            _run_block(earlier, folder, folders.installed)
             done.add(earlier.line)
-    _run_block(block, folder)
+    _run_block(block, folder, folders.installed)
     done.add(block.line)
 
 
@@ -208,4 +210,15 @@ def test_shell_commands_are_found():
                                        "whirgpu devices"]
     assert [c.expected_exit() for c in found] == [1, 2, 0]
     assert [c.expected_first_word() for c in found] == ["reject:", "error:", None]
-    assert as_run("WHIRGPU_X=1 whirgpu a | whirgpu b", "py") == "WHIRGPU_X=1 py -m whirgpu a | py -m whirgpu b"
+
+
+def test_commands_run_the_installed_script_of_this_checkout(installed, tmp_path):
+    """In the documented commands' environment ``whirgpu`` and ``python3`` are the venv's, and the package they
+    load is the wheel of this checkout (tests/installed.py checks its modules), not the checkout itself."""
+    done = subprocess.run(["bash", "-c", "command -v whirgpu; command -v python3; "
+                           "python3 -c 'import whirgpu; print(whirgpu.__file__)'"],
+                          cwd=tmp_path, env=_env(installed), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    script, python, package = done.stdout.split()
+    assert (script, python) == (str(installed.bin / "whirgpu"), str(installed.bin / "python3"))
+    assert installed.venv in Path(package).parents and REPO not in Path(package).resolve().parents
