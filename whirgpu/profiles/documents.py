@@ -13,15 +13,14 @@ one, is a ``ProofFormatError`` of one line.
 
 from __future__ import annotations
 
-import json
-
 from ..errors import ProofFormatError
 from ..expectations import mismatch
+from ..protocol.bounded_json import json_type, loads_bounded
 from ..protocol.config import WhirConfig
 from ..protocol.parameters import ProtocolParameters
 from .p3_whir.config import P3WhirConfig
 from .p3_whir.document import FORMAT as P3_FORMAT
-from .p3_whir.document import P3Document, read_p3_document_bytes
+from .p3_whir.document import P3Document, read_p3_document
 from .p3_whir.expectations import P3Expected
 from .whir_p3_metal.serialize import BINARY_MAGIC, FORMATS, JSON_FORMAT, ProofFile, from_binary, \
     from_whir_p3_tree, read_source
@@ -44,10 +43,9 @@ def _assert_profile(found: str, profile: str | None, what: str) -> None:
 
 def _parse_json(data: bytes | str):
     try:
-        return json.loads(data)
-    except (ValueError, UnicodeDecodeError, RecursionError) as exc:  # RecursionError: nested past the parser
-        raise ProofFormatError(f"not a proof document of any profile: not JSON ({str(exc)[:120]}) and not the "
-                               f"binary format") from None
+        return loads_bounded(data, "proof document")
+    except ProofFormatError as exc:
+        raise ProofFormatError(f"not a proof document of any profile: {exc} (and not the binary format)") from None
 
 
 def read_document(source, fmt: str = "auto", profile: str | None = None) -> ProofFile | P3Document:
@@ -69,14 +67,14 @@ def read_document(source, fmt: str = "auto", profile: str | None = None) -> Proo
     found = _FORMAT_PROFILES.get(declared) if isinstance(declared, str) else None
     if found is None:
         what = f"format {declared!r:.60}" if isinstance(doc, dict) and "format" in doc else \
-            ("no 'format' key" if isinstance(doc, dict) else f"a JSON {type(doc).__name__}")
+            ("no 'format' key" if isinstance(doc, dict) else f"a JSON {json_type(doc)}")
         raise ProofFormatError(f"not a proof document of any profile: {what} (expected a JSON object with format "
                                f"{JSON_FORMAT!r} or {P3_FORMAT!r}, or the binary format)")
     _assert_profile(found, profile, f"format {declared!r}")
     if found == P3_PROFILE:
         if fmt != "auto":
             raise ProofFormatError(f"--format {fmt} names a whir-p3-metal encoding; this is a p3-whir document")
-        return read_p3_document_bytes(data)  # again, within its own limits (depth, integers, repeated keys)
+        return read_p3_document(doc)
     return from_whir_p3_tree(doc)
 
 

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ...protocol.json_tree import JsonTreeReader
+from ...protocol.json_tree import JsonTreeReader, json_type, loads_bounded
 from ...errors import ConfigError, ProofFormatError
 from ...field import P, from_monty_int
 from ...ref import field_np as F
@@ -161,7 +161,7 @@ class _JsonReader(JsonTreeReader):
     def obj(value, path: str, keys: tuple[str, ...], optional: tuple[str, ...] | None = None) -> dict:
         """An object holding ``keys``; with ``optional`` given, holding no key outside ``keys + optional``."""
         if not isinstance(value, dict):
-            raise ProofFormatError(f"{path}: expected an object, got {type(value).__name__}")
+            raise ProofFormatError(f"{path}: expected an object, got {json_type(value)}")
         missing = [k for k in keys if k not in value]
         if missing:
             raise ProofFormatError(f"{path}: missing key(s) {', '.join(missing)}")
@@ -312,11 +312,7 @@ def from_whir_p3_json(text: str | bytes) -> ProofFile:
     """Parse and validate a whir-p3-json/v1 proof file."""
     if not isinstance(text, (str, bytes, bytearray)):
         raise ProofFormatError(f"expected JSON text (str or bytes), got {type(text).__name__}")
-    try:
-        doc = json.loads(text)
-    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
-        raise ProofFormatError(f"not JSON: {exc}") from None
-    return from_whir_p3_tree(doc)
+    return from_whir_p3_tree(loads_bounded(text, "whir-p3-json document"))
 
 
 def from_whir_p3_tree(doc) -> ProofFile:
@@ -459,10 +455,7 @@ def from_binary(data: bytes) -> ProofFile:
     start = len(BINARY_MAGIC) + 4
     if header_len > MAX_HEADER_BYTES or start + header_len > len(data):
         raise ProofFormatError(f"header length {header_len} does not fit the {len(data)}-byte file")
-    try:
-        header = json.loads(data[start:start + header_len])
-    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
-        raise ProofFormatError(f"header: malformed ({exc!r:.80})") from None
+    header = loads_bounded(data[start:start + header_len], "header")
     _JsonReader.obj(header, "header", ("params", "num_claims"), ())
     params, config = _params_and_config(header["params"], "header params")
     m = header["num_claims"]
