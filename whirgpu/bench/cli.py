@@ -11,10 +11,10 @@ import json
 import shlex
 import sys
 from datetime import datetime, timezone
-from pathlib import Path
 
 from ..cli.options import add_max_binding_flag, add_storage_flag, check_writable
-from ..errors import ConfigError, FileError
+from ..errors import ConfigError
+from ..files import write_atomic
 from ..profiles.p3_whir.defaults import EXAMPLE_FIELD, EXAMPLE_PARAMETERS
 from ..protocol.parameters import DEFAULT_MAX_POW, DEFAULT_SECURITY_LEVEL
 from .backends import default_specs, describe, open_specs, parse_specs
@@ -139,10 +139,7 @@ def _command_line(args, grid: str, specs: list[str], runs: int, warmup: int, see
 
 
 def _write_json(path: str, doc: dict) -> None:
-    try:
-        Path(path).write_text(json.dumps(doc, indent=2) + "\n")
-    except OSError as exc:
-        raise FileError(f"cannot write {path}: {exc.strerror or exc}") from None
+    write_atomic(path, json.dumps(doc, indent=2) + "\n")
 
 
 def _run_throughput(args) -> int:

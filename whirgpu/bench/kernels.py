@@ -34,6 +34,7 @@ import json
 import sys
 
 from ..errors import BackendUnavailable, ConfigError, WhirGpuError
+from ..files import write_atomic
 from ..kernels.calibrate import Calibration, calibrate
 from .backends import BackendSpec, open_runtime
 from .grid import GridPoint
@@ -160,7 +161,6 @@ def run_kernels(points: list[GridPoint], specs: list[BackendSpec], runs: int, st
         report["backends"].append(_measure(spec, points, runs, storage, say))
     print_kernel_report(report, markdown)
     if json_path:
-        with open(json_path, "w") as fh:
-            json.dump(report, fh, indent=1)
+        write_atomic(json_path, json.dumps(report, indent=1))
     profiled = [p for b in report["backends"] for p in b.get("points", [])]
     return 0 if profiled and not any(p["error"] for p in profiled) else 1

@@ -25,6 +25,7 @@ import time
 from dataclasses import asdict, dataclass, field
 
 from ..api import Prover, random_canonical_instance
+from ..files import write_atomic
 from ..profiles.whir_p3_metal.serialize import dump
 from .grid import GridPoint
 
@@ -208,6 +209,5 @@ def run_throughput(points: list[GridPoint], backends: dict, count: int, seed: in
                              f"{workers} workers")
     print("\n".join(lines))
     if json_path:
-        with open(json_path, "w") as out:
-            json.dump([asdict(r) for r in rows], out, indent=2)
+        write_atomic(json_path, json.dumps([asdict(r) for r in rows], indent=2))
     return 0 if all(r.identical for r in rows) else 1

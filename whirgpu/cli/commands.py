@@ -18,6 +18,8 @@ import numpy as np
 
 from ..backends import BACKEND_NAMES
 from ..errors import ConfigError, FileError, ProofFormatError, WhirGpuError
+from ..files import write_atomic
+from ..protocol.document_limits import MAX_PROOF_DOCUMENT_BYTES
 from .options import add_max_binding_flag, add_storage_flag, check_writable, phases_ms, read_json_file, \
     write_statement
 from ..devices.overrides import binding_option, lowered_note
@@ -331,7 +333,7 @@ def _load_instance(args):
 
     if args.from_file:
         path = Path(args.from_file)
-        doc = read_json_file(path)
+        doc = read_json_file(path, cap=MAX_PROOF_DOCUMENT_BYTES)  # 2^n evaluations: as large as a proof may be
         flags = [f for f in PARAM_FLAGS if getattr(args, f) is not None]
         if flags:
             raise ConfigError(f"--from takes its parameters from the file; drop --{flags[0].replace('_', '-')}")
@@ -400,10 +402,7 @@ def _cmd_prove(args) -> int:
     proof_file.seed = seed
     seconds = time.perf_counter() - start
     data = dump(proof_file, args.format)
-    try:
-        out.write_bytes(data)
-    except OSError as exc:
-        raise FileError(f"cannot write {out}: {exc.strerror or exc}") from None
+    write_atomic(out, data)  # a failed write leaves what was at --out as it was
     if args.statement_out:
         from ..ref import field_np  # noqa: PLC0415
 

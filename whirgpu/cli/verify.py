@@ -265,6 +265,9 @@ def run_verify(args) -> int:
                 raise
             unreadable[i] = exc  # the others still get their verdicts
             continue
+        except ProofFormatError as exc:  # larger than any proof the limits allow: a reject, read no further
+            verdicts[i] = Verdict(False, exc)
+            continue
         try:
             document = read_document(data, args.format, args.profile)
             profile = profile_of(document)

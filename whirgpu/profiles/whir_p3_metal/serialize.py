@@ -26,12 +26,13 @@ import math
 import os
 import struct
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
 from ...protocol.json_tree import JsonTreeReader, json_type, loads_bounded
-from ...errors import ConfigError, ProofFormatError
+from ...errors import ConfigError, FileError, ProofFormatError
+from ...files import check_size, read_capped
+from ...protocol.document_limits import MAX_PROOF_DOCUMENT_BYTES, PROOF_CAP_REASON
 from ...field import P, from_monty_int
 from ...ref import field_np as F
 from .document_checks import check_document, check_keys, check_params_block, first_difference
@@ -531,20 +532,27 @@ def dump(pf: ProofFile, fmt: str = "binary") -> bytes:
 def read_source(source) -> bytes | str:
     """The document a proof source names. The rule: bytes (``bytes``, ``bytearray``, ``memoryview``) are the
     document itself, in either format; an ``os.PathLike`` names a file; a ``str`` is JSON text when its first
-    character other than whitespace is ``{``, and otherwise names a file. A file that cannot be read, and
-    anything else, is a ``ProofFormatError``."""
+    character other than whitespace is ``{``, and otherwise names a file. A file is read no further than
+    ``MAX_PROOF_DOCUMENT_BYTES`` + 1 bytes. A file that cannot be read, a document larger than that cap, and
+    anything else, is a ``ProofFormatError`` of one line."""
     if isinstance(source, (bytes, bytearray, memoryview)):
+        check_size(memoryview(source).cast("B"), MAX_PROOF_DOCUMENT_BYTES, "proof document", ProofFormatError,
+                   PROOF_CAP_REASON)
         return bytes(source)
     if isinstance(source, str) and source.lstrip().startswith("{"):
+        check_size(source, MAX_PROOF_DOCUMENT_BYTES, "proof document", ProofFormatError, PROOF_CAP_REASON)
         return source
     if not isinstance(source, (str, os.PathLike)):
         raise ProofFormatError(f"expected a ProofFile, its bytes, a path or JSON text, got {type(source).__name__}")
     if isinstance(source, str) and (not source.strip() or "\x00" in source or not os.path.exists(source)):
         raise ProofFormatError(f"{source!r:.80} is not JSON text (which starts with '{{') and names no file")
     try:
-        return Path(source).read_bytes()
-    except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
-        reason = getattr(exc, "strerror", None) or str(exc)
+        return read_capped(source, MAX_PROOF_DOCUMENT_BYTES, "proof document", ProofFormatError,
+                           PROOF_CAP_REASON)
+    except (FileError, ValueError) as exc:  # ValueError: a NUL in the path
+        if isinstance(exc, ProofFormatError):
+            raise
+        reason = str(exc).split(": ", 1)[-1] if isinstance(exc, FileError) else str(exc)
         raise ProofFormatError(f"cannot read proof file {os.fspath(source)!s:.200}: {reason}") from None
 
 
