@@ -27,13 +27,15 @@ def verify(proof_file, *, params=None, min_security: float | None = None, points
     a ``P3Document``, the bytes of one (whir-p3-metal's binary or whir-p3-json, p3-whir's ``p3-whir-oracle/v1``
     JSON; the profile is the document's own), a path (``os.PathLike``, or a ``str`` naming a file), or JSON text (a
     ``str`` whose first character other than whitespace is ``{``). Anything else, a file that cannot be read, a
-    document whose parameters derive no configuration, or a true proof in a document that contradicts itself is a
-    ``ProofFormatError``.
+    document larger than ``MAX_PROOF_DOCUMENT_BYTES`` (a file is read no further), a document whose parameters
+    derive no configuration, or a true proof in a document that contradicts itself is a ``ProofFormatError``.
 
     What the verifier expects (each None checks nothing; see ``whirgpu.expectations``): ``params``, the
     parameters the proof must have been made under, field for field (``ProtocolParameters`` or ``WhirConfig`` for
-    a whir-p3-metal proof; ``P3WhirConfig`` or ``P3Expected`` for a p3-whir one: a document of the other profile
-    is rejected with ``check="profile"``); ``min_security``, the bits of security its configuration must reach,
+    a whir-p3-metal proof; for a p3-whir one a ``P3Expected`` that pins the number of openings and who chose the
+    points, or a ``P3WhirConfig`` together with ``points``: anything that pins less is a ``ConfigError``,
+    ``profiles.p3_whir.expectations.as_p3_expected``; a document of the other profile is rejected with
+    ``check="profile"``); ``min_security``, the bits of security its configuration must reach,
     counted as provable bits (unique decoding or the Johnson bound) unless ``assume="capacity"`` opts into the
     capacity-bound conjecture (``protocol.security_policy``);
     ``points`` / ``values``, the canonical statement it must prove, in the shapes ``Prover.prove`` takes and
