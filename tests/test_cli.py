@@ -691,7 +691,7 @@ def test_from_nonexistent_file(tmp_path, capsys):
 def test_from_non_json_file(tmp_path, capsys):
     path = tmp_path / "x.json"
     path.write_text("this is not json")
-    assert _from_error(path, capsys).startswith(f"error: {path} is not JSON: Expecting value")
+    assert _from_error(path, capsys).startswith(f"error: {path} is not JSON: expecting value (line 1, column 1)")
     path.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00")
     assert f"error: {path} is not JSON" in _from_error(path, capsys)
 

@@ -45,7 +45,8 @@ def _parse_json(data: bytes | str):
     try:
         return loads_bounded(data, "proof document")
     except ProofFormatError as exc:
-        raise ProofFormatError(f"not a proof document of any profile: {exc} (and not the binary format)") from None
+        reason = str(exc).removeprefix("proof document: ")
+        raise ProofFormatError(f"not a proof document of any profile: {reason} (and not the binary format)") from None
 
 
 def read_document(source, fmt: str = "auto", profile: str | None = None) -> ProofFile | P3Document:

@@ -182,7 +182,7 @@ def loads_bounded(data, what: str = "document"):
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise ProofFormatError(f"{what}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+            raise ProofFormatError(f"{what}: not JSON: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     del data
     limits = _Limits(budget)
     try:
