@@ -39,7 +39,7 @@ class Impl:
 
 IMPLS = {
     "wgpu": Impl("wgpu", "wgpu", "wgpu-native", "reinstall whirgpu or pip install 'wgpu>=0.32,<0.33'"),
-    "dawn": Impl("dawn", "wgpudawn", "Dawn", "pip install 'whirgpu[dawn]' (wgpudawn>=0.32,<0.33)"),
+    "dawn": Impl("dawn", "wgpudawn", "Dawn", "pip install 'wgpudawn>=0.32,<0.33' (the dawn extra)"),
 }
 DAWN_NOISE = b"artificially reduced"  # Dawn's two limit warnings on stderr at adapter creation (harmless)
 
