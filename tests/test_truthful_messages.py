@@ -106,3 +106,23 @@ def test_the_install_hints_name_the_extras_requirements():
     texts = {path: path.read_text() for path in HINT_FILES}
     assert any(f"pip install '{extras['plot'][0]}'" in t for p, t in texts.items() if p.name == "plot.py")
     assert any(f"pip install '{extras['ray'][0]}'" in t for p, t in texts.items() if p.name == "ray.py")
+
+
+# ---- WHIRGPU_CACHE_DIR ------------------------------------------------------------------------------------------
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc")
+@pytest.mark.parametrize("value, words", [("/proc/nope", "cannot create it in /proc ("), ("/proc", "is not writable (")])
+def test_an_unusable_cache_dir_is_refused_at_start_up(value, words, monkeypatch, capsys):
+    """/proc passes every permission check for root, yet nothing can be created in it: the start-up check tries."""
+    monkeypatch.setenv("WHIRGPU_CACHE_DIR", value)
+    code, out, err = run(["params", "-n", "10", "-k", "2", "-r", "1"], capsys)
+    assert (code, out) == (1, "")
+    assert one_line(err).startswith(f"error: WHIRGPU_CACHE_DIR={value!r}") and words in err
+
+
+def test_the_cache_dir_check_leaves_nothing_behind(tmp_path):
+    from whirgpu import cache_dir
+
+    cache_dir.check(str(tmp_path))
+    cache_dir.check(str(tmp_path / "a" / "b"))
+    assert list(tmp_path.iterdir()) == []
