@@ -126,3 +126,50 @@ def test_the_cache_dir_check_leaves_nothing_behind(tmp_path):
     cache_dir.check(str(tmp_path))
     cache_dir.check(str(tmp_path / "a" / "b"))
     assert list(tmp_path.iterdir()) == []
+
+
+# ---- verify_many(processes=) from a script without a __main__ guard ---------------------------------------------
+
+UNGUARDED = """import whirgpu
+print(whirgpu.verify_many([{proof!r}, {proof!r}], processes=2))
+"""
+GUARDED = """import whirgpu
+
+
+def main():
+    print([v.ok for v in whirgpu.verify_many([{proof!r}, {proof!r}], processes=2)])
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def _run_script(path: Path, text: str):
+    import os
+    import subprocess
+    import sys
+
+    from .conftest import REPO
+
+    path.write_text(text)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+    return subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=300, env=env,
+                          cwd=path.parent)
+
+
+def test_verify_many_in_processes_without_a_main_guard_says_what_to_do(tmp_path, capsys):
+    """Spawned workers re-run the script's top level: without the guard the caller gets one whirgpu line naming
+    the script, the line and the two ways out (not multiprocessing's RuntimeError from every worker); with it,
+    the verdicts."""
+    proof = str(tmp_path / "p.whir")
+    assert run(["prove", *SMALL, "--seed", "0", "--backend", "cpu", "--out", proof], capsys)[0] == 0
+    script = tmp_path / "unguarded.py"
+    done = _run_script(script, UNGUARDED.format(proof=proof))
+    assert done.returncode == 1 and done.stdout == "" and "RuntimeError" not in done.stderr
+    assert done.stderr.splitlines()[-1] == (
+        f"whirgpu.errors.ConfigError: verify_many(processes=2) runs at the top level of {script} (line 2), which "
+        'every spawned worker process re-runs: put the call under `if __name__ == "__main__":`, or pass '
+        "processes=1")
+    done = _run_script(tmp_path / "guarded.py", GUARDED.format(proof=proof))
+    assert (done.returncode, done.stdout) == (0, "[True, True]\n"), done.stderr
