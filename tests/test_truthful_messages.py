@@ -173,3 +173,111 @@ def test_verify_many_in_processes_without_a_main_guard_says_what_to_do(tmp_path,
         "processes=1")
     done = _run_script(tmp_path / "guarded.py", GUARDED.format(proof=proof))
     assert (done.returncode, done.stdout) == (0, "[True, True]\n"), done.stderr
+
+
+# ---- Dawn's absence: one line with its reason, nothing of Dawn's own on stderr ----------------------------------
+
+LOADER_WARNING = (b"Warning: Couldn't load Vulkan: libvulkan.so.1: cannot open shared object file: No such file or "
+                  b"directory\n    at operator() (/tmp/dawn-build/src/src/dawn/native/vulkan/BackendVk.cpp:368)\n\n")
+INDEXING_WARNING = (b"Warning: Vulkan shaderUniform*ArrayDynamicIndexing required.\n - While initializing adapter "
+                    b"(backend=BackendType::Vulkan)\n    at InitializeImpl (/tmp/dawn-build/src/src/dawn/native/vulkan/"
+                    b"PhysicalDeviceVk.cpp:257)\n\n")
+LIMIT_WARNING = (b"Warning: maxDynamicUniformBuffersPerPipelineLayout artificially reduced from 1000000 to 16 to fit "
+                 b"dynamic offset allocation limit.\n")
+LAVAPIPE_22 = "Mesa 22.3.6 (LLVM 15.0.6) (llvmpipe (LLVM 15.0.6, 256 bits) (CPU) via Vulkan)"
+
+
+class _Adapter:
+    def __init__(self, api: str):
+        self.info = {"backend_type": api, "adapter_type": "CPU"}
+
+
+def _fake_dawn(monkeypatch, written: bytes, adapters=()):
+    """A ``wgpudawn`` whose enumeration writes ``written`` to file descriptor 2, as Dawn's C++ does."""
+    import os
+    import sys
+    import types
+
+    def enumerate_adapters_sync():
+        os.write(2, written)
+        return list(adapters)
+
+    module = types.ModuleType("wgpudawn")
+    module.gpu = types.SimpleNamespace(enumerate_adapters_sync=enumerate_adapters_sync)
+    monkeypatch.setitem(sys.modules, "wgpudawn", module)
+
+
+@pytest.mark.parametrize("written, drivers, words", [
+    (LIMIT_WARNING + LOADER_WARNING, (),
+     "no adapter (the Vulkan loader did not load: libvulkan.so.1: cannot open shared object file: No such file or "
+     "directory)"),
+    (INDEXING_WARNING, (LAVAPIPE_22,),
+     "no adapter (Mesa 22.3.6 lavapipe lacks shaderUniform*ArrayDynamicIndexing, which Dawn requires; lavapipe has "
+     "it from Mesa 25)"),
+    (INDEXING_WARNING, (),
+     "no adapter (the Vulkan driver lacks shaderUniform*ArrayDynamicIndexing, which Dawn requires; lavapipe has it "
+     "from Mesa 25)"),
+    (b"Warning: something new\n  at x.cpp:1\n", (), "no adapter (Dawn: something new)"),
+], ids=["loader", "mesa-22.3", "unnamed-driver", "other"])
+def test_dawns_absence_is_one_reason_and_its_warnings_stay_off_stderr(written, drivers, words, monkeypatch,
+                                                                      capfd):
+    from whirgpu.devices.report import list_webgpu_adapters
+
+    _fake_dawn(monkeypatch, written)
+    assert list_webgpu_adapters("dawn", drivers) == ([], words)
+    assert capfd.readouterr() == ("", "")
+
+
+def test_dawns_other_lines_still_reach_stderr_when_it_has_adapters(monkeypatch, capfd):
+    from whirgpu.runtime.wgpu_rt.adapters import enumerate_explained
+
+    _fake_dawn(monkeypatch, b"kept line\n" + LIMIT_WARNING + b"Warning: a new one\n", [_Adapter("Vulkan")])
+    adapters, why = enumerate_explained("dawn")
+    assert len(adapters) == 1 and why == ""
+    assert capfd.readouterr() == ("", "kept line\nWarning: a new one\n")
+
+
+def test_devices_names_dawns_absence_in_one_line(monkeypatch, capfd):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "wgpu", None)  # only the fake Dawn to list
+    _fake_dawn(monkeypatch, LOADER_WARNING)
+    from whirgpu.cli import commands as cli
+
+    assert cli.main(["devices"]) == 0
+    out, err = capfd.readouterr()
+    assert err == "" and "Warning" not in out
+    assert [line for line in out.splitlines() if line.startswith("dawn")] == [
+        "dawn: no adapter (the Vulkan loader did not load: libvulkan.so.1: cannot open shared object file: No such "
+        "file or directory)"]
+
+
+def _can_hide_the_vulkan_loader() -> bool:
+    import glob
+    import os
+    import shutil
+
+    return (os.geteuid() == 0 and shutil.which("unshare") is not None
+            and bool(glob.glob("/usr/lib/x86_64-linux-gnu/libvulkan.so*")))
+
+
+@pytest.mark.skipif(not _can_hide_the_vulkan_loader(), reason="needs root, unshare and a Vulkan loader to hide")
+def test_devices_without_a_vulkan_loader_for_real(tmp_path):
+    """The Vulkan loader hidden (bind-mounted over by /dev/null in a private mount namespace): each implementation
+    says so in one line, and Dawn's own 'Couldn't load Vulkan' never reaches stderr."""
+    import os
+    import subprocess
+    import sys
+
+    from .conftest import REPO
+
+    hide = "for f in /usr/lib/x86_64-linux-gnu/libvulkan.so*; do mount --bind /dev/null \"$f\"; done; "
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    done = subprocess.run(["unshare", "-m", "sh", "-c", hide + f"exec {sys.executable} -m whirgpu devices"],
+                          capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
+    if done.returncode != 0 and "unshare" in done.stderr:
+        pytest.skip(f"unshare refused: {done.stderr.strip()}")
+    assert done.returncode == 0 and done.stderr == ""
+    heads = [line for line in done.stdout.splitlines() if line.startswith(("wgpu:", "dawn:"))]
+    assert heads and all(": no adapter (the Vulkan loader did not load: " in line for line in heads
+                         if "not installed" not in line)
