@@ -281,3 +281,58 @@ def test_devices_without_a_vulkan_loader_for_real(tmp_path):
     heads = [line for line in done.stdout.splitlines() if line.startswith(("wgpu:", "dawn:"))]
     assert heads and all(": no adapter (the Vulkan loader did not load: " in line for line in heads
                          if "not installed" not in line)
+
+
+# ---- warmup: something at least every 2 s ------------------------------------------------------------------------
+
+class _Terminal:
+    """A terminal stand-in that notes when each write came."""
+
+    def __init__(self, times: list):
+        self.times, self.text = times, []
+
+    def write(self, text: str) -> int:
+        if text:
+            import time
+
+            self.times.append(time.monotonic())
+            self.text.append(text)
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        raise OSError("not a real terminal")
+
+
+def test_warmup_shows_something_at_least_every_2_s(monkeypatch, capsys):
+    """A part slowed to 3.5 s (the real ones take up to minutes on a cold lavapipe): on a terminal the progress line
+    is drawn while it runs, so no two writes (nor the start and the first write) are more than 2 s apart."""
+    import sys
+    import time
+
+    from whirgpu.cli import warmup
+
+    def slow_permutation(part):
+        time.sleep(3.5)
+        part("C Poseidon2 permutation", "slowed for the test", 3.5)
+
+    monkeypatch.setattr(warmup, "_permutation", slow_permutation)
+    monkeypatch.setenv("TERM", "xterm")
+    times: list[float] = []
+    out, err = _Terminal(times), _Terminal(times)
+    monkeypatch.setattr(sys, "stdout", out)
+    monkeypatch.setattr(sys, "stderr", err)
+    start = time.monotonic()
+    assert run(["warmup", "--backend", "cpu"], capsys)[0] == 0
+    end = time.monotonic()
+    marks = [start, *sorted(times), end]
+    gaps = [later - earlier for earlier, later in zip(marks, marks[1:])]
+    assert max(gaps) <= 2.0, f"{max(gaps):.2f} s without a write"
+    written = "".join(out.text + err.text)
+    assert "warmup --backend cpu" in written and "building the C Poseidon2 permutation" in written
+    assert "C Poseidon2 permutation: slowed for the test" in written and "warmup done in " in written
