@@ -323,7 +323,7 @@ def test_plot_without_matplotlib_is_one_line_before_any_work(monkeypatch, tmp_pa
     monkeypatch.setattr(runner, "run_grid", lambda *a, **k: pytest.fail("ran before checking --plot"))
     code, out, err = run(["bench", "--grid", "8:2:1", "--backends", "cpu", "--plot", tmp_path / "p.png"], capsys)
     assert code == 1 and out == ""
-    assert one_line(err) == "error: --plot needs matplotlib: pip install 'whirgpu[plot]'"
+    assert one_line(err) == "error: --plot needs matplotlib: pip install 'matplotlib>=3.7'"
 
 
 # ---- default backends, Ctrl-C, --kernels -----------------------------------------------------------------------

@@ -105,7 +105,7 @@ def add_bench_parser(sub) -> None:
     out.add_argument("--markdown", action="store_true", help="print GitHub markdown instead of the rich table")
     out.add_argument("--json", metavar="FILE", help="write every setting, run and proof hash to FILE")
     out.add_argument("--plot", metavar="FILE.png",
-                     help="write a speedup heatmap per n (needs matplotlib: pip install 'whirgpu[plot]')")
+                     help="write a speedup heatmap per n (needs matplotlib: pip install 'matplotlib>=3.7')")
     out.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     out.add_argument("--load", nargs="+", metavar="FILE.json",
                      help="run nothing: merge saved --json files (a later file's row replaces the same point and "

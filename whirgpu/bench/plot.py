@@ -21,7 +21,7 @@ def require_matplotlib() -> None:
     try:
         importlib.import_module("matplotlib")
     except ImportError:
-        raise ConfigError("--plot needs matplotlib: pip install 'whirgpu[plot]'") from None
+        raise ConfigError("--plot needs matplotlib: pip install 'matplotlib>=3.7'") from None
 
 
 def write_heatmap(path: str | Path, summaries: list[PointSummary], devices: dict[str, str], baseline: str) -> None:

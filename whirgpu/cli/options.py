@@ -43,12 +43,25 @@ def read_bytes(path: str | Path) -> bytes:
     return read_capped(source, MAX_PROOF_DOCUMENT_BYTES, "proof document", ProofFormatError, PROOF_CAP_REASON)
 
 
+def output_path(value: str | None, default: str, flag: str) -> Path:
+    """Where an output flag ``flag`` writes: ``default`` when the flag is not given (None), else ``value``; a
+    one-line FileError for an empty (or blank) value, which names no file (``Path("")`` would be the current
+    folder)."""
+    if value is None:
+        return Path(default)
+    if not value.strip():
+        raise FileError(f"{flag} {value!r} names no file: give a path (without {flag}: {default})")
+    return Path(value)
+
+
 def check_writable(path: str | Path | None, flag: str) -> None:
     """Fail before the work whose result goes to ``path``, not after it: a FileError naming ``flag`` unless the
     file can be opened for writing (tried for real; a file that did not exist is removed again, one that did is
-    left untouched)."""
+    left untouched). An empty (or blank) ``path`` is refused: it names no file."""
     if path is None:
         return
+    if not str(path).strip():
+        raise FileError(f"{flag} {str(path)!r} names no file: give a path")
     path = Path(path)
     existed = path.exists()
     if path.is_dir():
