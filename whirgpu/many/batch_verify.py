@@ -2,8 +2,8 @@
 all their Merkle openings.
 
 Contract: ``verify_many`` takes what ``whirgpu.verify`` takes, as a sequence of proof documents of either profile
-(``ProofFile``s, ``P3Document``s, bytes, paths or JSON text, each told apart as ``verify`` does; profiles may
-mix) and the same expectations (``params``, ``min_security``, ``points``, ``values``, ``assume``: each applies to
+(``ProofFile``s, ``P3Document``s, ``P3ProofDocument``s, bytes, paths or JSON text, each told apart as ``verify``
+does; profiles may mix) and the same expectations (``params``, ``min_security``, ``points``, ``values``, ``assume``: each applies to
 every proof). It returns one ``Verdict`` per proof, in
 order: ``ok`` and, when not, the error ``verify`` would have raised for that proof alone (a
 ``ProofFormatError`` or ``VerificationError``, with its ``round`` and ``check``). It raises only for malformed
