@@ -206,3 +206,32 @@ def test_python_m_whirgpu_verify_backend_wgpu_on_a_mixed_batch(made):
     lines = done.stdout.splitlines()
     assert [line.split(": ", 1)[0] for line in lines] == files
     assert all(line.split(": ", 1)[1].startswith("accept ") for line in lines)
+
+
+def test_dump_refuses_a_document_that_contradicts_itself(made):
+    """A whir-p3-json document whose ``proof_canonical`` is not its ``proof``: ``verify`` rejects it, so ``dump``
+    does not write it anew without the copy (which would verify), from its text or once loaded."""
+    _, found, _ = made
+    doc = json.loads(found["prove"][0]["dump-whir-p3-json"]())
+    doc["proof_canonical"]["final_pow_witness"] = (doc["proof_canonical"]["final_pow_witness"] + 1) % whirgpu.P
+    text = json.dumps(doc)
+    with pytest.raises(ProofFormatError) as rejected:
+        whirgpu.verify(text)
+    for source in (text, whirgpu.load(text)):
+        for fmt in (None, "binary", "whir-p3-json"):
+            with pytest.raises(ProofFormatError) as refused:
+                whirgpu.dump(source, fmt)
+            assert str(refused.value) == str(rejected.value)
+
+
+def test_claimed_values_of_a_p3_document_with_misshapen_openings(made):
+    """One opening of two values where the configuration says one: a ``ProofFormatError``, not an array error."""
+    from whirgpu.profiles.p3_whir.proof import OpeningEvals
+
+    _, found, _ = made
+    read = whirgpu.read_document(found["p3-given-points"][0]["object"]())
+    evals = (OpeningEvals(np.zeros((2, 4), np.uint32), np.zeros((0, 4), np.uint32)),) * read.num_openings
+    changed = dataclasses.replace(read, proof=dataclasses.replace(read.proof, evals=evals))
+    with pytest.raises(ProofFormatError, match=rf"^proof evals: expected {read.num_openings} opening\(s\) of one"):
+        whirgpu.claimed_values(changed)
+    assert whirgpu.is_valid(changed) is False
