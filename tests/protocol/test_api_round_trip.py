@@ -235,3 +235,17 @@ def test_claimed_values_of_a_p3_document_with_misshapen_openings(made):
     with pytest.raises(ProofFormatError, match=rf"^proof evals: expected {read.num_openings} opening\(s\) of one"):
         whirgpu.claimed_values(changed)
     assert whirgpu.is_valid(changed) is False
+
+
+def test_verify_many_in_processes_takes_every_returned_object(made):
+    """A ``P3ProofDocument`` holds its prover's closures and does not pickle: it travels to the workers as its
+    bytes; one that does not serialise gets its verdict here, in its place."""
+    backend, found, _ = made
+    if backend != "cpu":
+        pytest.skip("the workers verify on the host: the cpu variant covers it")
+    p3 = found["p3-transcript-points"][0]["object"]()
+    batch = [p3, found["prove"][0]["object"](), dataclasses.replace(p3, proved=None),
+             dataclasses.replace(p3, prescribed=True), found["p3-given-points"][0]["object"]()]
+    here = [(v.ok, str(v.error)) for v in whirgpu.verify_many(batch)]
+    assert [ok for ok, _ in here] == [True, True, False, False, True]
+    assert [(v.ok, str(v.error)) for v in whirgpu.verify_many(batch, processes=2)] == here

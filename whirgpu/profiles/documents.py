@@ -111,6 +111,13 @@ def p3_proof_bytes(document: P3ProofDocument) -> bytes:
         raise ProofFormatError(f"cannot serialise this P3ProofDocument: {type(exc).__name__}: {exc}"[:300]) from None
 
 
+def portable(source):
+    """``source`` as it can travel to another process, read there as ``read_document`` reads it here: a
+    ``P3ProofDocument`` (which holds its prover's closures) as its JSON bytes, anything else as it is. A
+    ``ProofFormatError`` when a ``P3ProofDocument`` does not serialise."""
+    return p3_proof_bytes(source) if isinstance(source, P3ProofDocument) else source
+
+
 def dump(source, fmt: str | None = None) -> bytes:
     """The bytes of the document ``source`` names, in ``fmt`` (see the module contract)."""
     if fmt is not None and fmt not in FORMATS:
