@@ -98,8 +98,8 @@ def made(request, tmp_path_factory):
     drawn_points = json.loads(drawn.dumps())["points_canonical"]  # the transcript's: verify checks them
     folder = tmp_path_factory.mktemp(f"round-trip-{backend}")
     found = {}
-    for name, proof, point in zip(DEFAULT_OBJECTS, proofs, points):
-        found[name] = (_forms(name, proof, folder), point, _claims(BABYBEAR, tables[DEFAULT_OBJECTS.index(name)], point))
+    for name, proof, table, point in zip(DEFAULT_OBJECTS, proofs, tables, points):
+        found[name] = (_forms(name, proof, folder), point, _claims(BABYBEAR, table, point))
     for name, proof, point in (("p3-transcript-points", drawn, drawn_points), ("p3-given-points", given, p3_points)):
         found[name] = (_forms(name, proof, folder), point, _claims(p3.field, p3_table, point))
     yield backend, found, folder

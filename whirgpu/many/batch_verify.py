@@ -3,10 +3,10 @@ all their Merkle openings.
 
 Contract: ``verify_many`` takes what ``whirgpu.verify`` takes, as a sequence of proof documents of either profile
 (``ProofFile``s, ``P3Document``s, ``P3ProofDocument``s, bytes, paths or JSON text, each told apart as ``verify``
-does; profiles may mix) and the same expectations (``params``, ``min_security``, ``points``, ``values``, ``assume``: each applies to
-every proof). It returns one ``Verdict`` per proof, in
-order: ``ok`` and, when not, the error ``verify`` would have raised for that proof alone (a
-``ProofFormatError`` or ``VerificationError``, with its ``round`` and ``check``). It raises only for malformed
+does; profiles may mix) and the same expectations (``params``, ``min_security``, ``points``, ``values``,
+``assume``: each applies to every proof). It returns one ``Verdict`` per proof, in order: ``ok`` and, when not,
+the error ``verify`` would have raised for that proof alone (a ``ProofFormatError`` or ``VerificationError``, with
+its ``round`` and ``check``). It raises only for malformed
 expectations (``ConfigError``, the caller's mistake), as ``is_valid`` does.
 
 ``processes``: verify in that many worker processes (``processes.shared_pool``: spawned at the first such call,
