@@ -48,8 +48,8 @@ def add_bench_parser(sub) -> None:
         description="Prove every grid point on every backend (untimed warm-ups, then timed runs; the median "
                     "is reported: the steady state, as a long-lived process proves a shape it has proved before; "
                     "the first proof's time is shown beside it), check that all backends prove the same bytes "
-                    "and that the proof verifies, and print one row per point with each backend's time and the speedup of the fastest kernel "
-                    "backend over the baseline. --load renders saved --json results instead of running.")
+                    "and that the proof verifies, and print one row per point with each backend's time and the "
+                    "speedup of the fastest kernel backend over the baseline. --load renders saved --json results instead of running.")
     run = p.add_argument_group("what to run")
     run.add_argument("--grid", metavar="GRID",
                      help=f"a named grid ({', '.join(f'{k}: {len(v)} points' for k, v in GRIDS.items())}; default is "

@@ -2,8 +2,8 @@
 
 Per point and backend: COUNT instances (``random_canonical_instance(n, seed + i)``, drawn untimed), untimed
 warm-up proofs (``steady.warm_up``: on a backend that replays recorded proofs, until one of the shape has been
-replayed, then one more; elsewhere one), then COUNT proofs through ``Prover.prove`` one after another and COUNT through ``Prover.prove_many`` (two
-in flight), each timed as a whole (wall clock, as a service proving a queue sees it). The two runs' proofs must be
+replayed, then one more; elsewhere one), then COUNT proofs through ``Prover.prove`` one after another and COUNT
+through ``Prover.prove_many`` (two in flight), each timed as a whole (wall clock, as a service proving a queue sees it). The two runs' proofs must be
 byte-identical; a row says so. Rows: point, backend, proofs/s one by one, proofs/s ``prove_many``, speedup.
 With ``--devices all`` a third run proves the COUNT through ``prove_many(devices="all")`` (one prover per adapter
 of the backend's WebGPU implementation) and its column says how many devices it used. With ``--processes K`` another
