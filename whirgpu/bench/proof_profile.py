@@ -5,9 +5,10 @@ between the backend and its runtime.
 ``ProofProfiler(rt, storage)`` opens a ``GpuBackend`` on ``TracingRuntime(rt)``; ``profile(point, runs)`` proves
 the point's random instance through ``Prover.prove`` (``P3Prover.prove`` for a p3-whir point; canonical uint32
 words, as users call it) untimed until the backend replays the shape's recorded launches (``steady.warm_up``:
-kernels compiled, buffers pooled, launches recorded), then ``runs`` times with kernel timing on, alternating with ``runs`` proofs
-with it off (the wall time is taken from those: timing puts every dispatch in its own pass on wgpu). Per kernel label: the median over the timed proofs of its summed launch
-times, its launches, and its modelled work. Runtimes that time command buffers rather than dispatches (Metal)
+kernels compiled, buffers pooled, launches recorded), then ``runs`` times with kernel timing on, alternating
+with ``runs`` proofs with it off (the wall time is taken from those: timing puts every dispatch in its own pass
+on wgpu). Per kernel label: the median over the timed proofs of its summed launch times, its launches, and its
+modelled work. Runtimes that time command buffers rather than dispatches (Metal)
 get one command buffer per dispatch while timing.
 """
 
