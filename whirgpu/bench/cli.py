@@ -45,10 +45,11 @@ def add_bench_parser(sub) -> None:
 
     p = sub.add_parser(
         "bench", help="time proofs over a grid of configurations on several backends and compare them",
-        description="Prove every grid point on every backend (warm-up runs, then timed runs; the median is "
-                    "reported), check that all backends prove the same bytes and that the proof verifies, and "
-                    "print one row per point with each backend's time and the speedup of the fastest kernel "
-                    "backend over the baseline. --load renders saved --json results instead of running.")
+        description="Prove every grid point on every backend (untimed warm-ups, then timed runs; the median "
+                    "is reported: the steady state, as a long-lived process proves a shape it has proved before; "
+                    "the first proof's time is shown beside it), check that all backends prove the same bytes "
+                    "and that the proof verifies, and print one row per point with each backend's time and the "
+                    "speedup of the fastest kernel backend over the baseline. --load renders saved --json results instead of running.")
     run = p.add_argument_group("what to run")
     run.add_argument("--grid", metavar="GRID",
                      help=f"a named grid ({', '.join(f'{k}: {len(v)} points' for k, v in GRIDS.items())}; default is "
@@ -85,7 +86,10 @@ def add_bench_parser(sub) -> None:
     run.add_argument("--windows", type=int, default=3, metavar="N",
                      help="with --window: how many timed windows each run reports (default 3)")
     run.add_argument("--runs", type=int, metavar="N", help="timed runs per point and backend (default 3)")
-    run.add_argument("--warmup", type=int, metavar="N", help="untimed runs before them (default 1)")
+    run.add_argument("--warmup", type=int, metavar="N",
+                     help="untimed runs before them (default 1), after those a GPU backend needs to reach its "
+                          "steady state: its proofs until one of the shape is replayed from its recorded launches "
+                          "(the 3rd; none on cpu or with replay off)")
     run.add_argument("--seed", type=int, metavar="S", help="seed of each point's random instance (default 1)")
     add_storage_flag(run)
     add_max_binding_flag(run)
@@ -230,7 +234,8 @@ def _run(args):
         command=_command_line(args, grid, list(backends), runs, warmup, seed),
         host=host_info(),
         settings={"grid": grid, "points": [str(p) for p in points], "backends": list(backends), "runs": runs,
-                  "warmup": warmup, "seed": seed, "storage": args.storage, "phases": args.phases},
+                  "warmup": warmup, "warmup_until_replayed": True, "seed": seed, "storage": args.storage,
+                  "phases": args.phases},
         backends={spec: {"device": devices[spec], "storage": backend.storage} for spec, backend in backends.items()},
         skipped=skipped,
     )

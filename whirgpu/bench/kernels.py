@@ -130,7 +130,7 @@ def _measure(spec: BackendSpec, points: list[GridPoint], runs: int, storage: str
     if entry["kernel_timing"] is None:
         return entry
     for point in points:
-        say(f"{spec}: proving {point} ({runs} timed + {runs} untimed proofs after a warm-up)")
+        say(f"{spec}: proving {point} ({runs} timed + {runs} untimed proofs after the warm-ups that reach replay)")
         try:
             entry["points"].append(_point_entry(point, profiler.profile(point, runs), cal))
         except WhirGpuError as exc:
@@ -143,7 +143,8 @@ def run_kernels(points: list[GridPoint], specs: list[BackendSpec], runs: int, st
                 json_path: str | None, markdown: bool, quiet: bool) -> int:
     """Calibrate every kernel backend in ``specs`` and profile a proof of every point on it (cpu specs are skipped
     with a note); print the tables (markdown when asked), write the JSON report to ``json_path`` if given.
-    ``runs`` >= 1 timed proofs per point (and as many untimed, for the wall time), after one warm-up.
+    ``runs`` >= 1 timed proofs per point (and as many untimed, for the wall time), after the warm-ups that reach
+    the shape's replay (``steady.warm_up``).
     Returns 0 when at least one point was profiled and none failed, else 1."""
     if runs < 1:
         raise ConfigError(f"--runs must be at least 1, got {runs}")
