@@ -4,8 +4,10 @@ Contract:
 - ``read_capped(source, cap, what, error)``: the bytes of a file (a path) or a binary stream (``sys.stdin.buffer``),
   reading at most ``cap + 1`` bytes (a regular file larger than ``cap`` is refused from its size, unread). Past
   the cap, ``error`` (an exception class) of one line: ``{what} larger than {cap} bytes ...`` (``too_large``).
-  A file that cannot be read is a ``FileError``. ``check_size(data, cap, what, error)``: the same refusal for
-  bytes already in memory.
+  A file that cannot be read is a ``FileError``. ``head``, when given, is called with the first bytes read (the
+  first chunk, up to 1 MiB, before any more is read) and may raise to refuse the input at once (a stream that
+  cannot begin a document of the kind asked for is not read to its cap). ``check_size(data, cap, what, error)``:
+  the same refusal for bytes already in memory.
 - ``write_atomic(path, data)``: ``data`` (bytes, str as UTF-8, or a function that writes to a binary file object)
   goes to a temporary file in ``path``'s folder, which then replaces ``path`` (``os.replace``). A write that
   fails (a full disk, an interrupt) leaves ``path`` as it was and no temporary file behind, and is a
@@ -36,12 +38,14 @@ def check_size(data, cap: int, what: str, error: type[Exception], why: str = "")
         raise error(too_large(what, cap, why))
 
 
-def _read_stream(stream, cap: int, what: str, error: type[Exception], why: str) -> bytes:
+def _read_stream(stream, cap: int, what: str, error: type[Exception], why: str, head=None) -> bytes:
     chunks, total = [], 0
     while total <= cap:
         chunk = stream.read(min(_READ_CHUNK, cap + 1 - total))
         if not chunk:
             break
+        if head is not None and not chunks:
+            head(chunk)
         chunks.append(chunk)
         total += len(chunk)
     if total > cap:
@@ -49,10 +53,10 @@ def _read_stream(stream, cap: int, what: str, error: type[Exception], why: str) 
     return b"".join(chunks)
 
 
-def read_capped(source, cap: int, what: str, error: type[Exception], why: str = "") -> bytes:
+def read_capped(source, cap: int, what: str, error: type[Exception], why: str = "", head=None) -> bytes:
     """The bytes ``source`` (a path, or a binary stream with ``read``) holds, at most ``cap`` of them."""
     if hasattr(source, "read"):
-        return _read_stream(source, cap, what, error, why)
+        return _read_stream(source, cap, what, error, why, head)
     try:
         with open(source, "rb") as f:
             info = os.fstat(f.fileno())
@@ -60,7 +64,7 @@ def read_capped(source, cap: int, what: str, error: type[Exception], why: str = 
                 raise IsADirectoryError(21, "Is a directory")
             if stat.S_ISREG(info.st_mode) and info.st_size > cap:
                 raise error(too_large(what, cap, why))
-            return _read_stream(f, cap, what, error, why)
+            return _read_stream(f, cap, what, error, why, head)
     except OSError as exc:
         if isinstance(exc, error):
             raise

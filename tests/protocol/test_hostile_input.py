@@ -8,6 +8,7 @@ import errno
 import io
 import json
 import os
+import threading
 import tracemalloc
 
 import pytest
@@ -191,13 +192,59 @@ def small_cap(monkeypatch):
     return MIB
 
 
-def test_an_endless_file_is_read_no_further_than_the_cap(small_cap):
+@pytest.fixture
+def endless_spaces(tmp_path):
+    """A FIFO that yields JSON whitespace until its reader stops: a document that might still become JSON, so only
+    the cap ends it (a writer thread, stopped by the reader closing its end)."""
+    path = tmp_path / "endless"
+    os.mkfifo(path)
+
+    def feed():
+        try:
+            with open(path, "wb") as f:
+                while True:
+                    f.write(b" " * 65536)
+        except (BrokenPipeError, OSError):
+            pass
+
+    threading.Thread(target=feed, daemon=True).start()
+    return path
+
+
+def test_an_endless_file_is_read_no_further_than_the_cap(small_cap, endless_spaces):
     with pytest.raises(ProofFormatError, match=f"proof document larger than {small_cap} bytes \\(the largest proof "
                                                f"the limits allow is .*MAX_PROOF_DOCUMENT_BYTES\\)"):
-        whirgpu.verify("/dev/zero")
-    assert whirgpu.is_valid("/dev/zero") is False
+        whirgpu.verify(endless_spaces)
+
+
+def test_an_endless_file_is_not_valid(small_cap, endless_spaces):
+    assert whirgpu.is_valid(endless_spaces) is False
+
+
+def test_an_endless_file_is_its_own_verdict_in_a_batch(small_cap, endless_spaces):
     good = golden_bytes(SMALL_GOLDEN)
-    assert [v.ok for v in verify_many(["/dev/zero", good])] == [False, True]
+    assert [v.ok for v in verify_many([endless_spaces, good])] == [False, True]
+
+
+def test_a_stream_no_document_can_start_with_is_refused_at_its_first_bytes(monkeypatch):
+    reads = []
+    real = files._read_stream
+
+    def counting(stream, *args):
+        class Counted:
+            def read(self, n):
+                data = stream.read(n)
+                reads.append(len(data))
+                return data
+        return real(Counted(), *args)
+
+    monkeypatch.setattr(files, "_read_stream", counting)
+    with pytest.raises(ProofFormatError, match="^not a proof document of any profile: not JSON: it starts with "
+                                               "byte 0x00 \\(and not the binary format\\)$"):
+        whirgpu.verify("/dev/zero")  # the real cap: refused after one chunk, not after 1 GiB
+    assert len(reads) == 1
+    assert whirgpu.is_valid("/dev/zero") is False
+    assert [v.ok for v in verify_many(["/dev/zero", golden_bytes(SMALL_GOLDEN)])] == [False, True]
 
 
 def test_a_large_regular_file_is_refused_from_its_size(small_cap, tmp_path, monkeypatch):
@@ -211,19 +258,22 @@ def test_a_large_regular_file_is_refused_from_its_size(small_cap, tmp_path, monk
         whirgpu.verify(b" " * (small_cap + 1))
 
 
-class _Zeros(io.RawIOBase):
+class _Spaces(io.RawIOBase):
     def readable(self):
         return True
 
     def readinto(self, buffer):
-        buffer[:] = bytes(len(buffer))
+        buffer[:] = b" " * len(buffer)
         return len(buffer)
 
 
-def test_verify_of_endless_input_is_one_reject_line(small_cap, monkeypatch, capsys):
-    code, out, err = _run(["verify", "/dev/zero"], capsys)
+def test_verify_of_endless_input_is_one_reject_line(small_cap, endless_spaces, monkeypatch, capsys):
+    code, out, err = _run(["verify", str(endless_spaces)], capsys)
     assert code == 1 and _one_line(out).startswith(f"reject: proof document larger than {small_cap} bytes")
-    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BufferedReader(_Zeros())))
+    code, out, err = _run(["verify", "/dev/zero"], capsys)
+    assert code == 1 and _one_line(out).startswith("reject: not a proof document of any profile: not JSON: it "
+                                                   "starts with byte 0x00")
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BufferedReader(_Spaces())))
     code, out, err = _run(["verify", "-"], capsys)
     assert code == 1 and _one_line(out).startswith("reject: proof document larger than")
 

@@ -17,6 +17,7 @@ from ..devices.overrides import MAX_BINDING_ENV, MAX_BINDING_OPTION, MIN_BINDING
 from ..files import read_capped, write_atomic
 from ..protocol.bounded_json import loads_bounded
 from ..protocol.document_limits import MAX_INPUT_JSON_BYTES, MAX_PROOF_DOCUMENT_BYTES, PROOF_CAP_REASON
+from ..profiles.whir_p3_metal.serialize import check_document_head
 
 
 def add_storage_flag(p: argparse.ArgumentParser) -> None:
@@ -40,7 +41,8 @@ def read_bytes(path: str | Path) -> bytes:
     """The proof document in ``path`` (``-``: standard input), at most ``MAX_PROOF_DOCUMENT_BYTES`` of it: a
     one-line FileError when it cannot be read, a ProofFormatError past the cap (read no further than cap + 1)."""
     source = sys.stdin.buffer if str(path) == "-" else path
-    return read_capped(source, MAX_PROOF_DOCUMENT_BYTES, "proof document", ProofFormatError, PROOF_CAP_REASON)
+    return read_capped(source, MAX_PROOF_DOCUMENT_BYTES, "proof document", ProofFormatError, PROOF_CAP_REASON,
+                       head=check_document_head)
 
 
 def output_path(value: str | None, default: str, flag: str) -> Path:

@@ -529,6 +529,21 @@ def dump(pf: ProofFile, fmt: str = "binary") -> bytes:
         raise ProofFormatError(f"cannot serialise this ProofFile: {type(exc).__name__}: {exc}") from None
 
 
+_JSON_SPACE = b" \t\n\r"
+_JSON_START = frozenset(b'{["-0123456789tfn')
+
+
+def check_document_head(head: bytes) -> None:
+    """Refuse, from its first bytes alone, a stream that can be neither format: not the binary magic (or a prefix
+    of it) and not JSON (whose first byte other than JSON whitespace begins a value). ``/dev/zero`` is refused at
+    once instead of being read to the cap. Anything that might be JSON is left to the parser's fuller message."""
+    body = head.lstrip(_JSON_SPACE)
+    if not body or body[0] in _JSON_START or head.startswith(BINARY_MAGIC) or BINARY_MAGIC.startswith(head):
+        return
+    raise ProofFormatError(f"not a proof document of any profile: not JSON: it starts with byte {body[0]:#04x} "
+                           "(and not the binary format)")
+
+
 def read_source(source) -> bytes | str:
     """The document a proof source names. The rule: bytes (``bytes``, ``bytearray``, ``memoryview``) are the
     document itself, in either format; an ``os.PathLike`` names a file; a ``str`` is JSON text when its first
@@ -548,7 +563,7 @@ def read_source(source) -> bytes | str:
         raise ProofFormatError(f"{source!r:.80} is not JSON text (which starts with '{{') and names no file")
     try:
         return read_capped(source, MAX_PROOF_DOCUMENT_BYTES, "proof document", ProofFormatError,
-                           PROOF_CAP_REASON)
+                           PROOF_CAP_REASON, head=check_document_head)
     except (FileError, ValueError) as exc:  # ValueError: a NUL in the path
         if isinstance(exc, ProofFormatError):
             raise
