@@ -35,6 +35,7 @@ import numpy as np
 import pytest
 
 from whirgpu.backends.base import Backend
+from whirgpu.bench.steady import warm_up
 from whirgpu.errors import BackendUnavailable, DeviceLimitError, DeviceOutOfMemory
 
 BACKEND_IDS = ("cpu", "wgsl-emulated", "wgsl-u64", "dawn", "msl", "msl-cpu")
@@ -277,6 +278,17 @@ class Measure:
         self.benchmark = benchmark
         self.budget = float(config.getoption("benchmark_max_time"))
         self.min_rounds = int(config.getoption("benchmark_min_rounds"))
+
+    def warm_proofs(self, bb: BenchBackend, prove: Callable[[], Any]) -> None:
+        """Untimed ``prove()`` calls until ``bb``'s backend has replayed the shape's recorded launches, then one
+        more (``whirgpu.bench.steady.warm_up``; one on a backend that does not replay), so the timed rounds are
+        the steady state; ``extra_info["steady"]`` says whether one was replayed (null: no replay there)."""
+        def once(i: int, total: int | None) -> float:
+            start = time.perf_counter()
+            prove()
+            return time.perf_counter() - start
+
+        self.benchmark.extra_info["steady"] = warm_up(bb.backend, once, 1).steady
 
     def __call__(self, bb: BenchBackend, group: str, fn: Callable, *, make_args: Callable[[], tuple] | None = None,
                  release: Callable[[Any], None] | None = None, extra: dict | None = None):

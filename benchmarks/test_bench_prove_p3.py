@@ -49,8 +49,7 @@ def test_prove_p3(backend, size, fold, rate, field, measure, references):
     def call():
         return prover.prove(words)
 
-    for _ in range(3):  # untimed: the pool settles on this configuration's buffers and bind groups
-        call()
+    measure.warm_proofs(backend, call)  # untimed: caches and pool filled, the shape's launches recorded
     document = measure(backend, f"prove p3-whir {where}", call,
                        extra={"num_variables": n, "folding_factor": fold, "log_inv_rate": rate, "field": field,
                               "profile": "p3-whir"})

@@ -199,7 +199,7 @@ def test_auto_falls_back_when_wgpu_is_missing(monkeypatch):
     assert "wgpu package is not installed" in choice.reason and choice.reason.endswith(CPU_FALLBACK)
     with pytest.raises(BackendUnavailable, match="wgpu package is not installed"):
         select_backend("wgpu")
-    with pytest.raises(BackendUnavailable, match=r"wgpudawn package is not installed .*whirgpu\[dawn\]"):
+    with pytest.raises(BackendUnavailable, match=r"wgpudawn package is not installed .*pip install 'wgpudawn>=0\.32,<0\.33'"):
         select_backend("dawn")
 
 

@@ -10,7 +10,7 @@ from whirgpu.api import Prover, random_canonical_instance
 from whirgpu.protocol.params import ProtocolParameters
 from whirgpu.profiles.whir_p3_metal.serialize import dump
 
-ray = pytest.importorskip("ray", reason="the ray extra (pip install 'whirgpu[ray]') is part of the test extra")
+ray = pytest.importorskip("ray", reason="the ray extra (pip install 'ray>=2.9') is part of the test extra")
 
 PARAMS = ProtocolParameters.default(num_variables=8, folding_factor=2, starting_log_inv_rate=1)
 INSTANCES = [random_canonical_instance(8, seed) for seed in range(5)]

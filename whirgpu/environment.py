@@ -3,8 +3,8 @@
 ``check_environment()`` raises ``ConfigError`` with one line naming the first bad variable, its value and what is
 allowed: for a value its reader would refuse (the same rule, checked before any backend opens), and for a
 ``WHIRGPU_*`` name that nothing reads (a typo such as ``WHIRGPU_BACKNED`` would otherwise be ignored without a
-word; the line suggests the closest name). It reads only the environment and, for ``WHIRGPU_CACHE_DIR``, stats the
-folder (creating nothing), so it costs microseconds.
+word; the line suggests the closest name). It reads only the environment and, for ``WHIRGPU_CACHE_DIR``, tries
+creating an empty probe folder there (removed at once: ``cache_dir.check``), so it costs microseconds.
 
 Where it runs: the CLI's ``main`` before any command (``error: ...``, exit 1), and ``backends.select_backend``,
 through which every prover of the Python API opens its backend (``Prover``, ``P3Prover``, ``verify_many(backend=)``,

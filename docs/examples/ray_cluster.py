@@ -1,6 +1,6 @@
 """Proving on a Ray cluster: one prover actor per GPU, proofs back in order.
 
-    pip install 'whirgpu[ray]'
+    pip install 'ray>=2.9'                 # or, in the clone: pip install '.[ray]'
     python docs/examples/ray_cluster.py [--address auto] [--proofs 16] [-n 16]
 
 Without ``--address`` Ray starts a local cluster; on a cluster, ``ray start --head`` on one host and

@@ -189,7 +189,8 @@ def test_no_import_cycle():
 # above. A module's layer is that of the longest prefix listed; the package's own ``__init__`` (the public API's
 # re-exports) and ``__main__`` sit on top.
 LAYERS = [
-    ("foundation", ["whirgpu.errors", "whirgpu.field", "whirgpu.activity", "whirgpu.cache_dir", "whirgpu.canonical",
+    ("foundation", ["whirgpu.errors", "whirgpu.files", "whirgpu.field", "whirgpu.activity", "whirgpu.cache_dir",
+                    "whirgpu.canonical",
                     "whirgpu.devices.limits", "whirgpu.devices.overrides", "whirgpu.environment", "whirgpu.devices",
                     "whirgpu.ref"]),
     ("native", ["whirgpu.native"]),

@@ -51,15 +51,15 @@ def test_a_p3_whir_document_verifies_from_its_bytes_its_path_and_its_text(name, 
 def test_p3_expectations_are_checked_under_the_default_profiles_names():
     data = golden_p3_bytes(DRAWN)
     config = _config_of(DRAWN)
-    whirgpu.verify(data, params=config, min_security=90, assume="capacity")
-    whirgpu.verify(data, params=config, min_security=50)  # its provable bits (Johnson bound)
-    whirgpu.verify(data, params=P3Expected(config, num_openings=1, prescribed=False))
+    expected = P3Expected(config, num_openings=1, prescribed=False)
+    whirgpu.verify(data, params=expected, min_security=90, assume="capacity")
+    whirgpu.verify(data, params=expected, min_security=50)  # its provable bits (Johnson bound)
     cases = [
         (dict(min_security=91, assume="capacity"), "min_security"),
         (dict(min_security=90), "min_security"),
-        (dict(params=P3Expected(config, num_openings=2)), "statement.num_points"),
-        (dict(params=P3Expected(config, prescribed=True)), "statement.points"),
-        (dict(params=_config_of(BABYBEAR)), "params.num_variables"),
+        (dict(params=P3Expected(config, num_openings=2, prescribed=False)), "statement.num_points"),
+        (dict(params=P3Expected(config, num_openings=1, prescribed=True)), "statement.points"),
+        (dict(params=P3Expected(_config_of(BABYBEAR), 1, False)), "params.num_variables"),
         (dict(params=whirgpu.ProtocolParameters.default(num_variables=16, folding_factor=5,
                                                         starting_log_inv_rate=1)), "profile"),
     ]
@@ -76,8 +76,27 @@ def test_another_field_is_a_named_mismatch():
     koalabear = p3_expected_config(p["num_variables"], p["folding_factor"], p["starting_log_inv_rate"],
                                    field="koalabear", security_level=p["security_level"], pow_bits=p["pow_bits"])
     with pytest.raises(VerificationError) as err:
-        whirgpu.verify(golden_p3_bytes(BABYBEAR), params=koalabear)
+        whirgpu.verify(golden_p3_bytes(BABYBEAR), params=P3Expected(koalabear, 1, False))
     assert err.value.check == "params.field"
+
+
+def test_params_must_pin_the_number_of_openings_and_who_chose_the_points():
+    """A configuration alone pins neither the number of openings nor who chose the points: as ``params`` it is a
+    ConfigError pointing to P3Expected (not a silent pass for a proof of another statement shape), unless the
+    expected points are given too."""
+    data = golden_p3_bytes(DRAWN)
+    config = _config_of(DRAWN)
+    for params, missing in [(config, "num_openings nor prescribed"), (P3Expected(config, num_openings=1),
+                                                                      "prescribed"),
+                            (P3Expected(config, prescribed=False), "num_openings")]:
+        for call in (whirgpu.verify, whirgpu.is_valid):
+            with pytest.raises(whirgpu.ConfigError, match=f"not {missing}: .*P3Expected"):
+                call(data, params=params)
+    doc = load_golden_p3(DRAWN)
+    whirgpu.verify(data, params=config, points=doc["points_canonical"])  # the points pin both
+    with pytest.raises(VerificationError) as err:
+        whirgpu.verify(golden_p3_bytes(PRESCRIBED), params=P3Expected(_config_of(PRESCRIBED), 1, False))
+    assert err.value.check in ("statement.points", "statement.num_points")
 
 
 @pytest.mark.parametrize("name", [DRAWN, PRESCRIBED])

@@ -243,7 +243,7 @@ def _mutations():
             at(t, r0 + ["sumcheck", "polynomial_evaluations", 0, 0])), r"polynomial_evaluations\[0\]: expected 2"),
         ("final_poly not a tuple", lambda t: at(t, ["whir", "final_poly"]).pop(), r"final_poly: expected 2"),
         ("final_poly marker", set_at(["whir", "final_poly", 1], 0), r"final_poly\[1\]: expected null"),
-        ("evals not a list", set_at(["evals"], {}), r"proof\.evals: expected a list"),
+        ("evals not a list", set_at(["evals"], {}), r"proof\.evals: expected an array"),
         ("digest of 7", lambda t: at(t, rows[:-1] + ["proof", "sibling_hashes", 5]).pop(),
          r"sibling_hashes\[5\]: expected 8 entries"),
     ]

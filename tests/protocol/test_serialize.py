@@ -36,6 +36,7 @@ from whirgpu.profiles.whir_p3_metal.serialize import (
     to_whir_p3_json,
 )
 from whirgpu.protocol.verifier import WhirVerifier
+from whirgpu.protocol.bounded_json import MAX_INT_DIGITS
 from whirgpu.ref import field_np as F
 from whirgpu.ref.multilinear import evaluate
 
@@ -458,7 +459,7 @@ BAD_PARAMS = [
     ("folding_factor", {"Constant": "2"}, "folding factor"),
     ("starting_log_inv_rate", 0, "starting_log_inv_rate"),
     ("security_level", 0, "security_level"),
-    ("security_level", 10**400, "(401 digits) is above 153"),
+    ("security_level", 10**400, "an integer of 401 digits (at most MAX_INT_DIGITS 40)"),
     ("security_level", 5000, "bits of proof of work"),
     ("pow_bits", 32, "pow_bits"),
     ("pow_bits", -1, "pow_bits"),
@@ -566,6 +567,11 @@ def test_json_value_not_a_field_element(site, bad):
     path, where = INT_SITES[site]
     doc = _golden_doc()
     _set(doc, path, bad)
+    if len(str(bad)) > MAX_INT_DIGITS:  # refused by the reader, before any path is known
+        match = (f"an integer of {len(str(bad))} digits", f"MAX_INT_DIGITS {MAX_INT_DIGITS}")
+        _format_error(from_whir_p3_json, json.dumps(doc), match=match)
+        _format_error(api.verify, json.dumps(doc), match=match)
+        return
     _format_error(from_whir_p3_json, json.dumps(doc), match=(_path_text(where, doc).split("[")[0], str(bad)[:20]))
     _format_error(api.verify, json.dumps(doc), match=str(bad)[:20])
 
@@ -760,7 +766,7 @@ def test_invalid_json_text(text):
 
 @pytest.mark.parametrize("blob", [b"\xff\xfe\xfa", b"\x80abc", "é".encode("latin-1")])
 def test_json_bad_encoding(blob):
-    _format_error(from_whir_p3_json, blob, match="not JSON")
+    _format_error(from_whir_p3_json, blob, match="not UTF-8 text")
 
 
 # ---- the statement side ------------------------------------------------------------------------------------------

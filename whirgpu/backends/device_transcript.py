@@ -59,7 +59,7 @@ POW_GROUPS = 1024
 POW_LAUNCH = 1 << 28  # most nonces per pow_search launch: ~85 ms at 3.2 G permutations/s, no driver watchdog
 # Whether a grind's searches carry the program after them (witness, challenge, queries): the last workgroup of
 # the last search runs it, so a grind is one launch. Off: the search alone and a transcript launch after it (the
-# switch the measurements compare). On the H100 (20:4:1, 20 grinds; docs/PERFORMANCE.md) the program adds the
+# switch the measurements compare). On the H100 (20:4:1, 20 grinds; docs/PERFORMANCE-HISTORY.md) the program adds the
 # ~45 us that its transcript launch took, and the search itself runs as fast as without it.
 POW_TAIL = True
 POW_COVER_SLACK = 5  # a grind's launches cover 2^(bits + this) nonces in all

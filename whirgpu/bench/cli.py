@@ -11,10 +11,10 @@ import json
 import shlex
 import sys
 from datetime import datetime, timezone
-from pathlib import Path
 
 from ..cli.options import add_max_binding_flag, add_storage_flag, check_writable
-from ..errors import ConfigError, FileError
+from ..errors import ConfigError
+from ..files import write_atomic
 from ..profiles.p3_whir.defaults import EXAMPLE_FIELD, EXAMPLE_PARAMETERS
 from ..protocol.parameters import DEFAULT_MAX_POW, DEFAULT_SECURITY_LEVEL
 from .backends import default_specs, describe, open_specs, parse_specs
@@ -45,10 +45,11 @@ def add_bench_parser(sub) -> None:
 
     p = sub.add_parser(
         "bench", help="time proofs over a grid of configurations on several backends and compare them",
-        description="Prove every grid point on every backend (warm-up runs, then timed runs; the median is "
-                    "reported), check that all backends prove the same bytes and that the proof verifies, and "
-                    "print one row per point with each backend's time and the speedup of the fastest kernel "
-                    "backend over the baseline. --load renders saved --json results instead of running.")
+        description="Prove every grid point on every backend (untimed warm-ups, then timed runs; the median "
+                    "is reported: the steady state, as a long-lived process proves a shape it has proved before; "
+                    "the first proof's time is shown beside it), check that all backends prove the same bytes "
+                    "and that the proof verifies, and print one row per point with each backend's time and the "
+                    "speedup of the fastest kernel backend over the baseline. --load renders saved --json results instead of running.")
     run = p.add_argument_group("what to run")
     run.add_argument("--grid", metavar="GRID",
                      help=f"a named grid ({', '.join(f'{k}: {len(v)} points' for k, v in GRIDS.items())}; default is "
@@ -85,7 +86,10 @@ def add_bench_parser(sub) -> None:
     run.add_argument("--windows", type=int, default=3, metavar="N",
                      help="with --window: how many timed windows each run reports (default 3)")
     run.add_argument("--runs", type=int, metavar="N", help="timed runs per point and backend (default 3)")
-    run.add_argument("--warmup", type=int, metavar="N", help="untimed runs before them (default 1)")
+    run.add_argument("--warmup", type=int, metavar="N",
+                     help="untimed runs before them (default 1), after those a GPU backend needs to reach its "
+                          "steady state: its proofs until one of the shape is replayed from its recorded launches "
+                          "(the 3rd; none on cpu or with replay off)")
     run.add_argument("--seed", type=int, metavar="S", help="seed of each point's random instance (default 1)")
     add_storage_flag(run)
     add_max_binding_flag(run)
@@ -105,7 +109,7 @@ def add_bench_parser(sub) -> None:
     out.add_argument("--markdown", action="store_true", help="print GitHub markdown instead of the rich table")
     out.add_argument("--json", metavar="FILE", help="write every setting, run and proof hash to FILE")
     out.add_argument("--plot", metavar="FILE.png",
-                     help="write a speedup heatmap per n (needs matplotlib: pip install 'whirgpu[plot]')")
+                     help="write a speedup heatmap per n (needs matplotlib: pip install 'matplotlib>=3.7')")
     out.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     out.add_argument("--load", nargs="+", metavar="FILE.json",
                      help="run nothing: merge saved --json files (a later file's row replaces the same point and "
@@ -139,10 +143,7 @@ def _command_line(args, grid: str, specs: list[str], runs: int, warmup: int, see
 
 
 def _write_json(path: str, doc: dict) -> None:
-    try:
-        Path(path).write_text(json.dumps(doc, indent=2) + "\n")
-    except OSError as exc:
-        raise FileError(f"cannot write {path}: {exc.strerror or exc}") from None
+    write_atomic(path, json.dumps(doc, indent=2) + "\n")
 
 
 def _run_throughput(args) -> int:
@@ -233,7 +234,8 @@ def _run(args):
         command=_command_line(args, grid, list(backends), runs, warmup, seed),
         host=host_info(),
         settings={"grid": grid, "points": [str(p) for p in points], "backends": list(backends), "runs": runs,
-                  "warmup": warmup, "seed": seed, "storage": args.storage, "phases": args.phases},
+                  "warmup": warmup, "warmup_until_replayed": True, "seed": seed, "storage": args.storage,
+                  "phases": args.phases},
         backends={spec: {"device": devices[spec], "storage": backend.storage} for spec, backend in backends.items()},
         skipped=skipped,
     )

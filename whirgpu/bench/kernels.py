@@ -34,6 +34,7 @@ import json
 import sys
 
 from ..errors import BackendUnavailable, ConfigError, WhirGpuError
+from ..files import write_atomic
 from ..kernels.calibrate import Calibration, calibrate
 from .backends import BackendSpec, open_runtime
 from .grid import GridPoint
@@ -129,7 +130,7 @@ def _measure(spec: BackendSpec, points: list[GridPoint], runs: int, storage: str
     if entry["kernel_timing"] is None:
         return entry
     for point in points:
-        say(f"{spec}: proving {point} ({runs} timed + {runs} untimed proofs after a warm-up)")
+        say(f"{spec}: proving {point} ({runs} timed + {runs} untimed proofs after the warm-ups that reach replay)")
         try:
             entry["points"].append(_point_entry(point, profiler.profile(point, runs), cal))
         except WhirGpuError as exc:
@@ -142,7 +143,8 @@ def run_kernels(points: list[GridPoint], specs: list[BackendSpec], runs: int, st
                 json_path: str | None, markdown: bool, quiet: bool) -> int:
     """Calibrate every kernel backend in ``specs`` and profile a proof of every point on it (cpu specs are skipped
     with a note); print the tables (markdown when asked), write the JSON report to ``json_path`` if given.
-    ``runs`` >= 1 timed proofs per point (and as many untimed, for the wall time), after one warm-up.
+    ``runs`` >= 1 timed proofs per point (and as many untimed, for the wall time), after the warm-ups that reach
+    the shape's replay (``steady.warm_up``).
     Returns 0 when at least one point was profiled and none failed, else 1."""
     if runs < 1:
         raise ConfigError(f"--runs must be at least 1, got {runs}")
@@ -160,7 +162,6 @@ def run_kernels(points: list[GridPoint], specs: list[BackendSpec], runs: int, st
         report["backends"].append(_measure(spec, points, runs, storage, say))
     print_kernel_report(report, markdown)
     if json_path:
-        with open(json_path, "w") as fh:
-            json.dump(report, fh, indent=1)
+        write_atomic(json_path, json.dumps(report, indent=1))
     profiled = [p for b in report["backends"] for p in b.get("points", [])]
     return 0 if profiled and not any(p["error"] for p in profiled) else 1

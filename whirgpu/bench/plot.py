@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import importlib
 import math
+import os
 import textwrap
 from pathlib import Path
 
-from ..errors import ConfigError
+from ..errors import ConfigError, FileError
+from ..files import write_atomic
 from .report import format_speedup
 from .summary import PointSummary, baseline_label
 
@@ -19,7 +21,7 @@ def require_matplotlib() -> None:
     try:
         importlib.import_module("matplotlib")
     except ImportError:
-        raise ConfigError("--plot needs matplotlib: pip install 'whirgpu[plot]'") from None
+        raise ConfigError("--plot needs matplotlib: pip install 'matplotlib>=3.7'") from None
 
 
 def write_heatmap(path: str | Path, summaries: list[PointSummary], devices: dict[str, str], baseline: str) -> None:
@@ -70,7 +72,8 @@ def write_heatmap(path: str | Path, summaries: list[PointSummary], devices: dict
     bar.set_ticks(ticks, labels=[f"{2 ** t}x" if t >= 0 else f"1/{2 ** -t}x" for t in ticks])
     bar.set_label("speedup (log scale)")
     figure.suptitle("\n".join(title), fontsize=8)
+    suffix = os.path.splitext(str(path))[1].lstrip(".") or None  # None: matplotlib's default (png)
     try:
-        figure.savefig(path, dpi=120)
-    except OSError as exc:
-        raise ConfigError(f"cannot write {path}: {exc.strerror}") from None
+        write_atomic(path, lambda f: figure.savefig(f, dpi=120, format=suffix))
+    except FileError as exc:
+        raise ConfigError(str(exc)) from None

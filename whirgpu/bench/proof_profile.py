@@ -4,10 +4,11 @@ between the backend and its runtime.
 
 ``ProofProfiler(rt, storage)`` opens a ``GpuBackend`` on ``TracingRuntime(rt)``; ``profile(point, runs)`` proves
 the point's random instance through ``Prover.prove`` (``P3Prover.prove`` for a p3-whir point; canonical uint32
-words, as users call it) once to warm up
-(kernels compiled, buffers pooled), then ``runs`` times with kernel timing on, alternating with ``runs`` proofs
-with it off (the wall time is taken from those: timing puts every dispatch in its own pass on wgpu). Per kernel label: the median over the timed proofs of its summed launch
-times, its launches, and its modelled work. Runtimes that time command buffers rather than dispatches (Metal)
+words, as users call it) untimed until the backend replays the shape's recorded launches (``steady.warm_up``:
+kernels compiled, buffers pooled, launches recorded), then ``runs`` times with kernel timing on, alternating
+with ``runs`` proofs with it off (the wall time is taken from those: timing puts every dispatch in its own pass
+on wgpu). Per kernel label: the median over the timed proofs of its summed launch times, its launches, and its
+modelled work. Runtimes that time command buffers rather than dispatches (Metal)
 get one command buffer per dispatch while timing.
 """
 
@@ -28,6 +29,7 @@ from ..kernels.calibrate import kernel_timing
 from ..runtime.base import Runtime
 from .grid import GridPoint
 from .kernel_models import launch_work
+from .steady import warm_up
 
 _PER_COMMAND_BUFFER = {"metal"}  # runtimes whose kernel_times are per submission (command buffer), not per dispatch
 
@@ -222,7 +224,9 @@ class ProofProfiler:
         else:
             prover = Prover(config, backend=self.backend)  # the user's path: canonical words, claims on the device
             instance = random_canonical_instance(config.num_variables, 0)
-        self._prove(prover, instance)
+        # warm: kernels compiled, buffers pooled, and the shape's launches recorded (``steady.warm_up``), so every
+        # measured proof is a replayed one, as in a long-lived process
+        warm_up(self.backend, lambda i, total: self._prove(prover, instance), 0)
         per_run: list[dict[str, float]] = []
         timed_wall, wall = [], []
         for _ in range(runs):  # timed and untimed proofs alternate, so drifting load affects both alike

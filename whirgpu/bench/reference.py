@@ -1,6 +1,7 @@
 """The Rust reference's proving times on the default grid, for ``--baseline`` and ``--reference``.
 
-Source: ``reference-grid.md`` in the project's shared folder. Every figure is the median of 3 commit+prove runs
+Source: the project's own measurements and the WHIR-on-Metal write-up, quoted with their provenance in
+docs/PERFORMANCE.md ("The reference figures compared with"). Every figure is the median of 3 commit+prove runs
 after one warm-up, in milliseconds, of whir-p3-metal's ``sweep N F R`` with the same parameters as ``GridPoint``
 (BabyBear, security 100, pow_bits 16, capacity bound, initial reduction min(fold, 3)). Three columns:
 

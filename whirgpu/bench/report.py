@@ -1,8 +1,11 @@
 """Render bench results: the main table (one row per point), the per-phase table, and the notes under them, as a
 rich table on a terminal or as GitHub markdown. Both are built from one ``TextTable`` so they always agree.
 
-Main table columns: n, fold, rate; ``<spec> ms`` per backend (median of the timed runs; ``!`` marks a row with
-an error, ``failed`` a backend that could not prove); with ``--reference`` the Rust columns (``reference``); the
+Main table columns: n, fold, rate, provable bits; ``<spec> ms`` per backend (median of the timed runs, the steady
+state; ``!`` marks a row with an error, ``~`` a row whose timed runs were not all replayed on a backend that
+replays, ``failed`` a backend that could not prove); ``<spec> first ms`` per backend (the first proof of the
+point's shape on it: caches filling, at a backend's first point its pipelines compiling; shown when
+the results hold it); with ``--reference`` the Rust columns (``reference``); the
 baseline's ms when it is a Rust column not shown otherwise; ``speedup`` (baseline / best); ``best`` (the fastest
 kernel backend); ``proofs``: ``ok`` (all identical and verified), ``error``, or ``unverified`` (identical so far,
 not verified: a loaded file that was not verified or an interrupted point).
@@ -56,7 +59,10 @@ def main_table(results: BenchResults, baseline: str, reference: bool) -> TextTab
     specs = results.backend_names
     rust = list(COLUMNS) if reference else []
     baseline_column = baseline != "cpu" and baseline not in rust
+    firsts = [spec for spec in specs if any(row.first_ms is not None for (_, s), row in results.rows.items()
+                                             if s == spec)]
     headers = ["n", "fold", "rate", "provable\nbits"] + [f"{spec}\nms" for spec in specs]
+    headers += [f"{spec}\nfirst ms" for spec in firsts]
     headers += [f"{c}\nms" for c in rust]
     headers += [f"{baseline}\nms"] if baseline_column else []
     headers += [f"speedup\nvs {baseline}", "best", "proofs"]
@@ -73,7 +79,11 @@ def main_table(results: BenchResults, baseline: str, reference: bool) -> TextTab
                 continue
             if row.error:
                 table.bad.add((len(table.rows), len(cells)))
-            cells.append("failed" if row.median_ms is None else format_ms(row.median_ms) + (" !" if row.error else ""))
+            mark = " !" if row.error else " ~" if not _steady(row) else ""
+            cells.append("failed" if row.median_ms is None else format_ms(row.median_ms) + mark)
+        for spec in firsts:
+            row = results.row(point, spec)
+            cells.append("" if row is None else format_ms(row.first_ms) or "-")
         cells += [format_ms(reference_ms(point, c)) or "-" for c in rust]
         if baseline_column:
             cells.append(format_ms(summary.baseline_ms) or "-")
@@ -100,12 +110,19 @@ def phases_table(results: BenchResults) -> TextTable:
     return table
 
 
+def _steady(row) -> bool:
+    """False for a row of a backend that replays whose timed runs were not all replayed."""
+    return row.steady is not False and not row.not_replayed
+
+
 def _settings_line(s: dict) -> str:
     runs, warmup = s.get("runs"), s.get("warmup")
     if runs is None:
         return "settings unknown"
-    return (f"median of {runs} timed run{'s' * (runs != 1)} after {warmup} warm-up run{'s' * (warmup != 1)}; "
-            f"instance seed {s.get('seed')}")
+    warmups = f"{warmup} warm-up run{'s' * (warmup != 1)}"
+    if s.get("warmup_until_replayed"):
+        warmups = f"the untimed proofs until a shape's first replayed proof (backends that replay), then {warmups}"
+    return f"median of {runs} timed run{'s' * (runs != 1)} after {warmups}; instance seed {s.get('seed')}"
 
 
 def notes(results: BenchResults, baseline: str, reference: bool) -> list[str]:
@@ -127,9 +144,18 @@ def notes(results: BenchResults, baseline: str, reference: bool) -> list[str]:
         lines.append("no cpu rows, so no speedup: add cpu to --backends or pick --baseline rust-16core")
     for spec, reason in results.skipped.items():
         lines.append(f"skipped {spec}: {reason}")
+    if any(row.first_ms is not None for row in results.rows.values()):
+        lines.append("first ms: the first proof of the point's shape on that backend (caches filling; at a backend's "
+                     "first point also its pipelines compiling)")
     for row in results.rows.values():
         if row.error:
             lines.append(f"! {row.point} {row.backend}: {row.error}")
+        elif row.steady is False:
+            lines.append(f"~ {row.point} {row.backend}: no warm-up proof was replayed (of {len(row.warmup_ms or [])}"
+                         f"): the timed runs are not the steady state")
+        elif row.not_replayed:
+            lines.append(f"~ {row.point} {row.backend}: {row.not_replayed} of {len(row.replayed)} timed runs were "
+                         f"not replayed: not the steady state")
     if results.interrupted:
         lines.append("interrupted: these are the results collected before Ctrl-C")
     return lines

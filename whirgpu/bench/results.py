@@ -12,11 +12,18 @@ JSON layout (``to_json`` / ``from_json``; times in ms, rounded to 3 decimals):
      "sources": [{"file", "date", "command", "host", "settings"}]   (merged files only: where rows came from),
      "results": [{"point": "N:F:R", "n", "fold", "rate", "security_bits": {"provable", "regime", "conjectural",
                   "derived_under"}, "backend": spec, "device", "median_ms", "runs_ms": [...],
+                  "first_ms", "warmup_ms": [...] or null, "steady": bool or null, "replayed": [bool, ...] or null,
                   "phases_ms": {phase: ms} or null, "proof_bytes", "proof_sha256", "verified": bool or null,
                   "error": one line or null}],
      "summary": [{"point", "baseline", "baseline_ms", "best", "best_ms", "speedup"}]   (written, never read)}
 
-``median_ms`` is the median of ``runs_ms``; ``phases_ms`` comes from one profiled extra run on kernel backends
+``median_ms`` is the median of ``runs_ms``. ``warmup_ms`` holds every untimed proof before them, in order (on a
+backend that replays recorded proofs: the proofs until one of the shape was replayed, then ``--warmup`` more);
+``first_ms`` is the first proof of the shape on that backend (``warmup_ms[0]``, or ``runs_ms[0]`` without
+warm-ups), null when not known. ``steady`` is False when the backend replays proofs but replayed none of the
+warm-ups (its timed runs are then not its steady state), null on a backend that does not replay; ``replayed``
+says of each timed run whether it was replayed (null on such a backend). Files written before these keys
+load with them null. ``phases_ms`` comes from one profiled extra run on kernel backends
 and from the median run on cpu. ``verified`` is True when the verifier accepted this proof (or a byte-identical
 one), False when it rejected it, null when it was not checked. A row with ``error`` set is not trusted: a proof
 that differs from the reference backend's, a rejected proof, or a backend that failed to prove.
@@ -48,11 +55,27 @@ class Row:
     proof_sha256: str | None = None
     verified: bool | None = None
     error: str | None = None
+    warmup_ms: list[float] | None = None  # every untimed proof, in order; None: not recorded (an older file)
+    steady: bool | None = None  # None: a backend that does not replay; False: no warm-up was replayed
+    replayed: list[bool] | None = None  # per timed run; None: a backend that does not replay
 
     @property
     def median_ms(self) -> float | None:
         """Rounded as JSON stores it, so a table rendered now and one rendered from the file agree."""
         return _ms(statistics.median(self.runs_ms)) if self.runs_ms else None
+
+    @property
+    def first_ms(self) -> float | None:
+        """The first proof of the shape on this backend: the first warm-up, else the first timed run; None when
+        the warm-ups were not recorded or nothing was proved."""
+        if self.warmup_ms is None:
+            return None
+        return _ms(self.warmup_ms[0]) if self.warmup_ms else _ms(self.runs_ms[0]) if self.runs_ms else None
+
+    @property
+    def not_replayed(self) -> int:
+        """Timed runs of a backend that replays which were not replayed (0 on a backend that does not)."""
+        return sum(1 for r in self.replayed or [] if not r)
 
     def fail(self, message: str) -> None:
         """Record an error; the first one stays in front."""
@@ -115,6 +138,10 @@ def row_to_json(row: Row) -> dict:
         "security_bits": row.point.security(), "backend": row.backend, "device": row.device,
         "median_ms": row.median_ms,
         "runs_ms": [_ms(t) for t in row.runs_ms],
+        "first_ms": row.first_ms,
+        "warmup_ms": None if row.warmup_ms is None else [_ms(t) for t in row.warmup_ms],
+        "steady": row.steady,
+        "replayed": row.replayed,
         "phases_ms": None if row.phases_ms is None else {k: _ms(v) for k, v in row.phases_ms.items()},
         "proof_bytes": row.proof_bytes, "proof_sha256": row.proof_sha256,
         "verified": row.verified, "error": row.error,
@@ -149,10 +176,17 @@ def _row_from_json(item, where: str) -> Row:
         runs = [float(t) for t in item.get("runs_ms") or []]
         phases = item.get("phases_ms")
         phases = None if phases is None else {str(k): float(v) for k, v in phases.items()}
+        warmups = item.get("warmup_ms")
+        warmups = None if warmups is None else [float(t) for t in warmups]
+        replayed = item.get("replayed")
+        replayed = None if replayed is None else [bool(r) for r in replayed]
+        steady = item.get("steady")
+        steady = None if steady is None else bool(steady)
     except (ConfigError, TypeError, ValueError, AttributeError) as exc:
         raise ConfigError(f"{where}: result {item.get('point')} {item.get('backend')}: {exc}") from None
     return Row(point, item["backend"], str(item.get("device") or ""), runs, phases,
-               item.get("proof_bytes"), item.get("proof_sha256"), item.get("verified"), item.get("error"))
+               item.get("proof_bytes"), item.get("proof_sha256"), item.get("verified"), item.get("error"),
+               warmups, steady, replayed)
 
 
 def from_json(doc, where: str = "input") -> BenchResults:

@@ -1,13 +1,18 @@
 """Time proofs over a grid on several open backends, checking that every backend proves the same bytes.
 
 Per point: one random instance (``random_canonical_instance(n, seed)``: a canonical uint32 table and its point,
-drawn untimed); then per backend ``warmup`` untimed proofs (pipelines compile, pools fill), ``runs`` timed proofs
-(``Prover.prove`` wall time, or ``P3Prover.prove``'s in the p3-whir profile, as a user calls it: the input's checks, the upload and conversion, the claims
-evaluated where the table is, waiting for the device included) and, with ``phases`` on a kernel backend, one
-more proof with ``GpuBackend.profile`` set, whose phase times are a true breakdown (the device is waited for at
-every phase boundary; ``input`` is the host's share before the backend starts). On the cpu
-backend phases come from the median timed run, as nothing there is asynchronous. Finally the proofs are
+drawn untimed); then per backend the untimed warm-up proofs (``steady.warm_up``: on a backend that replays
+recorded proofs, every proof until one of this shape has been replayed, then ``warmup`` more; elsewhere
+``warmup``), ``runs`` timed proofs (``Prover.prove`` wall time, or ``P3Prover.prove``'s in the p3-whir profile,
+as a user calls it: the input's checks, the upload and conversion, the claims evaluated where the table is,
+waiting for the device included) and, with ``phases`` on a kernel backend, one more proof with
+``GpuBackend.profile`` set, whose phase times are a true breakdown (the device is waited for at every phase
+boundary; ``input`` is the host's share before the backend starts; a profiled proof is never replayed). On the
+cpu backend phases come from the median timed run, as nothing there is asynchronous. Finally the proofs are
 compared (``check``) and the reference proof is verified once (untimed).
+
+A row keeps the first proof's time (``first_ms``: the first proof of the shape on that backend, untimed or
+timed), every untimed proof's and, on a backend that replays, whether each timed proof was replayed.
 
 A backend that raises while proving gets its error in its row and the grid goes on. Ctrl-C stops the run: the
 rows of finished (point, backend) pairs are kept and ``interrupted`` is set.
@@ -33,6 +38,7 @@ from ..protocol.verifier import WhirVerifier
 from .check import compare_proofs, record_verification
 from .grid import GridPoint
 from .results import BenchResults, Row
+from .steady import REPLAY_WARMUPS, replayed, replays, warm_up
 
 
 @dataclass(frozen=True)
@@ -47,8 +53,10 @@ class Plan:
     phases: bool
 
     def proofs_per_point(self, backend: Backend) -> int:
-        """Warm-up and timed proofs, and on a kernel backend with ``phases`` the profiled one."""
-        return self.warmup + self.runs + (1 if self.phases and _is_kernel(backend) else 0)
+        """Warm-up and timed proofs (at most: on a backend that replays, up to ``REPLAY_WARMUPS`` warm-ups wait
+        for the first replayed proof), and on a kernel backend with ``phases`` the profiled one."""
+        waits = REPLAY_WARMUPS if replays(backend) else 0
+        return waits + self.warmup + self.runs + (1 if self.phases and _is_kernel(backend) else 0)
 
     def label(self, point: GridPoint, backend: str, what: str) -> str:
         """A progress line with aligned columns: "20:4:1  wgpu:u64  run 2/3"."""
@@ -123,14 +131,21 @@ def _time_backend(plan: Plan, point: GridPoint, name: str, backend: Backend, con
     first = None
     done_before = steps.done
     try:
-        for i in range(plan.warmup):
-            _prove_once(steps, plan.label(point, name, f"warm-up {i + 1}/{plan.warmup}"), point, config, backend, words,
-                        points)
+        def prove_untimed(i: int, total: int | None) -> float:
+            what = f"warm-up {i}/{total}" if total else f"warm-up {i}, until a proof is replayed"
+            return _prove_once(steps, plan.label(point, name, what), point, config, backend, words, points)[1]
+
+        def prove_timed(description: str):
+            return replayed(backend, lambda: _prove_once(steps, description, point, config, backend, words, points))
+
+        warmup = warm_up(backend, prove_untimed, plan.warmup)
+        row.warmup_ms, row.steady = [round(s * 1e3, 3) for s in warmup.seconds], warmup.steady
         phase_runs = []
         for i in range(plan.runs):
-            proof, seconds, phases = _prove_once(steps, plan.label(point, name, f"run {i + 1}/{plan.runs}"), point,
-                                                 config, backend, words, points)
+            (proof, seconds, phases), was_replayed = prove_timed(plan.label(point, name, f"run {i + 1}/{plan.runs}"))
             row.runs_ms.append(round(seconds * 1e3, 3))  # as JSON keeps it
+            if was_replayed is not None:
+                row.replayed = (row.replayed or []) + [was_replayed]
             phase_runs.append((seconds, phases))
             size, sha = _digest(proof)
             if first is None:
@@ -151,7 +166,7 @@ def _time_backend(plan: Plan, point: GridPoint, name: str, backend: Backend, con
             row.phases_ms = _phases_ms(phases, seconds)
     except Exception as exc:  # noqa: BLE001 - one backend failing at one point must not end a long grid
         row.runs_ms.clear()
-        row.phases_ms = row.proof_bytes = row.proof_sha256 = first = None
+        row.phases_ms = row.proof_bytes = row.proof_sha256 = first = row.replayed = None
         row.fail(f"proving failed: {type(exc).__name__}: {exc}")
     steps.done = done_before + plan.proofs_per_point(backend)  # the proofs a failure skipped count as done
     return row, first

@@ -1,8 +1,9 @@
 """``whirgpu bench --throughput COUNT``: proofs per second on each backend, one by one against ``prove_many``.
 
-Per point and backend: COUNT instances (``random_canonical_instance(n, seed + i)``, drawn untimed), one warm-up
-proof, then COUNT proofs through ``Prover.prove`` one after another and COUNT through ``Prover.prove_many`` (two
-in flight), each timed as a whole (wall clock, as a service proving a queue sees it). The two runs' proofs must be
+Per point and backend: COUNT instances (``random_canonical_instance(n, seed + i)``, drawn untimed), untimed
+warm-up proofs (``steady.warm_up``: on a backend that replays recorded proofs, until one of the shape has been
+replayed, then one more; elsewhere one), then COUNT proofs through ``Prover.prove`` one after another and COUNT
+through ``Prover.prove_many`` (two in flight), each timed as a whole (wall clock, as a service proving a queue sees it). The two runs' proofs must be
 byte-identical; a row says so. Rows: point, backend, proofs/s one by one, proofs/s ``prove_many``, speedup.
 With ``--devices all`` a third run proves the COUNT through ``prove_many(devices="all")`` (one prover per adapter
 of the backend's WebGPU implementation) and its column says how many devices it used. With ``--processes K`` another
@@ -25,8 +26,16 @@ import time
 from dataclasses import asdict, dataclass, field
 
 from ..api import Prover, random_canonical_instance
+from ..files import write_atomic
 from ..profiles.whir_p3_metal.serialize import dump
 from .grid import GridPoint
+from .steady import warm_up
+
+
+def _seconds(prove) -> float:
+    start = time.perf_counter()
+    prove()
+    return time.perf_counter() - start
 
 
 @dataclass
@@ -98,7 +107,8 @@ def measure(point: GridPoint, name: str, backend, count: int, seed: int, all_dev
             processes: int | None = None, windows: Windows | None = None) -> ThroughputRow:
     prover = Prover(point.config(), backend=backend)
     instances = [random_canonical_instance(point.n, seed + i) for i in range(count)]
-    prover.prove(*instances[0])  # warm: pipelines compiled, the pool holds this configuration's buffers
+    # warm: pipelines compiled, the pool holds this configuration's buffers, the shape's launches recorded
+    warm_up(backend, lambda i, total: _seconds(lambda: prover.prove(*instances[(i - 1) % count])), 1)
     if windows is not None:
         return _measure_windows(point, name, prover, instances, all_devices, processes, windows)
     start = time.perf_counter()
@@ -208,6 +218,5 @@ def run_throughput(points: list[GridPoint], backends: dict, count: int, seed: in
                              f"{workers} workers")
     print("\n".join(lines))
     if json_path:
-        with open(json_path, "w") as out:
-            json.dump([asdict(r) for r in rows], out, indent=2)
+        write_atomic(json_path, json.dumps([asdict(r) for r in rows], indent=2))
     return 0 if all(r.identical for r in rows) else 1

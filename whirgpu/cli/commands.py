@@ -18,8 +18,10 @@ import numpy as np
 
 from ..backends import BACKEND_NAMES
 from ..errors import ConfigError, FileError, ProofFormatError, WhirGpuError
-from .options import add_max_binding_flag, add_storage_flag, check_writable, phases_ms, read_json_file, \
-    write_statement
+from ..files import write_atomic
+from ..protocol.document_limits import MAX_PROOF_DOCUMENT_BYTES
+from .options import add_max_binding_flag, add_storage_flag, check_writable, output_path, phases_ms, \
+    read_json_file, write_statement
 from ..devices.overrides import binding_option, lowered_note
 from ..field import FIELDS
 from ..protocol.config import WhirConfig
@@ -130,12 +132,14 @@ def _build_parser() -> argparse.ArgumentParser:
                    help="compute backend (default auto: the GPU when the proof fits it and it is expected to beat "
                         "the numpy reference at this size (whirgpu devices --plan shows why), else the numpy "
                         "reference; wgpu forces the WGSL kernels through wgpu-native, even on a software adapter; "
-                        "dawn runs them through Dawn (pip install 'whirgpu[dawn]'; emulated multiply); metal runs "
+                        "dawn runs them through Dawn (pip install 'wgpudawn>=0.32,<0.33'; emulated multiply); metal runs "
                         "the hand-written MSL kernels (macOS); msl-cpu runs them on the CPU, for verification)")
     add_storage_flag(p)
     add_max_binding_flag(p)
-    p.add_argument("--format", default="binary", choices=("binary", "whir-p3-json"),
-                   help="proof file format (default binary; whir-p3-json is what the Rust verifier reads)")
+    # default None, so that --profile p3-whir can refuse a given --format (its proof has one format)
+    p.add_argument("--format", default=None, choices=("binary", "whir-p3-json"),
+                   help="proof file format (default binary; whir-p3-json is what the Rust verifier reads; not with "
+                        "--profile p3-whir, whose proof is a p3-whir-oracle/v1 JSON document)")
     p.add_argument("--out", "-o", metavar="FILE", help="where to write the proof (default proof.whir / proof.json)")
     p.add_argument("--statement-out", metavar="FILE.json",
                    help="also write the statement the proof proves (its points and claimed values, canonical), "
@@ -149,9 +153,9 @@ def _build_parser() -> argparse.ArgumentParser:
                         "document (with --seed; --format does not apply)")
     g.add_argument("--field", default=None, choices=sorted(FIELDS),
                    help=f"base field of --profile p3-whir (default {EXAMPLE_FIELD}, as upstream's example)")
-    g.add_argument("--openings", type=int, default=1, metavar="E",
+    g.add_argument("--openings", type=int, default=None, metavar="E",
                    help="--profile p3-whir: opening points drawn from the transcript (default 1, at most "
-                        f"{MAX_OPENINGS})")
+                        f"{MAX_OPENINGS}; whir-p3-metal proves the points of its instance)")
 
     p = sub.add_parser("devices", help="list the compute devices and what --backend auto would pick",
                        description="List every adapter wgpu-native enumerates, then every one Dawn enumerates "
@@ -331,7 +335,7 @@ def _load_instance(args):
 
     if args.from_file:
         path = Path(args.from_file)
-        doc = read_json_file(path)
+        doc = read_json_file(path, cap=MAX_PROOF_DOCUMENT_BYTES)  # 2^n evaluations: as large as a proof may be
         flags = [f for f in PARAM_FLAGS if getattr(args, f) is not None]
         if flags:
             raise ConfigError(f"--from takes its parameters from the file; drop --{flags[0].replace('_', '-')}")
@@ -383,8 +387,11 @@ def _cmd_prove(args) -> int:
         return _cmd_prove_p3(args)
     if args.field not in (None, "babybear"):
         raise ConfigError(f"--field {args.field} needs --profile p3-whir (whir-p3-metal is BabyBear only)")
-
-    out = Path(args.out or DEFAULT_OUT[args.format])
+    if args.openings is not None:
+        raise ConfigError(f"--openings {args.openings} needs --profile p3-whir (whir-p3-metal proves the points of "
+                          "its instance: one from --seed, or those of --from's file)")
+    args.format = args.format or "binary"
+    out = output_path(args.out, DEFAULT_OUT[args.format], "--out")
     check_writable(out, "--out")  # before seconds of proving, not after
     check_writable(args.statement_out, "--statement-out")
     params, prove_instance, description, seed = _load_instance(args)
@@ -400,10 +407,7 @@ def _cmd_prove(args) -> int:
     proof_file.seed = seed
     seconds = time.perf_counter() - start
     data = dump(proof_file, args.format)
-    try:
-        out.write_bytes(data)
-    except OSError as exc:
-        raise FileError(f"cannot write {out}: {exc.strerror or exc}") from None
+    write_atomic(out, data)  # a failed write leaves what was at --out as it was
     if args.statement_out:
         from ..ref import field_np  # noqa: PLC0415
 
@@ -451,8 +455,12 @@ def _cmd_prove_p3(args) -> int:
         raise ConfigError("--profile p3-whir proves a random instance: use --seed S (not --from)")
     if args.num_variables is None:
         raise ConfigError("--profile p3-whir needs --num-variables")
+    if args.format is not None:
+        raise ConfigError(f"--format {args.format} does not apply to --profile p3-whir (its proof is a "
+                          "p3-whir-oracle/v1 JSON document)")
+    args.openings = 1 if args.openings is None else args.openings
     check_openings(args.openings, "--openings")
-    out = Path(args.out or "proof.json")
+    out = output_path(args.out, "proof.json", "--out")
     check_writable(out, "--out")
     check_writable(args.statement_out, "--statement-out")
     config = _p3_config_from_args(args)
@@ -462,8 +470,13 @@ def _cmd_prove_p3(args) -> int:
     field = prover.field
     evaluations = field_ops(field).from_monty(random_base(Xoshiro256PlusPlus(args.seed), 1 << args.num_variables,
                                                           field))
+    from .progress import progress_line, wanted  # noqa: PLC0415
+
+    label = (f"proving p3-whir {field.name} n={args.num_variables} fold={config.params.folding.k} on "
+             f"{prover.backend.name}")
     start = time.perf_counter()
-    document = prover.prove(evaluations, args.openings, seed=args.seed)
+    with progress_line(label, wanted(args.json)):  # as the default profile's: past 2 s, on a terminal
+        document = prover.prove(evaluations, args.openings, seed=args.seed)
     seconds = time.perf_counter() - start
     size = document.write(out)
     if args.statement_out:

@@ -12,8 +12,12 @@ from pathlib import Path
 import numpy as np
 
 from ..backends.base import STORAGE_POLICIES
-from ..errors import ConfigError, FileError
+from ..errors import ConfigError, FileError, ProofFormatError
 from ..devices.overrides import MAX_BINDING_ENV, MAX_BINDING_OPTION, MIN_BINDING_BYTES
+from ..files import read_capped, write_atomic
+from ..protocol.bounded_json import loads_bounded
+from ..protocol.document_limits import MAX_INPUT_JSON_BYTES, MAX_PROOF_DOCUMENT_BYTES, PROOF_CAP_REASON
+from ..profiles.whir_p3_metal.serialize import check_document_head
 
 
 def add_storage_flag(p: argparse.ArgumentParser) -> None:
@@ -34,21 +38,32 @@ def add_max_binding_flag(p: argparse.ArgumentParser) -> None:
 
 
 def read_bytes(path: str | Path) -> bytes:
-    """The bytes of ``path`` (``-``: standard input); a one-line FileError when it cannot be read."""
-    if str(path) == "-":
-        return sys.stdin.buffer.read()
-    try:
-        return Path(path).read_bytes()
-    except OSError as exc:
-        raise FileError(f"cannot read {path}: {exc.strerror or exc}") from None
+    """The proof document in ``path`` (``-``: standard input), at most ``MAX_PROOF_DOCUMENT_BYTES`` of it: a
+    one-line FileError when it cannot be read, a ProofFormatError past the cap (read no further than cap + 1)."""
+    source = sys.stdin.buffer if str(path) == "-" else path
+    return read_capped(source, MAX_PROOF_DOCUMENT_BYTES, "proof document", ProofFormatError, PROOF_CAP_REASON,
+                       head=check_document_head)
+
+
+def output_path(value: str | None, default: str, flag: str) -> Path:
+    """Where an output flag ``flag`` writes: ``default`` when the flag is not given (None), else ``value``; a
+    one-line FileError for an empty (or blank) value, which names no file (``Path("")`` would be the current
+    folder)."""
+    if value is None:
+        return Path(default)
+    if not value.strip():
+        raise FileError(f"{flag} {value!r} names no file: give a path (without {flag}: {default})")
+    return Path(value)
 
 
 def check_writable(path: str | Path | None, flag: str) -> None:
     """Fail before the work whose result goes to ``path``, not after it: a FileError naming ``flag`` unless the
     file can be opened for writing (tried for real; a file that did not exist is removed again, one that did is
-    left untouched)."""
+    left untouched). An empty (or blank) ``path`` is refused: it names no file."""
     if path is None:
         return
+    if not str(path).strip():
+        raise FileError(f"{flag} {str(path)!r} names no file: give a path")
     path = Path(path)
     existed = path.exists()
     if path.is_dir():
@@ -62,26 +77,23 @@ def check_writable(path: str | Path | None, flag: str) -> None:
         path.unlink(missing_ok=True)
 
 
-def read_json_file(path: str | Path):
-    """The JSON document in ``path``; a one-line FileError when it cannot be read, ConfigError when it is not
-    JSON."""
-    path = Path(path)
+def read_json_file(path: str | Path, cap: int = MAX_INPUT_JSON_BYTES):
+    """The JSON document in ``path``, read by the one bounded reader (``bounded_json.loads_bounded``) from at most
+    ``cap`` bytes; a one-line FileError when it cannot be read, ConfigError when it is larger than ``cap`` or not
+    JSON within the reader's limits."""
+    data = read_capped(path, cap, str(path), ConfigError, "the most a statement or settings file may hold"
+                       if cap == MAX_INPUT_JSON_BYTES else "the largest input the limits allow")
     try:
-        return json.loads(path.read_text())
-    except OSError as exc:
-        raise FileError(f"cannot read {path}: {exc.strerror or exc}") from None
-    except ValueError as exc:
-        raise ConfigError(f"{path} is not JSON: {exc}") from None
+        return loads_bounded(data, str(path))
+    except ProofFormatError as exc:
+        raise ConfigError(str(exc).replace(f"{path}: not JSON", f"{path} is not JSON", 1)) from None
 
 
 def write_statement(path: str | Path, points, values) -> None:
     """The statement file ``verify --statement`` reads: ``{"points": (m, n, 4), "values": (m, 4)}`` canonical
-    integers; a one-line FileError when it cannot be written."""
+    integers, written atomically (``files.write_atomic``); a one-line FileError when it cannot be written."""
     doc = {"points": np.asarray(points, dtype=np.int64).tolist(), "values": np.asarray(values, dtype=np.int64).tolist()}
-    try:
-        Path(path).write_text(json.dumps(doc))
-    except OSError as exc:
-        raise FileError(f"cannot write {path}: {exc.strerror or exc}") from None
+    write_atomic(path, json.dumps(doc))
 
 
 def phases_ms(phase_seconds: dict[str, float], total_seconds: float) -> dict[str, float]:

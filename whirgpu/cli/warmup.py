@@ -5,7 +5,9 @@ Output contract: one line per part on stdout (``C Poseidon2 permutation: built i
 ``whir-p3-metal babybear proof n=12: 3.2 s, 21 pipelines``, ...), then ``warmup done in T s: ...`` naming the
 caches later processes reuse; exit 0. A failure is one ``error: ...`` line on stderr (exit 1), as every command's.
 A machine without a C compiler is not a failure: the line says the numpy permutation will be used and how to get
-the compiled one.
+the compiled one. On a terminal (``progress.wanted``), a progress line on stderr from ``PROGRESS_DELAY_S`` on names
+the part running (``whirgpu.activity``: the kernel it compiles, when a runtime says) and the time elapsed, redrawn
+several times a second: something changes at least every 2 s however long a part takes.
 
 The parts, in order (``warm``):
 1. The C Poseidon2 permutation (``native.permute``), built now if it is not on disk (an earlier failed
@@ -41,6 +43,7 @@ from typing import Callable
 
 import numpy as np
 
+from .. import activity
 from ..backends import BACKEND_NAMES
 from ..errors import BackendUnavailable
 
@@ -51,6 +54,8 @@ DEFAULT_CONFIG = (20, 4, 1)  # n, fold, rate: the configuration `auto` is resolv
 SMALL = (12, 4, 1)  # the proofs that compile a profile's pipelines
 SKIPPED_STEMS = ("field_selftest", "calibrate")  # kernels of the tests and benchmarks, never of a proof
 # Variables that switch a driver's shader cache off, and the value that does.
+# The progress line shows from this on: below 2 s, so that a terminal sees something at least every 2 s.
+PROGRESS_DELAY_S = 1.0
 DRIVER_CACHE_OFF = {"MESA_SHADER_CACHE_DISABLE": ("1", "true", "yes"), "__GL_SHADER_DISK_CACHE": ("0", "false")}
 
 
@@ -82,9 +87,15 @@ def add_warmup_parser(sub) -> None:
 
 
 def run_warmup(args) -> int:
+    """The command: on a terminal, under a progress line shown from ``PROGRESS_DELAY_S`` on (the part running,
+    what it waits on, the time elapsed, redrawn several times a second), so that the parts' own lines, each said
+    when it ends, are never the only sign of life (a part can take minutes on a cold software driver)."""
+    from .progress import progress_line, wanted  # noqa: PLC0415
+
     start = time.perf_counter()
     profiles = PROFILES if args.profile == "all" else (args.profile,)
-    report = warm(args.backend, profiles, say=lambda line: print(line, flush=True))
+    with progress_line(f"warmup --backend {args.backend}", wanted(False), delay=PROGRESS_DELAY_S):
+        report = warm(args.backend, profiles, say=lambda line: print(line, flush=True))
     print(f"warmup done in {time.perf_counter() - start:.1f} s: later processes reuse {_caches(report.backend)}")
     return 0
 
@@ -98,9 +109,11 @@ def warm(backend: str = "auto", profiles: tuple[str, ...] = PROFILES,
         report.parts.append(Part(name, detail, seconds))
         say(f"{name}: {detail}")
 
-    _permutation(part)
+    with activity.doing("building the C Poseidon2 permutation"):
+        _permutation(part)
     opened = time.perf_counter()
-    choice = _open(backend)
+    with activity.doing(f"opening the {backend} backend"):
+        choice = _open(backend)
     chosen = choice.backend
     report.backend = chosen.name
     try:
@@ -113,16 +126,19 @@ def warm(backend: str = "auto", profiles: tuple[str, ...] = PROFILES,
         for profile in profiles:
             for field_name in PROFILE_FIELDS[profile]:
                 before = _pipelines(rt)
-                took = _small_proof(profile, field_name, chosen)
+                with activity.doing(f"{profile} {field_name} proof n={SMALL[0]}"):
+                    took = _small_proof(profile, field_name, chosen)
                 part(f"{profile} {field_name} proof n={SMALL[0]}", f"{took:.1f} s, "
                      f"{_count(_pipelines(rt) - before, 'pipeline')}", took)
         fields = sorted({f for profile in profiles for f in PROFILE_FIELDS[profile]})
-        took, count = _registry(rt, fields)
+        with activity.doing("compiling the other kernels"):
+            took, count = _registry(rt, fields)
         part("other kernels", f"{_count(count, 'more pipeline')} ({', '.join(fields)}) in {took:.1f} s", took)
         if chosen.name in ("wgpu", "dawn") and "whir-p3-metal" in profiles:
             before = _pipelines(rt)
-            took = _small_proof("whir-p3-metal", "babybear", chosen, DEFAULT_CONFIG)
             n, k, r = DEFAULT_CONFIG
+            with activity.doing(f"whir-p3-metal babybear proof {n}:{k}:{r}"):
+                took = _small_proof("whir-p3-metal", "babybear", chosen, DEFAULT_CONFIG)
             part(f"whir-p3-metal babybear proof {n}:{k}:{r}", f"{took:.1f} s, "
                  f"{_count(_pipelines(rt) - before, 'pipeline')} (every kernel it uses dispatched once: some drivers "
                  "compile at the first dispatch)", took)

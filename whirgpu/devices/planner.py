@@ -35,7 +35,7 @@ class Threshold:
 
 # The one table to update with measurements. ``auto`` answers for the FIRST proof of a process, which pays the
 # device start and every pipeline compilation. On an H100 machine (fresh `whirgpu prove -n N -k 4 -r 1 --seed 1`
-# processes, docs/PERFORMANCE.md, 2026-11-25, after the cold-start work): the numpy reference took 0.5-0.7 s at
+# processes, docs/PERFORMANCE-HISTORY.md, 2026-11-25, after the cold-start work): the numpy reference took 0.5-0.7 s at
 # n <= 12, 0.9 s at 14, 1.3 s at 16, 2.1-2.3 s at 18 and 5.8-6.4 s at 20; wgpu-native 1.0-1.4 s at 12, 1.0-1.5 s at
 # 16, 1.1-1.2 s at 18 and 1.5-1.7 s at 20; Dawn 0.8-0.9 s from 12 to 16. The first wgpu proof ties the reference
 # at n = 16 and wins from 17 on (it leaves the CPU free at the tie). Integrated and Apple GPUs were not measured:

@@ -15,7 +15,7 @@ enumerates, the CPU reference, and what ``auto`` would pick.
   ``storage`` (what the shared and private storage modes mean there; "" for an unused adapter) and ``lowered``
   (``{"max_storage_binding_size": {"by": "WHIRGPU_MAX_BINDING_BYTES" or "--max-binding", "device": the device's
   own bytes}}`` when the storage-binding limit in ``limits`` is lowered below the device's, else ``{}``; an unused
-  adapter keeps its own).
+  adapter keeps its own) and ``driver`` (the implementation's description of the driver, e.g. ``Mesa 25.0.7``).
   On macOS the Metal device follows the WebGPU adapters as one more entry (``runtime`` "metal", ``api``
   "Metal (MSL)", ``used`` True, ``mul`` the multiply WHIRGPU_MSL_MUL picks; when Metal cannot be opened,
   ``used`` is False and ``note`` says why); elsewhere there is no such entry.
@@ -25,8 +25,10 @@ enumerates, the CPU reference, and what ``auto`` would pick.
   the MSL kernels on the CPU (it needs a C++ compiler).
 - ``max_binding_bytes``: None, or ``{"bytes": N, "source": "WHIRGPU_MAX_BINDING_BYTES" or "--max-binding"}``, the
   storage-binding limit the user asks every runtime to lower its own to (a larger one leaves the device's).
-- ``wgpu_error`` / ``dawn_error``: None, or why no wgpu / Dawn adapter could be listed (package missing, driver
-  stack broken).
+- ``wgpu_error`` / ``dawn_error``: None, or why wgpu / Dawn offers no adapter: the package is missing, the driver
+  stack is broken, or ``no adapter (REASON)`` when it enumerates no Vulkan, Metal or D3D12 adapter, REASON one
+  clause (``runtime.wgpu_rt.absence.reason``: the Vulkan loader did not load, the driver lacks what Dawn
+  requires, ...). Dawn's own lines on stderr are not shown.
 - ``auto``: ``{"backend": name or None, "reason": one line}``; backend is None when ``auto`` itself fails
   (e.g. a bad ``WHIRGPU_BACKEND``).
 """
@@ -81,6 +83,7 @@ def _adapter_entry(adapter, selected_key, impl: str = "wgpu") -> dict:
         "mul": "u64" if "shader-int64" in features else "emulated",
         "storage": storage_summary(adapter) if used else "",
         "lowered": _lowered(binding.lowered_by, binding.device),
+        "driver": str(info.get("description", "")),
     }
 
 
@@ -105,13 +108,15 @@ def _cpu_entry() -> dict:
     }
 
 
-def list_webgpu_adapters(impl: str = "wgpu") -> tuple[list[dict], str | None]:
-    """(entries, error): every adapter the WebGPU implementation ``impl`` (wgpu or dawn) enumerates, or no entries
-    and the reason none could be listed."""
-    from ..runtime.wgpu_rt.adapters import choose_adapter, enumerate_adapters  # noqa: PLC0415
+def list_webgpu_adapters(impl: str = "wgpu", drivers: tuple[str, ...] = ()) -> tuple[list[dict], str | None]:
+    """(entries, error): every adapter the WebGPU implementation ``impl`` (wgpu or dawn) enumerates, and None; or
+    the entries and ``no adapter (REASON)`` when none of them is native (``enumerate_explained``; ``drivers``:
+    the Vulkan drivers wgpu-native described, to name the one Dawn refused); or no entries and the reason none
+    could be listed."""
+    from ..runtime.wgpu_rt.adapters import choose_adapter, enumerate_explained  # noqa: PLC0415
 
     try:
-        adapters = enumerate_adapters(impl)
+        adapters, why = enumerate_explained(impl, drivers)
     except BackendUnavailable as exc:
         return [], str(exc)
     try:
@@ -119,7 +124,7 @@ def list_webgpu_adapters(impl: str = "wgpu") -> tuple[list[dict], str | None]:
         selected_key = (chosen.summary, chosen.info.get("backend_type"))
     except BackendUnavailable:
         selected_key = None
-    return [_adapter_entry(a, selected_key, impl) for a in adapters], None
+    return [_adapter_entry(a, selected_key, impl) for a in adapters], (f"no adapter ({why})" if why else None)
 
 
 def list_metal() -> list[dict]:
@@ -167,7 +172,8 @@ def gather() -> dict:
 
     override = binding_override()  # a bad value is an error before anything is listed
     adapters, error = list_webgpu_adapters("wgpu")
-    dawn_adapters, dawn_error = list_webgpu_adapters("dawn")
+    drivers = tuple(f"{a['driver']} ({a['name']})" for a in adapters if a["api"] == "Vulkan")
+    dawn_adapters, dawn_error = list_webgpu_adapters("dawn", drivers)
     adapters = adapters + dawn_adapters + list_metal()
     try:
         choice = select_backend("auto")

@@ -2,16 +2,17 @@
 all their Merkle openings.
 
 Contract: ``verify_many`` takes what ``whirgpu.verify`` takes, as a sequence of proof documents of either profile
-(``ProofFile``s, ``P3Document``s, bytes, paths or JSON text, each told apart as ``verify`` does; profiles may
-mix) and the same expectations (``params``, ``min_security``, ``points``, ``values``, ``assume``: each applies to
-every proof). It returns one ``Verdict`` per proof, in
-order: ``ok`` and, when not, the error ``verify`` would have raised for that proof alone (a
-``ProofFormatError`` or ``VerificationError``, with its ``round`` and ``check``). It raises only for malformed
+(``ProofFile``s, ``P3Document``s, ``P3ProofDocument``s, bytes, paths or JSON text, each told apart as ``verify``
+does; profiles may mix) and the same expectations (``params``, ``min_security``, ``points``, ``values``,
+``assume``: each applies to every proof). It returns one ``Verdict`` per proof, in order: ``ok`` and, when not,
+the error ``verify`` would have raised for that proof alone (a ``ProofFormatError`` or ``VerificationError``, with
+its ``round`` and ``check``). It raises only for malformed
 expectations (``ConfigError``, the caller's mistake), as ``is_valid`` does.
 
 ``processes``: verify in that many worker processes (``processes.shared_pool``: spawned at the first such call,
 kept for later ones), each taking contiguous chunks of the batch as one batch of its own; the verdicts are the same,
-in order. The proofs travel to the workers pickled.
+in order. The proofs travel to the workers pickled (a ``P3ProofDocument`` as its JSON bytes:
+``profiles.documents.portable``).
 
 How: each proof is walked by the one verifier (``WhirVerifier._verify``) with its Merkle openings deferred; then
 the openings of every proof are hashed in one batch (``ref.merkle.compute_roots_batched``: one permutation call
@@ -31,7 +32,7 @@ from ..errors import BackendUnavailable, ConfigError, ProofFormatError, Verifica
 from ..expectations import check_configuration, check_statement
 from ..protocol.config import WhirConfig
 from ..protocol.parameters import ProtocolParameters
-from ..profiles.documents import check_profile, read_document
+from ..profiles.documents import check_profile, portable, read_document
 from ..profiles.p3_whir.document import P3Document
 from ..profiles.p3_whir.expectations import verify_p3_expected
 from ..profiles.whir_p3_metal.serialize import ProofFile
@@ -164,13 +165,21 @@ def _verify_in_processes(proofs: list, processes: int, expectations: tuple) -> l
     from .processes import forget_pool, shared_pool  # noqa: PLC0415
 
     pool = shared_pool(processes, _warm_worker)
-    if not proofs:
-        return []
-    size = -(-len(proofs) // (processes * CHUNKS_PER_PROCESS))
-    chunks = [proofs[i:i + size] for i in range(0, len(proofs), size)]
+    failed, sent = {}, []  # what cannot travel (a P3ProofDocument that does not serialise) has its verdict here
+    for i, proof in enumerate(proofs):
+        try:
+            sent.append(portable(proof))
+        except ProofFormatError as exc:
+            failed[i] = Verdict(False, exc)
+    if not sent:
+        return [failed[i] for i in range(len(proofs))]
+    size = -(-len(sent) // (processes * CHUNKS_PER_PROCESS))
+    chunks = [sent[i:i + size] for i in range(0, len(sent), size)]
 
     def run(pool):
-        return [v for verdicts in pool.map(_verify_chunk, chunks, [expectations] * len(chunks)) for v in verdicts]
+        found = iter([v for verdicts in pool.map(_verify_chunk, chunks, [expectations] * len(chunks))
+                      for v in verdicts])
+        return [failed[i] if i in failed else next(found) for i in range(len(proofs))]
 
     try:
         return run(pool)

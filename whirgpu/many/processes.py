@@ -21,12 +21,19 @@ Contract:
 - ``close()``: stops the workers (idempotent); closing the iteration early cancels the proofs not yet started.
 - ``shared_pool(processes, initializer)``: a stateless spawned pool kept for the process's later calls (what
   ``verify_many(processes=...)`` uses); ``forget_pool`` drops one whose worker died.
+- ``check_main_guard(call)``: before workers are spawned (by both of the above), a one-line ConfigError naming
+  ``call``, the script and the line when the call runs in the top-level code of a ``__main__`` script outside an
+  ``if __name__ == "__main__":`` block: a spawned worker re-runs that code, and multiprocessing's own
+  RuntimeError (in every worker, then a broken pool) would be all the caller saw.
 """
 
 from __future__ import annotations
 
+import ast
+import inspect
 import multiprocessing
 import os
+import sys
 import threading
 import weakref
 from collections import Counter, deque
@@ -178,6 +185,7 @@ class ProcessProvers:
     def __init__(self, config, recipes: list[BackendRecipe], processes: int, prover_type):
         if isinstance(processes, bool) or not isinstance(processes, int) or processes < 1:
             raise ConfigError(f"processes must be a positive int, got {processes!r:.40}")
+        check_main_guard(f"prove_many(processes={processes})")
         context = multiprocessing.get_context("spawn")
         self.recipes = tuple(recipes)
         self.workers = processes * len(self.recipes)
@@ -250,6 +258,55 @@ class ProcessProvers:
             self._unlink()
 
 
+def _top_level_line() -> tuple[str, int, bool] | None:
+    """(script, line, in a worker) of the statement of the ``__main__`` script's top-level code that the caller
+    runs under, or None when it runs under none (a function called from elsewhere, ``python -c``, a notebook:
+    no script file a worker would re-run). ``in a worker``: the script runs as ``__mp_main__``, a spawned worker
+    re-running it."""
+    main = sys.modules.get("__main__")
+    name = getattr(getattr(main, "__spec__", None), "name", None)
+    if name is not None and (name == "__main__" or name.endswith(".__main__")):
+        return None  # `python -m package`: multiprocessing does not re-run a package's __main__ in its workers
+    script = getattr(main, "__file__", None)
+    if not script:
+        return None
+    script = os.path.abspath(script)
+    frame = inspect.currentframe()
+    try:
+        while frame is not None:
+            if (frame.f_code.co_name == "<module>" and os.path.abspath(frame.f_code.co_filename) == script
+                    and frame.f_globals.get("__name__") in ("__main__", "__mp_main__")):
+                return script, frame.f_lineno, frame.f_globals["__name__"] == "__mp_main__"
+            frame = frame.f_back
+        return None
+    finally:
+        del frame  # no reference cycle through the frames
+
+
+def _guarded(script: str, line: int) -> bool:
+    """Whether ``line`` of ``script`` (a line of its top-level code) is inside an ``if`` that tests ``__name__``,
+    at any depth (under a ``try`` or ``with`` too); True, too, when the source cannot be read: nothing to say."""
+    try:
+        with open(script, encoding="utf-8") as source:
+            tree = ast.parse(source.read())
+    except (OSError, SyntaxError, ValueError):  # UnicodeDecodeError is a ValueError
+        return True
+    return any(isinstance(node, ast.If) and node.lineno <= line <= (node.end_lineno or node.lineno)
+               and any(isinstance(name, ast.Name) and name.id == "__name__" for name in ast.walk(node.test))
+               for node in ast.walk(tree))
+
+
+def check_main_guard(call: str) -> None:
+    """A ConfigError naming ``call`` when spawned workers would re-run the caller (module contract)."""
+    where = _top_level_line()
+    if where is None:
+        return
+    script, line, in_worker = where
+    if in_worker or not _guarded(script, line):
+        raise ConfigError(f"{call} runs at the top level of {script} (line {line}), which every spawned worker "
+                          'process re-runs: put the call under `if __name__ == "__main__":`, or pass processes=1')
+
+
 _SHARED: dict[tuple, ProcessPoolExecutor] = {}
 _SHARED_LOCK = threading.Lock()
 
@@ -264,6 +321,7 @@ def shared_pool(processes: int, initializer=None) -> ProcessPoolExecutor:
     with _SHARED_LOCK:
         pool = _SHARED.get((processes, initializer))
         if pool is None:
+            check_main_guard(f"verify_many(processes={processes})")
             pool = _SHARED[processes, initializer] = ProcessPoolExecutor(
                 max_workers=processes, mp_context=multiprocessing.get_context("spawn"), initializer=initializer)
     return pool

@@ -1,4 +1,4 @@
-"""Proving beyond one host, on Ray (the optional extra ``whirgpu[ray]``): provers as Ray actors, one per GPU,
+"""Proving beyond one host, on Ray (the optional extra ``ray``: ``pip install 'ray>=2.9'``): provers as Ray actors, one per GPU,
 fed through Ray's ``ActorPool`` (Ray does the scheduling, transport and placement; nothing here is a scheduler).
 
 Contract:
@@ -24,7 +24,7 @@ try:
 except ImportError as exc:  # the extra is optional: say what to install
     from ..errors import BackendUnavailable
 
-    raise BackendUnavailable(f"whirgpu.many.ray needs Ray: pip install 'whirgpu[ray]' ({exc})") from None
+    raise BackendUnavailable(f"whirgpu.many.ray needs Ray: pip install 'ray>=2.9' ({exc})") from None
 
 from ..api import Prover
 from ..protocol.parameters import ProtocolParameters

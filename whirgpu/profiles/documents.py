@@ -3,28 +3,36 @@
 Contract: ``read_document(source, fmt="auto", profile=None)`` reads one proof document and returns a
 ``ProofFile`` (the whir-p3-metal profile: ``whir-p3-json/v1`` JSON or whirgpu's binary format) or a
 ``P3Document`` (the p3-whir profile: ``p3-whir-oracle/v1`` JSON). ``source`` is either kind of document already
-read (returned as it is), its bytes, a path (``str`` or ``os.PathLike``) or JSON text (a ``str`` starting with
-``{``), as ``whir_p3_metal.serialize.read_source`` defines. The profile is the document's own: the binary
+read (returned as it is), what ``P3Prover.prove`` returns (a ``P3ProofDocument``: read back from its own JSON
+bytes, so every check its bytes get runs and nothing it states is trusted), the bytes of a document, a path
+(``str`` or ``os.PathLike``) or JSON text (a ``str`` starting with ``{``), as
+``whir_p3_metal.serialize.read_source`` defines. The profile is the document's own: the binary
 magic, else the JSON object's ``format``. ``profile`` (``"whir-p3-metal"`` / ``"p3-whir"``), when given, is an
 assertion the document must meet; ``fmt`` (``binary`` / ``whir-p3-json``) names the default profile's encoding
 and refuses any other document. Anything that is no proof document of any profile, and every failure to read
 one, is a ``ProofFormatError`` of one line.
+
+``dump(source, fmt=None)`` gives the bytes of the document ``source`` names (anything ``read_document`` takes but a
+``P3Document``, which keeps no encoding of its own): in ``fmt`` for a whir-p3-metal document (``binary``, the
+default, or ``whir-p3-json``), and for a p3-whir document its one encoding, the ``p3-whir-oracle/v1`` JSON (a
+``P3ProofDocument``'s ``dumps()``, or the bytes read, as they were). A document whose copies disagree with what
+they copy (``inconsistency``) is refused rather than written without them.
 """
 
 from __future__ import annotations
 
-import json
-
-from ..errors import ProofFormatError
+from ..errors import ConfigError, ProofFormatError
 from ..expectations import mismatch
+from ..protocol.bounded_json import json_type, loads_bounded
 from ..protocol.config import WhirConfig
 from ..protocol.parameters import ProtocolParameters
 from .p3_whir.config import P3WhirConfig
+from .p3_whir.api import P3ProofDocument
 from .p3_whir.document import FORMAT as P3_FORMAT
-from .p3_whir.document import P3Document, read_p3_document_bytes
+from .p3_whir.document import P3Document, read_p3_document
 from .p3_whir.expectations import P3Expected
-from .whir_p3_metal.serialize import BINARY_MAGIC, FORMATS, JSON_FORMAT, ProofFile, from_binary, \
-    from_whir_p3_tree, read_source
+from .whir_p3_metal.serialize import BINARY_MAGIC, FORMATS, JSON_FORMAT, ProofFile, dump as dump_proof_file, \
+    from_binary, from_whir_p3_tree, read_source
 
 DEFAULT_PROFILE = "whir-p3-metal"
 P3_PROFILE = "p3-whir"
@@ -44,10 +52,10 @@ def _assert_profile(found: str, profile: str | None, what: str) -> None:
 
 def _parse_json(data: bytes | str):
     try:
-        return json.loads(data)
-    except (ValueError, UnicodeDecodeError, RecursionError) as exc:  # RecursionError: nested past the parser
-        raise ProofFormatError(f"not a proof document of any profile: not JSON ({str(exc)[:120]}) and not the "
-                               f"binary format") from None
+        return loads_bounded(data, "proof document")
+    except ProofFormatError as exc:
+        reason = str(exc).removeprefix("proof document: ")
+        raise ProofFormatError(f"not a proof document of any profile: {reason} (and not the binary format)") from None
 
 
 def read_document(source, fmt: str = "auto", profile: str | None = None) -> ProofFile | P3Document:
@@ -56,6 +64,8 @@ def read_document(source, fmt: str = "auto", profile: str | None = None) -> Proo
         raise ProofFormatError(f"unknown profile {profile!r}; choose one of {', '.join(PROFILES)}")
     if fmt != "auto" and fmt not in FORMATS:
         raise ProofFormatError(f"unknown proof format {fmt!r}; choose one of auto, {', '.join(FORMATS)}")
+    if isinstance(source, P3ProofDocument):
+        source = p3_proof_bytes(source)
     if isinstance(source, (ProofFile, P3Document)):
         _assert_profile(profile_of(source), profile, "a document already read")
         return source
@@ -69,14 +79,14 @@ def read_document(source, fmt: str = "auto", profile: str | None = None) -> Proo
     found = _FORMAT_PROFILES.get(declared) if isinstance(declared, str) else None
     if found is None:
         what = f"format {declared!r:.60}" if isinstance(doc, dict) and "format" in doc else \
-            ("no 'format' key" if isinstance(doc, dict) else f"a JSON {type(doc).__name__}")
+            ("no 'format' key" if isinstance(doc, dict) else f"a JSON {json_type(doc)}")
         raise ProofFormatError(f"not a proof document of any profile: {what} (expected a JSON object with format "
                                f"{JSON_FORMAT!r} or {P3_FORMAT!r}, or the binary format)")
     _assert_profile(found, profile, f"format {declared!r}")
     if found == P3_PROFILE:
         if fmt != "auto":
             raise ProofFormatError(f"--format {fmt} names a whir-p3-metal encoding; this is a p3-whir document")
-        return read_p3_document_bytes(data)  # again, within its own limits (depth, integers, repeated keys)
+        return read_p3_document(doc)
     return from_whir_p3_tree(doc)
 
 
@@ -89,3 +99,41 @@ def check_profile(document: ProofFile | P3Document, params) -> None:
     found = profile_of(document)
     if expects is not None and expects != found:
         raise mismatch("profile", f"a {expects} proof expected, got a {found} proof document")
+
+
+def p3_proof_bytes(document: P3ProofDocument) -> bytes:
+    """The JSON bytes ``document.write`` writes; a ``ProofFormatError`` when its parts do not serialise (a
+    ``P3ProofDocument`` built or changed by hand)."""
+    try:
+        return document.dumps().encode()
+    except (ConfigError, AttributeError, TypeError, ValueError, IndexError, KeyError, OverflowError) as exc:
+        raise ProofFormatError(f"cannot serialise this P3ProofDocument: {type(exc).__name__}: {exc}"[:300]) from None
+
+
+def portable(source):
+    """``source`` as it can travel to another process, read there as ``read_document`` reads it here: a
+    ``P3ProofDocument`` (which holds its prover's closures) as its JSON bytes, anything else as it is. A
+    ``ProofFormatError`` when a ``P3ProofDocument`` does not serialise."""
+    return p3_proof_bytes(source) if isinstance(source, P3ProofDocument) else source
+
+
+def dump(source, fmt: str | None = None) -> bytes:
+    """The bytes of the document ``source`` names, in ``fmt`` (see the module contract)."""
+    if fmt is not None and fmt not in FORMATS:
+        raise ProofFormatError(f"unknown proof format {fmt!r:.40}; choose one of {', '.join(FORMATS)} (or leave it "
+                               f"out: the profile's own)")
+    if isinstance(source, P3Document):
+        raise ProofFormatError("a P3Document keeps no encoding of its own: dump the P3ProofDocument, bytes or path "
+                               "it was read from")
+    # read once: the bytes returned are the bytes checked
+    data = source if isinstance(source, ProofFile) else \
+        p3_proof_bytes(source) if isinstance(source, P3ProofDocument) else read_source(source)
+    document = read_document(data)
+    if isinstance(document, P3Document):
+        if fmt is not None:
+            raise ProofFormatError(f"{fmt} is a whir-p3-metal encoding; a p3-whir document has one, its "
+                                   f"{P3_FORMAT} JSON: leave the format out")
+        return data.encode() if isinstance(data, str) else data
+    if document.inconsistency:
+        raise ProofFormatError(document.inconsistency)
+    return dump_proof_file(document, "binary" if fmt is None else fmt)

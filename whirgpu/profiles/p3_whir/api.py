@@ -22,14 +22,14 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass, field as dataclass_field
-from pathlib import Path
 
 import numpy as np
 
 from ...canonical import canonical_table
 from ...backends import select_backend
 from ...backends.base import Backend
-from ...errors import ConfigError, FileError
+from ...errors import ConfigError
+from ...files import write_atomic
 from ...field import Field
 from ...protocol.folding import Constant
 from .config import P3Parameters, P3WhirConfig
@@ -88,12 +88,11 @@ class P3ProofDocument:
         return json.dumps(self.to_json(), indent=1)
 
     def write(self, path) -> int:
-        """Write the document as JSON; returns its size in bytes. ``FileError`` when it cannot be written."""
+        """Write the document as JSON through a temporary file renamed over ``path`` (``files.write_atomic``: a
+        failed write leaves ``path`` as it was); returns its size in bytes. ``FileError`` when it cannot be
+        written."""
         data = self.dumps().encode()
-        try:
-            Path(path).write_bytes(data)
-        except OSError as exc:
-            raise FileError(f"cannot write {path}: {exc.strerror or exc}") from None
+        write_atomic(path, data)
         return len(data)
 
 

@@ -54,7 +54,7 @@ import numpy as np
 
 from ...errors import ProofFormatError, VerificationError
 from ...field import Field, field_by_name
-from ...protocol.json_tree import loads_bounded
+from ...protocol.json_tree import json_type, loads_bounded
 from ...ref.field_np import field_ops
 from .config import P3WhirConfig
 from .document_checks import DOCUMENT_KEYS, PLONKY3_COMMIT, REQUIRED_KEYS, canonical_array, check_keys, \
@@ -121,7 +121,7 @@ def _stated(doc: dict, key: str, shape: tuple[int, ...], field: Field) -> np.nda
 def read_p3_document(doc) -> P3Document:
     """A ``P3Document`` from the decoded JSON object (see the module contract)."""
     if not isinstance(doc, dict):
-        raise ProofFormatError(f"a p3-whir document is a JSON object, got {type(doc).__name__}")
+        raise ProofFormatError(f"a p3-whir document is a JSON object, got {json_type(doc)}")
     if doc.get("format") != FORMAT:
         raise ProofFormatError(f"format: expected {FORMAT!r}, got {doc.get('format')!r:.40}")
     check_keys(doc, "document", DOCUMENT_KEYS)

@@ -16,7 +16,7 @@ import numpy as np
 from ...errors import ConfigError, ProofFormatError
 from ...field import Field
 from ...protocol.folding import Constant
-from ...protocol.json_tree import first_difference
+from ...protocol.json_tree import first_difference, json_type
 from ...protocol.soundness import SoundnessType
 from .config import MAX_GRIND_BITS, P3Parameters, P3WhirConfig
 from .defaults import MAX_OPENINGS, PLONKY3_COMMIT
@@ -67,7 +67,7 @@ def _int(value, what: str, low: int = 0) -> int:
 def read_params(block) -> tuple[int, P3Parameters, int, bool]:
     """``params`` -> (num_variables, the parameters, the number of openings, whether points are prescribed)."""
     if not isinstance(block, dict):
-        raise ProofFormatError(f"params: expected an object, got {type(block).__name__}")
+        raise ProofFormatError(f"params: expected an object, got {json_type(block)}")
     check_keys(block, "params", PARAM_KEYS + tuple(OPTIONAL_PARAM_KEYS))
     missing = [k for k in PARAM_KEYS if k not in block]
     if missing:
@@ -131,7 +131,7 @@ def _equal(doc: dict, key: str, want) -> None:
 
 def _text(value, where: str) -> None:
     if not isinstance(value, str) or len(value) > MAX_TEXT:
-        got = f"{len(value)} characters" if isinstance(value, str) else type(value).__name__
+        got = f"{len(value)} characters" if isinstance(value, str) else json_type(value)
         raise ProofFormatError(f"{where}: expected a text of at most {MAX_TEXT} characters, got {got}")
 
 
@@ -159,7 +159,7 @@ def check_stated_parameters(doc: dict, config: P3WhirConfig) -> None:
     if "self_check" in doc:
         block = doc["self_check"]
         if not isinstance(block, dict):
-            raise ProofFormatError(f"self_check: expected an object, got {type(block).__name__}")
+            raise ProofFormatError(f"self_check: expected an object, got {json_type(block)}")
         check_keys(block, "self_check", SELF_CHECK)
         for key, value in block.items():
             if value != SELF_CHECK[key] or type(value) is not type(SELF_CHECK[key]):
@@ -179,7 +179,7 @@ def canonical_array(value, path: str, shape: tuple[int, ...], prime: int) -> np.
             flat.append(node)
             return
         if not isinstance(node, list) or len(node) != shape[axis]:
-            got = f"{len(node)} entries" if isinstance(node, list) else type(node).__name__
+            got = f"{len(node)} entries" if isinstance(node, list) else json_type(node)
             raise ProofFormatError(f"{where}: expected {shape[axis]} entries (shape {shape}), got {got}")
         for i, item in enumerate(node):
             walk(item, f"{where}[{i}]", axis + 1)

@@ -4,7 +4,11 @@ Contract: ``P3Expected(config, num_openings=None, prescribed=None)`` is what the
 derived configuration must equal ``config`` (number of variables, field, folding factor, starting rate, every
 round's rate, security level, PoW budget, soundness type); ``num_openings``, when given, the number of opening
 points; ``prescribed``, when given, whether the points are the caller's (True) or drawn from the transcript
-(False). ``whirgpu.verify(..., params=P3WhirConfig)`` means ``P3Expected(config)``.
+(False). As ``whirgpu.verify``'s ``params``, an expectation must pin the whole statement's shape: a
+``P3Expected`` with both ``num_openings`` and ``prescribed``, or, with the expected ``points`` given (which pin
+both), any ``P3Expected`` or a bare ``P3WhirConfig`` (``P3Expected(config)``); otherwise ``ConfigError``
+(``as_p3_expected``): a configuration alone would let a proof of another number of openings, or of points the
+prover chose instead of the transcript, pass.
 
 ``check_p3_configuration(document, expected, min_security)`` runs before the proof is verified,
 ``check_p3_statement(verified, points, values)`` after it, on what the proof proved. A document that differs
@@ -31,12 +35,21 @@ class P3Expected:
     prescribed: bool | None = None
 
 
-def as_p3_expected(expected) -> P3Expected:
+def as_p3_expected(expected, points=None) -> P3Expected:
+    """``expected`` as a ``P3Expected`` that pins the whole statement's shape: the number of openings and who
+    chose the points, unless ``points`` (the expected points themselves) pin both. A ``P3WhirConfig`` pins
+    neither, so it is taken only with ``points``; anything else is a ``ConfigError`` naming what is missing."""
     if isinstance(expected, P3WhirConfig):
-        return P3Expected(expected)
+        expected = P3Expected(expected)
     if not isinstance(expected, P3Expected) or not isinstance(expected.config, P3WhirConfig):
-        raise ConfigError(f"params for a p3-whir document: expected a P3WhirConfig or P3Expected, got "
-                          f"{type(expected).__name__}")
+        raise ConfigError(f"params for a p3-whir document: expected a P3Expected (or a P3WhirConfig with points=), "
+                          f"got {type(expected).__name__}")
+    missing = [name for name, value in (("num_openings", expected.num_openings), ("prescribed", expected.prescribed))
+               if value is None]
+    if missing and points is None:
+        raise ConfigError(f"params for a p3-whir document pin its configuration but not {' nor '.join(missing)}: "
+                          f"a proof of another statement shape would pass; give P3Expected(config, "
+                          f"num_openings=E, prescribed=True or False), or the expected points=")
     return expected
 
 
@@ -48,10 +61,11 @@ def _description(config: P3WhirConfig) -> dict:
             "security_level": p.security_level, "pow_bits": p.pow_bits, "soundness_type": p.soundness_type.name}
 
 
-def check_p3_configuration(document, expected=None, min_security=None, assume=None) -> None:
-    """The document's configuration against ``expected`` and ``min_security`` (see the module contract)."""
+def check_p3_configuration(document, expected=None, min_security=None, assume=None, points=None) -> None:
+    """The document's configuration against ``expected`` and ``min_security`` (see the module contract);
+    ``points``: the statement's expected points, if any (``as_p3_expected``)."""
     if expected is not None:
-        want = as_p3_expected(expected)
+        want = as_p3_expected(expected, points)
         have, need = _description(document.config), _description(want.config)
         for name, value in need.items():
             if have[name] != value:
@@ -80,7 +94,7 @@ def verify_p3_expected(document, params=None, min_security=None, points=None, va
     then the statement it proved. Returns the ``P3Verified``; raises as ``whirgpu.verify`` does."""
     from .document import verify_p3_document
 
-    check_p3_configuration(document, params, min_security, assume)
+    check_p3_configuration(document, params, min_security, assume, points)
     verified = verify_p3_document(document)
     check_p3_statement(verified, points, values)
     return verified

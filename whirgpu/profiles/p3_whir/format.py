@@ -28,7 +28,7 @@ from dataclasses import dataclass, fields, is_dataclass
 
 import numpy as np
 
-from ...protocol.json_tree import JsonTreeReader
+from ...protocol.json_tree import JsonTreeReader, json_type
 from ...errors import ProofFormatError
 from ...field import EF_DEGREE
 from .proof import (
@@ -62,7 +62,10 @@ def check_words(value, prime: int, where: str = "proof") -> None:
 
 def _checked(value, kind: type, prime: int | None, what: str):
     if not isinstance(value, kind):
-        raise ProofFormatError(f"{what}: expected a {kind.__name__}, got {type(value).__name__}")
+        wanted = {int: "an integer", list: "an array", dict: "an object", str: "a string"}.get(kind)
+        if wanted is None:  # an object of this package's own (a PcsProof, a MerkleCap)
+            raise ProofFormatError(f"{what}: expected a {kind.__name__}, got {type(value).__name__}")
+        raise ProofFormatError(f"{what}: expected {wanted}, got {json_type(value)}")
     if prime is not None:
         check_words(value, prime, what)
     return value
@@ -188,7 +191,7 @@ class _JsonReader(JsonTreeReader):
     def obj(value, path: str, keys: tuple[str, ...]) -> dict:
         """An object with exactly ``keys``."""
         if not isinstance(value, dict):
-            raise ProofFormatError(f"{path}: expected an object, got {type(value).__name__}")
+            raise ProofFormatError(f"{path}: expected an object, got {json_type(value)}")
         missing = [k for k in keys if k not in value]
         if missing:
             raise ProofFormatError(f"{path}: missing key(s) {', '.join(missing)}")
@@ -239,7 +242,7 @@ class _JsonReader(JsonTreeReader):
 
     def openings(self, value, path: str, phase: int = 0) -> QueryOpenings:
         if not isinstance(value, dict) or len(value) != 1 or next(iter(value)) not in VARIANTS:
-            found = list(value)[:3] if isinstance(value, dict) else type(value).__name__
+            found = list(value)[:3] if isinstance(value, dict) else json_type(value)
             raise ProofFormatError(f"{path}: expected {{\"Base\": ...}} or {{\"Extension\": ...}}, got {found!s:.60}")
         (variant, inner), = value.items()
         path = f"{path}.{variant}"

@@ -23,7 +23,7 @@ from __future__ import annotations
 from ...errors import ProofFormatError
 from ...field import P
 from ...protocol.config import WhirConfig
-from ...protocol.json_tree import first_difference
+from ...protocol.json_tree import first_difference, json_type
 
 PARAM_KEYS = frozenset({
     "num_variables", "folding_factor", "starting_log_inv_rate", "security_level", "pow_bits", "soundness_type",
@@ -72,7 +72,7 @@ def check_params_block(block: dict, where: str) -> None:
 
 def _text(value, where: str) -> None:
     if not isinstance(value, str):
-        raise ProofFormatError(f"{where}: expected text, got {type(value).__name__}")
+        raise ProofFormatError(f"{where}: expected text, got {json_type(value)}")
 
 
 def _equal(got, want, where: str) -> None:
@@ -97,20 +97,20 @@ def check_document(doc: dict, config: WhirConfig) -> None:
     if "field" in doc:
         block = doc["field"]
         if not isinstance(block, dict):
-            raise ProofFormatError(f"field: expected an object, got {type(block).__name__}")
+            raise ProofFormatError(f"field: expected an object, got {json_type(block)}")
         check_keys(block, "field", FIELD)
         for key, value in block.items():
             _equal(value, FIELD[key], f"field.{key}")
     if "crypto" in doc:
         block = doc["crypto"]
         if not isinstance(block, dict):
-            raise ProofFormatError(f"crypto: expected an object, got {type(block).__name__}")
+            raise ProofFormatError(f"crypto: expected an object, got {json_type(block)}")
         check_keys(block, "crypto", (*CRYPTO, *CRYPTO_TEXT))
         for key, value in block.items():
             _text(value, f"crypto.{key}") if key in CRYPTO_TEXT else _equal(value, CRYPTO[key], f"crypto.{key}")
     if "source" in doc:
         if not isinstance(doc["source"], dict):
-            raise ProofFormatError(f"source: expected an object, got {type(doc['source']).__name__}")
+            raise ProofFormatError(f"source: expected an object, got {json_type(doc['source'])}")
         for key, value in doc["source"].items():
             _text(value, f"source.{key}")
     if "proof_field_encoding_note" in doc:
@@ -118,7 +118,7 @@ def check_document(doc: dict, config: WhirConfig) -> None:
     if "polynomial_evals_canonical" in doc:
         evals, size = doc["polynomial_evals_canonical"], 1 << config.num_variables
         if not isinstance(evals, list) or len(evals) != size:
-            got = len(evals) if isinstance(evals, list) else type(evals).__name__
+            got = len(evals) if isinstance(evals, list) else json_type(evals)
             raise ProofFormatError(f"polynomial_evals_canonical: expected 2^{config.num_variables} = {size} "
                                    f"values, got {got}")
         bad = next((i for i, v in enumerate(evals) if not (_is_int(v) and 0 <= v < P)), None)

@@ -26,12 +26,13 @@ import math
 import os
 import struct
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
-from ...protocol.json_tree import JsonTreeReader
-from ...errors import ConfigError, ProofFormatError
+from ...protocol.json_tree import JsonTreeReader, json_type, loads_bounded
+from ...errors import ConfigError, FileError, ProofFormatError
+from ...files import check_size, read_capped
+from ...protocol.document_limits import MAX_PROOF_DOCUMENT_BYTES, PROOF_CAP_REASON
 from ...field import P, from_monty_int
 from ...ref import field_np as F
 from .document_checks import check_document, check_keys, check_params_block, first_difference
@@ -161,7 +162,7 @@ class _JsonReader(JsonTreeReader):
     def obj(value, path: str, keys: tuple[str, ...], optional: tuple[str, ...] | None = None) -> dict:
         """An object holding ``keys``; with ``optional`` given, holding no key outside ``keys + optional``."""
         if not isinstance(value, dict):
-            raise ProofFormatError(f"{path}: expected an object, got {type(value).__name__}")
+            raise ProofFormatError(f"{path}: expected an object, got {json_type(value)}")
         missing = [k for k in keys if k not in value]
         if missing:
             raise ProofFormatError(f"{path}: missing key(s) {', '.join(missing)}")
@@ -312,11 +313,7 @@ def from_whir_p3_json(text: str | bytes) -> ProofFile:
     """Parse and validate a whir-p3-json/v1 proof file."""
     if not isinstance(text, (str, bytes, bytearray)):
         raise ProofFormatError(f"expected JSON text (str or bytes), got {type(text).__name__}")
-    try:
-        doc = json.loads(text)
-    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
-        raise ProofFormatError(f"not JSON: {exc}") from None
-    return from_whir_p3_tree(doc)
+    return from_whir_p3_tree(loads_bounded(text, "whir-p3-json document"))
 
 
 def from_whir_p3_tree(doc) -> ProofFile:
@@ -459,10 +456,7 @@ def from_binary(data: bytes) -> ProofFile:
     start = len(BINARY_MAGIC) + 4
     if header_len > MAX_HEADER_BYTES or start + header_len > len(data):
         raise ProofFormatError(f"header length {header_len} does not fit the {len(data)}-byte file")
-    try:
-        header = json.loads(data[start:start + header_len])
-    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
-        raise ProofFormatError(f"header: malformed ({exc!r:.80})") from None
+    header = loads_bounded(data[start:start + header_len], "header")
     _JsonReader.obj(header, "header", ("params", "num_claims"), ())
     params, config = _params_and_config(header["params"], "header params")
     m = header["num_claims"]
@@ -535,23 +529,45 @@ def dump(pf: ProofFile, fmt: str = "binary") -> bytes:
         raise ProofFormatError(f"cannot serialise this ProofFile: {type(exc).__name__}: {exc}") from None
 
 
+_JSON_SPACE = b" \t\n\r"
+_JSON_START = frozenset(b'{["-0123456789tfn')
+
+
+def check_document_head(head: bytes) -> None:
+    """Refuse, from its first bytes alone, a stream that can be neither format: not the binary magic (or a prefix
+    of it) and not JSON (whose first byte other than JSON whitespace begins a value). ``/dev/zero`` is refused at
+    once instead of being read to the cap. Anything that might be JSON is left to the parser's fuller message."""
+    body = head.lstrip(_JSON_SPACE)
+    if not body or body[0] in _JSON_START or head.startswith(BINARY_MAGIC) or BINARY_MAGIC.startswith(head):
+        return
+    raise ProofFormatError(f"not a proof document of any profile: not JSON: it starts with byte {body[0]:#04x} "
+                           "(and not the binary format)")
+
+
 def read_source(source) -> bytes | str:
     """The document a proof source names. The rule: bytes (``bytes``, ``bytearray``, ``memoryview``) are the
     document itself, in either format; an ``os.PathLike`` names a file; a ``str`` is JSON text when its first
-    character other than whitespace is ``{``, and otherwise names a file. A file that cannot be read, and
-    anything else, is a ``ProofFormatError``."""
+    character other than whitespace is ``{``, and otherwise names a file. A file is read no further than
+    ``MAX_PROOF_DOCUMENT_BYTES`` + 1 bytes. A file that cannot be read, a document larger than that cap, and
+    anything else, is a ``ProofFormatError`` of one line."""
     if isinstance(source, (bytes, bytearray, memoryview)):
+        check_size(memoryview(source).cast("B"), MAX_PROOF_DOCUMENT_BYTES, "proof document", ProofFormatError,
+                   PROOF_CAP_REASON)
         return bytes(source)
     if isinstance(source, str) and source.lstrip().startswith("{"):
+        check_size(source, MAX_PROOF_DOCUMENT_BYTES, "proof document", ProofFormatError, PROOF_CAP_REASON)
         return source
     if not isinstance(source, (str, os.PathLike)):
         raise ProofFormatError(f"expected a ProofFile, its bytes, a path or JSON text, got {type(source).__name__}")
     if isinstance(source, str) and (not source.strip() or "\x00" in source or not os.path.exists(source)):
         raise ProofFormatError(f"{source!r:.80} is not JSON text (which starts with '{{') and names no file")
     try:
-        return Path(source).read_bytes()
-    except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
-        reason = getattr(exc, "strerror", None) or str(exc)
+        return read_capped(source, MAX_PROOF_DOCUMENT_BYTES, "proof document", ProofFormatError,
+                           PROOF_CAP_REASON, head=check_document_head)
+    except (FileError, ValueError) as exc:  # ValueError: a NUL in the path
+        if isinstance(exc, ProofFormatError):
+            raise
+        reason = str(exc).split(": ", 1)[-1] if isinstance(exc, FileError) else str(exc)
         raise ProofFormatError(f"cannot read proof file {os.fspath(source)!s:.200}: {reason}") from None
 
 

@@ -5,9 +5,6 @@ from __future__ import annotations
 
 import importlib
 import os
-import sys
-import tempfile
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,6 +12,7 @@ from ...errors import BackendUnavailable
 from ...devices.limits import DeviceLimits
 from ...devices.overrides import resolve_binding
 from ..wgpu_native_setup import prepare_wgpu_native
+from . import absence
 
 NATIVE_APIS = ("Vulkan", "Metal", "D3D12")
 WANTED_FEATURES = ("shader-int64", "subgroup", "timestamp-query")
@@ -39,9 +37,9 @@ class Impl:
 
 IMPLS = {
     "wgpu": Impl("wgpu", "wgpu", "wgpu-native", "reinstall whirgpu or pip install 'wgpu>=0.32,<0.33'"),
-    "dawn": Impl("dawn", "wgpudawn", "Dawn", "pip install 'whirgpu[dawn]' (wgpudawn>=0.32,<0.33)"),
+    "dawn": Impl("dawn", "wgpudawn", "Dawn", "pip install 'wgpudawn>=0.32,<0.33' (the dawn extra)"),
 }
-DAWN_NOISE = b"artificially reduced"  # Dawn's two limit warnings on stderr at adapter creation (harmless)
+DAWN_NOISE = absence.NOISE[0]  # Dawn's two limit warnings on stderr at adapter creation (harmless)
 
 
 def _impl(impl: str) -> Impl:
@@ -80,46 +78,56 @@ def canonical_features(features) -> tuple[str, ...]:
     return tuple(sorted({aliases.get(str(f), str(f)) for f in features}))
 
 
-@contextmanager
-def _filtered_stderr(noise: bytes):
-    """Run the body with file descriptor 2 in a temporary file, then write back every line but those holding
-    ``noise`` (Dawn prints its warnings from C++, below sys.stderr)."""
-    sys.stderr.flush()
-    saved = os.dup(2)
-    with tempfile.TemporaryFile() as tmp:
-        os.dup2(tmp.fileno(), 2)
-        try:
-            yield
-        finally:
-            sys.stderr.flush()
-            os.dup2(saved, 2)
-            os.close(saved)
-            tmp.seek(0)
-            kept = b"".join(line for line in tmp.read().splitlines(keepends=True) if noise not in line)
-            if kept:
-                os.write(2, kept)
+def enumerate_explained(impl: str = "wgpu", drivers: tuple[str, ...] = ()) -> tuple[list[Any], str]:
+    """(every adapter ``impl`` enumerates, in its order; "" when one of them is native (Vulkan, Metal, D3D12),
+    else why there is none, one clause: ``absence.reason``, ``drivers`` as it takes them). Dawn's own lines on
+    stderr are caught (``absence.captured_fd2``): its limit warnings and the messages the reason says are
+    dropped, anything else is written back to stderr. wgpu-native's instance starts no OpenGL backend
+    (``wgpu_native_setup``) unless something in the process created it first. BackendUnavailable when the
+    package is missing or the driver stack cannot enumerate."""
+    module = import_webgpu(impl)
+    os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")  # Mesa warns without it
+    caught: list[bytes] = []
+    try:
+        if impl == "dawn":
+            with absence.captured_fd2(caught):
+                adapters = module.gpu.enumerate_adapters_sync()
+        else:
+            adapters = module.gpu.enumerate_adapters_sync()
+    except Exception as exc:  # noqa: BLE001 - a broken driver stack is 'unavailable', not a crash
+        _write_back(absence.split_messages(b"".join(caught)), keep_absence=True)
+        raise BackendUnavailable(f"{_impl(impl).label} could not enumerate adapters: {exc}") from None
+    messages = absence.split_messages(b"".join(caught))
+    if any(a.info.get("backend_type") in NATIVE_APIS for a in adapters):
+        _write_back(messages, keep_absence=True)
+        return adapters, ""
+    return adapters, absence.reason(messages, drivers)
+
+
+def _write_back(messages: list, keep_absence: bool) -> None:
+    """Write ``messages`` back to file descriptor 2 but for Dawn's limit warnings (and, unless ``keep_absence``,
+    those the absence reason says)."""
+    kept = b"".join(m.raw for m in messages if not absence.is_noise(m) and (keep_absence or not absence.is_absence(m)))
+    if kept:
+        os.write(2, kept)
 
 
 def enumerate_adapters(impl: str = "wgpu") -> list[Any]:
-    """Every adapter ``impl`` enumerates, in its order (Dawn's limit warnings dropped). wgpu-native's instance
-    starts no OpenGL backend (``wgpu_native_setup``) unless something in the process created it first.
-    BackendUnavailable when the package is missing or the driver stack cannot enumerate."""
-    module = import_webgpu(impl)
-    os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")  # Mesa warns without it
-    try:
-        if impl == "dawn":
-            with _filtered_stderr(DAWN_NOISE):
-                return module.gpu.enumerate_adapters_sync()
-        return module.gpu.enumerate_adapters_sync()
-    except Exception as exc:  # noqa: BLE001 - a broken driver stack is 'unavailable', not a crash
-        raise BackendUnavailable(f"{_impl(impl).label} could not enumerate adapters: {exc}") from None
+    """Every adapter ``impl`` enumerates, in its order (``enumerate_explained`` without the reason)."""
+    return enumerate_explained(impl)[0]
+
+
+def list_explained(impl: str = "wgpu") -> tuple[list[Any], str]:
+    """(every native (non-OpenGL) adapter of ``impl``, best first; "" or why there is none, as
+    ``enumerate_explained``). Fresh objects on every call (a Dawn adapter opens one device only)."""
+    adapters, why = enumerate_explained(impl)
+    native = [a for a in adapters if a.info.get("backend_type") in NATIVE_APIS]
+    return sorted(native, key=lambda a: _TYPE_RANK.get(a.info.get("adapter_type"), 3)), why
 
 
 def list_adapters(impl: str = "wgpu") -> list[Any]:
-    """Every native (non-OpenGL) adapter of ``impl``, best first. Fresh objects on every call (a Dawn adapter
-    opens one device only)."""
-    native = [a for a in enumerate_adapters(impl) if a.info.get("backend_type") in NATIVE_APIS]
-    return sorted(native, key=lambda a: _TYPE_RANK.get(a.info.get("adapter_type"), 3))
+    """Every native (non-OpenGL) adapter of ``impl``, best first (``list_explained`` without the reason)."""
+    return list_explained(impl)[0]
 
 
 def zero_copy_support(adapter) -> tuple[bool, str]:
@@ -143,7 +151,7 @@ def storage_summary(adapter) -> str:
 def choose_adapter(impl: str = "wgpu"):
     """The adapter a runtime on ``impl`` opens: the first whose summary contains ``WHIRGPU_ADAPTER``, else the
     best (discrete before integrated before software)."""
-    adapters = list_adapters(impl)
+    adapters, why = list_explained(impl)
     wanted = os.environ.get("WHIRGPU_ADAPTER")
     if wanted:
         matching = [a for a in adapters if wanted.lower() in a.summary.lower()]
@@ -153,9 +161,10 @@ def choose_adapter(impl: str = "wgpu"):
                                      f"(found: {names})")
         return matching[0]
     if not adapters:
-        hint = " (Dawn needs Mesa >= 25 for lavapipe)" if impl == "dawn" else ""
-        raise BackendUnavailable(f"{_impl(impl).label} found no Vulkan, Metal or D3D12 adapter (install a GPU "
-                                 f"driver, or Mesa's lavapipe: apt-get install mesa-vulkan-drivers libvulkan1{hint})")
+        hint = f" (Dawn needs Mesa >= {absence.DAWN_MESA} for lavapipe)" if impl == "dawn" else ""
+        raise BackendUnavailable(f"{_impl(impl).label} found no Vulkan, Metal or D3D12 adapter ({why}; install a "
+                                 "GPU driver, or Mesa's lavapipe: apt-get install mesa-vulkan-drivers libvulkan1"
+                                 f"{hint})")
     return adapters[0]
 
 
