@@ -35,7 +35,7 @@ def test_a_webgpu_runtime_without_an_adapter_is_absent(monkeypatch):
     fails when WHIRGPU_REQUIRE lists it."""
     from whirgpu.runtime.wgpu_rt import adapters
 
-    monkeypatch.setattr(adapters, "enumerate_adapters", lambda impl="wgpu": [])
+    monkeypatch.setattr(adapters, "list_explained", lambda impl="wgpu": ([], "no adapter (as on Mesa 22.3)"))
     monkeypatch.setenv("WHIRGPU_REQUIRE", "wgpu,msl-cpu")
     with pytest.raises(pytest.skip.Exception, match="dawn unavailable: Dawn found no Vulkan"):
         webgpu_adapter("dawn")
