@@ -240,3 +240,14 @@ def test_columns_and_points_are_checked():
             prove_tables(config, KOALABEAR, CpuBackend(), columns, protocol, "suffix", points)
     with pytest.raises(ConfigError):
         prove_tables(config, KOALABEAR, CpuBackend(), columns, protocol, "interleaved")
+
+
+def test_a_backend_without_tables_is_refused():
+    class NoTables(CpuBackend):
+        name = "no-tables"
+        proves_tables = False
+
+    protocol = parse("5x2", "0:0:")
+    with pytest.raises(ConfigError, match="no-tables backend does not prove stacked tables"):
+        prove_tables(_config(6, 2, KOALABEAR), KOALABEAR, NoTables(), random_columns(protocol, KOALABEAR, 0),
+                     protocol, "suffix")
