@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from whirgpu.backends.base import P3_WHIR_LAYOUT, TableLayout
 from whirgpu.backends.cpu import CpuBackend
 from whirgpu.errors import ConfigError
 from whirgpu.field import BABYBEAR, KOALABEAR
@@ -251,3 +252,73 @@ def test_a_backend_without_tables_is_refused():
     with pytest.raises(ConfigError, match="no-tables backend does not prove stacked tables"):
         prove_tables(_config(6, 2, KOALABEAR), KOALABEAR, NoTables(), random_columns(protocol, KOALABEAR, 0),
                      protocol, "suffix")
+
+
+def _naive_eq(bits, point, ops):
+    one = ops.ef_from_base(ops.ONE)
+    out = one
+    for bit, z in zip(bits, point):
+        out = ops.ef_mul(out, z if bit else ops.ef_sub(one, z))
+    return out
+
+
+@pytest.mark.parametrize("start,m", [(0, 3), (2, 3), (1, 2), (0, 5), (5, 0)])
+def test_add_next_weights_is_its_definition(start, m):
+    """``CpuBackend.add_next_weights`` against the contract, entry by entry (the twin a GPU backend is checked
+    against): eq outside the window times next(row, point) inside it, summed with coefficients onto the weights."""
+    field, n = KOALABEAR, 5
+    ops = field_ops(field)
+    rng = np.random.default_rng(start * 10 + m)
+    points = ops.to_monty(rng.integers(0, field.P, (2, n, 4), dtype=np.uint64))
+    coefficients = ops.to_monty(rng.integers(0, field.P, (2, 4), dtype=np.uint64))
+    base = ops.to_monty(rng.integers(0, field.P, (1 << n, 4), dtype=np.uint64))
+    backend = CpuBackend()
+    backend.layout = TableLayout(field)
+    got = backend.add_next_weights(backend.upload(base), points, np.array([[start, m]] * 2), coefficients).handle
+    for b in range(1 << n):
+        bits = [(b >> (n - 1 - t)) & 1 for t in range(n)]
+        row = int("".join(map(str, bits[start:start + m])) or "0", 2)
+        want = base[b]
+        for point, coefficient in zip(points, coefficients):
+            outside = [t for t in range(n) if not start <= t < start + m]
+            weight = _naive_eq([bits[t] for t in outside], point[outside], ops)
+            local = point[start:start + m]
+            successor = _naive_eq([(row - 1 >> (m - 1 - t)) & 1 for t in range(m)], local, ops) if row else \
+                np.zeros(4, np.uint32)
+            if row == (1 << m) - 1:
+                successor = ops.ef_add(successor, _naive_eq([1] * m, local, ops))
+            want = ops.ef_add(want, ops.ef_mul(coefficient, ops.ef_mul(weight, successor)))
+        assert got[b].tolist() == want.tolist(), b
+
+
+def test_prefix_round_message_is_h0_and_the_leading_coefficient():
+    """p3-whir's prefix order (``PrefixProver``): x_0 free, [h(0), c_inf] with h(1) = claim - h(0)."""
+    field = BABYBEAR
+    ops = field_ops(field)
+    rng = np.random.default_rng(3)
+    table = ops.to_monty(rng.integers(0, field.P, 16, dtype=np.uint64))
+    weights = ops.to_monty(rng.integers(0, field.P, (16, 4), dtype=np.uint64))
+    backend = CpuBackend()
+    backend.layout = P3_WHIR_LAYOUT(field, "prefix")
+    h0, c_inf = backend.sumcheck_round(backend.upload(table), backend.upload(weights))
+
+    def h(x):  # Σ over the other variables with x_0 := x
+        folded_t = multilinear.fix_first_variable(table, x, field)
+        folded_w = multilinear.fix_first_variable(weights, x, field)
+        return ops.ef_sum(ops.ef_mul(folded_t, folded_w))
+
+    zero, one, two = (ops.ef_from_base(ops.constant(v)) for v in (0, 1, 2))
+    assert h0.tolist() == h(zero).tolist()
+    # c_inf = (h(2) - 2 h(1) + h(0)) / 2
+    second = ops.ef_add(ops.ef_sub(h(two), ops.ef_add(h(one), h(one))), h(zero))
+    assert ops.ef_add(c_inf, c_inf).tolist() == second.tolist()
+
+
+def test_no_opening_batches():
+    """A commitment never opened: only the initial OOD claims are batched (when the configuration has any)."""
+    protocol = TablesProtocol((TableShape(5, 2), TableShape(4, 1)))
+    for layout in ("suffix", "prefix"):
+        config = _config(plan_layout(protocol, 2, layout).num_variables, 2, BABYBEAR)
+        proved = prove_tables(config, BABYBEAR, CpuBackend(), random_columns(protocol, BABYBEAR, 1), protocol, layout)
+        assert proved.proof.evals == () and proved.points == ()
+        verify_tables(config, BABYBEAR, proved.commitment, proved.proof, protocol, layout)
