@@ -6,13 +6,14 @@ wrong form (eval counts, point shapes) raises ``ProofFormatError``; nothing else
 from __future__ import annotations
 
 import copy
+import random
 
 import pytest
 
 from whirgpu.errors import ProofFormatError, VerificationError
-from whirgpu.profiles.p3_whir.format import merkle_cap_from_json
+from whirgpu.profiles.p3_whir.format import merkle_cap_from_json, pcs_proof_from_postcard, pcs_proof_to_json
 from whirgpu.profiles.p3_whir.tables.shapes import OpeningBatch, TableShape, TablesProtocol
-from whirgpu.profiles.p3_whir.tables.verifier import verify_tables
+from whirgpu.profiles.p3_whir.tables.verifier import tables_proof_bounds, verify_tables
 
 from .p3_tables_cases import TablesCase
 from .test_p3_tables import case
@@ -123,3 +124,30 @@ def test_malformed_points_are_format_errors():
     for points in (c.points[:-1], [p[:-1] for p in c.points], [c.points[0]] * len(c.points), 7):
         with pytest.raises(ProofFormatError):
             verify(c, points=points)
+
+
+@pytest.mark.parametrize("name", [NEXT, PRESCRIBED, PADDED])
+def test_decoding_is_bounded_by_the_protocol(name):
+    """The postcard bytes decode under the protocol's bounds; one batch more than the protocol has is refused
+    before anything is read for it, and a proof cut short or bit-flipped raises only the two errors."""
+    c = case(name)
+    bounds = tables_proof_bounds(c.config, c.protocol)
+    data = bytes.fromhex(c.document["proof_postcard_hex"])
+    proof = pcs_proof_from_postcard(data, c.field.P, bounds)
+    verify(c, proof_tree=pcs_proof_to_json(proof))
+    fewer = TablesProtocol(c.protocol.shapes, c.protocol.batches[:-1])
+    with pytest.raises(ProofFormatError):
+        pcs_proof_from_postcard(data, c.field.P, tables_proof_bounds(c.config, fewer))
+    rng = random.Random(name)
+    for _ in range(12):
+        mutated = bytearray(data)
+        if rng.random() < 0.3:
+            mutated = mutated[:rng.randrange(len(mutated))]
+        else:
+            mutated[rng.randrange(len(mutated))] ^= 1 << rng.randrange(8)
+        try:
+            decoded = pcs_proof_from_postcard(bytes(mutated), c.field.P, bounds)
+            verify_tables(c.config, c.field, c.commitment(), decoded, c.protocol, c.layout, c.points)
+        except (ProofFormatError, VerificationError):
+            continue
+        pytest.fail("a mutated proof was accepted")
