@@ -184,10 +184,12 @@ RANDOM = [(KOALABEAR, "6x1", 2, "0:0:0"),
 
 
 def parse(tables: str, spec: str) -> TablesProtocol:
+    """The oracle's ``--tables`` and ``--open`` (``TABLE:CURRENT[:NEXT]`` batches) in the simplest form (the full
+    syntax, aliases included, is the CLI's parser's)."""
     shapes = tuple(TableShape(*map(int, item.split("x"))) for item in tables.split(","))
     batches = []
     for item in spec.split("/"):
-        table, current, following = item.split(":")
+        table, current, following = (item.split(":") + [""])[:3]
         batches.append(OpeningBatch(int(table), tuple(int(c) for c in current.split(",") if c),
                                     tuple(int(c) for c in following.split(",") if c)))
     return TablesProtocol(shapes, tuple(batches))

@@ -20,7 +20,7 @@ from whirgpu.profiles.p3_whir.tables.prover import prove_tables
 from whirgpu.profiles.p3_whir.tables.verifier import verify_tables
 
 from .p3_tables_cases import NO_ORACLE, ORACLE, TablesCase, oracle_document
-from .test_p3_tables import TABLE_BACKENDS, make_backend
+from .test_p3_tables import TABLE_BACKENDS, make_backend, parse
 
 pytestmark = pytest.mark.skipif(not ORACLE.is_file(), reason=NO_ORACLE)
 
@@ -37,6 +37,8 @@ CASES = {
                      "--security 32 --pow-bits 8 --soundness cb --seed 13",
     "bb_suffix_unopened": "--field babybear --tables 7x1,7x1,7x1 --layout suffix --open 2:0:0 --fold 2 --rate 1 "
                           "--security 32 --pow-bits 0 --soundness cb --seed 14",
+    "kb_suffix_ungrouped": "--field koalabear --tables 5x2,5x1 --layout suffix --open 1:0/0:1/0:0:1 --fold 2 "
+                           "--rate 1 --security 32 --pow-bits 0 --soundness cb --seed 16",
     "kb_prefix_prescribed_padded": "--field koalabear --tables 10x2,3x2 --layout prefix --open 1:1:0/0:0,1:/1::1 "
                                    "--fold 4 --rate 1 --security 32 --pow-bits 0 --soundness cb --seed 15 "
                                    "--points prescribed",
@@ -63,6 +65,10 @@ def oracle_cases(tmp_path_factory) -> dict[str, TablesCase]:
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_oracle_cases_reproduce_and_verify(oracle_cases, backend_name, name):
     c = oracle_cases[name]
+    arguments = CASES[name].split()
+    given = parse(arguments[arguments.index("--tables") + 1], arguments[arguments.index("--open") + 1])
+    assert given == c.protocol  # batches grouped by table, stably, as upstream's OpeningProtocol holds them
+    assert given.open_spec == c.document["params"]["open"]
     proved = prove_tables(c.config, c.field, make_backend(backend_name), c.columns, c.protocol, c.layout, c.points)
     assert merkle_cap_to_postcard(proved.commitment).hex() == c.document["commitment_postcard_hex"]
     assert pcs_proof_to_postcard(proved.proof).hex() == c.document["proof_postcard_hex"]
