@@ -1,7 +1,7 @@
 """Golden and oracle-made stacked multi-table cases of the p3-whir profile, ready to prove and verify.
 
-The golden files ship xz-compressed in ``tests/golden-p3-tables/`` (verbatim copies of
-``../shared/oracle-p3/golden-tables/``, read from there when a copy is not shipped). ``TablesCase`` turns a
+The golden files t01..t07 ship xz-compressed in ``tests/golden-p3/`` beside the single-column ones (verbatim copies
+of ``../shared/oracle-p3/golden-tables/``, read from there when a copy is not shipped). ``TablesCase`` turns a
 ``p3-whir-oracle/v2`` document (a golden file, or one the oracle binary just made) into the arguments of
 ``prove_tables`` / ``verify_tables``; ``oracle_document`` writes the v2 keys the oracle's verifier reads for a proof
 made here. ``ORACLE`` is the prebuilt oracle binary when it is present (tests that need it skip otherwise).
@@ -27,8 +27,8 @@ from whirgpu.profiles.p3_whir.tables.shapes import OpeningBatch, TableShape, Tab
 from whirgpu.ref.field_np import field_ops
 
 REPO = Path(__file__).resolve().parents[2]
-SHIPPED = REPO / "tests" / "golden-p3-tables"
-SHARED = REPO.parent / "shared" / "oracle-p3" / "golden-tables"
+SHIPPED = REPO / "tests" / "golden-p3"
+SHARED = REPO.parent / "shared" / "oracle-p3" / "golden-tables"  # where the oracle writes them
 ORACLE = REPO.parent / "shared" / "oracle-p3" / "bin" / "oracle-p3"
 GOLDEN_TABLES = sorted(p.name[:-3] for p in SHIPPED.glob("t*.json.xz"))
 NO_ORACLE = f"the oracle binary {ORACLE} is absent (it lives in ../shared, not in a fresh clone)"
