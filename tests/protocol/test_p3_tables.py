@@ -21,7 +21,7 @@ from whirgpu.field import BABYBEAR, KOALABEAR
 from whirgpu.profiles.p3_whir.config import P3Parameters, P3WhirConfig
 from whirgpu.profiles.p3_whir.format import merkle_cap_to_json, merkle_cap_to_postcard, pcs_proof_to_json, \
     pcs_proof_to_postcard
-from whirgpu.profiles.p3_whir.prover import P3WhirProver
+from whirgpu.profiles.p3_whir.prover import P3WhirProver, prove_p3
 from whirgpu.profiles.p3_whir.tables.claims import claim_terms, evaluate_batch
 from whirgpu.profiles.p3_whir.tables.prover import P3TablesProver, prove_tables
 from whirgpu.profiles.p3_whir.tables.shapes import OpeningBatch, TableShape, TablesProtocol
@@ -325,3 +325,20 @@ def test_no_opening_batches():
         proved = prove_tables(config, BABYBEAR, CpuBackend(), random_columns(protocol, BABYBEAR, 1), protocol, layout)
         assert proved.proof.evals == () and proved.points == ()
         verify_tables(config, BABYBEAR, proved.commitment, proved.proof, protocol, layout)
+
+
+@pytest.mark.parametrize("prescribed", [False, True])
+def test_one_column_is_the_single_column_profile(prescribed):
+    """One table of one column opened at E points is upstream's example flow: the bytes ``prove_p3`` makes."""
+    field, n, openings = KOALABEAR, 8, 2
+    ops = field_ops(field)
+    protocol = TablesProtocol((TableShape(n, 1),), (OpeningBatch(0, (0,)),) * openings)
+    config = _config(n, 3, field)
+    column = random_columns(protocol, field, 5)[0]
+    rng = np.random.default_rng(6)
+    points = ops.to_monty(rng.integers(0, field.P, (openings, n, 4), dtype=np.uint64)) if prescribed else None
+    single = prove_p3(config, field, CpuBackend(), ops.to_monty(column[0].astype(np.uint64)), openings, points)
+    stacked = prove_tables(config, field, CpuBackend(), [column], protocol, "suffix",
+                           None if points is None else list(points))
+    assert pcs_proof_to_postcard(stacked.proof) == pcs_proof_to_postcard(single.proof)
+    assert np.array_equal(np.stack(stacked.points), single.points)
