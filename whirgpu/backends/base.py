@@ -66,10 +66,12 @@ class TableLayout:
     hashed and opened. The default is the whir-p3-metal profile's; ``P3_WHIR_LAYOUT(field)`` is upstream
     Plonky3 p3-whir's.
 
-    - ``variable_order``: "prefix" binds x_0 (the index MSB) first, sumcheck messages [h(0), h(2)], and a table is
-      committed as 2^k contiguous column blocks (``Backend.commit``); "suffix" binds x_{n-1} (the index LSB)
-      first, messages [h(0), c_inf] (c_inf the X^2 coefficient), and a table of 2^n entries is committed as the
-      row-major (2^(n-k), 2^k) matrix (``ref.p3_codeword``).
+    - ``variable_order``: "prefix" binds x_0 (the index MSB) first, and a table is committed as 2^k contiguous
+      column blocks (``Backend.commit``); "suffix" binds x_{n-1} (the index LSB) first, and a table of 2^n entries
+      is committed as the row-major (2^(n-k), 2^k) matrix (``ref.p3_codeword``).
+    - ``round_message``: what a sumcheck round sends for its degree-2 polynomial h: "h2" = [h(0), h(2)]
+      (whir-p3-metal) or "c_inf" = [h(0), c_inf], c_inf its X^2 coefficient (p3-whir, in either order: upstream's
+      ``SuffixProver`` and ``PrefixProver``). The suffix order exists only with "c_inf".
     - ``leaf_width``: the Poseidon2 width of the leaf sponge, 16 (rate 8) or 24 (rate 16); nodes are the width-16
       compression either way. The permutations are the field's SmallRng(1) constants.
     - ``openings``: "paths" (``open_rows`` returns a full path per row, (q, depth, 8)) or "pruned" (one pruned
@@ -84,6 +86,7 @@ class TableLayout:
     openings: str = "paths"
     length_tagged: bool = False
     distinct_queries: bool = False
+    round_message: str = "h2"
 
     def __post_init__(self) -> None:
         if self.variable_order not in ("prefix", "suffix"):
@@ -92,6 +95,10 @@ class TableLayout:
             raise ConfigError(f"leaf_width must be 16 or 24, got {self.leaf_width!r}")
         if self.openings not in ("paths", "pruned"):
             raise ConfigError(f"openings must be 'paths' or 'pruned', got {self.openings!r}")
+        if self.round_message not in ("h2", "c_inf"):
+            raise ConfigError(f"round_message must be 'h2' or 'c_inf', got {self.round_message!r}")
+        if self.suffix and self.round_message != "c_inf":
+            raise ConfigError("the suffix variable order sends [h(0), c_inf] round messages (round_message='c_inf')")
 
     @property
     def suffix(self) -> bool:
@@ -101,10 +108,12 @@ class TableLayout:
 DEFAULT_LAYOUT = TableLayout()
 
 
-def P3_WHIR_LAYOUT(field: Field) -> TableLayout:  # noqa: N802 - reads as the constant it stands for
-    """Upstream p3-whir's layout over ``field``: suffix order, row-major codewords, width-24 leaves, pruned
-    openings, the length-tagged challenger drawing distinct queries."""
-    return TableLayout(field, "suffix", 24, "pruned", True, True)
+def P3_WHIR_LAYOUT(field: Field, variable_order: str = "suffix") -> TableLayout:  # noqa: N802 - a constant
+    """Upstream p3-whir's layout over ``field``: ``variable_order`` "suffix" (``SuffixProver``: row-major
+    codewords, the default and the single-column example's) or "prefix" (``PrefixProver``: 2^k contiguous column
+    blocks), [h(0), c_inf] messages, width-24 leaves, pruned openings, the length-tagged challenger drawing
+    distinct queries."""
+    return TableLayout(field, variable_order, 24, "pruned", True, True, "c_inf")
 
 
 @dataclass
@@ -253,10 +262,25 @@ class Backend(ABC):
         ``select_capacity``: the most select constraints a call of this kind can carry, a sizing hint (as
         ``open_rows``'s ``capacity``). May update in place; returns the buffer to use from now on."""
 
+    def add_next_weights(self, weights: DeviceBuffer, points: np.ndarray, windows: np.ndarray,
+                         coefficients: np.ndarray) -> DeviceBuffer:
+        """W[b] += Σ_j coefficients[j] eq(b_out, points[j]_out) next(b_win, points[j]_win): next-row weights.
+
+        points (q, nv, 4) in the table's variable order (x_0 first); windows (q, 2) ints (start, m): the m
+        variables x_start .. x_{start+m-1} are the local row index of a column (x_start its most significant bit),
+        the others (``_out``, in practice boolean selector coordinates) are matched by eq. ``next`` is the
+        repeat-last successor weight of a local point p: next(i, p) = eq(i - 1, p) for i >= 1, plus eq(2^m - 1, p)
+        at i = 2^m - 1, so that Σ_i next(i, p) col[i] = Σ_i eq(i, p) col[min(i + 1, 2^m - 1)] (upstream's
+        ``eval_next``; ``ref.shift``). coefficients (q, 4). May update in place; returns the buffer to use.
+        Default: none (a backend that lacks it cannot prove next-row openings)."""
+        raise ConfigError(f"next-row openings are not implemented on the {self.name} backend yet (the cpu backend "
+                          f"has them); use backend='cpu'")
+
     @abstractmethod
     def sumcheck_round(self, table: DeviceBuffer, weights: DeviceBuffer) -> np.ndarray:
         """[h(0), h(2)] (2, 4) of Σ_b table[b] weights[b] with x_0 free; under a suffix ``layout`` [h(0), c_inf]
-        with x_{n-1} free (``ref.sumcheck.suffix_round_message``)."""
+        with x_{n-1} free (``ref.sumcheck.suffix_round_message``); under a prefix layout of "c_inf" messages
+        [h(0), c_inf] with x_0 free (``ref.sumcheck.prefix_round_message``)."""
 
     @abstractmethod
     def fold(self, table: DeviceBuffer, weights: DeviceBuffer, r: np.ndarray) -> tuple[DeviceBuffer, DeviceBuffer]:

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..field import BABYBEAR
 from ..ref import field_np as F
-from ..ref import multilinear, p3_codeword, sumcheck
+from ..ref import multilinear, p3_codeword, shift, sumcheck
 from ..ref.merkle import MerkleTree
 from ..ref.merkle_pruned import prune
 from ..ref.ntt import dft_batch
@@ -67,7 +67,7 @@ class CpuBackend(Backend):
             matrix[:n_coeffs] = np.swapaxes(columns, 0, 1)
             flat = matrix.reshape(1 << log_height, -1)  # EF: c0..c3 per element, one base NTT per coefficient
             with self.phase("ntt"):
-                codeword = dft_batch(flat)
+                codeword = dft_batch(flat, layout.field)
         with self.phase("merkle"):
             if layout.leaf_width == 24:
                 levels = p3_codeword.merkle_levels(codeword, layout.field)
@@ -110,16 +110,26 @@ class CpuBackend(Backend):
             total = ops.ef_add(total, multilinear.select_table(var, nv, coefficient, field))
         return self._wrap(total)
 
+    def add_next_weights(self, weights, points, windows, coefficients):
+        ops, field = self._ops(), self._field()
+        total = weights.handle
+        for point, (start, m), coefficient in zip(np.asarray(points, dtype=np.uint32), np.asarray(windows),
+                                                  np.asarray(coefficients, dtype=np.uint32)):
+            total = ops.ef_add(total, shift.lifted_next_table(point, int(start), int(m), coefficient, field))
+        return self._wrap(total)
+
     def sumcheck_round(self, table: DeviceBuffer, weights: DeviceBuffer) -> np.ndarray:
         if self.layout.suffix:
             return np.stack(sumcheck.suffix_round_message(table.handle, weights.handle, self._field()))
+        if self.layout.round_message == "c_inf":
+            return np.stack(sumcheck.prefix_round_message(table.handle, weights.handle, self._field()))
         return np.stack(sumcheck.round_evaluations(table.handle, weights.handle))
 
     def fold(self, table: DeviceBuffer, weights: DeviceBuffer, r: np.ndarray) -> tuple[DeviceBuffer, DeviceBuffer]:
         if self.layout.suffix:
             new_table, new_weights = sumcheck.fold_suffix(table.handle, weights.handle, r, self._field())
         else:
-            new_table, new_weights = sumcheck.fold(table.handle, weights.handle, r)
+            new_table, new_weights = sumcheck.fold(table.handle, weights.handle, r, self._field())
         return self._wrap(new_table), self._wrap(new_weights)
 
     # -- transcript-dependent values: plain numpy ---------------------------------------------------------------

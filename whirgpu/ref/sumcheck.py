@@ -3,7 +3,8 @@
 Prefix order (whir-p3-metal): x_0 (the index MSB) is bound first; the round polynomial
 h(X) = Σ_{b < half} g(X, b) W(X, b) has degree 2 and is sent as its evaluations h(0), h(2).
 Suffix order (p3-whir): x_{n-1} (the index LSB) is bound first, h(X) = Σ_b g(b, X) W(b, X), sent as h(0) and
-its X^2 coefficient c_inf = Σ_b (g[2b+1] - g[2b]) (W[2b+1] - W[2b]).
+its X^2 coefficient c_inf = Σ_b (g[2b+1] - g[2b]) (W[2b+1] - W[2b]). p3-whir's prefix order (``PrefixProver``)
+binds x_0 first, as whir-p3-metal, but sends [h(0), c_inf] too (``prefix_round_message``).
 Either way the verifier recovers h(1) = S - h(0). g is a base (2^n,) or EF (2^n, 4) table, W an EF table;
 all values are uint32 Montgomery words of BabyBear, or of ``field`` where a function takes one.
 """
@@ -39,9 +40,10 @@ def round_evaluations(table: np.ndarray, weights: np.ndarray) -> tuple[np.ndarra
     return h0, h2
 
 
-def fold(table: np.ndarray, weights: np.ndarray, r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def fold(table: np.ndarray, weights: np.ndarray, r: np.ndarray, field: Field | None = None
+         ) -> tuple[np.ndarray, np.ndarray]:
     """Bind x_0 := r in both the table and the weights."""
-    return fix_first_variable(table, r), fix_first_variable(weights, r)
+    return fix_first_variable(table, r, field), fix_first_variable(weights, r, field)
 
 
 def suffix_round_message(table: np.ndarray, weights: np.ndarray, field: Field | None = None
@@ -53,6 +55,23 @@ def suffix_round_message(table: np.ndarray, weights: np.ndarray, field: Field | 
     weights = np.asarray(weights, dtype=np.uint32)
     g_lo, g_hi = table[0::2], table[1::2]
     w_lo, w_hi = weights[0::2], weights[1::2]
+    w_slope = ops.ef_sub(w_hi, w_lo)
+    if table.ndim == 1:
+        return (ops.ef_sum(ops.ef_mul_base(w_lo, g_lo)),
+                ops.ef_sum(ops.ef_mul_base(w_slope, ops.sub(g_hi, g_lo))))
+    return ops.ef_sum(ops.ef_mul(g_lo, w_lo)), ops.ef_sum(ops.ef_mul(ops.ef_sub(g_hi, g_lo), w_slope))
+
+
+def prefix_round_message(table: np.ndarray, weights: np.ndarray, field: Field | None = None
+                         ) -> tuple[np.ndarray, np.ndarray]:
+    """(h(0), c_inf) of a prefix-order round (x_0 free; upstream's ``PrefixProver``): h(0) = Σ g_lo W_lo,
+    c_inf = Σ (g_hi - g_lo)(W_hi - W_lo) over the two halves of the table; each EF (4,)."""
+    ops = _ops(field)
+    table = np.asarray(table, dtype=np.uint32)
+    weights = np.asarray(weights, dtype=np.uint32)
+    half = table.shape[0] // 2
+    g_lo, g_hi = table[:half], table[half:]
+    w_lo, w_hi = weights[:half], weights[half:]
     w_slope = ops.ef_sub(w_hi, w_lo)
     if table.ndim == 1:
         return (ops.ef_sum(ops.ef_mul_base(w_lo, g_lo)),

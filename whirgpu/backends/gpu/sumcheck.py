@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...errors import ConfigError
 from ...kernels.split import SplitArray
 from ...runtime.base import RtView
 from ..base import DeviceBuffer
@@ -19,6 +20,10 @@ class Reductions:
 
     def _order_constants(self) -> dict[str, int] | None:
         """The specialisation of the sumcheck and fold kernels for the layout's variable order."""
+        if not self.layout.suffix and self.layout.round_message != "h2":
+            # p3-whir's PrefixProver: x_0 first with [h(0), c_inf] messages, a kernel variant not written yet.
+            raise ConfigError(f"the {self.name} backend has no prefix-order sumcheck with [h(0), c_inf] messages "
+                              f"yet (p3-whir's prefix layout); use backend='cpu'")
         return {"SUFFIX": 1} if self.layout.suffix else None
 
     # -- reductions --------------------------------------------------------------------------------------------
