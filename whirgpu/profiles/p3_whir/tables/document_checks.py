@@ -18,7 +18,7 @@ from ..config import P3Parameters, P3WhirConfig
 from ..document_checks import MAX_RATES, MAX_RECOMMIT_LOG_CODEWORD, MAX_RECOMMIT_LOG_LEAVES, MAX_TEXT, \
     SOUNDNESS_NAMES, canonical_array, check_keys
 from .shapes import MAX_LOG_ROWS, TableShape, TablesProtocol
-from .spec import LAYOUT_PROVERS, LAYOUTS, MAX_TABLES, POINTS, TablesSpec, format_open, format_tables, parse_open
+from .spec import LAYOUT_PROVERS, LAYOUTS, MAX_COLUMNS, MAX_TABLES, POINTS, TablesSpec, format_open, format_tables, parse_open
 
 REQUIRED_KEYS = ("format", "field", "params", "commitment", "proof")
 # restate the parameters or copy the proof: checked against them (ProofFormatError)
@@ -92,6 +92,9 @@ def _shapes(value) -> tuple[TableShape, ...]:
                                  uint(item["columns"], f"params.table_shapes[{i}].columns", 1, 1 << 63)))
     if not shapes:
         raise ProofFormatError("params.table_shapes: at least one table is needed")
+    if sum(s.columns for s in shapes) > MAX_COLUMNS:
+        raise ProofFormatError(f"params.table_shapes: {sum(s.columns for s in shapes)} columns in all, above "
+                               f"MAX_COLUMNS {MAX_COLUMNS}")
     return tuple(shapes)
 
 

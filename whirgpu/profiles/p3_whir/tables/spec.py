@@ -4,8 +4,8 @@ a command line means the same to ``whirgpu prove --profile p3-whir`` and to the 
 Contract (the oracle's rules, ``oracle-p3/src/main.rs`` ``parse_tables`` / ``parse_open``):
 - ``parse_tables(text) -> tuple[TableShape, ...]``: ``LOGROWSxCOLUMNS`` items separated by ``,`` (``X`` is also
   accepted for ``x``; blanks around items and numbers are ignored, as are empty items); log rows 0..``MAX_LOG_ROWS``
-  (26, the oracle's limit), columns >= 1, at least one table, at most ``MAX_TABLES`` tables and
-  ``2^MAX_STACKED_LOG_CELLS`` cells in all. Canonical form: ``TableShape.__str__`` joined by ``,``
+  (26, the oracle's limit), columns >= 1, at least one table, at most ``MAX_TABLES`` tables, ``MAX_COLUMNS``
+  columns and ``2^MAX_STACKED_LOG_CELLS`` cells in all (limits of whirgpu's, not the oracle's). Canonical form: ``TableShape.__str__`` joined by ``,``
   (``format_tables``).
 - ``parse_open(text, shapes) -> tuple[OpeningBatch, ...]``: ``BATCH[/BATCH...]``, ``BATCH = TABLE:CURRENT[:NEXT]``,
   CURRENT and NEXT comma-separated column indices, either may be empty but not both; ``;`` is accepted for ``/``
@@ -32,6 +32,7 @@ from .shapes import OpeningBatch, TableShape, TablesProtocol
 MAX_LOG_ROWS = 26  # the oracle's limit on a table's log2 rows
 MAX_TABLES = 1 << 10
 MAX_BATCHES = 1 << 10
+MAX_COLUMNS = 1 << 16  # in all tables together: a trace has hundreds; the verifier's work grows with the count
 MAX_STACKED_LOG_CELLS = 33  # 2^33 values: past anything a device proves (document_limits.MAX_PROVED_VARIABLES)
 MAX_NUMBER_DIGITS = 20  # a u64
 LAYOUTS = ("suffix", "prefix")
@@ -78,6 +79,8 @@ def parse_tables(text: str, flag: str = "--tables") -> tuple[TableShape, ...]:
         shapes.append(TableShape(log_rows, columns))
     if not shapes:
         raise ConfigError(f"{flag}: at least one table is needed (LOGROWSxCOLUMNS, e.g. 10x3)")
+    if sum(s.columns for s in shapes) > MAX_COLUMNS:
+        raise ConfigError(f"{flag}: {sum(s.columns for s in shapes)} columns in all, above MAX_COLUMNS {MAX_COLUMNS}")
     cells = sum(s.columns << s.log_rows for s in shapes)
     if cells > 1 << MAX_STACKED_LOG_CELLS:
         raise ConfigError(f"{flag} {format_tables(shapes)!r:.60}: {cells} values in all, above the limit "
@@ -183,6 +186,6 @@ class TablesSpec:
         return f"--tables {c['tables']} --layout {c['layout']} --open {c['open'] or '/'} --points {c['points']}"
 
 
-__all__ = ["LAYOUTS", "LAYOUT_PROVERS", "MAX_BATCHES", "MAX_LOG_ROWS", "MAX_TABLES", "POINTS", "TablesSpec",
+__all__ = ["LAYOUTS", "LAYOUT_PROVERS", "MAX_BATCHES", "MAX_COLUMNS", "MAX_LOG_ROWS", "MAX_TABLES", "POINTS", "TablesSpec",
            "default_open", "format_open", "format_tables", "parse_layout", "parse_open", "parse_points",
            "parse_tables"]
