@@ -31,6 +31,7 @@ from ..ref import field_np as F
 from ..ref import merkle
 from ..ref.multilinear import eq_at, evaluate, evaluate_rows, expand_from_univariate, horner, select_at
 from ..ref.poseidon2_constants import Poseidon2Constants
+from ..ref.shift import lifted_next_at
 from ..ref.sumcheck import evaluate_round_polynomial
 from .domain_separator import domain_separator
 from .config import WhirConfig
@@ -39,16 +40,22 @@ from .query_indices import sample_query_indices
 from .transcript import DuplexChallenger
 
 
+def _no_next() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    return np.zeros((0, 0, 4), np.uint32), np.zeros((0, 2), np.int64), np.zeros((0, 4), np.uint32)
+
+
 @dataclass
 class _Constraint:
     """Σ_j eq_coefficients[j] eq(eq_points[j], .) + Σ_m select_coefficients[m] select(select_vars[m], .)
-    over the last ``num_variables`` challenges."""
+    over the last ``num_variables`` challenges; ``next``: (points (q, nv, 4), windows (q, 2), coefficients (q, 4))
+    of next-row weights (``ref.shift.lifted_next_at``, ``Backend.add_next_weights``), none by default."""
 
     num_variables: int
     eq_points: np.ndarray
     eq_coefficients: np.ndarray
     select_vars: np.ndarray
     select_coefficients: np.ndarray
+    next: tuple[np.ndarray, np.ndarray, np.ndarray] = field(default_factory=_no_next)
 
 
 def _weight_at(constraints: list[_Constraint], r_star: np.ndarray, reverse: bool = False, field=None) -> np.ndarray:
@@ -71,11 +78,18 @@ def _weight_at(constraints: list[_Constraint], r_star: np.ndarray, reverse: bool
         select_vars.append(c.select_vars)
         select_at_points.append(np.broadcast_to(point, (len(c.select_vars), m, 4)))
         select_coefficients.append(c.select_coefficients)
+    next_terms = []
+    for c in constraints:
+        pad = m - c.num_variables
+        local = r_star[pad:][::-1] if reverse else r_star[pad:]
+        for point, (start, width), coefficient in zip(*c.next):
+            next_terms.append(ops.ef_mul(coefficient, lifted_next_at(point, int(start), int(width), local, field)))
     terms = np.concatenate([
         ops.ef_mul(np.concatenate(eq_coefficients),
                    eq_at(np.concatenate(eq_points), np.concatenate(eq_at_points), field)),
         ops.ef_mul(np.concatenate(select_coefficients),
                    select_at(np.concatenate(select_vars), np.concatenate(select_at_points), field)),
+        np.asarray(next_terms, np.uint32).reshape(-1, 4),
     ])
     return ops.ef_sum(terms) if len(terms) else np.zeros(4, np.uint32)
 

@@ -105,8 +105,11 @@ class P3WhirProver(WhirProver):
     def _new_transcript(self) -> HostTranscript:
         return HostTranscript(p3_challenger(self.config, self.field), query_sampler=distinct_query_indices)
 
+    variable_order = "suffix"  # upstream's SuffixProver, the example's layout
+
     def _shape(self, n_points: int) -> ProofShape:
-        return proof_shape(self.config, max(n_points, self._transcript_points), P3_WHIR_LAYOUT(self.field))
+        return proof_shape(self.config, max(n_points, self._transcript_points),
+                           P3_WHIR_LAYOUT(self.field, self.variable_order))
 
     def _statement(self, transcript, table, statement_points, claims):
         """Each opening's point (drawn: z sampled and expanded; or prescribed) and its claim, observed."""
@@ -169,10 +172,19 @@ class P3WhirProver(WhirProver):
             final_openings=openings(proof.final_queries),
             final_sumcheck=None if final_sumcheck is None else sumcheck(final_sumcheck),
         )
-        evals = tuple(OpeningEvals(c.reshape(1, 4), np.zeros((0, 4), np.uint32)) for c in claimed)
         commitment = cap(proof.initial_commitment)
+        return commitment, PcsProof(whir, self._opening_evals(claimed)), self._opened_points(commitment, whir,
+                                                                                              claimed, read)
+
+    def _opening_evals(self, claimed: np.ndarray) -> tuple[OpeningEvals, ...]:
+        """``PcsProof.evals`` from the claims (-1, 4) in the order ``_statement`` made them: one opening of
+        column 0 per claim, no next values."""
+        return tuple(OpeningEvals(c.reshape(1, 4), np.zeros((0, 4), np.uint32)) for c in claimed)
+
+    def _opened_points(self, commitment: MerkleCap, whir: P3WhirProof, claimed: np.ndarray, read):
+        """What ``P3Proved.points`` will be: a callable replaying the drawn points on first use."""
         drawn = self._transcript_points
-        return commitment, PcsProof(whir, evals), lambda: self._replay_points(commitment, whir, claimed, drawn)
+        return lambda: self._replay_points(commitment, whir, claimed, drawn)
 
     def _replay_points(self, commitment: MerkleCap, whir: P3WhirProof, claimed: np.ndarray, drawn: int
                        ) -> np.ndarray:

@@ -201,7 +201,7 @@ class P3WhirVerifier(WhirVerifier):
 
     def _queries(self, name, queries, indices, root, kind, domain_size, folding_factor, folding, openings):
         """Check the round's shared opening against ``root`` and return each row folded at the last
-        ``folding_factor`` challenges, reversed: (q, 4)."""
+        ``folding_factor`` challenges (reversed under ``reverse_folding``, the suffix order): (q, 4)."""
         if not isinstance(queries, QueryOpenings):
             raise ProofFormatError(f"{name}: expected QueryOpenings, got {type(queries).__name__}")
         if queries.kind != kind:
@@ -227,7 +227,7 @@ class P3WhirVerifier(WhirVerifier):
         if not np.array_equal(computed, root):
             raise _reject(name, "merkle", "the pruned Merkle multiproof of the openings does not reach the root")
         last = np.asarray(folding[len(folding) - folding_factor:], np.uint32).reshape(-1, 4)
-        return evaluate_rows(rows, last[::-1], self.field)
+        return evaluate_rows(rows, last[::-1] if self.reverse_folding else last, self.field)
 
 
 def _frozen(array: np.ndarray) -> np.ndarray:
