@@ -200,7 +200,7 @@ def read_openings(value, protocol: TablesProtocol, fold: int, prime: int):
     return tuple(points), tuple(current), tuple(following)
 
 
-def _recommit_bound(config: P3WhirConfig, key: str) -> None:
+def recommit_bound(config: P3WhirConfig, key: str) -> None:
     n, rate, fold = config.num_variables, config.starting_log_inv_rate, config.folding_schedule[0]
     if n + rate > MAX_RECOMMIT_LOG_CODEWORD or n + rate - fold > MAX_RECOMMIT_LOG_LEAVES:
         raise ProofFormatError(
@@ -211,7 +211,7 @@ def _recommit_bound(config: P3WhirConfig, key: str) -> None:
 
 def read_tables(value, protocol: TablesProtocol, config: P3WhirConfig, prime: int) -> tuple[np.ndarray, ...]:
     """``tables`` -> one canonical uint64 array (columns, 2^log_rows) per table; shapes as ``params``."""
-    _recommit_bound(config, "tables")
+    recommit_bound(config, "tables")
     fold = config.folding_schedule[0]
     out = []
     for t, (item, shape) in enumerate(zip(lst(value, "tables", len(protocol.shapes)), protocol.shapes)):
@@ -229,7 +229,7 @@ def read_tables(value, protocol: TablesProtocol, config: P3WhirConfig, prime: in
 def read_stacking(value, spec: TablesSpec, config: P3WhirConfig, prime: int) -> tuple[dict, np.ndarray]:
     """``stacking`` -> (its description without the polynomial, for the caller to compare with the placement the
     core derives; the stacked polynomial (2^n canonical uint64))."""
-    _recommit_bound(config, "stacking")
+    recommit_bound(config, "stacking")
     block = obj(value, "stacking", STACKING_KEYS)
     fold = config.folding_schedule[0]
     for key, want in (("num_variables", config.num_variables), ("layout", spec.layout),
@@ -247,5 +247,5 @@ def read_stacking(value, spec: TablesSpec, config: P3WhirConfig, prime: int) -> 
 
 __all__ = ["BULKY_KEYS", "CHECKED_KEYS", "DOCUMENT_KEYS", "OPENING_KEYS", "PARAM_KEYS", "REQUIRED_KEYS",
            "SELF_CHECK", "STATEMENT_KEYS", "TEXT_KEYS", "check_self_check", "check_tree", "lst", "obj",
-           "opening_protocol_tree", "read_openings", "read_params", "read_stacking", "read_tables",
+           "opening_protocol_tree", "read_openings", "read_params", "read_stacking", "read_tables", "recommit_bound",
            "stacked_arity", "text", "uint"]

@@ -9,7 +9,7 @@ domain_separator_canonical, opening_protocol, openings (per batch: point and val
 initial_ood_points_canonical, the commitment and the proof with their canonical images and postcard bytes, and
 with ``columns`` (one (columns, 2^log_rows) array of canonical values per table) the witness keys ``tables`` and
 ``stacking``. ``points``: one (m_b, 4) Montgomery array per batch (prescribed or drawn); ``ood_points`` (t, n, 4)
-Montgomery; the values are ``proof.evals``. ``seed`` is the SmallRng seed the instance was drawn from; the oracle
+Montgomery, or None to leave ``initial_ood_points_canonical`` out; the values are ``proof.evals``. ``seed`` is the SmallRng seed the instance was drawn from; the oracle
 needs the key, and its full check (not ``--whir-only``) compares ``tables`` and prescribed points with that draw,
 so a document of the caller's own columns or points carries 0 and verifies there with ``--whir-only``.
 ``dumps_tables_document(tree)`` is the text. ``ConfigError`` when the parts disagree in shape.
@@ -96,13 +96,14 @@ def tables_document_tree(field: Field, config: P3WhirConfig, spec: TablesSpec, c
         "domain_separator_canonical": [int(x) for x in p3_domain_separator(config)],
         "opening_protocol": opening_protocol_tree(spec.protocol, config.folding_schedule[0]),
         "openings": openings,
-        "initial_ood_points_canonical": canonical(np.asarray(ood_points, np.uint32)).tolist(),
         "commitment": cap_json, "commitment_canonical": _canonical_tree(cap_json, field),
         "commitment_root_canonical": _canonical_tree(cap_json["cap"][0], field),
         "commitment_postcard_hex": merkle_cap_to_postcard(commitment).hex(),
         "proof": proof_json, "proof_canonical": _canonical_tree(proof_json, field),
         "proof_postcard_hex": postcard.hex(), "proof_postcard_len": len(postcard),
     }
+    if ood_points is not None:
+        tree["initial_ood_points_canonical"] = canonical(np.asarray(ood_points, np.uint32)).tolist()
     if columns is not None:
         tree.update(_witness(config, spec, columns, field))
     return tree
