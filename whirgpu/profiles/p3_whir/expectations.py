@@ -10,6 +10,18 @@ both), any ``P3Expected`` or a bare ``P3WhirConfig`` (``P3Expected(config)``); o
 (``as_p3_expected``): a configuration alone would let a proof of another number of openings, or of points the
 prover chose instead of the transcript, pass.
 
+Tables (``p3-whir-oracle/v2`` documents, ``tables/document.py``): ``P3Expected(config, tables=spec)`` with ``spec``
+a ``tables.spec.TablesSpec`` pins the table shapes, the layout, the opening schedule (every batch's table, current
+and next columns, in protocol order) and who chose the points (``spec.points``) — what upstream's transcript does
+not bind (its domain separator binds the stacked arity and the WHIR parameters only), so a table document verified
+without them proves whatever shapes and schedule it states. ``config`` is then the configuration of the stacked
+arity. ``num_openings`` and ``prescribed``, when also given, must agree with ``spec`` (``ConfigError``). A table
+document against an expectation without ``tables``, or a single-column document against one with ``tables``, is
+rejected with ``check="statement.tables"``; a table document whose shapes, layout or schedule differ with
+``statement.table_shapes``, ``statement.layout``, ``statement.schedule`` (who chose the points:
+``statement.points``). ``points`` / ``values`` (a single-column statement) do not apply to a table document
+(``ConfigError``): the schedule is the statement's shape, and the values are what the proof proves.
+
 ``check_p3_configuration(document, expected, min_security)`` runs before the proof is verified,
 ``check_p3_statement(verified, points, values)`` after it, on what the proof proved. A document that differs
 raises ``VerificationError(round="expectations", check=...)`` with ``check`` one of ``params.num_variables``,
@@ -33,6 +45,24 @@ class P3Expected:
     config: P3WhirConfig
     num_openings: int | None = None
     prescribed: bool | None = None
+    tables: object | None = None  # a tables.spec.TablesSpec: shapes, layout, schedule, who chose the points
+
+    def __post_init__(self) -> None:
+        if self.tables is None:
+            return
+        from .tables.spec import TablesSpec  # noqa: PLC0415
+
+        if not isinstance(self.tables, TablesSpec):
+            raise ConfigError(f"P3Expected.tables: expected a TablesSpec, got {type(self.tables).__name__}")
+        batches = len(self.tables.protocol.batches)
+        if self.num_openings is not None and self.num_openings != batches:
+            raise ConfigError(f"P3Expected: num_openings {self.num_openings}, but the tables' schedule has {batches} "
+                              f"batches")
+        if self.prescribed is not None and self.prescribed != self.tables.prescribed:
+            raise ConfigError(f"P3Expected: prescribed={self.prescribed}, but the tables say points "
+                              f"{self.tables.points}")
+        object.__setattr__(self, "num_openings", batches)
+        object.__setattr__(self, "prescribed", self.tables.prescribed)
 
 
 def as_p3_expected(expected, points=None) -> P3Expected:
@@ -66,6 +96,7 @@ def check_p3_configuration(document, expected=None, min_security=None, assume=No
     ``points``: the statement's expected points, if any (``as_p3_expected``)."""
     if expected is not None:
         want = as_p3_expected(expected, points)
+        _check_tables(document, want)
         have, need = _description(document.config), _description(want.config)
         for name, value in need.items():
             if have[name] != value:
@@ -82,6 +113,30 @@ def check_p3_configuration(document, expected=None, min_security=None, assume=No
         check_security(security_report(document.config), min_security, assume)
 
 
+def _is_tables(document) -> bool:
+    from .tables.document import P3TablesDocument  # noqa: PLC0415
+
+    return isinstance(document, P3TablesDocument)
+
+
+def _check_tables(document, want: P3Expected) -> None:
+    """The table pins of ``want`` against ``document`` (see the module contract)."""
+    tables = _is_tables(document)
+    if (want.tables is not None) != tables:
+        said = {True: "a table document (p3-whir-oracle/v2)", False: "a single-column document (p3-whir-oracle/v1)"}
+        raise mismatch("statement.tables", f"{said[want.tables is not None]} expected, got {said[tables]}")
+    if not tables:
+        return
+    have, need = document.spec, want.tables
+    c_have, c_need = have.canonical(), need.canonical()
+    for check, key, flag in (("statement.table_shapes", "tables", "--tables"), ("statement.layout", "layout",
+                                                                                 "--layout"),
+                             ("statement.schedule", "open", "--open"), ("statement.points", "points", "--points")):
+        if c_have[key] != c_need[key]:
+            raise mismatch(check, f"{flag} {c_need[key] or '(nothing opened)'} expected, the document proves "
+                                  f"{c_have[key] or '(nothing opened)'}")
+
+
 def check_p3_statement(verified, points=None, values=None) -> None:
     """What the proof proved (``verified.points`` (E, n, 4), ``verified.values`` (E, 4), Montgomery words of
     ``verified.field``) against the canonical statement the verifier expects."""
@@ -94,6 +149,14 @@ def verify_p3_expected(document, params=None, min_security=None, points=None, va
     then the statement it proved. Returns the ``P3Verified``; raises as ``whirgpu.verify`` does."""
     from .document import verify_p3_document
 
+    if _is_tables(document):
+        from .tables.document import verify_p3_tables_document  # noqa: PLC0415
+
+        if points is not None or values is not None:
+            raise ConfigError("points= / values= state a single-column statement; a table document's statement is "
+                              "its schedule: pin it with P3Expected(config, tables=TablesSpec.parse(...))")
+        check_p3_configuration(document, params, min_security, assume)
+        return verify_p3_tables_document(document)
     check_p3_configuration(document, params, min_security, assume, points)
     verified = verify_p3_document(document)
     check_p3_statement(verified, points, values)

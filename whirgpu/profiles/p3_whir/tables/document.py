@@ -235,8 +235,7 @@ def verify_p3_tables_document(document: P3TablesDocument) -> P3TablesVerified:
     if not isinstance(document, P3TablesDocument):
         raise ProofFormatError(f"expected a P3TablesDocument, got {type(document).__name__}")
     opened = verify_core(document)
-    current = tuple(e.current for e in document.proof.evals)
-    following = tuple(e.next for e in document.proof.evals)
+    current, following = opened.current, opened.next
     _statement("claimed_values", "openings[*].current_values_canonical", document.stated_current, current)
     _statement("claimed_values", "openings[*].next_values_canonical", document.stated_next, following)
     _statement("points", "openings[*].point_canonical", document.stated_points, opened.points)

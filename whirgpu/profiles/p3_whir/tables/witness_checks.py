@@ -10,7 +10,8 @@ Contract:
   (from either key) committed to again == the document's commitment. ``ProofFormatError`` naming the key
   otherwise; nothing when neither key is present.
 - ``verify_core(document)``: the core's ``verify_tables`` on the document's configuration, commitment, proof,
-  schedule, layout and (prescribed) points; returns what it opened (``points`` per batch, ``ood_points``).
+  schedule, layout and (prescribed) points; returns its ``TablesOpened`` (``points``, ``current``, ``next`` per
+  batch, ``ood_points``).
 """
 
 from __future__ import annotations
@@ -84,5 +85,5 @@ def verify_core(document):
     """The core verifier on ``document`` (see the module contract)."""
     from .verifier import verify_tables  # noqa: PLC0415
 
-    return verify_tables(document.config, document.commitment, document.proof, document.field,
+    return verify_tables(document.config, document.field, document.commitment, document.proof,
                          document.spec.protocol, document.spec.layout, document.points)
