@@ -92,6 +92,7 @@ def run_prove_tables(args) -> int:
     from ..profiles.p3_whir.tables.document_write import dumps_tables_document, tables_document_tree  # noqa: PLC0415
     from ..profiles.p3_whir.tables.instance import draw_instance  # noqa: PLC0415
     from ..profiles.p3_whir.tables.prover import prove_tables  # noqa: PLC0415
+    from ..profiles.p3_whir.tables.verifier import verify_tables  # noqa: PLC0415
     from .progress import progress_line, wanted  # noqa: PLC0415
 
     if args.from_file:
@@ -131,8 +132,11 @@ def run_prove_tables(args) -> int:
     with progress_line(label, wanted(args.json)):
         proved = prove_tables(config, field, backend, columns, spec.protocol, spec.layout, points)
     seconds = time.perf_counter() - start
+    # the verifier replays the transcript: the document's initial OOD points, and a check of the proof written
+    opened = verify_tables(config, field, proved.commitment, proved.proof, spec.protocol, spec.layout,
+                           proved.points if spec.prescribed else None)
     tree = tables_document_tree(field, config, spec, proved.commitment, proved.proof, proved.points,
-                                getattr(proved, "ood_points", None), args.seed, columns if args.witness else None)
+                                opened.ood_points, args.seed, columns if args.witness else None)
     data = dumps_tables_document(tree).encode()
     write_atomic(out, data)
     p = config.params
