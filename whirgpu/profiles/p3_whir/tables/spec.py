@@ -11,7 +11,7 @@ Contract (the oracle's rules, ``oracle-p3/src/main.rs`` ``parse_tables`` / ``par
   CURRENT and NEXT comma-separated column indices, either may be empty but not both; ``;`` is accepted for ``/``
   and ``|`` for the second ``:``; empty items are skipped (``--open ""`` opens nothing: every table committed,
   none opened). Refused: an unknown table, a column >= the table's width, a column repeated within one side, an
-  empty batch, more than ``MAX_BATCHES`` batches. The batches come back in protocol order: stably grouped by table,
+  empty batch, more than ``MAX_BATCHES`` batches or ``MAX_CLAIMS`` opened columns in all. The batches come back in protocol order: stably grouped by table,
   whatever the order given. Canonical form (``format_open``): both colons, ``/`` between batches, e.g.
   ``0:0,1:1/1:0:``; it is what the oracle writes to ``params.open``.
 - ``default_open(shapes)``: the oracle's default, one batch per table opening all its columns, no ``next``.
@@ -33,6 +33,7 @@ MAX_LOG_ROWS = 26  # the oracle's limit on a table's log2 rows
 MAX_TABLES = 1 << 10
 MAX_BATCHES = 1 << 10
 MAX_COLUMNS = 1 << 16  # in all tables together: a trace has hundreds; the verifier's work grows with the count
+MAX_CLAIMS = 1 << 16  # opened columns (current and next) over all batches: the verifier's work grows with them
 MAX_STACKED_LOG_CELLS = 33  # 2^33 values: past anything a device proves (document_limits.MAX_PROVED_VARIABLES)
 MAX_NUMBER_DIGITS = 20  # a u64
 LAYOUTS = ("suffix", "prefix")
@@ -109,6 +110,7 @@ def parse_open(text: str, shapes, flag: str = "--open") -> tuple[OpeningBatch, .
     """``0:0,1:1/1:0`` -> the opening batches in protocol order (see the module contract)."""
     shapes = tuple(shapes)
     batches = []
+    claims = 0
     for item in _items(text, "/;"):
         if len(batches) == MAX_BATCHES:
             raise ConfigError(f"{flag}: more than MAX_BATCHES {MAX_BATCHES} batches")
@@ -126,6 +128,9 @@ def parse_open(text: str, shapes, flag: str = "--open") -> tuple[OpeningBatch, .
         if not current and not following:
             raise ConfigError(f"{flag} {item!r:.60}: an empty batch (open at least one current or next column)")
         batches.append(OpeningBatch(table, current, following))
+        claims += len(current) + len(following)
+        if claims > MAX_CLAIMS:
+            raise ConfigError(f"{flag}: more than MAX_CLAIMS {MAX_CLAIMS} opened columns in all batches")
     return tuple(sorted(batches, key=lambda b: b.table))
 
 
@@ -186,6 +191,6 @@ class TablesSpec:
         return f"--tables {c['tables']} --layout {c['layout']} --open {c['open'] or '/'} --points {c['points']}"
 
 
-__all__ = ["LAYOUTS", "LAYOUT_PROVERS", "MAX_BATCHES", "MAX_COLUMNS", "MAX_LOG_ROWS", "MAX_TABLES", "POINTS", "TablesSpec",
+__all__ = ["LAYOUTS", "LAYOUT_PROVERS", "MAX_BATCHES", "MAX_CLAIMS", "MAX_COLUMNS", "MAX_LOG_ROWS", "MAX_TABLES", "POINTS", "TablesSpec",
            "default_open", "format_open", "format_tables", "parse_layout", "parse_open", "parse_points",
            "parse_tables"]
