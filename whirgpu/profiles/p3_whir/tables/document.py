@@ -58,13 +58,14 @@ from ....field import Field, field_by_name
 from ....protocol.bounded_json import json_type, loads_bounded
 from ....ref.field_np import field_ops
 from ..config import P3WhirConfig
-from ..document_checks import check_stated_parameters, copy_inconsistency, derive, recommitted_root
+from ..document_checks import check_stated_parameters, copy_inconsistency, derive
 from ..format import ProofBounds, merkle_cap_from_json, pcs_proof_from_json
 from ..proof import MerkleCap, PcsProof
 from ..document_checks import MAX_NOTES, canonical_array, check_keys
 from .document_checks import DOCUMENT_KEYS, NOTES_KEYS, REQUIRED_KEYS, TEXT_KEYS, check_self_check, check_tree, \
     lst, opening_protocol_tree, read_openings, read_params, read_stacking, read_tables, text
 from .spec import TablesSpec
+from .witness_checks import check_witness, verify_core
 
 FORMAT = "p3-whir-oracle/v2"
 _V1_SHARED = ("plonky3_commit", "config", "domain_separator_canonical", "proof_field_encoding", "protocol", "mmcs",
@@ -230,8 +231,6 @@ def _statement(check: str, key: str, stated, proven) -> None:
 
 def verify_p3_tables_document(document: P3TablesDocument) -> P3TablesVerified:
     """Verify the proof and everything the document states (see the module contract); return what it proves."""
-    from .witness_checks import check_witness, verify_core  # noqa: PLC0415
-
     if not isinstance(document, P3TablesDocument):
         raise ProofFormatError(f"expected a P3TablesDocument, got {type(document).__name__}")
     opened = verify_core(document)
@@ -247,8 +246,3 @@ def verify_p3_tables_document(document: P3TablesDocument) -> P3TablesVerified:
     return P3TablesVerified(document.field, document.config, document.spec, document.commitment, opened.points,
                             current, following)
 
-
-def recommitted(document: P3TablesDocument, polynomial: np.ndarray) -> bool:
-    """Whether committing to ``polynomial`` (2^n Montgomery words) gives the document's root."""
-    return bool(np.array_equal(recommitted_root(polynomial, document.config, document.field),
-                               document.commitment.roots[0]))

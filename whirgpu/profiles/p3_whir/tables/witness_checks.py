@@ -20,6 +20,7 @@ import numpy as np
 
 from ....errors import ConfigError, ProofFormatError
 from ....protocol.json_tree import first_difference
+from ..document_checks import recommitted_root
 from .document_checks import WITNESS_CONSTRUCTORS
 from .stacking import StackedLayout, plan_layout
 
@@ -72,11 +73,10 @@ def check_witness(document) -> None:
             first = int(np.flatnonzero(stacked != polynomial)[0])
             raise ProofFormatError(f"stacking.polynomial_canonical[{first}] is not the tables stacked")
         polynomial = stacked
-    from .document import recommitted  # noqa: PLC0415
-
     if layout.layout == "prefix":  # PrefixProver's leaf i holds the 2^k values that share the low n - k bits
         polynomial = polynomial.reshape(1 << layout.fold, -1).T.ravel()
-    if not recommitted(document, polynomial):
+    root = recommitted_root(polynomial, document.config, document.field)
+    if not np.array_equal(root, document.commitment.roots[0]):
         key = "tables" if document.columns is not None else "stacking.polynomial_canonical"
         raise ProofFormatError(f"{key}: committing to the stacked polynomial gives another root than commitment's")
 
