@@ -5,12 +5,13 @@ a table proof proved, and the table flags pin it under ``--expect``."""
 from __future__ import annotations
 
 import json
+import subprocess
 
 import pytest
 
 from whirgpu.cli import commands as cli
 
-from .conftest import golden_p3_bytes
+from .conftest import REPO, golden_p3_bytes
 
 T01 = "t01_kb_suffix_10x2_k4_s32_p0_cb.json"
 T02 = "t02_kb_prefix_10x3-8x2-8x1_k4_s32_p0_cb_next.json"
@@ -97,3 +98,31 @@ def test_expectations_pin_tables_layout_schedule_and_points(tmp_path, capsys):
 def test_table_flags_where_they_do_not_apply(argv, needle, capsys, tmp_path):
     code, _, err = run([*argv, "--out", tmp_path / "p.json"] if argv[0] == "prove" else argv, capsys)
     assert code == 1 and needle in err and err.count("\n") == 1, err
+
+
+ORACLE = REPO.parent / "shared" / "oracle-p3" / "bin" / "oracle-p3"
+# shapes not in the goldens: (tables, layout, open, points, fold, field, seed)
+OTHER_SHAPES = [("9x3,7x2,2x1", "prefix", "2:0:0/0:0,2:1;1::1", "transcript", 3, "koalabear", 11),
+                ("8x1,8x2,6x3", "suffix", "1:1|0/0:0/2:2,0,1:", "prescribed", 4, "babybear", 4),
+                ("5x2", "suffix", None, "transcript", 2, "koalabear", 9)]
+
+
+@pytest.mark.skipif(not ORACLE.is_file(), reason=f"the prebuilt oracle {ORACLE} is not here (CI has no ../shared)")
+@pytest.mark.parametrize("tables,layout,opened,points,fold,field,seed", OTHER_SHAPES)
+def test_same_flags_same_document_as_the_oracle(tables, layout, opened, points, fold, field, seed, tmp_path, capsys):
+    flags = ["--tables", tables, "--layout", layout, "--points", points, "--security", "32", "--pow-bits", "0",
+             "--seed", str(seed), "--field", field] + ([] if opened is None else ["--open", opened])
+    theirs, ours = tmp_path / "oracle.json", tmp_path / "ours.json"
+    done = subprocess.run([str(ORACLE), "prove-tables", *flags, "--fold", str(fold), "--out", str(theirs)],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    code, _, err = run(["prove", "--profile", "p3-whir", *flags, "-k", fold, "--witness", "--out", ours], capsys)
+    assert code == 0, err
+    golden, written = json.loads(theirs.read_text()), json.loads(ours.read_text())
+    for key in written:
+        assert written[key] == golden[key], key
+    done = subprocess.run([str(ORACLE), "verify", "--in", str(ours)], capture_output=True, text=True, timeout=120,
+                          check=False)
+    assert done.stdout.strip() == "accept", done.stdout + done.stderr
+    code, stdout, _ = run(["verify", theirs], capsys)
+    assert code == 0 and f"open={golden['params']['open']} " in stdout
