@@ -4,7 +4,11 @@
 [--backend B] [--processes K]``: verify proof documents of either profile against what the verifier expects.
 
 The profile is each document's own (whir-p3-metal: ``whir-p3-json/v1`` or the binary format; p3-whir:
-``p3-whir-oracle/v1``); ``--profile`` is an assertion every document must meet. ``--expect`` builds the parameters
+``p3-whir-oracle/v1``, one column, or ``p3-whir-oracle/v2``, stacked tables); ``--profile`` is an assertion every
+document must meet. A table document's accept line adds what it proved (``tables=.. layout=.. open=..
+points_from=..``: upstream's transcript does not bind them); ``--tables``, ``--layout``, ``--open``, ``--points``
+(``prove``'s syntax and defaults) refine ``--expect`` (N the stacked arity) to pin them, and ``--expect`` without
+``--tables`` expects a single-column document. ``--expect`` builds the parameters
 ``whirgpu prove`` would use in the document's profile (or the asserted one), with the refinements given; in the
 p3-whir profile it also pins the field (``--field``, default the profile's), the number of openings
 (``--openings``, default 1) and, unless ``--statement`` names the points, points drawn from the transcript.
@@ -65,7 +69,8 @@ def add_verify_parser(sub) -> None:
                         "with any but auto")
     p.add_argument("--profile", default=None, choices=PROFILES,
                    help="assert the documents' profile (default: each document's own, recognised from it: "
-                        "whir-p3-json/v1 or binary is whir-p3-metal, p3-whir-oracle/v1 is p3-whir); a document "
+                        "whir-p3-json/v1 or binary is whir-p3-metal, p3-whir-oracle/v1 and /v2 are p3-whir); a "
+                        "document "
                         "of another profile is rejected")
     p.add_argument("--backend", default=None, choices=BACKEND_NAMES,
                    help="where to hash the whir-p3-metal proofs' Merkle openings (default: on the host, numpy and "

@@ -15,8 +15,8 @@ one, is a ``ProofFormatError`` of one line.
 
 ``dump(source, fmt=None)`` gives the bytes of the document ``source`` names (anything ``read_document`` takes but a
 ``P3Document``, which keeps no encoding of its own): in ``fmt`` for a whir-p3-metal document (``binary``, the
-default, or ``whir-p3-json``), and for a p3-whir document its one encoding, the ``p3-whir-oracle/v1`` JSON (a
-``P3ProofDocument``'s ``dumps()``, or the bytes read, as they were). A document whose copies disagree with what
+default, or ``whir-p3-json``), and for a p3-whir document its one encoding, the ``p3-whir-oracle/v1`` or ``/v2``
+JSON (a ``P3ProofDocument``'s ``dumps()``, or the bytes read, as they were). A document whose copies disagree with what
 they copy (``inconsistency``) is refused rather than written without them.
 """
 
