@@ -88,7 +88,7 @@ def claimed_values(proof_file) -> list[list[int]]:
     order of its points: a whir-p3-metal statement's values, a p3-whir proof's opening evaluations (each opening's
     ``current`` value, which ``verify`` checks the document's ``claimed_values_canonical`` against); for a p3-whir
     table document every batch's claims in protocol order, its current values then its next values. Claims, not
-    verdicts: nothing is verified here; pass them to ``verify(..., values=...)`` (not for a table document). ``proof_file``: anything
+    verdicts: nothing is verified here; pass them to ``verify(..., values=...)``. ``proof_file``: anything
     ``verify`` takes; anything else, or a document with parts of the wrong shape, is a ``ProofFormatError``."""
     document = read_document(proof_file)
     if isinstance(document, P3TablesDocument):  # every claim

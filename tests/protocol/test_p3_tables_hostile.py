@@ -258,3 +258,25 @@ def test_the_golden_document_is_not_mutated_by_reading():
     before = copy.deepcopy(doc)
     read_p3_tables_document(doc)
     assert doc == before
+
+
+def test_the_expected_statement_of_a_table_document():
+    import numpy as np
+
+    import whirgpu
+    from whirgpu.ref.field_np import field_ops
+
+    data = _text(T04)
+    document = read_p3_tables_document_bytes(data)
+    points = [field_ops(document.field).from_monty(p).tolist() for p in document.stated_points]
+    values = whirgpu.claimed_values(data)
+    whirgpu.verify(data, points=points, values=values)
+    moved = [np.array(p) for p in points]
+    moved[1][2][0] = (moved[1][2][0] + 1) % document.field.P
+    for kwargs, check, needle in ((dict(points=moved), "statement.points", "batch 1: coordinate 2"),
+                                  (dict(points=points[:2]), "statement.num_points", "3 batch"),
+                                  (dict(values=values[:-1]), "statement.values", "opens 6"),
+                                  (dict(values=[[0, 0, 0, 0]] * 6), "statement.values", "value 0")):
+        with pytest.raises(VerificationError, match=needle) as info:
+            whirgpu.verify(data, **kwargs)
+        assert info.value.check == check

@@ -19,8 +19,10 @@ arity. ``num_openings`` and ``prescribed``, when also given, must agree with ``s
 document against an expectation without ``tables``, or a single-column document against one with ``tables``, is
 rejected with ``check="statement.tables"``; a table document whose shapes, layout or schedule differ with
 ``statement.table_shapes``, ``statement.layout``, ``statement.schedule`` (who chose the points:
-``statement.points``). ``points`` / ``values`` (a single-column statement) do not apply to a table document
-(``ConfigError``): the schedule is the statement's shape, and the values are what the proof proves.
+``statement.points``). The statement of a table document, when given: ``points`` one point per batch in protocol
+order (each (m_b, 4) canonical, or m_b base coordinates), ``values`` every claim in ``claimed_values`` order (each
+batch's current values, then its next values), checked after the proof as ``statement.num_points``,
+``statement.points`` (naming the batch) and ``statement.values``.
 
 ``check_p3_configuration(document, expected, min_security)`` runs before the proof is verified,
 ``check_p3_statement(verified, points, values)`` after it, on what the proof proved. A document that differs
@@ -34,7 +36,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...errors import ConfigError
+import numpy as np
+
+from ...errors import ConfigError, VerificationError
 from ...expectations import check_security, check_statement, mismatch
 from .config import P3WhirConfig
 from .security import security_report
@@ -137,6 +141,30 @@ def _check_tables(document, want: P3Expected) -> None:
                                   f"{c_have[key] or '(nothing opened)'}")
 
 
+def check_tables_statement(verified, points=None, values=None) -> None:
+    """What a table proof proved (``verified``: a ``P3TablesVerified``) against the canonical statement expected:
+    one point per batch, every claim in ``claimed_values`` order (see the module contract)."""
+    if points is not None:
+        if isinstance(points, (str, bytes)) or not hasattr(points, "__len__"):
+            raise ConfigError(f"points for a table document: one point per batch, got {type(points).__name__}")
+        if len(points) != len(verified.points):
+            raise mismatch("statement.num_points", f"{len(points)} point(s) expected, the schedule has "
+                                                   f"{len(verified.points)} batch(es)")
+        for b, (want, got) in enumerate(zip(points, verified.points)):
+            try:
+                check_statement(np.asarray(got)[None], np.zeros((1, 4), np.uint32), [want], None, field=verified.field)
+            except VerificationError as exc:
+                detail = str(exc).split("): ", 1)[-1].replace("point 0 ", "")
+                raise mismatch(exc.check, f"batch {b}: {detail}") from None
+    if values is not None:
+        claims = [v for c, f in zip(verified.current, verified.next) for v in (*c, *f)]
+        got = np.array(claims, dtype=np.uint32).reshape(-1, 4)
+        if hasattr(values, "__len__") and len(values) != len(got):
+            raise mismatch("statement.values", f"{len(values)} claimed value(s) expected, the schedule opens "
+                                               f"{len(got)}")
+        check_statement(np.zeros((len(got), 1, 4), np.uint32), got, None, values, field=verified.field)
+
+
 def check_p3_statement(verified, points=None, values=None) -> None:
     """What the proof proved (``verified.points`` (E, n, 4), ``verified.values`` (E, 4), Montgomery words of
     ``verified.field``) against the canonical statement the verifier expects."""
@@ -152,11 +180,10 @@ def verify_p3_expected(document, params=None, min_security=None, points=None, va
     if _is_tables(document):
         from .tables.document import verify_p3_tables_document  # noqa: PLC0415
 
-        if points is not None or values is not None:
-            raise ConfigError("points= / values= state a single-column statement; a table document's statement is "
-                              "its schedule: pin it with P3Expected(config, tables=TablesSpec.parse(...))")
-        check_p3_configuration(document, params, min_security, assume)
-        return verify_p3_tables_document(document)
+        check_p3_configuration(document, params, min_security, assume, points)
+        verified = verify_p3_tables_document(document)
+        check_tables_statement(verified, points, values)
+        return verified
     check_p3_configuration(document, params, min_security, assume, points)
     verified = verify_p3_document(document)
     check_p3_statement(verified, points, values)
