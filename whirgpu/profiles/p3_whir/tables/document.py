@@ -142,10 +142,11 @@ def read_p3_tables_document_bytes(data) -> P3TablesDocument:
 
 def _field(doc: dict) -> Field:
     name = doc["field"]
-    try:
-        return field_by_name(name) if isinstance(name, str) else None
-    except KeyError:
-        pass
+    if isinstance(name, str):
+        try:
+            return field_by_name(name)
+        except KeyError:
+            pass
     raise ProofFormatError(f"field: expected 'babybear' or 'koalabear', got {name!r:.40}")
 
 

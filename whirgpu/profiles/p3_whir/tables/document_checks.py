@@ -18,7 +18,7 @@ from ..config import P3Parameters, P3WhirConfig
 from ..document_checks import MAX_RATES, MAX_RECOMMIT_LOG_CODEWORD, MAX_RECOMMIT_LOG_LEAVES, MAX_TEXT, \
     SOUNDNESS_NAMES, canonical_array, check_keys
 from .shapes import MAX_LOG_ROWS, TableShape, TablesProtocol
-from .spec import LAYOUT_PROVERS, LAYOUTS, MAX_COLUMNS, MAX_TABLES, POINTS, TablesSpec, format_open, format_tables, parse_open
+from .spec import LAYOUT_PROVERS, LAYOUTS, MAX_COLUMNS, MAX_OPEN_TEXT, MAX_TABLES, POINTS, TablesSpec, format_open, format_tables, parse_open
 
 REQUIRED_KEYS = ("format", "field", "params", "commitment", "proof")
 # restate the parameters or copy the proof: checked against them (ProofFormatError)
@@ -139,8 +139,8 @@ def read_params(block) -> tuple[int, P3Parameters, TablesSpec, int | None]:
     if "tables" in block and block["tables"] != format_tables(shapes):
         raise ProofFormatError(f"params.tables: {block['tables']!r:.60} is not table_shapes "
                                f"({format_tables(shapes)!r:.60})")
-    if not isinstance(block["open"], str) or len(block["open"]) > MAX_TEXT * 16:
-        raise ProofFormatError(f"params.open: expected a text of at most {MAX_TEXT * 16} characters")
+    if not isinstance(block["open"], str) or len(block["open"]) > MAX_OPEN_TEXT:
+        raise ProofFormatError(f"params.open: expected a text of at most MAX_OPEN_TEXT {MAX_OPEN_TEXT} characters")
     try:
         batches = parse_open(block["open"], shapes, flag="params.open")
     except ConfigError as exc:

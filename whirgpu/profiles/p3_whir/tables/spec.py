@@ -36,6 +36,7 @@ MAX_COLUMNS = 1 << 16  # in all tables together: a trace has hundreds; the verif
 MAX_CLAIMS = 1 << 16  # opened columns (current and next) over all batches: the verifier's work grows with them
 MAX_STACKED_LOG_CELLS = 33  # 2^33 values: past anything a device proves (document_limits.MAX_PROVED_VARIABLES)
 MAX_NUMBER_DIGITS = 20  # a u64
+MAX_OPEN_TEXT = 1 << 20  # characters of an --open text: MAX_CLAIMS columns of a few digits each, and blanks
 LAYOUTS = ("suffix", "prefix")
 POINTS = ("transcript", "prescribed")
 LAYOUT_PROVERS = {"suffix": "SuffixProver", "prefix": "PrefixProver"}
@@ -191,6 +192,6 @@ class TablesSpec:
         return f"--tables {c['tables']} --layout {c['layout']} --open {c['open'] or '/'} --points {c['points']}"
 
 
-__all__ = ["LAYOUTS", "LAYOUT_PROVERS", "MAX_BATCHES", "MAX_CLAIMS", "MAX_COLUMNS", "MAX_LOG_ROWS", "MAX_TABLES", "POINTS", "TablesSpec",
+__all__ = ["LAYOUTS", "LAYOUT_PROVERS", "MAX_BATCHES", "MAX_CLAIMS", "MAX_COLUMNS", "MAX_LOG_ROWS", "MAX_OPEN_TEXT", "MAX_TABLES", "POINTS", "TablesSpec",
            "default_open", "format_open", "format_tables", "parse_layout", "parse_open", "parse_points",
            "parse_tables"]
