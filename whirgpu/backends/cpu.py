@@ -22,6 +22,7 @@ class CpuBackend(Backend):
     None and nothing is counted in ``stats``."""
 
     name = "cpu"
+    proves_tables = True
 
     def __init__(self, storage: str | None = None) -> None:
         super().__init__()

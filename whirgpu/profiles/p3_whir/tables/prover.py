@@ -22,9 +22,11 @@ in protocol order {its point; observe its current values; observe its next value
 (prefix: x_0 bound first, [h(0), c_inf] messages, codewords of 2^k contiguous column blocks; suffix: as the
 single-column profile). Alpha's powers batch the claims in placement order (``claims``).
 
-Runs on backends whose proof values are host arrays (the cpu backend): the stacking and the claims are evaluated
-on the host from the columns; doing both on the device (one launch per batch) is the GPU backends' next step
-(issue 38 item 2), and the sumcheck rounds of the prefix layout need a [h(0), c_inf] kernel variant there.
+Runs on backends that say ``proves_tables`` (the cpu backend; a ``ConfigError`` names the backend otherwise):
+their proof values are host arrays, so the stacking and the claims are evaluated on the host from the columns.
+Doing both on the device (one launch per batch), ``add_next_weights`` there, and a [h(0), c_inf] prefix-order
+sumcheck kernel variant (the prefix layout's rounds) are the GPU backends' next step (issue 38 item 2); the rest
+(commit, eq / OOD / select weights, suffix rounds, openings, transcript) is the backends' existing primitives.
 """
 
 from __future__ import annotations
@@ -97,6 +99,10 @@ class P3TablesProver(P3WhirProver):
     (per-batch evals, the batch points), ``_replay_key`` (no replays yet), ``variable_order`` (the layout's)."""
 
     def __init__(self, config: P3WhirConfig, field: Field, backend: Backend, protocol: TablesProtocol, layout: str):
+        if not getattr(backend, "proves_tables", False):
+            raise ConfigError(f"the {getattr(backend, 'name', type(backend).__name__)} backend does not prove stacked "
+                              f"tables yet (stacking and claim evaluation on the device are the next step); use "
+                              f"backend='cpu'")
         super().__init__(config, field, backend)
         self.protocol = protocol
         self.stacked = plan_layout(protocol, config.fold(0), layout)

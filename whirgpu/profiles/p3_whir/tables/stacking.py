@@ -55,11 +55,27 @@ class ColumnPlacement:
 
 @dataclass(frozen=True)
 class TablePlacement:
-    """One table's place: its committed arity ``log_rows`` (m) and its columns' placements, in column order."""
+    """One table's place: its committed arity ``log_rows`` (m), its ``width`` columns in slots ``first_slot`` ..
+    ``first_slot + width - 1`` (column order), the selector's ``selector_bits`` (n - m) and the ``layout``'s
+    selector values (``column``; ``columns`` lists them all)."""
 
     table: int
     log_rows: int
-    columns: tuple[ColumnPlacement, ...]
+    first_slot: int
+    width: int
+    selector_bits: int
+    layout: str
+
+    def column(self, column: int) -> ColumnPlacement:
+        if not 0 <= column < self.width:
+            raise ConfigError(f"table {self.table} has {self.width} columns, not a column {column}")
+        slot = self.first_slot + column
+        value = slot if self.layout == "suffix" else bit_reverse(slot, self.selector_bits)
+        return ColumnPlacement(self.table, column, slot, value)
+
+    @property
+    def columns(self) -> tuple[ColumnPlacement, ...]:
+        return tuple(self.column(c) for c in range(self.width))
 
 
 @dataclass(frozen=True)
@@ -89,14 +105,14 @@ class StackedLayout:
     def selector_coordinates(self, table: int, column: int) -> list[int]:
         """The selector's bits (0 / 1), most significant first: the coordinates outside the window."""
         bits = self.selector_bits(table)
-        value = self.placement(table).columns[column].selector_value
+        value = self.placement(table).column(column).selector_value
         return [(value >> (bits - 1 - t)) & 1 for t in range(bits)]
 
     def row_indices(self, table: int, column: int) -> np.ndarray:
         """The stacked index of each of the column's 2^m (committed) rows."""
         m = self.table_log_rows[table]
         bits = self.num_variables - m
-        placed = self.placement(table).columns[column]
+        placed = self.placement(table).column(column)
         rows = np.arange(1 << m, dtype=np.int64)
         if self.layout == "suffix":
             return (placed.slot << m) + rows
@@ -113,14 +129,13 @@ class StackedLayout:
         out = np.zeros(1 << self.num_variables, dtype=dtype)
         for placement in self.placements:
             array = arrays[placement.table]
-            width = len(placement.columns)
+            width = placement.width
             if array.ndim != 2 or array.shape[0] != width or array.shape[1] > 1 << placement.log_rows or \
                     array.shape[1] & (array.shape[1] - 1) or array.shape[1] == 0:
                 raise ConfigError(f"table {placement.table}: expected ({width}, 2^log_rows) column values, got shape "
                                   f"{array.shape}")
-            for placed in placement.columns:
-                index = self.row_indices(placement.table, placed.column)[:array.shape[1]]
-                out[index] = array[placed.column]
+            for column in range(width):
+                out[self.row_indices(placement.table, column)[:array.shape[1]]] = array[column]
         return out
 
 
@@ -140,13 +155,8 @@ def plan_layout(protocol: TablesProtocol, fold: int, layout: str) -> StackedLayo
         raise ConfigError(f"the stacked polynomial would have 2^{n} values; at most 2^{MAX_STACKED_VARIABLES}")
     offset = 0
     placements = []
-    for t in order:
-        m = arities[t]
-        columns = []
-        for c in range(protocol.shapes[t].columns):
-            slot = offset >> m
-            value = slot if layout == "suffix" else bit_reverse(slot, n - m)
-            columns.append(ColumnPlacement(t, c, slot, value))
-            offset += 1 << m
-        placements.append(TablePlacement(t, m, tuple(columns)))
+    for t in order:  # O(tables): a column's slot and selector are derived when asked for (``TablePlacement``)
+        m, width = arities[t], protocol.shapes[t].columns
+        placements.append(TablePlacement(t, m, offset >> m, width, n - m, layout))
+        offset += width << m
     return StackedLayout(layout, n, fold, tuple(placements), arities)

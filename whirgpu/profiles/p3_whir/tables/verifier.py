@@ -20,11 +20,12 @@ What this verifier does beyond the single-column one (``P3WhirVerifier``): ``_st
 current values, next values observed), batches the claims in placement order (``claims``) with next-row claims as
 ``next`` terms of the initial constraint (their weight at the folding point in closed form, ``ref.shift``), and
 ``reverse_folding`` is the layout's (prefix: no reversal, rows folded at the challenges in order).
+``tables_proof_bounds(config, protocol)``: the bounds a proof decoder applies to table proofs (``format``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -32,6 +33,7 @@ from ....errors import ConfigError, ProofFormatError
 from ....field import Field
 from ....ref.multilinear import expand_from_univariate
 from ...p3_whir.config import P3WhirConfig
+from ...p3_whir.format import ProofBounds
 from ...p3_whir.proof import MerkleCap, PcsProof
 from ...p3_whir.verifier import P3WhirVerifier
 from ....protocol.verifier import _Constraint, _Start
@@ -147,6 +149,14 @@ def _frozen(array: np.ndarray) -> np.ndarray:
     array = np.array(array, dtype=np.uint32)
     array.setflags(write=False)
     return array
+
+
+def tables_proof_bounds(config: P3WhirConfig, protocol: TablesProtocol) -> ProofBounds:
+    """The ``ProofBounds`` a decoder of table proofs under ``config`` and ``protocol`` applies: one evals entry per
+    batch, at most the widest batch's current (and next) values each (the verifier checks exact counts)."""
+    batches = protocol.batches
+    return replace(ProofBounds.of(config, len(batches)), current=max((len(b.current) for b in batches), default=0),
+                   next=max((len(b.next) for b in batches), default=0))
 
 
 def verify_tables(config: P3WhirConfig, field: Field, commitment: MerkleCap, proof: PcsProof,
