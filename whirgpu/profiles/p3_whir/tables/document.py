@@ -49,7 +49,7 @@ Keys, and what is done with each (any other key is refused, naming it):
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -59,12 +59,13 @@ from ....protocol.bounded_json import json_type, loads_bounded
 from ....ref.field_np import field_ops
 from ..config import P3WhirConfig
 from ..document_checks import check_stated_parameters, copy_inconsistency, derive
-from ..format import ProofBounds, merkle_cap_from_json, pcs_proof_from_json
+from ..format import merkle_cap_from_json, pcs_proof_from_json
 from ..proof import MerkleCap, PcsProof
 from ..document_checks import MAX_NOTES, canonical_array, check_keys
 from .document_checks import DOCUMENT_KEYS, NOTES_KEYS, REQUIRED_KEYS, TEXT_KEYS, check_self_check, check_tree, \
     lst, opening_protocol_tree, read_openings, read_params, read_stacking, read_tables, text
 from .spec import TablesSpec
+from .verifier import tables_proof_bounds
 from .witness_checks import check_witness, verify_core
 
 FORMAT = "p3-whir-oracle/v2"
@@ -182,9 +183,7 @@ def read_p3_tables_document(doc) -> P3TablesDocument:
     _stated_texts(doc, config)
     check_tree(doc, "opening_protocol", opening_protocol_tree(spec.protocol, fold))
     batches = spec.protocol.batches
-    bounds = replace(ProofBounds.of(config, len(batches)),
-                     current=max((len(b.current) for b in batches), default=0),
-                     next=max((len(b.next) for b in batches), default=0))
+    bounds = tables_proof_bounds(config, spec.protocol)
     commitment = merkle_cap_from_json(doc["commitment"], field.P, bounds=bounds)
     if commitment.roots.shape[0] != 1:
         raise ProofFormatError(f"commitment: expected a cap of height 0 (one root), got {commitment.roots.shape[0]}")
