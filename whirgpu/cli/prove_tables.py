@@ -119,10 +119,11 @@ def run_prove_tables(args) -> int:
             recommit_bound(config, "--witness")
         except ProofFormatError as exc:
             raise ConfigError(str(exc).replace("leave the key out", "leave --witness out")) from None
-    # the cpu backend proves tables (the core's prover); auto picks it
-    choice = select_backend("cpu" if args.backend == "auto" else args.backend, config, args.storage)
-    backend = choice.backend
-    reason = "auto: tables are proved on the cpu backend for now" if args.backend == "auto" else choice.reason
+    choice = select_backend(args.backend, config, args.storage)
+    backend, reason = choice.backend, choice.reason
+    if args.backend == "auto" and not backend.proves_tables:  # auto: a backend that proves tables (the cpu one)
+        reason = f"auto: {backend.name} does not prove stacked tables yet, so the cpu backend"
+        backend = select_backend("cpu", config, args.storage).backend
     if not args.json:
         print(f"backend: {backend.name} ({reason})")
     start = time.perf_counter()
