@@ -77,3 +77,19 @@ def test_the_oracle_accepts_what_we_write(name, tmp_path):
         run = subprocess.run([str(ORACLE), "verify", "--in", str(path)], capture_output=True, text=True, timeout=60,
                              check=False)
         assert run.stdout.strip() == "accept", run.stdout + run.stderr
+
+
+def test_the_api_takes_table_documents_with_the_others():
+    import whirgpu
+    from whirgpu.errors import ProofFormatError
+    from whirgpu.profiles.documents import dump, read_document
+
+    from ..conftest import golden_p3_bytes as p3
+
+    table, column = golden_p3_bytes(GOLDEN[1]), p3("kb_n10_k2_r1_s32_p0_cb_e1_seed0.json")
+    verdicts = whirgpu.verify_many([table, column, table.replace(b'"open":"0:0,1:1/', b'"open":"0:0,1:0/')])
+    assert [v.ok for v in verdicts] == [True, True, False]
+    assert dump(table) == table
+    with pytest.raises(ProofFormatError, match="keeps no encoding"):
+        dump(read_document(table))
+    assert whirgpu.is_valid(table, values=whirgpu.claimed_values(table))

@@ -61,9 +61,9 @@ from ..config import P3WhirConfig
 from ..document_checks import check_stated_parameters, copy_inconsistency, derive
 from ..format import merkle_cap_from_json, pcs_proof_from_json
 from ..proof import MerkleCap, PcsProof
-from ..document_checks import MAX_NOTES, canonical_array, check_keys
-from .document_checks import DOCUMENT_KEYS, NOTES_KEYS, REQUIRED_KEYS, TEXT_KEYS, check_self_check, check_tree, \
-    lst, opening_protocol_tree, read_openings, read_params, read_stacking, read_tables, text
+from ..document_checks import MAX_NOTES, canonical_array
+from .document_checks import DOCUMENT_KEYS, NOTES_KEYS, REQUIRED_KEYS, TEXT_KEYS, check_keys, check_self_check, \
+    check_tree, lst, opening_protocol_tree, read_openings, read_params, read_stacking, read_tables, text
 from .spec import TablesSpec
 from .verifier import tables_proof_bounds
 from .witness_checks import check_witness, verify_core
@@ -172,6 +172,10 @@ def read_p3_tables_document(doc) -> P3TablesDocument:
         raise ProofFormatError(f"a p3-whir table document is a JSON object, got {json_type(doc)}")
     if doc.get("format") != FORMAT:
         raise ProofFormatError(f"format: expected {FORMAT!r}, got {doc.get('format')!r:.40}")
+    params = doc.get("params")
+    if doc.get("zk", False) is not False or (isinstance(params, dict) and params.get("zk", False) is not False):
+        raise ProofFormatError("zk: hiding table documents (upstream's HidingWhirPcs, the oracle's prove-tables --zk) "
+                               "are not verified here; only zk = false")
     check_keys(doc, "document", DOCUMENT_KEYS)
     missing = [k for k in REQUIRED_KEYS if k not in doc]
     if missing:

@@ -16,7 +16,7 @@ from ....protocol.json_tree import first_difference, json_type
 from ....protocol.soundness import SoundnessType
 from ..config import P3Parameters, P3WhirConfig
 from ..document_checks import MAX_RATES, MAX_RECOMMIT_LOG_CODEWORD, MAX_RECOMMIT_LOG_LEAVES, MAX_TEXT, \
-    SOUNDNESS_NAMES, canonical_array, check_keys
+    SOUNDNESS_NAMES, canonical_array
 from .shapes import MAX_LOG_ROWS, TableShape, TablesProtocol
 from .spec import LAYOUT_PROVERS, LAYOUTS, MAX_COLUMNS, MAX_OPEN_TEXT, MAX_TABLES, POINTS, TablesSpec, format_open, format_tables, parse_open
 
@@ -43,6 +43,14 @@ STACKING_KEYS = ("num_variables", "layout", "witness_constructor", "index_map", 
                  "placements", "polynomial_canonical")
 WITNESS_CONSTRUCTORS = {"suffix": "Witness::new (SuffixProver::new_witness)",
                         "prefix": "Witness::new_interleaved (PrefixProver::new_witness)"}
+
+
+def check_keys(value: dict, where: str, allowed) -> None:
+    unknown = sorted(str(k) for k in value if k not in allowed)
+    if unknown:
+        known = f"the format defines {', '.join(sorted(allowed))}" if len(allowed) <= 12 else \
+            "not a key of p3-whir-oracle/v2"
+        raise ProofFormatError(f"{where}: unknown key {unknown[0]!r:.60} ({known})")
 
 
 def uint(value, what: str, low: int = 0, high: int = (1 << 64) - 1) -> int:
@@ -245,7 +253,7 @@ def read_stacking(value, spec: TablesSpec, config: P3WhirConfig, prime: int) -> 
     return {k: v for k, v in block.items() if k != "polynomial_canonical"}, polynomial
 
 
-__all__ = ["BULKY_KEYS", "CHECKED_KEYS", "DOCUMENT_KEYS", "OPENING_KEYS", "PARAM_KEYS", "REQUIRED_KEYS",
+__all__ = ["BULKY_KEYS", "CHECKED_KEYS", "check_keys", "DOCUMENT_KEYS", "OPENING_KEYS", "PARAM_KEYS", "REQUIRED_KEYS",
            "SELF_CHECK", "STATEMENT_KEYS", "TEXT_KEYS", "check_self_check", "check_tree", "lst", "obj",
            "opening_protocol_tree", "read_openings", "read_params", "read_stacking", "read_tables", "recommit_bound",
            "stacked_arity", "text", "uint"]
