@@ -2,8 +2,8 @@
 read and verified: nothing it states is trusted that its proof does not prove.
 
 Contract:
-- ``read_p3_tables_document_bytes(data)`` parses the JSON text boundedly (``bounded_json.loads_bounded``) and reads
-  it as ``read_p3_tables_document`` does; ``read_p3_tables_document(doc)`` takes the decoded object and returns a
+- ``read_p3_tables_document_bytes(data)`` refuses text past ``MAX_PROOF_DOCUMENT_BYTES`` (as every proof document
+  reader), parses the JSON boundedly (``bounded_json.loads_bounded``) and reads it as ``read_p3_tables_document`` does; ``read_p3_tables_document(doc)`` takes the decoded object and returns a
   ``P3TablesDocument``. Every size is bounded before anything is derived from it: the shapes and the schedule are
   read first (at most ``spec.MAX_TABLES`` tables and ``spec.MAX_BATCHES`` batches), the stacked arity they derive
   must be ``params.num_variables``, the configuration is derived from that (v1's ``derive``), and the proof is
@@ -55,7 +55,9 @@ import numpy as np
 
 from ....errors import ProofFormatError, VerificationError
 from ....field import Field, field_by_name
+from ....files import check_size
 from ....protocol.bounded_json import json_type, loads_bounded
+from ....protocol.document_limits import MAX_PROOF_DOCUMENT_BYTES, PROOF_CAP_REASON
 from ....ref.field_np import field_ops
 from ..config import P3WhirConfig
 from ..document_checks import check_stated_parameters, copy_inconsistency, derive
@@ -138,6 +140,8 @@ class P3TablesVerified:
 
 def read_p3_tables_document_bytes(data) -> P3TablesDocument:
     """A ``P3TablesDocument`` from JSON text (bytes or str) from anyone (see the module contract)."""
+    if isinstance(data, (bytes, bytearray, str)):  # the cap every proof document has (document_limits)
+        check_size(data, MAX_PROOF_DOCUMENT_BYTES, "proof document", ProofFormatError, PROOF_CAP_REASON)
     return read_p3_tables_document(loads_bounded(data, "p3-whir table document"))
 
 
