@@ -130,3 +130,23 @@ def test_the_oracle_canonicalises_as_we_do(tmp_path):
         assert params["tables"] == spec.canonical()["tables"], (tables, typed)
     for tables, typed, _ in REFUSED[:8]:
         assert _oracle(tmp_path, "--tables", tables.replace("10x", "4x"), "--open", typed).returncode != 0, typed
+
+
+def test_random_schedules_round_trip_through_their_text():
+    import random
+
+    rng = random.Random(38)
+    for _ in range(300):
+        shapes = tuple(TableShape(rng.randrange(0, 27), rng.randrange(1, 6)) for _ in range(rng.randrange(1, 5)))
+        batches = []
+        for _ in range(rng.randrange(0, 6)):
+            t = rng.randrange(len(shapes))
+            width = shapes[t].columns
+            current = tuple(rng.sample(range(width), rng.randrange(0, width + 1)))
+            following = tuple(rng.sample(range(width), rng.randrange(0 if current else 1, width + 1)))
+            batches.append(OpeningBatch(t, current, following))
+        text = format_open(batches)
+        aliased = text.replace("/", ";")
+        parsed = parse_open(aliased, parse_tables(format_tables(shapes)))
+        assert parsed == tuple(sorted(batches, key=lambda b: b.table))
+        assert format_open(parsed) == format_open(sorted(batches, key=lambda b: b.table))
