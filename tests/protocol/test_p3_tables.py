@@ -4,9 +4,10 @@ KoalaBear) reproduced byte for byte from its columns (commitment and postcard pr
 backend that proves tables; the stacking, the claims and their batching order against the files; random shapes
 round-trip in both layouts.
 
-``TABLE_BACKENDS`` lists the backends that prove tables; a GPU backend joins it once it stacks and evaluates the
-claims on its device (its runtime is opened by ``tests/backend/conftest.py``'s ``open_runtime``, which skips with
-the reason when a runtime cannot open).
+``TABLE_BACKENDS`` lists the backends these tests run on: "cpu", and a GPU backend as "RUNTIME-MUL" (e.g.
+"wgpu-u64", "msl-cpu-mulhi") once it proves tables: ``make_backend`` opens its runtime through
+``tests/backend/conftest.py``'s ``open_runtime`` (a skip with the reason when the runtime cannot open, a failure
+when ``WHIRGPU_REQUIRE`` names it) and skips a backend that does not say ``proves_tables``.
 """
 
 from __future__ import annotations
@@ -41,7 +42,16 @@ TABLE_BACKENDS = ["cpu"]
 def make_backend(name: str):
     if name == "cpu":
         return CpuBackend()
-    raise AssertionError(f"no factory for backend {name}")  # a GPU backend: GpuBackend(open_runtime(...))
+    from whirgpu.backends.gpu import GpuBackend
+
+    from ..backend.conftest import open_runtime
+
+    runtime, mul = name.rsplit("-", 1)
+    backend = GpuBackend(open_runtime(runtime, mul))
+    if not backend.proves_tables:
+        backend.close()
+        pytest.skip(f"the {backend.name} backend does not prove stacked tables yet (issue 38 item 2)")
+    return backend
 
 
 @pytest.fixture(params=TABLE_BACKENDS)

@@ -60,6 +60,7 @@ class P3WhirProver(WhirProver):
     """Proves p3-whir openings under one ``P3WhirConfig`` over ``field`` on any backend."""
 
     claims_after_commitment = True
+    variable_order = "suffix"  # the layout's (``P3_WHIR_LAYOUT``): upstream's SuffixProver, the example's
 
     def __init__(self, config: P3WhirConfig, field: Field, backend: Backend):
         super().__init__(config, backend)
@@ -104,8 +105,6 @@ class P3WhirProver(WhirProver):
 
     def _new_transcript(self) -> HostTranscript:
         return HostTranscript(p3_challenger(self.config, self.field), query_sampler=distinct_query_indices)
-
-    variable_order = "suffix"  # upstream's SuffixProver, the example's layout
 
     def _shape(self, n_points: int) -> ProofShape:
         return proof_shape(self.config, max(n_points, self._transcript_points),
