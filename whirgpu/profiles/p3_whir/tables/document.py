@@ -165,8 +165,6 @@ def _stated_texts(doc: dict, config: P3WhirConfig) -> None:
             notes = lst(doc[key], key, at_most=MAX_NOTES)
             for i, note in enumerate(notes):
                 text(note, f"{key}[{i}]")
-    if "zk" in doc and doc["zk"] is not False:
-        raise ProofFormatError(f"zk: only non-hiding table documents (false) are read, got {doc['zk']!r:.20}")
     check_self_check(doc)
 
 
