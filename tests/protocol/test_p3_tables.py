@@ -352,3 +352,12 @@ def test_one_column_is_the_single_column_profile(prescribed):
                            None if points is None else list(points))
     assert pcs_proof_to_postcard(stacked.proof) == pcs_proof_to_postcard(single.proof)
     assert np.array_equal(np.stack(stacked.points), single.points)
+
+
+def test_numpy_integers_are_ints():
+    shape = TableShape(np.int64(5), np.uint8(2))
+    assert (shape.log_rows, shape.columns) == (5, 2) and type(shape.log_rows) is int
+    assert OpeningBatch(np.int32(0), np.array([1, 0]), [np.int64(1)]) == OpeningBatch(0, (1, 0), (1,))
+    for bad in (lambda: TableShape(True, 1), lambda: TableShape(3.0, 1), lambda: OpeningBatch(0, [np.bool_(True)])):
+        with pytest.raises(ConfigError):
+            bad()

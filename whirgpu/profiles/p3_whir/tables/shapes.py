@@ -24,7 +24,10 @@ Nothing here knows about layouts or fields; ``stacking`` places the committed ta
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
+
+import numpy as np
 
 from ....errors import ConfigError
 
@@ -32,8 +35,9 @@ MAX_LOG_ROWS = 40  # far above anything a device holds; bounds what a hostile do
 
 
 def _count(value, what: str, low: int, high: int | None = None) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
         raise ConfigError(f"{what} must be an int, got {value!r:.40}")
+    value = int(value)
     if value < low or (high is not None and value > high):
         bound = f"in [{low}, {high}]" if high is not None else f">= {low}"
         raise ConfigError(f"{what} must be {bound}, got {value}")
@@ -48,8 +52,8 @@ class TableShape:
     columns: int
 
     def __post_init__(self) -> None:
-        _count(self.log_rows, "a table's log_rows", 0, MAX_LOG_ROWS)
-        _count(self.columns, "a table's number of columns", 1)
+        object.__setattr__(self, "log_rows", _count(self.log_rows, "a table's log_rows", 0, MAX_LOG_ROWS))
+        object.__setattr__(self, "columns", _count(self.columns, "a table's number of columns", 1))
 
     def committed_log_rows(self, fold: int) -> int:
         """The arity the table is committed with: ``max(log_rows, fold)`` (zero padding up to the folding factor)."""
@@ -69,7 +73,7 @@ class OpeningBatch:
     next: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
-        _count(self.table, "an opening batch's table", 0)
+        object.__setattr__(self, "table", _count(self.table, "an opening batch's table", 0))
         for side in ("current", "next"):
             value = getattr(self, side)
             if isinstance(value, (str, bytes)):
