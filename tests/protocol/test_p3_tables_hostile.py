@@ -283,3 +283,41 @@ def test_the_expected_statement_of_a_table_document():
         with pytest.raises(VerificationError, match=needle) as info:
             whirgpu.verify(data, **kwargs)
         assert info.value.check == check
+
+
+def test_a_changed_postcard_copy_is_refused():
+    doc = _doc(T01)
+    hexed = doc["proof_postcard_hex"]
+    doc["proof_postcard_hex"] = hexed[:-2] + ("00" if hexed[-2:] != "00" else "01")
+    _refused(doc, ProofFormatError, "proof_postcard_hex")
+
+
+def _leaves(tree, path=()):
+    if isinstance(tree, dict):
+        for key, value in tree.items():
+            yield from _leaves(value, path + (key,))
+    elif isinstance(tree, list) and tree:
+        for i in sorted({0, len(tree) - 1}):
+            yield from _leaves(tree[i], path + (i,))
+    else:
+        yield path
+
+
+def test_random_mutations_are_refused_or_accepted_never_a_crash():
+    import random
+
+    rng = random.Random(3801)
+    base = _doc(T02)
+    paths = [p for p in _leaves(base) if p]
+    replacements = [None, True, -1, 0, 1, 1 << 32, 1 << 70, 2.5, "", "x", [], {}, [0], {"a": 1}]
+    for _ in range(200):
+        doc = copy.deepcopy(base)
+        path = rng.choice(paths)
+        node = doc
+        for key in path[:-1]:
+            node = node[key]
+        node[path[-1]] = rng.choice(replacements)
+        try:
+            _check(doc)
+        except (ProofFormatError, VerificationError) as exc:
+            assert "\n" not in str(exc), (path, exc)
