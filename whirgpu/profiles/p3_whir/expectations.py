@@ -42,6 +42,7 @@ from ...errors import ConfigError, VerificationError
 from ...expectations import check_security, check_statement, mismatch
 from .config import P3WhirConfig
 from .security import security_report
+from .tables.spec import TablesSpec
 
 
 @dataclass(frozen=True)
@@ -49,13 +50,11 @@ class P3Expected:
     config: P3WhirConfig
     num_openings: int | None = None
     prescribed: bool | None = None
-    tables: object | None = None  # a tables.spec.TablesSpec: shapes, layout, schedule, who chose the points
+    tables: TablesSpec | None = None  # shapes, layout, schedule, who chose the points
 
     def __post_init__(self) -> None:
         if self.tables is None:
             return
-        from .tables.spec import TablesSpec  # noqa: PLC0415
-
         if not isinstance(self.tables, TablesSpec):
             raise ConfigError(f"P3Expected.tables: expected a TablesSpec, got {type(self.tables).__name__}")
         batches = len(self.tables.protocol.batches)
