@@ -40,6 +40,8 @@ def test_the_shipped_p3_set_has_the_permutation_kats():
 @pytest.mark.parametrize("path", SHIPPED_P3, ids=lambda p: p.name)
 def test_shipped_p3_copy_equals_the_shared_file(path):
     shared = SHARED_GOLDEN_P3 / path.name[:-3]
+    if not shared.is_file():  # the table documents come from the oracle's own folder
+        shared = SHARED_GOLDEN_P3.parent / "oracle-p3" / "golden-tables" / path.name[:-3]
     if not shared.is_file():
         pytest.skip(f"{shared} is not here to compare with")
     assert lzma.decompress(path.read_bytes()) == shared.read_bytes()

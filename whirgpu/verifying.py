@@ -10,9 +10,9 @@ import numpy as np
 
 from .errors import ConfigError, ProofFormatError, VerificationError
 from .expectations import check_configuration, check_statement
-from .profiles.documents import check_profile, read_document
-from .profiles.p3_whir.document import P3Document
+from .profiles.documents import P3_DOCUMENTS, check_profile, read_document
 from .profiles.p3_whir.expectations import verify_p3_expected
+from .profiles.p3_whir.tables.document import P3TablesDocument
 from .profiles.whir_p3_metal.serialize import check_proof_file
 from .protocol.config import WhirConfig
 from .protocol.parameters import ProtocolParameters
@@ -52,7 +52,7 @@ def verify(proof_file, *, params=None, min_security: float | None = None, points
     check_assume(assume)
     document = read_document(proof_file)
     check_profile(document, params)
-    if isinstance(document, P3Document):
+    if isinstance(document, P3_DOCUMENTS):
         verify_p3_expected(document, params, min_security, points, values, assume)
         return
     proof_file = document
@@ -86,11 +86,16 @@ def is_valid(proof_file, *, params=None, min_security: float | None = None, poin
 def claimed_values(proof_file) -> list[list[int]]:
     """The values a proof document claims, canonical [a0, a1, a2, a3] per point in the document's field, in the
     order of its points: a whir-p3-metal statement's values, a p3-whir proof's opening evaluations (each opening's
-    ``current`` value, which ``verify`` checks the document's ``claimed_values_canonical`` against). Claims, not
+    ``current`` value, which ``verify`` checks the document's ``claimed_values_canonical`` against); for a p3-whir
+    table document every batch's claims in protocol order, its current values then its next values. Claims, not
     verdicts: nothing is verified here; pass them to ``verify(..., values=...)``. ``proof_file``: anything
     ``verify`` takes; anything else, or a document with parts of the wrong shape, is a ``ProofFormatError``."""
     document = read_document(proof_file)
-    if isinstance(document, P3Document):
+    if isinstance(document, P3TablesDocument):  # every claim
+        values = [v for evals in document.proof.evals for v in (*evals.current, *evals.next)]
+        values = np.array(values, dtype=np.uint32).reshape(-1, 4)
+        return field_ops(document.field).from_monty(values).astype(np.int64).tolist()
+    if isinstance(document, P3_DOCUMENTS):
         currents = [np.asarray(evals.current) for evals in document.proof.evals]
         if len(currents) != document.num_openings or any(c.shape != (1, 4) for c in currents):
             raise ProofFormatError(f"proof evals: expected {document.num_openings} opening(s) of one value each")

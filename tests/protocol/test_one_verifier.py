@@ -138,7 +138,9 @@ def test_verify_many_mixes_profiles_in_order(default_proof):
 
 
 def test_a_file_of_no_profile_is_said_to_be_so_in_one_line():
-    for data in (b"[1, 2]", b'{"format": "p3-whir-oracle/v2"}', b"\x00\x01binary?", b"{" * 10, b"[" * 200000):
+    for data in (b"[1, 2]", b'{"format": "p3-whir-oracle/v3"}', b"\x00\x01binary?", b"{" * 10, b"[" * 200000):
         with pytest.raises(ProofFormatError) as err:
             whirgpu.verify(data)
         assert "\n" not in str(err.value) and "not" in str(err.value)
+    with pytest.raises(ProofFormatError, match="missing key"):  # v2 (p3-whir tables) is a profile's format
+        whirgpu.verify(b'{"format": "p3-whir-oracle/v2"}')

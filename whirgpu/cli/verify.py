@@ -4,7 +4,11 @@
 [--backend B] [--processes K]``: verify proof documents of either profile against what the verifier expects.
 
 The profile is each document's own (whir-p3-metal: ``whir-p3-json/v1`` or the binary format; p3-whir:
-``p3-whir-oracle/v1``); ``--profile`` is an assertion every document must meet. ``--expect`` builds the parameters
+``p3-whir-oracle/v1``, one column, or ``p3-whir-oracle/v2``, stacked tables); ``--profile`` is an assertion every
+document must meet. A table document's accept line adds what it proved (``tables=.. layout=.. open=..
+points_from=..``: upstream's transcript does not bind them); ``--tables``, ``--layout``, ``--open``, ``--points``
+(``prove``'s syntax and defaults) refine ``--expect`` (N the stacked arity) to pin them, and ``--expect`` without
+``--tables`` expects a single-column document. ``--expect`` builds the parameters
 ``whirgpu prove`` would use in the document's profile (or the asserted one), with the refinements given; in the
 p3-whir profile it also pins the field (``--field``, default the profile's), the number of openings
 (``--openings``, default 1) and, unless ``--statement`` names the points, points drawn from the transcript.
@@ -31,6 +35,7 @@ from __future__ import annotations
 
 from ..backends import BACKEND_NAMES
 from .options import read_bytes, read_json_file
+from .prove_tables import TABLE_FLAGS
 from ..errors import ConfigError, FileError, ProofFormatError, VerificationError
 from ..field import FIELDS
 from ..protocol.parameters import DEFAULT_MAX_POW, DEFAULT_SECURITY_LEVEL, ProtocolParameters
@@ -40,8 +45,10 @@ PROFILES = ("whir-p3-metal", "p3-whir")
 STATEMENT_KEYS = ("points", "values")
 # The flags that refine --expect (the protocol parameters `prove -n -k -r` also takes), and their dests.
 EXPECT_REFINEMENTS = {"security": "--security", "pow_bits": "--pow-bits", "soundness": "--soundness",
-                      "initial_reduction": "--initial-reduction", "field": "--field", "openings": "--openings"}
-P3_ONLY = {"field": "--field", "openings": "--openings"}
+                      "initial_reduction": "--initial-reduction", "field": "--field", "openings": "--openings",
+                      "tables": "--tables", "layout": "--layout", "open": "--open", "points": "--points"}
+P3_ONLY = {"field": "--field", "openings": "--openings", "tables": "--tables", "layout": "--layout",
+           "open": "--open", "points": "--points"}
 
 
 def add_verify_parser(sub) -> None:
@@ -62,7 +69,8 @@ def add_verify_parser(sub) -> None:
                         "with any but auto")
     p.add_argument("--profile", default=None, choices=PROFILES,
                    help="assert the documents' profile (default: each document's own, recognised from it: "
-                        "whir-p3-json/v1 or binary is whir-p3-metal, p3-whir-oracle/v1 is p3-whir); a document "
+                        "whir-p3-json/v1 or binary is whir-p3-metal, p3-whir-oracle/v1 and /v2 are p3-whir); a "
+                        "document "
                         "of another profile is rejected")
     p.add_argument("--backend", default=None, choices=BACKEND_NAMES,
                    help="where to hash the whir-p3-metal proofs' Merkle openings (default: on the host, numpy and "
@@ -90,6 +98,11 @@ def add_verify_parser(sub) -> None:
                    help="with --expect, p3-whir: the field (default the profile's)")
     g.add_argument("--openings", type=int, default=None, metavar="E",
                    help="with --expect, p3-whir: the number of opening points (default 1)")
+    from .prove_tables import add_table_flags  # noqa: PLC0415
+
+    add_table_flags(p.add_argument_group(
+        "what the verifier expects of a p3-whir table document (refine --expect N:F:R, N the stacked arity; the "
+        "oracle's syntax; a proof of other tables, layout, schedule or point choice is rejected)"), verify=True)
     g.add_argument("--min-security", type=int, default=None, metavar="BITS",
                    help="the proof's configuration must reach at least BITS provable bits of security (unique "
                         "decoding or the Johnson bound, PoW included; docs/SECURITY.md), whatever regime it was "
@@ -125,6 +138,13 @@ def _check_refinements(args) -> None:
         raise ConfigError("--initial-reduction refines a whir-p3-metal expectation; --profile p3-whir was given")
     if args.openings is not None and args.openings < 1:
         raise ConfigError(f"--openings must be >= 1, got {args.openings}")
+    table_flags = [flag for dest, flag in TABLE_FLAGS.items() if getattr(args, dest) is not None]
+    if table_flags and args.tables is None:
+        raise ConfigError(f"{table_flags[0]} refines --tables; give --tables too")
+    if args.tables is not None and args.openings is not None:
+        raise ConfigError("--openings counts a single-column document's points; with --tables the schedule is --open")
+    if args.tables is not None and args.statement is not None:
+        raise ConfigError("--statement names a single-column statement; a table document's is its schedule (--open)")
 
 
 def expected_params(args) -> ProtocolParameters | None:
@@ -152,6 +172,16 @@ def expected_p3(args, statement: dict):
     n, k, r = parse_expect(args.expect)
     config = p3_expected_config(n, k, r, field=args.field, security_level=args.security, pow_bits=args.pow_bits,
                                 soundness=None if args.soundness is None else SoundnessType.parse(args.soundness))
+    if args.tables is not None:
+        from ..profiles.p3_whir.tables.document_checks import stacked_arity  # noqa: PLC0415
+        from .prove_tables import table_spec  # noqa: PLC0415
+
+        spec = table_spec(args)
+        stacked = stacked_arity(spec.protocol.shapes, k)
+        if stacked != n:
+            raise ConfigError(f"--tables {spec.canonical()['tables']} with fold {k} stack to n = {stacked}, but "
+                              f"--expect says n = {n}")
+        return P3Expected(config, tables=spec)
     prescribed = None if statement.get("points") is not None else False
     return P3Expected(config, num_openings=1 if args.openings is None else args.openings, prescribed=prescribed)
 
@@ -181,9 +211,11 @@ def accept_line(document, checked: list[str], assume: str | None = None) -> str:
         config, p = document.config, document.config.params
         facts = (config.num_variables, p.folding.k, p.starting_log_inv_rate, config, p.soundness_type.cli_name,
                  p.pow_bits, document.num_openings, "p3-whir", document.field.name)
+        proved = getattr(document, "spec", None)  # a table document: what it proved, in the flags' words
     else:
         from ..protocol.config import WhirConfig  # noqa: PLC0415
 
+        proved = None
         params = document.params
         fold = params.folding_factor.to_serde()
         fold_text = str(fold["Constant"]) if "Constant" in fold else \
@@ -193,8 +225,12 @@ def accept_line(document, checked: list[str], assume: str | None = None) -> str:
                  "babybear")
     n, fold, rate, config, soundness, pow_bits, points, profile, field = facts
     security = accept_figure(security_report(config), assume)
+    tables = ""
+    if profile == "p3-whir" and proved is not None:
+        c = proved.canonical()
+        tables = f" tables={c['tables']} layout={c['layout']} open={c['open'] or '-'} points_from={c['points']}"
     return (f"accept n={n} fold={fold} rate={rate} {security} soundness={soundness} pow_bits={pow_bits} "
-            f"points={points} profile={profile} field={field} ({what})")
+            f"points={points} profile={profile} field={field}{tables} ({what})")
 
 
 class _Expectations:
@@ -240,6 +276,7 @@ class _Expectations:
     def checked(self) -> list[str]:
         args = self.args
         return (["parameters"] if args.expect is not None else []) + \
+            (["tables, layout, schedule, points"] if args.tables is not None else []) + \
             ([f"security >= {args.min_security} bits" + (" (capacity assumed)" if args.assume else " provable")]
              if args.min_security is not None else []) + \
             (["statement"] if self.statement else [])

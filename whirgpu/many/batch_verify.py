@@ -32,8 +32,7 @@ from ..errors import BackendUnavailable, ConfigError, ProofFormatError, Verifica
 from ..expectations import check_configuration, check_statement
 from ..protocol.config import WhirConfig
 from ..protocol.parameters import ProtocolParameters
-from ..profiles.documents import check_profile, portable, read_document
-from ..profiles.p3_whir.document import P3Document
+from ..profiles.documents import P3_DOCUMENTS, check_profile, portable, read_document
 from ..profiles.p3_whir.expectations import verify_p3_expected
 from ..profiles.whir_p3_metal.serialize import ProofFile
 from ..protocol.security_policy import check_assume
@@ -74,7 +73,7 @@ def _walk(proof, params, min_security, points, values, assume) -> _Walked:
     try:
         document = read_document(proof)
         check_profile(document, params)
-        if isinstance(document, P3Document):
+        if isinstance(document, P3_DOCUMENTS):
             verify_p3_expected(document, params, min_security, points, values, assume)
             return _Walked([], None, None, done=True)
         proof_file = document

@@ -1,8 +1,9 @@
 """Proof documents of either profile, told apart by their own bytes.
 
 Contract: ``read_document(source, fmt="auto", profile=None)`` reads one proof document and returns a
-``ProofFile`` (the whir-p3-metal profile: ``whir-p3-json/v1`` JSON or whirgpu's binary format) or a
-``P3Document`` (the p3-whir profile: ``p3-whir-oracle/v1`` JSON). ``source`` is either kind of document already
+``ProofFile`` (the whir-p3-metal profile: ``whir-p3-json/v1`` JSON or whirgpu's binary format), a
+``P3Document`` (the p3-whir profile: ``p3-whir-oracle/v1`` JSON, one column) or a ``P3TablesDocument`` (the p3-whir
+profile: ``p3-whir-oracle/v2`` JSON, stacked tables; ``profiles.p3_whir.tables.document``). ``source`` is either kind of document already
 read (returned as it is), what ``P3Prover.prove`` returns (a ``P3ProofDocument``: read back from its own JSON
 bytes, so every check its bytes get runs and nothing it states is trusted), the bytes of a document, a path
 (``str`` or ``os.PathLike``) or JSON text (a ``str`` starting with ``{``), as
@@ -14,8 +15,8 @@ one, is a ``ProofFormatError`` of one line.
 
 ``dump(source, fmt=None)`` gives the bytes of the document ``source`` names (anything ``read_document`` takes but a
 ``P3Document``, which keeps no encoding of its own): in ``fmt`` for a whir-p3-metal document (``binary``, the
-default, or ``whir-p3-json``), and for a p3-whir document its one encoding, the ``p3-whir-oracle/v1`` JSON (a
-``P3ProofDocument``'s ``dumps()``, or the bytes read, as they were). A document whose copies disagree with what
+default, or ``whir-p3-json``), and for a p3-whir document its one encoding, the ``p3-whir-oracle/v1`` or ``/v2``
+JSON (a ``P3ProofDocument``'s ``dumps()``, or the bytes read, as they were). A document whose copies disagree with what
 they copy (``inconsistency``) is refused rather than written without them.
 """
 
@@ -31,18 +32,21 @@ from .p3_whir.api import P3ProofDocument
 from .p3_whir.document import FORMAT as P3_FORMAT
 from .p3_whir.document import P3Document, read_p3_document
 from .p3_whir.expectations import P3Expected
+from .p3_whir.tables.document import FORMAT as P3_TABLES_FORMAT
+from .p3_whir.tables.document import P3TablesDocument, read_p3_tables_document
 from .whir_p3_metal.serialize import BINARY_MAGIC, FORMATS, JSON_FORMAT, ProofFile, dump as dump_proof_file, \
     from_binary, from_whir_p3_tree, read_source
 
 DEFAULT_PROFILE = "whir-p3-metal"
 P3_PROFILE = "p3-whir"
 PROFILES = (DEFAULT_PROFILE, P3_PROFILE)
-_FORMAT_PROFILES = {JSON_FORMAT: DEFAULT_PROFILE, P3_FORMAT: P3_PROFILE}
+_FORMAT_PROFILES = {JSON_FORMAT: DEFAULT_PROFILE, P3_FORMAT: P3_PROFILE, P3_TABLES_FORMAT: P3_PROFILE}
+P3_DOCUMENTS = (P3Document, P3TablesDocument)  # the p3-whir profile's documents, read
 
 
-def profile_of(document: ProofFile | P3Document) -> str:
+def profile_of(document: ProofFile | P3Document | P3TablesDocument) -> str:
     """The profile a document read by ``read_document`` belongs to."""
-    return P3_PROFILE if isinstance(document, P3Document) else DEFAULT_PROFILE
+    return P3_PROFILE if isinstance(document, P3_DOCUMENTS) else DEFAULT_PROFILE
 
 
 def _assert_profile(found: str, profile: str | None, what: str) -> None:
@@ -66,7 +70,7 @@ def read_document(source, fmt: str = "auto", profile: str | None = None) -> Proo
         raise ProofFormatError(f"unknown proof format {fmt!r}; choose one of auto, {', '.join(FORMATS)}")
     if isinstance(source, P3ProofDocument):
         source = p3_proof_bytes(source)
-    if isinstance(source, (ProofFile, P3Document)):
+    if isinstance(source, (ProofFile,) + P3_DOCUMENTS):
         _assert_profile(profile_of(source), profile, "a document already read")
         return source
     data = read_source(source)
@@ -81,12 +85,12 @@ def read_document(source, fmt: str = "auto", profile: str | None = None) -> Proo
         what = f"format {declared!r:.60}" if isinstance(doc, dict) and "format" in doc else \
             ("no 'format' key" if isinstance(doc, dict) else f"a JSON {json_type(doc)}")
         raise ProofFormatError(f"not a proof document of any profile: {what} (expected a JSON object with format "
-                               f"{JSON_FORMAT!r} or {P3_FORMAT!r}, or the binary format)")
+                               f"{JSON_FORMAT!r}, {P3_FORMAT!r} or {P3_TABLES_FORMAT!r}, or the binary format)")
     _assert_profile(found, profile, f"format {declared!r}")
     if found == P3_PROFILE:
         if fmt != "auto":
             raise ProofFormatError(f"--format {fmt} names a whir-p3-metal encoding; this is a p3-whir document")
-        return read_p3_document(doc)
+        return read_p3_tables_document(doc) if declared == P3_TABLES_FORMAT else read_p3_document(doc)
     return from_whir_p3_tree(doc)
 
 
@@ -122,14 +126,14 @@ def dump(source, fmt: str | None = None) -> bytes:
     if fmt is not None and fmt not in FORMATS:
         raise ProofFormatError(f"unknown proof format {fmt!r:.40}; choose one of {', '.join(FORMATS)} (or leave it "
                                f"out: the profile's own)")
-    if isinstance(source, P3Document):
-        raise ProofFormatError("a P3Document keeps no encoding of its own: dump the P3ProofDocument, bytes or path "
-                               "it was read from")
+    if isinstance(source, P3_DOCUMENTS):
+        raise ProofFormatError(f"a {type(source).__name__} keeps no encoding of its own: dump the bytes or path it "
+                               "was read from")
     # read once: the bytes returned are the bytes checked
     data = source if isinstance(source, ProofFile) else \
         p3_proof_bytes(source) if isinstance(source, P3ProofDocument) else read_source(source)
     document = read_document(data)
-    if isinstance(document, P3Document):
+    if isinstance(document, P3_DOCUMENTS):
         if fmt is not None:
             raise ProofFormatError(f"{fmt} is a whir-p3-metal encoding; a p3-whir document has one, its "
                                    f"{P3_FORMAT} JSON: leave the format out")
