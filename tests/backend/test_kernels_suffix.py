@@ -1,6 +1,6 @@
 """The p3-whir profile's kernels of the sumcheck and the commitment on every runtime, against the numpy reference
 (``CpuBackend`` under the same ``TableLayout``): suffix-order round sums [h(0), c_inf], folds of the last
-variable (plain, fused with the next round's sums), and the row-major codeword (``ref.p3_codeword``), for both
+variable (plain, fused with the next round's sums), the prefix layout's [h(0), c_inf] rounds (the C_INF variant), and the row-major codeword (``ref.p3_codeword``), for both
 fields, random and edge words, tables bound whole, in windows and split over buffers, sizes crossing one
 workgroup, several workgroups and the reductions' grid-stride loop."""
 
@@ -43,9 +43,9 @@ def _random(rng, field, shape) -> np.ndarray:
     return values
 
 
-def _backends(gpu, field):
+def _backends(gpu, field, order="suffix"):
     cpu = CpuBackend()
-    gpu.layout = cpu.layout = P3_WHIR_LAYOUT(field)
+    gpu.layout = cpu.layout = P3_WHIR_LAYOUT(field, order)
     return gpu, cpu
 
 
@@ -58,10 +58,12 @@ def _default_layout(gpu):
 @pytest.mark.parametrize("field", FIELDS, ids=lambda f: f.name)
 @pytest.mark.parametrize("log_n,max_groups", SIZES)
 @pytest.mark.parametrize("ext", [False, True], ids=["base", "ext"])
-def test_suffix_round_and_fold(gpu, field, log_n, max_groups, ext, monkeypatch):
+@pytest.mark.parametrize("order", ["suffix", "prefix"])
+def test_p3_round_and_fold(gpu, field, log_n, max_groups, ext, order, monkeypatch):
+    """[h(0), c_inf] and the fold in either variable order (prefix: ``ref.sumcheck.prefix_round_message``)."""
     if max_groups is not None:
         monkeypatch.setattr("whirgpu.backends.gpu.sumcheck.MAX_REDUCE_GROUPS", max_groups)  # the reductions' own
-    gpu, cpu = _backends(gpu, field)
+    gpu, cpu = _backends(gpu, field, order)
     rng = np.random.default_rng(log_n * 7 + ext)
     n = 1 << log_n
     table = _random(rng, field, (n, 4) if ext else (n,))

@@ -66,7 +66,9 @@ def _spec(stem: str, params: str, entries: dict[str, tuple[tuple[str, ...], int 
 
 _WG = {"WG": (0, 256)}
 _WG64 = {"WG": (0, 64)}
-_SUFFIX = {"SUFFIX": (7, 0)}  # 1: the p3-whir profile's suffix variable order (adjacent pairs, c_inf messages)
+# SUFFIX 1: the p3-whir profile's suffix variable order (adjacent pairs, c_inf messages); C_INF 1 with SUFFIX 0: its
+# prefix order (pairs k, k + half) with c_inf messages (variable_order.wgsl)
+_SUFFIX = {"SUFFIX": (7, 0), "C_INF": (8, 0)}
 _P2 = "p2_rc"
 _P24 = "p24_rc"  # the width-24 permutation's table (constants.poseidon2_rc_table(field, 24))
 # A transcript program run as a launch's epilogue (challenger.wgsl): the params' last fields, and the buffers a
@@ -80,7 +82,7 @@ _TAIL_IO = ("work", "scratch", "proof", _P2)
 # challenger.wgsl declares it).
 # ``backends.device_transcript.TranscriptVariant`` sets them.
 _CH = {"CH_LENGTH_TAGGED": (16, 0), "CH_DISTINCT_QUERIES": (17, 0)}
-_CH_SUFFIX = {**_CH, "SUFFIX": (7, 0)}  # a transcript-tail reduction that also follows the variable order
+_CH_SUFFIX = {**_CH, **_SUFFIX}  # a transcript-tail reduction that also follows the variable order
 
 KERNELS: dict[str, KernelSpec] = {spec.stem: spec for spec in (
     _spec("field_selftest", "n op _pad0 _pad1", {"field_selftest": (("a", "b", "out"), 64)}),

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...errors import ConfigError
 from ...kernels.split import SplitArray
 from ...runtime.base import RtView
 from ..base import DeviceBuffer
@@ -19,12 +18,12 @@ class Reductions:
     """``GpuBackend``'s ``evaluate``, sumcheck rounds, folds and weights."""
 
     def _order_constants(self) -> dict[str, int] | None:
-        """The specialisation of the sumcheck and fold kernels for the layout's variable order."""
-        if not self.layout.suffix and self.layout.round_message != "h2":
-            # p3-whir's PrefixProver: x_0 first with [h(0), c_inf] messages, a kernel variant not written yet.
-            raise ConfigError(f"the {self.name} backend has no prefix-order sumcheck with [h(0), c_inf] messages "
-                              f"yet (p3-whir's prefix layout); use backend='cpu'")
-        return {"SUFFIX": 1} if self.layout.suffix else None
+        """The specialisation of the sumcheck and fold kernels for the layout's variable order and round message
+        (variable_order.wgsl): suffix order; prefix order with [h(0), c_inf] messages (p3-whir's PrefixProver,
+        C_INF: the second sum's factors are hi - lo instead of 2 hi - lo); or the default, prefix with h(2)."""
+        if self.layout.suffix:
+            return {"SUFFIX": 1}
+        return {"C_INF": 1} if self.layout.round_message == "c_inf" else None
 
     # -- reductions --------------------------------------------------------------------------------------------
     def evaluate(self, table: DeviceBuffer, point):
