@@ -283,3 +283,55 @@ class Reductions:
         nv = log2(weights.shape[0])
         self._accumulate(weights.handle, nv, True, eq_points, eq_coefficients, select_vars, select_coefficients)
         return weights
+
+    def add_next_weights(self, weights, points, windows, coefficients):
+        """In place. Next-row weights as the eq sum S of a run of claims sharing one window, shifted by one local
+        row (``next_weights``): three launches (factors, S, shift) per run of consecutive claims with equal
+        windows, whatever their number. Device values in a proof (points of the points region, coefficients of
+        scratch, ``windows`` host ints), host arrays outside one."""
+        windows = np.asarray(windows, np.int64).reshape(-1, 2)
+        if self._session is None:
+            coefficients = np.asarray(coefficients, np.uint32).reshape(-1, 4)
+            points = np.asarray(points, np.uint32).reshape(len(coefficients), log2(weights.shape[0]), 4)
+            with self._host_call(scratch_words=coefficients.size, points_words=points.size) as session:
+                regions = session.regions
+                self.add_next_weights(weights, self._put(regions.points, points), windows,
+                                      self._put(regions.scratch, coefficients))
+            return weights
+        nv = log2(weights.shape[0])
+        if len(windows) != points.shape[0] or len(windows) != coefficients.shape[0]:
+            raise ValueError(f"add_next_weights: {points.shape[0]} points, {len(windows)} windows and "
+                             f"{coefficients.shape[0]} coefficients")
+        at = 0
+        while at < len(windows):
+            end = at + 1
+            while end < len(windows) and tuple(windows[end]) == tuple(windows[at]):
+                end += 1
+            start, m = (int(v) for v in windows[at])
+            if not (0 <= start and 0 <= m and start + m <= nv):
+                raise ValueError(f"window ({start}, {m}) does not fit a point of {nv} coordinates")
+            self._shift_eq_sum(weights.handle, nv, points[at:end], coefficients[at:end], nv - start - m, m)
+            at = end
+        return weights
+
+    def _shift_eq_sum(self, weights: SplitArray, nv: int, points, coefficients, log_low: int, m: int) -> None:
+        """W += next-row shift of S = Σ coefficients[j] eq(., points[j]) over the window of m variables above the
+        low ``log_low`` bits (``next_weights``)."""
+        n = 1 << nv
+        eq_sum = self._new_table(n, EF_BYTES)
+        self._accumulate(eq_sum, nv, False, points, coefficients, None, None)
+        window = self._window_len(n, EF_BYTES)
+        step = 1 << log_low
+        back = max(step, window)  # prev window starts this far below the current one
+        kernel = self._drivers.kernel("next_weights")
+        batch = self._batch()
+        for start in range(0, n, window):
+            length = min(window, n - start)
+            whole = window == n
+            out = self._view(weights, start, length, whole)
+            cur = self._view(eq_sum, start, length, whole)
+            # below back no thread reads prev (its local row is 0 there): bind cur in its place
+            prev = self._view(eq_sum, start - back, length, False) if start >= back else cur
+            params = np.array([length, start, log_low, (1 << m) - 1, back - step, window, 0, 0], np.uint32)
+            batch.dispatch(kernel, [out, prev, cur], params, workgroups(length))
+        self._free(*eq_sum.buffers)
