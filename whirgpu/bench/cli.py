@@ -7,7 +7,6 @@ table); 2 a file that cannot be read or written (--load, --json, --plot: checked
 
 from __future__ import annotations
 
-import argparse
 import json
 import shlex
 import sys
@@ -296,7 +295,8 @@ NOT_WITH_TABLES = (("grid", "--grid"), ("throughput", "--throughput"), ("kernels
 
 def _run_tables(args) -> int:
     """``--tables``: the stacked proof beside the single-column one (``bench.tables``)."""
-    from ..cli.prove_tables import table_config  # noqa: PLC0415
+    from ..profiles.p3_whir.defaults import example_parameters, resolve  # noqa: PLC0415
+    from ..profiles.p3_whir.tables.document_checks import stacked_arity  # noqa: PLC0415
     from ..profiles.p3_whir.tables.spec import TablesSpec  # noqa: PLC0415
     from .host import host_info  # noqa: PLC0415
     from .report import console  # noqa: PLC0415
@@ -306,9 +306,12 @@ def _run_tables(args) -> int:
     if given:
         raise ConfigError(f"--tables times one stacked shape beside its single column; it does not take {given[0]}")
     spec = TablesSpec.parse(args.tables, args.open, args.layout, args.points)
-    settings = argparse.Namespace(initial_reduction=None, soundness=None, security=None, folding_factor=args.fold,
-                                  rate=args.rate, pow_bits=args.pow_bits, num_variables=None, field=args.field)
-    config = table_config(settings, spec)
+    params = example_parameters(args.fold, args.rate, pow_bits=args.pow_bits)
+    resolved = resolve(stacked_arity(spec.protocol.shapes, params.folding.k), params, args.field or EXAMPLE_FIELD,
+                       explicit=args.pow_bits is not None)
+    if resolved.note:
+        print(f"note: {resolved.note}", file=sys.stderr)
+    config = resolved.config
     runs, warmup, seed = _counts(args)
     specs = parse_specs(args.backends) if args.backends else default_specs()
     backends, skipped = open_specs(specs, args.storage, explicit=args.backends is not None)
