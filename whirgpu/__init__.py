@@ -2,7 +2,8 @@
 
 Public API (canonical field elements in and out; see ``whirgpu.api``):
 ``ProtocolParameters``, ``WhirConfig``, ``Prover``, ``verify``, ``is_valid``, ``verify_many``, ``dump``, ``load``,
-``read_document``, ``claimed_values``, ``random_instance``, ``select_backend``, the p3-whir profile's ``P3Prover``,
+``read_document``, ``claimed_values``, ``random_instance``, ``select_backend``, the p3-whir profile's ``P3Prover``
+(one column), ``P3Tables`` (a STARK's tables: commit once, open in batches; ``OpeningBatch``, ``TablesSpec``),
 ``P3Parameters``, ``P3WhirConfig`` and ``P3Expected``, ``security_report`` (a configuration's bits under every
 security regime, the provable figure beside a conjectural one), and the error tree under ``WhirGpuError``. ``verify``,
 ``is_valid`` and ``verify_many`` take proof documents of either profile.
@@ -32,6 +33,9 @@ from .profiles.documents import read_document
 from .profiles.p3_whir.api import P3Prover
 from .profiles.p3_whir.config import P3Parameters, P3WhirConfig
 from .profiles.p3_whir.expectations import P3Expected
+from .profiles.p3_whir.tables.api import P3Tables, P3TablesCommitment, P3TablesProofDocument
+from .profiles.p3_whir.tables.shapes import OpeningBatch, TableShape
+from .profiles.p3_whir.tables.spec import TablesSpec
 from .profiles.security import security_report
 
 __version__ = "0.1.0"
@@ -45,10 +49,14 @@ __all__ = [
     "DeviceLimitError",
     "DeviceOutOfMemory",
     "FileError",
+    "OpeningBatch",
     "P",
     "P3Expected",
     "P3Parameters",
     "P3Prover",
+    "P3Tables",
+    "P3TablesCommitment",
+    "P3TablesProofDocument",
     "P3WhirConfig",
     "ProofFile",
     "ProofFormatError",
@@ -57,6 +65,8 @@ __all__ = [
     "ShaderCompileError",
     "SoundnessType",
     "Statement",
+    "TableShape",
+    "TablesSpec",
     "VerificationError",
     "WhirConfig",
     "WhirGpuError",

@@ -93,6 +93,22 @@ def add_bench_parser(sub) -> None:
     run.add_argument("--seed", type=int, metavar="S", help="seed of each point's random instance (default 1)")
     add_storage_flag(run)
     add_max_binding_flag(run)
+    tables = p.add_argument_group("stacked tables (p3-whir): the stacked proof beside the single-column one")
+    tables.add_argument("--tables", metavar="LOGROWSxCOLS[,...]",
+                        help="time a stacked commitment + opening of these tables (the oracle's syntax, e.g. "
+                             "10x3,8x2) beside a single-column p3-whir proof of the same stacked n, per backend that "
+                             "proves tables, with their ratio")
+    tables.add_argument("--layout", metavar="suffix|prefix", help="with --tables: the stacking (default suffix)")
+    tables.add_argument("--open", metavar="SPEC",
+                        help="with --tables: the opening batches, TABLE:CURRENT[:NEXT][/...] (default: every column "
+                             "of every table at one point)")
+    tables.add_argument("--points", metavar="transcript|prescribed",
+                        help="with --tables: the batches' points drawn from the transcript (default) or prescribed")
+    tables.add_argument("--fold", type=int, metavar="F",
+                        help=f"with --tables: the folding factor (default {EXAMPLE_PARAMETERS.folding.k}, the "
+                             "example's)")
+    tables.add_argument("--rate", type=int, metavar="R",
+                        help=f"with --tables: log2 inverse rate (default {EXAMPLE_PARAMETERS.starting_log_inv_rate})")
     run.add_argument("--phases", action="store_true",
                      help="also print the time per proof phase (kernel backends: one extra profiled run that waits "
                           "for the device at each phase; cpu: the median run)")
@@ -269,7 +285,67 @@ def _load_kernel_reports(args, docs: list[tuple[str, dict]]) -> int:
     return 0
 
 
+TABLE_ONLY = (("layout", "--layout"), ("open", "--open"), ("points", "--points"), ("fold", "--fold"),
+              ("rate", "--rate"))
+NOT_WITH_TABLES = (("grid", "--grid"), ("throughput", "--throughput"), ("kernels", "--kernels"), ("load", "--load"),
+                   ("plot", "--plot"), ("baseline", "--baseline"), ("reference", "--reference"),
+                   ("phases", "--phases"), ("devices", "--devices"), ("processes", "--processes"),
+                   ("window", "--window"))
+
+
+def _run_tables(args) -> int:
+    """``--tables``: the stacked proof beside the single-column one (``bench.tables``)."""
+    from ..profiles.p3_whir.defaults import example_parameters, resolve  # noqa: PLC0415
+    from ..profiles.p3_whir.tables.document_checks import stacked_arity  # noqa: PLC0415
+    from ..profiles.p3_whir.tables.spec import TablesSpec  # noqa: PLC0415
+    from .host import host_info  # noqa: PLC0415
+    from .report import console  # noqa: PLC0415
+    from .tables import render_tables_bench, run_tables_bench  # noqa: PLC0415
+
+    given = [flag for dest, flag in NOT_WITH_TABLES if getattr(args, dest, None) not in (None, False)]
+    if given:
+        raise ConfigError(f"--tables times one stacked shape beside its single column; it does not take {given[0]}")
+    spec = TablesSpec.parse(args.tables, args.open, args.layout, args.points)
+    params = example_parameters(args.fold, args.rate, pow_bits=args.pow_bits)
+    resolved = resolve(stacked_arity(spec.protocol.shapes, params.folding.k), params, args.field or EXAMPLE_FIELD,
+                       explicit=args.pow_bits is not None)
+    if resolved.note:
+        print(f"note: {resolved.note}", file=sys.stderr)
+    config = resolved.config
+    runs, warmup, seed = _counts(args)
+    specs = parse_specs(args.backends) if args.backends else default_specs()
+    backends, skipped = open_specs(specs, args.storage, explicit=args.backends is not None)
+    err = console(stderr=True)
+    for name, reason in skipped.items():
+        err.print(f"skipping {name}: {reason}", markup=False)
+    check_writable(args.json, "--json")
+    words = ["whirgpu", "bench", "--tables", spec.canonical()["tables"], "--layout", spec.layout, "--open",
+             spec.canonical()["open"], "--points", spec.points, "--fold", str(config.params.folding.k), "--rate",
+             str(config.params.starting_log_inv_rate), "--field", config.field.name, "--pow-bits",
+             str(config.params.pow_bits), "--backends", ",".join(backends), "--runs", str(runs), "--warmup",
+             str(warmup), "--seed", str(seed)]
+    devices = {name: describe(backend) for name, backend in backends.items()}
+
+    def on_step(description: str) -> None:
+        if not args.quiet:
+            err.print(f"  {description}", markup=False)
+
+    bench = run_tables_bench(spec, config, backends, runs, warmup, seed, on_step, devices)
+    bench.date = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    bench.command, bench.host = shlex.join(words), host_info()
+    render_tables_bench(bench, args.markdown)
+    if args.json:
+        _write_json(args.json, bench.to_json())
+        print(f"wrote {args.json}", file=sys.stderr)
+    return 1 if bench.has_errors else 0
+
+
 def run_bench(args) -> int:
+    if args.tables is not None:
+        return _run_tables(args)
+    given = [flag for dest, flag in TABLE_ONLY if getattr(args, dest, None) is not None]
+    if given:
+        raise ConfigError(f"{given[0]} refines --tables; give --tables too")
     if args.window is not None and args.throughput is None:
         raise ConfigError("--window times the runs of --throughput; add --throughput COUNT")
     if args.kernels:

@@ -4,8 +4,9 @@ Contract: ``read_document(source, fmt="auto", profile=None)`` reads one proof do
 ``ProofFile`` (the whir-p3-metal profile: ``whir-p3-json/v1`` JSON or whirgpu's binary format), a
 ``P3Document`` (the p3-whir profile: ``p3-whir-oracle/v1`` JSON, one column) or a ``P3TablesDocument`` (the p3-whir
 profile: ``p3-whir-oracle/v2`` JSON, stacked tables; ``profiles.p3_whir.tables.document``). ``source`` is either kind of document already
-read (returned as it is), what ``P3Prover.prove`` returns (a ``P3ProofDocument``: read back from its own JSON
-bytes, so every check its bytes get runs and nothing it states is trusted), the bytes of a document, a path
+read (returned as it is), what ``P3Prover.prove`` returns (a ``P3ProofDocument``) or ``P3TablesCommitment.open``
+(a ``P3TablesProofDocument``): read back from its own JSON bytes, so every check its bytes get runs and nothing
+it states is trusted), the bytes of a document, a path
 (``str`` or ``os.PathLike``) or JSON text (a ``str`` starting with ``{``), as
 ``whir_p3_metal.serialize.read_source`` defines. The profile is the document's own: the binary
 magic, else the JSON object's ``format``. ``profile`` (``"whir-p3-metal"`` / ``"p3-whir"``), when given, is an
@@ -16,7 +17,7 @@ one, is a ``ProofFormatError`` of one line.
 ``dump(source, fmt=None)`` gives the bytes of the document ``source`` names (anything ``read_document`` takes but a
 ``P3Document``, which keeps no encoding of its own): in ``fmt`` for a whir-p3-metal document (``binary``, the
 default, or ``whir-p3-json``), and for a p3-whir document its one encoding, the ``p3-whir-oracle/v1`` or ``/v2``
-JSON (a ``P3ProofDocument``'s ``dumps()``, or the bytes read, as they were). A document whose copies disagree with what
+JSON (a ``P3ProofDocument``'s or ``P3TablesProofDocument``'s ``dumps()``, or the bytes read, as they were). A document whose copies disagree with what
 they copy (``inconsistency``) is refused rather than written without them.
 """
 
@@ -33,6 +34,7 @@ from .p3_whir.document import FORMAT as P3_FORMAT
 from .p3_whir.document import P3Document, read_p3_document
 from .p3_whir.expectations import P3Expected
 from .p3_whir.tables.document import FORMAT as P3_TABLES_FORMAT
+from .p3_whir.tables.api import P3TablesProofDocument
 from .p3_whir.tables.document import P3TablesDocument, read_p3_tables_document
 from .whir_p3_metal.serialize import BINARY_MAGIC, FORMATS, JSON_FORMAT, ProofFile, dump as dump_proof_file, \
     from_binary, from_whir_p3_tree, read_source
@@ -42,6 +44,7 @@ P3_PROFILE = "p3-whir"
 PROFILES = (DEFAULT_PROFILE, P3_PROFILE)
 _FORMAT_PROFILES = {JSON_FORMAT: DEFAULT_PROFILE, P3_FORMAT: P3_PROFILE, P3_TABLES_FORMAT: P3_PROFILE}
 P3_DOCUMENTS = (P3Document, P3TablesDocument)  # the p3-whir profile's documents, read
+PROVED_DOCUMENTS = (P3ProofDocument, P3TablesProofDocument)  # what the p3-whir provers return: read as their bytes
 
 
 def profile_of(document: ProofFile | P3Document | P3TablesDocument) -> str:
@@ -68,7 +71,7 @@ def read_document(source, fmt: str = "auto", profile: str | None = None) -> Proo
         raise ProofFormatError(f"unknown profile {profile!r}; choose one of {', '.join(PROFILES)}")
     if fmt != "auto" and fmt not in FORMATS:
         raise ProofFormatError(f"unknown proof format {fmt!r}; choose one of auto, {', '.join(FORMATS)}")
-    if isinstance(source, P3ProofDocument):
+    if isinstance(source, PROVED_DOCUMENTS):
         source = p3_proof_bytes(source)
     if isinstance(source, (ProofFile,) + P3_DOCUMENTS):
         _assert_profile(profile_of(source), profile, "a document already read")
@@ -105,20 +108,21 @@ def check_profile(document: ProofFile | P3Document, params) -> None:
         raise mismatch("profile", f"a {expects} proof expected, got a {found} proof document")
 
 
-def p3_proof_bytes(document: P3ProofDocument) -> bytes:
+def p3_proof_bytes(document: P3ProofDocument | P3TablesProofDocument) -> bytes:
     """The JSON bytes ``document.write`` writes; a ``ProofFormatError`` when its parts do not serialise (a
-    ``P3ProofDocument`` built or changed by hand)."""
+    ``P3ProofDocument`` or ``P3TablesProofDocument`` built or changed by hand)."""
     try:
         return document.dumps().encode()
     except (ConfigError, AttributeError, TypeError, ValueError, IndexError, KeyError, OverflowError) as exc:
-        raise ProofFormatError(f"cannot serialise this P3ProofDocument: {type(exc).__name__}: {exc}"[:300]) from None
+        raise ProofFormatError(f"cannot serialise this {type(document).__name__}: {type(exc).__name__}: "
+                               f"{exc}"[:300]) from None
 
 
 def portable(source):
     """``source`` as it can travel to another process, read there as ``read_document`` reads it here: a
-    ``P3ProofDocument`` (which holds its prover's closures) as its JSON bytes, anything else as it is. A
-    ``ProofFormatError`` when a ``P3ProofDocument`` does not serialise."""
-    return p3_proof_bytes(source) if isinstance(source, P3ProofDocument) else source
+    ``P3ProofDocument`` or ``P3TablesProofDocument`` (which hold their prover's values) as its JSON bytes, anything
+    else as it is. A ``ProofFormatError`` when one does not serialise."""
+    return p3_proof_bytes(source) if isinstance(source, PROVED_DOCUMENTS) else source
 
 
 def dump(source, fmt: str | None = None) -> bytes:
@@ -131,7 +135,7 @@ def dump(source, fmt: str | None = None) -> bytes:
                                "was read from")
     # read once: the bytes returned are the bytes checked
     data = source if isinstance(source, ProofFile) else \
-        p3_proof_bytes(source) if isinstance(source, P3ProofDocument) else read_source(source)
+        p3_proof_bytes(source) if isinstance(source, PROVED_DOCUMENTS) else read_source(source)
     document = read_document(data)
     if isinstance(document, P3_DOCUMENTS):
         if fmt is not None:

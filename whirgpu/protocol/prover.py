@@ -256,6 +256,11 @@ class WhirProver:
             return None
         return type(self), self.config, int(points.shape[0])
 
+    def _release(self, *items) -> None:
+        """The proof is done with these buffers / commitments (``Backend.release``); a profile holding a
+        commitment across proofs keeps its own out (``tables.prover``)."""
+        self.backend.release(*items)
+
     # -- the step order ------------------------------------------------------------------------------------------
     def _prove(self, polynomial: PolynomialSource, points: np.ndarray, values: np.ndarray | None):
         return self._record(polynomial, points, values, self.backend.end_proof)
@@ -278,7 +283,7 @@ class WhirProver:
             for round_index in range(self.config.n_rounds):
                 self._round(round_index, proof, state, transcript)
             self._final_round(proof, state, transcript)
-            backend.release(state.table, state.weights, state.commitment)
+            self._release(state.table, state.weights, state.commitment)
 
             def resolve(read):
                 claimed = values if claims is None else \
@@ -293,8 +298,15 @@ class WhirProver:
 
     # -- commit ----------------------------------------------------------------------------------------------
     def _commit(self, polynomial: PolynomialSource, statement_points, transcript, evaluate_claims: bool):
+        """Commit the polynomial (``_commit_table``), then the rest of the initial phase (``_open_committed``)."""
+        table, commitment, claims = self._commit_table(polynomial, statement_points, evaluate_claims)
+        return self._open_committed(table, commitment, statement_points, transcript, claims)
+
+    def _commit_table(self, polynomial: PolynomialSource, statement_points, evaluate_claims: bool):
         """Upload and commit the polynomial (and evaluate it at the statement's points when asked: those claims
-        are not observed, so where they are computed does not change the transcript)."""
+        are not observed, so where they are computed does not change the transcript): (table, commitment, claims
+        or None). Touches no transcript, so a commitment made once may serve several openings (a profile that
+        holds one overrides this; ``tables.prover``)."""
         config, backend = self.config, self.backend
         n = config.num_variables
         k0 = config.fold(0)
@@ -308,6 +320,14 @@ class WhirProver:
             with self.timer.phase("claims"):
                 claims = [backend.evaluate(table, statement_points[i]) for i in range(len(statement_points))]
         commitment = backend.commit(table, k0, n + config.starting_log_inv_rate - k0)
+        return table, commitment, claims
+
+    def _open_committed(self, table: DeviceBuffer, commitment: Commitment, statement_points, transcript, claims):
+        """The initial phase after the commitment: root observed, OOD answers, the statement, alpha, the initial
+        sumcheck; returns (proof, state, claims)."""
+        config = self.config
+        n = config.num_variables
+        k0 = config.fold(0)
         transcript.observe(commitment.root)
         ood_points, ood_answers = self._ood(transcript, table, n, config.commitment_ood_samples)
         statement_points, claims = self._statement(transcript, table, statement_points, claims)
@@ -357,7 +377,7 @@ class WhirProver:
             with self.timer.phase("fold"):
                 old = (state.table, state.weights)
                 state.table, state.weights = self.backend.fold(state.table, state.weights, r)
-                self.backend.release(*old)
+                self._release(*old)
             evaluations.append(h)
         return SumcheckData(evaluations, witnesses)
 
@@ -393,7 +413,7 @@ class WhirProver:
             eq_points = backend.concat_points(ood_points) if n_ood else None
             state.weights = backend.add_constraint_weights(state.weights, eq_points, coefficients[:n_ood],
                                                            select_vars, coefficients[n_ood:])
-        backend.release(state.commitment)
+        self._release(state.commitment)
         state.commitment = commitment
         sumcheck = self._sumcheck(state, transcript, k_next, round_config.folding_pow_bits)
         proof.rounds.append(RoundProof(commitment.root, ood_answers, pow_witness, opened, sumcheck))

@@ -17,6 +17,16 @@ Contract: ``prove_tables(config, field, backend, columns, protocol, layout, poin
   current then next values), ``points`` (one (m_b, 4) Montgomery array per batch), ``stacked`` (the
   ``StackedLayout``).
 
+A commitment used more than once (upstream's ``WhirProverData``, cloned per opening): ``P3TablesProver.commit(columns)
+-> TablesProverData`` stacks, encodes and Merkle-commits once (the prover data holds the stacked table, the
+codeword and its tree on the backend, and the padded columns); ``P3TablesProver.open(data, protocol, points=None)
+-> TablesProved`` proves one opening of it (``protocol``: any ``TablesProtocol`` of the committed shapes) from a
+fresh transcript (domain separator, root observed, initial OOD, then the batches: upstream's challenger after
+``commit``), with no upload, encoding or hashing of the initial table: each opening is byte for byte the
+``prove_tables`` of the same columns, protocol and points. The held table and commitment are never released by an
+opening (``_release``); ``TablesProverData.release()`` gives them back. ``prove_tables`` itself commits inside its
+one proof, as before.
+
 Transcript (both layouts): domain separator, root, initial OOD answers of the stacked polynomial, then per batch
 in protocol order {its point; observe its current values; observe its next values}, alpha, then the WHIR rounds
 (prefix: x_0 bound first, [h(0), c_inf] messages, codewords of 2^k contiguous column blocks; suffix: as the
@@ -35,7 +45,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ....backends.base import Backend
+from ....backends.base import Backend, Commitment, DeviceBuffer, TransferStats
 from ....errors import ConfigError
 from ....field import Field
 from ....ref.field_np import field_ops
@@ -46,6 +56,36 @@ from ....protocol.prover import PolynomialSource
 from .claims import evaluate_batch, stacked_claims
 from .shapes import TablesProtocol
 from .stacking import StackedLayout, plan_layout
+
+
+@dataclass
+class TablesProverData:
+    """What ``P3TablesProver.commit`` returns (module contract): ``commitment`` (the ``MerkleCap``), ``stacked``
+    (the ``StackedLayout``), ``shapes`` (the committed ``TableShape``s), and on ``backend`` the stacked ``table``
+    and its ``committed`` codeword and tree, ``columns`` each table's Montgomery words padded to its committed
+    rows (the claims are evaluated from them). Bound to the prover that made it (``config``, ``field``,
+    ``backend``); ``release()`` frees the backend's copies (an opening after it is a ``ConfigError``)."""
+
+    commitment: MerkleCap
+    stacked: StackedLayout
+    shapes: tuple
+    config: P3WhirConfig
+    field: Field
+    backend: Backend
+    table: DeviceBuffer | None
+    committed: Commitment | None
+    columns: list
+
+    @property
+    def released(self) -> bool:
+        return self.table is None
+
+    def release(self) -> None:
+        """Give the table, codeword and tree back to the backend; idempotent."""
+        if self.table is not None:
+            table, committed = self.table, self.committed
+            self.table = self.committed = None
+            self.backend.release(table, committed)
 
 
 @dataclass(frozen=True)
@@ -113,26 +153,86 @@ class P3TablesProver(P3WhirProver):
         self._columns: list[np.ndarray] = []
         self._prescribed: tuple[np.ndarray, ...] | None = None
         self._batch_points: list = []
+        self._held: TablesProverData | None = None  # the commitment ``open`` proves from
 
     def prove_tables(self, columns, points=None) -> TablesProved:
         """See the module contract."""
-        ops = field_ops(self.field)
-        canonical = check_columns(columns, self.protocol, self.field)
         self._prescribed = None if points is None else check_points(points, self.protocol, self.config.fold(0),
                                                                      self.field)
+        words = self._stack(columns)
+        n = self.config.num_variables
+        (commitment, proof, points_out), _ = self._prove_retrying(PolynomialSource(words, canonical=False),
+                                                                  np.zeros((0, n, 4), np.uint32), None)
+        return TablesProved(commitment, proof, points_out, self.stacked)
+
+    def commit(self, columns) -> TablesProverData:
+        """Stack, encode and Merkle-commit ``columns`` once (module contract); the batches of this prover's
+        protocol play no part."""
+        backend, n = self.backend, self.config.num_variables
+        words = self._stack(columns)
+        with backend.proof_lock:
+            self.stats = backend.stats = TransferStats()
+            backend.record_proof(None)
+            _, no_points = backend.begin_proof(self._shape(0), self._new_transcript(), np.zeros((0, n, 4), np.uint32))
+            try:
+                table, committed, _ = super()._commit_table(PolynomialSource(words, canonical=False), no_points,
+                                                            False)
+                root = backend.end_proof(lambda read: np.asarray(read(committed.root), np.uint32).reshape(1, 8))
+            except BaseException:
+                backend.abort_proof()
+                raise
+        return TablesProverData(MerkleCap(root), self.stacked, self.protocol.shapes, self.config, self.field, backend,
+                                table, committed, self._columns)
+
+    def open(self, data: TablesProverData, protocol: TablesProtocol | None = None, points=None) -> TablesProved:
+        """One opening of ``data`` (this prover's ``commit``) as ``protocol`` says (default: this prover's), points
+        drawn or prescribed as ``prove_tables`` takes them (module contract)."""
+        protocol = self.protocol if protocol is None else protocol
+        if not isinstance(data, TablesProverData):
+            raise ConfigError(f"expected the TablesProverData of commit(), got {type(data).__name__}")
+        if data.backend is not self.backend or data.config != self.config or data.field is not self.field or \
+                data.stacked != self.stacked:
+            raise ConfigError("this prover data was committed under another configuration, layout or backend")
+        if data.released:
+            raise ConfigError("this prover data was released; commit again")
+        if not isinstance(protocol, TablesProtocol) or protocol.shapes != data.shapes:
+            raise ConfigError("an opening's protocol must have the committed table shapes "
+                              f"({','.join(map(str, data.shapes))})")
+        prescribed = None if points is None else check_points(points, protocol, self.config.fold(0), self.field)
+        saved = self.protocol
+        self.protocol, self._prescribed, self._columns, self._held = protocol, prescribed, data.columns, data
+        try:
+            n = self.config.num_variables
+            (commitment, proof, points_out), _ = self._prove_retrying(PolynomialSource(None, canonical=False),
+                                                                      np.zeros((0, n, 4), np.uint32), None)
+        finally:
+            self.protocol, self._held = saved, None
+        return TablesProved(commitment, proof, points_out, self.stacked)
+
+    def _stack(self, columns) -> np.ndarray:
+        """The stacked polynomial (2^n Montgomery words) of checked ``columns``; keeps the padded columns."""
+        ops = field_ops(self.field)
+        canonical = check_columns(columns, self.protocol, self.field)
         padded = []
         for array, m in zip(canonical, self.stacked.table_log_rows):
             table = np.zeros((array.shape[0], 1 << m), np.uint32)
             table[:, :array.shape[1]] = ops.to_monty(array)
             padded.append(table)
         self._columns = padded
-        words = self.stacked.stack(padded)
-        n = self.config.num_variables
-        (commitment, proof, points_out), _ = self._prove_retrying(PolynomialSource(words, canonical=False),
-                                                                  np.zeros((0, n, 4), np.uint32), None)
-        return TablesProved(commitment, proof, points_out, self.stacked)
+        return self.stacked.stack(padded)
 
     # -- hooks ---------------------------------------------------------------------------------------------------
+    def _commit_table(self, polynomial, statement_points, evaluate_claims):
+        """The held commitment, when ``open`` runs: no upload, no encoding, no hashing."""
+        if self._held is None:
+            return super()._commit_table(polynomial, statement_points, evaluate_claims)
+        return self._held.table, self._held.committed, None
+
+    def _release(self, *items) -> None:
+        """Everything but the held table and commitment."""
+        held = () if self._held is None else (self._held.table, self._held.committed)
+        super()._release(*(item for item in items if not any(item is h for h in held)))
+
     def _replay_key(self, polynomial, points, values):
         return None  # a replay would need the schedule and the layout in its key: not recorded yet
 

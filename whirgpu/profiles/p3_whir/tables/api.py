@@ -1,0 +1,295 @@
+"""Committing a STARK's traces in the p3-whir profile: ``P3Tables`` (the tables, committed once), the
+``P3TablesCommitment`` it returns (opened as often as the caller likes) and the ``P3TablesProofDocument`` of each
+opening (``p3-whir-oracle/v2``, what the oracle and ``whirgpu verify`` read).
+
+Contracts (canonical field elements in and out):
+- ``P3Tables(tables, *, orient, params=None, field="koalabear", layout="suffix", backend="auto", storage=None)``:
+  ``tables`` a list (or tuple) of 2-D integer arrays, one per table, of canonical values of ``field``; ``orient``
+  says how every array holds its table and has no default: ``"rows"`` for (rows, columns), a trace as a STARK holds
+  it (row i is the i-th step), ``"columns"`` for (columns, rows) (upstream's ``Table``: one matrix row per column).
+  The number of rows must be a power of two (1 to 2^26); a table's shape is ``TableShape(log2 rows, columns)``,
+  within the oracle's limits (``spec.parse_tables``). Row i is hypercube index i: coordinate 0 of a point binds
+  its most significant bit. ``params`` as ``P3Prover`` takes them (None: upstream's example, its grinding budget
+  raised where upstream refuses it, ``pow_note`` the line saying so), for the *stacked* arity ``num_variables``
+  the shapes and the folding factor derive (``stacked_arity``). ``layout``: ``"suffix"`` (``SuffixProver``) or
+  ``"prefix"`` (``PrefixProver``). ``backend="auto"`` takes the backend ``select_backend`` picks when it proves
+  tables (``Backend.proves_tables``), else the cpu backend (``backend_reason`` says which); a named backend that
+  does not prove tables is a ``ConfigError``. Every refusal is a ``ConfigError`` of one line naming the table.
+  ``expected(batches=None, prescribed=False)``: the ``P3Expected`` a verifier of these shapes, this layout and that
+  schedule passes to ``whirgpu.verify`` (a verifier that does not hold the tables builds the same value from
+  ``TablesSpec.parse``).
+- ``P3Tables.commit() -> P3TablesCommitment``: stacks, encodes and Merkle-commits the tables once
+  (``tables.prover.P3TablesProver.commit``). The commitment has ``root`` (8 canonical words), ``cap`` (the
+  ``MerkleCap``), ``num_variables``, ``shapes``, ``layout``, ``stacked`` (where each column lies), and
+  ``open(batches=None, points=None) -> P3TablesProofDocument``, any number of times, each opening from a fresh
+  transcript after the commitment (upstream's prover data cloned per opening), without re-encoding or re-hashing:
+  byte for byte what committing and opening afresh gives. ``batches``: None (one batch per table, every column at
+  the current row: the oracle's default), the oracle's ``--open`` text (``"0:0,1:1/1:0"``), or a sequence of
+  ``OpeningBatch`` or ``(table, current)`` / ``(table, current, next)`` tuples. ``points``: None (each batch's point
+  drawn from the transcript) or one (m_b, 4) array of canonical EF coefficients per batch, in the order the batches
+  are given (m_b = the table's committed arity, ``max(log_rows, fold)``). The batches are regrouped by table
+  (stably: protocol order); the document lists batches, points and values in that order. ``release()`` frees the
+  backend's copies; an opening after it is a ``ConfigError``.
+- ``P3TablesProofDocument``: ``spec`` (``TablesSpec``: shapes, schedule, layout, who chose the points), ``config``,
+  ``points`` (canonical (m_b, 4) per batch), ``claimed`` (per batch a ``BatchValues``: ``current`` (c_b, 4) and
+  ``next`` (d_b, 4) canonical), ``proved`` (the ``TablesProved``), ``phase_seconds``; ``to_json()`` the v2 tree,
+  ``dumps()`` its text (compact, sorted: the oracle's), ``write(path)`` atomically (``files.write_atomic``).
+  ``whirgpu.verify``, ``is_valid``, ``verify_many``, ``claimed_values`` and ``dump`` take it as its bytes
+  (``profiles.documents``): nothing it states is trusted.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field as dataclass_field
+from functools import cached_property
+from typing import NamedTuple
+
+import numpy as np
+
+from ....backends import select_backend
+from ....backends.base import Backend
+from ....canonical import integer_array
+from ....errors import ConfigError
+from ....field import Field
+from ....files import write_atomic
+from ....protocol.folding import Constant
+from ....ref.field_np import field_ops
+from ....ref.multilinear import expand_from_univariate
+from ..config import P3Parameters, P3WhirConfig
+from ..defaults import EXAMPLE_FIELD, EXAMPLE_PARAMETERS, as_field, resolve
+from ..expectations import P3Expected
+from ..proof import MerkleCap
+from ..verifier import p3_challenger
+from .document_checks import stacked_arity
+from .document_write import dumps_tables_document, tables_document_tree
+from .prover import P3TablesProver, TablesProved, TablesProverData
+from .shapes import OpeningBatch, TableShape, TablesProtocol
+from .spec import MAX_LOG_ROWS, TablesSpec, default_open, format_open, format_tables, parse_layout, parse_open, \
+    parse_tables
+from .stacking import StackedLayout
+
+ORIENTS = ("rows", "columns")
+
+__all__ = ["BatchValues", "ORIENTS", "P3Tables", "P3TablesCommitment", "P3TablesProofDocument"]
+
+
+def _table_arrays(tables, orient, field: Field) -> tuple[list[np.ndarray], tuple[TableShape, ...]]:
+    """Each table as a (columns, rows) C-contiguous uint32 array of canonical words, and the shapes."""
+    if orient not in ORIENTS:
+        raise ConfigError(f"orient={orient!r:.30}: say how each array holds its table: orient='rows' for (rows, "
+                          "columns), a trace as a STARK holds it, or orient='columns' for (columns, rows)")
+    if isinstance(tables, np.ndarray) or not isinstance(tables, (list, tuple)):
+        raise ConfigError(f"tables: expected a list of 2-D arrays, one per table, got {type(tables).__name__} "
+                          "(one table: [trace])")
+    if not tables:
+        raise ConfigError("tables: at least one table is needed")
+    arrays, shapes = [], []
+    for t, table in enumerate(tables):
+        array = integer_array(table, f"table {t}")
+        if array.ndim != 2 or 0 in array.shape:
+            axes = "rows, columns" if orient == "rows" else "columns, rows"
+            raise ConfigError(f"table {t}: expected a non-empty 2-D array ({axes}), got shape {array.shape}")
+        rows, width = array.shape if orient == "rows" else array.shape[::-1]
+        if rows & (rows - 1) or rows > 1 << MAX_LOG_ROWS:
+            other = array.shape[1] if orient == "rows" else array.shape[0]
+            hint = f" (is it orient={ORIENTS[orient == 'rows']!r}?)" if other & (other - 1) == 0 else \
+                " (pad the trace to a power of two)"
+            raise ConfigError(f"table {t}: {rows} rows, not a power of two up to 2^{MAX_LOG_ROWS}, with "
+                              f"orient={orient!r}{hint}")
+        if array.min() < 0 or array.max() >= field.P:
+            raise ConfigError(f"table {t}: values must be canonical {field.name} elements in [0, {field.P})")
+        words = array.astype(np.uint32, copy=False)
+        arrays.append(np.ascontiguousarray(words.T if orient == "rows" else words))
+        shapes.append(TableShape(rows.bit_length() - 1, width))
+    return arrays, parse_tables(format_tables(shapes), "tables")  # the oracle's limits on what it reads back
+
+
+def _protocol(shapes, batches, what: str = "batches") -> tuple[TablesProtocol, list[int]]:
+    """The ``TablesProtocol`` of ``batches`` (see the module contract) and, for each batch in protocol order, its
+    index in the order given."""
+    if batches is None:
+        given: list = list(default_open(shapes))
+    elif isinstance(batches, str):
+        given = list(parse_open(batches, shapes, what))  # already in protocol order
+    else:
+        given = []
+        for i, batch in enumerate(batches):
+            if not isinstance(batch, OpeningBatch):
+                try:
+                    batch = OpeningBatch(*batch)
+                except TypeError:
+                    raise ConfigError(f"{what}[{i}]: expected an OpeningBatch or (table, current[, next]), got "
+                                      f"{batch!r:.60}") from None
+            given.append(batch)
+        parse_open(format_open(given), shapes, what)  # the oracle's checks and limits, one line each
+    order = sorted(range(len(given)), key=lambda i: given[i].table)  # stable, as TablesProtocol regroups
+    return TablesProtocol(tuple(shapes), tuple(given)), order
+
+
+class BatchValues(NamedTuple):
+    """One batch's claimed values: ``current`` (c, 4) and ``next`` (d, 4), canonical EF coefficients."""
+
+    current: np.ndarray
+    next: np.ndarray
+
+
+@dataclass
+class P3TablesProofDocument:
+    """One opening of a ``P3TablesCommitment`` as a ``p3-whir-oracle/v2`` document (module contract)."""
+
+    spec: TablesSpec
+    config: P3WhirConfig
+    proved: TablesProved
+    phase_seconds: dict = dataclass_field(default_factory=dict)
+
+    @property
+    def field(self) -> Field:
+        return self.config.field
+
+    @cached_property
+    def points(self) -> tuple[np.ndarray, ...]:
+        canonical = field_ops(self.field).from_monty
+        return tuple(canonical(np.asarray(p, np.uint32)).astype(np.uint32) for p in self.proved.points)
+
+    @cached_property
+    def claimed(self) -> tuple[BatchValues, ...]:
+        canonical = field_ops(self.field).from_monty
+        return tuple(BatchValues(canonical(e.current).astype(np.uint32).reshape(-1, 4),
+                                 canonical(e.next).astype(np.uint32).reshape(-1, 4)) for e in self.proved.proof.evals)
+
+    def ood_points(self) -> np.ndarray:
+        """The initial OOD points (t, n, 4) Montgomery, replayed on the host from the proof's root and answers."""
+        n = self.config.num_variables
+        challenger = p3_challenger(self.config, self.field)
+        challenger.observe_many(self.proved.commitment.roots[0])
+        points = np.zeros((len(self.proved.proof.whir.initial_ood_answers), n, 4), np.uint32)
+        for j, answer in enumerate(self.proved.proof.whir.initial_ood_answers):
+            points[j] = expand_from_univariate(challenger.sample_ef(), n, self.field)
+            challenger.observe_many(answer)
+        return points
+
+    def to_json(self) -> dict:
+        """The v2 JSON tree, as the oracle writes it (seed 0: the columns are the caller's)."""
+        p = self.proved
+        return tables_document_tree(self.field, self.config, self.spec, p.commitment, p.proof, p.points,
+                                    self.ood_points(), seed=0)
+
+    def dumps(self) -> str:
+        return dumps_tables_document(self.to_json())
+
+    def write(self, path) -> int:
+        """Write the document through a temporary file renamed over ``path`` (``files.write_atomic``: a failed write
+        leaves ``path`` as it was); returns its size in bytes. ``FileError`` when it cannot be written."""
+        data = self.dumps().encode()
+        write_atomic(path, data)
+        return len(data)
+
+
+class P3TablesCommitment:
+    """The tables committed once (``P3Tables.commit``), opened as often as wanted (module contract)."""
+
+    def __init__(self, prover: P3TablesProver, data: TablesProverData, layout: str, commit_seconds: dict):
+        self._prover, self._data = prover, data
+        self.layout = layout
+        self.commit_seconds = commit_seconds
+        self.last_phase_seconds: dict[str, float] = {}
+
+    @property
+    def cap(self) -> MerkleCap:
+        return self._data.commitment
+
+    @property
+    def root(self) -> np.ndarray:
+        field = self._data.field
+        return field_ops(field).from_monty(np.asarray(self.cap.roots[0], np.uint32)).astype(np.uint32)
+
+    @property
+    def num_variables(self) -> int:
+        return self._data.config.num_variables
+
+    @property
+    def config(self) -> P3WhirConfig:
+        return self._data.config
+
+    @property
+    def shapes(self) -> tuple[TableShape, ...]:
+        return self._data.shapes
+
+    @property
+    def stacked(self) -> StackedLayout:
+        return self._data.stacked
+
+    def open(self, batches=None, points=None) -> P3TablesProofDocument:
+        """One opening (module contract): a fresh proof of this commitment."""
+        config, field = self._data.config, self._data.field
+        protocol, order = _protocol(self.shapes, batches)
+        monty = None
+        if points is not None:
+            points = list(points) if not isinstance(points, np.ndarray) else [p for p in points]
+            if len(points) != len(order):
+                raise ConfigError(f"points: one per batch ({len(order)}), got {len(points)}")
+            arities = protocol.batch_log_rows(config.fold(0))
+            monty = []
+            for b, (i, m) in enumerate(zip(order, arities)):
+                point = integer_array(points[i], f"points[{i}]")
+                if point.shape != (m, 4):
+                    raise ConfigError(f"points[{i}]: batch {protocol.batches[b]} opens a table of committed arity "
+                                      f"{m}: a point of shape ({m}, 4) is needed, got {point.shape}")
+                if point.size and (point.min() < 0 or point.max() >= field.P):
+                    raise ConfigError(f"points[{i}]: canonical field elements in [0, {field.P}) are needed")
+                monty.append(field_ops(field).to_monty(point.astype(np.uint64)).astype(np.uint32))
+        self._prover.timer.seconds.clear()
+        start = time.perf_counter()
+        proved = self._prover.open(self._data, protocol, monty)
+        self.last_phase_seconds = {**self._prover.timer.seconds, "total": time.perf_counter() - start}
+        spec = TablesSpec(protocol, self.layout, "transcript" if points is None else "prescribed")
+        return P3TablesProofDocument(spec, config, proved, dict(self.last_phase_seconds))
+
+    def release(self) -> None:
+        """Free the backend's copies of the stacked table, its codeword and tree; idempotent."""
+        self._data.release()
+
+
+class P3Tables:
+    """A STARK's tables to commit in the p3-whir profile (module contract)."""
+
+    def __init__(self, tables, *, orient: str | None = None, params: P3Parameters | None = None,
+                 field: str | Field = EXAMPLE_FIELD, layout: str = "suffix", backend: str | Backend = "auto",
+                 storage: str | None = None):
+        self.field = as_field(field)
+        self.layout = parse_layout(layout, "layout")
+        self._columns, self.shapes = _table_arrays(tables, orient, self.field)
+        asked = EXAMPLE_PARAMETERS if params is None else params
+        if not isinstance(asked, P3Parameters):
+            raise ConfigError(f"params: expected P3Parameters or None, got {type(asked).__name__}")
+        if not isinstance(asked.folding, Constant):
+            raise ConfigError("the p3-whir table document carries a Constant folding factor; got "
+                              f"{type(asked.folding).__name__}")
+        self.num_variables = stacked_arity(self.shapes, asked.folding.k)
+        resolved = resolve(self.num_variables, asked, self.field, explicit=params is not None, flag="pow_bits")
+        self.pow_note: str | None = resolved.note
+        self.params: P3Parameters = resolved.params
+        self.config: P3WhirConfig = resolved.config
+        choice = select_backend(backend, self.config, storage)
+        self.backend: Backend = choice.backend
+        self.backend_reason = choice.reason
+        if backend == "auto" and not self.backend.proves_tables:
+            self.backend_reason = f"auto: {self.backend.name} does not prove stacked tables yet, so the cpu backend"
+            self.backend = select_backend("cpu", self.config, storage).backend
+
+    def commit(self) -> P3TablesCommitment:
+        """Stack, encode and Merkle-commit the tables once (module contract)."""
+        start = time.perf_counter()
+        prover = P3TablesProver(self.config, self.field, self.backend, TablesProtocol(self.shapes), self.layout)
+        data = prover.commit(self._columns)
+        seconds = {**prover.timer.seconds, "total": time.perf_counter() - start}
+        return P3TablesCommitment(prover, data, self.layout, seconds)
+
+    def expected(self, batches=None, prescribed: bool = False) -> P3Expected:
+        """What a verifier of these tables opened as ``batches`` (as ``open`` takes them) expects."""
+        if not isinstance(prescribed, bool):
+            raise ConfigError(f"prescribed: True or False, got {prescribed!r:.40}")
+        protocol, _ = _protocol(self.shapes, batches)
+        points = "prescribed" if prescribed else "transcript"
+        return P3Expected(self.config, tables=TablesSpec(protocol, self.layout, points))
