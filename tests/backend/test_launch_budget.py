@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 import whirgpu
@@ -39,3 +40,23 @@ def test_a_proof_stays_within_its_launch_budget(tracer, point):
     assert counts.reads == 1, f"{point}: {counts.reads} readbacks"
     want = whirgpu.Prover(params, backend="cpu").prove(*instance)
     assert json.dumps(proof_to_json_tree(proof.proof)) == json.dumps(proof_to_json_tree(want.proof))
+
+
+def test_column_claims_launches_grow_with_batches_not_columns(tracer):
+    """A batch's claims (``evaluate_columns``) take the same launches for 1 column as for 64, current or next: the
+    point's eq table, then one partial and one finishing launch for all its columns."""
+    from whirgpu.backends.base import P3_WHIR_LAYOUT
+    from whirgpu.field import BABYBEAR
+
+    backend = GpuBackend(tracer)
+    backend.layout = P3_WHIR_LAYOUT(BABYBEAR)
+    table = backend.upload(np.arange(1 << 12, dtype=np.uint32))
+    point = np.ones((6, 4), np.uint32)
+    counts = []
+    for k in (1, 64):
+        desc = np.array([(c << 6, 0, c % 2) for c in range(k)], np.int64)
+        backend.evaluate_columns(table, point, desc)  # compiles, and makes the descriptors' buffer
+        tracer.reset()
+        backend.evaluate_columns(table, point, desc)
+        counts.append(tracer.counts.dispatches)
+    assert counts[0] == counts[1] <= 4, counts

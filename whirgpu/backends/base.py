@@ -280,6 +280,14 @@ class Backend(ABC):
         raise ConfigError(f"next-row openings are not implemented on the {self.name} backend yet (the cpu backend "
                           f"has them); use backend='cpu'")
 
+    def evaluate_columns(self, table: DeviceBuffer, point, columns) -> np.ndarray:
+        """The claims of a batch of columns of ``table`` (base, 2^n words) at one local point (m, 4): columns
+        (k, 3) ints (offset, log_stride, next), column c's row i being table[offset + (i << log_stride)] for
+        i < 2^m; claim c is Σ_i eq(i, point) col[i], or with ``next`` 1 Σ_i eq(i, point) col[min(i + 1, 2^m - 1)]
+        (the repeat-last successor, ``ref.shift``). Returns (k, 4). Default: none (a backend that lacks it cannot
+        evaluate stacked tables' claims)."""
+        raise ConfigError(f"column claims are not implemented on the {self.name} backend yet; use backend='cpu'")
+
     @abstractmethod
     def sumcheck_round(self, table: DeviceBuffer, weights: DeviceBuffer) -> np.ndarray:
         """[h(0), h(2)] (2, 4) of Σ_b table[b] weights[b] with x_0 free; under a suffix ``layout`` [h(0), c_inf]

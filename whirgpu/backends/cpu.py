@@ -119,6 +119,15 @@ class CpuBackend(Backend):
             total = ops.ef_add(total, shift.lifted_next_table(point, int(start), int(m), coefficient, field))
         return self._wrap(total)
 
+    def evaluate_columns(self, table, point, columns):
+        ops, field = self._ops(), self._field()
+        point = np.asarray(point, np.uint32).reshape(-1, 4)
+        rows = np.arange(1 << point.shape[0], dtype=np.int64)
+        tables = (multilinear.eq_table(point, None, field), shift.next_table(point, None, field))
+        values = [ops.ef_dot_base(table.handle[offset + (rows << log_stride)], tables[int(following)])
+                  for offset, log_stride, following in np.asarray(columns, np.int64).reshape(-1, 3)]
+        return np.asarray(values, np.uint32).reshape(-1, 4)
+
     def sumcheck_round(self, table: DeviceBuffer, weights: DeviceBuffer) -> np.ndarray:
         if self.layout.suffix:
             return np.stack(sumcheck.suffix_round_message(table.handle, weights.handle, self._field()))

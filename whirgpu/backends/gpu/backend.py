@@ -16,10 +16,11 @@ from .geometry import EF_BYTES
 from .replay import Replays
 from .session import Sessions, _Session
 from .sumcheck import Reductions
+from .tables import TableClaims
 from .transcript import ProofTranscript
 
 
-class GpuBackend(Commitments, Reductions, ProofTranscript, Replays, Sessions, DeviceMemory, Backend):
+class GpuBackend(Commitments, Reductions, TableClaims, ProofTranscript, Replays, Sessions, DeviceMemory, Backend):
     """WHIR primitives on a GPU ``Runtime`` (wgpu, Metal, msl-cpu). ``profile=True`` waits at each sub-phase
     boundary (ntt / merkle, and each primitive of a proof) so host timers attribute time correctly, at the cost
     of one round trip each. ``storage``: the storage policy (hybrid, shared, private; None: ``WHIRGPU_STORAGE``,
@@ -61,6 +62,7 @@ class GpuBackend(Commitments, Reductions, ProofTranscript, Replays, Sessions, De
     def close(self) -> None:
         """Free the pooled buffers, then close the runtime (its device goes with it); idempotent."""
         self._drop_programs()  # their region sets return to the pool first
+        self._free_claim_descriptors()
         pool, self._pool = self._pool, {}
         for buffer in [b for b in (self._work, *self._retired) if b is not None]:
             self.rt.free(buffer)

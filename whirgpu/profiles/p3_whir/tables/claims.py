@@ -119,3 +119,14 @@ def stacked_claims(stacked: StackedLayout, protocol: TablesProtocol, points, fie
     return StackedClaims(np.asarray(eq_points, np.uint32).reshape(-1, n, 4), np.asarray(eq_powers, np.int64),
                          np.asarray(next_points, np.uint32).reshape(-1, n, 4),
                          np.asarray(next_windows, np.int64).reshape(-1, 2), np.asarray(next_powers, np.int64))
+
+
+def column_descriptors(stacked: StackedLayout, table: int, current, following) -> np.ndarray:
+    """(k, 3) ints (offset, log_stride, next) of a batch's claims on the stacked polynomial, current columns then
+    next ones (``Backend.evaluate_columns``): column c's row i lies at offset + (i << log_stride) (``stacking``:
+    stride 1 in the suffix layout, 2^(n - m) in the prefix one)."""
+    m = stacked.table_log_rows[table]
+    log_stride = 0 if stacked.layout == "suffix" else stacked.num_variables - m
+    rows = [(int(stacked.row_indices(table, c)[0]), log_stride, 0) for c in current]
+    rows += [(int(stacked.row_indices(table, c)[0]), log_stride, 1) for c in following]
+    return np.asarray(rows, np.int64).reshape(-1, 3)

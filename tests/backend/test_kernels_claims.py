@@ -1,0 +1,74 @@
+"""Column claims (``Backend.evaluate_columns``, the ``column_claims`` kernel) on every runtime, bit for bit against
+the numpy reference: the claims of opening batches read from the stacked polynomial of either layout
+(``claims.column_descriptors``) equal ``claims.evaluate_batch`` on the table's own columns, current and next;
+tables of one row up to several workgroups of rows, many columns (a 2-D grid of partials), both fields."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from whirgpu.backends.base import P3_WHIR_LAYOUT
+from whirgpu.backends.cpu import CpuBackend
+from whirgpu.backends.gpu import GpuBackend
+from whirgpu.errors import DeviceLimitError
+from whirgpu.field import BABYBEAR, KOALABEAR
+from whirgpu.profiles.p3_whir.tables.claims import column_descriptors, evaluate_batch
+from whirgpu.profiles.p3_whir.tables.shapes import TableShape, TablesProtocol
+from whirgpu.profiles.p3_whir.tables.stacking import plan_layout
+from whirgpu.ref.field_np import field_ops
+
+
+@pytest.fixture(scope="module")
+def gpu(gpu_runtime):
+    backend = GpuBackend(gpu_runtime)
+    yield backend
+    backend.layout = CpuBackend.layout
+
+
+def _random(rng, field, shape) -> np.ndarray:
+    """Montgomery words of ``field``: uniform, with a tenth of them 0, 1, p - 1 (canonical) or R."""
+    ops = field_ops(field)
+    values = ops.to_monty(rng.integers(0, field.P, size=shape, dtype=np.uint64))
+    edge = np.array([0, ops.ONE, field.P - 1, ops.constant(field.P - 1)], np.uint32)
+    mask = rng.random(shape) < 0.1
+    values[mask] = rng.choice(edge, size=int(mask.sum()))
+    return values
+
+
+# (log_rows, columns) per table: 2^9 rows = two workgroups, a table below the folding factor, 1-row tables,
+# a wide table (its claims' partials on a 2-D grid)
+SHAPES = [((9, 3), (3, 5), (0, 2)), ((1, 1),), ((4, 40), (6, 2))]
+
+
+@pytest.mark.parametrize("field", [BABYBEAR, KOALABEAR], ids=lambda f: f.name)
+@pytest.mark.parametrize("layout", ["suffix", "prefix"])
+@pytest.mark.parametrize("shapes", SHAPES, ids=["mixed", "one", "wide"])
+def test_batch_claims_from_the_stacked_table(gpu, field, layout, shapes):
+    cpu = CpuBackend()
+    gpu.layout = cpu.layout = P3_WHIR_LAYOUT(field, layout)
+    rng = np.random.default_rng(len(shapes) * 5 + len(layout))
+    protocol = TablesProtocol(tuple(TableShape(r, c) for r, c in shapes))
+    stacked = plan_layout(protocol, 1, layout)
+    padded = [np.zeros((c, 1 << m), np.uint32) for (r, c), m in zip(shapes, stacked.table_log_rows)]
+    for table, (r, c) in zip(padded, shapes):
+        table[:, :1 << r] = _random(rng, field, (c, 1 << r))
+    words = stacked.stack(padded)
+    device_table = gpu.upload(words)
+    for t, (r, c) in enumerate(shapes):
+        m = stacked.table_log_rows[t]
+        current = [int(x) for x in rng.permutation(c)[:max(1, c - 1)]]
+        following = [int(x) for x in rng.permutation(c)[:max(1, c // 2)]]
+        point = _random(rng, field, (m, 4))
+        want = np.concatenate(evaluate_batch(padded[t], current, following, point, field))
+        desc = column_descriptors(stacked, t, current, following)
+        assert np.array_equal(cpu.evaluate_columns(cpu.upload(words), point, desc), want)
+        assert np.array_equal(gpu.evaluate_columns(device_table, point, desc), want)
+
+
+def test_a_table_past_one_binding_is_refused(gpu_runtime):
+    backend = GpuBackend(gpu_runtime)
+    backend.binding_limit = 256
+    with pytest.raises(DeviceLimitError, match="max_storage_binding_size"):
+        backend.evaluate_columns(backend.upload(np.zeros(128, np.uint32)), np.zeros((2, 4), np.uint32),
+                                 np.array([(0, 0, 0)]))

@@ -1,0 +1,72 @@
+"""The GPU backend's part of stacked multi-table openings (the p3-whir profile's tables): the claims of a batch of
+columns at one local point, from the stacked polynomial on the device, in four launches whatever the number of
+columns (the point's eq table: ``factor_tables`` + ``weights``; then ``column_claims`` partial and finish).
+Next-row weights are ``Reductions.add_next_weights``."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...errors import DeviceLimitError
+from ..base import DeviceBuffer, StorageMode
+from ..device_values import DeviceValue
+from .geometry import EF_BYTES, MAX_REDUCE_GROUPS, workgroups
+
+
+class TableClaims:
+    """``GpuBackend.evaluate_columns``."""
+
+    def evaluate_columns(self, table: DeviceBuffer, point, columns) -> DeviceValue | np.ndarray:
+        """See ``Backend.evaluate_columns``: in a proof ``point`` a (m, 4) ``DeviceValue`` of the points region
+        and the answer a (k, 4) ``DeviceValue`` of the proof region; outside one, host arrays."""
+        columns = np.asarray(columns, np.int64).reshape(-1, 3)
+        if self._session is None:
+            point = np.asarray(point, np.uint32).reshape(-1, 4)
+            with self._host_call(proof_words=4 * max(1, len(columns)), points_words=max(1, point.size)) as session:
+                answer = self.evaluate_columns(table, self._put(session.regions.points, point), columns)
+            return self._get(session.words, answer)
+        m = point.shape[0]
+        length, k = 1 << m, len(columns)
+        answer = self._session.regions.proof.take((k, 4))
+        if k == 0:
+            return answer
+        n_words = table.shape[0]
+        if table.is_ext or len(table.handle.buffers) != 1 or 4 * n_words > self._window_limit or \
+                length * EF_BYTES > self._window_limit:
+            raise DeviceLimitError(f"column claims bind a base table of {4 * n_words} bytes and an eq table of "
+                                   f"{length * EF_BYTES} bytes whole; max_storage_binding_size is "
+                                   f"{self._window_limit}")
+        last = columns[:, 0] + ((length - 1) << columns[:, 1])
+        if columns.min() < 0 or int(last.max()) >= n_words or not set(columns[:, 2].tolist()) <= {0, 1}:
+            raise ValueError(f"column descriptors (offset, log_stride, next) outside a table of {n_words} words")
+        eq = self._new_table(length, EF_BYTES)
+        self._accumulate(eq, m, False, DeviceValue(point.buffer, point.offset, (1, m, 4)), None, None, None)
+        groups = min(workgroups(length), MAX_REDUCE_GROUPS, max(1, 65535 // k))
+        partials = self._alloc(k * groups * EF_BYTES)
+        desc = np.zeros((k, 4), np.uint32)
+        desc[:, :3] = columns
+        params = np.array([k, groups, length, 0], np.uint32)
+        batch = self._batch()
+        batch.dispatch(self._drivers.kernel("column_claims", "column_claims_partial"),
+                       [table.handle.buffers[0], eq.buffers[0], self._claim_descriptors(desc), partials], params,
+                       k * groups)
+        batch.dispatch(self._drivers.kernel("column_claims", "column_claims_finish"), [partials, answer.view()],
+                       params, k)
+        self._free(partials, *eq.buffers)
+        return answer
+
+    def _claim_descriptors(self, desc: np.ndarray):
+        """A buffer holding ``desc``, one per distinct content for the backend's life: written once, never
+        pooled, so no launch still recorded can see it rewritten."""
+        cache = self.__dict__.setdefault("_claim_desc_buffers", {})
+        key = desc.tobytes()
+        if key not in cache:
+            buffer = self.rt.alloc(max(EF_BYTES, desc.nbytes), StorageMode.SHARED)
+            self._drivers.write(buffer, desc.reshape(-1))
+            cache[key] = buffer
+        return cache[key]
+
+    def _free_claim_descriptors(self) -> None:
+        for buffer in self.__dict__.pop("_claim_desc_buffers", {}).values():
+            self.rt.free(buffer)
+
