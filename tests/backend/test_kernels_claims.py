@@ -13,8 +13,8 @@ from whirgpu.backends.cpu import CpuBackend
 from whirgpu.backends.gpu import GpuBackend
 from whirgpu.errors import DeviceLimitError
 from whirgpu.field import BABYBEAR, KOALABEAR
-from whirgpu.profiles.p3_whir.tables.claims import column_descriptors, evaluate_batch
-from whirgpu.profiles.p3_whir.tables.shapes import TableShape, TablesProtocol
+from whirgpu.profiles.p3_whir.tables.claims import claim_terms, column_descriptors, evaluate_batch, stacked_claims
+from whirgpu.profiles.p3_whir.tables.shapes import OpeningBatch, TableShape, TablesProtocol
 from whirgpu.profiles.p3_whir.tables.stacking import plan_layout
 from whirgpu.ref.field_np import field_ops
 
@@ -72,3 +72,35 @@ def test_a_table_past_one_binding_is_refused(gpu_runtime):
     with pytest.raises(DeviceLimitError, match="max_storage_binding_size"):
         backend.evaluate_columns(backend.upload(np.zeros(128, np.uint32)), np.zeros((2, 4), np.uint32),
                                  np.array([(0, 0, 0)]))
+
+
+@pytest.mark.parametrize("field", [BABYBEAR, KOALABEAR], ids=lambda f: f.name)
+@pytest.mark.parametrize("layout", ["suffix", "prefix"])
+@pytest.mark.parametrize("shapes", SHAPES, ids=["mixed", "one", "wide"])
+def test_column_weights_are_the_lifted_claims(gpu, field, layout, shapes):
+    """``column_weights`` equals the eq and next-row weights at the lifted points (``stacked_claims``, as the cpu
+    prover builds them), a column opened current and next in one batch and in two batches of one table."""
+    cpu = CpuBackend()
+    gpu.layout = cpu.layout = P3_WHIR_LAYOUT(field, layout)
+    rng = np.random.default_rng(len(shapes) * 11 + len(layout))
+    batches = []
+    for t, (r, c) in enumerate(shapes):
+        batches.append(OpeningBatch(t, tuple(range(c)), tuple(sorted({c - 1, 0}))))
+        batches.append(OpeningBatch(t, (0,), ()))
+    protocol = TablesProtocol(tuple(TableShape(r, c) for r, c in shapes), tuple(batches))
+    stacked = plan_layout(protocol, 1, layout)
+    points = [_random(rng, field, (stacked.table_log_rows[b.table], 4)) for b in protocol.batches]
+    claims = stacked_claims(stacked, protocol, points, field)
+    coefficients = _random(rng, field, (claims.n_claims, 4))
+    want = cpu.eq_weights(claims.eq_points, coefficients[claims.eq_powers])
+    want = cpu.add_next_weights(want, claims.next_points, claims.next_windows, coefficients[claims.next_powers])
+    power = {(term.batch, term.next, term.position): term.power for term in claim_terms(stacked, protocol)}
+    batch_args = []
+    for b, batch in enumerate(protocol.batches):
+        desc = column_descriptors(stacked, batch.table, batch.current, batch.next)
+        kinds = [(False, j) for j in range(len(batch.current))] + [(True, j) for j in range(len(batch.next))]
+        powers = np.array([[power[(b, nx, j)]] for nx, j in kinds], np.int64).reshape(-1, 1)
+        batch_args.append((points[b], np.hstack([desc, powers])))
+    n = stacked.num_variables
+    assert np.array_equal(cpu.column_weights(n, batch_args, coefficients).handle, want.handle)
+    assert np.array_equal(gpu.download(gpu.column_weights(n, batch_args, coefficients)), want.handle)

@@ -288,6 +288,14 @@ class Backend(ABC):
         evaluate stacked tables' claims)."""
         raise ConfigError(f"column claims are not implemented on the {self.name} backend yet; use backend='cpu'")
 
+    def column_weights(self, num_variables: int, batches, coefficients) -> DeviceBuffer:
+        """New weights (2^num_variables, 4) for stacked tables' claims: zero, plus for each batch (point (m, 4),
+        columns (k, 4) ints (offset, log_stride, next, power)) and i < 2^m: W[offset + (i << log_stride)] +=
+        coefficients[power] * (eq(i, point), or with ``next`` 1 the repeat-last successor weight next(i, point),
+        ``ref.shift``). The same weights as eq / next-row claims at the lifted points (their selector coordinates
+        are boolean). Default: none."""
+        raise ConfigError(f"column weights are not implemented on the {self.name} backend yet; use backend='cpu'")
+
     @abstractmethod
     def sumcheck_round(self, table: DeviceBuffer, weights: DeviceBuffer) -> np.ndarray:
         """[h(0), h(2)] (2, 4) of Σ_b table[b] weights[b] with x_0 free; under a suffix ``layout`` [h(0), c_inf]

@@ -128,6 +128,19 @@ class CpuBackend(Backend):
                   for offset, log_stride, following in np.asarray(columns, np.int64).reshape(-1, 3)]
         return np.asarray(values, np.uint32).reshape(-1, 4)
 
+    def column_weights(self, num_variables, batches, coefficients):
+        ops, field = self._ops(), self._field()
+        coefficients = np.asarray(coefficients, np.uint32).reshape(-1, 4)
+        total = np.zeros((1 << num_variables, 4), np.uint32)
+        for point, columns in batches:
+            point = np.asarray(point, np.uint32).reshape(-1, 4)
+            rows = np.arange(1 << point.shape[0], dtype=np.int64)
+            tables = (multilinear.eq_table(point, None, field), shift.next_table(point, None, field))
+            for offset, log_stride, following, power in np.asarray(columns, np.int64).reshape(-1, 4):
+                at = offset + (rows << log_stride)
+                total[at] = ops.ef_add(total[at], ops.ef_mul(tables[int(following)], coefficients[power]))
+        return self._wrap(total)
+
     def sumcheck_round(self, table: DeviceBuffer, weights: DeviceBuffer) -> np.ndarray:
         if self.layout.suffix:
             return np.stack(sumcheck.suffix_round_message(table.handle, weights.handle, self._field()))

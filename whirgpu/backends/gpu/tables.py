@@ -55,6 +55,44 @@ class TableClaims:
         self._free(partials, *eq.buffers)
         return answer
 
+    def column_weights(self, num_variables: int, batches, coefficients) -> DeviceBuffer:
+        """See ``Backend.column_weights``: the zero weights, then per batch its point's eq table (two launches) and
+        one ``column_weights`` launch for all its claims. In a proof points are (m, 4) ``DeviceValue``s of the points
+        region and ``coefficients`` one of scratch; outside one, host arrays."""
+        if self._session is None:
+            coefficients = np.asarray(coefficients, np.uint32).reshape(-1, 4)
+            batches = [(np.asarray(p, np.uint32).reshape(-1, 4), c) for p, c in batches]
+            words = sum(max(1, p.size) for p, _ in batches)
+            with self._host_call(scratch_words=coefficients.size, points_words=max(1, words)) as session:
+                regions = session.regions
+                moved = [(self._put(regions.points, p), c) for p, c in batches]
+                return self.column_weights(num_variables, moved, self._put(regions.scratch, coefficients))
+        n = 1 << num_variables
+        if n * EF_BYTES > self._window_limit:
+            raise DeviceLimitError(f"column weights bind the {n * EF_BYTES}-byte weights whole; "
+                                   f"max_storage_binding_size is {self._window_limit}")
+        weights = self._new_table(n, EF_BYTES)
+        self._accumulate(weights, num_variables, False, None, None, None, None)  # zero
+        kernel = self._drivers.kernel("column_weights")
+        for point, columns in batches:
+            columns = np.asarray(columns, np.int64).reshape(-1, 4)
+            m = point.shape[0]
+            length = 1 << m
+            if not len(columns):
+                continue
+            last = columns[:, 0] + ((length - 1) << columns[:, 1])
+            if columns.min() < 0 or int(last.max()) >= n or int(columns[:, 3].max()) >= coefficients.shape[0]:
+                raise ValueError(f"column descriptors outside weights of {n} entries or past "
+                                 f"{coefficients.shape[0]} coefficients")
+            eq = self._new_table(length, EF_BYTES)
+            self._accumulate(eq, m, False, DeviceValue(point.buffer, point.offset, (1, m, 4)), None, None, None)
+            desc = np.ascontiguousarray(columns, np.uint32)
+            self._batch().dispatch(kernel, [weights.buffers[0], eq.buffers[0], self._claim_descriptors(desc),
+                                            coefficients.view()],
+                                   np.array([length, len(columns), 0, 0], np.uint32), workgroups(length))
+            self._free(*eq.buffers)
+        return DeviceBuffer(weights, (n, 4), weights.mode)
+
     def _claim_descriptors(self, desc: np.ndarray):
         """A buffer holding ``desc``, one per distinct content for the backend's life: written once, never
         pooled, so no launch still recorded can see it rewritten."""
