@@ -36,7 +36,7 @@ from whirgpu.ref.field_np import field_ops
 
 from .p3_tables_cases import GOLDEN_TABLES, SHARED, SHIPPED, TablesCase, golden_tables_bytes
 
-TABLE_BACKENDS = ["cpu"]
+TABLE_BACKENDS = ["cpu", "wgpu-emulated", "msl-cpu-mulhi", "dawn-emulated"]
 
 
 def make_backend(name: str):

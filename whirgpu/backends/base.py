@@ -104,6 +104,13 @@ class TableLayout:
     def suffix(self) -> bool:
         return self.variable_order == "suffix"
 
+    @property
+    def draws_points(self) -> bool:
+        """The statement of the profile speaking this layout draws its points from the transcript (one sampled z
+        each) and observes its claims after the OOD answers: upstream p3-whir's, in either variable order (its
+        challenger is the length-tagged one)."""
+        return self.length_tagged
+
 
 DEFAULT_LAYOUT = TableLayout()
 

@@ -163,6 +163,6 @@ def region_bytes(shape, align: int) -> tuple[int, int, int]:
     layout = getattr(shape, "layout", None)
     if layout is not None and layout.openings == "pruned":  # each opening's indices, pruned when read
         proof += sum(slot(step.slots) for step in shape.queries)
-    if layout is not None and layout.suffix:  # the statement's points may be drawn: one sampled z each
+    if layout is not None and layout.draws_points:  # the statement's points may be drawn: one sampled z each
         scratch += shape.n_points * slot(4)
     return proof, scratch, max(points, 16)

@@ -28,6 +28,8 @@ class GpuBackend(Commitments, Reductions, TableClaims, ProofTranscript, Replays,
     ``PowRangeExceeded``). From the second proof of a shape on, proofs are recorded once and replayed
     (``replay``; ``replay_enabled = False`` turns that off)."""
 
+    proves_tables = True  # stacked tables' claims and weights on the device (``tables``, ``add_next_weights``)
+
     def __init__(self, runtime: Runtime | None = None, profile: bool = False, storage: str | None = None):
         super().__init__()
         if runtime is None:

@@ -49,7 +49,7 @@ def plan_memory(config: WhirConfig, limits: DeviceLimits | None = None, policy: 
     limit and no runtime buffers) under storage ``policy`` (None: ``WHIRGPU_STORAGE``, else hybrid)."""
     policy = resolve_storage(policy)
     layout = layout_of(config)
-    drawn = layout.suffix  # the p3-whir statement: points drawn and claims observed after the OOD answers
+    drawn = layout.draws_points  # the p3-whir statement (either order): points drawn, claims observed after OOD
     walk = _Walk(policy, limits, layout)
     n, k0 = config.num_variables, config.fold(0)
     # GpuBackend._dummy, bound where a factor table is unused, and _work, the reductions' work words

@@ -52,8 +52,10 @@ from ....ref.field_np import field_ops
 from ...p3_whir.config import P3WhirConfig
 from ...p3_whir.proof import MerkleCap, OpeningEvals, PcsProof
 from ...p3_whir.prover import P3WhirProver
+from ...p3_whir.verifier import p3_challenger
+from ....ref.multilinear import expand_from_univariate
 from ....protocol.prover import PolynomialSource
-from .claims import evaluate_batch, stacked_claims
+from .claims import claim_terms, column_descriptors
 from .shapes import TablesProtocol
 from .stacking import StackedLayout, plan_layout
 
@@ -160,9 +162,8 @@ class P3TablesProver(P3WhirProver):
         self._prescribed = None if points is None else check_points(points, self.protocol, self.config.fold(0),
                                                                      self.field)
         words = self._stack(columns)
-        n = self.config.num_variables
         (commitment, proof, points_out), _ = self._prove_retrying(PolynomialSource(words, canonical=False),
-                                                                  np.zeros((0, n, 4), np.uint32), None)
+                                                                  self._statement_points(), None)
         return TablesProved(commitment, proof, points_out, self.stacked)
 
     def commit(self, columns) -> TablesProverData:
@@ -202,9 +203,8 @@ class P3TablesProver(P3WhirProver):
         saved = self.protocol
         self.protocol, self._prescribed, self._columns, self._held = protocol, prescribed, data.columns, data
         try:
-            n = self.config.num_variables
             (commitment, proof, points_out), _ = self._prove_retrying(PolynomialSource(None, canonical=False),
-                                                                      np.zeros((0, n, 4), np.uint32), None)
+                                                                      self._statement_points(), None)
         finally:
             self.protocol, self._held = saved, None
         return TablesProved(commitment, proof, points_out, self.stacked)
@@ -221,7 +221,23 @@ class P3TablesProver(P3WhirProver):
         self._columns = padded
         return self.stacked.stack(padded)
 
+    def _statement_points(self) -> np.ndarray:
+        """The prescribed points as the proof's statement points (b, n, 4): batch b's (m_b, 4) in row b's first
+        m_b coordinates, so that a backend holds them where it holds a statement (``_statement`` slices them);
+        (0, n, 4) when the points are drawn."""
+        n = self.config.num_variables
+        if self._prescribed is None:
+            return np.zeros((0, n, 4), np.uint32)
+        packed = np.zeros((len(self._prescribed), n, 4), np.uint32)
+        for b, point in enumerate(self._prescribed):
+            packed[b, :len(point)] = point
+        return packed
+
     # -- hooks ---------------------------------------------------------------------------------------------------
+    def _shape(self, n_points: int):
+        """Room for every batch's point and every claim (the backend's regions are sized by the shape)."""
+        return super()._shape(max(n_points, len(self.protocol.batches), self.protocol.n_claims))
+
     def _commit_table(self, polynomial, statement_points, evaluate_claims):
         """The held commitment, when ``open`` runs: no upload, no encoding, no hashing."""
         if self._held is None:
@@ -238,7 +254,8 @@ class P3TablesProver(P3WhirProver):
 
     def _statement(self, transcript, table, statement_points, claims):
         """Per batch in protocol order: its point (drawn and expanded, or prescribed), its current values, then its
-        next values, observed; the claims are returned in that order."""
+        next values (evaluated by the backend from the stacked table, one call per batch), observed; the claims are
+        returned in that order."""
         backend = self.backend
         points, values = [], []
         with self.timer.phase("claims"):
@@ -247,35 +264,38 @@ class P3TablesProver(P3WhirProver):
                 if self._prescribed is None:
                     point = backend.expand_point(transcript.sample_ef(), m)
                 else:
-                    point = self._prescribed[b]
-                current, following = evaluate_batch(self._columns[batch.table], batch.current, batch.next,
-                                                    np.asarray(point, np.uint32), self.field)
-                if len(current):
-                    transcript.observe(current)
-                if len(following):
-                    transcript.observe(following)
+                    point = statement_points[b][:m]
+                answers = backend.evaluate_columns(table, point, column_descriptors(self.stacked, batch.table,
+                                                                                    batch.current, batch.next))
+                c = len(batch.current)
+                if c:
+                    transcript.observe(answers[:c])
+                if len(batch.next):
+                    transcript.observe(answers[c:])
                 points.append(point)
-                values.extend(current)
-                values.extend(following)
+                values.extend(answers[i] for i in range(batch.n_claims))
         self._batch_points = points
         return statement_points, values
 
     def _initial_weights(self, statement_points, ood_points: list, alpha):
-        """Alpha's powers: the claims in placement order (eq weights at lifted points, next-row weights), then the
-        initial OOD claims."""
+        """Alpha's powers: the claims in placement order (``claim_terms``: eq and next-row weights, built per batch
+        by ``Backend.column_weights``), then the initial OOD claims."""
         backend = self.backend
-        host_points = [np.asarray(p, np.uint32) for p in self._batch_points]
-        claims = stacked_claims(self.stacked, self.protocol, host_points, self.field)
-        t = len(ood_points)
-        coefficients = backend.challenge_powers(alpha, claims.n_claims + t)
-        weights = backend.eq_weights(claims.eq_points, coefficients[claims.eq_powers])
-        if len(claims.next_powers):
-            weights = backend.add_next_weights(weights, claims.next_points, claims.next_windows,
-                                               coefficients[claims.next_powers])
+        n_claims, t = self.protocol.n_claims, len(ood_points)
+        coefficients = backend.challenge_powers(alpha, n_claims + t)
+        power = {(term.batch, term.next, term.position): term.power for term in claim_terms(self.stacked,
+                                                                                              self.protocol)}
+        batches = []
+        for b, batch in enumerate(self.protocol.batches):
+            columns = column_descriptors(self.stacked, batch.table, batch.current, batch.next)
+            powers = [power[(b, False, j)] for j in range(len(batch.current))]
+            powers += [power[(b, True, j)] for j in range(len(batch.next))]
+            batches.append((self._batch_points[b], np.hstack([columns, np.asarray(powers, np.int64)[:, None]])))
+        weights = backend.column_weights(self.config.num_variables, batches, coefficients)
         if not t:
             return weights
         return backend.add_constraint_weights(weights, backend.concat_points(ood_points),
-                                              coefficients[claims.n_claims:], np.zeros(0, np.uint32),
+                                              coefficients[n_claims:], np.zeros(0, np.uint32),
                                               np.zeros((0, 4), np.uint32))
 
     def _opening_evals(self, claimed: np.ndarray) -> tuple[OpeningEvals, ...]:
@@ -287,8 +307,24 @@ class P3TablesProver(P3WhirProver):
         return tuple(evals)
 
     def _opened_points(self, commitment, whir, claimed, read):
-        return tuple(np.asarray(read(p), np.uint32).reshape(-1, 4) for p in self._batch_points)
-
+        """The batches' points: the prescribed ones, or those the transcript drew, replayed on the host from the
+        proof's own values (root, initial OOD answers, claims: what the verifier draws them from), so that no
+        backend reads its points region back."""
+        if self._prescribed is not None:
+            return tuple(self._prescribed)
+        challenger = p3_challenger(self.config, self.field)
+        challenger.observe_many(commitment.roots[0])
+        for answer in whir.initial_ood_answers:
+            challenger.sample_ef()
+            challenger.observe_many(answer)
+        points, at = [], 0
+        claimed = np.asarray(claimed, np.uint32).reshape(-1, 4)
+        for batch in self.protocol.batches:
+            m = self.stacked.table_log_rows[batch.table]
+            points.append(expand_from_univariate(challenger.sample_ef(), m, self.field))
+            challenger.observe_many(claimed[at:at + batch.n_claims])
+            at += batch.n_claims
+        return tuple(np.asarray(p, np.uint32).reshape(-1, 4) for p in points)
 
 def prove_tables(config: P3WhirConfig, field: Field, backend: Backend, columns, protocol: TablesProtocol,
                  layout: str = "suffix", points=None) -> TablesProved:
