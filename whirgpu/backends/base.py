@@ -235,6 +235,13 @@ class Backend(ABC):
         Under a suffix ``layout`` column j is the entries j, j + 2^k, j + 2 * 2^k, ... instead (the row-major
         matrix of ``ref.p3_codeword``) and leaves are hashed by the layout's leaf sponge."""
 
+    def adopt_root(self, commitment: Commitment, root: np.ndarray) -> Commitment:
+        """A commitment made in an earlier proof, used again in the running one (commit once, open many): its
+        ``root`` becomes a value of this proof holding ``root`` (8,) Montgomery words; the same object is returned.
+        Default: the host array itself."""
+        commitment.root = np.asarray(root, np.uint32).reshape(8)
+        return commitment
+
     @abstractmethod
     def open_rows(self, commitment: Commitment, indices: list[int],
                   capacity: int | None = None) -> tuple[np.ndarray, np.ndarray]:

@@ -93,6 +93,18 @@ class TableClaims:
             self._free(*eq.buffers)
         return DeviceBuffer(weights, (n, 4), weights.mode)
 
+    def adopt_root(self, commitment, root):
+        """In a proof, ``root`` is written into a slot of the proof region (a transcript observes proof values);
+        outside one, the host array."""
+        root = np.asarray(root, np.uint32).reshape(8)
+        if self._session is None:
+            commitment.root = root
+            return commitment
+        value = self._session.regions.proof.take((8,))
+        self._drivers.write(value.buffer, root, value.offset)
+        commitment.root = value
+        return commitment
+
     def _claim_descriptors(self, desc: np.ndarray):
         """A buffer holding ``desc``, one per distinct content for the backend's life: written once, never
         pooled, so no launch still recorded can see it rewritten."""

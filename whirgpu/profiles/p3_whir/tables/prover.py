@@ -242,7 +242,8 @@ class P3TablesProver(P3WhirProver):
         """The held commitment, when ``open`` runs: no upload, no encoding, no hashing."""
         if self._held is None:
             return super()._commit_table(polynomial, statement_points, evaluate_claims)
-        return self._held.table, self._held.committed, None
+        root = self._held.commitment.roots[0]
+        return self._held.table, self.backend.adopt_root(self._held.committed, root), None
 
     def _release(self, *items) -> None:
         """Everything but the held table and commitment."""
