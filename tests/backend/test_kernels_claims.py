@@ -104,3 +104,28 @@ def test_column_weights_are_the_lifted_claims(gpu, field, layout, shapes):
     n = stacked.num_variables
     assert np.array_equal(cpu.column_weights(n, batch_args, coefficients).handle, want.handle)
     assert np.array_equal(gpu.download(gpu.column_weights(n, batch_args, coefficients)), want.handle)
+
+
+@pytest.mark.parametrize("field", [BABYBEAR, KOALABEAR], ids=lambda f: f.name)
+@pytest.mark.parametrize("layout", ["suffix", "prefix"])
+@pytest.mark.parametrize("shapes", SHAPES, ids=["mixed", "one", "wide"])
+@pytest.mark.parametrize("col_major", [False, True], ids=["rows", "columns"])
+def test_stacking_on_the_device(gpu, field, layout, shapes, col_major):
+    """``stack_columns`` from (rows, columns) or (columns, rows) canonical words equals ``StackedLayout.stack`` of
+    the Montgomery columns (tables shorter than their slots, 1-row tables, selector bits 0 in the prefix layout)."""
+    cpu = CpuBackend()
+    gpu.layout = cpu.layout = P3_WHIR_LAYOUT(field, layout)
+    rng = np.random.default_rng(len(shapes) * 3 + col_major)
+    protocol = TablesProtocol(tuple(TableShape(r, c) for r, c in shapes))
+    stacked = plan_layout(protocol, 1, layout)
+    ops = field_ops(field)
+    canonical = [ops.from_monty(_random(rng, field, (c, 1 << r))) for r, c in shapes]
+    want = stacked.stack([ops.to_monty(c) for c in canonical])
+    tables = []
+    for placement in stacked.placements:
+        words = canonical[placement.table]
+        tables.append((words if col_major else words.T.copy(), placement.first_slot, placement.log_rows,
+                       layout == "prefix", col_major))
+    n = stacked.num_variables
+    assert np.array_equal(cpu.download(cpu.stack_columns(n, tables)), want)
+    assert np.array_equal(gpu.download(gpu.stack_columns(n, tables)), want)

@@ -235,6 +235,24 @@ class Backend(ABC):
         Under a suffix ``layout`` column j is the entries j, j + 2^k, j + 2 * 2^k, ... instead (the row-major
         matrix of ``ref.p3_codeword``) and leaves are hashed by the layout's leaf sponge."""
 
+    def stack_columns(self, num_variables: int, tables) -> DeviceBuffer:
+        """The stacked polynomial (2^num_variables Montgomery words, zero where no column lies) of tables given as
+        the user holds them: each (array, first_slot, m, prefix, col_major), ``array`` the table's **canonical**
+        words (checked by the caller), (rows, columns) row-major, or with ``col_major`` (columns, rows); column c
+        sits in slot s = first_slot + c: row r at (s << m) + r, or with ``prefix`` at (r << (num_variables - m)) |
+        bitrev(s) (``profiles.p3_whir.tables.stacking``). Default: stacked on the host, then uploaded."""
+        field = self.layout.field
+        out = np.zeros(1 << num_variables, np.uint32)
+        for array, first_slot, m, prefix, col_major in tables:
+            columns = np.asarray(array, np.uint32)
+            columns = columns if col_major else columns.T
+            bits = num_variables - m
+            for c, column in enumerate(columns):
+                s, rows = first_slot + c, np.arange(len(column), dtype=np.int64)
+                at = (rows << bits) | int(format(s, f"0{bits}b")[::-1] or "0", 2) if prefix else (s << m) + rows
+                out[at] = column
+        return self.upload(F.field_ops(field).to_monty(out) if field is not BABYBEAR else F.to_monty(out))
+
     def adopt_root(self, commitment: Commitment, root: np.ndarray) -> Commitment:
         """A commitment made in an earlier proof, used again in the running one (commit once, open many): its
         ``root`` becomes a value of this proof holding ``root`` (8,) Montgomery words; the same object is returned.

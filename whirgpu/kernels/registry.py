@@ -141,6 +141,9 @@ KERNELS: dict[str, KernelSpec] = {spec.stem: spec for spec in (
         "column_claims_finish": (("partials_in", "out"), 256)}),
     _spec("column_weights", "len n_claims _pad0 _pad1",
           {"column_weights": (("weights", "eq", "desc", "coefficients"), 256)}),
+    _spec("stack_columns", "n cols log_rows col_major first_slot m sel_bits prefix", {
+        "stack_columns": (("src", "stacked"), 256),
+        "stack_zero": (("stacked_zero",), 256)}),
     _spec("mle_eval", "len base log_s partial_base groups total out_at point_at nv _pad0 _pad1 _pad2" + _TAIL, {
         "mle_eval_base": (("table_base", "work", "scratch", "proof", "points", _P2), 256),
         "mle_eval_ext": (("table_ext", "work", "scratch", "proof", "points", _P2), 256)}, _CH),

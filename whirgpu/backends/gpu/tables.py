@@ -93,6 +93,41 @@ class TableClaims:
             self._free(*eq.buffers)
         return DeviceBuffer(weights, (n, 4), weights.mode)
 
+    def stack_columns(self, num_variables: int, tables) -> DeviceBuffer:
+        """See ``Backend.stack_columns``: each table's words uploaded as they are, then one ``stack_columns`` launch
+        per table (after one ``stack_zero``) converts and places them on the device."""
+        if self._session is None:
+            with self._host_call():
+                return self.stack_columns(num_variables, tables)
+        n = 1 << num_variables
+        if 4 * n > self._window_limit:
+            raise DeviceLimitError(f"stacking binds the {4 * n}-byte stacked polynomial whole; "
+                                   f"max_storage_binding_size is {self._window_limit}")
+        # the last call's sources back to the pool: its batch was submitted, so no host write reaches them before
+        # it ran (this call's stay out of the pool until then: a pooled buffer may be written while still unread)
+        self._free(*self.__dict__.pop("_stack_sources", []))
+        stacked = self._new_table(n, 4, host_facing=True)
+        batch = self._batch()
+        batch.dispatch(self._drivers.kernel("stack_columns", "stack_zero"), [stacked.buffers[0]],
+                       np.array([n, 0, 0, 0, 0, 0, 0, 0], np.uint32), workgroups(n))
+        sources = []
+        for array, first_slot, m, prefix, col_major in tables:
+            array = np.ascontiguousarray(array, np.uint32)
+            rows, cols = (array.shape[1], array.shape[0]) if col_major else array.shape
+            if rows & (rows - 1) or rows > 1 << m or (first_slot + cols) << m > n:
+                raise ValueError(f"a table of {rows} rows x {cols} columns from slot {first_slot} does not fit "
+                                 f"2^{m}-row slots of a 2^{num_variables} stack")
+            if not array.size:
+                continue
+            source = self._upload_words(array.reshape(-1))
+            sources.append(source)
+            params = [array.size, cols, rows.bit_length() - 1, int(bool(col_major)), first_slot, m,
+                      num_variables - m, int(bool(prefix))]
+            batch.dispatch(self._drivers.kernel("stack_columns"), [source, stacked.buffers[0]],
+                           np.array(params, np.uint32), workgroups(array.size))
+        self._stack_sources = sources
+        return DeviceBuffer(stacked, (n,), stacked.mode)
+
     def adopt_root(self, commitment, root):
         """In a proof, ``root`` is written into a slot of the proof region (a transcript observes proof values);
         outside one, the host array."""
@@ -117,6 +152,9 @@ class TableClaims:
         return cache[key]
 
     def _free_claim_descriptors(self) -> None:
+        """Close: the descriptor buffers and the last stacking's sources."""
+        for buffer in self.__dict__.pop("_stack_sources", []):
+            self.rt.free(buffer)
         for buffer in self.__dict__.pop("_claim_desc_buffers", {}).values():
             self.rt.free(buffer)
 
