@@ -48,7 +48,6 @@ import numpy as np
 from ....backends.base import Backend, Commitment, DeviceBuffer, TransferStats
 from ....errors import ConfigError
 from ....field import Field
-from ....ref.field_np import field_ops
 from ...p3_whir.config import P3WhirConfig
 from ...p3_whir.proof import MerkleCap, OpeningEvals, PcsProof
 from ...p3_whir.prover import P3WhirProver
@@ -64,8 +63,8 @@ from .stacking import StackedLayout, plan_layout
 class TablesProverData:
     """What ``P3TablesProver.commit`` returns (module contract): ``commitment`` (the ``MerkleCap``), ``stacked``
     (the ``StackedLayout``), ``shapes`` (the committed ``TableShape``s), and on ``backend`` the stacked ``table``
-    and its ``committed`` codeword and tree, ``columns`` each table's Montgomery words padded to its committed
-    rows (the claims are evaluated from them). Bound to the prover that made it (``config``, ``field``,
+    and its ``committed`` codeword and tree, ``columns`` each table's canonical words as checked (the claims are
+    evaluated from the stacked table). Bound to the prover that made it (``config``, ``field``,
     ``backend``); ``release()`` frees the backend's copies (an opening after it is a ``ConfigError``)."""
 
     commitment: MerkleCap
@@ -156,32 +155,37 @@ class P3TablesProver(P3WhirProver):
         self._prescribed: tuple[np.ndarray, ...] | None = None
         self._batch_points: list = []
         self._held: TablesProverData | None = None  # the commitment ``open`` proves from
+        self._pending: list | None = None  # the tables ``prove_tables`` / ``commit`` stack (``_stack``)
 
     def prove_tables(self, columns, points=None) -> TablesProved:
         """See the module contract."""
         self._prescribed = None if points is None else check_points(points, self.protocol, self.config.fold(0),
                                                                      self.field)
-        words = self._stack(columns)
-        (commitment, proof, points_out), _ = self._prove_retrying(PolynomialSource(words, canonical=False),
-                                                                  self._statement_points(), None)
+        self._pending = self._stack(columns)
+        try:
+            (commitment, proof, points_out), _ = self._prove_retrying(PolynomialSource(None, canonical=False),
+                                                                      self._statement_points(), None)
+        finally:
+            self._pending = None
         return TablesProved(commitment, proof, points_out, self.stacked)
 
     def commit(self, columns) -> TablesProverData:
         """Stack, encode and Merkle-commit ``columns`` once (module contract); the batches of this prover's
         protocol play no part."""
         backend, n = self.backend, self.config.num_variables
-        words = self._stack(columns)
+        self._pending = self._stack(columns)
         with backend.proof_lock:
             self.stats = backend.stats = TransferStats()
             backend.record_proof(None)
             _, no_points = backend.begin_proof(self._shape(0), self._new_transcript(), np.zeros((0, n, 4), np.uint32))
             try:
-                table, committed, _ = super()._commit_table(PolynomialSource(words, canonical=False), no_points,
-                                                            False)
+                table, committed, _ = self._commit_table(PolynomialSource(None, canonical=False), no_points, False)
                 root = backend.end_proof(lambda read: np.asarray(read(committed.root), np.uint32).reshape(1, 8))
             except BaseException:
                 backend.abort_proof()
                 raise
+            finally:
+                self._pending = None
         return TablesProverData(MerkleCap(root), self.stacked, self.protocol.shapes, self.config, self.field, backend,
                                 table, committed, self._columns)
 
@@ -209,17 +213,13 @@ class P3TablesProver(P3WhirProver):
             self.protocol, self._held = saved, None
         return TablesProved(commitment, proof, points_out, self.stacked)
 
-    def _stack(self, columns) -> np.ndarray:
-        """The stacked polynomial (2^n Montgomery words) of checked ``columns``; keeps the padded columns."""
-        ops = field_ops(self.field)
+    def _stack(self, columns) -> list:
+        """The ``Backend.stack_columns`` tables of checked ``columns`` (canonical, column-major, in placement
+        order); keeps the checked columns."""
         canonical = check_columns(columns, self.protocol, self.field)
-        padded = []
-        for array, m in zip(canonical, self.stacked.table_log_rows):
-            table = np.zeros((array.shape[0], 1 << m), np.uint32)
-            table[:, :array.shape[1]] = ops.to_monty(array)
-            padded.append(table)
-        self._columns = padded
-        return self.stacked.stack(padded)
+        self._columns = canonical
+        prefix = self.stacked.layout == "prefix"
+        return [(canonical[p.table], p.first_slot, p.log_rows, prefix, True) for p in self.stacked.placements]
 
     def _statement_points(self) -> np.ndarray:
         """The prescribed points as the proof's statement points (b, n, 4): batch b's (m_b, 4) in row b's first
@@ -239,9 +239,14 @@ class P3TablesProver(P3WhirProver):
         return super()._shape(max(n_points, len(self.protocol.batches), self.protocol.n_claims))
 
     def _commit_table(self, polynomial, statement_points, evaluate_claims):
-        """The held commitment, when ``open`` runs: no upload, no encoding, no hashing."""
+        """The columns stacked by the backend (``Backend.stack_columns``) and committed; or the held commitment,
+        when ``open`` runs: no upload, no encoding, no hashing."""
         if self._held is None:
-            return super()._commit_table(polynomial, statement_points, evaluate_claims)
+            config, backend = self.config, self.backend
+            n, k0 = config.num_variables, config.fold(0)
+            with self.timer.phase("upload"):
+                table = backend.stack_columns(n, self._pending)
+            return table, backend.commit(table, k0, n + config.starting_log_inv_rate - k0), None
         root = self._held.commitment.roots[0]
         return self._held.table, self.backend.adopt_root(self._held.committed, root), None
 
