@@ -43,8 +43,9 @@ def test_a_proof_stays_within_its_launch_budget(tracer, point):
 
 
 def test_column_claims_launches_grow_with_batches_not_columns(tracer):
-    """A batch's claims (``evaluate_columns``) take the same launches for 1 column as for 64, current or next: the
-    point's eq table, then one partial and one finishing launch for all its columns."""
+    """A batch's claims (``evaluate_columns``) and their weights (``column_weights``) take the same launches for 1
+    column as for 64, current or next: the point's eq table, then one partial and one finishing launch (claims) or
+    one scatter (weights) for all its columns; two batches take twice the weights' per-batch launches."""
     from whirgpu.backends.base import P3_WHIR_LAYOUT
     from whirgpu.field import BABYBEAR
 
@@ -52,11 +53,48 @@ def test_column_claims_launches_grow_with_batches_not_columns(tracer):
     backend.layout = P3_WHIR_LAYOUT(BABYBEAR)
     table = backend.upload(np.arange(1 << 12, dtype=np.uint32))
     point = np.ones((6, 4), np.uint32)
-    counts = []
+    coefficients = np.ones((128, 4), np.uint32)
+    claims, weights = [], []
     for k in (1, 64):
         desc = np.array([(c << 6, 0, c % 2) for c in range(k)], np.int64)
         backend.evaluate_columns(table, point, desc)  # compiles, and makes the descriptors' buffer
         tracer.reset()
         backend.evaluate_columns(table, point, desc)
-        counts.append(tracer.counts.dispatches)
-    assert counts[0] == counts[1] <= 4, counts
+        claims.append(tracer.counts.dispatches)
+        batch = (point, np.hstack([desc, np.arange(k, dtype=np.int64)[:, None]]))
+        for batches in ([batch], [batch, batch]):
+            backend.column_weights(12, batches, coefficients)
+            tracer.reset()
+            backend.column_weights(12, batches, coefficients)
+            weights.append(tracer.counts.dispatches)
+    assert claims[0] == claims[1] <= 4, claims
+    one, two = weights[0], weights[1]
+    assert weights == [one, two, one, two] and two - one <= 3, weights
+
+
+def test_a_tables_proof_launches_per_batch_not_per_column(tracer):
+    """Two tables proofs of one stacked shape, opening 1 column or all 8 columns at both rows in the same two
+    batches, take the same launches (and one readback each), with proofs the cpu backend reproduces."""
+    from whirgpu.backends.cpu import CpuBackend
+    from whirgpu.field import KOALABEAR
+    from whirgpu.profiles.p3_whir.format import pcs_proof_to_postcard
+    from whirgpu.profiles.p3_whir.tables.prover import prove_tables
+    from whirgpu.profiles.p3_whir.tables.shapes import OpeningBatch, TableShape, TablesProtocol
+
+    from ..protocol.test_p3_tables import _config, random_columns
+
+    shapes = (TableShape(7, 8),)
+    config = _config(10, 2, KOALABEAR)
+    every = tuple(range(8))
+    counts = []
+    for batches in (((0, (0,), ()), (0, (), (3,))), ((0, every, every), (0, every, every))):
+        protocol = TablesProtocol(shapes, tuple(OpeningBatch(*b) for b in batches))
+        columns = random_columns(protocol, KOALABEAR, 5)
+        backend = GpuBackend(tracer)
+        prove_tables(config, KOALABEAR, backend, columns, protocol, "prefix")  # compiles
+        tracer.reset()
+        proved = prove_tables(config, KOALABEAR, backend, columns, protocol, "prefix")
+        counts.append((tracer.counts.dispatches, tracer.counts.reads))
+        want = prove_tables(config, KOALABEAR, CpuBackend(), columns, protocol, "prefix")
+        assert pcs_proof_to_postcard(proved.proof) == pcs_proof_to_postcard(want.proof)
+    assert counts[0] == counts[1] and counts[0][1] == 1, counts
