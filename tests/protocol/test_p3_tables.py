@@ -4,8 +4,8 @@ KoalaBear) reproduced byte for byte from its columns (commitment and postcard pr
 backend that proves tables; the stacking, the claims and their batching order against the files; random shapes
 round-trip in both layouts.
 
-``TABLE_BACKENDS`` lists the backends these tests run on: "cpu", and a GPU backend as "RUNTIME-MUL" (e.g.
-"wgpu-u64", "msl-cpu-mulhi") once it proves tables: ``make_backend`` opens its runtime through
+``TABLE_BACKENDS`` lists the backends these tests run on: "cpu", and the GPU backends as "RUNTIME-MUL" (wgpu-native
+and Dawn with the emulated multiply, msl-cpu with mulhi): ``make_backend`` opens its runtime through
 ``tests/backend/conftest.py``'s ``open_runtime`` (a skip with the reason when the runtime cannot open, a failure
 when ``WHIRGPU_REQUIRE`` names it) and skips a backend that does not say ``proves_tables``.
 """

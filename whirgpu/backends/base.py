@@ -178,9 +178,9 @@ class Backend(ABC):
     name: str = "abstract"
     storage: str | None = None  # the storage policy in use (STORAGE_POLICIES); None: no device memory (cpu)
     layout: TableLayout = DEFAULT_LAYOUT  # the running proof's (``begin_proof`` sets it from the shape)
-    # Runs the p3-whir stacked-tables prover (``profiles.p3_whir.tables``): its proof values are host arrays, so the
-    # stacking and the claims can be made on the host, and it has ``add_next_weights``. A GPU backend sets it once
-    # it stacks and evaluates claims on its device.
+    # Runs the p3-whir stacked-tables prover (``profiles.p3_whir.tables``): it has ``stack_columns``,
+    # ``evaluate_columns``, ``column_weights``, ``adopt_root`` and a prefix-order sumcheck with [h(0), c_inf] messages
+    # (the cpu backend and the GPU backends).
     proves_tables: bool = False
 
     def __init__(self) -> None:

@@ -121,7 +121,7 @@ def run_prove_tables(args) -> int:
             raise ConfigError(str(exc).replace("leave the key out", "leave --witness out")) from None
     choice = select_backend(args.backend, config, args.storage)
     backend, reason = choice.backend, choice.reason
-    if args.backend == "auto" and not backend.proves_tables:  # auto: a backend that proves tables (the cpu one)
+    if args.backend == "auto" and not backend.proves_tables:  # auto: a backend that proves tables (else the cpu one)
         reason = f"auto: {backend.name} does not prove stacked tables yet, so the cpu backend"
         backend = select_backend("cpu", config, args.storage).backend
     if not args.json:

@@ -19,7 +19,7 @@ Contract: ``prove_tables(config, field, backend, columns, protocol, layout, poin
 
 A commitment used more than once (upstream's ``WhirProverData``, cloned per opening): ``P3TablesProver.commit(columns)
 -> TablesProverData`` stacks, encodes and Merkle-commits once (the prover data holds the stacked table, the
-codeword and its tree on the backend, and the padded columns); ``P3TablesProver.open(data, protocol, points=None)
+codeword and its tree on the backend, and the checked columns); ``P3TablesProver.open(data, protocol, points=None)
 -> TablesProved`` proves one opening of it (``protocol``: any ``TablesProtocol`` of the committed shapes) from a
 fresh transcript (domain separator, root observed, initial OOD, then the batches: upstream's challenger after
 ``commit``), with no upload, encoding or hashing of the initial table: each opening is byte for byte the
@@ -32,11 +32,14 @@ in protocol order {its point; observe its current values; observe its next value
 (prefix: x_0 bound first, [h(0), c_inf] messages, codewords of 2^k contiguous column blocks; suffix: as the
 single-column profile). Alpha's powers batch the claims in placement order (``claims``).
 
-Runs on backends that say ``proves_tables`` (the cpu backend; a ``ConfigError`` names the backend otherwise):
-their proof values are host arrays, so the stacking and the claims are evaluated on the host from the columns.
-Doing both on the device (one launch per batch), ``add_next_weights`` there, and a [h(0), c_inf] prefix-order
-sumcheck kernel variant (the prefix layout's rounds) are the GPU backends' next step (issue 38 item 2); the rest
-(commit, eq / OOD / select weights, suffix rounds, openings, transcript) is the backends' existing primitives.
+Runs on backends that say ``proves_tables`` (cpu and the GPU backends; a ``ConfigError`` names the backend
+otherwise) through their table primitives, on the device for a GPU backend (issue 38 item 2): ``stack_columns``
+(the checked canonical columns placed and converted: one launch per table), per batch ``evaluate_columns`` (its
+current and next values from the stacked table: the point's eq table, then one launch pair for all its columns)
+and ``column_weights`` (the claims' eq and next-row weights without lifted points: one launch per batch after the
+eq table), ``adopt_root`` (a held commitment observed in a later proof); prescribed points travel as the
+statement's points (``_statement_points``), drawn ones are replayed on the host from the proof (``_opened_points``).
+The rest (commit, OOD weights, rounds in either order, openings, transcript) is the backends' existing primitives.
 """
 
 from __future__ import annotations
