@@ -176,3 +176,15 @@ def test_auto_falls_back_to_a_backend_that_proves_tables():
     tables = whirgpu.P3Tables(_traces(), orient="rows", params=PARAMS)
     assert tables.backend.proves_tables
     assert tables.pow_note is None and tables.params == PARAMS
+
+
+def test_whirgpu_verify_reads_what_write_wrote(tables, tmp_path, capsys):
+    from tests.test_cli import run  # noqa: PLC0415
+
+    path = tmp_path / "opening.json"
+    tables.commit().open(SCHEDULE).write(path)
+    pinned = [path, "--expect", "12:4:1", "--security", "32", "--pow-bits", "0", "--tables", "10x3,8x2,2x2"]
+    code, out, err = run(["verify", *pinned, "--open", SCHEDULE], capsys)
+    assert code == 0 and out.startswith("accept") and "tables=10x3,8x2,2x2" in out, err
+    code, out, err = run(["verify", *pinned, "--open", "0:0"], capsys)
+    assert code == 1 and out.startswith("reject")
