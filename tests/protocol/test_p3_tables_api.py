@@ -81,6 +81,8 @@ def test_each_opening_is_the_core_proof_and_verifies(backend, layout):
     monty = [field_ops(tables.field).to_monty(p.astype(np.uint64)) for p in document.points]
     core = prove_tables(tables.config, tables.field, backend, columns, document.spec.protocol, layout, monty)
     assert pcs_proof_to_postcard(document.proved.proof) == pcs_proof_to_postcard(core.proof)
+    text = commitment.open("2:0:1/0:2/1::0,1", points=points)  # the same batches as text, points in text order
+    assert text.dumps() == document.dumps()
     expected = tables.expected(batches, prescribed=True)
     whirgpu.verify(document, params=expected, points=document.points)
     assert not whirgpu.is_valid(document, params=tables.expected(batches))  # points: transcript expected
@@ -170,6 +172,16 @@ def test_refusals_are_one_line(backend):
     commitment.release()
     with pytest.raises(ConfigError, match="released"):
         commitment.open()
+
+
+def test_a_backend_that_does_not_prove_tables_is_refused():
+    from whirgpu.backends.cpu import CpuBackend  # noqa: PLC0415
+
+    class NoTables(CpuBackend):
+        proves_tables = False
+
+    with pytest.raises(ConfigError, match="does not prove stacked tables yet"):
+        whirgpu.P3Tables(_traces(), orient="rows", params=PARAMS, backend=NoTables())
 
 
 def test_auto_falls_back_to_a_backend_that_proves_tables():
