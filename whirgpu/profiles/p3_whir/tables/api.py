@@ -28,7 +28,7 @@ Contracts (canonical field elements in and out):
   the current row: the oracle's default), the oracle's ``--open`` text (``"0:0,1:1/1:0"``), or a sequence of
   ``OpeningBatch`` or ``(table, current)`` / ``(table, current, next)`` tuples. ``points``: None (each batch's point
   drawn from the transcript) or one (m_b, 4) array of canonical EF coefficients per batch, in the order the batches
-  are given (m_b = the table's committed arity, ``max(log_rows, fold)``). The batches are regrouped by table
+  are given (for a text, the order written) (m_b = the table's committed arity, ``max(log_rows, fold)``). The batches are regrouped by table
   (stably: protocol order); the document lists batches, points and values in that order. ``release()`` frees the
   backend's copies; an opening after it is a ``ConfigError``.
 - ``P3TablesProofDocument``: ``spec`` (``TablesSpec``: shapes, schedule, layout, who chose the points), ``config``,
