@@ -97,8 +97,8 @@ def _table_arrays(tables, orient, field: Field) -> tuple[list[np.ndarray], tuple
             other = array.shape[1] if orient == "rows" else array.shape[0]
             hint = f" (is it orient={ORIENTS[orient == 'rows']!r}?)" if other & (other - 1) == 0 else \
                 " (pad the trace to a power of two)"
-            raise ConfigError(f"table {t}: {rows} rows, not a power of two up to 2^{MAX_LOG_ROWS}, with "
-                              f"orient={orient!r}{hint}")
+            raise ConfigError(f"table {t}: {rows} rows, not a power of two up to 2^MAX_LOG_ROWS = "
+                              f"2^{MAX_LOG_ROWS}, with orient={orient!r}{hint}")
         if array.min() < 0 or array.max() >= field.P:
             raise ConfigError(f"table {t}: values must be canonical {field.name} elements in [0, {field.P})")
         words = array.astype(np.uint32, copy=False)
