@@ -15,7 +15,7 @@ import pytest
 import whirgpu
 from whirgpu.errors import ConfigError, ProofFormatError, VerificationError
 from whirgpu.profiles.p3_whir.config import P3Parameters
-from whirgpu.profiles.p3_whir.format import pcs_proof_to_postcard
+from whirgpu.profiles.p3_whir.format import merkle_cap_to_postcard, pcs_proof_to_postcard
 from whirgpu.profiles.p3_whir.proof import OpeningEvals, PcsProof
 from whirgpu.profiles.p3_whir.tables.prover import prove_tables
 from whirgpu.profiles.p3_whir.tables.spec import TablesSpec
@@ -23,6 +23,7 @@ from whirgpu.protocol.folding import Constant
 from whirgpu.protocol.soundness import SoundnessType
 from whirgpu.ref.field_np import field_ops
 
+from .p3_tables_cases import GOLDEN_TABLES, TablesCase
 from .test_p3_tables import TABLE_BACKENDS, make_backend
 
 PARAMS = P3Parameters(security_level=32, pow_bits=0, folding=Constant(4), soundness_type=SoundnessType.CapacityBound,
@@ -200,3 +201,18 @@ def test_whirgpu_verify_reads_what_write_wrote(tables, tmp_path, capsys):
     assert code == 0 and out.startswith("accept") and "tables=10x3,8x2,2x2" in out, err
     code, out, err = run(["verify", *pinned, "--open", "0:0"], capsys)
     assert code == 1 and out.startswith("reject")
+
+
+@pytest.mark.parametrize("name", GOLDEN_TABLES)
+def test_the_golden_tables_through_the_api_after_another_opening(backend, name):
+    """Upstream's own bytes (the oracle's golden tables), from a commitment already opened once otherwise."""
+    case = TablesCase.golden(name)
+    tables = whirgpu.P3Tables(case.columns, orient="columns", params=case.config.params, field=case.field,
+                              layout=case.layout, backend=backend)
+    assert tables.config == case.config
+    commitment = tables.commit()
+    assert merkle_cap_to_postcard(commitment.cap).hex() == case.document["commitment_postcard_hex"]
+    commitment.open([(0, (0,), (0,))])  # another schedule first: the commitment must come out unchanged
+    points = None if case.points is None else [case.ops.from_monty(p) for p in case.points]
+    document = commitment.open(list(case.protocol.batches), points)
+    assert pcs_proof_to_postcard(document.proved.proof).hex() == case.document["proof_postcard_hex"]
