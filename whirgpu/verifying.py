@@ -1,6 +1,7 @@
 """Verifying: ``verify`` and ``is_valid`` take a proof document of either profile and what the verifier expects;
 ``claimed_values`` reads the claims of a proof document of either profile (canonical). Each takes every object the
-API returns (``Prover.prove``'s and ``prove_many``'s ``ProofFile``, ``P3Prover.prove``'s ``P3ProofDocument``), the
+API returns (``Prover.prove``'s and ``prove_many``'s ``ProofFile``, ``P3Prover.prove``'s ``P3ProofDocument``,
+``P3TablesCommitment.open``'s ``P3TablesProofDocument``), the
 bytes ``dump`` and ``write`` give, paths and JSON text: ``profiles.documents.read_document`` turns each into a
 document."""
 

@@ -15,7 +15,7 @@ import pytest
 import whirgpu
 from whirgpu.errors import ConfigError, ProofFormatError, VerificationError
 from whirgpu.profiles.p3_whir.config import P3Parameters
-from whirgpu.profiles.p3_whir.format import pcs_proof_to_postcard
+from whirgpu.profiles.p3_whir.format import merkle_cap_to_postcard, pcs_proof_to_postcard
 from whirgpu.profiles.p3_whir.proof import OpeningEvals, PcsProof
 from whirgpu.profiles.p3_whir.tables.prover import prove_tables
 from whirgpu.profiles.p3_whir.tables.spec import TablesSpec
@@ -23,6 +23,7 @@ from whirgpu.protocol.folding import Constant
 from whirgpu.protocol.soundness import SoundnessType
 from whirgpu.ref.field_np import field_ops
 
+from .p3_tables_cases import GOLDEN_TABLES, TablesCase
 from .test_p3_tables import TABLE_BACKENDS, make_backend
 
 PARAMS = P3Parameters(security_level=32, pow_bits=0, folding=Constant(4), soundness_type=SoundnessType.CapacityBound,
@@ -81,6 +82,8 @@ def test_each_opening_is_the_core_proof_and_verifies(backend, layout):
     monty = [field_ops(tables.field).to_monty(p.astype(np.uint64)) for p in document.points]
     core = prove_tables(tables.config, tables.field, backend, columns, document.spec.protocol, layout, monty)
     assert pcs_proof_to_postcard(document.proved.proof) == pcs_proof_to_postcard(core.proof)
+    text = commitment.open("2:0:1/0:2/1::0,1", points=points)  # the same batches as text, points in text order
+    assert text.dumps() == document.dumps()
     expected = tables.expected(batches, prescribed=True)
     whirgpu.verify(document, params=expected, points=document.points)
     assert not whirgpu.is_valid(document, params=tables.expected(batches))  # points: transcript expected
@@ -172,7 +175,44 @@ def test_refusals_are_one_line(backend):
         commitment.open()
 
 
+def test_a_backend_that_does_not_prove_tables_is_refused():
+    from whirgpu.backends.cpu import CpuBackend  # noqa: PLC0415
+
+    class NoTables(CpuBackend):
+        proves_tables = False
+
+    with pytest.raises(ConfigError, match="does not prove stacked tables yet"):
+        whirgpu.P3Tables(_traces(), orient="rows", params=PARAMS, backend=NoTables())
+
+
 def test_auto_falls_back_to_a_backend_that_proves_tables():
     tables = whirgpu.P3Tables(_traces(), orient="rows", params=PARAMS)
     assert tables.backend.proves_tables
     assert tables.pow_note is None and tables.params == PARAMS
+
+
+def test_whirgpu_verify_reads_what_write_wrote(tables, tmp_path, capsys):
+    from tests.test_cli import run  # noqa: PLC0415
+
+    path = tmp_path / "opening.json"
+    tables.commit().open(SCHEDULE).write(path)
+    pinned = [path, "--expect", "12:4:1", "--security", "32", "--pow-bits", "0", "--tables", "10x3,8x2,2x2"]
+    code, out, err = run(["verify", *pinned, "--open", SCHEDULE], capsys)
+    assert code == 0 and out.startswith("accept") and "tables=10x3,8x2,2x2" in out, err
+    code, out, err = run(["verify", *pinned, "--open", "0:0"], capsys)
+    assert code == 1 and out.startswith("reject")
+
+
+@pytest.mark.parametrize("name", GOLDEN_TABLES)
+def test_the_golden_tables_through_the_api_after_another_opening(backend, name):
+    """Upstream's own bytes (the oracle's golden tables), from a commitment already opened once otherwise."""
+    case = TablesCase.golden(name)
+    tables = whirgpu.P3Tables(case.columns, orient="columns", params=case.config.params, field=case.field,
+                              layout=case.layout, backend=backend)
+    assert tables.config == case.config
+    commitment = tables.commit()
+    assert merkle_cap_to_postcard(commitment.cap).hex() == case.document["commitment_postcard_hex"]
+    commitment.open([(0, (0,), (0,))])  # another schedule first: the commitment must come out unchanged
+    points = None if case.points is None else [case.ops.from_monty(p) for p in case.points]
+    document = commitment.open(list(case.protocol.batches), points)
+    assert pcs_proof_to_postcard(document.proved.proof).hex() == case.document["proof_postcard_hex"]

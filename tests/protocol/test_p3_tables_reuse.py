@@ -15,6 +15,7 @@ from whirgpu.profiles.p3_whir.format import merkle_cap_to_postcard, pcs_proof_to
 from whirgpu.profiles.p3_whir.tables.instance import draw_instance
 from whirgpu.profiles.p3_whir.tables.prover import P3TablesProver, prove_tables
 from whirgpu.profiles.p3_whir.tables.spec import TablesSpec
+from whirgpu.ref import p3_codeword
 from whirgpu.ref.field_np import field_ops
 
 from .test_p3_tables import TABLE_BACKENDS, make_backend
@@ -77,19 +78,32 @@ def test_each_opening_is_a_fresh_proof(backend_name, layout):
 
 
 @pytest.mark.parametrize("layout", ["suffix", "prefix"])
-def test_an_opening_neither_uploads_nor_encodes_nor_hashes_the_committed_table(layout):
+def test_an_opening_neither_uploads_nor_encodes_nor_hashes_the_committed_table(layout, monkeypatch):
     spec = TablesSpec.parse(TABLES, SCHEDULES[0], layout)
     columns, _ = draw_instance(spec.protocol, 3, CONFIG.field, 4)
     backend = SpyBackend()
+    calls = {"encode_base": 0, "merkle_levels": 0}  # the numpy primitives under the cpu backend's commit
+
+    def counted(name, function):
+        def call(*args, **kwargs):
+            calls[name] += 1
+            return function(*args, **kwargs)
+        return call
+
+    for name in calls:
+        monkeypatch.setattr(p3_codeword, name, counted(name, getattr(p3_codeword, name)))
     prover = P3TablesProver(CONFIG, CONFIG.field, backend, spec.protocol, layout)
     data = prover.commit(columns)
     assert backend.uploads == 1 and backend.committed == [data.table]
+    assert calls["merkle_levels"] == 1 and calls["encode_base"] == (layout == "suffix")
     for _ in range(2):
         backend.uploads, backend.committed = 0, []
+        calls.update(encode_base=0, merkle_levels=0)
         prover.open(data)
         assert backend.uploads == 0
         assert len(backend.committed) == CONFIG.n_rounds  # the rounds' own codewords, never the stacked table
         assert not any(t is data.table for t in backend.committed)
+        assert calls == {"encode_base": 0, "merkle_levels": CONFIG.n_rounds}  # one tree per round, none for it
     backend.uploads, backend.committed = 0, []
     prove_tables(CONFIG, CONFIG.field, backend, columns, spec.protocol, layout)
     assert backend.uploads == 1 and len(backend.committed) == CONFIG.n_rounds + 1  # what open saves

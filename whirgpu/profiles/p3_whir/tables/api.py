@@ -14,7 +14,8 @@ Contracts (canonical field elements in and out):
   the shapes and the folding factor derive (``stacked_arity``). ``layout``: ``"suffix"`` (``SuffixProver``) or
   ``"prefix"`` (``PrefixProver``). ``backend="auto"`` takes the backend ``select_backend`` picks when it proves
   tables (``Backend.proves_tables``), else the cpu backend (``backend_reason`` says which); a named backend that
-  does not prove tables is a ``ConfigError``. Every refusal is a ``ConfigError`` of one line naming the table.
+  does not prove tables is a ``ConfigError``; ``close()`` (or a ``with`` block) closes a backend it opened. Every
+  refusal is a ``ConfigError`` of one line naming the table.
   ``expected(batches=None, prescribed=False)``: the ``P3Expected`` a verifier of these shapes, this layout and that
   schedule passes to ``whirgpu.verify`` (a verifier that does not hold the tables builds the same value from
   ``TablesSpec.parse``).
@@ -27,7 +28,7 @@ Contracts (canonical field elements in and out):
   the current row: the oracle's default), the oracle's ``--open`` text (``"0:0,1:1/1:0"``), or a sequence of
   ``OpeningBatch`` or ``(table, current)`` / ``(table, current, next)`` tuples. ``points``: None (each batch's point
   drawn from the transcript) or one (m_b, 4) array of canonical EF coefficients per batch, in the order the batches
-  are given (m_b = the table's committed arity, ``max(log_rows, fold)``). The batches are regrouped by table
+  are given (for a text, the order written) (m_b = the table's committed arity, ``max(log_rows, fold)``). The batches are regrouped by table
   (stably: protocol order); the document lists batches, points and values in that order. ``release()`` frees the
   backend's copies; an opening after it is a ``ConfigError``.
 - ``P3TablesProofDocument``: ``spec`` (``TablesSpec``: shapes, schedule, layout, who chose the points), ``config``,
@@ -40,6 +41,7 @@ Contracts (canonical field elements in and out):
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field as dataclass_field
 from functools import cached_property
@@ -95,8 +97,8 @@ def _table_arrays(tables, orient, field: Field) -> tuple[list[np.ndarray], tuple
             other = array.shape[1] if orient == "rows" else array.shape[0]
             hint = f" (is it orient={ORIENTS[orient == 'rows']!r}?)" if other & (other - 1) == 0 else \
                 " (pad the trace to a power of two)"
-            raise ConfigError(f"table {t}: {rows} rows, not a power of two up to 2^{MAX_LOG_ROWS}, with "
-                              f"orient={orient!r}{hint}")
+            raise ConfigError(f"table {t}: {rows} rows, not a power of two up to 2^MAX_LOG_ROWS = "
+                              f"2^{MAX_LOG_ROWS}, with orient={orient!r}{hint}")
         if array.min() < 0 or array.max() >= field.P:
             raise ConfigError(f"table {t}: values must be canonical {field.name} elements in [0, {field.P})")
         words = array.astype(np.uint32, copy=False)
@@ -111,7 +113,9 @@ def _protocol(shapes, batches, what: str = "batches") -> tuple[TablesProtocol, l
     if batches is None:
         given: list = list(default_open(shapes))
     elif isinstance(batches, str):
-        given = list(parse_open(batches, shapes, what))  # already in protocol order
+        parse_open(batches, shapes, what)  # the oracle's checks and limits on the whole text, one line each
+        # one batch per item, in the order written (parse_open returns them regrouped by table)
+        given = [b for item in re.split("[/;]", batches) for b in parse_open(item, shapes, what)]
     else:
         given = []
         for i, batch in enumerate(batches):
@@ -274,9 +278,28 @@ class P3Tables:
         choice = select_backend(backend, self.config, storage)
         self.backend: Backend = choice.backend
         self.backend_reason = choice.reason
-        if backend == "auto" and not self.backend.proves_tables:
-            self.backend_reason = f"auto: {self.backend.name} does not prove stacked tables yet, so the cpu backend"
+        self._owns_backend = not isinstance(backend, Backend)
+        if not self.backend.proves_tables:
+            name = self.backend.name
+            if self._owns_backend:
+                self.backend.close()
+            if backend != "auto":
+                raise ConfigError(f"the {name} backend does not prove stacked tables yet (issue 38 item 2); use "
+                                  "backend='cpu' or 'auto'")
+            self.backend_reason = f"auto: {name} does not prove stacked tables yet, so the cpu backend"
             self.backend = select_backend("cpu", self.config, storage).backend
+
+    def close(self) -> None:
+        """Close the backend this object opened (a ``Backend`` passed in is left to its owner); idempotent.
+        Commitments made here must not be opened afterwards."""
+        if self._owns_backend:
+            self.backend.close()
+
+    def __enter__(self) -> "P3Tables":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
     def commit(self) -> P3TablesCommitment:
         """Stack, encode and Merkle-commit the tables once (module contract)."""

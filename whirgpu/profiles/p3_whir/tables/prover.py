@@ -25,7 +25,11 @@ fresh transcript (domain separator, root observed, initial OOD, then the batches
 ``commit``), with no upload, encoding or hashing of the initial table: each opening is byte for byte the
 ``prove_tables`` of the same columns, protocol and points. The held table and commitment are never released by an
 opening (``_release``); ``TablesProverData.release()`` gives them back. ``prove_tables`` itself commits inside its
-one proof, as before.
+one proof, as before. ``commit`` records the commitment in a proof bracket of its own (``begin_proof`` ..
+``end_proof``, which reads the root back), so a backend that proves tables must keep the table, codeword and tree
+of that bracket alive after it, take the held root into a later proof (``Backend.adopt_root``: a GPU backend writes
+it into that proof's region, which its transcript observes), and not free the held table in a fused
+``sumcheck_rounds`` (the cpu and GPU backends do all three: a GPU backend fuses only EF tables' rounds).
 
 Transcript (both layouts): domain separator, root, initial OOD answers of the stacked polynomial, then per batch
 in protocol order {its point; observe its current values; observe its next values}, alpha, then the WHIR rounds
@@ -207,13 +211,14 @@ class P3TablesProver(P3WhirProver):
             raise ConfigError("an opening's protocol must have the committed table shapes "
                               f"({','.join(map(str, data.shapes))})")
         prescribed = None if points is None else check_points(points, protocol, self.config.fold(0), self.field)
-        saved = self.protocol
-        self.protocol, self._prescribed, self._columns, self._held = protocol, prescribed, data.columns, data
-        try:
-            (commitment, proof, points_out), _ = self._prove_retrying(PolynomialSource(None, canonical=False),
-                                                                      self._statement_points(), None)
-        finally:
-            self.protocol, self._held = saved, None
+        with self.backend.proof_lock:  # the state below is this opening's until it is proved
+            saved = self.protocol
+            self.protocol, self._prescribed, self._columns, self._held = protocol, prescribed, data.columns, data
+            try:
+                (commitment, proof, points_out), _ = self._prove_retrying(PolynomialSource(None, canonical=False),
+                                                                          self._statement_points(), None)
+            finally:
+                self.protocol, self._held = saved, None
         return TablesProved(commitment, proof, points_out, self.stacked)
 
     def _stack(self, columns) -> list:
