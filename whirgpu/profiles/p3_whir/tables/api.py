@@ -77,7 +77,9 @@ __all__ = ["BatchValues", "ORIENTS", "P3Tables", "P3TablesCommitment", "P3Tables
 
 
 def _table_arrays(tables, orient, field: Field) -> tuple[list[np.ndarray], tuple[TableShape, ...]]:
-    """Each table as a (columns, rows) C-contiguous uint32 array of canonical words, and the shapes."""
+    """Each table as a C-contiguous uint32 array of canonical words as the user holds it ((rows, columns) with
+    ``orient="rows"``, else (columns, rows): the backend's ``stack_columns`` reads either; a C-contiguous uint32
+    array is used as it is, never transposed nor copied on the host), and the shapes."""
     if orient not in ORIENTS:
         raise ConfigError(f"orient={orient!r:.30}: say how each array holds its table: orient='rows' for (rows, "
                           "columns), a trace as a STARK holds it, or orient='columns' for (columns, rows)")
@@ -102,7 +104,7 @@ def _table_arrays(tables, orient, field: Field) -> tuple[list[np.ndarray], tuple
         if array.min() < 0 or array.max() >= field.P:
             raise ConfigError(f"table {t}: values must be canonical {field.name} elements in [0, {field.P})")
         words = array.astype(np.uint32, copy=False)
-        arrays.append(np.ascontiguousarray(words.T if orient == "rows" else words))
+        arrays.append(np.ascontiguousarray(words))
         shapes.append(TableShape(rows.bit_length() - 1, width))
     return arrays, parse_tables(format_tables(shapes), "tables")  # the oracle's limits on what it reads back
 
@@ -264,6 +266,7 @@ class P3Tables:
         self.field = as_field(field)
         self.layout = parse_layout(layout, "layout")
         self._columns, self.shapes = _table_arrays(tables, orient, self.field)
+        self._col_major = orient == "columns"
         asked = EXAMPLE_PARAMETERS if params is None else params
         if not isinstance(asked, P3Parameters):
             raise ConfigError(f"params: expected P3Parameters or None, got {type(asked).__name__}")
@@ -305,7 +308,7 @@ class P3Tables:
         """Stack, encode and Merkle-commit the tables once (module contract)."""
         start = time.perf_counter()
         prover = P3TablesProver(self.config, self.field, self.backend, TablesProtocol(self.shapes), self.layout)
-        data = prover.commit(self._columns)
+        data = prover.commit(self._columns, self._col_major)
         seconds = {**prover.timer.seconds, "total": time.perf_counter() - start}
         return P3TablesCommitment(prover, data, self.layout, seconds)
 

@@ -106,8 +106,10 @@ class TablesProved:
     stacked: StackedLayout
 
 
-def check_columns(columns, protocol: TablesProtocol, field: Field) -> list[np.ndarray]:
-    """Each table's (columns, 2^log_rows) canonical words as a uint32 array, checked (``ConfigError``)."""
+def check_columns(columns, protocol: TablesProtocol, field: Field, col_major: bool = True) -> list[np.ndarray]:
+    """Each table's canonical words as a C-contiguous uint32 array, checked (``ConfigError``): (columns,
+    2^log_rows), or with ``col_major=False`` (2^log_rows, columns) row-major, as the user holds a trace (kept as
+    it is: no transposed copy; a C-contiguous uint32 array is not copied at all)."""
     columns = list(columns)
     if len(columns) != len(protocol.shapes):
         raise ConfigError(f"expected one column array per table ({len(protocol.shapes)}), got {len(columns)}")
@@ -115,6 +117,7 @@ def check_columns(columns, protocol: TablesProtocol, field: Field) -> list[np.nd
     for t, (array, shape) in enumerate(zip(columns, protocol.shapes)):
         array = np.asarray(array)
         expected = (shape.columns, 1 << shape.log_rows)
+        expected = expected if col_major else expected[::-1]
         if array.shape != expected:
             raise ConfigError(f"table {t} ({shape}): expected column values of shape {expected}, got {array.shape}")
         if array.dtype.kind not in "ui" or (array.size and (array.min() < 0 or array.max() >= field.P)):
@@ -164,11 +167,11 @@ class P3TablesProver(P3WhirProver):
         self._held: TablesProverData | None = None  # the commitment ``open`` proves from
         self._pending: list | None = None  # the tables ``prove_tables`` / ``commit`` stack (``_stack``)
 
-    def prove_tables(self, columns, points=None) -> TablesProved:
-        """See the module contract."""
+    def prove_tables(self, columns, points=None, col_major: bool = True) -> TablesProved:
+        """See the module contract; ``col_major=False``: each table (rows, columns) row-major (``check_columns``)."""
         self._prescribed = None if points is None else check_points(points, self.protocol, self.config.fold(0),
                                                                      self.field)
-        self._pending = self._stack(columns)
+        self._pending = self._stack(columns, col_major)
         try:
             (commitment, proof, points_out), _ = self._prove_retrying(PolynomialSource(None, canonical=False),
                                                                       self._statement_points(), None)
@@ -176,11 +179,11 @@ class P3TablesProver(P3WhirProver):
             self._pending = None
         return TablesProved(commitment, proof, points_out, self.stacked)
 
-    def commit(self, columns) -> TablesProverData:
-        """Stack, encode and Merkle-commit ``columns`` once (module contract); the batches of this prover's
-        protocol play no part."""
+    def commit(self, columns, col_major: bool = True) -> TablesProverData:
+        """Stack, encode and Merkle-commit ``columns`` once (module contract; ``col_major`` as ``prove_tables``);
+        the batches of this prover's protocol play no part."""
         backend, n = self.backend, self.config.num_variables
-        self._pending = self._stack(columns)
+        self._pending = self._stack(columns, col_major)
         with backend.proof_lock:
             self.stats = backend.stats = TransferStats()
             backend.record_proof(None)
@@ -221,13 +224,14 @@ class P3TablesProver(P3WhirProver):
                 self.protocol, self._held = saved, None
         return TablesProved(commitment, proof, points_out, self.stacked)
 
-    def _stack(self, columns) -> list:
-        """The ``Backend.stack_columns`` tables of checked ``columns`` (canonical, column-major, in placement
-        order); keeps the checked columns."""
-        canonical = check_columns(columns, self.protocol, self.field)
+    def _stack(self, columns, col_major: bool = True) -> list:
+        """The ``Backend.stack_columns`` tables of checked ``columns`` (canonical, column-major or with
+        ``col_major=False`` row-major, as held: the backend reads either, in placement order); keeps them."""
+        canonical = check_columns(columns, self.protocol, self.field, col_major)
         self._columns = canonical
         prefix = self.stacked.layout == "prefix"
-        return [(canonical[p.table], p.first_slot, p.log_rows, prefix, True) for p in self.stacked.placements]
+        return [(canonical[p.table], p.first_slot, p.log_rows, prefix, bool(col_major))
+                for p in self.stacked.placements]
 
     def _statement_points(self) -> np.ndarray:
         """The prescribed points as the proof's statement points (b, n, 4): batch b's (m_b, 4) in row b's first
