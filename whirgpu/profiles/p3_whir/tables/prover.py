@@ -8,7 +8,9 @@ Contract: ``prove_tables(config, field, backend, columns, protocol, layout, poin
   layout).num_variables``; a ``ConfigError`` otherwise): upstream's domain separator binds that arity and the WHIR
   parameters only, not the shapes, the schedule or the layout.
 - ``columns``: one array per table, in table order, of shape (columns, 2^log_rows): column c's values in row order
-  (upstream's ``Table``: one matrix row per column), **canonical** words of ``field``.
+  (upstream's ``Table``: one matrix row per column), **canonical** words of ``field``. The methods
+  ``P3TablesProver.prove_tables`` / ``commit`` also take ``col_major=False``: each (2^log_rows, columns) row-major,
+  as a trace is held, handed to ``Backend.stack_columns`` as it is (no host transpose).
 - ``protocol``: a ``TablesProtocol`` (shapes and batches, ``shapes``); ``layout``: "suffix" or "prefix".
 - ``points``: None (each batch's point drawn from the transcript: z sampled, ``expand_from_univariate(z, m)``), or
   one (m_b, 4) **Montgomery** array per batch in protocol order (m_b = the committed arity of the batch's table);
