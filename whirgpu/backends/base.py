@@ -32,6 +32,15 @@ from ..ref import field_np as F
 # StorageMode each buffer gets. hybrid: buffers the host writes or reads (uploaded tables and points, partials,
 # roots, openings, PoW results) SHARED, intermediates (codewords, Merkle levels, folded tables, weights, factor
 # tables, scratch) PRIVATE; shared / private: every buffer in that mode (to measure the difference).
+class DeviceTables:
+    """A table already on a backend's device, for ``stack_columns``: ``table`` what ``device_table`` returned (the
+    caller's buffer of canonical words, read in place, never written) and ``shape`` the array it holds, (rows,
+    columns) row-major or (columns, rows) as the entry's col_major says."""
+
+    def __init__(self, table, shape: tuple[int, int]):
+        self.table, self.shape = table, (int(shape[0]), int(shape[1]))
+
+
 STORAGE_POLICIES = ("hybrid", "shared", "private")
 DEFAULT_STORAGE = "hybrid"
 STORAGE_ENV = "WHIRGPU_STORAGE"
@@ -213,9 +222,10 @@ class Backend(ABC):
             raise non_canonical(index, int(source[index]), prime=field.P)
         return self.upload(F.field_ops(field).to_monty(source) if field is not BABYBEAR else F.to_monty(source))
 
-    def device_table(self, buffer, n_words: int):
+    def device_table(self, buffer, n_words: int, what: str = "evaluations"):
         """A table of ``n_words`` canonical u32 words that already lies in ``buffer`` on this backend's device,
-        for ``upload_canonical`` (no host transfer). ConfigError for anything this backend cannot read so."""
+        for ``upload_canonical`` or ``stack_columns`` (``DeviceTables``; no host transfer); ``what`` names it in a
+        refusal. ConfigError for anything this backend cannot read so."""
         raise ConfigError(f"a device buffer ({type(buffer).__name__}) can only be proved by a wgpu or dawn backend "
                           f"on the buffer's own device; this prover runs on {self.name}")
 

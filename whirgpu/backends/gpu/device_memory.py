@@ -27,6 +27,7 @@ class DeviceTable:
 
     buffer: RtBuffer
     n_words: int
+    what: str = "evaluations"  # what a refusal calls it
 
 
 class DeviceMemory:
@@ -129,13 +130,13 @@ class DeviceMemory:
                 batch.dispatch(rt.kernel("to_monty", "to_monty_inplace"), [check.view(), out], params, workgroups(length))
         return DeviceBuffer(table, (n,), table.mode)
 
-    def device_table(self, buffer, n_words: int) -> DeviceTable:
+    def device_table(self, buffer, n_words: int, what: str = "evaluations") -> DeviceTable:
         """``buffer`` (made by the caller on ``self.device``, STORAGE usage, at least 4 ``n_words`` bytes) as a
         source for ``upload_canonical``; ConfigError naming the problem otherwise."""
         try:
-            return DeviceTable(self.rt.adopt(buffer, 4 * int(n_words)), int(n_words))
+            return DeviceTable(self.rt.adopt(buffer, 4 * int(n_words)), int(n_words), what)
         except ConfigError as exc:
-            raise ConfigError(f"evaluations: {exc}") from None
+            raise ConfigError(f"{what}: {exc}") from None
 
     @property
     def device(self):
@@ -147,7 +148,8 @@ class DeviceMemory:
         for check, source in session.canonical:
             index = int(self._get(session.words, check)[0])
             if index != NOT_FOUND:
-                raise non_canonical(index, self._source_word(source, index), prime=self.layout.field.P)
+                what = source.what if isinstance(source, DeviceTable) else "evaluations"
+                raise non_canonical(index, self._source_word(source, index), what, prime=self.layout.field.P)
 
     def _source_word(self, source: np.ndarray | DeviceTable, index: int) -> int:
         """Word ``index`` of a canonical source (from the device for a ``DeviceTable``: one gather)."""

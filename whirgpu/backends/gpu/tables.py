@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import DeviceLimitError
-from ..base import DeviceBuffer, StorageMode
+from ..base import DeviceBuffer, DeviceTables, StorageMode
 from ..device_values import DeviceValue
 from .geometry import EF_BYTES, MAX_REDUCE_GROUPS, workgroups
 
@@ -106,26 +106,38 @@ class TableClaims:
         # the last call's sources back to the pool: its batch was submitted, so no host write reaches them before
         # it ran (this call's stay out of the pool until then: a pooled buffer may be written while still unread)
         self._free(*self.__dict__.pop("_stack_sources", []))
+        self.release(*self.__dict__.pop("_stack_checked", []))
         stacked = self._new_table(n, 4, host_facing=True)
         batch = self._batch()
         batch.dispatch(self._drivers.kernel("stack_columns", "stack_zero"), [stacked.buffers[0]],
                        np.array([n, 0, 0, 0, 0, 0, 0, 0], np.uint32), workgroups(n))
-        sources = []
+        sources, checked = [], []
         for array, first_slot, m, prefix, col_major in tables:
-            array = np.ascontiguousarray(array, np.uint32)
-            rows, cols = (array.shape[1], array.shape[0]) if col_major else array.shape
+            if isinstance(array, DeviceTables):
+                shape = array.shape
+            else:
+                array = np.ascontiguousarray(array, np.uint32)
+                shape = array.shape
+            rows, cols = (shape[1], shape[0]) if col_major else shape
             if rows & (rows - 1) or rows > 1 << m or (first_slot + cols) << m > n:
                 raise ValueError(f"a table of {rows} rows x {cols} columns from slot {first_slot} does not fit "
                                  f"2^{m}-row slots of a 2^{num_variables} stack")
-            if not array.size:
+            size = rows * cols
+            if not size:
                 continue
-            source = self._upload_words(array.reshape(-1))
-            sources.append(source)
-            params = [array.size, cols, rows.bit_length() - 1, int(bool(col_major)), first_slot, m,
+            if isinstance(array, DeviceTables):
+                # the caller's buffer, read in place, never written; range-checked on the device by the checked
+                # conversion of upload_canonical (its copy only carries the check, read with the proof)
+                checked.append(self.upload_canonical(array.table))
+                source = array.table.buffer
+            else:
+                source = self._upload_words(array.reshape(-1))
+                sources.append(source)
+            params = [size, cols, rows.bit_length() - 1, int(bool(col_major)), first_slot, m,
                       num_variables - m, int(bool(prefix))]
             batch.dispatch(self._drivers.kernel("stack_columns"), [source, stacked.buffers[0]],
-                           np.array(params, np.uint32), workgroups(array.size))
-        self._stack_sources = sources
+                           np.array(params, np.uint32), workgroups(size))
+        self._stack_sources, self._stack_checked = sources, checked
         return DeviceBuffer(stacked, (n,), stacked.mode)
 
     def adopt_root(self, commitment, root):

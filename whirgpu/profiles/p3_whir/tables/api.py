@@ -50,7 +50,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ....backends import select_backend
-from ....backends.base import Backend
+from ....backends.base import Backend, DeviceTables
 from ....canonical import integer_array
 from ....errors import ConfigError
 from ....field import Field
@@ -76,7 +76,29 @@ ORIENTS = ("rows", "columns")
 __all__ = ["BatchValues", "ORIENTS", "P3Tables", "P3TablesCommitment", "P3TablesProofDocument"]
 
 
-def _table_arrays(tables, orient, field: Field) -> tuple[list[np.ndarray], tuple[TableShape, ...]]:
+class _OnDevice(NamedTuple):
+    """A table given as a device buffer (``P3Tables(..., shapes=...)``), adopted once the backend is chosen."""
+
+    buffer: object
+    shape: tuple[int, int]  # the array the buffer holds, as ``orient`` reads it
+
+
+def _device_shape(t: int, table, shapes, orient: str) -> tuple[int, int, tuple[int, int]]:
+    """(rows, columns, held shape) of device buffer ``t`` from ``shapes[t]`` = (log_rows, columns)."""
+    if shapes is None:
+        raise ConfigError(f"table {t}: a device buffer carries no shape; pass shapes=[(log_rows, columns), ...], "
+                          "one per table")
+    try:
+        log_rows, width = (int(v) for v in shapes[t])
+    except (TypeError, ValueError, IndexError):
+        raise ConfigError(f"table {t}: shapes[{t}] must be (log_rows, columns), got {shapes[t]!r:.40}") from None
+    if not 0 <= log_rows <= MAX_LOG_ROWS or width < 1:
+        raise ConfigError(f"table {t}: shape ({log_rows}, {width}): log_rows in [0, {MAX_LOG_ROWS}] and columns >= 1")
+    rows = 1 << log_rows
+    return rows, width, (rows, width) if orient == "rows" else (width, rows)
+
+
+def _table_arrays(tables, orient, field: Field, shapes=None) -> tuple[list, tuple[TableShape, ...]]:
     """Each table as a C-contiguous uint32 array of canonical words as the user holds it ((rows, columns) with
     ``orient="rows"``, else (columns, rows): the backend's ``stack_columns`` reads either; a C-contiguous uint32
     array is used as it is, never transposed nor copied on the host), and the shapes."""
@@ -88,8 +110,15 @@ def _table_arrays(tables, orient, field: Field) -> tuple[list[np.ndarray], tuple
                           "(one table: [trace])")
     if not tables:
         raise ConfigError("tables: at least one table is needed")
-    arrays, shapes = [], []
+    arrays, shapes_out = [], []
+    if shapes is not None and (not isinstance(shapes, (list, tuple)) or len(shapes) != len(tables)):
+        raise ConfigError(f"shapes: one (log_rows, columns) per table ({len(tables)}), got {shapes!r:.60}")
     for t, table in enumerate(tables):
+        if type(table).__name__ == "GPUBuffer":  # wgpu-py's and wgpudawn's buffer classes, as Prover.prove
+            rows, width, held = _device_shape(t, table, shapes, orient)
+            arrays.append(_OnDevice(table, held))
+            shapes_out.append(TableShape(rows.bit_length() - 1, width))
+            continue
         array = integer_array(table, f"table {t}")
         if array.ndim != 2 or 0 in array.shape:
             axes = "rows, columns" if orient == "rows" else "columns, rows"
@@ -105,8 +134,8 @@ def _table_arrays(tables, orient, field: Field) -> tuple[list[np.ndarray], tuple
             raise ConfigError(f"table {t}: values must be canonical {field.name} elements in [0, {field.P})")
         words = array.astype(np.uint32, copy=False)
         arrays.append(np.ascontiguousarray(words))
-        shapes.append(TableShape(rows.bit_length() - 1, width))
-    return arrays, parse_tables(format_tables(shapes), "tables")  # the oracle's limits on what it reads back
+        shapes_out.append(TableShape(rows.bit_length() - 1, width))
+    return arrays, parse_tables(format_tables(shapes_out), "tables")  # the oracle's limits on what it reads back
 
 
 def _protocol(shapes, batches, what: str = "batches") -> tuple[TablesProtocol, list[int]]:
@@ -262,10 +291,10 @@ class P3Tables:
 
     def __init__(self, tables, *, orient: str | None = None, params: P3Parameters | None = None,
                  field: str | Field = EXAMPLE_FIELD, layout: str = "suffix", backend: str | Backend = "auto",
-                 storage: str | None = None):
+                 storage: str | None = None, shapes=None):
         self.field = as_field(field)
         self.layout = parse_layout(layout, "layout")
-        self._columns, self.shapes = _table_arrays(tables, orient, self.field)
+        self._columns, self.shapes = _table_arrays(tables, orient, self.field, shapes)
         self._col_major = orient == "columns"
         asked = EXAMPLE_PARAMETERS if params is None else params
         if not isinstance(asked, P3Parameters):
@@ -291,6 +320,20 @@ class P3Tables:
                                   "backend='cpu' or 'auto'")
             self.backend_reason = f"auto: {name} does not prove stacked tables yet, so the cpu backend"
             self.backend = select_backend("cpu", self.config, storage).backend
+        for t, entry in enumerate(self._columns):
+            if isinstance(entry, _OnDevice):
+                self._columns[t] = self._adopt(t, entry)
+
+    def _adopt(self, t: int, entry: "_OnDevice") -> DeviceTables:
+        """Device buffer ``t`` as the backend's device table (``Backend.device_table``: its device, STORAGE
+        usage and size checked; one-line ``ConfigError`` naming the table)."""
+        try:
+            table = self.backend.device_table(entry.buffer, entry.shape[0] * entry.shape[1], f"table {t}")
+        except ConfigError:
+            if self._owns_backend:
+                self.backend.close()
+            raise
+        return DeviceTables(table, entry.shape)
 
     def close(self) -> None:
         """Close the backend this object opened (a ``Backend`` passed in is left to its owner); idempotent.

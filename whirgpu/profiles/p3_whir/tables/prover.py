@@ -54,7 +54,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ....backends.base import Backend, Commitment, DeviceBuffer, TransferStats
+from ....backends.base import Backend, Commitment, DeviceBuffer, DeviceTables, TransferStats
 from ....errors import ConfigError
 from ....field import Field
 from ...p3_whir.config import P3WhirConfig
@@ -117,9 +117,15 @@ def check_columns(columns, protocol: TablesProtocol, field: Field, col_major: bo
         raise ConfigError(f"expected one column array per table ({len(protocol.shapes)}), got {len(columns)}")
     out = []
     for t, (array, shape) in enumerate(zip(columns, protocol.shapes)):
-        array = np.asarray(array)
         expected = (shape.columns, 1 << shape.log_rows)
         expected = expected if col_major else expected[::-1]
+        if isinstance(array, DeviceTables):  # on the device: checked there (``Backend.stack_columns``)
+            if array.shape != expected:
+                raise ConfigError(f"table {t} ({shape}): expected a device table of shape {expected}, got "
+                                  f"{array.shape}")
+            out.append(array)
+            continue
+        array = np.asarray(array)
         if array.shape != expected:
             raise ConfigError(f"table {t} ({shape}): expected column values of shape {expected}, got {array.shape}")
         if array.dtype.kind not in "ui" or (array.size and (array.min() < 0 or array.max() >= field.P)):
@@ -250,7 +256,9 @@ class P3TablesProver(P3WhirProver):
     # -- hooks ---------------------------------------------------------------------------------------------------
     def _shape(self, n_points: int):
         """Room for every batch's point and every claim (the backend's regions are sized by the shape)."""
-        return super()._shape(max(n_points, len(self.protocol.batches), self.protocol.n_claims))
+        # + one proof slot per device table's range check (each a point's 4 words: room for its 1)
+        on_device = sum(isinstance(entry[0], DeviceTables) for entry in self._pending or ())
+        return super()._shape(max(n_points, len(self.protocol.batches), self.protocol.n_claims) + on_device)
 
     def _commit_table(self, polynomial, statement_points, evaluate_claims):
         """The columns stacked by the backend (``Backend.stack_columns``) and committed; or the held commitment,
