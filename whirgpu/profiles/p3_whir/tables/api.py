@@ -3,7 +3,9 @@
 opening (``p3-whir-oracle/v2``, what the oracle and ``whirgpu verify`` read).
 
 Contracts (canonical field elements in and out):
-- ``P3Tables(tables, *, orient, params=None, field="koalabear", layout="suffix", backend="auto", storage=None)``:
+- ``P3Tables(tables, *, orient, params=None, field="koalabear", layout="suffix", backend="auto", storage=None,
+  shapes=None)``: a table may also be a ``GPUBuffer`` on the backend's device (wgpu, dawn: ``Backend.device_table``),
+  its (log_rows, columns) in ``shapes`` (docs/API.md);
   ``tables`` a list (or tuple) of 2-D integer arrays, one per table, of canonical values of ``field``; ``orient``
   says how every array holds its table and has no default: ``"rows"`` for (rows, columns), a trace as a STARK holds
   it (row i is the i-th step), ``"columns"`` for (columns, rows) (upstream's ``Table``: one matrix row per column).
