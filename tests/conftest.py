@@ -225,6 +225,7 @@ STRESS = {
     "tests/backend/test_wgpu_impls.py::test_a_process_proving_on_many_dawn_runtimes_survives": "many Dawn devices",
     "tests/backend/test_msl_cpu_runtime.py::test_a_second_runtime_after_wgpu_work_survives": "a second process",
 }
+WEBGPU_ORDER = ("wgpu-emulated", "wgpu", "wgpu-u64", "dawn-emulated", "dawn")
 _RUNTIME = re.compile(r"(?<!\w)(wgpu-emulated|wgpu-u64|dawn-emulated|msl-cpu-mulhi|msl-cpu|dawn|wgpu|cpu)(?!\w)")
 
 
@@ -243,8 +244,14 @@ def item_runtime(nodeid: str) -> str | None:
     return found.group(1) if found else None
 
 
-def _second_implementation(runtime: str | None) -> bool:
-    return runtime is not None and (runtime.startswith("dawn") or runtime.endswith("u64"))
+def _webgpu(runtime: str | None) -> bool:
+    return runtime is not None and runtime.startswith(("wgpu", "dawn"))
+
+
+def _webgpu_choice(runtimes: set) -> str | None:
+    """The one WebGPU runtime a (non-SMOKE) test function keeps in the default tier: the first of WEBGPU_ORDER
+    among its instances' (None: it has no WebGPU instance)."""
+    return next((r for r in WEBGPU_ORDER if r in runtimes), next((r for r in runtimes if _webgpu(r)), None))
 
 
 def _id_parts(item) -> tuple:
@@ -271,9 +278,10 @@ def default_tier(items: list, parts=_id_parts) -> tuple[list, list]:
             drop.update(id(item) for item in members)
             continue
         runtimes = {item_runtime(item.nodeid) for item in members}
-        first_only = not function.startswith(SMOKE) and any(not _second_implementation(r) for r in runtimes)
+        webgpu = _webgpu_choice(runtimes) if not function.startswith(SMOKE) else None
         pool = [item for item in members if id(item) not in drop
-                and not (first_only and _second_implementation(item_runtime(item.nodeid)))]
+                and (webgpu is None or not _webgpu(item_runtime(item.nodeid))
+                     or item_runtime(item.nodeid) == webgpu)]
         keep = _cover(pool, parts) if function.startswith(THINNED) else {id(item) for item in pool}
         drop.update(id(item) for item in members if id(item) not in keep)
     kept = [item for item in items if id(item) not in drop]
@@ -331,6 +339,8 @@ def pytest_collection_modifyitems(config, items):
 
 
 def _select_tier(config, items) -> None:
+    # what tests/test_suite_setup.py checks the tier rule against: the items, and those marked exhaustive themselves
+    config.stash[COLLECTED_KEY] = (list(items), {item.nodeid for item in items if _marked(item)})
     if exhaustive_requested(config) or config.getoption("-k") or any("::" in arg for arg in config.args):
         return
     kept, dropped = default_tier(items)
@@ -345,6 +355,7 @@ def _select_tier(config, items) -> None:
 
 
 _TIER_KEY = pytest.StashKey[int]()
+COLLECTED_KEY = pytest.StashKey[tuple]()  # every item collected, before the tier's selection
 
 
 def pytest_terminal_summary(terminalreporter, config):
