@@ -225,7 +225,7 @@ STRESS = {
     "tests/backend/test_wgpu_impls.py::test_a_process_proving_on_many_dawn_runtimes_survives": "many Dawn devices",
     "tests/backend/test_msl_cpu_runtime.py::test_a_second_runtime_after_wgpu_work_survives": "a second process",
 }
-WEBGPU_ORDER = ("wgpu-emulated", "wgpu", "wgpu-u64", "dawn-emulated", "dawn")
+WEBGPU_ORDER = ("wgpu-u64", "wgpu", "wgpu-emulated", "dawn-emulated", "dawn")  # where auto picks u64 (lavapipe)
 _RUNTIME = re.compile(r"(?<!\w)(wgpu-emulated|wgpu-u64|dawn-emulated|msl-cpu-mulhi|msl-cpu|dawn|wgpu|cpu)(?!\w)")
 
 
@@ -248,10 +248,10 @@ def _webgpu(runtime: str | None) -> bool:
     return runtime is not None and runtime.startswith(("wgpu", "dawn"))
 
 
-def _webgpu_choice(runtimes: set) -> str | None:
-    """The one WebGPU runtime a (non-SMOKE) test function keeps in the default tier: the first of WEBGPU_ORDER
+def _webgpu_choice(runtimes: set, order: tuple[str, ...]) -> str | None:
+    """The one WebGPU runtime a (non-SMOKE) test function keeps in the default tier: the first of ``order``
     among its instances' (None: it has no WebGPU instance)."""
-    return next((r for r in WEBGPU_ORDER if r in runtimes), next((r for r in runtimes if _webgpu(r)), None))
+    return next((r for r in order if r in runtimes), next((r for r in sorted(runtimes - {None}) if _webgpu(r)), None))
 
 
 def _id_parts(item) -> tuple:
@@ -266,9 +266,31 @@ def _id_parts(item) -> tuple:
     return tuple((i, part) for i, part in enumerate(parts) if not _RUNTIME.fullmatch(part))
 
 
-def default_tier(items: list, parts=_id_parts) -> tuple[list, list]:
+def auto_wgpu_multiply() -> str:
+    """The multiply ``--backend wgpu`` picks here (``WHIRGPU_MUL``, else u64 when the adapter has shader-int64,
+    else emulated); emulated when wgpu-native cannot open (its tests skip then)."""
+    wanted = (os.environ.get("WHIRGPU_MUL") or "auto").strip().lower()
+    if wanted in ("emulated", "u64"):
+        return wanted
+    try:
+        from whirgpu.runtime.wgpu_rt import choose_adapter
+
+        return "u64" if "shader-int64" in choose_adapter("wgpu").features else "emulated"
+    except Exception:  # noqa: BLE001 - no wgpu package, no adapter: the wgpu instances skip with the reason
+        return "emulated"
+
+
+def webgpu_order(mul: str) -> tuple[str, ...]:
+    """WEBGPU_ORDER with wgpu-native's ``mul`` first: the instances a function keeps use the pipelines the
+    tests that open ``--backend wgpu`` compile anyway."""
+    first = f"wgpu-{mul}"
+    return (first, *(r for r in WEBGPU_ORDER if r != first))
+
+
+def default_tier(items: list, parts=_id_parts, order: tuple[str, ...] = WEBGPU_ORDER) -> tuple[list, list]:
     """(kept, deselected): the default tier of ``items`` in their order, by the rule above. ``parts(item)`` gives
-    an instance's (position, id) pairs; items need ``nodeid``."""
+    an instance's (position, id) pairs; items need ``nodeid``; ``order``: which WebGPU runtime a function keeps
+    (the first of its instances' in this order)."""
     groups: dict[str, list] = {}
     for item in items:
         groups.setdefault(item.nodeid.partition("[")[0], []).append(item)
@@ -278,7 +300,7 @@ def default_tier(items: list, parts=_id_parts) -> tuple[list, list]:
             drop.update(id(item) for item in members)
             continue
         runtimes = {item_runtime(item.nodeid) for item in members}
-        webgpu = _webgpu_choice(runtimes) if not function.startswith(SMOKE) else None
+        webgpu = _webgpu_choice(runtimes, order) if not function.startswith(SMOKE) else None
         pool = [item for item in members if id(item) not in drop
                 and (webgpu is None or not _webgpu(item_runtime(item.nodeid))
                      or item_runtime(item.nodeid) == webgpu)]
@@ -343,7 +365,7 @@ def _select_tier(config, items) -> None:
     config.stash[COLLECTED_KEY] = (list(items), {item.nodeid for item in items if _marked(item)})
     if exhaustive_requested(config) or config.getoption("-k") or any("::" in arg for arg in config.args):
         return
-    kept, dropped = default_tier(items)
+    kept, dropped = default_tier(items, order=webgpu_order(auto_wgpu_multiply()))
     for item in dropped:
         item.add_marker(pytest.mark.exhaustive)
     if "exhaustive" in (config.getoption("-m") or ""):
