@@ -208,10 +208,16 @@ def webgpu_adapter(impl: str):
 # or --exhaustive; CI sets the variable) runs every test. The rule, in `default_tier`:
 # - THINNED suites keep, per test function and runtime, PER_RUNTIME instances, chosen greedily so that together
 #   they cover as many parameter values as possible (ties: spread over the list, short of its end);
-# - in every suite, the instances of the second WebGPU implementation (Dawn) and of the u64 multiply run only in
-#   SMOKE files and where a test function has no instance on another runtime: each is a compile of every kernel
-#   again (minutes on lavapipe with an empty shader cache) for the same bits wgpu-native's emulated multiply
-#   computes;
+# - in every suite but the SMOKE files, a test function keeps the instances of one WebGPU runtime: the first of
+#   `webgpu_order` among its instances', i.e. wgpu-native with the multiply `--backend wgpu` picks on this machine
+#   (`auto_wgpu_multiply`: u64 where the adapter has shader-int64, as lavapipe; else emulated), then wgpu-native's
+#   other multiply, then Dawn. Every other WebGPU runtime is another compile of the same kernel source (on
+#   lavapipe with an empty shader cache, a proof's kernels cost a minute of CPU per runtime and field) for the
+#   same bits; choosing the multiply the `--backend wgpu` tests (CLI, API, cold start) use anyway means the
+#   suites compile no pipeline those tests do not. The other multiply and Dawn run their SMOKE tests (every field
+#   operation, both fields), Dawn also a whole proof (tests/test_cli.py, tests/backend/test_wgpu_impls.py), and
+#   the tests that exist only for them; `tests/test_suite_setup.py` checks that every test function keeps an
+#   instance, and one with WebGPU instances a WebGPU one;
 # - STRESS tests (resource lifetimes over many devices or provers, a minute or more each), and tests marked
 #   `exhaustive` themselves, run only exhaustively.
 # `-k`, a test id (`file::test`), or `-m exhaustive` (the deselected tests alone) turn the thinning off.
