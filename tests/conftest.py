@@ -208,10 +208,16 @@ def webgpu_adapter(impl: str):
 # or --exhaustive; CI sets the variable) runs every test. The rule, in `default_tier`:
 # - THINNED suites keep, per test function and runtime, PER_RUNTIME instances, chosen greedily so that together
 #   they cover as many parameter values as possible (ties: spread over the list, short of its end);
-# - in every suite, the instances of the second WebGPU implementation (Dawn) and of the u64 multiply run only in
-#   SMOKE files and where a test function has no instance on another runtime: each is a compile of every kernel
-#   again (minutes on lavapipe with an empty shader cache) for the same bits wgpu-native's emulated multiply
-#   computes;
+# - in every suite but the SMOKE files, a test function keeps the instances of one WebGPU runtime: the first of
+#   `webgpu_order` among its instances', i.e. wgpu-native with the multiply `--backend wgpu` picks on this machine
+#   (`auto_wgpu_multiply`: u64 where the adapter has shader-int64, as lavapipe; else emulated), then wgpu-native's
+#   other multiply, then Dawn. Every other WebGPU runtime is another compile of the same kernel source (on
+#   lavapipe with an empty shader cache, a proof's kernels cost a minute of CPU per runtime and field) for the
+#   same bits; choosing the multiply the `--backend wgpu` tests (CLI, API, cold start) use anyway means the
+#   suites compile no pipeline those tests do not. The other multiply and Dawn run their SMOKE tests (every field
+#   operation, both fields), Dawn also a whole proof (tests/test_cli.py, tests/backend/test_wgpu_impls.py), and
+#   the tests that exist only for them; `tests/test_suite_setup.py` checks that every test function keeps an
+#   instance, and one with WebGPU instances a WebGPU one;
 # - STRESS tests (resource lifetimes over many devices or provers, a minute or more each), and tests marked
 #   `exhaustive` themselves, run only exhaustively.
 # `-k`, a test id (`file::test`), or `-m exhaustive` (the deselected tests alone) turn the thinning off.
@@ -225,6 +231,7 @@ STRESS = {
     "tests/backend/test_wgpu_impls.py::test_a_process_proving_on_many_dawn_runtimes_survives": "many Dawn devices",
     "tests/backend/test_msl_cpu_runtime.py::test_a_second_runtime_after_wgpu_work_survives": "a second process",
 }
+WEBGPU_ORDER = ("wgpu-u64", "wgpu", "wgpu-emulated", "dawn-emulated", "dawn")  # where auto picks u64 (lavapipe)
 _RUNTIME = re.compile(r"(?<!\w)(wgpu-emulated|wgpu-u64|dawn-emulated|msl-cpu-mulhi|msl-cpu|dawn|wgpu|cpu)(?!\w)")
 
 
@@ -243,8 +250,14 @@ def item_runtime(nodeid: str) -> str | None:
     return found.group(1) if found else None
 
 
-def _second_implementation(runtime: str | None) -> bool:
-    return runtime is not None and (runtime.startswith("dawn") or runtime.endswith("u64"))
+def _webgpu(runtime: str | None) -> bool:
+    return runtime is not None and runtime.startswith(("wgpu", "dawn"))
+
+
+def _webgpu_choice(runtimes: set, order: tuple[str, ...]) -> str | None:
+    """The one WebGPU runtime a (non-SMOKE) test function keeps in the default tier: the first of ``order``
+    among its instances' (None: it has no WebGPU instance)."""
+    return next((r for r in order if r in runtimes), next((r for r in sorted(runtimes - {None}) if _webgpu(r)), None))
 
 
 def _id_parts(item) -> tuple:
@@ -259,9 +272,31 @@ def _id_parts(item) -> tuple:
     return tuple((i, part) for i, part in enumerate(parts) if not _RUNTIME.fullmatch(part))
 
 
-def default_tier(items: list, parts=_id_parts) -> tuple[list, list]:
+def auto_wgpu_multiply() -> str:
+    """The multiply ``--backend wgpu`` picks here (``WHIRGPU_MUL``, else u64 when the adapter has shader-int64,
+    else emulated); emulated when wgpu-native cannot open (its tests skip then)."""
+    wanted = (os.environ.get("WHIRGPU_MUL") or "auto").strip().lower()
+    if wanted in ("emulated", "u64"):
+        return wanted
+    try:
+        from whirgpu.runtime.wgpu_rt import choose_adapter
+
+        return "u64" if "shader-int64" in choose_adapter("wgpu").features else "emulated"
+    except Exception:  # noqa: BLE001 - no wgpu package, no adapter: the wgpu instances skip with the reason
+        return "emulated"
+
+
+def webgpu_order(mul: str) -> tuple[str, ...]:
+    """WEBGPU_ORDER with wgpu-native's ``mul`` first: the instances a function keeps use the pipelines the
+    tests that open ``--backend wgpu`` compile anyway."""
+    first = f"wgpu-{mul}"
+    return (first, *(r for r in WEBGPU_ORDER if r != first))
+
+
+def default_tier(items: list, parts=_id_parts, order: tuple[str, ...] = WEBGPU_ORDER) -> tuple[list, list]:
     """(kept, deselected): the default tier of ``items`` in their order, by the rule above. ``parts(item)`` gives
-    an instance's (position, id) pairs; items need ``nodeid``."""
+    an instance's (position, id) pairs; items need ``nodeid``; ``order``: which WebGPU runtime a function keeps
+    (the first of its instances' in this order)."""
     groups: dict[str, list] = {}
     for item in items:
         groups.setdefault(item.nodeid.partition("[")[0], []).append(item)
@@ -271,9 +306,10 @@ def default_tier(items: list, parts=_id_parts) -> tuple[list, list]:
             drop.update(id(item) for item in members)
             continue
         runtimes = {item_runtime(item.nodeid) for item in members}
-        first_only = not function.startswith(SMOKE) and any(not _second_implementation(r) for r in runtimes)
+        webgpu = _webgpu_choice(runtimes, order) if not function.startswith(SMOKE) else None
         pool = [item for item in members if id(item) not in drop
-                and not (first_only and _second_implementation(item_runtime(item.nodeid)))]
+                and (webgpu is None or not _webgpu(item_runtime(item.nodeid))
+                     or item_runtime(item.nodeid) == webgpu)]
         keep = _cover(pool, parts) if function.startswith(THINNED) else {id(item) for item in pool}
         drop.update(id(item) for item in members if id(item) not in keep)
     kept = [item for item in items if id(item) not in drop]
@@ -331,9 +367,11 @@ def pytest_collection_modifyitems(config, items):
 
 
 def _select_tier(config, items) -> None:
+    # what tests/test_suite_setup.py checks the tier rule against: the items, and those marked exhaustive themselves
+    config.stash[COLLECTED_KEY] = (list(items), {item.nodeid for item in items if _marked(item)})
     if exhaustive_requested(config) or config.getoption("-k") or any("::" in arg for arg in config.args):
         return
-    kept, dropped = default_tier(items)
+    kept, dropped = default_tier(items, order=webgpu_order(auto_wgpu_multiply()))
     for item in dropped:
         item.add_marker(pytest.mark.exhaustive)
     if "exhaustive" in (config.getoption("-m") or ""):
@@ -345,6 +383,7 @@ def _select_tier(config, items) -> None:
 
 
 _TIER_KEY = pytest.StashKey[int]()
+COLLECTED_KEY = pytest.StashKey[tuple]()  # every item collected, before the tier's selection
 
 
 def pytest_terminal_summary(terminalreporter, config):

@@ -1,6 +1,6 @@
 """The suite's own rules (tests/conftest.py, docs/TESTING.md): its cache folder is a temporary one, never the
 user's; a runtime is present only when an adapter opens; the default tier's summary line counts what pytest
-deselects."""
+deselects; the default tier runs every test function."""
 
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ import pytest
 
 from whirgpu import cache_dir
 
-from .conftest import CACHE_DIR_ENV, EXHAUSTIVE_ENV, REPO, user_cache_root, webgpu_adapter
+from .conftest import (CACHE_DIR_ENV, COLLECTED_KEY, EXHAUSTIVE_ENV, REPO, STRESS, default_tier, item_runtime,
+                       user_cache_root, webgpu_adapter)
 
 
 def test_the_suite_caches_in_a_temporary_folder_not_the_users():
@@ -55,3 +56,29 @@ def test_the_tier_line_counts_what_pytest_deselects():
     theirs = re.search(r"\((\d+) deselected\)", done.stdout)
     assert ours and theirs, done.stdout[-2000:]
     assert int(ours.group(1)) == int(theirs.group(1)) > 0
+
+
+def _webgpu(item) -> bool:
+    return (item_runtime(item.nodeid) or "").startswith(("wgpu", "dawn"))
+
+
+def test_the_default_tier_runs_every_test_function(request):
+    """The tier rule (tests/conftest.py) applied to everything this session collected: every test function keeps
+    an instance, and one that has WebGPU instances keeps a WebGPU one (so every kernel's differential test runs on
+    a WebGPU runtime), but for the STRESS tests and the tests marked ``exhaustive`` themselves, each listed."""
+    items, marked = request.config.stash[COLLECTED_KEY]
+    kept, _ = default_tier(items)
+    functions: dict[str, list] = {}
+    for item in items:
+        functions.setdefault(item.nodeid.partition("[")[0], []).append(item)
+    kept_ids = {id(item) for item in kept}
+    exempt = set(STRESS) | {name for name, members in functions.items()
+                            if all(item.nodeid in marked for item in members)}
+    missing = [name for name, members in functions.items()
+               if name not in exempt and not any(id(item) in kept_ids for item in members)]
+    assert missing == [], f"test functions with no instance in the default tier: {missing}"
+    no_webgpu = [name for name, members in functions.items()
+                 if name not in exempt and any(_webgpu(item) for item in members)
+                 and not any(id(item) in kept_ids and _webgpu(item) for item in members)]
+    assert no_webgpu == [], f"test functions with WebGPU instances but none in the default tier: {no_webgpu}"
+    assert request.node.nodeid.partition("[")[0] in functions  # the check saw this very session's items

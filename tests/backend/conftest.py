@@ -18,9 +18,10 @@ def _required(name: str) -> bool:
     return name in {s.strip() for s in os.environ.get("WHIRGPU_REQUIRE", "").split(",") if s.strip()}
 
 
-def open_runtime(name: str, mul: str, **limits):
+def open_runtime(name: str, mul: str | None, **limits):
     """A runtime, or a skip with the reason (a failure when ``name`` is required). ``limits`` lower the device
-    limits (max_groups_per_dim, max_binding_bytes)."""
+    limits (max_groups_per_dim, max_binding_bytes). ``mul=None``: the multiply the runtime picks by itself (for
+    wgpu-native, u64 where the adapter has shader-int64), whose pipelines the default tier compiles anyway."""
     try:
         if name == "wgpu":
             from whirgpu.runtime.wgpu_rt import WgpuRuntime

@@ -368,5 +368,5 @@ def _fallback_runtime():
     from whirgpu.runtime.wgpu_rt import WgpuRuntime
 
     if not _fallback:
-        _fallback.append(WgpuRuntime(mul="emulated", zero_copy=False))
+        _fallback.append(WgpuRuntime(zero_copy=False))  # the multiply --backend wgpu picks: pipelines compiled anyway
     return _fallback[0]

@@ -193,7 +193,7 @@ def test_the_bench_command_with_a_replaying_backend(monkeypatch, clock, tmp_path
 def test_every_timed_run_on_wgpu_is_a_replayed_proof(monkeypatch):
     from whirgpu.backends.gpu import GpuBackend
 
-    backend = GpuBackend(open_runtime("wgpu", "emulated"))
+    backend = GpuBackend(open_runtime("wgpu", None))  # the multiply --backend wgpu picks: pipelines compiled anyway
     seen = []  # (description, phases) of every proof
     real = runner._prove_once
 
