@@ -17,6 +17,7 @@ from whirgpu.profiles.p3_whir.tables.claims import claim_terms, column_descripto
 from whirgpu.profiles.p3_whir.tables.shapes import OpeningBatch, TableShape, TablesProtocol
 from whirgpu.profiles.p3_whir.tables.stacking import plan_layout
 from whirgpu.ref.field_np import field_ops
+from .field_inputs import random_monty
 
 
 @pytest.fixture(scope="module")
@@ -24,16 +25,6 @@ def gpu(gpu_runtime):
     backend = GpuBackend(gpu_runtime)
     yield backend
     backend.layout = CpuBackend.layout
-
-
-def _random(rng, field, shape) -> np.ndarray:
-    """Montgomery words of ``field``: uniform, with a tenth of them 0, 1, p - 1 (canonical) or R."""
-    ops = field_ops(field)
-    values = ops.to_monty(rng.integers(0, field.P, size=shape, dtype=np.uint64))
-    edge = np.array([0, ops.ONE, field.P - 1, ops.constant(field.P - 1)], np.uint32)
-    mask = rng.random(shape) < 0.1
-    values[mask] = rng.choice(edge, size=int(mask.sum()))
-    return values
 
 
 # (log_rows, columns) per table: 2^9 rows = two workgroups, a table below the folding factor, 1-row tables,
@@ -52,14 +43,14 @@ def test_batch_claims_from_the_stacked_table(gpu, field, layout, shapes):
     stacked = plan_layout(protocol, 1, layout)
     padded = [np.zeros((c, 1 << m), np.uint32) for (r, c), m in zip(shapes, stacked.table_log_rows)]
     for table, (r, c) in zip(padded, shapes):
-        table[:, :1 << r] = _random(rng, field, (c, 1 << r))
+        table[:, :1 << r] = random_monty(rng, field, (c, 1 << r))
     words = stacked.stack(padded)
     device_table = gpu.upload(words)
     for t, (r, c) in enumerate(shapes):
         m = stacked.table_log_rows[t]
         current = [int(x) for x in rng.permutation(c)[:max(1, c - 1)]]
         following = [int(x) for x in rng.permutation(c)[:max(1, c // 2)]]
-        point = _random(rng, field, (m, 4))
+        point = random_monty(rng, field, (m, 4))
         want = np.concatenate(evaluate_batch(padded[t], current, following, point, field))
         desc = column_descriptors(stacked, t, current, following)
         assert np.array_equal(cpu.evaluate_columns(cpu.upload(words), point, desc), want)
@@ -89,9 +80,9 @@ def test_column_weights_are_the_lifted_claims(gpu, field, layout, shapes):
         batches.append(OpeningBatch(t, (0,), ()))
     protocol = TablesProtocol(tuple(TableShape(r, c) for r, c in shapes), tuple(batches))
     stacked = plan_layout(protocol, 1, layout)
-    points = [_random(rng, field, (stacked.table_log_rows[b.table], 4)) for b in protocol.batches]
+    points = [random_monty(rng, field, (stacked.table_log_rows[b.table], 4)) for b in protocol.batches]
     claims = stacked_claims(stacked, protocol, points, field)
-    coefficients = _random(rng, field, (claims.n_claims, 4))
+    coefficients = random_monty(rng, field, (claims.n_claims, 4))
     want = cpu.eq_weights(claims.eq_points, coefficients[claims.eq_powers])
     want = cpu.add_next_weights(want, claims.next_points, claims.next_windows, coefficients[claims.next_powers])
     power = {(term.batch, term.next, term.position): term.power for term in claim_terms(stacked, protocol)}
@@ -119,7 +110,7 @@ def test_stacking_on_the_device(gpu, field, layout, shapes, col_major):
     protocol = TablesProtocol(tuple(TableShape(r, c) for r, c in shapes))
     stacked = plan_layout(protocol, 1, layout)
     ops = field_ops(field)
-    canonical = [ops.from_monty(_random(rng, field, (c, 1 << r))) for r, c in shapes]
+    canonical = [ops.from_monty(random_monty(rng, field, (c, 1 << r))) for r, c in shapes]
     want = stacked.stack([ops.to_monty(c) for c in canonical])
     tables = []
     for placement in stacked.placements:

@@ -12,7 +12,7 @@ from whirgpu.backends.base import P3_WHIR_LAYOUT
 from whirgpu.backends.cpu import CpuBackend
 from whirgpu.backends.gpu import GpuBackend
 from whirgpu.field import BABYBEAR, KOALABEAR
-from whirgpu.ref.field_np import field_ops
+from .field_inputs import random_monty
 
 
 @pytest.fixture(scope="module", params=["whole", "windows", "buffers"])
@@ -24,16 +24,6 @@ def gpu(request, gpu_runtime):
         backend.buffer_limit = 1024  # 64 EF entries per buffer
     yield backend
     backend.layout = CpuBackend.layout
-
-
-def _random(rng, field, shape) -> np.ndarray:
-    """Montgomery words of ``field``: uniform, with a tenth of them 0, 1, p - 1 (canonical) or R."""
-    ops = field_ops(field)
-    values = ops.to_monty(rng.integers(0, field.P, size=shape, dtype=np.uint64))
-    edge = np.array([0, ops.ONE, field.P - 1, ops.constant(field.P - 1)], np.uint32)
-    mask = rng.random(shape) < 0.1
-    values[mask] = rng.choice(edge, size=int(mask.sum()))
-    return values
 
 
 # (num_variables, windows (start, m)): one entry; a whole-table window; runs and lone windows; windows of 0
@@ -54,9 +44,9 @@ def test_add_next_weights(gpu, field, nv, windows):
     cpu = CpuBackend()
     gpu.layout = cpu.layout = P3_WHIR_LAYOUT(field)
     rng = np.random.default_rng(nv * 31 + field.P % 97)
-    weights = _random(rng, field, (1 << nv, 4))
-    points = _random(rng, field, (len(windows), nv, 4))
-    coefficients = _random(rng, field, (len(windows), 4))
+    weights = random_monty(rng, field, (1 << nv, 4))
+    points = random_monty(rng, field, (len(windows), nv, 4))
+    coefficients = random_monty(rng, field, (len(windows), 4))
     expected = cpu.add_next_weights(cpu.upload(weights), points, np.array(windows), coefficients).handle
     got = gpu.add_next_weights(gpu.upload(weights), points, np.array(windows), coefficients)
     assert np.array_equal(gpu.download(got), expected)

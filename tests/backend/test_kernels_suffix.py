@@ -15,7 +15,7 @@ from whirgpu.backends.gpu import GpuBackend
 from whirgpu.field import BABYBEAR, KOALABEAR
 from whirgpu.kernels import ntt, split
 from whirgpu.ref import p3_codeword
-from whirgpu.ref.field_np import field_ops
+from .field_inputs import random_monty
 
 FIELDS = [KOALABEAR, BABYBEAR]
 # (log2 entries, workgroups a reduction may use): one pair, one workgroup, several, many (the 2-D grid), and a
@@ -31,16 +31,6 @@ def gpu(request, gpu_runtime):
     if request.param == "buffers":
         backend.buffer_limit = 4096  # 256 EF entries per buffer
     return backend
-
-
-def _random(rng, field, shape) -> np.ndarray:
-    """Montgomery words of ``field``: uniform, with a tenth of them 0, 1, p - 1 (canonical) or R."""
-    ops = field_ops(field)
-    values = ops.to_monty(rng.integers(0, field.P, size=shape, dtype=np.uint64))
-    edge = np.array([0, ops.ONE, field.P - 1, ops.constant(field.P - 1)], np.uint32)
-    mask = rng.random(shape) < 0.1
-    values[mask] = rng.choice(edge, size=int(mask.sum()))
-    return values
 
 
 def _backends(gpu, field, order="suffix"):
@@ -66,9 +56,9 @@ def test_p3_round_and_fold(gpu, field, log_n, max_groups, ext, order, monkeypatc
     gpu, cpu = _backends(gpu, field, order)
     rng = np.random.default_rng(log_n * 7 + ext)
     n = 1 << log_n
-    table = _random(rng, field, (n, 4) if ext else (n,))
-    weights = _random(rng, field, (n, 4))
-    r = _random(rng, field, (4,))
+    table = random_monty(rng, field, (n, 4) if ext else (n,))
+    weights = random_monty(rng, field, (n, 4))
+    r = random_monty(rng, field, (4,))
     expected = cpu.sumcheck_round(cpu.upload(table), cpu.upload(weights))
     assert np.array_equal(gpu.sumcheck_round(gpu.upload(table), gpu.upload(weights)), expected)
     folded, folded_weights = cpu.fold(cpu.upload(table), cpu.upload(weights), r)
@@ -88,7 +78,7 @@ def test_p3_round_and_fold(gpu, field, log_n, max_groups, ext, order, monkeypatc
 def test_row_major_codeword(gpu_runtime, field, log_n, log_folding, rate, ext):
     """``encode_codeword(row_major=True)`` equals ``p3_codeword.encode_base`` / ``encode_ext`` word for word."""
     rng = np.random.default_rng(log_n * 13 + rate)
-    table = _random(rng, field, (1 << log_n, 4) if ext else (1 << log_n,))
+    table = random_monty(rng, field, (1 << log_n, 4) if ext else (1 << log_n,))
     encode = p3_codeword.encode_ext if ext else p3_codeword.encode_base
     expected = p3_codeword.leaf_rows(encode(table, log_folding, rate, field))
     buffer = gpu_runtime.alloc(table.nbytes)
