@@ -159,6 +159,20 @@ def test_refusals_are_one_line(backend):
             whirgpu.P3Tables(**kwargs, params=PARAMS, backend=backend)
         assert "\n" not in str(info.value)
     commitment = whirgpu.P3Tables(traces, orient="rows", params=PARAMS, backend=backend).commit()
+    commitment.release()
+    for orient in ("rows", "columns"):  # uint32 words >= p: refused where they are stacked, named as given
+        bad = [t.copy() if orient == "rows" else t.T.copy() for t in traces]
+        row, column = (5, 1)
+        word = KOALABEAR_P + row  # the first of two bad words (the index the message names is the smallest)
+        index = row * 2 + column if orient == "rows" else column * 256 + row
+        if orient == "rows":
+            bad[1][row, column], bad[1][200, 0] = word, 0xFFFFFFFF
+        else:
+            bad[1][column, row], bad[1][1, 200] = word, 0xFFFFFFFF
+        with pytest.raises(ConfigError, match=rf"table 1\[{index}\] = {word} is not a canonical") as info:
+            whirgpu.P3Tables(bad, orient=orient, params=PARAMS, backend=backend).commit()
+        assert "\n" not in str(info.value)
+    commitment = whirgpu.P3Tables(traces, orient="rows", params=PARAMS, backend=backend).commit()
     for kwargs, match in [
         (dict(batches="3:0"), "table 3 does not exist"),
         (dict(batches=[(0, (5,))]), "width"),

@@ -46,13 +46,13 @@ def test_rows_reach_the_backend_as_held_and_prove_the_column_major_bytes(backend
     rows_doc = by_rows.commit().open(SCHEDULE).dumps()
     (stacked,) = calls
     assert len(stacked) == len(traces)
-    for array, _, _, _, col_major in stacked:
-        assert col_major is False
+    for array, _, _, _, col_major, name in stacked:
+        assert col_major is False and name.startswith("table ")
         assert any(array is t or np.shares_memory(array, t) for t in traces)  # the user's array itself
     by_columns = whirgpu.P3Tables([t.T.copy() for t in traces], orient="columns", params=PARAMS, layout=layout,
                                   backend=backend)
     assert by_columns.commit().open(SCHEDULE).dumps() == rows_doc
-    assert all(col_major is True for *_, col_major in calls[1])
+    assert all(col_major is True for _, _, _, _, col_major, _ in calls[1])
 
 
 def test_no_transposed_copy_on_the_host(backend):

@@ -3,8 +3,10 @@
 // < n = 2^log_rows * cols reads src[t]: column-major (col_major = 1: c = t >> log_rows, r its low bits) or row-major
 // (r = t / cols, c = t mod cols). Column c sits in slot s = first_slot + c: stacked[(s << m) + r] (prefix = 0, the
 // suffix layout) or stacked[(r << sel_bits) | bitrev_{sel_bits}(s)] (prefix = 1). stack_zero zeroes stacked[0, n).
-// Bindings: 0 src (canonical, < P: checked by the caller), 1 stacked, 2 params; stack_zero: 0 stacked_zero,
-// 1 params_zero. Launch: one thread per word on a 2-D grid. Words Montgomery in [0, P) out.
+// Range check: a word >= P is stored as it is and the smallest such t is kept in check[0] (atomic min; the caller
+// sets it to 0xffffffff first and refuses the proof when it changed). Bindings: 0 src (any u32), 1 stacked,
+// 2 check, 3 params; stack_zero: 0 stacked_zero, 1 params_zero. Launch: one thread per word on a 2-D grid. Words
+// Montgomery in [0, P) out for words in [0, P).
 
 struct Params { n: u32, cols: u32, log_rows: u32, col_major: u32, first_slot: u32, m: u32, sel_bits: u32, prefix: u32 }
 
@@ -12,7 +14,8 @@ const WG: u32 = 256u;
 
 @group(0) @binding(0) var<storage, read> src: array<u32>;
 @group(0) @binding(1) var<storage, read_write> stacked: array<u32>;
-@group(0) @binding(2) var<uniform> params: Params;
+@group(0) @binding(2) var<storage, read_write> check: array<atomic<u32>>;
+@group(0) @binding(3) var<uniform> params: Params;
 @group(0) @binding(0) var<storage, read_write> stacked_zero: array<u32>;
 @group(0) @binding(1) var<uniform> params_zero: Params;
 
@@ -37,7 +40,13 @@ fn stack_columns(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wor
         }
         at = (r << params.sel_bits) | rev;
     }
-    stacked[at] = bb_mul(src[t], BB_R2);
+    let a = src[t];
+    if (a < BB_P) {
+        stacked[at] = bb_mul(a, BB_R2);
+    } else {
+        stacked[at] = a;
+        atomicMin(&check[0], t);
+    }
 }
 
 @compute @workgroup_size(WG)

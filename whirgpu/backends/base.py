@@ -247,14 +247,22 @@ class Backend(ABC):
 
     def stack_columns(self, num_variables: int, tables) -> DeviceBuffer:
         """The stacked polynomial (2^num_variables Montgomery words, zero where no column lies) of tables given as
-        the user holds them: each (array, first_slot, m, prefix, col_major), ``array`` the table's **canonical**
-        words (checked by the caller), (rows, columns) row-major, or with ``col_major`` (columns, rows); column c
-        sits in slot s = first_slot + c: row r at (s << m) + r, or with ``prefix`` at (r << (num_variables - m)) |
-        bitrev(s) (``profiles.p3_whir.tables.stacking``). Default: stacked on the host, then uploaded."""
+        the user holds them: each (array, first_slot, m, prefix, col_major[, name]), ``array`` the table's uint32
+        words, (rows, columns) row-major, or with ``col_major`` (columns, rows); column c sits in slot s =
+        first_slot + c: row r at (s << m) + r, or with ``prefix`` at (r << (num_variables - m)) | bitrev(s)
+        (``profiles.p3_whir.tables.stacking``). Every word must be canonical (< p): a word >= p is a
+        ``non_canonical`` ``ConfigError`` naming ``name[i]`` (default "columns"), i its index in ``array`` as given
+        (row-major: r * columns + c), here or, on a backend that checks on the device, when the proof ends (the
+        caller checks nothing: a table is read once, where it is stacked). Default: checked and stacked on the
+        host, then uploaded."""
         field = self.layout.field
         out = np.zeros(1 << num_variables, np.uint32)
-        for array, first_slot, m, prefix, col_major in tables:
+        for array, first_slot, m, prefix, col_major, *name in tables:
             columns = np.asarray(array, np.uint32)
+            index = first_non_canonical(columns.reshape(-1), field.P)
+            if index is not None:
+                raise non_canonical(index, int(columns.reshape(-1)[index]), name[0] if name else "columns",
+                                    prime=field.P)
             columns = columns if col_major else columns.T
             bits = num_variables - m
             for c, column in enumerate(columns):

@@ -142,7 +142,7 @@ KERNELS: dict[str, KernelSpec] = {spec.stem: spec for spec in (
     _spec("column_weights", "len n_claims _pad0 _pad1",
           {"column_weights": (("weights", "eq", "desc", "coefficients"), 256)}),
     _spec("stack_columns", "n cols log_rows col_major first_slot m sel_bits prefix", {
-        "stack_columns": (("src", "stacked"), 256),
+        "stack_columns": (("src", "stacked", "check"), 256),
         "stack_zero": (("stacked_zero",), 256)}),
     _spec("mle_eval", "len base log_s partial_base groups total out_at point_at nv _pad0 _pad1 _pad2" + _TAIL, {
         "mle_eval_base": (("table_base", "work", "scratch", "proof", "points", _P2), 256),

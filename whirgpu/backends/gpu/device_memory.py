@@ -30,6 +30,15 @@ class DeviceTable:
     what: str = "evaluations"  # what a refusal calls it
 
 
+@dataclass(frozen=True)
+class HostWords:
+    """A caller's host words (flat, uint32) range-checked on the device as they are stacked, by the name a refusal
+    gives them (``non_canonical``: ``what[index]``)."""
+
+    words: np.ndarray
+    what: str
+
+
 class DeviceMemory:
     """``GpuBackend``'s memory: allocation from the pool (``_alloc`` / ``_free``), tables and their windows."""
 
@@ -148,11 +157,13 @@ class DeviceMemory:
         for check, source in session.canonical:
             index = int(self._get(session.words, check)[0])
             if index != NOT_FOUND:
-                what = source.what if isinstance(source, DeviceTable) else "evaluations"
+                what = source.what if isinstance(source, (DeviceTable, HostWords)) else "evaluations"
                 raise non_canonical(index, self._source_word(source, index), what, prime=self.layout.field.P)
 
-    def _source_word(self, source: np.ndarray | DeviceTable, index: int) -> int:
+    def _source_word(self, source: np.ndarray | HostWords | DeviceTable, index: int) -> int:
         """Word ``index`` of a canonical source (from the device for a ``DeviceTable``: one gather)."""
+        if isinstance(source, HostWords):
+            return int(source.words[index])
         if not isinstance(source, DeviceTable):
             return int(source[index])
         window = self._window_len(source.n_words, 4)

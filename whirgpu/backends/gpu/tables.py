@@ -9,7 +9,9 @@ import numpy as np
 
 from ...errors import DeviceLimitError
 from ..base import DeviceBuffer, DeviceTables, StorageMode
+from ..device_transcript import NOT_FOUND
 from ..device_values import DeviceValue
+from .device_memory import HostWords
 from .geometry import EF_BYTES, MAX_REDUCE_GROUPS, workgroups
 
 
@@ -94,11 +96,14 @@ class TableClaims:
         return DeviceBuffer(weights, (n, 4), weights.mode)
 
     def stack_columns(self, num_variables: int, tables) -> DeviceBuffer:
-        """See ``Backend.stack_columns``: each table's words uploaded as they are, then one ``stack_columns`` launch
-        per table (after one ``stack_zero``) converts and places them on the device."""
+        """See ``Backend.stack_columns``: each table's words uploaded as they are (a device table read in place),
+        then one ``stack_columns`` launch per table (after one ``stack_zero``) range-checks, converts and places
+        them on the device; the checks are read with the proof (``end_proof`` raises ``non_canonical``)."""
         if self._session is None:
-            with self._host_call():
-                return self.stack_columns(num_variables, tables)
+            with self._host_call(proof_words=max(1, len(tables))) as session:
+                stacked = self.stack_columns(num_variables, tables)
+            self._check_canonical(session)
+            return stacked
         n = 1 << num_variables
         if 4 * n > self._window_limit:
             raise DeviceLimitError(f"stacking binds the {4 * n}-byte stacked polynomial whole; "
@@ -106,38 +111,36 @@ class TableClaims:
         # the last call's sources back to the pool: its batch was submitted, so no host write reaches them before
         # it ran (this call's stay out of the pool until then: a pooled buffer may be written while still unread)
         self._free(*self.__dict__.pop("_stack_sources", []))
-        self.release(*self.__dict__.pop("_stack_checked", []))
         stacked = self._new_table(n, 4, host_facing=True)
         batch = self._batch()
         batch.dispatch(self._drivers.kernel("stack_columns", "stack_zero"), [stacked.buffers[0]],
                        np.array([n, 0, 0, 0, 0, 0, 0, 0], np.uint32), workgroups(n))
-        sources, checked = [], []
-        for array, first_slot, m, prefix, col_major in tables:
-            if isinstance(array, DeviceTables):
-                shape = array.shape
-            else:
+        sources = []
+        for array, first_slot, m, prefix, col_major, *name in tables:
+            on_device = isinstance(array, DeviceTables)
+            if not on_device:
                 array = np.ascontiguousarray(array, np.uint32)
-                shape = array.shape
-            rows, cols = (shape[1], shape[0]) if col_major else shape
+            rows, cols = (array.shape[1], array.shape[0]) if col_major else array.shape
             if rows & (rows - 1) or rows > 1 << m or (first_slot + cols) << m > n:
                 raise ValueError(f"a table of {rows} rows x {cols} columns from slot {first_slot} does not fit "
                                  f"2^{m}-row slots of a 2^{num_variables} stack")
             size = rows * cols
             if not size:
                 continue
-            if isinstance(array, DeviceTables):
-                # the caller's buffer, read in place, never written; range-checked on the device by the checked
-                # conversion of upload_canonical (its copy only carries the check, read with the proof)
-                checked.append(self.upload_canonical(array.table))
-                source = array.table.buffer
+            if on_device:  # the caller's buffer, read in place, never written
+                source, words = array.table.buffer, array.table
             else:
                 source = self._upload_words(array.reshape(-1))
                 sources.append(source)
+                words = HostWords(array.reshape(-1), name[0] if name else "columns")
+            check = self._session.regions.proof.take((1,))
+            self._drivers.write(check.buffer, np.array([NOT_FOUND], np.uint32), check.offset)
+            self._session.canonical.append((check, words))
             params = [size, cols, rows.bit_length() - 1, int(bool(col_major)), first_slot, m,
                       num_variables - m, int(bool(prefix))]
-            batch.dispatch(self._drivers.kernel("stack_columns"), [source, stacked.buffers[0]],
+            batch.dispatch(self._drivers.kernel("stack_columns"), [source, stacked.buffers[0], check.view()],
                            np.array(params, np.uint32), workgroups(size))
-        self._stack_sources, self._stack_checked = sources, checked
+        self._stack_sources = sources
         return DeviceBuffer(stacked, (n,), stacked.mode)
 
     def adopt_root(self, commitment, root):

@@ -101,7 +101,7 @@ def _device_shape(t: int, table, shapes, orient: str) -> tuple[int, int, tuple[i
 
 
 def _table_arrays(tables, orient, field: Field, shapes=None) -> tuple[list, tuple[TableShape, ...]]:
-    """Each table as a C-contiguous uint32 array of canonical words as the user holds it ((rows, columns) with
+    """Each table as a C-contiguous uint32 array of words as the user holds it ((rows, columns) with
     ``orient="rows"``, else (columns, rows): the backend's ``stack_columns`` reads either; a C-contiguous uint32
     array is used as it is, never transposed nor copied on the host), and the shapes."""
     if orient not in ORIENTS:
@@ -132,7 +132,8 @@ def _table_arrays(tables, orient, field: Field, shapes=None) -> tuple[list, tupl
                 " (pad the trace to a power of two)"
             raise ConfigError(f"table {t}: {rows} rows, not a power of two up to 2^MAX_LOG_ROWS = "
                               f"2^{MAX_LOG_ROWS}, with orient={orient!r}{hint}")
-        if array.min() < 0 or array.max() >= field.P:
+        # uint32 words are range-checked where they are stacked (on the device for a GPU backend): no host pass
+        if array.dtype != np.uint32 and (array.min() < 0 or array.max() >= field.P):
             raise ConfigError(f"table {t}: values must be canonical {field.name} elements in [0, {field.P})")
         words = array.astype(np.uint32, copy=False)
         arrays.append(np.ascontiguousarray(words))

@@ -127,6 +127,6 @@ def column_descriptors(stacked: StackedLayout, table: int, current, following) -
     stride 1 in the suffix layout, 2^(n - m) in the prefix one)."""
     m = stacked.table_log_rows[table]
     log_stride = 0 if stacked.layout == "suffix" else stacked.num_variables - m
-    rows = [(int(stacked.row_indices(table, c)[0]), log_stride, 0) for c in current]
-    rows += [(int(stacked.row_indices(table, c)[0]), log_stride, 1) for c in following]
+    rows = [(stacked.first_index(table, c), log_stride, 0) for c in current]
+    rows += [(stacked.first_index(table, c), log_stride, 1) for c in following]
     return np.asarray(rows, np.int64).reshape(-1, 3)

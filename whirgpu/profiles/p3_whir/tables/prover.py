@@ -109,9 +109,10 @@ class TablesProved:
 
 
 def check_columns(columns, protocol: TablesProtocol, field: Field, col_major: bool = True) -> list[np.ndarray]:
-    """Each table's canonical words as a C-contiguous uint32 array, checked (``ConfigError``): (columns,
+    """Each table's words as a C-contiguous uint32 array, its shape checked (``ConfigError``): (columns,
     2^log_rows), or with ``col_major=False`` (2^log_rows, columns) row-major, as the user holds a trace (kept as
-    it is: no transposed copy; a C-contiguous uint32 array is not copied at all)."""
+    it is: no transposed copy; a C-contiguous uint32 array is not copied at all). Values are checked canonical by
+    ``Backend.stack_columns`` (uint32: on the device for a GPU backend) or here (other integer types)."""
     columns = list(columns)
     if len(columns) != len(protocol.shapes):
         raise ConfigError(f"expected one column array per table ({len(protocol.shapes)}), got {len(columns)}")
@@ -128,7 +129,10 @@ def check_columns(columns, protocol: TablesProtocol, field: Field, col_major: bo
         array = np.asarray(array)
         if array.shape != expected:
             raise ConfigError(f"table {t} ({shape}): expected column values of shape {expected}, got {array.shape}")
-        if array.dtype.kind not in "ui" or (array.size and (array.min() < 0 or array.max() >= field.P)):
+        # uint32 words are range-checked where they are stacked (``Backend.stack_columns``: one read of the table);
+        # other integer types are narrowed here, so checked first
+        if array.dtype.kind not in "ui" or (array.dtype != np.uint32 and array.size and
+                                            (array.min() < 0 or array.max() >= field.P)):
             raise ConfigError(f"table {t}: column values must be canonical field elements below p = {field.P}")
         out.append(np.ascontiguousarray(array, dtype=np.uint32))
     return out
@@ -238,7 +242,7 @@ class P3TablesProver(P3WhirProver):
         canonical = check_columns(columns, self.protocol, self.field, col_major)
         self._columns = canonical
         prefix = self.stacked.layout == "prefix"
-        return [(canonical[p.table], p.first_slot, p.log_rows, prefix, bool(col_major))
+        return [(canonical[p.table], p.first_slot, p.log_rows, prefix, bool(col_major), f"table {p.table}")
                 for p in self.stacked.placements]
 
     def _statement_points(self) -> np.ndarray:
@@ -256,9 +260,9 @@ class P3TablesProver(P3WhirProver):
     # -- hooks ---------------------------------------------------------------------------------------------------
     def _shape(self, n_points: int):
         """Room for every batch's point and every claim (the backend's regions are sized by the shape)."""
-        # + one proof slot per device table's range check (each a point's 4 words: room for its 1)
-        on_device = sum(isinstance(entry[0], DeviceTables) for entry in self._pending or ())
-        return super()._shape(max(n_points, len(self.protocol.batches), self.protocol.n_claims) + on_device)
+        # + one proof slot per table's range check (each a point's 4 words: room for its 1)
+        checks = len(self._pending or ())
+        return super()._shape(max(n_points, len(self.protocol.batches), self.protocol.n_claims) + checks)
 
     def _commit_table(self, polynomial, statement_points, evaluate_claims):
         """The columns stacked by the backend (``Backend.stack_columns``) and committed; or the held commitment,

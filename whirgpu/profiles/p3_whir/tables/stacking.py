@@ -108,6 +108,11 @@ class StackedLayout:
         value = self.placement(table).column(column).selector_value
         return [(value >> (bits - 1 - t)) & 1 for t in range(bits)]
 
+    def first_index(self, table: int, column: int) -> int:
+        """The stacked index of the column's row 0 (``row_indices(table, column)[0]``, in O(1))."""
+        placed = self.placement(table).column(column)
+        return placed.slot << self.table_log_rows[table] if self.layout == "suffix" else placed.selector_value
+
     def row_indices(self, table: int, column: int) -> np.ndarray:
         """The stacked index of each of the column's 2^m (committed) rows."""
         m = self.table_log_rows[table]
