@@ -271,9 +271,16 @@ class Backend(ABC):
                 out[at] = column
         return self.upload(F.field_ops(field).to_monty(out) if field is not BABYBEAR else F.to_monty(out))
 
+    def residency(self, *items) -> tuple:
+        """A key equal for two sequences of held items (tables, commitments) exactly when they hold the same
+        device storage, so that launches recorded against one are valid against the other (a replayed opening of
+        a held commitment, ``replay_proof``). Default: the items' identities."""
+        return tuple(id(item) for item in items)
+
     def adopt_root(self, commitment: Commitment, root: np.ndarray) -> Commitment:
         """A commitment made in an earlier proof, used again in the running one (commit once, open many): its
-        ``root`` becomes a value of this proof holding ``root`` (8,) Montgomery words; the same object is returned.
+        ``root`` becomes a value of this proof holding ``root`` (8,) Montgomery words (the proof's input "root" of
+        ``replay_proof``); the same object is returned.
         Default: the host array itself."""
         commitment.root = np.asarray(root, np.uint32).reshape(8)
         return commitment
@@ -400,10 +407,14 @@ class Backend(ABC):
         be recorded): a backend that replays may record its launches. Called before every ``begin_proof`` of a
         prover. Default: nothing."""
 
-    def replay_proof(self, key, words: np.ndarray, points: np.ndarray, deferred: bool):
-        """Prove ``words`` (2^n canonical uint32) at ``points`` (m, n, 4) Montgomery by replaying the launches
-        recorded for ``key``, returning what ``end_proof`` (``deferred``: ``end_proof_deferred``) returns with
-        the recorded proof's ``resolve``; None when there is no such recording (the default)."""
+    def replay_proof(self, key, words: np.ndarray | None, points: np.ndarray, deferred: bool,
+                     inputs: dict | None = None, prover=None):
+        """Prove ``words`` (2^n canonical uint32; None for a proof of a held table) at ``points`` (m, n, 4)
+        Montgomery by replaying the launches recorded for ``key``, returning what ``end_proof`` (``deferred``:
+        ``end_proof_deferred``) returns with the recorded proof's ``resolve``; None when there is no such recording
+        (the default). ``inputs``: the proof's other inputs by name (``{"root": (8,) words}``: a held commitment's
+        root, ``adopt_root``). ``prover``: the prover asking, passed to the recorded ``resolve`` (which then reads
+        that prover's state, not the recording prover's)."""
         return None
 
     def abort_proof(self) -> None:

@@ -9,7 +9,8 @@ Contract: ``run_tables_bench(spec, config, backends, runs, warmup, seed, on_step
   the single column is 2^n canonical values drawn from ``numpy.random.default_rng(seed)``.
 - Per backend that proves tables (``Backend.proves_tables``; any other gets a row saying it is skipped): the
   untimed warm-ups of each kind (``steady.warm_up``: on a backend that replays recorded proofs, until one is
-  replayed or ``REPLAY_WARMUPS`` were made, then ``warmup`` more; the stacked proofs are not recorded yet), then ``runs`` timed rounds, each one stacked proof as a user makes it
+  replayed or ``REPLAY_WARMUPS`` were made, then ``warmup`` more; of a stacked proof the opening is replayed, the
+  commitment is not), then ``runs`` timed rounds, each one stacked proof as a user makes it
   (``P3Tables.commit()`` then ``.open(batches, points)``: wall clock, commit and open apart) and one
   ``P3Prover.prove`` of one opening drawn from the transcript under the same configuration (alternated, so load
   on the host weighs on both alike). Medians are reported; ``ratio`` = stacked / single.
@@ -244,8 +245,7 @@ def tables_notes(bench: TablesBench) -> list[str]:
         if row.single_steady is False:
             lines.append(f"~ {row.backend}: no single-column warm-up proof was replayed: not the steady state")
         if row.stacked_steady is False:
-            lines.append(f"~ {row.backend}: no stacked warm-up proof was replayed (the tables prover records none "
-                         "yet): its steady state is unrecorded proofs")
+            lines.append(f"~ {row.backend}: no stacked warm-up opening was replayed: not the steady state")
     return lines
 
 

@@ -256,6 +256,10 @@ class WhirProver:
             return None
         return type(self), self.config, int(points.shape[0])
 
+    def _replay_inputs(self) -> dict | None:
+        """A replayed proof's inputs besides its table and points (``Backend.replay_proof``); None: none."""
+        return None
+
     def _release(self, *items) -> None:
         """The proof is done with these buffers / commitments (``Backend.release``); a profile holding a
         commitment across proofs keeps its own out (``tables.prover``)."""
@@ -272,7 +276,8 @@ class WhirProver:
         key = self._replay_key(polynomial, points, values)
         if key is not None:  # a shape proved before: the backend may replay its recorded launches
             with self.timer.phase("replay"):
-                replayed = backend.replay_proof(key, polynomial.words, points, finish == backend.end_proof_deferred)
+                replayed = backend.replay_proof(key, polynomial.words, points, finish == backend.end_proof_deferred,
+                                                self._replay_inputs(), self)
             if replayed is not None:
                 return replayed
         backend.record_proof(key)  # every proof says whether it may be recorded (None: it may not)
@@ -285,10 +290,10 @@ class WhirProver:
             self._final_round(proof, state, transcript)
             self._release(state.table, state.weights, state.commitment)
 
-            def resolve(read):
+            def resolve(read, prover=None):  # prover: the one whose proof replays this recording (its state)
                 claimed = values if claims is None else \
                     np.asarray([read(c) for c in claims], np.uint32).reshape(-1, 4)
-                return self._materialize(proof, read, claimed), claimed
+                return (prover or self)._materialize(proof, read, claimed), claimed
 
             with self.timer.phase("download"):
                 return finish(resolve)

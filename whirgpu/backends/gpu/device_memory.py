@@ -195,6 +195,20 @@ class DeviceMemory:
                 self._free(*split.release_buffers([codeword, *levels]))
                 item.handle = None
 
+    def residency(self, *items) -> tuple:
+        """See ``Backend.residency``: the identities of the buffers behind ``items`` (``DeviceBuffer``s and
+        commitments), in order."""
+        key = []
+        for item in items:
+            if isinstance(item, DeviceBuffer):
+                key.append(tuple(id(b) for b in item.handle.buffers))
+            elif isinstance(item, Commitment) and item.handle is not None:
+                codeword, levels = item.handle
+                key.append(tuple(id(b) for b in split.release_buffers([codeword, *levels])))
+            else:
+                key.append(id(item))
+        return tuple(key)
+
     def _workspace(self, pairs: int) -> RtBuffer:
         """The reductions' work buffer, with room for ``pairs`` partial pairs (a larger one, ticket zeroed, when
         needed; the old one stays alive until ``close``: launches already recorded bind it)."""

@@ -53,8 +53,8 @@ class _BackendRuntime:
         return self._backend._alloc(nbytes, host_facing=mode is StorageMode.SHARED)
 
     def write(self, buffer: RtBuffer, data: np.ndarray, offset: int = 0, source: tuple | None = None) -> None:
-        """``source``: where a proof's input came from, for a recording (``replay``): ("points",) or ("table",
-        start, stop) of the table being proved."""
+        """``source``: where a proof's input came from, for a recording (``replay``): ("points",), ("root",) or
+        ("table", start, stop) of the table being proved."""
         data = np.ascontiguousarray(data, dtype=np.uint32)
         self._runtime.write(buffer, data, offset)
         if self._backend._recorder is not None:

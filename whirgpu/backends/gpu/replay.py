@@ -41,7 +41,8 @@ RECORD_AFTER = 1  # unrecorded proofs of a shape before one is recorded (the fir
 
 @dataclass
 class _Write:
-    """A host write: ``data`` as written, or ``source`` for an input ("table", start, stop) / ("points",)."""
+    """A host write: ``data`` as written, or ``source`` for an input ("table", start, stop) / ("points",) /
+    ("root",)."""
 
     buffer: RtBuffer
     offset: int
@@ -208,7 +209,7 @@ class LaunchProgram:
 
 
 def _input(inputs: dict, source: tuple) -> np.ndarray:
-    """The new proof's words for an input write: ("points",) or ("table", start, stop)."""
+    """The new proof's words for an input write: ("points",), ("root",) or ("table", start, stop)."""
     return inputs[source[0]] if len(source) == 1 else inputs[source[0]][source[1]:source[2]]
 
 
@@ -271,10 +272,13 @@ class Replays:
             program.close(self)
         self._programs.clear()
 
-    def replay_proof(self, key, words: np.ndarray, points: np.ndarray, deferred: bool):
-        """Prove ``words`` (2^n canonical uint32) at ``points`` (m, n, 4) Montgomery by replaying the recording
-        of ``key``: returns what ``end_proof`` (``deferred``: ``end_proof_deferred``) would return with the
-        recorded proof's ``resolve``, or None when ``key`` has no recording (or replay is off)."""
+    def replay_proof(self, key, words: np.ndarray | None, points: np.ndarray, deferred: bool,
+                     inputs: dict | None = None, prover=None):
+        """Prove ``words`` (2^n canonical uint32, or None) at ``points`` (m, n, 4) Montgomery by replaying the
+        recording of ``key``, with ``inputs`` (name -> words) for the recording's other input writes: returns
+        what ``end_proof`` (``deferred``: ``end_proof_deferred``) would return with the recorded proof's
+        ``resolve`` (given ``prover``, the prover asking), or None when ``key`` has no recording (or replay is
+        off)."""
         if key is None or not self._replayable():
             return None
         full = self._full_key(key)
@@ -287,7 +291,8 @@ class Replays:
         region_set = program.region_set(self)
         try:
             self.layout = program.layout
-            inputs = {"table": words, "points": np.ascontiguousarray(points, np.uint32).reshape(-1)}
+            inputs = {**(inputs or {}), "table": words,
+                      "points": np.ascontiguousarray(points, np.uint32).reshape(-1)}
             for writes, batch in zip(region_set.writes, region_set.batches):
                 for w in writes:
                     data = w.data if w.source is None else _input(inputs, w.source)
@@ -312,15 +317,16 @@ class Replays:
                 proof_words = pending()
             finally:
                 program.release(self, region_set)
-            return self._replayed_result(program, proof_words, words)
+            return self._replayed_result(program, proof_words, words, prover)
 
         return collect if deferred else collect()
 
-    def _replayed_result(self, program: LaunchProgram, words: np.ndarray, table: np.ndarray):
+    def _replayed_result(self, program: LaunchProgram, words: np.ndarray, table: np.ndarray, prover=None):
         for check in program.checks:
             index = int(self._get(words, check)[0])
             if index != NOT_FOUND:
                 raise non_canonical(index, int(table[index]), prime=program.layout.field.P)
         if any(self._get(words, w).reshape(-1)[0] == NOT_FOUND for w in program.witnesses):
             raise PowRangeExceeded("a proof-of-work search found no nonce in its encoded range")
-        return program.resolve(lambda value: self._resolve(words, value))
+        read = lambda value: self._resolve(words, value)  # noqa: E731
+        return program.resolve(read) if prover is None else program.resolve(read, prover)

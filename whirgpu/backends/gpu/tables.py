@@ -151,7 +151,7 @@ class TableClaims:
             commitment.root = root
             return commitment
         value = self._session.regions.proof.take((8,))
-        self._drivers.write(value.buffer, root, value.offset)
+        self._drivers.write(value.buffer, root, value.offset, source=("root",))
         commitment.root = value
         return commitment
 

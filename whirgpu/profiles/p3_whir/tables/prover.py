@@ -33,6 +33,13 @@ of that bracket alive after it, take the held root into a later proof (``Backend
 it into that proof's region, which its transcript observes), and not free the held table in a fused
 ``sumcheck_rounds`` (the cpu and GPU backends do all three: a GPU backend fuses only EF tables' rounds).
 
+Replay (a GPU backend's record-and-replay, ``backends/gpu/replay``): an opening of a held commitment is keyed by
+the configuration, the layout, the protocol, whether points are prescribed and the held table's and tree's device
+storage (``Backend.residency``), with the held root as the replay's input "root" (``_replay_inputs``); so from its
+third opening of a shape on, an opening is its recorded launches replayed, whichever ``P3Tables`` or commitment
+asks (a commitment made again in the same pooled buffers replays too), its proof resolved by the asking prover.
+``prove_tables`` and ``commit`` are not recorded.
+
 Transcript (both layouts): domain separator, root, initial OOD answers of the stacked polynomial, then per batch
 in protocol order {its point; observe its current values; observe its next values}, alpha, then the WHIR rounds
 (prefix: x_0 bound first, [h(0), c_inf] messages, codewords of 2^k contiguous column blocks; suffix: as the
@@ -159,7 +166,8 @@ class P3TablesProver(P3WhirProver):
     """Proves stacked multi-table openings under one ``P3WhirConfig`` over ``field`` in one layout (module
     contract). The hooks it overrides: ``_statement`` (per batch: point, claims observed), ``_initial_weights``
     (eq and next-row weights in placement order, then the OOD claims), ``_opening_evals`` / ``_opened_points``
-    (per-batch evals, the batch points), ``_replay_key`` (no replays yet), ``variable_order`` (the layout's)."""
+    (per-batch evals, the batch points), ``_replay_key`` / ``_replay_inputs`` (an opening of a held commitment is
+    replayed), ``variable_order`` (the layout's)."""
 
     def __init__(self, config: P3WhirConfig, field: Field, backend: Backend, protocol: TablesProtocol, layout: str):
         if not getattr(backend, "proves_tables", False):
@@ -282,7 +290,19 @@ class P3TablesProver(P3WhirProver):
         super()._release(*(item for item in items if not any(item is h for h in held)))
 
     def _replay_key(self, polynomial, points, values):
-        return None  # a replay would need the schedule and the layout in its key: not recorded yet
+        """An opening of a held commitment (``open``) is replayed: its launches are fixed by the configuration,
+        the layout, the protocol (shapes and batches), whether points are prescribed, and the device storage of
+        the held table and commitment (``Backend.residency``: a later commitment made in the same pooled buffers
+        replays the same launches). A proof that stacks its own columns (``prove_tables``) is not."""
+        held = self._held
+        if held is None or values is not None:
+            return None
+        return (type(self), self.config, self.stacked, self.protocol, self._prescribed is None,
+                int(points.shape[0]), self.backend.residency(held.table, held.committed))
+
+    def _replay_inputs(self) -> dict | None:
+        """The held commitment's root: the recording's ``adopt_root`` write."""
+        return None if self._held is None else {"root": np.asarray(self._held.commitment.roots[0], np.uint32)}
 
     def _statement(self, transcript, table, statement_points, claims):
         """Per batch in protocol order: its point (drawn and expanded, or prescribed), its current values, then its
