@@ -108,10 +108,12 @@ class TableClaims:
         if 4 * n > self._window_limit:
             raise DeviceLimitError(f"stacking binds the {4 * n}-byte stacked polynomial whole; "
                                    f"max_storage_binding_size is {self._window_limit}")
-        # the last call's sources back to the pool: its batch was submitted, so no host write reaches them before
-        # it ran (this call's stay out of the pool until then: a pooled buffer may be written while still unread)
-        self._free(*self.__dict__.pop("_stack_sources", []))
         stacked = self._new_table(n, 4, host_facing=True)
+        # the last call's sources back to the pool: its batch was submitted, so no host write reaches them before
+        # it ran (this call's stay out of the pool until then: a pooled buffer may be written while still unread).
+        # After the stacked table is taken: a commitment made again after a release then gets the buffers of the
+        # last one, each in its role (its openings replay, ``residency``), never the last sources as its table
+        self._free(*self.__dict__.pop("_stack_sources", []))
         batch = self._batch()
         batch.dispatch(self._drivers.kernel("stack_columns", "stack_zero"), [stacked.buffers[0]],
                        np.array([n, 0, 0, 0, 0, 0, 0, 0], np.uint32), workgroups(n))
