@@ -118,7 +118,12 @@ class TableClaims:
         batch.dispatch(self._drivers.kernel("stack_columns", "stack_zero"), [stacked.buffers[0]],
                        np.array([n, 0, 0, 0, 0, 0, 0, 0], np.uint32), workgroups(n))
         sources = []
-        for array, first_slot, m, prefix, col_major, *name in tables:
+        # every table's range check (a slot each: a binding window), set to NOT_FOUND in one write over their span
+        checks = [self._session.regions.proof.take((1,)) for _ in tables]
+        if checks:
+            span = (checks[-1].offset - checks[0].offset) // 4 + 1
+            self._drivers.write(checks[0].buffer, np.full(span, NOT_FOUND, np.uint32), checks[0].offset)
+        for t, (array, first_slot, m, prefix, col_major, *name) in enumerate(tables):
             on_device = isinstance(array, DeviceTables)
             if not on_device:
                 array = np.ascontiguousarray(array, np.uint32)
@@ -135,8 +140,7 @@ class TableClaims:
                 source = self._upload_words(array.reshape(-1))
                 sources.append(source)
                 words = HostWords(array.reshape(-1), name[0] if name else "columns")
-            check = self._session.regions.proof.take((1,))
-            self._drivers.write(check.buffer, np.array([NOT_FOUND], np.uint32), check.offset)
+            check = checks[t]
             self._session.canonical.append((check, words))
             params = [size, cols, rows.bit_length() - 1, int(bool(col_major)), first_slot, m,
                       num_variables - m, int(bool(prefix))]

@@ -57,7 +57,9 @@ The rest (commit, OOD weights, rounds in either order, openings, transcript) is 
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -107,12 +109,18 @@ class TablesProverData:
 
 @dataclass(frozen=True)
 class TablesProved:
-    """What ``prove_tables`` returns (module contract)."""
+    """What ``prove_tables`` returns (module contract). ``points`` drawn from the transcript are replayed on the host
+    from the proof on first use (as ``P3Proved.points``): a caller that never asks pays nothing for them.
+    ``point_source``: the points, or a callable returning them."""
 
     commitment: MerkleCap
     proof: PcsProof
-    points: tuple[np.ndarray, ...]
+    point_source: Any
     stacked: StackedLayout
+
+    @functools.cached_property
+    def points(self) -> tuple[np.ndarray, ...]:
+        return self.point_source() if callable(self.point_source) else self.point_source
 
 
 def check_columns(columns, protocol: TablesProtocol, field: Field, col_major: bool = True) -> list[np.ndarray]:
@@ -364,6 +372,10 @@ class P3TablesProver(P3WhirProver):
         backend reads its points region back."""
         if self._prescribed is not None:
             return tuple(self._prescribed)
+        protocol = self.protocol  # the opening's: the prover's protocol is restored when the opening returns
+        return lambda: self._replay_batch_points(protocol, commitment, whir, claimed)
+
+    def _replay_batch_points(self, protocol: TablesProtocol, commitment, whir, claimed) -> tuple[np.ndarray, ...]:
         challenger = p3_challenger(self.config, self.field)
         challenger.observe_many(commitment.roots[0])
         for answer in whir.initial_ood_answers:
@@ -371,12 +383,13 @@ class P3TablesProver(P3WhirProver):
             challenger.observe_many(answer)
         points, at = [], 0
         claimed = np.asarray(claimed, np.uint32).reshape(-1, 4)
-        for batch in self.protocol.batches:
+        for batch in protocol.batches:
             m = self.stacked.table_log_rows[batch.table]
             points.append(expand_from_univariate(challenger.sample_ef(), m, self.field))
             challenger.observe_many(claimed[at:at + batch.n_claims])
             at += batch.n_claims
         return tuple(np.asarray(p, np.uint32).reshape(-1, 4) for p in points)
+
 
 def prove_tables(config: P3WhirConfig, field: Field, backend: Backend, columns, protocol: TablesProtocol,
                  layout: str = "suffix", points=None) -> TablesProved:
