@@ -32,9 +32,10 @@ def test_the_cli_prints_both_columns_and_their_ratio(capsys, tmp_path):
                           "--json", out_json], capsys)
     assert code == 0, err
     assert "stacked ms (commit+open)" in out and "single ms" in out and "stacked / single" in out
+    assert "one proof ms" in out and "one proof / single" in out
     row = next(line for line in out.splitlines() if line.startswith("| cpu"))
     cells = [c.strip() for c in row.strip("|").split("|")]
-    assert cells[-1] == "ok" and cells[5].endswith("x")
+    assert cells[-1] == "ok" and cells[6].endswith("x") and cells[7].endswith("x")
     doc = json.loads(out_json.read_text())
     assert doc["kind"] == "tables" and doc["settings"]["tables"] == "6x2,4x1"
     assert doc["settings"]["num_variables"] == 8 and doc["settings"]["folding_factor"] == 2
@@ -42,6 +43,9 @@ def test_the_cli_prints_both_columns_and_their_ratio(capsys, tmp_path):
     assert len(saved["stacked_ms"]) == len(saved["single_ms"]) == len(saved["commit_ms"]) == 3
     assert saved["ratio"] == pytest.approx(statistics.median(saved["stacked_ms"]) /
                                            statistics.median(saved["single_ms"]))
+    assert len(saved["one_proof_ms"]) == 3
+    assert saved["one_proof_ratio"] == pytest.approx(statistics.median(saved["one_proof_ms"]) /
+                                                     statistics.median(saved["single_ms"]))
     assert saved["verified"] is True and saved["error"] is None
     assert "--tables 6x2,4x1 --layout suffix --open 0:0,1:1/1:0:" in doc["command"]
 
@@ -74,6 +78,8 @@ def test_every_backend_that_proves_tables_proves_the_same_bytes(name):
     reference, row = bench.rows
     assert row.proof_sha256 == reference.proof_sha256 and row.verified
     assert len(row.stacked_ms) == 2 and row.ratio == pytest.approx(row.stacked_median / row.single_median)
+    assert len(row.one_proof_ms) == 2 and row.one_proof_ratio == pytest.approx(row.one_proof_median /
+                                                                               row.single_median)
 
 
 class NoTables(CpuBackend):
@@ -94,4 +100,4 @@ def test_a_backend_without_tables_is_skipped_and_a_failure_is_its_row():
     assert "no codeword today" in broken.error and bench.has_errors
     cells = tables_table(bench).rows
     assert cells[1][-1] == "skipped" and cells[2][-1] == "error"
-    assert TablesRow("x").ratio is None
+    assert TablesRow("x").ratio is None and TablesRow("x").one_proof_ratio is None

@@ -83,3 +83,34 @@ def test_two_held_commitments_and_two_schedules(gpu):
             for commitment, reference in zip(held, references):
                 assert commitment.open(schedule).dumps() == reference.open(schedule).dumps()
     assert gpu.replays - before >= 8  # four recordings, each replayed at least twice
+
+
+def test_one_proof_commits_and_opens_and_replays(gpu):
+    """``P3Tables.prove`` is byte for byte ``commit().open()``; from the third proof of a shape it is replayed whole
+    (the stacking's uploads are the replay's inputs), for the same tables, other tables and other points."""
+    rng = np.random.default_rng(7)
+    before = gpu.replays
+    for seed in (8, 8, 9, 8, 10):
+        traces = _traces(seed)
+        tables = whirgpu.P3Tables(traces, orient="rows", params=PARAMS, backend=gpu)
+        assert tables.prove(SCHEDULE).dumps() == _reference(traces).open(SCHEDULE).dumps()
+        points = [rng.integers(0, P, (m, 4), dtype=np.uint32) for m in (10, 8, 5)]
+        assert tables.prove(SCHEDULE, points).dumps() == _reference(traces).open(SCHEDULE, points).dumps()
+        by_columns = whirgpu.P3Tables([t.T.copy() for t in traces], orient="columns", params=PARAMS, backend=gpu)
+        assert by_columns.prove(SCHEDULE).dumps() == _reference(traces).open(SCHEDULE).dumps()
+    assert gpu.replays - before >= 6  # three shapes (drawn, prescribed, by columns), each replayed from its 3rd
+
+
+def test_a_replayed_proof_refuses_a_word_above_p(gpu):
+    """The range check of the stacking is read with a replayed proof too, naming the table and the index."""
+    traces = _traces(11)
+    tables = whirgpu.P3Tables(traces, orient="rows", params=PARAMS, backend=gpu)
+    for _ in range(3):
+        tables.prove(SCHEDULE)
+    before = gpu.replays
+    bad = [t.copy() for t in traces]
+    bad[1][7, 1] = P + 3
+    with pytest.raises(whirgpu.ConfigError, match=rf"table 1\[15\] = {P + 3} is not a canonical"):
+        whirgpu.P3Tables(bad, orient="rows", params=PARAMS, backend=gpu).prove(SCHEDULE)
+    assert gpu.replays == before + 1  # it was a replayed proof that refused
+    assert tables.prove(SCHEDULE).dumps() == _reference(traces).open(SCHEDULE).dumps()

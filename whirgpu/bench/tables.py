@@ -10,10 +10,12 @@ Contract: ``run_tables_bench(spec, config, backends, runs, warmup, seed, on_step
 - Per backend that proves tables (``Backend.proves_tables``; any other gets a row saying it is skipped): the
   untimed warm-ups of each kind (``steady.warm_up``: on a backend that replays recorded proofs, until one is
   replayed or ``REPLAY_WARMUPS`` were made, then ``warmup`` more; of a stacked proof the opening is replayed, the
-  commitment is not), then ``runs`` timed rounds, each one stacked proof as a user makes it
-  (``P3Tables.commit()`` then ``.open(batches, points)``: wall clock, commit and open apart) and one
+  commitment is not; the one-proof path is replayed whole), then ``runs`` timed rounds, each one stacked proof as a
+  user makes it (``P3Tables.commit()`` then ``.open(batches, points)``: wall clock, commit and open apart), the
+  same in one proof (``P3Tables.prove(batches, points)``, which must give the same bytes) and one
   ``P3Prover.prove`` of one opening drawn from the transcript under the same configuration (alternated, so load
-  on the host weighs on both alike). Medians are reported; ``ratio`` = stacked / single.
+  on the host weighs on all alike). Medians are reported; ``ratio`` = stacked / single, ``one_proof_ratio`` = one
+  proof / single.
 - Every timed proof of a kind must be byte for byte the first (else the row's ``error``), the stacked proofs the
   same on every backend (the first backend's is the reference), and one stacked and one single document per
   backend are verified through ``whirgpu.verify`` (untimed) with the expectations pinned (``P3Expected``).
@@ -57,6 +59,9 @@ class TablesRow:
     commit_ms: list[float] = field(default_factory=list)
     open_ms: list[float] = field(default_factory=list)
     single_ms: list[float] = field(default_factory=list)
+    one_proof_ms: list[float] = field(default_factory=list)  # P3Tables.prove: commit and open in one proof
+    one_proof_warmup_ms: list[float] = field(default_factory=list)
+    one_proof_steady: bool | None = None
     stacked_warmup_ms: list[float] = field(default_factory=list)
     single_warmup_ms: list[float] = field(default_factory=list)
     stacked_steady: bool | None = None  # as ``steady.Warmup.steady``, for the stacked proofs
@@ -81,9 +86,18 @@ class TablesRow:
         return self._median(self.single_ms)
 
     @property
+    def one_proof_median(self) -> float | None:
+        return self._median(self.one_proof_ms)
+
+    @property
     def ratio(self) -> float | None:
         stacked, single = self.stacked_median, self.single_median
         return None if stacked is None or not single else stacked / single
+
+    @property
+    def one_proof_ratio(self) -> float | None:
+        one, single = self.one_proof_median, self.single_median
+        return None if one is None or not single else one / single
 
     def fail(self, message: str) -> None:
         self.error = message if self.error is None else f"{self.error}; {message}"
@@ -115,7 +129,9 @@ class TablesBench:
                              "rate": p.starting_log_inv_rate, "security": p.security_level, "pow_bits": p.pow_bits,
                              "runs": self.runs, "warmup": self.warmup, "seed": self.seed},
                 "rows": [{**asdict(row), "stacked_median_ms": row.stacked_median,
-                          "single_median_ms": row.single_median, "ratio": row.ratio} for row in self.rows]}
+                          "single_median_ms": row.single_median, "ratio": row.ratio,
+                          "one_proof_median_ms": row.one_proof_median, "one_proof_ratio": row.one_proof_ratio}
+                         for row in self.rows]}
 
 
 def _sha(data: bytes) -> str:
@@ -145,6 +161,12 @@ def _time_backend(bench: TablesBench, row: TablesRow, backend: Backend, on_step:
         last["stacked"], last["commit"], last["open"] = document, opened - start, end - opened
         return end - start
 
+    def one_proof_once(what: str) -> float:
+        on_step(f"{row.backend}  one proof {what}")
+        start = time.perf_counter()
+        last["one"] = tables.prove(batches, points)
+        return time.perf_counter() - start
+
     def single_once(what: str) -> float:
         on_step(f"{row.backend}  single {what}")
         start = time.perf_counter()
@@ -153,6 +175,8 @@ def _time_backend(bench: TablesBench, row: TablesRow, backend: Backend, on_step:
 
     warmup = warm_up(backend, lambda i, total: stacked_once(f"warm-up {i}"), bench.warmup)
     row.stacked_warmup_ms, row.stacked_steady = [round(s * 1e3, 3) for s in warmup.seconds], warmup.steady
+    warmup = warm_up(backend, lambda i, total: one_proof_once(f"warm-up {i}"), bench.warmup)
+    row.one_proof_warmup_ms, row.one_proof_steady = [round(s * 1e3, 3) for s in warmup.seconds], warmup.steady
     warmup = warm_up(backend, lambda i, total: single_once(f"warm-up {i}"), bench.warmup)
     row.single_warmup_ms, row.single_steady = [round(s * 1e3, 3) for s in warmup.seconds], warmup.steady
     single_sha = None
@@ -166,6 +190,9 @@ def _time_backend(bench: TablesBench, row: TablesRow, backend: Backend, on_step:
             row.proof_bytes, row.proof_sha256, stacked_document = len(postcard), _sha(postcard), last["stacked"]
         elif _sha(postcard) != row.proof_sha256:
             row.fail(f"run {i + 1}'s stacked proof differs from run 1's (the backend is not deterministic)")
+        row.one_proof_ms.append(round(one_proof_once(f"run {i + 1}/{bench.runs}") * 1e3, 3))
+        if _sha(pcs_proof_to_postcard(last["one"].proved.proof)) != row.proof_sha256:
+            row.fail(f"run {i + 1}'s one-proof stacked proof differs from commit + open's")
         row.single_ms.append(round(single_once(f"run {i + 1}/{bench.runs}") * 1e3, 3))
         postcard = pcs_proof_to_postcard(last["single"].proved.proof)
         if single_sha is None:
@@ -205,26 +232,27 @@ def run_tables_bench(spec: TablesSpec, config: P3WhirConfig, backends: dict[str,
 
 def tables_table(bench: TablesBench) -> TextTable:
     """One row per backend: stacked (commit + open), commit, open, single, ratio, sizes, verdict."""
-    headers = ["backend", "stacked ms\n(commit+open)", "commit\nms", "open\nms", "single\nms", "stacked /\nsingle",
-               "proof\nbytes", "proofs"]
+    headers = ["backend", "stacked ms\n(commit+open)", "commit\nms", "open\nms", "one proof\nms", "single\nms",
+               "stacked /\nsingle", "one proof /\nsingle", "proof\nbytes", "proofs"]
     c = bench.spec.canonical()
     p = bench.config.params
     table = TextTable(title=f"whirgpu bench --tables {c['tables']} --layout {c['layout']} --open {c['open'] or '/'} "
                             f"--points {c['points']}: p3-whir {bench.config.field.name} n={bench.config.num_variables} "
                             f"fold={p.folding.k} rate={p.starting_log_inv_rate} pow_bits={p.pow_bits}",
-                      headers=headers, right=[False] + [True] * 6 + [False])
+                      headers=headers, right=[False] + [True] * 8 + [False])
     for row in bench.rows:
         if row.skipped:
-            table.rows.append([row.backend, "-", "-", "-", "-", "-", "-", "skipped"])
+            table.rows.append([row.backend] + ["-"] * 8 + ["skipped"])
             continue
         median = TablesRow._median
-        ratio = row.ratio
+        ratio, one_ratio = row.ratio, row.one_proof_ratio
         verdict = "error" if row.error else "ok" if row.verified else "unverified"
         if row.error:
             table.bad.add((len(table.rows), len(headers) - 1))
         table.rows.append([row.backend, format_ms(row.stacked_median) or "failed", format_ms(median(row.commit_ms)),
-                           format_ms(median(row.open_ms)), format_ms(row.single_median),
-                           "" if ratio is None else f"{ratio:.2f}x", str(row.proof_bytes or ""), verdict])
+                           format_ms(median(row.open_ms)), format_ms(row.one_proof_median),
+                           format_ms(row.single_median), "" if ratio is None else f"{ratio:.2f}x",
+                           "" if one_ratio is None else f"{one_ratio:.2f}x", str(row.proof_bytes or ""), verdict])
     return table
 
 
@@ -233,9 +261,10 @@ def tables_notes(bench: TablesBench) -> list[str]:
     lines.append(f"times: ms of wall clock, median of {bench.runs} timed run{'s' * (bench.runs != 1)} after "
                  f"{bench.warmup} warm-up run{'s' * (bench.warmup != 1)} of each kind (backends that replay: first "
                  f"until a single-column proof is replayed); instance seed {bench.seed} (the oracle's tables)")
-    lines.append("stacked: P3Tables.commit() + open(batches) as a user calls them; single: P3Prover.prove of one "
+    lines.append("stacked: P3Tables.commit() + open(batches) as a user calls them (the root read back between); "
+                 "one proof: P3Tables.prove(batches), the same bytes in one proof; single: P3Prover.prove of one "
                  "column of the same stacked n under the same configuration, one opening from the transcript; "
-                 "stacked / single: the ratio of the medians")
+                 "ratios: of the medians")
     for row in bench.rows:
         if row.skipped:
             lines.append(f"skipped {row.backend}: {row.skipped}")
@@ -246,6 +275,8 @@ def tables_notes(bench: TablesBench) -> list[str]:
             lines.append(f"~ {row.backend}: no single-column warm-up proof was replayed: not the steady state")
         if row.stacked_steady is False:
             lines.append(f"~ {row.backend}: no stacked warm-up opening was replayed: not the steady state")
+        if row.one_proof_steady is False:
+            lines.append(f"~ {row.backend}: no one-proof warm-up was replayed: not the steady state")
     return lines
 
 

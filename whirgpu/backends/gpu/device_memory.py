@@ -37,6 +37,7 @@ class HostWords:
 
     words: np.ndarray
     what: str
+    input: str | None = None  # the replay input these words are (``replay_proof``'s ``inputs``), if any
 
 
 class DeviceMemory:
@@ -76,11 +77,13 @@ class DeviceMemory:
         buffers = [self._alloc(buffer_rows * elem, host_facing) for _ in range(n // buffer_rows)]
         return SplitArray(buffers, n, elem, buffer_rows, window_rows)
 
-    def _upload_words(self, array: np.ndarray, host_facing: bool = True, nbytes: int = 0) -> RtBuffer:
-        """``array`` in a new buffer of at least ``nbytes`` (its own size by default), written from the start."""
+    def _upload_words(self, array: np.ndarray, host_facing: bool = True, nbytes: int = 0,
+                      source: tuple | None = None) -> RtBuffer:
+        """``array`` in a new buffer of at least ``nbytes`` (its own size by default), written from the start
+        (``source``: the proof input it is, for a recording: ``Drivers.write``)."""
         array = np.ascontiguousarray(array, dtype=np.uint32)
         buffer = self._alloc(max(array.nbytes, nbytes), host_facing)
-        self._drivers.write(buffer, array)
+        self._drivers.write(buffer, array, source=source)
         return buffer
 
     def upload(self, array: np.ndarray, mode: StorageMode = StorageMode.SHARED) -> DeviceBuffer:

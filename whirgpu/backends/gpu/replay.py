@@ -154,7 +154,9 @@ class LaunchProgram:
         regions = session.regions
         self.recorded = (regions.proof.buffer, regions.scratch.buffer, regions.points.buffer)
         self.proof_bytes = regions.proof.top
-        self.checks = [check for check, _ in session.canonical]
+        # each range check with the input its words come from and what a refusal calls them
+        self.checks = [(check, getattr(source, "input", None) or "table", getattr(source, "what", "evaluations"))
+                       for check, source in session.canonical]
         self.witnesses = list(session.transcript.witnesses)
         self.resolve = resolve
         self.sets: list[_RegionSet] = []
@@ -209,7 +211,8 @@ class LaunchProgram:
 
 
 def _input(inputs: dict, source: tuple) -> np.ndarray:
-    """The new proof's words for an input write: ("points",), ("root",) or ("table", start, stop)."""
+    """The new proof's words for an input write: ("points",), ("root",), or (name, start, stop) of "table" or a
+    stacked table "stack:T"."""
     return inputs[source[0]] if len(source) == 1 else inputs[source[0]][source[1]:source[2]]
 
 
@@ -289,10 +292,9 @@ class Replays:
         if not self._building.acquire(blocking=False):
             raise ProverBusy(f"replay_proof: a proof is already being built on this {self.name} backend")
         region_set = program.region_set(self)
+        inputs = {**(inputs or {}), "table": words, "points": np.ascontiguousarray(points, np.uint32).reshape(-1)}
         try:
             self.layout = program.layout
-            inputs = {**(inputs or {}), "table": words,
-                      "points": np.ascontiguousarray(points, np.uint32).reshape(-1)}
             for writes, batch in zip(region_set.writes, region_set.batches):
                 for w in writes:
                     data = w.data if w.source is None else _input(inputs, w.source)
@@ -317,15 +319,15 @@ class Replays:
                 proof_words = pending()
             finally:
                 program.release(self, region_set)
-            return self._replayed_result(program, proof_words, words, prover)
+            return self._replayed_result(program, proof_words, inputs, prover)
 
         return collect if deferred else collect()
 
-    def _replayed_result(self, program: LaunchProgram, words: np.ndarray, table: np.ndarray, prover=None):
-        for check in program.checks:
+    def _replayed_result(self, program: LaunchProgram, words: np.ndarray, inputs: dict, prover=None):
+        for check, name, what in program.checks:
             index = int(self._get(words, check)[0])
             if index != NOT_FOUND:
-                raise non_canonical(index, int(table[index]), prime=program.layout.field.P)
+                raise non_canonical(index, int(inputs[name][index]), what, prime=program.layout.field.P)
         if any(self._get(words, w).reshape(-1)[0] == NOT_FOUND for w in program.witnesses):
             raise PowRangeExceeded("a proof-of-work search found no nonce in its encoded range")
         read = lambda value: self._resolve(words, value)  # noqa: E731

@@ -27,6 +27,10 @@ class _Session:
     fold_fuses: list = field(default_factory=list)
     # (table, weights, sums) of the last fused fold: the next sumcheck_round of that table returns the sums
     pending_sums: tuple | None = None
+    # buffers the host wrote for this proof that its launches read (the stacking's sources): back to the pool once
+    # the proof's last batch is submitted (``_free_submitted``), never before: a pooled buffer may be written by
+    # the host again, and a write reaches the queue before a batch not yet submitted
+    after_submit: list = field(default_factory=list)
 
 
 class Sessions:
@@ -61,6 +65,7 @@ class Sessions:
         """Read a submitted session's proof region back (one readback; ``pending``: a ``read_later`` of it) and
         free its regions (``keep_regions``: a recording's program keeps them)."""
         regions = session.regions
+        self._free_submitted(session)
         if pending is not None:
             words = pending()
         else:
@@ -72,6 +77,11 @@ class Sessions:
         for free in self._pool.values():
             free.sort(key=lambda b: -self._serial.get(id(b), -1))
         return words
+
+    def _free_submitted(self, session: _Session) -> None:
+        """The session's ``after_submit`` buffers back to the pool (its batches are all submitted)."""
+        self._free(*session.after_submit)
+        session.after_submit = []
 
     def sync(self) -> None:
         """Inside a proof: submit what was recorded and wait for it (profiling); otherwise nothing."""

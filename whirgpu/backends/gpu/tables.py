@@ -109,11 +109,6 @@ class TableClaims:
             raise DeviceLimitError(f"stacking binds the {4 * n}-byte stacked polynomial whole; "
                                    f"max_storage_binding_size is {self._window_limit}")
         stacked = self._new_table(n, 4, host_facing=True)
-        # the last call's sources back to the pool: its batch was submitted, so no host write reaches them before
-        # it ran (this call's stay out of the pool until then: a pooled buffer may be written while still unread).
-        # After the stacked table is taken: a commitment made again after a release then gets the buffers of the
-        # last one, each in its role (its openings replay, ``residency``), never the last sources as its table
-        self._free(*self.__dict__.pop("_stack_sources", []))
         batch = self._batch()
         batch.dispatch(self._drivers.kernel("stack_columns", "stack_zero"), [stacked.buffers[0]],
                        np.array([n, 0, 0, 0, 0, 0, 0, 0], np.uint32), workgroups(n))
@@ -136,17 +131,18 @@ class TableClaims:
                 continue
             if on_device:  # the caller's buffer, read in place, never written
                 source, words = array.table.buffer, array.table
-            else:
-                source = self._upload_words(array.reshape(-1))
+            else:  # a proof input ("stack:T", the T-th table given) for a recording
+                flat = array.reshape(-1)
+                source = self._upload_words(flat, source=(f"stack:{t}", 0, flat.shape[0]))
                 sources.append(source)
-                words = HostWords(array.reshape(-1), name[0] if name else "columns")
+                words = HostWords(flat, name[0] if name else "columns", f"stack:{t}")
             check = checks[t]
             self._session.canonical.append((check, words))
             params = [size, cols, rows.bit_length() - 1, int(bool(col_major)), first_slot, m,
                       num_variables - m, int(bool(prefix))]
             batch.dispatch(self._drivers.kernel("stack_columns"), [source, stacked.buffers[0], check.view()],
                            np.array(params, np.uint32), workgroups(size))
-        self._stack_sources = sources
+        self._session.after_submit.extend(sources)  # read by this batch: pooled once it is submitted
         return DeviceBuffer(stacked, (n,), stacked.mode)
 
     def adopt_root(self, commitment, root):
@@ -173,9 +169,7 @@ class TableClaims:
         return cache[key]
 
     def _free_claim_descriptors(self) -> None:
-        """Close: the descriptor buffers and the last stacking's sources."""
-        for buffer in self.__dict__.pop("_stack_sources", []):
-            self.rt.free(buffer)
+        """Close: the descriptor buffers."""
         for buffer in self.__dict__.pop("_claim_desc_buffers", {}).values():
             self.rt.free(buffer)
 

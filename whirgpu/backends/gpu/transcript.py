@@ -91,6 +91,7 @@ class ProofTranscript:
         try:
             session.transcript.flush()
             session.batch.submit()
+            self._free_submitted(session)  # before the recording ends: a program checks them free to replay
             recorded = self._finish_recording(session, resolve)
             try:
                 session.words = self._finish_session(session, keep_regions=recorded is not None)
@@ -122,6 +123,7 @@ class ProofTranscript:
         try:
             session.transcript.flush()
             session.batch.submit()
+            self._free_submitted(session)  # before the recording ends: a program checks them free to replay
             recorded = self._finish_recording(session, resolve)
             # asked for now: the map then waits for this proof's work only, not for the next proof's
             pending = self._drivers.read_later(session.regions.proof.buffer, session.regions.proof.top)

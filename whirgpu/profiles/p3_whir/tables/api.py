@@ -33,6 +33,10 @@ Contracts (canonical field elements in and out):
   are given (for a text, the order written) (m_b = the table's committed arity, ``max(log_rows, fold)``). The batches are regrouped by table
   (stably: protocol order); the document lists batches, points and values in that order. ``release()`` frees the
   backend's copies; an opening after it is a ``ConfigError``.
+- ``P3Tables.prove(batches=None, points=None) -> P3TablesProofDocument``: commit and open in one proof
+  (``P3TablesProver.prove_tables``), byte for byte ``commit().open(batches, points)``, for a prover that does not
+  need the root before the opening: no round trip between the two, nothing held afterwards, and on a GPU backend a
+  shape proved before (shapes, orientation, layout, schedule, who chooses the points) is replayed whole.
 - ``P3TablesProofDocument``: ``spec`` (``TablesSpec``: shapes, schedule, layout, who chose the points), ``config``,
   ``points`` (canonical (m_b, 4) per batch), ``claimed`` (per batch a ``BatchValues``: ``current`` (c_b, 4) and
   ``next`` (d_b, 4) canonical), ``proved`` (the ``TablesProved``), ``phase_seconds``; ``to_json()`` the v2 tree,
@@ -224,6 +228,27 @@ class P3TablesProofDocument:
         return len(data)
 
 
+def _prescribed_points(points, protocol: TablesProtocol, order: list[int], config: P3WhirConfig, field: Field):
+    """None (points drawn from the transcript), or ``points`` (one (m, 4) canonical array per batch in the order
+    given) checked and in ``protocol``'s batch order as Montgomery words."""
+    if points is None:
+        return None
+    points = list(points) if not isinstance(points, np.ndarray) else [p for p in points]
+    if len(points) != len(order):
+        raise ConfigError(f"points: one per batch ({len(order)}), got {len(points)}")
+    arities = protocol.batch_log_rows(config.fold(0))
+    monty = []
+    for b, (i, m) in enumerate(zip(order, arities)):
+        point = integer_array(points[i], f"points[{i}]")
+        if point.shape != (m, 4):
+            raise ConfigError(f"points[{i}]: batch {protocol.batches[b]} opens a table of committed arity "
+                              f"{m}: a point of shape ({m}, 4) is needed, got {point.shape}")
+        if point.size and (point.min() < 0 or point.max() >= field.P):
+            raise ConfigError(f"points[{i}]: canonical field elements in [0, {field.P}) are needed")
+        monty.append(field_ops(field).to_monty(point.astype(np.uint64)).astype(np.uint32))
+    return monty
+
+
 class P3TablesCommitment:
     """The tables committed once (``P3Tables.commit``), opened as often as wanted (module contract)."""
 
@@ -262,21 +287,7 @@ class P3TablesCommitment:
         """One opening (module contract): a fresh proof of this commitment."""
         config, field = self._data.config, self._data.field
         protocol, order = _protocol(self.shapes, batches)
-        monty = None
-        if points is not None:
-            points = list(points) if not isinstance(points, np.ndarray) else [p for p in points]
-            if len(points) != len(order):
-                raise ConfigError(f"points: one per batch ({len(order)}), got {len(points)}")
-            arities = protocol.batch_log_rows(config.fold(0))
-            monty = []
-            for b, (i, m) in enumerate(zip(order, arities)):
-                point = integer_array(points[i], f"points[{i}]")
-                if point.shape != (m, 4):
-                    raise ConfigError(f"points[{i}]: batch {protocol.batches[b]} opens a table of committed arity "
-                                      f"{m}: a point of shape ({m}, 4) is needed, got {point.shape}")
-                if point.size and (point.min() < 0 or point.max() >= field.P):
-                    raise ConfigError(f"points[{i}]: canonical field elements in [0, {field.P}) are needed")
-                monty.append(field_ops(field).to_monty(point.astype(np.uint64)).astype(np.uint32))
+        monty = _prescribed_points(points, protocol, order, config, field)
         self._prover.timer.seconds.clear()
         start = time.perf_counter()
         proved = self._prover.open(self._data, protocol, monty)
@@ -357,6 +368,19 @@ class P3Tables:
         data = prover.commit(self._columns, self._col_major)
         seconds = {**prover.timer.seconds, "total": time.perf_counter() - start}
         return P3TablesCommitment(prover, data, self.layout, seconds)
+
+    def prove(self, batches=None, points=None) -> P3TablesProofDocument:
+        """Commit and open in one proof (module contract): byte for byte ``commit().open(batches, points)``, with
+        no round trip between the two and nothing held afterwards; on a GPU backend a shape proved before is
+        replayed, commitment included."""
+        protocol, order = _protocol(self.shapes, batches)
+        monty = _prescribed_points(points, protocol, order, self.config, self.field)
+        prover = P3TablesProver(self.config, self.field, self.backend, protocol, self.layout)
+        start = time.perf_counter()
+        proved = prover.prove_tables(self._columns, monty, self._col_major)
+        seconds = {**prover.timer.seconds, "total": time.perf_counter() - start}
+        spec = TablesSpec(protocol, self.layout, "transcript" if points is None else "prescribed")
+        return P3TablesProofDocument(spec, self.config, proved, seconds)
 
     def expected(self, batches=None, prescribed: bool = False) -> P3Expected:
         """What a verifier of these tables opened as ``batches`` (as ``open`` takes them) expects."""

@@ -298,19 +298,27 @@ class P3TablesProver(P3WhirProver):
         super()._release(*(item for item in items if not any(item is h for h in held)))
 
     def _replay_key(self, polynomial, points, values):
-        """An opening of a held commitment (``open``) is replayed: its launches are fixed by the configuration,
-        the layout, the protocol (shapes and batches), whether points are prescribed, and the device storage of
-        the held table and commitment (``Backend.residency``: a later commitment made in the same pooled buffers
-        replays the same launches). A proof that stacks its own columns (``prove_tables``) is not."""
-        held = self._held
-        if held is None or values is not None:
+        """What fixes every launch of a tables proof: the configuration, the layout, the protocol (shapes and
+        batches), whether points are prescribed, and then for an opening of a held commitment (``open``) the
+        device storage of the held table and tree (``Backend.residency``: a later commitment made in the same
+        pooled buffers replays the same launches), for a proof that stacks its columns (``prove_tables``) each
+        table's held shape and orientation (host uint32 arrays only: device tables are not replayed)."""
+        if values is not None:
             return None
-        return (type(self), self.config, self.stacked, self.protocol, self._prescribed is None,
-                int(points.shape[0]), self.backend.residency(held.table, held.committed))
+        shape = (type(self), self.config, self.stacked, self.protocol, self._prescribed is None,
+                 int(points.shape[0]))
+        if self._held is not None:
+            return shape + (self.backend.residency(self._held.table, self._held.committed),)
+        if not self._pending or not all(isinstance(entry[0], np.ndarray) for entry in self._pending):
+            return None
+        return shape + (tuple((entry[0].shape, entry[4]) for entry in self._pending),)
 
     def _replay_inputs(self) -> dict | None:
-        """The held commitment's root: the recording's ``adopt_root`` write."""
-        return None if self._held is None else {"root": np.asarray(self._held.commitment.roots[0], np.uint32)}
+        """The held commitment's root (the recording's ``adopt_root`` write), or each stacked table's words in
+        the order given to ``Backend.stack_columns`` ("stack:T")."""
+        if self._held is not None:
+            return {"root": np.asarray(self._held.commitment.roots[0], np.uint32)}
+        return {f"stack:{t}": entry[0].reshape(-1) for t, entry in enumerate(self._pending or ())}
 
     def _statement(self, transcript, table, statement_points, claims):
         """Per batch in protocol order: its point (drawn and expanded, or prescribed), its current values, then its
