@@ -39,7 +39,7 @@ class ReplayingStub(CpuBackend):
         self.seen: dict = {}
         self.kinds: list[str] = []  # the kind of every proof, in order
 
-    def replay_proof(self, key, words, points, deferred):
+    def replay_proof(self, key, words, points, deferred, inputs=None, prover=None):
         seen = self.seen[key] = self.seen.get(key, 0) + 1
         if not self.replay_enabled or self.profile:
             kind = "plain"
