@@ -120,3 +120,13 @@ def test_stacking_on_the_device(gpu, field, layout, shapes, col_major):
     n = stacked.num_variables
     assert np.array_equal(cpu.download(cpu.stack_columns(n, tables)), want)
     assert np.array_equal(gpu.download(gpu.stack_columns(n, tables)), want)
+
+
+def test_stacking_many_tables_outside_a_proof(gpu):
+    """Twelve tables stacked by a host-valued call: each range check takes an aligned slot of the call's own region
+    (sized for them all), and the result is the cpu backend's."""
+    cpu = CpuBackend()
+    gpu.layout = cpu.layout = P3_WHIR_LAYOUT(KOALABEAR, "suffix")
+    rng = np.random.default_rng(12)
+    tables = [(random_monty(rng, KOALABEAR, (2, 4)) % KOALABEAR.P, 2 * i, 2, False, True) for i in range(12)]
+    assert np.array_equal(gpu.download(gpu.stack_columns(7, tables)), cpu.download(cpu.stack_columns(7, tables)))

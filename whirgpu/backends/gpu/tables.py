@@ -99,8 +99,9 @@ class TableClaims:
         """See ``Backend.stack_columns``: each table's words uploaded as they are (a device table read in place),
         then one ``stack_columns`` launch per table (after one ``stack_zero``) range-checks, converts and places
         them on the device; the checks are read with the proof (``end_proof`` raises ``non_canonical``)."""
-        if self._session is None:
-            with self._host_call(proof_words=max(1, len(tables))) as session:
+        if self._session is None:  # a range check's slot each, aligned as a binding window
+            align = max(EF_BYTES, int(self.rt.offset_alignment))
+            with self._host_call(proof_words=max(1, len(tables)) * align // 4) as session:
                 stacked = self.stack_columns(num_variables, tables)
             self._check_canonical(session)
             return stacked
@@ -112,7 +113,6 @@ class TableClaims:
         batch = self._batch()
         batch.dispatch(self._drivers.kernel("stack_columns", "stack_zero"), [stacked.buffers[0]],
                        np.array([n, 0, 0, 0, 0, 0, 0, 0], np.uint32), workgroups(n))
-        sources = []
         # every table's range check (a slot each: a binding window), set to NOT_FOUND in one write over their span
         checks = [self._session.regions.proof.take((1,)) for _ in tables]
         if checks:
@@ -134,7 +134,7 @@ class TableClaims:
             else:  # a proof input ("stack:T", the T-th table given) for a recording
                 flat = array.reshape(-1)
                 source = self._upload_words(flat, source=(f"stack:{t}", 0, flat.shape[0]))
-                sources.append(source)
+                self._session.after_submit.append(source)  # read by this batch: pooled once it is submitted
                 words = HostWords(flat, name[0] if name else "columns", f"stack:{t}")
             check = checks[t]
             self._session.canonical.append((check, words))
@@ -142,7 +142,6 @@ class TableClaims:
                       num_variables - m, int(bool(prefix))]
             batch.dispatch(self._drivers.kernel("stack_columns"), [source, stacked.buffers[0], check.view()],
                            np.array(params, np.uint32), workgroups(size))
-        self._session.after_submit.extend(sources)  # read by this batch: pooled once it is submitted
         return DeviceBuffer(stacked, (n,), stacked.mode)
 
     def adopt_root(self, commitment, root):
