@@ -184,6 +184,9 @@ def test_refusals_are_one_line(backend):
         with pytest.raises(ConfigError, match=match) as info:
             commitment.open(**kwargs)
         assert "\n" not in str(info.value)
+        with pytest.raises(ConfigError, match=match) as info:  # the one-proof path refuses the same, the same way
+            whirgpu.P3Tables(traces, orient="rows", params=PARAMS, backend=backend).prove(**kwargs)
+        assert "\n" not in str(info.value)
     commitment.release()
     with pytest.raises(ConfigError, match="released"):
         commitment.open()
@@ -230,3 +233,18 @@ def test_the_golden_tables_through_the_api_after_another_opening(backend, name):
     points = None if case.points is None else [case.ops.from_monty(p) for p in case.points]
     document = commitment.open(list(case.protocol.batches), points)
     assert pcs_proof_to_postcard(document.proved.proof).hex() == case.document["proof_postcard_hex"]
+
+
+@pytest.mark.parametrize("layout", ["suffix", "prefix"])
+def test_one_proof_is_commit_then_open(backend, layout):
+    """``P3Tables.prove`` gives ``commit().open()``'s bytes, drawn or prescribed points, and verifies."""
+    traces = _traces(3)
+    tables = whirgpu.P3Tables(traces, orient="rows", params=PARAMS, layout=layout, backend=backend)
+    commitment = tables.commit()
+    assert tables.prove(SCHEDULE).dumps() == commitment.open(SCHEDULE).dumps()
+    rng = np.random.default_rng(4)
+    points = [rng.integers(0, KOALABEAR_P, (m, 4)) for m in (10, 8, 4)]  # fold 4: the 2^2 table is padded to 2^4
+    one = tables.prove(SCHEDULE, points)
+    assert one.dumps() == commitment.open(SCHEDULE, points).dumps()
+    whirgpu.verify(one, params=tables.expected(SCHEDULE, prescribed=True), points=one.points)
+    commitment.release()
