@@ -114,3 +114,42 @@ def test_a_replayed_proof_refuses_a_word_above_p(gpu):
         whirgpu.P3Tables(bad, orient="rows", params=PARAMS, backend=gpu).prove(SCHEDULE)
     assert gpu.replays == before + 1  # it was a replayed proof that refused
     assert tables.prove(SCHEDULE).dumps() == _reference(traces).open(SCHEDULE).dumps()
+
+
+def test_a_commitment_made_again_is_replayed_and_opens_as_its_own(gpu):
+    """commit() is recorded too: once a shape was committed twice, a commitment made in the released storage is its
+    recorded launches replayed (new objects over the same buffers, claimed from the pool), and it opens as its own
+    tables' commitment; while the last one is held, a commitment is made afresh in other storage."""
+    first, second = _traces(12), _traces(13)
+    kept = []
+    for traces in (first, first, second, first, second):
+        before = gpu.replays
+        commitment = whirgpu.P3Tables(traces, orient="rows", params=PARAMS, backend=gpu).commit()
+        reference = _reference(traces)
+        assert commitment.root.tolist() == reference.root.tolist()
+        assert commitment.open(SCHEDULE).dumps() == reference.open(SCHEDULE).dumps()
+        kept.append(gpu.replays - before)
+        commitment.release()
+    assert kept[-1] == 2 and kept[-2] == 2  # the commitment and its opening, both replayed
+    held = whirgpu.P3Tables(first, orient="rows", params=PARAMS, backend=gpu).commit()
+    before = gpu.replays
+    other = whirgpu.P3Tables(second, orient="rows", params=PARAMS, backend=gpu).commit()  # storage still held
+    assert gpu.replays == before
+    assert other.open(SCHEDULE).dumps() == _reference(second).open(SCHEDULE).dumps()
+    assert held.open(SCHEDULE).dumps() == _reference(first).open(SCHEDULE).dumps()
+
+
+def test_a_replayed_commitment_refuses_a_word_above_p_and_leaks_nothing(gpu):
+    traces = _traces(14)
+    tables = whirgpu.P3Tables(traces, orient="rows", params=PARAMS, backend=gpu)
+    for _ in range(3):
+        tables.commit().release()
+    bad = [t.copy() for t in traces]
+    bad[0][3, 2] = P
+    before = gpu.replays
+    with pytest.raises(whirgpu.ConfigError, match=rf"table 0\[11\] = {P} is not a canonical"):
+        whirgpu.P3Tables(bad, orient="rows", params=PARAMS, backend=gpu).commit()
+    assert gpu.replays == before + 1
+    commitment = tables.commit()  # the refused replay's storage went back to the pool: this one replays again
+    assert gpu.replays == before + 2
+    assert commitment.open(SCHEDULE).dumps() == _reference(traces).open(SCHEDULE).dumps()

@@ -386,9 +386,11 @@ class Backend(ABC):
         self.layout = shape.layout
         return transcript, np.asarray(statement_points, np.uint32)
 
-    def end_proof(self, resolve):
+    def end_proof(self, resolve, outputs=()):
         """Finish the proof: returns ``resolve(read)``, ``read`` mapping a handle to its host array (openings to
-        (rows, siblings))."""
+        (rows, siblings)). ``outputs``: the tables and commitments the proof made that its caller keeps (a
+        commitment): a backend that replays the proof later claims the same storage for them again, and the
+        recorded ``resolve(read, prover)`` must then return new objects over it."""
         return resolve(lambda value: value)
 
     def end_proof_deferred(self, resolve) -> Callable[[], Any]:

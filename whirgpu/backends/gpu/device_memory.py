@@ -198,19 +198,20 @@ class DeviceMemory:
                 self._free(*split.release_buffers([codeword, *levels]))
                 item.handle = None
 
+    def storage_of(self, item) -> list[RtBuffer]:
+        """The buffers behind a ``DeviceBuffer`` or a commitment (its codeword and tree), in order; [] for
+        anything else."""
+        if isinstance(item, DeviceBuffer):
+            return list(item.handle.buffers)
+        if isinstance(item, Commitment) and item.handle is not None:
+            codeword, levels = item.handle
+            return list(split.release_buffers([codeword, *levels]))
+        return []
+
     def residency(self, *items) -> tuple:
         """See ``Backend.residency``: the identities of the buffers behind ``items`` (``DeviceBuffer``s and
         commitments), in order."""
-        key = []
-        for item in items:
-            if isinstance(item, DeviceBuffer):
-                key.append(tuple(id(b) for b in item.handle.buffers))
-            elif isinstance(item, Commitment) and item.handle is not None:
-                codeword, levels = item.handle
-                key.append(tuple(id(b) for b in split.release_buffers([codeword, *levels])))
-            else:
-                key.append(id(item))
-        return tuple(key)
+        return tuple(tuple(id(b) for b in self.storage_of(item)) or id(item) for item in items)
 
     def _workspace(self, pairs: int) -> RtBuffer:
         """The reductions' work buffer, with room for ``pairs`` partial pairs (a larger one, ticket zeroed, when

@@ -148,7 +148,7 @@ class LaunchProgram:
     """One shape's recording: its submissions, the region sizes and value offsets a replay reads, the recorded
     proof's ``resolve``. ``region_set`` hands out a free region set (a new one when all are in flight)."""
 
-    def __init__(self, recorder: Recorder, session, layout, resolve: Callable, pool: dict):
+    def __init__(self, recorder: Recorder, session, layout, resolve: Callable, pool: dict, held: list):
         self.segments = [s for s in recorder.segments if s.writes or s.calls]
         self.layout = layout
         regions = session.regions
@@ -165,11 +165,20 @@ class LaunchProgram:
         # needs every one of them free (none held by a caller of a host-valued primitive, say).
         free_now = {id(b) for free in pool.values() for b in free}
         self.pooled = [b for b in _buffers_of(self.segments) if id(b) in free_now]
+        # the storage of the proof's outputs its caller keeps (``end_proof(outputs=)``): a replay claims it again
+        self.held = list(held)
 
     def buffers_free(self, pool: dict) -> bool:
-        """Whether every pooled buffer the launches use is free in ``pool`` (else the proof is not replayed)."""
+        """Whether every pooled buffer the launches use, and the outputs' storage, is free in ``pool`` (else the
+        proof is not replayed)."""
         free_now = {id(b) for free in pool.values() for b in free}
-        return all(id(b) in free_now for b in self.pooled)
+        return all(id(b) in free_now for b in self.pooled) and all(id(b) in free_now for b in self.held)
+
+    def claim_held(self, pool: dict) -> None:
+        """Take the outputs' storage out of ``pool`` (free there: ``buffers_free``) for the replay's outputs."""
+        for b in self.held:
+            free = pool[(b.nbytes, b.mode)]
+            free[:] = [other for other in free if other is not b]
 
     def adopt_recorded_regions(self, backend) -> _RegionSet:
         """The recording's own regions as the first region set (busy: that proof is still being read back)."""
@@ -251,12 +260,14 @@ class Replays:
         full, self._pending_record = self._pending_record, None
         self._recorder = Recorder(full) if full is not None else None
 
-    def _finish_recording(self, session, resolve):
-        """End the recording (after the proof's last submission): the region set of a kept program, or None."""
+    def _finish_recording(self, session, resolve, outputs=()):
+        """End the recording (after the proof's last submission): the region set of a kept program, or None.
+        ``outputs``: what the proof's caller keeps (``end_proof``), whose storage a replay claims again."""
         recorder, self._recorder = self._recorder, None
         if recorder is None or not recorder.valid:
             return None
-        program = LaunchProgram(recorder, session, self.layout, resolve, self._pool)
+        held = [b for item in outputs for b in self.storage_of(item)]
+        program = LaunchProgram(recorder, session, self.layout, resolve, self._pool, held)
         self._programs[recorder.key] = program
         while len(self._programs) > MAX_PROGRAMS:
             self._programs.popitem(last=False)[1].close(self)
@@ -291,6 +302,7 @@ class Replays:
         self._programs.move_to_end(full)
         if not self._building.acquire(blocking=False):
             raise ProverBusy(f"replay_proof: a proof is already being built on this {self.name} backend")
+        program.claim_held(self._pool)  # first: nothing allocated below may take the outputs' storage
         region_set = program.region_set(self)
         inputs = {**(inputs or {}), "table": words, "points": np.ascontiguousarray(points, np.uint32).reshape(-1)}
         try:
@@ -304,6 +316,7 @@ class Replays:
             self.stats.copied += sum(s.copied for s in program.segments)
         except BaseException:
             program.release(self, region_set)
+            self._free(*program.held)
             raise
         finally:
             self._building.release()
@@ -312,14 +325,19 @@ class Replays:
             pending = self._drivers.read_later(region_set.buffers[0], program.proof_bytes)
         except BaseException:
             program.release(self, region_set)
+            self._free(*program.held)
             raise
 
         def collect():
             try:
-                proof_words = pending()
-            finally:
-                program.release(self, region_set)
-            return self._replayed_result(program, proof_words, inputs, prover)
+                try:
+                    proof_words = pending()
+                finally:
+                    program.release(self, region_set)
+                return self._replayed_result(program, proof_words, inputs, prover)
+            except BaseException:  # no outputs for the caller: their storage goes back to the pool
+                self._free(*program.held)
+                raise
 
         return collect if deferred else collect()
 

@@ -84,7 +84,7 @@ class ProofTranscript:
         self._session = session
         return session.transcript, statement
 
-    def end_proof(self, resolve):
+    def end_proof(self, resolve, outputs=()):
         """Submit the rest, read the proof region back once, and return ``resolve(read)`` where ``read`` maps a
         device value (or openings) to host arrays. Raises ``PowRangeExceeded`` when a grind needs a wider search."""
         session, self._session = self._session, None
@@ -92,7 +92,7 @@ class ProofTranscript:
             session.transcript.flush()
             session.batch.submit()
             self._free_submitted(session)  # before the recording ends: a program checks them free to replay
-            recorded = self._finish_recording(session, resolve)
+            recorded = self._finish_recording(session, resolve, outputs)
             try:
                 session.words = self._finish_session(session, keep_regions=recorded is not None)
             finally:
