@@ -18,8 +18,12 @@ Buffers are shared with the pool as in unrecorded proofs (work on one queue runs
 per-proof regions: a replay owns a *region set* (proof, scratch, points buffers) until it is collected, so
 proofs in flight each read back their own. A region set's launches are the recording's with its buffers put
 in place of the recording's. A proof is not replayed (it runs as recorded proofs do) while any pooled buffer its
-launches use is held elsewhere, e.g. by a commitment a host-valued primitive returned. At most ``MAX_PROGRAMS``
-shapes are kept (least recently used dropped).
+launches use is held elsewhere, e.g. by a commitment a host-valued primitive returned. A proof whose outputs its
+caller keeps (``end_proof(outputs=)``: a stacked table and its commitment) keeps their storage as ``held``: it
+is replayed only when that storage is free in the pool again, and a replay claims it back before anything else
+is allocated (and frees it again if it fails); the recorded ``resolve(read, prover)`` then returns new objects
+over it. Inputs besides the table and the points: ``replay_proof(..., inputs=)`` by name ("root", "stack:T").
+At most ``MAX_PROGRAMS`` shapes are kept (least recently used dropped).
 """
 
 from __future__ import annotations
