@@ -38,7 +38,10 @@ the configuration, the layout, the protocol, whether points are prescribed and t
 storage (``Backend.residency``), with the held root as the replay's input "root" (``_replay_inputs``); so from its
 third opening of a shape on, an opening is its recorded launches replayed, whichever ``P3Tables`` or commitment
 asks (a commitment made again in the same pooled buffers replays too), its proof resolved by the asking prover.
-``prove_tables`` and ``commit`` are not recorded.
+``prove_tables`` and ``commit`` are recorded too, keyed by each table's held shape and orientation, the tables'
+words their inputs ("stack:T"); ``commit`` hands its outputs to ``end_proof(outputs=)``, so that a replay claims
+their storage back (free only once the last commitment of the shape was released). Device tables are not
+replayed.
 
 Transcript (both layouts): domain separator, root, initial OOD answers of the stacked polynomial, then per batch
 in protocol order {its point; observe its current values; observe its next values}, alpha, then the WHIR rounds
@@ -230,10 +233,14 @@ class P3TablesProver(P3WhirProver):
     def _commit_key(self):
         """What fixes every launch of ``commit``: the configuration, the layout and the shapes, each table's held
         shape and orientation (host uint32 arrays only: device tables are not replayed)."""
+        held = self._held_shapes()
+        return None if held is None else (type(self), "commit", self.config, self.stacked, self.protocol.shapes, held)
+
+    def _held_shapes(self):
+        """Each pending table's shape and orientation, or None when one is a device table (not replayed)."""
         if not self._pending or not all(isinstance(entry[0], np.ndarray) for entry in self._pending):
             return None
-        return (type(self), "commit", self.config, self.stacked, self.protocol.shapes,
-                tuple((entry[0].shape, entry[4]) for entry in self._pending))
+        return tuple((entry[0].shape, entry[4]) for entry in self._pending)
 
     def _commit_recorded(self, key, no_points):
         """``commit``'s proof bracket, recorded under ``key`` when the backend asks: (root (1, 8), the stacked
@@ -343,9 +350,8 @@ class P3TablesProver(P3WhirProver):
                  int(points.shape[0]))
         if self._held is not None:
             return shape + (self.backend.residency(self._held.table, self._held.committed),)
-        if not self._pending or not all(isinstance(entry[0], np.ndarray) for entry in self._pending):
-            return None
-        return shape + (tuple((entry[0].shape, entry[4]) for entry in self._pending),)
+        held = self._held_shapes()
+        return None if held is None else shape + (held,)
 
     def _replay_inputs(self) -> dict | None:
         """The held commitment's root (the recording's ``adopt_root`` write), or each stacked table's words in
