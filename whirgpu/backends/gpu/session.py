@@ -31,6 +31,8 @@ class _Session:
     # the proof's last batch is submitted (``_free_submitted``), never before: a pooled buffer may be written by
     # the host again, and a write reaches the queue before a batch not yet submitted
     after_submit: list = field(default_factory=list)
+    # eq tables ``evaluate_columns`` built, by (id(point buffer), point offset, m), kept for ``column_weights``
+    eq_tables: dict = field(default_factory=dict)
 
 
 class Sessions:
@@ -79,9 +81,10 @@ class Sessions:
         return words
 
     def _free_submitted(self, session: _Session) -> None:
-        """The session's ``after_submit`` buffers back to the pool (its batches are all submitted)."""
-        self._free(*session.after_submit)
-        session.after_submit = []
+        """The session's ``after_submit`` buffers and the eq tables it kept and never used back to the pool (its
+        batches are all submitted)."""
+        self._free(*session.after_submit, *(b for eq in session.eq_tables.values() for b in eq.buffers))
+        session.after_submit, session.eq_tables = [], {}
 
     def sync(self) -> None:
         """Inside a proof: submit what was recorded and wait for it (profiling); otherwise nothing."""

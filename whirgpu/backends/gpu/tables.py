@@ -1,6 +1,7 @@
 """The GPU backend's part of stacked multi-table openings (the p3-whir profile's tables): the claims of a batch of
 columns at one local point, from the stacked polynomial on the device, in four launches whatever the number of
-columns (the point's eq table: ``factor_tables`` + ``weights``; then ``column_claims`` partial and finish).
+columns (the point's eq table: ``factor_tables`` + ``weights``; then ``column_claims`` partial and finish); the
+eq table is kept in the session for the batch's weights (``column_weights``: one launch), never built twice.
 Next-row weights are ``Reductions.add_next_weights``."""
 
 from __future__ import annotations
@@ -41,8 +42,7 @@ class TableClaims:
         last = columns[:, 0] + ((length - 1) << columns[:, 1])
         if columns.min() < 0 or int(last.max()) >= n_words or not set(columns[:, 2].tolist()) <= {0, 1}:
             raise ValueError(f"column descriptors (offset, log_stride, next) outside a table of {n_words} words")
-        eq = self._new_table(length, EF_BYTES)
-        self._accumulate(eq, m, False, DeviceValue(point.buffer, point.offset, (1, m, 4)), None, None, None)
+        eq = self._eq_table(point)
         groups = min(workgroups(length), MAX_REDUCE_GROUPS, max(1, 65535 // k))
         partials = self._alloc(k * groups * EF_BYTES)
         desc = np.zeros((k, 4), np.uint32)
@@ -54,8 +54,21 @@ class TableClaims:
                        k * groups)
         batch.dispatch(self._drivers.kernel("column_claims", "column_claims_finish"), [partials, answer.view()],
                        params, k)
-        self._free(partials, *eq.buffers)
+        self._free(partials)
+        # kept for the batch's weights (``column_weights`` at the same point): its eq table is not built twice
+        self._session.eq_tables[(id(point.buffer), point.offset, m)] = eq
         return answer
+
+    def _eq_table(self, point: DeviceValue):
+        """eq(., point) over 2^m entries for a (m, 4) point of the running session: the one ``evaluate_columns``
+        kept for that point (taken out of the session's keep), or built now (two launches)."""
+        m = point.shape[0]
+        kept = self._session.eq_tables.pop((id(point.buffer), point.offset, m), None)
+        if kept is not None:
+            return kept
+        eq = self._new_table(1 << m, EF_BYTES)
+        self._accumulate(eq, m, False, DeviceValue(point.buffer, point.offset, (1, m, 4)), None, None, None)
+        return eq
 
     def column_weights(self, num_variables: int, batches, coefficients) -> DeviceBuffer:
         """See ``Backend.column_weights``: the zero weights, then per batch its point's eq table (two launches) and
@@ -86,8 +99,7 @@ class TableClaims:
             if columns.min() < 0 or int(last.max()) >= n or int(columns[:, 3].max()) >= coefficients.shape[0]:
                 raise ValueError(f"column descriptors outside weights of {n} entries or past "
                                  f"{coefficients.shape[0]} coefficients")
-            eq = self._new_table(length, EF_BYTES)
-            self._accumulate(eq, m, False, DeviceValue(point.buffer, point.offset, (1, m, 4)), None, None, None)
+            eq = self._eq_table(point)
             desc = np.ascontiguousarray(columns, np.uint32)
             self._batch().dispatch(kernel, [weights.buffers[0], eq.buffers[0], self._claim_descriptors(desc),
                                             coefficients.view()],
