@@ -351,7 +351,7 @@ class FakeBridge:
                 if b.dead:
                     raise FakeError("a released buffer in a dispatch")
                 views.append(RtView(RtBuffer(b.words, b.length, None), offset, b.length - offset))
-            self.cpu._launch(kernel, views, slots[n_buffers], grid[:2])
+            self.cpu.launch(kernel, views, slots[n_buffers], grid[:2])
             self.dispatches += 1
 
         e.cb.ops.append(run)

@@ -26,6 +26,7 @@ from ..profiles.p3_whir.api import P3Prover
 from ..profiles.p3_whir.config import P3WhirConfig
 from ..backends.gpu import GpuBackend
 from ..kernels.calibrate import kernel_timing
+from ..runtime import program
 from ..runtime.base import Runtime
 from .grid import GridPoint
 from .kernel_models import launch_work
@@ -48,61 +49,62 @@ class Counts:
 
 
 class _TracingBatch:
-    """Records ops, replays them into the runtime's batch at ``submit`` (into one batch per op when ``split``)."""
+    """Records launches, issues them into the runtime's batch at ``submit`` (into one batch per launch when
+    ``split``)."""
 
     def __init__(self, tracer: "TracingRuntime"):
         self._tracer = tracer
-        self._ops: list[tuple] = []
+        self._launches: list = []
 
     def dispatch(self, kernel, buffers, params, n_groups) -> None:
-        self._ops.append(("dispatch", kernel, buffers, params, n_groups))
+        self._launches.append(program.dispatch(kernel, buffers, params, n_groups))
 
     def copy(self, src, src_offset, dst, dst_offset, nbytes) -> None:
-        self._ops.append(("copy", src, src_offset, dst, dst_offset, nbytes))
+        self._launches.append(program.Copy(src, src_offset, dst, dst_offset, nbytes))
 
     def submit(self) -> None:
-        tracer, ops, self._ops = self._tracer, self._ops, []
-        _trace(tracer, ops)
+        tracer, launches, self._launches = self._tracer, self._launches, []
+        _trace(tracer, launches)
         batch = tracer.rt.batch()
-        for i, op in enumerate(ops):
-            (batch.dispatch if op[0] == "dispatch" else batch.copy)(*op[1:])
-            if tracer.split and i + 1 < len(ops):
+        for i, launch in enumerate(launches):
+            launch.issue(batch)
+            if tracer.split and i + 1 < len(launches):
                 batch.submit()
                 batch = tracer.rt.batch()
         batch.submit()
 
 
-def _trace(tracer: "TracingRuntime", ops: list[tuple]) -> None:
-    """Count one submission of ``ops`` (("dispatch", kernel, buffers, params, n) | ("copy", ...)) and record each
+def _trace(tracer: "TracingRuntime", launches: list) -> None:
+    """Count one submission of ``launches`` (``runtime.program`` ``Dispatch`` / ``Copy``) and record each
     dispatch's (label, params)."""
     counts = tracer.counts
     counts.submissions += 1
-    for op in ops:
-        if op[0] == "dispatch":
+    for launch in launches:
+        if isinstance(launch, program.Dispatch):
             counts.dispatches += 1
-            tracer.launches.append((tracer.labels[id(op[1])], op[3]))
+            tracer.launches.append((tracer.labels[id(launch.kernel)], launch.params))
         else:
             counts.copies += 1
 
 
 class _TracedRecording:
-    """A replayed recording (``Runtime.recorded_batch``) counted and labelled as ``_TracingBatch`` counts its ops;
-    while ``split``, its calls go through a tracing batch instead (one command buffer each)."""
+    """A replayed recording (``Runtime.recorded_batch``) counted and labelled as ``_TracingBatch`` counts its
+    launches; while ``split``, they go through a tracing batch instead (one command buffer each)."""
 
-    def __init__(self, tracer: "TracingRuntime", calls: list[tuple]):
+    def __init__(self, tracer: "TracingRuntime", launches: list):
         self._tracer = tracer
-        self._calls = calls
-        self._inner = tracer.rt.recorded_batch(calls)
+        self._launches = launches
+        self._inner = tracer.rt.recorded_batch(launches)
 
     def submit(self) -> None:
         tracer = self._tracer
         if tracer.split:
             batch = _TracingBatch(tracer)
-            for call in self._calls:
-                (batch.dispatch if call[0] == "dispatch" else batch.copy)(*call[1:])
+            for launch in self._launches:
+                launch.issue(batch)
             batch.submit()
             return
-        _trace(tracer, self._calls)
+        _trace(tracer, self._launches)
         self._inner.submit()
 
     def close(self) -> None:
@@ -156,8 +158,8 @@ class TracingRuntime:
 
         return words
 
-    def recorded_batch(self, calls):
-        return _TracedRecording(self, calls)
+    def recorded_batch(self, launches):
+        return _TracedRecording(self, launches)
 
     def write(self, buffer, data, offset=0):
         self.rt.write(buffer, data, offset)

@@ -109,21 +109,18 @@ class ReissuedBatch:
     """A recorded list of launches (``Runtime.recorded_batch``) issued again into a new batch at every submit:
     for runtimes with no cheaper way to repeat them."""
 
-    def __init__(self, rt: "Runtime", calls: list[tuple]):
+    def __init__(self, rt: "Runtime", launches: list):
         self.rt = rt
-        self.calls = calls
+        self.launches = launches
 
     def submit(self) -> None:
         batch = self.rt.batch()
-        for call in self.calls:
-            if call[0] == "dispatch":
-                batch.dispatch(*call[1:])
-            else:
-                batch.copy(*call[1:])
+        for launch in self.launches:
+            launch.issue(batch)
         batch.submit()
 
     def close(self) -> None:
-        self.calls = []
+        self.launches = []
 
 
 class Runtime(ABC):
@@ -189,11 +186,10 @@ class Runtime(ABC):
     def batch(self) -> Batch:
         """A new batch of launches."""
 
-    def recorded_batch(self, calls: list[tuple]):
-        """``calls`` as a batch to submit again and again (``submit``, ``close``): each call is ("dispatch",
-        kernel, buffers, params, n_groups) or ("copy", src, src_offset, dst, dst_offset, nbytes), as given to a
-        ``Batch``. Default: re-issued into a new batch at every submit."""
-        return ReissuedBatch(self, calls)
+    def recorded_batch(self, launches: list):
+        """``launches`` (``runtime.program`` ``Dispatch`` / ``Copy`` steps) as a batch to submit again and again
+        (``submit``, ``close``). Default: re-issued into a new batch at every submit."""
+        return ReissuedBatch(self, launches)
 
     @abstractmethod
     def wait(self) -> None:

@@ -35,6 +35,7 @@ from . import _objc
 from ._objc import autorelease_pool, error_message, is_nil, nsstring, release, send
 from .base import (PARAMS_WORDS, Batch, RtBuffer, Runtime, allocation_size, binding_range, check_binding_sizes,
                    check_range, grid_for, params_words)
+from .program import Copy, Dispatch
 from .upload import UploadPlan, chunk_ranges, copy_into
 
 MUL_VARIANTS = ("mulhi", "u64", "emulated")
@@ -65,43 +66,42 @@ class _MetalBatch(Batch):
 
     def __init__(self, rt: "MetalRuntime"):
         self.rt = rt
-        self.ops: list[tuple] = []
+        self.ops: list = []  # runtime.program Dispatch (bindings as ranges, params padded) and Copy steps
 
     def dispatch(self, kernel, buffers, params, n_groups):
         bindings = tuple(binding_range(b) for b in buffers)
         check_binding_sizes(bindings, self.rt.max_binding_bytes, self.rt.device_name)
-        words = params_words(params)
-        self.ops.append(("dispatch", kernel, bindings, words, grid_for(n_groups, self.rt.max_groups_per_dim)))
+        self.ops.append(Dispatch(kernel, bindings, params_words(params), int(n_groups)))
 
     def copy(self, src, src_offset, dst, dst_offset, nbytes):
-        self.ops.append(("copy", src, src_offset, dst, dst_offset, nbytes))
+        self.ops.append(Copy(src, src_offset, dst, dst_offset, nbytes))
 
     def submit(self):
         ops, self.ops = self.ops, []
         if not ops:
             return
         rt = self.rt
-        labels = list(dict.fromkeys(op[1].label if op[0] == "dispatch" else "copy" for op in ops))
+        labels = list(dict.fromkeys(op.kernel.label if isinstance(op, Dispatch) else "copy" for op in ops))
         with autorelease_pool():
             cb = send(rt.queue, "commandBuffer")
             encoder, kind = None, None
             for op in ops:
-                wanted = "compute" if op[0] == "dispatch" else "blit"
+                wanted = "compute" if isinstance(op, Dispatch) else "blit"
                 if kind != wanted:
                     if encoder is not None:
                         send(encoder, "endEncoding")
                     encoder = send(cb, "computeCommandEncoder" if wanted == "compute" else "blitCommandEncoder")
                     kind = wanted
-                if op[0] == "copy":
-                    _, src, src_offset, dst, dst_offset, nbytes = op
+                if isinstance(op, Copy):
                     send(encoder, "copyFromBuffer:sourceOffset:toBuffer:destinationOffset:size:",
-                         src.handle, src_offset, dst.handle, dst_offset, nbytes)
+                         op.src.handle, op.src_offset, op.dst.handle, op.dst_offset, op.nbytes)
                     continue
-                _, kernel, bindings, words, (gx, gy) = op
+                kernel, (gx, gy) = op.kernel, grid_for(op.groups, rt.max_groups_per_dim)
                 send(encoder, "setComputePipelineState:", kernel.pipeline)
-                for slot, (buffer, offset, _) in enumerate(bindings):
+                for slot, (buffer, offset, _) in enumerate(op.bindings):
                     send(encoder, "setBuffer:offset:atIndex:", buffer.handle, offset, slot)
-                send(encoder, "setBytes:length:atIndex:", rt.ffi.from_buffer(words), PARAMS_BYTES, len(bindings))
+                send(encoder, "setBytes:length:atIndex:", rt.ffi.from_buffer(op.params), PARAMS_BYTES,
+                     len(op.bindings))
                 send(encoder, "dispatchThreadgroups:threadsPerThreadgroup:", rt.size(gx, gy, 1),
                      rt.size(kernel.threads, 1, 1))
             send(encoder, "endEncoding")

@@ -38,6 +38,7 @@ from ..errors import BackendUnavailable, ConfigError, KernelFault, ShaderCompile
 from ..kernels.compose import ComposedSource, compose
 from ..kernels.registry import KernelSpec, spec
 from ..devices.overrides import resolve_binding
+from .program import Copy, Dispatch
 from .base import (Batch, RtBuffer, Runtime, RtView, allocation_size, binding_range, check_binding_sizes,
                    check_range, grid_for, params_words)
 
@@ -287,23 +288,23 @@ def _aligned_words(nbytes: int) -> np.ndarray:
 class _MslCpuBatch(Batch):
     def __init__(self, rt: "MslCpuRuntime"):
         self.rt = rt
-        self.ops: list[tuple] = []
+        self.ops: list = []  # runtime.program Dispatch (params padded) and Copy steps
 
     def dispatch(self, kernel, buffers, params, n_groups):
-        self.ops.append(("dispatch", kernel, list(buffers), params_words(params), grid_for(n_groups, self.rt.max_groups_per_dim)))
+        self.ops.append(Dispatch(kernel, tuple(buffers), params_words(params), int(n_groups)))
 
     def copy(self, src, src_offset, dst, dst_offset, nbytes):
-        self.ops.append(("copy", src, src_offset, dst, dst_offset, nbytes))
+        self.ops.append(Copy(src, src_offset, dst, dst_offset, nbytes))
 
     def submit(self):
         ops, self.ops = self.ops, []
         for op in ops:
-            if op[0] == "copy":
-                _, src, src_offset, dst, dst_offset, nbytes = op
-                dst.handle.view(np.uint8)[dst_offset:dst_offset + nbytes] = \
-                    src.handle.view(np.uint8)[src_offset:src_offset + nbytes]
+            if isinstance(op, Copy):
+                op.dst.handle.view(np.uint8)[op.dst_offset:op.dst_offset + op.nbytes] = \
+                    op.src.handle.view(np.uint8)[op.src_offset:op.src_offset + op.nbytes]
             else:
-                self.rt._launch(*op[1:])
+                self.rt.launch(op.kernel, list(op.bindings), op.params,
+                               grid_for(op.groups, self.rt.max_groups_per_dim))
 
 
 class MslCpuRuntime(Runtime):
@@ -392,8 +393,9 @@ class MslCpuRuntime(Runtime):
         return _Kernel(library, path, list(kernel_spec.entries).index(entry), kernel_spec.workgroup_size(entry, constants),
                        label)
 
-    def _launch(self, kernel: _Kernel, buffers: list[RtBuffer | RtView], params: np.ndarray,
-                grid: tuple[int, int]) -> None:
+    def launch(self, kernel: _Kernel, buffers: list[RtBuffer | RtView], params: np.ndarray,
+               grid: tuple[int, int]) -> None:
+        """Run ``kernel`` over the (x, y) ``grid`` now, ``params`` (PARAMS_WORDS words) after the bindings."""
         bindings = [binding_range(b) for b in buffers]
         check_binding_sizes(bindings, self.max_binding_bytes, self.device_name)
         pointers = self.ffi.new("void *[]", len(buffers) + 1)

@@ -1,15 +1,15 @@
 """Record once, replay: every proof of one shape makes the same launches on the same pooled buffers with the same
 params, so the GPU backend records one proof's launch list and replays it for the later proofs of that shape.
 
-A *recording* captures, in order, everything the host sends the device between ``begin_proof`` and the proof's
-last submission: the host's writes (the challenger, the statement's points, the table: the last two are marked
-as the proof's inputs), the dispatches and copies of the session's batch, and where it was submitted. The
-first proof of a shape runs unrecorded (it fills the kernel, twiddle and bind-group caches, so its writes to
-them are not the proof's); the second is recorded; from the third on, a proof is the recording replayed:
-its writes (the inputs replaced by the new proof's), then each submission's launches as the runtime's
-``recorded_batch`` (on wgpu and Dawn: pipelines and bind groups resolved once, params in a uniform buffer of
-the recording's own), then the proof region read back and turned into the proof by the recorded proof's own
-``resolve``, which reads fixed offsets of that region.
+A *recording* captures, in order, everything the host sends the device between ``begin_proof`` and the proof's last
+submission, as a ``runtime.program.Program`` of typed steps: the host's writes (the challenger, the statement's
+points, the table: the last two are marked as the proof's inputs), the dispatches and copies of the session's
+batch, and where it was submitted. The first proof of a shape runs unrecorded (it fills the kernel, twiddle and
+bind-group caches, so its writes to them are not the proof's); the second is recorded; from the third on, a proof
+is the recording replayed: the program executed again (``PreparedProgram.run``): its writes (the inputs replaced by
+the new proof's), then each submission's launches as the runtime's ``recorded_batch`` (on wgpu and Dawn: pipelines
+and bind groups resolved once, params in a uniform buffer of the recording's own), then the proof region read back
+and turned into the proof by the recorded proof's own ``resolve``, which reads fixed offsets of that region.
 
 What makes it sound: the shape key (``WhirProver._replay_key`` with the backend's limits and search range)
 fixes every launch; the transcript, challenges, queries and PoW live on the device, so no launch depends on a
@@ -29,13 +29,14 @@ At most ``MAX_PROGRAMS`` shapes are kept (least recently used dropped).
 from __future__ import annotations
 
 from collections import OrderedDict
-from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
 
 from ...errors import ProverBusy
-from ...runtime.base import RtBuffer, RtView
+from ...runtime import program as launch_program
+from ...runtime.base import RtBuffer
+from ...runtime.program import Copy, PreparedProgram, Program, Submit, Write
 from ..base import PowRangeExceeded, non_canonical
 from ..device_transcript import NOT_FOUND
 
@@ -43,33 +44,13 @@ MAX_PROGRAMS = 8  # shapes whose recordings are kept (each pins its region sets:
 RECORD_AFTER = 1  # unrecorded proofs of a shape before one is recorded (the first fills the caches)
 
 
-@dataclass
-class _Write:
-    """A host write: ``data`` as written, or ``source`` for an input ("table", start, stop) / ("points",) /
-    ("root",)."""
-
-    buffer: RtBuffer
-    offset: int
-    data: np.ndarray | None
-    source: tuple | None
-
-
-@dataclass
-class _Segment:
-    """What one submission sends: the writes recorded before it, then its launches."""
-
-    writes: list = field(default_factory=list)
-    calls: list = field(default_factory=list)  # ("dispatch", kernel, buffers, params, n_groups) | ("copy", ...)
-    copied: int = 0  # bytes of device-side copies (counted in the backend's stats)
-
-
 class Recorder:
-    """Collects one proof's writes and launches (module docstring); ``valid`` turns False, with ``reason``, at
-    anything a replay could not repeat."""
+    """Collects one proof's writes and launches as a ``Program`` (module docstring); ``valid`` turns False, with
+    ``reason``, at anything a replay could not repeat."""
 
     def __init__(self, key):
         self.key = key
-        self.segments = [_Segment()]
+        self.program = Program()
         self.batch = None
         self.valid = True
         self.reason = ""
@@ -79,7 +60,8 @@ class Recorder:
             self.valid, self.reason = False, reason
 
     def write(self, buffer: RtBuffer, data: np.ndarray, offset: int, source: tuple | None) -> None:
-        self.segments[-1].writes.append(_Write(buffer, offset, None if source else data.copy(), source))
+        """A host write; ``source`` names the input its words come from (module docstring), else they are kept."""
+        self.program.steps.append(Write(buffer, offset, None if source else data.copy(), source))
 
     def _same_batch(self, batch) -> bool:
         if self.batch is None:
@@ -90,62 +72,27 @@ class Recorder:
 
     def dispatch(self, batch, kernel, buffers, params, n_groups) -> None:
         if self._same_batch(batch):
-            params = None if params is None else np.array(params, np.uint32).reshape(-1)
-            self.segments[-1].calls.append(("dispatch", kernel, list(buffers), params, int(n_groups)))
+            self.program.steps.append(launch_program.dispatch(kernel, buffers, params, n_groups))
 
     def copy(self, batch, src, src_offset, dst, dst_offset, nbytes) -> None:
         if self._same_batch(batch):
-            self.segments[-1].calls.append(("copy", src, src_offset, dst, dst_offset, nbytes))
-            self.segments[-1].copied += int(nbytes)
+            self.program.steps.append(Copy(src, src_offset, dst, dst_offset, nbytes))
 
     def submit(self, batch) -> None:
         if self._same_batch(batch):
-            self.segments.append(_Segment())
+            self.program.steps.append(Submit())
 
 
 class _RegionSet:
-    """One replay's own proof, scratch and points buffers, and the recording's submissions re-pointed at them."""
+    """One replay's own proof, scratch and points buffers, and the program re-pointed at them, prepared."""
 
-    def __init__(self, rt, segments: list[_Segment], buffers: tuple, remap: dict[int, RtBuffer]):
+    def __init__(self, rt, program: Program, buffers: tuple, remap: dict[int, RtBuffer]):
         self.buffers = buffers
-        self.writes = [[_Write(remap.get(id(w.buffer), w.buffer), w.offset, w.data, w.source) for w in s.writes]
-                       for s in segments]
-        self.batches = [rt.recorded_batch([_repoint(call, remap) for call in s.calls]) if s.calls else None
-                        for s in segments]
+        self.prepared = PreparedProgram(rt, program.repointed(remap) if remap else program)
         self.busy = False
 
     def close(self) -> None:
-        for batch in self.batches:
-            if batch is not None:
-                batch.close()
-
-
-def _buffers_of(segments: list[_Segment]) -> list[RtBuffer]:
-    """Every buffer the segments' writes and launches touch, once each."""
-    seen: dict[int, RtBuffer] = {}
-    for segment in segments:
-        for w in segment.writes:
-            seen.setdefault(id(w.buffer), w.buffer)
-        for call in segment.calls:
-            bindings = (call[1], call[3]) if call[0] == "copy" else call[2]
-            for b in bindings:
-                b = b.buffer if isinstance(b, RtView) else b
-                seen.setdefault(id(b), b)
-    return list(seen.values())
-
-
-def _repoint(call: tuple, remap: dict[int, RtBuffer]) -> tuple:
-    """``call`` with every region buffer of the recording replaced by the region set's."""
-    def buffer(b):
-        if isinstance(b, RtView):
-            return RtView(remap[id(b.buffer)], b.offset, b.nbytes) if id(b.buffer) in remap else b
-        return remap.get(id(b), b)
-
-    if call[0] == "copy":
-        _, src, src_offset, dst, dst_offset, nbytes = call
-        return ("copy", buffer(src), src_offset, buffer(dst), dst_offset, nbytes)
-    _, kernel, buffers, params, n_groups = call
-    return ("dispatch", kernel, [buffer(b) for b in buffers], params, n_groups)
+        self.prepared.close()
 
 
 class LaunchProgram:
@@ -153,7 +100,8 @@ class LaunchProgram:
     proof's ``resolve``. ``region_set`` hands out a free region set (a new one when all are in flight)."""
 
     def __init__(self, recorder: Recorder, session, layout, resolve: Callable, pool: dict, held: list):
-        self.segments = [s for s in recorder.segments if s.writes or s.calls]
+        self.program = recorder.program
+        self.copied = self.program.counts().copied_bytes
         self.layout = layout
         regions = session.regions
         self.recorded = (regions.proof.buffer, regions.scratch.buffer, regions.points.buffer)
@@ -168,7 +116,7 @@ class LaunchProgram:
         # The pooled buffers the launches use (released by the recorded proof, so free in the pool now): a replay
         # needs every one of them free (none held by a caller of a host-valued primitive, say).
         free_now = {id(b) for free in pool.values() for b in free}
-        self.pooled = [b for b in _buffers_of(self.segments) if id(b) in free_now]
+        self.pooled = [b for b in self.program.buffers() if id(b) in free_now]
         # the storage of the proof's outputs its caller keeps (``end_proof(outputs=)``): a replay claims it again
         self.held = list(held)
 
@@ -186,7 +134,7 @@ class LaunchProgram:
 
     def adopt_recorded_regions(self, backend) -> _RegionSet:
         """The recording's own regions as the first region set (busy: that proof is still being read back)."""
-        region_set = _RegionSet(backend.rt, self.segments, self.recorded, {})
+        region_set = _RegionSet(backend.rt, self.program, self.recorded, {})
         region_set.busy = True
         self.sets.append(region_set)
         return region_set
@@ -197,7 +145,7 @@ class LaunchProgram:
                 region_set.busy = True
                 return region_set
         fresh = tuple(backend._alloc(b.nbytes, host_facing=True) for b in self.recorded)
-        region_set = _RegionSet(backend.rt, self.segments, fresh,
+        region_set = _RegionSet(backend.rt, self.program, fresh,
                                 {id(old): new for old, new in zip(self.recorded, fresh)})
         region_set.busy = True
         self.sets.append(region_set)
@@ -311,13 +259,9 @@ class Replays:
         inputs = {**(inputs or {}), "table": words, "points": np.ascontiguousarray(points, np.uint32).reshape(-1)}
         try:
             self.layout = program.layout
-            for writes, batch in zip(region_set.writes, region_set.batches):
-                for w in writes:
-                    data = w.data if w.source is None else _input(inputs, w.source)
-                    self._drivers.write(w.buffer, data, w.offset)
-                if batch is not None:
-                    batch.submit()
-            self.stats.copied += sum(s.copied for s in program.segments)
+            region_set.prepared.run(lambda w: self._drivers.write(
+                w.buffer, w.data if w.source is None else _input(inputs, w.source), w.offset))
+            self.stats.copied += program.copied
         except BaseException:
             program.release(self, region_set)
             self._free(*program.held)

@@ -1,49 +1,81 @@
 """Encoding launches into one WebGPU submission, shared by the batches that record as they go (``_WgpuBatch``)
-and the recorded ones replayed whole (``RecordedBatch``): a step is a dispatch (pipeline, bind group, grid,
-label) or a copy; ``encode`` puts consecutive dispatches in one compute pass (one pass per dispatch, with
-timestamps, while the runtime profiles) and submits."""
+and the recorded ones replayed whole (``RecordedBatch``): an encoded step is a ``DispatchStep`` (pipeline, bind
+group, grid, label) or a ``CopyStep``; ``encode`` puts consecutive dispatches in one compute pass (one pass per
+dispatch, with timestamps, while the runtime profiles) and submits."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from ..base import PARAMS_WORDS, binding_range, grid_for
+from ..program import Copy
 
 PARAMS_SLOT_BYTES = 4 * PARAMS_WORDS  # per-dispatch params slot; a multiple of every uniform offset alignment
 
 
-class Copy(tuple):
-    """A copy step: (src handle, src offset, dst handle, dst offset, bytes)."""
+@dataclass(frozen=True)
+class CopyStep:
+    """An encoded copy: native buffer handles and byte offsets."""
+
+    src: Any
+    src_offset: int
+    dst: Any
+    dst_offset: int
+    nbytes: int
+
+
+@dataclass(frozen=True)
+class DispatchStep:
+    """An encoded dispatch: the pipeline, its bind group (params included), the (x, y) grid and the label."""
+
+    pipeline: Any
+    bind_group: Any
+    gx: int
+    gy: int
+    label: str
+
+
+@dataclass(frozen=True)
+class PendingDispatch:
+    """A dispatch before encoding: the kernel (possibly still compiling), its bindings as (buffer, offset,
+    bytes) ranges, its row in a params table (None: no params) and its (x, y) grid."""
+
+    kernel: Any
+    bindings: tuple
+    params_slot: int | None
+    grid: tuple[int, int]
 
 
 def encode(rt, steps: list) -> None:
-    """Encode ``steps`` (``(pipeline, bind group, gx, gy, label)`` dispatches and ``Copy`` steps) into one command
-    buffer and submit it. A pipeline is set once for a run of dispatches that share it."""
+    """Encode ``steps`` (``DispatchStep`` / ``CopyStep``) into one command buffer and submit it. A pipeline is set
+    once for a run of dispatches that share it."""
     encoder = rt.device.create_command_encoder()
-    timing = rt.profiler.start(sum(not isinstance(s, Copy) for s in steps)) if rt.profiler else None
+    timing = rt.profiler.start(sum(isinstance(s, DispatchStep) for s in steps)) if rt.profiler else None
     cpass = None
     current = None
     for step in steps:
-        if isinstance(step, Copy):
+        if isinstance(step, CopyStep):
             if cpass is not None:
                 cpass.end()
                 cpass = None
-            encoder.copy_buffer_to_buffer(*step)
+            encoder.copy_buffer_to_buffer(step.src, step.src_offset, step.dst, step.dst_offset, step.nbytes)
             continue
-        pipeline, bind_group, gx, gy, label = step
         if timing is not None:  # one pass per dispatch, so each kernel gets its own begin/end timestamps
             if cpass is not None:
                 cpass.end()
-            cpass = encoder.begin_compute_pass(timestamp_writes=timing.writes(label))
+            cpass = encoder.begin_compute_pass(timestamp_writes=timing.writes(step.label))
             current = None
         elif cpass is None:
             cpass = encoder.begin_compute_pass()
             current = None
-        if pipeline is not current:
-            cpass.set_pipeline(pipeline)
-            current = pipeline
-        cpass.set_bind_group(0, bind_group)
-        cpass.dispatch_workgroups(gx, gy, 1)
+        if step.pipeline is not current:
+            cpass.set_pipeline(step.pipeline)
+            current = step.pipeline
+        cpass.set_bind_group(0, step.bind_group)
+        cpass.dispatch_workgroups(step.gx, step.gy, 1)
     if cpass is not None:
         cpass.end()
     if timing is not None:
@@ -52,28 +84,28 @@ def encode(rt, steps: list) -> None:
 
 
 class RecordedBatch:
-    """A recorded list of launches (``Runtime.recorded_batch``), submitted as often as asked: its params live in
-    a uniform buffer of its own, written once; its pipelines and bind groups are resolved at the first submission
-    (a pipeline may still be compiling when the recording ends) and kept."""
+    """A program's launches (``Runtime.recorded_batch``: ``runtime.program`` ``Dispatch`` / ``Copy``), submitted
+    as often as asked: its params live in a uniform buffer of its own, written once; its pipelines and bind
+    groups are resolved at the first submission (a pipeline may still be compiling when the recording ends) and
+    kept."""
 
-    def __init__(self, rt, calls: list[tuple]):
+    def __init__(self, rt, launches: list):
         self.rt = rt
-        rows = [call[3] for call in calls if call[0] == "dispatch" and call[3] is not None]
+        rows = [launch.params for launch in launches if not isinstance(launch, Copy) and launch.params is not None]
         table = np.zeros((max(1, len(rows)), PARAMS_WORDS), np.uint32)
-        self.ops = []
+        self.ops: list = []
         slot = 0
-        for call in calls:
-            if call[0] == "copy":
-                _, src, src_offset, dst, dst_offset, nbytes = call
-                self.ops.append(Copy((src.handle, src_offset, dst.handle, dst_offset, nbytes)))
+        for launch in launches:
+            if isinstance(launch, Copy):
+                self.ops.append(CopyStep(launch.src.handle, launch.src_offset, launch.dst.handle, launch.dst_offset,
+                                         launch.nbytes))
                 continue
-            _, kernel, buffers, params, n_groups = call
             at = None
-            if params is not None:
-                table[slot, :params.size] = params
+            if launch.params is not None:
+                table[slot, :launch.params.size] = launch.params
                 at, slot = slot, slot + 1
-            self.ops.append((kernel, tuple(binding_range(b) for b in buffers), at,
-                             grid_for(n_groups, rt.max_groups_per_dim)))
+            self.ops.append(PendingDispatch(launch.kernel, tuple(binding_range(b) for b in launch.bindings), at,
+                                            grid_for(launch.groups, rt.max_groups_per_dim)))
         usage = rt.wgpu.BufferUsage
         self.params = rt.device.create_buffer(size=table.nbytes, usage=usage.UNIFORM | usage.COPY_DST)
         rt.device.queue.write_buffer(self.params, 0, table)
@@ -82,13 +114,14 @@ class RecordedBatch:
     def _resolve(self) -> list:
         steps = []
         for op in self.ops:
-            if isinstance(op, Copy):
+            if isinstance(op, CopyStep):
                 steps.append(op)
                 continue
-            kernel, bindings, at, (gx, gy) = op
-            pipeline, layout, label = kernel.resolve()
-            params_at = None if at is None else (self.params, at * PARAMS_SLOT_BYTES)
-            steps.append((pipeline, self.rt._new_bind_group(layout, bindings, params_at), gx, gy, label))
+            pipeline, layout, label = op.kernel.resolve()
+            params_at = None if op.params_slot is None else (self.params, op.params_slot * PARAMS_SLOT_BYTES)
+            gx, gy = op.grid
+            steps.append(DispatchStep(pipeline, self.rt.new_bind_group(layout, op.bindings, params_at), gx, gy,
+                                      label))
         return steps
 
     def submit(self) -> None:

@@ -17,7 +17,7 @@ from ...kernels.registry import spec
 from ...devices.limits import StorageMode
 from ..base import PARAMS_WORDS, Batch, RtBuffer, binding_range, check_binding_sizes, grid_for
 from .adapters import IMPLS
-from .encode import PARAMS_SLOT_BYTES, Copy, RecordedBatch, encode
+from .encode import PARAMS_SLOT_BYTES, CopyStep, DispatchStep, PendingDispatch, RecordedBatch, encode
 
 BIND_GROUP_CACHE = 4096  # bind groups kept (least recently used dropped first); a proof uses about 500
 
@@ -30,7 +30,7 @@ class _WgpuBatch(Batch):
         self.rt = rt
         self.params_words: np.ndarray | None = None  # (capacity, PARAMS_WORDS): the runtime's, lent while recording
         self.n_params = 0
-        self.ops: list[tuple] = []
+        self.ops: list = []  # _Pending dispatches and encode.CopyStep copies
 
     def _params_row(self, slot: int) -> np.ndarray:
         """Row ``slot`` of the params table: the runtime's host table is lent to one recording batch at a time
@@ -54,10 +54,10 @@ class _WgpuBatch(Batch):
             row[words.size:] = 0  # zero-padded: kernels may read the whole struct
             self.n_params += 1
         grid = grid_for(n_groups, self.rt.max_groups_per_dim)
-        self.ops.append(("dispatch", kernel, tuple(binding_range(b) for b in buffers), slot, grid))
+        self.ops.append(PendingDispatch(kernel, tuple(binding_range(b) for b in buffers), slot, grid))
 
     def copy(self, src, src_offset, dst, dst_offset, nbytes):
-        self.ops.append(("copy", src, src_offset, dst, dst_offset, nbytes))
+        self.ops.append(CopyStep(src.handle, src_offset, dst.handle, dst_offset, nbytes))
 
     def submit(self):
         rt = self.rt
@@ -67,14 +67,13 @@ class _WgpuBatch(Batch):
             rt.device.queue.write_buffer(params_buf, 0, self.params_words[:self.n_params])
         steps = []  # holds this submission's bind groups until it is submitted (the cache may evict them sooner)
         for op in self.ops:
-            if op[0] == "copy":
-                _, src, src_offset, dst, dst_offset, nbytes = op
-                steps.append(Copy((src.handle, src_offset, dst.handle, dst_offset, nbytes)))
+            if isinstance(op, CopyStep):
+                steps.append(op)
                 continue
-            _, kernel, bindings, slot, (gx, gy) = op
-            pipeline, layout, label = kernel.resolve()
-            params_at = (params_buf, slot * PARAMS_SLOT_BYTES) if slot is not None else None
-            steps.append((pipeline, rt._bind_group(layout, bindings, params_at), gx, gy, label))
+            pipeline, layout, label = op.kernel.resolve()
+            params_at = (params_buf, op.params_slot * PARAMS_SLOT_BYTES) if op.params_slot is not None else None
+            gx, gy = op.grid
+            steps.append(DispatchStep(pipeline, rt._bind_group(layout, op.bindings, params_at), gx, gy, label))
         encode(rt, steps)
         self.ops = []
         rt._params_host, self.params_words, self.n_params = self.params_words, None, 0
@@ -202,13 +201,13 @@ class Pipelines:
                None if params_at is None else (id(params_at[0]), params_at[1]))
         hit = self._bind_groups.pop(key, None)
         if hit is None:
-            hit = (self._new_bind_group(layout, bindings, params_at), (layout, bindings, params_at))
+            hit = (self.new_bind_group(layout, bindings, params_at), (layout, bindings, params_at))
             if len(self._bind_groups) >= BIND_GROUP_CACHE:
                 self._bind_groups.pop(next(iter(self._bind_groups)))
         self._bind_groups[key] = hit  # re-inserted last: the dict's order is least recently used first
         return hit[0]
 
-    def _new_bind_group(self, layout, bindings: tuple[tuple[RtBuffer, int, int], ...], params_at):
+    def new_bind_group(self, layout, bindings: tuple[tuple[RtBuffer, int, int], ...], params_at):
         """A new bind group: ``bindings`` at slots 0.., the params slot ``params_at`` (buffer, offset) after them."""
         check_binding_sizes(bindings, self.max_binding_bytes, self.adapter.summary)
         entries = [{"binding": i, "resource": {"buffer": b.handle, "offset": off, "size": n}}
@@ -218,10 +217,10 @@ class Pipelines:
                 "buffer": params_at[0], "offset": params_at[1], "size": PARAMS_SLOT_BYTES}})
         return self.device.create_bind_group(layout=layout, entries=entries)
 
-    def recorded_batch(self, calls: list[tuple]) -> RecordedBatch:
-        """``calls`` (a recording's launches, ``Runtime.recorded_batch``) as a batch that can be submitted again
-        and again, its params and bind groups its own."""
-        return RecordedBatch(self, calls)
+    def recorded_batch(self, launches: list) -> RecordedBatch:
+        """``launches`` (a program's ``Dispatch`` / ``Copy`` steps, ``Runtime.recorded_batch``) as a batch that
+        can be submitted again and again, its params and bind groups its own."""
+        return RecordedBatch(self, launches)
 
     # -- kernels ---------------------------------------------------------------------------------------------
     def kernel(self, stem: str, entry: str | None = None, constants: dict[str, int] | None = None,

@@ -1,0 +1,204 @@
+"""A launch program: what the host sends a device for one proof, as typed steps that every runtime executes.
+
+Steps, in the order the device sees them:
+- ``Write(buffer, offset, data, source)``: host -> device words; ``data`` the words written, or None with
+  ``source`` naming the program *input* they come from (``("table", start, stop)``, ``("points",)``,
+  ``("root",)``, ``("stack:T", start, stop)``), supplied anew at each execution.
+- ``Dispatch(kernel, bindings, params, groups)``: a kernel over ``groups`` workgroups, ``bindings`` the
+  ``RtBuffer`` / ``RtView`` of slots 0.., ``params`` uint32 words (or None) at the next slot (``runtime.base``).
+- ``Copy(src, src_offset, dst, dst_offset, nbytes)``: a device-side copy.
+- ``Submit()``: the launches since the last ``Submit`` go to the device as one submission (one encoder /
+  command buffer); writes before it precede them.
+``Dispatch`` and ``Copy`` are the *launches*: each ``issue(batch)``s itself into a ``Batch``, and ``Runtime.recorded_batch``
+prepares for repeated submission.
+
+``Program(steps)`` holds a proof's steps: ``segments()`` splits them at each ``Submit`` into (writes, launches);
+``buffers()`` lists every buffer they touch; ``repointed(remap)`` is the same program on other buffers (a replay's
+own regions); ``counts()`` its submissions, dispatches, copies, writes and bytes. ``PreparedProgram(rt, program)``
+is a program made ready on one runtime (each segment's launches a ``recorded_batch``); ``run(write)`` executes it,
+calling ``write(step)`` for every ``Write`` (the caller supplies inputs) and submitting each segment.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator, Union
+
+import numpy as np
+
+from .base import RtBuffer, RtView
+
+
+@dataclass(frozen=True, eq=False)
+class Write:
+    """Host -> device: ``data`` (uint32 words, copied at recording) or, when None, the input ``source``."""
+
+    buffer: RtBuffer
+    offset: int
+    data: np.ndarray | None
+    source: tuple | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class Dispatch:
+    """A kernel launch over ``groups`` workgroups (2-D when the device needs it; ``runtime.base``)."""
+
+    kernel: Any
+    bindings: tuple
+    params: np.ndarray | None
+    groups: int
+
+    def issue(self, batch) -> None:
+        """Record this launch into ``batch`` (a ``runtime.base.Batch``)."""
+        batch.dispatch(self.kernel, list(self.bindings), self.params, self.groups)
+
+
+@dataclass(frozen=True, eq=False)
+class Copy:
+    """A device-side copy of ``nbytes`` bytes."""
+
+    src: RtBuffer
+    src_offset: int
+    dst: RtBuffer
+    dst_offset: int
+    nbytes: int
+
+    def issue(self, batch) -> None:
+        """Record this copy into ``batch`` (a ``runtime.base.Batch``)."""
+        batch.copy(self.src, self.src_offset, self.dst, self.dst_offset, self.nbytes)
+
+
+@dataclass(frozen=True)
+class Submit:
+    """The end of one submission."""
+
+
+Launch = Union[Dispatch, Copy]
+Step = Union[Write, Dispatch, Copy, Submit]
+
+
+def dispatch(kernel, buffers, params, n_groups) -> Dispatch:
+    """A ``Dispatch`` of what a ``Batch.dispatch`` call gets: ``params`` copied as uint32 words."""
+    words = None if params is None else np.array(params, np.uint32).reshape(-1)
+    return Dispatch(kernel, tuple(buffers), words, int(n_groups))
+
+
+def launch_buffers(launch: Launch) -> Iterator[RtBuffer]:
+    """The whole buffers a launch binds or copies between, in slot order."""
+    bindings = (launch.src, launch.dst) if isinstance(launch, Copy) else launch.bindings
+    for b in bindings:
+        yield b.buffer if isinstance(b, RtView) else b
+
+
+def repoint_launch(launch: Launch, remap: dict[int, RtBuffer]) -> Launch:
+    """``launch`` with each buffer whose id is in ``remap`` replaced (views keep their window)."""
+    def buffer(b):
+        if isinstance(b, RtView):
+            return RtView(remap[id(b.buffer)], b.offset, b.nbytes) if id(b.buffer) in remap else b
+        return remap.get(id(b), b)
+
+    if isinstance(launch, Copy):
+        return Copy(buffer(launch.src), launch.src_offset, buffer(launch.dst), launch.dst_offset, launch.nbytes)
+    return Dispatch(launch.kernel, tuple(buffer(b) for b in launch.bindings), launch.params, launch.groups)
+
+
+@dataclass
+class Counts:
+    """What a program sends: submissions, dispatches, copies (and their bytes), writes (and their bytes)."""
+
+    submissions: int = 0
+    dispatches: int = 0
+    copies: int = 0
+    copied_bytes: int = 0
+    writes: int = 0
+    write_bytes: int = 0
+
+
+@dataclass
+class Program:
+    """A proof's steps (module docstring); empty segments are kept out of ``segments``."""
+
+    steps: list = field(default_factory=list)
+
+    def segments(self) -> list[tuple[list[Write], list[Launch]]]:
+        out, writes, launches = [], [], []
+        for step in self.steps:
+            if isinstance(step, Write):
+                writes.append(step)
+            elif isinstance(step, Submit):
+                if writes or launches:
+                    out.append((writes, launches))
+                writes, launches = [], []
+            else:
+                launches.append(step)
+        if writes or launches:
+            out.append((writes, launches))
+        return out
+
+    def launches(self) -> list[Launch]:
+        return [s for s in self.steps if isinstance(s, (Dispatch, Copy))]
+
+    def buffers(self) -> list[RtBuffer]:
+        """Every buffer the steps write, bind or copy, once each, in first-use order."""
+        seen: dict[int, RtBuffer] = {}
+        for step in self.steps:
+            if isinstance(step, Write):
+                seen.setdefault(id(step.buffer), step.buffer)
+            elif not isinstance(step, Submit):
+                for b in launch_buffers(step):
+                    seen.setdefault(id(b), b)
+        return list(seen.values())
+
+    def repointed(self, remap: dict[int, RtBuffer]) -> "Program":
+        steps = []
+        for step in self.steps:
+            if isinstance(step, Write):
+                step = Write(remap.get(id(step.buffer), step.buffer), step.offset, step.data, step.source)
+            elif not isinstance(step, Submit):
+                step = repoint_launch(step, remap)
+            steps.append(step)
+        return Program(steps)
+
+    def counts(self) -> Counts:
+        counts = Counts()
+        for writes, launches in self.segments():
+            counts.writes += len(writes)
+            counts.write_bytes += sum(_write_bytes(w) for w in writes)
+            if launches:
+                counts.submissions += 1
+            for launch in launches:
+                if isinstance(launch, Copy):
+                    counts.copies += 1
+                    counts.copied_bytes += launch.nbytes
+                else:
+                    counts.dispatches += 1
+        return counts
+
+
+def _write_bytes(write: Write) -> int:
+    if write.data is not None:
+        return int(write.data.nbytes)
+    source = write.source or ()
+    return 4 * (source[2] - source[1]) if len(source) == 3 else 0
+
+
+class PreparedProgram:
+    """``program`` made ready on ``rt`` (module docstring): run as often as asked, then ``close``."""
+
+    def __init__(self, rt, program: Program):
+        self.program = program
+        self.parts = [(writes, rt.recorded_batch(launches) if launches else None)
+                      for writes, launches in program.segments()]
+
+    def run(self, write: Callable[[Write], None]) -> None:
+        for writes, batch in self.parts:
+            for step in writes:
+                write(step)
+            if batch is not None:
+                batch.submit()
+
+    def close(self) -> None:
+        for _, batch in self.parts:
+            if batch is not None:
+                batch.close()
+        self.parts = []
