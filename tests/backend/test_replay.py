@@ -12,6 +12,7 @@ import pytest
 
 from tests.backend.conftest import open_runtime
 from whirgpu.api import Prover, random_canonical_instance
+from whirgpu.backends.program_key import ProgramKey
 from whirgpu.backends.gpu import GpuBackend
 from whirgpu.backends.gpu import replay
 from whirgpu.errors import ConfigError
@@ -215,7 +216,7 @@ def test_a_proof_that_may_not_be_recorded_clears_a_stale_request():
     params = _params(10, 2, 1)
     backend = _wgpu()
     for _ in range(2):
-        backend.record_proof(("a shape",))
+        backend.record_proof(ProgramKey(object, "a shape", 1))
     assert backend._pending_record is not None
     poly, statement = random_instance(10, 2)
     gpu_proof = Prover(params, backend=backend).prove_monty(poly, statement)

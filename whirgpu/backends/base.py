@@ -405,9 +405,9 @@ class Backend(ABC):
     overlaps_proofs: bool = False  # end_proof_deferred leaves the proof running while the next is recorded
 
     def record_proof(self, key) -> None:
-        """The proof about to begin has the shape ``key`` (``WhirProver._replay_key``; None: a proof that must not
-        be recorded): a backend that replays may record its launches. Called before every ``begin_proof`` of a
-        prover. Default: nothing."""
+        """The proof about to begin has the shape ``key`` (a ``backends.program_key.ProgramKey``; None: a proof
+        that must not be recorded): a backend that replays may record its launches. Called before every
+        ``begin_proof`` of a prover. Default: nothing."""
 
     def replay_proof(self, key, words: np.ndarray | None, points: np.ndarray, deferred: bool,
                      inputs: dict | None = None, prover=None):

@@ -24,6 +24,7 @@ import numpy as np
 
 from .. import activity
 from ..backends.base import Backend, Commitment, DeviceBuffer, PowRangeExceeded, ProofShape, TransferStats
+from ..backends.program_key import ProgramKey
 from ..errors import ConfigError
 from ..field import P
 from ..ref import field_np as F
@@ -254,7 +255,7 @@ class WhirProver:
                 words.dtype != np.uint32 or words.shape != (1 << self.config.num_variables,) or \
                 not words.flags.c_contiguous:
             return None
-        return type(self), self.config, int(points.shape[0])
+        return ProgramKey(type(self), self.config, int(points.shape[0]))
 
     def _replay_inputs(self) -> dict | None:
         """A replayed proof's inputs besides its table and points (``Backend.replay_proof``); None: none."""

@@ -11,8 +11,8 @@ the new proof's), then each submission's launches as the runtime's ``recorded_ba
 and bind groups resolved once, params in a uniform buffer of the recording's own), then the proof region read back
 and turned into the proof by the recorded proof's own ``resolve``, which reads fixed offsets of that region.
 
-What makes it sound: the shape key (``WhirProver._replay_key`` with the backend's limits and search range)
-fixes every launch; the transcript, challenges, queries and PoW live on the device, so no launch depends on a
+What makes it sound: the shape key (a ``backends.program_key.ProgramKey``: the prover's, with the backend's
+limits, search range and storage) fixes every launch; the transcript, challenges, queries and PoW live on the device, so no launch depends on a
 value the host would read; a recording that sees a host read, or launches from another batch, is dropped.
 Buffers are shared with the pool as in unrecorded proofs (work on one queue runs in order), except the three
 per-proof regions: a replay owns a *region set* (proof, scratch, points buffers) until it is collected, so
@@ -38,6 +38,7 @@ from ...runtime import program as launch_program
 from ...runtime.base import RtBuffer
 from ...runtime.program import Copy, PreparedProgram, Program, Submit, Write
 from ..base import PowRangeExceeded, non_canonical
+from ..program_key import ProgramKey
 from ..device_transcript import NOT_FOUND
 
 MAX_PROGRAMS = 8  # shapes whose recordings are kept (each pins its region sets: a few hundred KB)
@@ -189,8 +190,8 @@ class Replays:
         self.replays = 0
         self.replay_enabled = True
 
-    def _full_key(self, key):
-        return (key, self.binding_limit, self.buffer_limit, self.pow_full_range, self.storage)
+    def _full_key(self, key: ProgramKey) -> ProgramKey:
+        return key.on_device(self.binding_limit, self.buffer_limit, self.pow_full_range, self.storage)
 
     def _replayable(self) -> bool:
         return self.replay_enabled and not self.profile and not self.pow_full_range

@@ -101,7 +101,8 @@ class P3WhirProver(WhirProver):
     def _replay_key(self, polynomial, points, values):
         """The base key with what else fixes this profile's launches: the field and the drawn openings."""
         key = super()._replay_key(polynomial, points, values)
-        return None if key is None else (*key, self.field.name, self._transcript_points)
+        return None if key is None else key.with_fields(field=self.field.name,
+                                                        drawn_openings=int(self._transcript_points))
 
     def _new_transcript(self) -> HostTranscript:
         return HostTranscript(p3_challenger(self.config, self.field), query_sampler=distinct_query_indices)

@@ -67,6 +67,7 @@ from typing import Any
 import numpy as np
 
 from ....backends.base import Backend, Commitment, DeviceBuffer, DeviceTables, TransferStats
+from ....backends.program_key import ProgramKey
 from ....errors import ConfigError
 from ....field import Field
 from ...p3_whir.config import P3WhirConfig
@@ -234,7 +235,9 @@ class P3TablesProver(P3WhirProver):
         """What fixes every launch of ``commit``: the configuration, the layout and the shapes, each table's held
         shape and orientation (host uint32 arrays only: device tables are not replayed)."""
         held = self._held_shapes()
-        return None if held is None else (type(self), "commit", self.config, self.stacked, self.protocol.shapes, held)
+        return None if held is None else ProgramKey(type(self), self.config, 0, field=self.field.name,
+                                                    stacked=self.stacked, protocol=self.protocol.shapes,
+                                                    held_inputs=held, phase="commit")
 
     def _held_shapes(self):
         """Each pending table's shape and orientation, or None when one is a device table (not replayed)."""
@@ -346,12 +349,12 @@ class P3TablesProver(P3WhirProver):
         table's held shape and orientation (host uint32 arrays only: device tables are not replayed)."""
         if values is not None:
             return None
-        shape = (type(self), self.config, self.stacked, self.protocol, self._prescribed is None,
-                 int(points.shape[0]))
+        key = ProgramKey(type(self), self.config, int(points.shape[0]), field=self.field.name, stacked=self.stacked,
+                         protocol=self.protocol, prescribed=self._prescribed is not None)
         if self._held is not None:
-            return shape + (self.backend.residency(self._held.table, self._held.committed),)
+            return key.with_fields(residency=self.backend.residency(self._held.table, self._held.committed))
         held = self._held_shapes()
-        return None if held is None else shape + (held,)
+        return None if held is None else key.with_fields(held_inputs=held)
 
     def _replay_inputs(self) -> dict | None:
         """The held commitment's root (the recording's ``adopt_root`` write), or each stacked table's words in
