@@ -1,7 +1,8 @@
-"""The launch budget of a proof, counted as ``whirgpu bench --kernels`` counts it (the tracing runtime between the
-backend and wgpu-native; lavapipe in CI launches what a GPU launches): dispatches and readbacks of a proof made
-through ``Prover.prove`` on canonical words, the second on one prover (the first also builds constant tables).
-The budgets are the launch work's targets; the bytes are the cpu backend's."""
+"""The launch budget of a proof, counted as ``whirgpu bench --kernels`` counts it (the proof's launch program,
+``GpuBackend.last_program``) and as the runtime sees it (a counting wrapper between the backend and wgpu-native;
+lavapipe in CI launches what a GPU launches), the two equal: dispatches and readbacks of a proof made through
+``Prover.prove`` on canonical words, the second on one prover (the first also builds constant tables; the second
+is recorded as the shape's program). The budgets are the launch work's targets; the bytes are the cpu backend's."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import whirgpu
 from tests.backend.conftest import open_runtime
 from whirgpu.api import random_canonical_instance
 from whirgpu.backends.gpu import GpuBackend
-from whirgpu.bench.proof_profile import TracingRuntime
+from .counting_runtime import CountingRuntime
 from whirgpu.protocol.params import ProtocolParameters
 from whirgpu.profiles.whir_p3_metal.serialize import proof_to_json_tree
 
@@ -24,20 +25,26 @@ BUDGETS = {(12, 4, 1): 40, (16, 2, 2): 120, (12, 1, 1): 120, (20, 4, 1): 100}
 
 @pytest.fixture(scope="module")
 def tracer():
-    return TracingRuntime(open_runtime("wgpu", "u64"))
+    return CountingRuntime(open_runtime("wgpu", "u64"))
 
 
 @pytest.mark.parametrize("point", list(BUDGETS), ids=lambda p: "%d:%d:%d" % p)
 def test_a_proof_stays_within_its_launch_budget(tracer, point):
     params = ProtocolParameters.default(*point)
-    prover = whirgpu.Prover(params, backend=GpuBackend(tracer))
+    backend = GpuBackend(tracer)
+    prover = whirgpu.Prover(params, backend=backend)
     instance = random_canonical_instance(point[0], 3)
     prover.prove(*instance)
     tracer.reset()
     proof = prover.prove(*instance)
-    counts = tracer.counts
+    counts, program = tracer.counts, backend.last_program.program.counts()
     assert counts.dispatches <= BUDGETS[point], f"{point}: {counts.dispatches} dispatches, budget {BUDGETS[point]}"
     assert counts.reads == 1, f"{point}: {counts.reads} readbacks"
+    assert (program.dispatches, program.copies, program.submissions) == \
+        (counts.dispatches, counts.copies, counts.submissions)  # the program is what the runtime was sent
+    tracer.reset()
+    prover.prove(*instance)  # replayed: the same again
+    assert (tracer.counts.dispatches, tracer.counts.reads) == (counts.dispatches, 1)
     want = whirgpu.Prover(params, backend="cpu").prove(*instance)
     assert json.dumps(proof_to_json_tree(proof.proof)) == json.dumps(proof_to_json_tree(want.proof))
 

@@ -80,6 +80,12 @@ class _MetalBatch(Batch):
         ops, self.ops = self.ops, []
         if not ops:
             return
+        # Metal times command buffers, not kernels: while the runtime profiles, each launch gets its own
+        for group in ([op] for op in ops) if self.rt.profiling else (ops,):
+            self._commit(group)
+
+    def _commit(self, ops: list) -> None:
+        """Encode ``ops`` into one command buffer and commit it (labelled with its kernels' labels)."""
         rt = self.rt
         labels = list(dict.fromkeys(op.kernel.label if isinstance(op, Dispatch) else "copy" for op in ops))
         with autorelease_pool():
@@ -131,6 +137,7 @@ class MetalRuntime(Runtime):
         self.queue = send(self.device, "newCommandQueue")  # +1
         self._release = _objc.releaser()
         self.inflight: list[tuple[Any, str]] = []  # committed command buffers (retained) and their labels
+        self.profiling = False  # set_profiling: one command buffer per launch
         self._times: list[tuple[str, float]] = []
         self._libraries: dict[tuple[str, str], Any] = {}
         self._kernels: dict[tuple, _Kernel] = {}
@@ -382,7 +389,9 @@ class MetalRuntime(Runtime):
         return times
 
     def set_profiling(self, on: bool) -> None:
-        """Command buffer times are always recorded; kept for the calibration driver's interface."""
+        """Command buffer times are always recorded; while profiling, every launch is a command buffer of its own
+        (so ``kernel_times`` has one entry per kernel)."""
+        self.profiling = bool(on)
 
     def kernel_times(self) -> list[tuple[str, float]]:
         """``gpu_times`` in nanoseconds, per command buffer (not per kernel: Metal times command buffers)."""

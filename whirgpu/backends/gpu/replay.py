@@ -180,13 +180,16 @@ def _input(inputs: dict, source: tuple) -> np.ndarray:
 
 class Replays:
     """``GpuBackend``'s record-and-replay (module docstring): ``record_proof`` before ``begin_proof`` asks for a
-    recording; ``replay_proof`` runs a recorded shape. ``replays`` counts the proofs replayed (tests read it)."""
+    recording; ``replay_proof`` runs a recorded shape. ``replays`` counts the proofs replayed (tests read it);
+    ``last_program`` is the ``LaunchProgram`` the last recorded or replayed proof ran (its ``program``: the typed
+    steps ``whirgpu bench --kernels`` counts and labels; None before any)."""
 
     def _init_replays(self) -> None:
         self._programs: OrderedDict[Any, LaunchProgram] = OrderedDict()
         self._seen: dict[Any, int] = {}
         self._recorder: Recorder | None = None
         self._pending_record = None
+        self.last_program: LaunchProgram | None = None
         self.replays = 0
         self.replay_enabled = True
 
@@ -224,6 +227,7 @@ class Replays:
         self._programs[recorder.key] = program
         while len(self._programs) > MAX_PROGRAMS:
             self._programs.popitem(last=False)[1].close(self)
+        self.last_program = program
         return program, program.adopt_recorded_regions(self)
 
     def _forget_program(self, program: LaunchProgram) -> None:
@@ -238,6 +242,7 @@ class Replays:
         for program in self._programs.values():
             program.close(self)
         self._programs.clear()
+        self.last_program = None
 
     def replay_proof(self, key, words: np.ndarray | None, points: np.ndarray, deferred: bool,
                      inputs: dict | None = None, prover=None):
@@ -270,6 +275,7 @@ class Replays:
         finally:
             self._building.release()
         self.replays += 1
+        self.last_program = program
         try:
             pending = self._drivers.read_later(region_set.buffers[0], program.proof_bytes)
         except BaseException:
