@@ -36,7 +36,7 @@ from functools import lru_cache, partial
 
 import numpy as np
 
-from ..ref.poseidon2 import _layers, permute_ints, permute_lanes
+from ..ref.poseidon2 import permutation_layers, permute_ints, permute_lanes
 from ..ref.poseidon2_constants import Poseidon2Constants
 from .build import NativeLibrary
 
@@ -436,7 +436,7 @@ def _is_structured(matrix: np.ndarray) -> bool:
 
 def _table(constants: Poseidon2Constants, generic: bool = False) -> np.ndarray:
     """The C table of ``constants`` (layout: ``_COMMON``'s enum); ``generic`` forces the generic path (tests)."""
-    layers = _layers(constants)
+    layers = permutation_layers(constants)
     params = constants.params
     p, width, degree = layers.p, params.width, layers.degree
     rc_init, rc_term, rc_int = constants.canonical

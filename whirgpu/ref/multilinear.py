@@ -16,20 +16,20 @@ from . import field_np as F
 from ..field import Field
 
 
-def _ops(field: Field | None):
+def field_ops_or_default(field: Field | None):
     """The operations of ``field`` (the BabyBear module itself when None)."""
     return F if field is None else F.field_ops(field)
 
 
 def _as_ext(table: np.ndarray, field: Field | None = None) -> np.ndarray:
-    F = _ops(field)
+    F = field_ops_or_default(field)
     table = np.asarray(table, dtype=np.uint32)
     return table if table.ndim == 2 else F.ef_from_base(table)
 
 
 def eq_table(point: np.ndarray, scale: np.ndarray | None = None, field: Field | None = None) -> np.ndarray:
     """(2^n, 4): scale * eq(b, point) for every index b, eq(x, z) = Π_t (x_t z_t + (1 - x_t)(1 - z_t))."""
-    F = _ops(field)
+    F = field_ops_or_default(field)
     point = np.asarray(point, dtype=np.uint32)
     out = (np.asarray(scale, dtype=np.uint32) if scale is not None else F.ef_from_base(F.ONE)).reshape(1, 4)
     for z in point:  # x_0 first, so it ends up as the most significant index bit
@@ -40,7 +40,7 @@ def eq_table(point: np.ndarray, scale: np.ndarray | None = None, field: Field | 
 
 def fix_first_variable(table: np.ndarray, r: np.ndarray, field: Field | None = None) -> np.ndarray:
     """Bind x_0 (the index MSB) to r: g'[b] = g[b] + r (g[b + half] - g[b]). Base or EF in, EF out (2^(n-1), 4)."""
-    F = _ops(field)
+    F = field_ops_or_default(field)
     table = _as_ext(table, field)
     half = table.shape[0] // 2
     lo, hi = table[:half], table[half:]
@@ -50,7 +50,7 @@ def fix_first_variable(table: np.ndarray, r: np.ndarray, field: Field | None = N
 def fix_last_variable(table: np.ndarray, r: np.ndarray, field: Field | None = None) -> np.ndarray:
     """Bind x_{n-1} (the index LSB) to r: g'[b] = g[2b] + r (g[2b + 1] - g[2b]). Base or EF in, EF out
     (2^(n-1), 4). The suffix order of the p3-whir profile folds this way."""
-    F = _ops(field)
+    F = field_ops_or_default(field)
     table = _as_ext(table, field)
     lo, hi = table[0::2], table[1::2]
     return F.ef_add(lo, F.ef_mul(F.ef_sub(hi, lo), r))
@@ -75,7 +75,7 @@ def _evaluate_base(table: np.ndarray, point: np.ndarray, field: Field | None = N
     its high and low halves: the inner sums take each coordinate of eq(lo, z_lo) apart, as integer products
     reduced mod P (t e = a e R^2 for Montgomery words t = a R, e = e' R) summed exactly in uint64 and turned
     back into Montgomery words a e R by one Montgomery reduction; no EF product is taken over the whole table."""
-    F = _ops(field)
+    F = field_ops_or_default(field)
     n = point.shape[0]
     n_hi = n // 2
     n_lo = n - n_hi
@@ -94,7 +94,7 @@ def _evaluate_base(table: np.ndarray, point: np.ndarray, field: Field | None = N
 
 def evaluate_rows(rows: np.ndarray, point: np.ndarray, field: Field | None = None) -> np.ndarray:
     """Each row's multilinear extension at one ``point`` (k, 4): rows (q, 2^k) base or (q, 2^k, 4) EF -> (q, 4)."""
-    F = _ops(field)
+    F = field_ops_or_default(field)
     rows = np.asarray(rows, dtype=np.uint32)
     point = np.asarray(point, dtype=np.uint32).reshape(-1, 4)
     if rows.shape[1] != 1 << point.shape[0]:
@@ -109,7 +109,7 @@ def evaluate_rows(rows: np.ndarray, point: np.ndarray, field: Field | None = Non
 
 def expand_from_univariate(y: np.ndarray, num_variables: int, field: Field | None = None) -> np.ndarray:
     """[y^(2^(m-1)), ..., y^2, y] (m = num_variables): the point whose eq-weights are y^b, b over the table index."""
-    F = _ops(field)
+    F = field_ops_or_default(field)
     current = [int(c) for c in np.asarray(y, dtype=np.uint32).reshape(4)]
     squares = []
     for _ in range(num_variables):  # one element: Python ints beat numpy's per-call cost
@@ -120,7 +120,7 @@ def expand_from_univariate(y: np.ndarray, num_variables: int, field: Field | Non
 
 def _ef_product(terms: np.ndarray, field: Field | None = None) -> np.ndarray:
     """Π_t terms[..., t, :] for EF terms (..., m, 4) -> (..., 4), multiplied pairwise (log2(m) batched products)."""
-    F = _ops(field)
+    F = field_ops_or_default(field)
     terms = np.asarray(terms, dtype=np.uint32)
     if terms.shape[-2] == 0:
         return np.array(np.broadcast_to(F.ef_from_base(F.ONE), terms.shape[:-2] + (4,)), dtype=np.uint32)
@@ -135,7 +135,7 @@ def eq_at(z: np.ndarray, p: np.ndarray, field: Field | None = None) -> np.ndarra
     """eq(z, p) = Π_t (z_t p_t + (1 - z_t)(1 - p_t)) for EF points z (..., m, 4) and p (..., m, 4), batch axes
     broadcast -> EF (..., 4). A coordinate where both are 0 contributes 1, so points of fewer variables can be
     padded with leading zeros to share a batch."""
-    F = _ops(field)
+    F = field_ops_or_default(field)
     z = np.asarray(z, dtype=np.uint32)
     p = np.asarray(p, dtype=np.uint32)
     zp = F.ef_mul(z, p)
@@ -147,7 +147,7 @@ def eq_at(z: np.ndarray, p: np.ndarray, field: Field | None = None) -> np.ndarra
 def select_table(var, num_variables: int, scale: np.ndarray | None = None, field: Field | None = None
                  ) -> np.ndarray:
     """(2^m, 4): scale * var^b for every index b; ``var`` is one base element (Montgomery)."""
-    F = _ops(field)
+    F = field_ops_or_default(field)
     powers = F.powers(np.uint32(var), 1 << num_variables)
     if scale is None:
         return F.ef_from_base(powers)
@@ -158,7 +158,7 @@ def select_at(var, p: np.ndarray, field: Field | None = None) -> np.ndarray:
     """The MLE of b -> var^b at p (m coordinates): Π_t (1 + p_t (var^(2^(m-1-t)) - 1)) -> EF (..., 4), for base
     ``var`` of any shape (...) and p (m, 4) or (..., m, 4) (batch axes broadcast). A coordinate p_t = 0 contributes
     1, so points of fewer variables can be padded with leading zeros to share a batch."""
-    F = _ops(field)
+    F = field_ops_or_default(field)
     p = np.asarray(p, dtype=np.uint32)
     m = p.shape[-2]
     var = np.asarray(var, dtype=np.uint32)
@@ -173,7 +173,7 @@ def select_at(var, p: np.ndarray, field: Field | None = None) -> np.ndarray:
 
 def horner(coefficients: np.ndarray, x, field: Field | None = None) -> np.ndarray:
     """Σ_b coefficients[b] x^b for EF coefficients (N, 4) and base points x of any shape (...) -> EF (..., 4)."""
-    F = _ops(field)
+    F = field_ops_or_default(field)
     coefficients = np.asarray(coefficients, dtype=np.uint32)
     x = np.asarray(x, dtype=np.uint32)
     acc = np.zeros(x.shape + (4,), dtype=np.uint32)

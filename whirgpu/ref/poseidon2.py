@@ -56,7 +56,7 @@ _SCALAR_MAX = 4
 _BLOCK = 1 << 10
 
 
-class _Layers:
+class PermutationLayers:
     """What the permutation needs of an instance, in the forms its two paths use (built once per instance)."""
 
     def __init__(self, params: Poseidon2Params):
@@ -72,16 +72,17 @@ class _Layers:
         self.mds_u64 = params.external_matrix.astype(_U64)
 
 
-# By id: hashing a params object hashes its field's tables on every call. A _Layers keeps its params alive, so an
-# id here is never reused by another object.
-_LAYERS: dict[int, _Layers] = {}
+# By id: hashing a params object hashes its field's tables on every call. A PermutationLayers keeps its params
+# alive, so an id here is never reused by another object.
+_LAYERS: dict[int, PermutationLayers] = {}
 
 
-def _layers(constants: Poseidon2Constants) -> _Layers:
+def permutation_layers(constants: Poseidon2Constants) -> PermutationLayers:
+    """The instance's ``PermutationLayers`` (built once per parameter object, then cached)."""
     params = constants.params
     layers = _LAYERS.get(id(params))
     if layers is None:
-        layers = _LAYERS[id(params)] = _Layers(params)
+        layers = _LAYERS[id(params)] = PermutationLayers(params)
     return layers
 
 
@@ -106,7 +107,7 @@ def _mod(x: np.ndarray, p64=_P64) -> np.ndarray:
     return x
 
 
-def _sbox(x: np.ndarray, layers: _Layers) -> np.ndarray:
+def _sbox(x: np.ndarray, layers: PermutationLayers) -> np.ndarray:
     """x^d mod P (d = 7 or 3) for canonical uint64 x (< P, so every product is < P^2 < 2^62); consumes x."""
     p64 = layers.p64
     x2 = _mod(x * x, p64)
@@ -118,12 +119,12 @@ def _sbox(x: np.ndarray, layers: _Layers) -> np.ndarray:
     return _mod(x3, p64)
 
 
-def _mds_light(s: np.ndarray, layers: _Layers) -> np.ndarray:
+def _mds_light(s: np.ndarray, layers: PermutationLayers) -> np.ndarray:
     """The external matrix times a lane-major (width, B) uint64 state with entries < P; result entries < 49 P."""
     return (layers.mds_f64 @ s.astype(np.float64)).astype(_U64)
 
 
-def _external_round(s: np.ndarray, rc: np.ndarray, layers: _Layers) -> np.ndarray:
+def _external_round(s: np.ndarray, rc: np.ndarray, layers: PermutationLayers) -> np.ndarray:
     """(s + rc)^d lane by lane, then the external linear layer: lane-major (width, B), entries < 49 P in and out."""
     s += rc
     return _mds_light(_sbox(_mod(s, layers.p64), layers), layers)
@@ -134,9 +135,9 @@ def permute_lanes(s: np.ndarray, constants: Poseidon2Constants | None = None) ->
     layout; consumes ``s``. This is what ``permute`` runs per block, minus the Montgomery conversions.
     Sums are reduced lazily: every product below is of two values < P, so < 2^62."""
     consts = _constants(constants)
-    layers = _layers(consts)
+    layers = permutation_layers(consts)
     p64, diag = layers.p64, layers.diag_column
-    rc_init, rc_term, rc_int = consts._lanes
+    rc_init, rc_term, rc_int = consts.lane_columns
     s = _mds_light(s, layers)
     for rc in rc_init:
         s = _external_round(s, rc, layers)
@@ -174,9 +175,9 @@ def permute_ints(state: list, constants: Poseidon2Constants | None = None) -> li
     for). The external rounds run on a (width,) array, one numpy call for all S-boxes; the internal rounds, whose
     S-box touches one value, on Python ints: the fastest split measured for a single state."""
     consts = _constants(constants)
-    layers = _layers(consts)
+    layers = permutation_layers(consts)
     p, p64, degree, diagonal, mds = layers.p, layers.p64, layers.degree, layers.diagonal, layers.mds_u64
-    rc_init, rc_term, rc_int = consts._one
+    rc_init, rc_term, rc_int = consts.int_rows
     s = mds @ np.array(state, dtype=_U64)
     for rc in rc_init:
         s = _external_round_one(s, rc, p64, mds, degree)

@@ -94,13 +94,13 @@ class Poseidon2Constants:
                 from_monty(self.internal).tolist())
 
     @functools.cached_property
-    def _one(self):
+    def int_rows(self):
         """For ``permute_ints``: (width,) uint64 rows of the external constants, Python ints for the internal ones."""
         initial, terminal, internal = self.canonical
         return list(np.asarray(initial, dtype=_U64)), list(np.asarray(terminal, dtype=_U64)), internal
 
     @functools.cached_property
-    def _lanes(self):
+    def lane_columns(self):
         """Canonical uint64 column vectors for the (width, B) lane-major layout ``permute`` works in."""
         initial, terminal, internal = self.canonical
         return (np.asarray(initial, dtype=_U64)[:, :, None], np.asarray(terminal, dtype=_U64)[:, :, None],

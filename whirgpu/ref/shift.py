@@ -19,12 +19,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..field import Field
-from .multilinear import _ops, eq_at, eq_table
+from .multilinear import field_ops_or_default, eq_at, eq_table
 
 
 def next_table(point: np.ndarray, scale: np.ndarray | None = None, field: Field | None = None) -> np.ndarray:
     """(2^m, 4): scale * next(j, point) for every row j of a column of m variables."""
-    F = _ops(field)
+    F = field_ops_or_default(field)
     eq = eq_table(point, scale, field)
     out = np.zeros_like(eq)
     out[1:] = eq[:-1]
@@ -36,7 +36,7 @@ def lifted_next_table(point: np.ndarray, start: int, m: int, scale: np.ndarray |
                       field: Field | None = None) -> np.ndarray:
     """(2^n, 4) for a point of n coordinates: scale * eq(b_out, point_out) * next(b_win, point_win), the window
     being the m variables x_start .. x_{start+m-1} (``Backend.add_next_weights``)."""
-    F = _ops(field)
+    F = field_ops_or_default(field)
     point = np.asarray(point, dtype=np.uint32).reshape(-1, 4)
     n = point.shape[0]
     if not (0 <= start and 0 <= m and start + m <= n):
@@ -50,7 +50,7 @@ def lifted_next_table(point: np.ndarray, start: int, m: int, scale: np.ndarray |
 
 def next_at(p: np.ndarray, y: np.ndarray, field: Field | None = None) -> np.ndarray:
     """The multilinear extension of j -> next(j, p) at y: p, y (..., m, 4), batch axes broadcast -> (..., 4)."""
-    F = _ops(field)
+    F = field_ops_or_default(field)
     p = np.asarray(p, dtype=np.uint32)
     y = np.asarray(y, dtype=np.uint32)
     p, y = np.broadcast_arrays(p, y)
@@ -83,7 +83,7 @@ def next_at(p: np.ndarray, y: np.ndarray, field: Field | None = None) -> np.ndar
 def lifted_next_at(point: np.ndarray, start: int, m: int, y: np.ndarray, field: Field | None = None) -> np.ndarray:
     """The multilinear extension of ``lifted_next_table(point, start, m)`` at y (n, 4) -> (4,): eq on the
     coordinates outside the window times ``next_at`` on the window."""
-    F = _ops(field)
+    F = field_ops_or_default(field)
     point = np.asarray(point, dtype=np.uint32).reshape(-1, 4)
     y = np.asarray(y, dtype=np.uint32).reshape(-1, 4)
     outside = np.r_[0:start, start + m:point.shape[0]]

@@ -16,7 +16,7 @@ import numpy as np
 from ..field import P
 from . import field_np as F
 from ..field import Field
-from .multilinear import _ops, fix_first_variable, fix_last_variable
+from .multilinear import field_ops_or_default, fix_first_variable, fix_last_variable
 
 _TWO = F.constant(2)
 _HALF = (P + 1) // 2  # the canonical 1/2: scales Montgomery words as it scales values
@@ -50,7 +50,7 @@ def suffix_round_message(table: np.ndarray, weights: np.ndarray, field: Field | 
                          ) -> tuple[np.ndarray, np.ndarray]:
     """(h(0), c_inf) of the suffix-order round: h(0) = Σ g[2b] W[2b], c_inf = Σ (g[2b+1] - g[2b])(W[2b+1] - W[2b]);
     each EF (4,)."""
-    ops = _ops(field)
+    ops = field_ops_or_default(field)
     table = np.asarray(table, dtype=np.uint32)
     weights = np.asarray(weights, dtype=np.uint32)
     g_lo, g_hi = table[0::2], table[1::2]
@@ -66,7 +66,7 @@ def prefix_round_message(table: np.ndarray, weights: np.ndarray, field: Field | 
                          ) -> tuple[np.ndarray, np.ndarray]:
     """(h(0), c_inf) of a prefix-order round (x_0 free; upstream's ``PrefixProver``): h(0) = Σ g_lo W_lo,
     c_inf = Σ (g_hi - g_lo)(W_hi - W_lo) over the two halves of the table; each EF (4,)."""
-    ops = _ops(field)
+    ops = field_ops_or_default(field)
     table = np.asarray(table, dtype=np.uint32)
     weights = np.asarray(weights, dtype=np.uint32)
     half = table.shape[0] // 2
