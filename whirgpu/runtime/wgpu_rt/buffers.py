@@ -3,12 +3,15 @@ through the queue, large ones through the ring of mapped staging buffers) and re
 
 from __future__ import annotations
 
+import weakref
+from typing import Any
+
 import numpy as np
 
 from ...errors import ConfigError, DeviceLimitError, DeviceOutOfMemory
 from ...devices.limits import StorageMode
 from ..base import RtBuffer, allocation_size, check_range
-from ..upload import chunk_ranges, copy_into
+from ..upload import UploadPlan, chunk_ranges, copy_into
 from .adapters import IMPLS
 
 MAP_ALIGNMENT = 8  # wgpu's map offset alignment (the size must be a multiple of 4)
@@ -18,6 +21,25 @@ class Buffers:
     """``WgpuRuntime``'s memory: ``alloc`` / ``free``, ``adopt``, ``write`` (staged), ``read``."""
 
     # -- identity -------------------------------------------------------------------------------------------------
+    def init_buffers(self, upload: UploadPlan | None) -> None:
+        """This mixin's state: staging buffers (readback, read_later's by size, the upload ring) and the
+        adopted caller buffers; made lazily at first use."""
+        self._staging = None
+        self._read_stagings: dict[int, list] = {}  # read_later's staging buffers by size, free ones
+        self.upload = upload or UploadPlan()
+        self._uploads: list[Any] = []  # the upload staging ring (MAP_WRITE|COPY_SRC buffers), made at the first use
+        self._upload_maps: list[Any] = []  # per slot, the map promise asked for after its last copy (or None)
+        self._next_upload = 0
+        self._adopted: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # caller's buffer -> its RtBuffer
+
+    def close_buffers(self) -> None:
+        """Destroy every staging buffer (after the device's work is done)."""
+        self.settle_maps()
+        for cached in (self._staging, *self._uploads, *(b for free in self._read_stagings.values() for b in free)):
+            if cached is not None:
+                cached.destroy()
+        self._staging, self._uploads, self._upload_maps, self._read_stagings = None, [], [], {}
+
     def adopt(self, handle, nbytes: int) -> RtBuffer:
         """A buffer the caller created on this runtime's ``device``, as the RtBuffer of its first ``nbytes`` bytes:
         bound read-only by the kernels that take it, never written, pooled or freed here. ConfigError naming the
@@ -92,7 +114,7 @@ class Buffers:
             # No map is left pending past the call: a runtime dropped with one (the poll thread still waiting on
             # its device) crashed wgpu-native later in the process. The slots this write used stay unmapped, their
             # copies in flight; the next write asks for their maps together and waits for each at its use.
-            self._settle_maps()
+            self.settle_maps()
 
     def _ask_maps(self, chunk: int, count: int) -> None:
         """Ask, together, for the maps of the next ``count`` slots (at most all) that are unmapped, the ones a
@@ -105,7 +127,7 @@ class Buffers:
             if staging.map_state == "unmapped" and self._upload_maps[slot] is None:
                 self._upload_maps[slot] = staging.map_async(self.wgpu.MapMode.WRITE)
 
-    def _settle_maps(self) -> None:
+    def settle_maps(self) -> None:
         for slot, pending in enumerate(self._upload_maps):
             if pending is not None:
                 self._upload_maps[slot] = None
@@ -120,7 +142,7 @@ class Buffers:
         ``chunk``, so that writes no larger than an earlier one allocate nothing."""
         plan = self.upload
         if not self._uploads or self._uploads[0].size < chunk:
-            self._settle_maps()  # before their buffers go
+            self.settle_maps()  # before their buffers go
             for old in self._uploads:
                 old.destroy()
             usage = self.wgpu.BufferUsage

@@ -6,10 +6,6 @@ from __future__ import annotations
 import gc
 import os
 import re
-import weakref
-from typing import Any
-
-import numpy as np
 
 from ...errors import BackendUnavailable
 from ...devices.limits import DeviceLimits
@@ -18,7 +14,7 @@ from ..base import Runtime
 from ..upload import UploadPlan
 from . import adapters
 from .buffers import Buffers
-from .pipelines import Pipelines, _Profiler
+from .pipelines import Pipelines
 
 MUL_VARIANTS = ("emulated", "u64")
 COLLECT_EVERY = {"wgpu": 8, "dawn": 1}  # runtimes opened between two collections of dropped devices
@@ -90,31 +86,23 @@ class WgpuRuntime(Pipelines, Buffers, Runtime):
                                       device_limits["max-compute-workgroups-per-dimension"])
         self._binding = resolve_binding(device_limits["max-storage-buffer-binding-size"], max_binding_bytes)
         self.max_binding_bytes = self._binding.size
-        self._kernels: dict[tuple, Any] = {}
-        self._bind_groups: dict[tuple, tuple[Any, tuple]] = {}
         self.offset_alignment = int(device_limits["min-storage-buffer-offset-alignment"])
-        self._staging = None
-        self._read_stagings: dict[int, list] = {}  # read_later's staging buffers by size, free ones
-        self.upload = upload or UploadPlan()
-        self._uploads: list[Any] = []  # the upload staging ring (MAP_WRITE|COPY_SRC buffers), made at the first use
-        self._upload_maps: list[Any] = []  # per slot, the map promise asked for after its last copy (or None)
-        self._next_upload = 0
-        self._params = None
-        self._params_host: np.ndarray | None = None  # the batches' params table, between recordings
-        self._adopted: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # caller's buffer -> its RtBuffer
-        self.profiler: _Profiler | None = None
+        self.init_buffers(upload)
+        self.init_pipelines()
 
     # -- what differs between implementations ---------------------------------------------------------------
     def _request_device(self, features: list[str]):
         return self.adapter.request_device_sync(required_features=features)
 
-    def _timestamp_period(self) -> float:
+    def timestamp_period(self) -> float:
+        """Nanoseconds per timestamp tick (the profiler's unit)."""
         from wgpu.backends.wgpu_native import lib  # noqa: PLC0415
 
         return float(lib.wgpuQueueGetTimestampPeriod(self.device.queue._internal))
 
-    def _compile_message(self, message: str) -> str:
-        return message  # naga already writes positions as wgsl:LINE:COLUMN
+    def compile_message(self, message: str) -> str:
+        """A shader compiler's message with source positions written as wgsl:LINE:COLUMN."""
+        return message  # naga already writes them so
 
     def wait(self) -> None:
         from wgpu.backends.wgpu_native import ffi, lib  # noqa: PLC0415
@@ -139,14 +127,8 @@ class WgpuRuntime(Pipelines, Buffers, Runtime):
         try:
             self.wait()
         finally:
-            self._settle_maps()
-            for cached in (self._staging, self._params, *self._uploads,
-                           *(b for free in self._read_stagings.values() for b in free)):
-                if cached is not None:
-                    cached.destroy()
-            self._uploads, self._upload_maps, self._read_stagings = [], [], {}
-            self._kernels, self._bind_groups = {}, {}
-            self._staging = self._params = self.profiler = None
+            self.close_buffers()
+            self.close_pipelines()
             self.device = None
             device.destroy()
             release = getattr(device, "_release", None)  # breaks the device <-> queue cycle where wgpu-py has it
@@ -183,10 +165,10 @@ class DawnRuntime(WgpuRuntime):
             return fail
         return promise.sync_wait
 
-    def _timestamp_period(self) -> float:
+    def timestamp_period(self) -> float:
         return 1.0  # Dawn converts ticks to nanoseconds when it resolves a query set (the WebGPU contract)
 
-    def _compile_message(self, message: str) -> str:
+    def compile_message(self, message: str) -> str:
         # Tint names an unlabelled source "": ":LINE:COL error: ..." -> "wgsl:LINE:COL error: ..."
         return re.sub(r"(^|\s):(\d+):(\d+)\b", r"\1wgsl:\2:\3", message)
 

@@ -79,13 +79,13 @@ class _WgpuBatch(Batch):
         rt._params_host, self.params_words, self.n_params = self.params_words, None, 0
 
 
-class _Profiler:
+class KernelProfiler:
     """GPU timestamps around every dispatch (``timestamp-query``): per-kernel nanoseconds, collected per batch
     and read back by ``WgpuRuntime.kernel_times``."""
 
     def __init__(self, rt):  # rt: the WgpuRuntime
         self.rt = rt
-        self.period = rt._timestamp_period()  # nanoseconds per tick
+        self.period = rt.timestamp_period()  # nanoseconds per tick
         self.pending: list[tuple[Any, list[str]]] = []
 
     def start(self, n_dispatches: int) -> "_BatchTiming":
@@ -102,7 +102,7 @@ class _Profiler:
 
 
 class _BatchTiming:
-    def __init__(self, profiler: _Profiler, n: int):
+    def __init__(self, profiler: KernelProfiler, n: int):
         rt = profiler.rt
         self.profiler = profiler
         self.query_set = rt.device.create_query_set(type="timestamp", count=2 * n)
@@ -166,7 +166,7 @@ class _Kernel:
                     pipeline = self._wait()
             except Exception as exc:  # noqa: BLE001 - naga/driver diagnostics arrive as various wgpu errors
                 rt._kernels = {k: v for k, v in rt._kernels.items() if v is not self}  # a later call tries again
-                message = map_diagnostic(rt._compile_message(str(exc)), self._source)
+                message = map_diagnostic(rt.compile_message(str(exc)), self._source)
                 raise ShaderCompileError(f"kernel {self.stem} ({rt.mul} multiply, {IMPLS[rt.name].label}): "
                                          f"{message}") from None
             self._done = (pipeline, pipeline.get_bind_group_layout(0), self.label)
@@ -176,12 +176,26 @@ class _Kernel:
 class Pipelines:
     """``WgpuRuntime``'s kernels and launches: ``kernel`` / ``kernel_async``, ``batch``, profiling."""
 
+    def init_pipelines(self) -> None:
+        """This mixin's state: compiled kernels, cached bind groups, the params buffers, the profiler."""
+        self._kernels: dict[tuple, Any] = {}
+        self._bind_groups: dict[tuple, tuple[Any, tuple]] = {}
+        self._params = None
+        self._params_host: np.ndarray | None = None  # the batches' params table, between recordings
+        self.profiler: KernelProfiler | None = None
+
+    def close_pipelines(self) -> None:
+        """Drop the kernels and bind groups and destroy the params buffer."""
+        if self._params is not None:
+            self._params.destroy()
+        self._kernels, self._bind_groups, self._params, self.profiler = {}, {}, None, None
+
     # -- profiling ---------------------------------------------------------------------------------------------
     def set_profiling(self, on: bool) -> None:
         """Time every dispatch with GPU timestamps (one compute pass each); needs ``timestamp-query``."""
         if on and "timestamp-query" not in self.device.features:
             raise BackendUnavailable(f"{self.adapter.summary} has no timestamp-query feature")
-        self.profiler = _Profiler(self) if on else None
+        self.profiler = KernelProfiler(self) if on else None
 
     def kernel_times(self) -> list[tuple[str, float]]:
         """(kernel label, GPU nanoseconds) for every dispatch submitted since the last call (waits)."""
