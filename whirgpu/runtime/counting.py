@@ -98,7 +98,6 @@ class _CountingBatch(Batch):
         self.n_params = 0
 
     def dispatch(self, kernel, buffers, params, n_groups) -> None:
-        self.rt.label()  # the step the launch belongs to (a labeller may follow the proof's phases)
         for binding in buffers:
             buffer, offset, nbytes = binding_range(binding)
             record = buffer.handle
@@ -118,8 +117,8 @@ class _CountingBatch(Batch):
 
 
 class CountingRuntime(Runtime):
-    """See the module docstring. ``label()``: called at every allocation and launch; its answer at an allocation
-    is the allocation's ``step`` (default: "")."""
+    """See the module docstring. ``label()``: called at every allocation, its answer the allocation's ``step``
+    (default: "")."""
 
     counts_only = True  # kernel drivers give it sizes, not values (kernels.ntt's twiddles)
 
