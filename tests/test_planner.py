@@ -16,7 +16,8 @@ import whirgpu.backends as backends
 from whirgpu.backends import CPU_FALLBACK, DeviceLimits, fit_problem, select_backend
 from whirgpu.backends.base import StorageMode
 from whirgpu.backends.cpu import CpuBackend
-from whirgpu.backends.memory import UPLOAD_PLAN, plan_memory, sized
+from whirgpu.backends.memory import plan_memory, sized
+from whirgpu.runtime.upload import UploadPlan
 from whirgpu.cli.commands import main
 from whirgpu.errors import BackendUnavailable, ConfigError, DeviceLimitError
 from whirgpu.cli.plan import PlanTarget
@@ -169,17 +170,24 @@ def test_fits_exactly_at_the_limits(n, k, r):
 
 
 def test_windowed_buffers_may_exceed_the_binding_limit():
+    """Under a binding limit a quarter of the round-0 weights, the weights are bound in windows: their buffer
+    passes the limit, no binding does, and the proof fits."""
     cfg = config(14, 4)
-    limits = exact_limits(cfg)
-    windowed = [n for n in plan_memory(cfg, limits).needs if not n.whole]
-    assert {n.name for n in windowed if n.buffer_bytes > limits.max_storage_binding_size} >= {"round 0 weights"}
-    assert all(n.binding_bytes <= limits.max_storage_binding_size for n in windowed)
+    limits = gpu(max_storage_binding_size=(16 << 14) // 4)
+    plan = plan_memory(cfg, limits)
+    windowed = [n for n in plan.needs if not n.whole]
+    assert {n.name for n in windowed if n.buffer_bytes > limits.max_storage_binding_size} >= {"round 0 weights (weights)"}
+    assert all(n.binding_bytes <= limits.max_storage_binding_size for n in plan.needs)
     assert plan_device(cfg, limits).fits
 
 
+# the kernels that first bind the buffers the backend stores as several past max_buffer_size (codewords, Merkle
+# levels, tables): a need's name ends with that kernel's stem
+SPLIT_KERNELS = ("to_monty", "transpose_pad", "merkle_leaves", "merkle_compress", "weights", "fold", "sumcheck")
+
+
 def _splits(name: str) -> bool:
-    """Needs the backend stores as several buffers past max_buffer_size (codewords, Merkle levels, tables)."""
-    return any(word in name for word in ("codeword", "merkle", "polynomial", "weights", "folded"))
+    return name.startswith("round") and any(f"({stem}" in name for stem in SPLIT_KERNELS)
 
 
 def test_a_buffer_over_max_buffer_size():
@@ -200,15 +208,16 @@ def test_a_buffer_over_max_buffer_size():
 
 
 def test_a_whole_binding_over_max_storage_binding_size():
+    """A binding the backend cannot window (a factor table, bound table by table) over the limit is refused,
+    naming the need; codewords, Merkle levels, tables, regions and work words are laid out to fit."""
     cfg = config(14, 2)
-    limits = exact_limits(cfg)
-    widest = plan_memory(cfg, limits).largest_binding
-    assert widest.whole and not ("codeword" in widest.name or "merkle" in widest.name)  # those are windowed
-    small = replace(limits, max_storage_binding_size=widest.binding_bytes - 1)
+    small = replace(exact_limits(cfg), max_storage_binding_size=64 << 10)
     plan = plan_device(cfg, small)
     problem = plan.refusal(explicit=True)
-    assert problem.startswith(f"{widest.name} needs one binding of {widest.binding_bytes} bytes")
-    assert f"over max_storage_binding_size {widest.binding_bytes - 1} bytes" in problem
+    over = [n for n in plan.memory.needs if n.binding_bytes > small.max_storage_binding_size]
+    assert over and all("factor_tables" in n.name for n in over)
+    assert problem.startswith(f"{over[0].name} needs one binding of {over[0].binding_bytes} bytes")
+    assert f"over max_storage_binding_size {64 << 10} bytes" in problem
     assert plan.decision == "cpu" and plan.reason.startswith(problem)
 
 
@@ -281,7 +290,7 @@ def test_the_upload_ring_is_planned_from_its_threshold():
         needs = {need.name: need for need in plan_memory(config(n, 4), gpu()).needs if need.runtime}
         got = needs["wgpu upload staging ring"].nbytes if "wgpu upload staging ring" in needs else 0
         assert got == planned, f"n = {n}: planned {got} bytes of upload ring"
-    assert (1 << 20) * 4 >= UPLOAD_PLAN.threshold > (1 << 12) * 4
+    assert (1 << 20) * 4 >= UploadPlan().threshold > (1 << 12) * 4
 
 
 def test_the_json_form_adds_up():
@@ -551,10 +560,10 @@ def test_split_tables_fit_where_memory_allows():
     memory = plan_memory(cfg, limits)
     assert memory.limit_problems(limits) == []
     needs = {need.name: need for need in memory.needs}
-    weights = needs["round 0 weights"]
+    weights = needs["round 0 weights (weights)"]
     assert (weights.count, weights.buffer_bytes, weights.nbytes) == (2, 16 << 27, 16 << 28)
     assert weights.binding_bytes <= binding and not weights.whole
-    assert needs["round 0 polynomial"].count == 1 and needs["round 0 polynomial"].buffer_bytes == 4 << 28
+    assert needs["round 0 polynomial (to_monty)"].count == 1 and needs["round 0 polynomial (to_monty)"].buffer_bytes == 4 << 28
     assert all(need.buffer_bytes <= buffer for need in memory.needs)
     assert fit_problem(limits, cfg) is None and plan_device(cfg, limits).problems == []
     plan = plan_device(cfg, limits, max_gpu_bytes=memory.peak_bytes - 1)

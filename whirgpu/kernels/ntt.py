@@ -32,6 +32,7 @@ from ..ref import field_np as F
 from ..ref.ntt import twiddles
 from ..devices.limits import StorageMode
 from ..runtime.base import Batch, RtBuffer, Runtime, RtView
+from ..runtime.counting import untouched_words
 from . import split
 from .split import SplitArray
 
@@ -60,7 +61,8 @@ def twiddle_table(rt: Runtime, log_h: int, field: str = "babybear") -> RtBuffer:
     if held is not None and held[0] >= log_h:
         return held[1]
     log_n = max(log_h, MIN_TABLE_LOG)
-    words = stage_twiddles(log_n, field)
+    # a runtime that only counts (runtime.counting) is given the table's size, not its 2^log_n values
+    words = untouched_words(1 << log_n) if getattr(rt, "counts_only", False) else stage_twiddles(log_n, field)
     buffer = rt.alloc(words.nbytes, StorageMode.SHARED)  # host-written (an input in the storage policy's terms)
     rt.write(buffer, words)
     tables[field] = (log_n, buffer)

@@ -41,6 +41,7 @@ from .upload import UploadPlan, chunk_ranges, copy_into
 MUL_VARIANTS = ("mulhi", "u64", "emulated")
 PARAMS_BYTES = 4 * PARAMS_WORDS  # the shared params layout; passed with setBytes (copied at encode time)
 STAGING_BYTES = 64 << 20  # largest single readback blit through the staging buffer; bigger reads go in chunks
+STAGING_MIN = 1 << 20  # the readback staging buffer's smallest size
 STORAGE_OPTIONS = {StorageMode.SHARED: 0, StorageMode.PRIVATE: 32}  # MTLResourceStorageMode{Shared,Private}
 MTL_DATA_TYPE_UINT = 33
 STATUS_COMPLETED, STATUS_ERROR = 4, 5
@@ -51,6 +52,18 @@ GPU_FAMILIES = {
     "metal": (("metal4", 5002), ("metal3", 5001)),
 }
 
+
+
+def read_staging_bytes(nbytes: int) -> int:
+    """Bytes of the Shared staging buffer a read of ``nbytes`` from a Private buffer needs (in blits of at most
+    ``STAGING_BYTES``; the runtime keeps one, made anew only for a larger read)."""
+    return max(min(int(nbytes), STAGING_BYTES), STAGING_MIN)
+
+
+def upload_chunk(plan: UploadPlan, nbytes: int, mode: StorageMode) -> int:
+    """The upload ring's chunk a write of ``nbytes`` (> 0) to a buffer in ``mode`` goes through; 0: a Shared
+    buffer is written in place. The ring holds ``plan.slots`` chunks of the largest chunk so far."""
+    return plan.chunk_for(nbytes) if mode is StorageMode.PRIVATE else 0
 
 @dataclass(frozen=True)
 class _Kernel:
@@ -206,7 +219,7 @@ class MetalRuntime(Runtime):
         if self._staging is None or self._staging.nbytes < nbytes:
             if self._staging is not None:
                 self.free(self._staging)
-            self._staging = self.alloc(max(nbytes, 1 << 20), StorageMode.SHARED)
+            self._staging = self.alloc(read_staging_bytes(nbytes), StorageMode.SHARED)
         return self._staging
 
     def _blit(self, src: RtBuffer, src_offset: int, dst: RtBuffer, dst_offset: int, nbytes: int):
@@ -237,7 +250,7 @@ class MetalRuntime(Runtime):
             return
         # No wait: each chunk's blit is committed behind everything committed so far, which hazard tracking
         # orders it after; only a staging slot's own previous blit must be done before the slot is refilled.
-        chunk = self.upload.chunk_for(raw.nbytes)
+        chunk = upload_chunk(self.upload, raw.nbytes, buffer.mode)
         for start, size in chunk_ranges(raw.nbytes, chunk):
             slot = self._upload_slot(chunk)
             staging = self._uploads[slot]

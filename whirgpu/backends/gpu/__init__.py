@@ -51,7 +51,7 @@ The backend is one class composed of a mixin per job, each its own module: ``dev
 uploads and windows), ``session`` (a proof's or a host call's regions and batch), ``transcript`` (a whole proof,
 the device transcript's scalars, grinding), ``commit`` (commitments: NTT, Merkle tree, openings), ``sumcheck``
 (multilinear evaluation, sumcheck rounds, folds, weights); ``drivers`` is the runtime as they see it, and
-``geometry`` the launch arithmetic the memory model (``backends.memory``) shares with them.
+``geometry`` the launch arithmetic (workgroups, windows, work words) the mixins share.
 """
 
 from .backend import GpuBackend

@@ -43,6 +43,9 @@ class GpuBackend(Commitments, Reductions, TableClaims, ProofTranscript, Replays,
         self.pow_full_range = False
         self._pool: dict[tuple[int, StorageMode], list[RtBuffer]] = {}
         self._serial: dict[int, int] = {}  # id(buffer) -> creation order, to put the pool in one canonical order
+        # Bytes of every buffer the pool created: it frees none before close, so this is its high-water mark (what
+        # the device planner's MemoryPlan.pool_bytes plans)
+        self.pool_bytes = 0
         self._limits = runtime.limits()
         # The limits the backend lays its windows and split arrays out for (tests lower them to cross every seam
         # at small sizes; the runtime still enforces the device's own).

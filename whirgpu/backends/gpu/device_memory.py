@@ -56,6 +56,7 @@ class DeviceMemory:
             return free.pop()
         buffer = self.rt.alloc(nbytes, mode)
         self._serial[id(buffer)] = len(self._serial)
+        self.pool_bytes += buffer.nbytes
         return buffer
 
     def _free(self, *buffers: RtBuffer) -> None:

@@ -1,4 +1,4 @@
-"""The GPU backend's launch arithmetic, shared with the memory model (``backends.memory``): workgroup sizes, the
+"""The GPU backend's launch arithmetic: workgroup sizes, the
 reductions' work buffer, the factor tables' layout and the openings' launches, as functions of sizes alone."""
 
 from __future__ import annotations

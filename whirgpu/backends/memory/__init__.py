@@ -1,47 +1,32 @@
-"""The device memory a proof needs, buffer by buffer, before anything is allocated.
+"""The device memory a proof needs, buffer by buffer, before any device is opened.
 
-``plan_memory(config, limits, policy)`` walks one proof as ``Prover.prove`` runs it on a fresh ``GpuBackend``
-(``WhirProver.prove_points`` of canonical words: converted on the device, claims evaluated there):
-every allocation the backend and the kernel drivers (``kernels/ntt.py``, ``kernels/merkle.py``) make, in their
-order, through a model of the backend's pool. The pool keys buffers on (bytes rounded up to 16, StorageMode),
-hands a released buffer to the next request of the same key, and never frees one, so the device holds, at the
-end of a proof, every buffer the pool ever had to create: that sum is the proof's peak.
+``plan_memory(config, limits, policy)`` builds one proof as ``Prover.prove`` runs it on a fresh ``GpuBackend``
+(``WhirProver.prove_points`` of canonical words: converted on the device, claims evaluated there), over a runtime
+that only counts (``runtime.counting.CountingRuntime``, standing for the runtime that reports ``limits``): the
+backend, the kernel drivers and the prover make every allocation, binding and launch they would make on the
+device, and nothing is allocated. The pool keys buffers on (bytes rounded up to 16, StorageMode), hands a
+released buffer to the next request of the same key, and never frees one, so what it created is the proof's
+peak in the pool (``MemoryPlan.pool_bytes``).
 
-Contract (tested against real allocations on wgpu and msl-cpu): for a configuration proved with at most
-``statement_points`` evaluation claims on a fresh backend, ``MemoryPlan.pool_bytes`` is at least what the
-backend's pool allocates, and close to it. A proof's own regions (proof, scratch, points: ``device_values``) are
-sized from its ``ProofShape``, and query-sized work covers each round's query slots (``num_queries``, at most
-the folded domain), whatever count of distinct indices the transcript draws, so every proof of one
-configuration asks the pool for the same buffers: a later proof on the same backend allocates nothing new, and
-a long-lived backend's pool stays within the plan.
+Contract (``tests/backend/test_planner_memory.py``, on every runtime available): for a configuration proved with
+at most ``statement_points`` evaluation claims on a fresh backend, ``MemoryPlan.pool_bytes`` equals the bytes the
+real pool creates, and ``MemoryPlan.peak_bytes`` that plus the buffers the runtime holds itself (``runtime=True``
+needs: wgpu's readback staging buffer, upload ring and launch-parameter buffer; Metal's Private readback staging
+buffer and upload ring; msl-cpu none), sized by the runtimes' own functions. Query-sized work covers each round's
+query slots whatever count of distinct indices the transcript draws, so a later proof of the same configuration on
+the same backend allocates nothing new.
 
-On top of the pool, a runtime holds its own buffers (``runtime=True`` needs): wgpu a readback staging buffer
-(when a read is not host-mapped), the upload ring (``runtime/upload.py``, once a write reaches its threshold)
-and the launch-parameter uniform buffer, Metal a staging buffer for reads from Private memory and the upload
-ring for writes to it; msl-cpu nothing. ``MemoryPlan.peak_bytes`` counts both.
+Each ``BufferNeed`` groups the buffers one step of the proof made (``round 1 merkle tree``: the allocations
+while round 1's commitment built its tree), by the prover's phases; within a step, buffers the kernels bind in
+windows of at most ``max_storage_binding_size`` and buffers bound whole are apart. ``binding_bytes`` is the
+largest binding the kernels made of the group, so a ``limit_problems`` entry for a binding is one the real
+runtime would refuse.
 
-Each ``BufferNeed`` groups the buffers one step of the proof added (``round 1 merkle tree``: every level of
-round 1's tree below its root), with the role that fixes its StorageMode under a storage policy
-(``policy_mode``: host-facing buffers are the ones the host writes or reads) and whether the kernels bind it
-whole (factor tables, regions, ...) or in windows of at most ``max_storage_binding_size``
-(tables and weights: see ``GpuBackend``).
-
-Codewords, Merkle levels and tables (the polynomial, the weights, folded tables) past ``max_buffer_size`` are
-modelled as the backend stores them, several buffers of a power-of-two number of whole rows or entries
-(``split.layout``), so their ``buffer_bytes`` never pass the limit and only the memory budget refuses them; a
-``limit_problems`` entry for ``max_buffer_size`` can only come from a buffer bound whole (regions, factor tables,
-partial sums, constants).
-
-The model is three modules: ``needs`` (what a plan says: ``BufferNeed``, ``MemoryPlan``, sizes in words),
-``walk`` (the backend's allocations and launches, step by step, under one layout's limits) and ``plan``
-(``plan_memory``: one proof's steps, in the prover's order, through the walk).
+Two modules: ``needs`` (what a plan says: ``BufferNeed``, ``MemoryPlan``) and ``plan`` (``plan_memory``).
 """
 
 from .needs import BufferNeed, MemoryPlan, human_bytes, runtime_kind, sized
-from .plan import peak_bytes, plan_buffers, plan_memory
-from .walk import (BASE_BYTES, DIGEST_BYTES, METAL_STAGING_CHUNK, METAL_STAGING_MIN, REGION_ALIGN, UPLOAD_PLAN,
-                   WGPU_PARAMS_MIN, WGPU_PARAMS_SLOT, WGPU_STAGING_MIN)
+from .plan import PLANNED_PROOFS, STEP_NAMES, peak_bytes, plan_buffers, plan_memory, register_planned_proof
 
-__all__ = ["BASE_BYTES", "DIGEST_BYTES", "METAL_STAGING_CHUNK", "METAL_STAGING_MIN", "REGION_ALIGN", "UPLOAD_PLAN",
-           "WGPU_PARAMS_MIN", "WGPU_PARAMS_SLOT", "WGPU_STAGING_MIN", "BufferNeed", "MemoryPlan", "human_bytes",
-           "peak_bytes", "plan_buffers", "plan_memory", "runtime_kind", "sized"]
+__all__ = ["PLANNED_PROOFS", "STEP_NAMES", "BufferNeed", "MemoryPlan", "human_bytes", "peak_bytes", "plan_buffers",
+           "plan_memory", "register_planned_proof", "runtime_kind", "sized"]

@@ -24,10 +24,11 @@ def sized(n: int) -> str:
 
 @dataclass
 class BufferNeed:
-    """A group of buffers one step of the proof adds: ``nbytes`` in ``count`` new buffers (0 when every request
-    was served from the pool), ``buffer_bytes`` the largest single buffer requested and ``binding_bytes`` the
-    largest single binding (``whole``: the kernels bind the buffer whole; else in windows that fit the binding
-    limit). ``host_facing``: the host writes or reads it; ``mode``: the StorageMode the policy gives that role.
+    """A group of buffers one step of the proof adds: ``nbytes`` in ``count`` new buffers, ``buffer_bytes`` the
+    largest single buffer and ``binding_bytes`` the largest binding the kernels made of one (``whole``: the
+    kernels bind the buffers whole, or never bind them; else in windows that fit the binding limit). ``mode``:
+    the StorageMode the policy gave them; ``host_facing``: SHARED (under the hybrid policy, the buffers the host
+    writes or reads).
     ``runtime``: held by the runtime itself, outside the backend's pool, and never a storage binding
     (``binding_bytes`` 0 for a staging buffer, one params slot for wgpu's uniform buffer)."""
 
@@ -77,12 +78,12 @@ class MemoryPlan:
 
     @property
     def largest_binding(self) -> BufferNeed:
-        """The need with the largest whole binding (windowed ones fit any binding limit by construction)."""
+        """The need with the largest whole binding (windows are laid out to fit any binding limit)."""
         return max((n for n in self.needs if n.whole and not n.runtime), key=lambda n: n.binding_bytes)
 
     def limit_problems(self, limits: DeviceLimits) -> list[str]:
         """Why the proof cannot run on ``limits`` whatever the memory budget: a buffer over ``max_buffer_size``,
-        a whole binding over ``max_storage_binding_size``, or a size beyond the kernels' indexing."""
+        a binding over ``max_storage_binding_size``, or a layout the kernels refuse (``static_problems``)."""
         where = f"on {limits.name}"
         problems = list(self.static_problems)
         for need in self.needs:
@@ -90,7 +91,7 @@ class MemoryPlan:
                 problems.append(f"{need.name} needs a buffer of {sized(need.buffer_bytes)}, over max_buffer_size "
                                 f"{sized(limits.max_buffer_size)} {where}")
         for need in self.needs:
-            if need.whole and not need.runtime and need.binding_bytes > limits.max_storage_binding_size:
+            if not need.runtime and need.binding_bytes > limits.max_storage_binding_size:
                 problems.append(f"{need.name} needs one binding of {sized(need.binding_bytes)}, over "
                                 f"max_storage_binding_size {binding_text(limits, sized)} {where}")
         return problems

@@ -15,6 +15,25 @@ from ..upload import UploadPlan, chunk_ranges, copy_into
 from .adapters import IMPLS
 
 MAP_ALIGNMENT = 8  # wgpu's map offset alignment (the size must be a multiple of 4)
+READ_STAGING_MIN = 1 << 16  # the readback staging buffer's smallest size
+READ_LATER_GRAIN = 256  # read_later's staging buffers are whole multiples of this
+
+
+def read_staging_bytes(nbytes: int) -> int:
+    """Bytes of the readback staging buffer a staged ``read`` of ``nbytes`` needs (the runtime keeps one, made
+    anew only for a larger read)."""
+    return max(int(nbytes), READ_STAGING_MIN)
+
+
+def read_later_bytes(nbytes: int) -> int:
+    """Bytes of the staging buffer a staged ``read_later`` of ``nbytes`` takes (kept per size for reuse)."""
+    return max(READ_LATER_GRAIN, -(-int(nbytes) // READ_LATER_GRAIN) * READ_LATER_GRAIN)
+
+
+def upload_chunk(plan: UploadPlan, nbytes: int) -> int:
+    """The upload ring's chunk a write of ``nbytes`` (> 0) goes through; 0: below ``plan.threshold`` it goes
+    through ``queue.write_buffer`` instead. The ring holds ``plan.slots`` chunks of the largest chunk so far."""
+    return plan.chunk_for(nbytes) if nbytes >= plan.threshold else 0
 
 
 class Buffers:
@@ -86,11 +105,11 @@ class Buffers:
             raise ValueError(f"write at byte offset {offset}: wgpu writes need offsets that are multiples of 4")
         if data.nbytes == 0:
             return  # wgpu rejects empty writes
-        if data.nbytes < self.upload.threshold:
+        chunk = upload_chunk(self.upload, data.nbytes)
+        if not chunk:
             self.device.queue.write_buffer(buffer.handle, offset, data)
             return
         raw = data.view(np.uint8).reshape(-1)
-        chunk = self.upload.chunk_for(raw.nbytes)
         chunks = chunk_ranges(raw.nbytes, chunk)
         self._ask_maps(chunk, len(chunks))
         try:
@@ -164,7 +183,7 @@ class Buffers:
     def _staging_buffer(self, nbytes: int):
         if self._staging is None or self._staging.size < nbytes:
             usage = self.wgpu.BufferUsage
-            size = max(nbytes, 1 << 16)
+            size = read_staging_bytes(nbytes)
             self._staging = self.device.create_buffer(size=size, usage=usage.MAP_READ | usage.COPY_DST)
         return self._staging
 
@@ -193,7 +212,7 @@ class Buffers:
         if buffer.mode is StorageMode.SHARED and self.zero_copy_shared or nbytes == 0:
             return lambda: self.read(buffer, nbytes)
         check_range("read", buffer, nbytes, 0)
-        size = max(256, -(-nbytes // 256) * 256)
+        size = read_later_bytes(nbytes)
         free = self._read_stagings.setdefault(size, [])
         if free:
             staging = free.pop()

@@ -22,6 +22,15 @@ from .encode import PARAMS_SLOT_BYTES, CopyStep, DispatchStep, PendingDispatch, 
 BIND_GROUP_CACHE = 4096  # bind groups kept (least recently used dropped first); a proof uses about 500
 
 
+PARAMS_MIN = 1 << 14  # the launch-parameter uniform buffer's smallest size
+
+
+def params_buffer_bytes(nbytes: int) -> int:
+    """Bytes of the launch-parameter buffer a batch of ``nbytes`` of params slots (``PARAMS_SLOT_BYTES`` per
+    dispatch that has params) needs; the runtime keeps one, made anew only for a larger batch."""
+    return max(int(nbytes), PARAMS_MIN)
+
+
 class _WgpuBatch(Batch):
     """Records dispatches and copies; everything is encoded at ``submit``, after one write of all params slots,
     so a batch may interleave copies and dispatches and batches may be built side by side."""
@@ -205,7 +214,8 @@ class Pipelines:
     def _params_buffer(self, nbytes: int):
         if self._params is None or self._params.size < nbytes:
             usage = self.wgpu.BufferUsage
-            self._params = self.device.create_buffer(size=max(nbytes, 1 << 14), usage=usage.UNIFORM | usage.COPY_DST)
+            self._params = self.device.create_buffer(size=params_buffer_bytes(nbytes),
+                                                     usage=usage.UNIFORM | usage.COPY_DST)
         return self._params
 
     def _bind_group(self, layout, bindings: tuple[tuple[RtBuffer, int, int], ...], params_at):
