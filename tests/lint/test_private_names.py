@@ -48,8 +48,6 @@ ALLOWED: dict[str, tuple[str, set[str]]] = {
                                                  "_drivers", "_finish_recording", "_finish_session",
                                                  "_forget_program", "_free_submitted", "_get", "_host_call",
                                                  "_open_session", "_start_recording"}),
-    # the memory model (issue 39: planning from the program)
-    "backends/memory/plan.py": ("the memory model's walk", {"import _Rows", "import _Tree", "import _Walk"}),
     # the profiles over the protocol core (issue 39: profiles as equals)
     "many/batch_verify.py": ("the protocol core's private verifier steps",
                              {"_verify", "import _Openings", "import _reject", "import _single_permutation"}),
