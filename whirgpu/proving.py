@@ -57,7 +57,7 @@ class Prover(ProverSurface):
                  storage: str | None = None):
         self.config = params if isinstance(params, WhirConfig) else derive_explained(params)
         choice = select_backend(backend, self.config, storage)  # auto checks that the proof fits the device
-        self._own(choice.backend, not isinstance(backend, Backend))
+        super().__init__(choice.backend, not isinstance(backend, Backend))
         self.backend_reason = choice.reason
         self.last_phase_seconds: dict[str, float] = {}
         self.last_transfers = TransferStats()
@@ -117,11 +117,11 @@ class Prover(ProverSurface):
         one GPU proves more per second than one process can record. The workers start (spawned, opening their
         devices and compiling their kernels: seconds) at the first such call and stay until ``close()``; the
         tables travel to them pickled, so they must be host arrays."""
+        yield from super().prove_many(instances, in_flight, devices, processes)
+
+    def _prove_here(self, instances, in_flight: int):
         n = self.config.num_variables
         backend = self.backend
-        if processes is not None or devices is not None:
-            yield from self._prove_elsewhere(instances, in_flight, devices, processes)
-            return
 
         def sources():
             for evaluations, points in instances:
@@ -137,7 +137,7 @@ class Prover(ProverSurface):
             self.last_phase_seconds = dict(prover.timer.seconds)
             yield ProofFile(self.config.params, statement, proof)
 
-    def _rebuilder(self, for_processes: bool, variant):
+    def _rebuilder(self, for_processes: bool, options: tuple):
         """This prover on another backend: from the configuration in a thread, from the parameters (smaller to
         pickle, derived again) in a worker process."""
         return functools.partial(type(self), self.config.params if for_processes else self.config)

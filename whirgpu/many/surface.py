@@ -2,7 +2,8 @@
 ``P3Prover``): the backend it owns and closes, the ``with`` block, and ``prove_many``'s ``devices=`` and
 ``processes=`` options, which hand the proofs to ``many.devices`` and ``many.processes``.
 
-Contract (``ProverSurface``, a base class; the subclass calls ``_own(backend, owned)`` once in its ``__init__``):
+Contract (``ProverSurface``, a base class; the subclass's ``__init__`` calls ``ProverSurface.__init__(self,
+backend, owned)`` once its backend is chosen):
 - ``backend``: the backend proofs run on; a ``BackendUnavailable`` naming the prover's class once it is closed.
   ``closed``; ``storage`` (the backend's policy, None on the cpu backend); ``device`` (the WebGPU device of a wgpu
   or dawn backend, None elsewhere).
@@ -10,13 +11,14 @@ Contract (``ProverSurface``, a base class; the subclass calls ``_own(backend, ow
   only let go of); idempotent. ``with prover:`` closes it at the end of the block; a closed prover refuses to
   enter one.
 - ``stop_workers()``, ``worker_proofs``: the worker processes of ``prove_many(processes=...)``, kept from the
-  first such call until ``close()`` (or until the devices, the number of processes or the variant change).
-- ``_prove_elsewhere(instances, in_flight, devices, processes, variant=None)``: what ``prove_many`` yields when
-  ``devices`` or ``processes`` is given, in input order, byte for byte what ``prove`` makes. The subclass says
-  how to rebuild itself on another backend: ``_rebuilder(for_processes, variant)`` returns a callable
-  ``make(backend=...)`` (picklable when ``for_processes``) giving a prover with ``backend``,
-  ``prove(evaluations, points)`` and ``prove_many(instances, in_flight)`` over the same (evaluations, points)
-  instances; ``variant`` (hashable) is what that call's proofs take besides the instances.
+  first such call until ``close()`` (or until the devices, the number of processes or the options change).
+- ``prove_many(instances, in_flight=2, devices=None, processes=None, **options)``: a generator. With neither
+  ``devices`` nor ``processes``, the subclass's ``_prove_here(instances, in_flight, **options)``; else the proofs
+  made elsewhere, in input order, byte for byte what ``prove`` makes. The subclass says how it is rebuilt on
+  another backend: ``_rebuilder(for_processes, options)`` returns a callable ``make(backend=...)`` (picklable
+  when ``for_processes``) giving a prover with ``backend``, ``prove(evaluations, points)`` and
+  ``prove_many(instances, in_flight)`` over the same (evaluations, points) instances under those ``options``
+  (a sorted tuple of (name, value) pairs, hashable).
 """
 
 from __future__ import annotations
@@ -30,14 +32,10 @@ from ..errors import BackendUnavailable, ConfigError
 class ProverSurface:
     """A prover's backend, its lifecycle and its proofs elsewhere (module contract)."""
 
-    _backend: Backend | None = None
-    _owns_backend = False
-    _workers = None  # (key, processes.ProcessProvers) of prove_many(processes=...), kept until close()
-
-    def _own(self, backend: Backend, owned: bool) -> None:
-        self._backend = backend
+    def __init__(self, backend: Backend, owned: bool):
+        self._backend: Backend | None = backend
         self._owns_backend = owned  # a backend passed in stays the caller's to close
-        self._workers = None
+        self._workers = None  # (key, processes.ProcessProvers) of prove_many(processes=...), kept until close()
 
     @property
     def backend(self) -> Backend:
@@ -96,18 +94,27 @@ class ProverSurface:
         """The WebGPU device (a ``wgpu.GPUDevice``) of a wgpu or dawn prover; None on the other backends."""
         return getattr(self.backend, "device", None)
 
+    def prove_many(self, instances, in_flight: int = 2, devices=None, processes: int | None = None, **options):
+        """See the module contract; the subclasses document their instances and options."""
+        self.backend  # noqa: B018 - a closed prover refuses at the first proof, as prove does
+        if processes is None and devices is None:
+            yield from self._prove_here(instances, in_flight, **options)
+            return
+        options = tuple(sorted(options.items()))
+        if processes is not None:
+            yield from self._prove_in_processes(instances, in_flight, devices, processes, options)
+        else:
+            yield from self._prove_on_devices(instances, in_flight, devices, options)
+
     # -- what a subclass says ------------------------------------------------------------------------------------
-    def _rebuilder(self, for_processes: bool, variant):
+    def _prove_here(self, instances, in_flight: int, **options):
+        raise NotImplementedError
+
+    def _rebuilder(self, for_processes: bool, options: tuple):
         raise NotImplementedError
 
     # -- proofs elsewhere ----------------------------------------------------------------------------------------
-    def _prove_elsewhere(self, instances, in_flight: int, devices, processes: int | None, variant=None):
-        if processes is not None:
-            yield from self._prove_in_processes(instances, in_flight, devices, processes, variant)
-        else:
-            yield from self._prove_on_devices(instances, in_flight, devices, variant)
-
-    def _prove_in_processes(self, instances, in_flight: int, devices, processes: int, variant):
+    def _prove_in_processes(self, instances, in_flight: int, devices, processes: int, options: tuple):
         from .processes import BackendRecipe, ProcessProvers  # noqa: PLC0415
 
         if isinstance(in_flight, bool) or not isinstance(in_flight, int) or in_flight < 1:
@@ -122,14 +129,14 @@ class ProverSurface:
             recipes = [BackendRecipe.of(b) for b in devices]
         else:
             raise ConfigError(f'devices must be None, "all" or a non-empty list of backends, got {devices!r:.60}')
-        key = (tuple(recipes), processes, variant)
+        key = (tuple(recipes), processes, options)
         if self._workers is None or self._workers[0] != key or self._workers[1].broken:
             self.stop_workers()
-            self._workers = (key, ProcessProvers(self._rebuilder(True, variant), recipes, processes))
+            self._workers = (key, ProcessProvers(self._rebuilder(True, options), recipes, processes))
         workers = self._workers[1]
         yield from workers.prove(instances, workers.workers * in_flight)
 
-    def _prove_on_devices(self, instances, in_flight: int, devices, variant):
+    def _prove_on_devices(self, instances, in_flight: int, devices, options: tuple):
         from .devices import all_devices, prove_on_devices  # noqa: PLC0415
 
         if devices == "all":
@@ -139,7 +146,7 @@ class ProverSurface:
         else:
             raise ConfigError(f'devices must be None, "all" or a non-empty list of backends, got {devices!r:.60}')
         try:
-            yield from prove_on_devices(self._rebuilder(False, variant), backends, instances, in_flight)
+            yield from prove_on_devices(self._rebuilder(False, options), backends, instances, in_flight)
         finally:
             if owned:
                 for backend in backends:

@@ -118,7 +118,7 @@ class P3Prover(ProverSurface):
         self.params: P3Parameters = resolved.params
         self.config: P3WhirConfig = resolved.config
         choice = select_backend(backend, self.config, storage)  # auto: the proof must fit the device
-        self._own(choice.backend, not isinstance(backend, Backend))
+        super().__init__(choice.backend, not isinstance(backend, Backend))
         self.backend_reason = choice.reason
         self.last_phase_seconds: dict[str, float] = {}
 
@@ -148,11 +148,10 @@ class P3Prover(ProverSurface):
         processes per device, started at the first such call and kept until ``close()`` (tables travel to them as
         host arrays; the call must run under ``if __name__ == "__main__":`` in a script). A bad instance raises its
         ``ConfigError`` in its turn, after the documents before it."""
-        backend = self.backend
         num_openings = check_openings(num_openings, "num_openings")
-        if processes is not None or devices is not None:
-            yield from self._prove_elsewhere(instances, in_flight, devices, processes, num_openings)
-            return
+        yield from super().prove_many(instances, in_flight, devices, processes, num_openings=num_openings)
+
+    def _prove_here(self, instances, in_flight: int, num_openings: int):
         n, field = self.num_variables, self.field
 
         def sources():
@@ -163,15 +162,15 @@ class P3Prover(ProverSurface):
                 else:
                     yield words, 0, _canonical_points(points, n, field)
 
-        prover = P3WhirProver(self.config, field, backend)
+        prover = P3WhirProver(self.config, field, self.backend)
         for proved, prescribed in prover.prove_many_p3(sources(), in_flight):
             self.last_phase_seconds = dict(prover.timer.seconds)
             yield P3ProofDocument(n, self.params, field, proved, prescribed, None, self.last_phase_seconds)
 
-    def _rebuilder(self, for_processes: bool, variant: int):
+    def _rebuilder(self, for_processes: bool, options: tuple):
         """This prover on another backend, with the parameters it proves (``pow_note``'s raise already in them),
-        drawing ``variant`` points where an instance's points are None."""
-        return P3Rebuild(self.num_variables, self.params, self.field, variant)
+        drawing ``num_openings`` (the one option) points where an instance's points are None."""
+        return P3Rebuild(self.num_variables, self.params, self.field, dict(options)["num_openings"])
 
 
 @dataclass(frozen=True)
