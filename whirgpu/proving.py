@@ -10,7 +10,7 @@ b = Σ_t x_t 2^(n-1-t) (x_0 is the most significant bit). A point has n coordina
 
 from __future__ import annotations
 
-import gc
+import functools
 import time
 
 import numpy as np
@@ -18,8 +18,9 @@ import numpy as np
 from .backends import Backend, TransferStats, select_backend
 from .backends.memory import register_planned_proof
 from .canonical import canonical_array, canonical_table
-from .errors import BackendUnavailable, ConfigError
+from .errors import ConfigError
 from .profiles.whir_p3_metal.serialize import ProofFile
+from .many.surface import ProverSurface
 from .protocol.config import WhirConfig
 from .protocol.parameters import ProtocolParameters
 from .protocol.proof import Statement
@@ -44,75 +45,23 @@ def points_to_monty(points, num_variables: int) -> np.ndarray:
     return F.to_monty(array.astype(np.uint64))
 
 
-class Prover:
+class Prover(ProverSurface):
     """Commits to polynomials and proves evaluation claims, on the backend ``select_backend`` resolves.
 
     ``storage``: the GPU storage policy, one of ``STORAGE_POLICIES`` (hybrid: inputs and outputs in host-visible
     memory, intermediates device-only; shared; private); None reads ``WHIRGPU_STORAGE``, else hybrid. The cpu
-    backend accepts and ignores it. After each proof, ``last_phase_seconds`` holds the wall time per phase and
+    backend accepts and ignores it. ``backend``, ``closed``, ``close()``, ``with``, ``storage``, ``device`` and the
+    worker processes are ``ProverSurface``'s. After each proof, ``last_phase_seconds`` holds the wall time per phase and
     ``last_transfers`` the bytes uploaded, downloaded and copied on the device (all 0 on the cpu backend)."""
 
     def __init__(self, params: ProtocolParameters | WhirConfig, backend: str | Backend = "auto",
                  storage: str | None = None):
         self.config = params if isinstance(params, WhirConfig) else derive_explained(params)
         choice = select_backend(backend, self.config, storage)  # auto checks that the proof fits the device
-        self._backend: Backend | None = choice.backend
-        self._owns_backend = not isinstance(backend, Backend)  # a backend passed in stays the caller's to close
+        super().__init__(choice.backend, not isinstance(backend, Backend))
         self.backend_reason = choice.reason
         self.last_phase_seconds: dict[str, float] = {}
         self.last_transfers = TransferStats()
-        self._workers = None  # (key, processes.ProcessProvers) of prove_many(processes=...), kept until close()
-
-    @property
-    def backend(self) -> Backend:
-        """The backend proofs run on; a ``BackendUnavailable`` once the prover is closed."""
-        if self._backend is None:
-            raise BackendUnavailable("this Prover is closed (close() or the end of its with block released its "
-                                     "device): make a new Prover")
-        return self._backend
-
-    @property
-    def closed(self) -> bool:
-        return self._backend is None
-
-    def close(self) -> None:
-        """Release the backend's device memory (its pooled buffers) and the runtime's device now, instead of when
-        the garbage collector finds them; idempotent. A closed prover refuses to prove. A backend passed in
-        ready-made (``Prover(params, backend=GpuBackend(...))``) is only let go of: its owner closes it."""
-        self.stop_workers()
-        backend, self._backend = self._backend, None
-        if backend is not None and self._owns_backend:
-            backend.close()
-            del backend
-            # The backend, its transfer-counting wrapper, the runtime's kernel and bind-group caches and the
-            # WebGPU objects refer to one another in cycles that hold the driver's memory until Python's cycle
-            # collector runs, which large device allocations never trigger: collect them now (tens of ms).
-            gc.collect()
-
-    def stop_workers(self) -> None:
-        """Stop the worker processes ``prove_many(processes=...)`` started (waits for the proofs they run);
-        idempotent. The next such call starts new ones."""
-        workers, self._workers = self._workers, None
-        if workers is not None:
-            workers[1].close()
-
-    @property
-    def worker_proofs(self) -> dict:
-        """Proofs made per (device, worker pid) by the worker processes of ``prove_many(processes=...)`` since
-        they started (where the work landed); empty without workers."""
-        return dict(self._workers[1].landed) if self._workers is not None else {}
-
-    def __enter__(self) -> "Prover":
-        self.backend  # noqa: B018 - a closed prover refuses to enter a with block as it refuses to prove
-        return self
-
-    def __exit__(self, *exc_info) -> None:
-        self.close()
-
-    @property
-    def storage(self) -> str | None:
-        """The storage policy the backend uses (None on the cpu backend, which has no device memory)."""
-        return self.backend.storage
 
     @property
     def params(self) -> ProtocolParameters:
@@ -169,14 +118,11 @@ class Prover:
         one GPU proves more per second than one process can record. The workers start (spawned, opening their
         devices and compiling their kernels: seconds) at the first such call and stay until ``close()``; the
         tables travel to them pickled, so they must be host arrays."""
+        yield from super().prove_many(instances, in_flight, devices, processes)
+
+    def _prove_here(self, instances, in_flight: int):
         n = self.config.num_variables
         backend = self.backend
-        if processes is not None:
-            yield from self._prove_in_processes(instances, in_flight, devices, processes)
-            return
-        if devices is not None:
-            yield from self._prove_on_devices(instances, in_flight, devices)
-            return
 
         def sources():
             for evaluations, points in instances:
@@ -192,43 +138,10 @@ class Prover:
             self.last_phase_seconds = dict(prover.timer.seconds)
             yield ProofFile(self.config.params, statement, proof)
 
-    def _prove_in_processes(self, instances, in_flight: int, devices, processes: int):
-        from .many.processes import BackendRecipe, ProcessProvers  # noqa: PLC0415
-
-        if isinstance(in_flight, bool) or not isinstance(in_flight, int) or in_flight < 1:
-            raise ConfigError(f"in_flight must be a positive int, got {in_flight!r:.40}")
-        if devices is None:
-            recipes = [BackendRecipe.of(self.backend)]
-        elif devices == "all":
-            from .many.devices import adapter_count  # noqa: PLC0415
-
-            recipes = [BackendRecipe.of(self.backend, i) for i in range(adapter_count(self.backend))]
-        elif isinstance(devices, (list, tuple)) and devices and all(isinstance(b, Backend) for b in devices):
-            recipes = [BackendRecipe.of(b) for b in devices]
-        else:
-            raise ConfigError(f'devices must be None, "all" or a non-empty list of backends, got {devices!r:.60}')
-        key = (tuple(recipes), processes)
-        if self._workers is None or self._workers[0] != key or self._workers[1].broken:
-            self.stop_workers()
-            self._workers = (key, ProcessProvers(self.config, recipes, processes, type(self)))
-        workers = self._workers[1]
-        yield from workers.prove(instances, workers.workers * in_flight)
-
-    def _prove_on_devices(self, instances, in_flight: int, devices):
-        from .many.devices import all_devices, prove_on_devices  # noqa: PLC0415
-
-        if devices == "all":
-            backends, owned = all_devices(self.backend), True
-        elif isinstance(devices, (list, tuple)) and devices and all(isinstance(b, Backend) for b in devices):
-            backends, owned = list(devices), False
-        else:
-            raise ConfigError(f'devices must be None, "all" or a non-empty list of backends, got {devices!r:.60}')
-        try:
-            yield from prove_on_devices(self.config, backends, instances, in_flight, type(self))
-        finally:
-            if owned:
-                for backend in backends:
-                    backend.close()
+    def _rebuilder(self, for_processes: bool, options: tuple):
+        """This prover on another backend: from the configuration in a thread, from the parameters (smaller to
+        pickle, derived again) in a worker process."""
+        return functools.partial(type(self), self.config.params if for_processes else self.config)
 
     def prove_monty(self, poly: np.ndarray, statement: Statement | np.ndarray) -> ProofFile:
         """Lower level: a Montgomery table (2^n uint32 words below p, checked on the host) and either a

@@ -5,6 +5,7 @@ its turn; a worker that cannot open its device is a BackendUnavailable naming wh
 
 from __future__ import annotations
 
+import functools
 from multiprocessing import shared_memory
 
 import numpy as np
@@ -15,7 +16,6 @@ from whirgpu.api import Prover
 from whirgpu.backends.gpu import GpuBackend
 from whirgpu.errors import BackendUnavailable, ConfigError
 from whirgpu.many.processes import BackendRecipe, ProcessProvers
-from whirgpu.protocol.config import WhirConfig
 from whirgpu.profiles.whir_p3_metal.serialize import dump
 
 from .conftest import open_runtime
@@ -95,8 +95,7 @@ def test_a_bad_instance_raises_in_its_turn(expected):
 
 
 def test_a_worker_without_its_device_says_why():
-    workers = ProcessProvers(WhirConfig.from_params(PARAMS), [BackendRecipe("wgpu", adapter_index=99)], 1,
-                              Prover)
+    workers = ProcessProvers(functools.partial(Prover, PARAMS), [BackendRecipe("wgpu", adapter_index=99)], 1)
     try:
         with pytest.raises(BackendUnavailable, match="there is no adapter 99"):
             next(workers.prove(INSTANCES[:1], 1))

@@ -199,6 +199,7 @@ LAYERS = [
     ("parameters, transcript, shapes", ["whirgpu.protocol"]),
     ("backends and the planner", ["whirgpu.backends", "whirgpu.devices.planner"]),
     ("step order", ["whirgpu.protocol.prover", "whirgpu.protocol.verifier", "whirgpu.expectations"]),
+    ("provers' surface", ["whirgpu.many.surface", "whirgpu.many.devices", "whirgpu.many.processes"]),
     ("profiles", ["whirgpu.profiles"]),
     ("many proofs", ["whirgpu.many"]),
     ("public API", ["whirgpu.api", "whirgpu.proving", "whirgpu.verifying", "whirgpu.devices.report",

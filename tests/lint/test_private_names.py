@@ -25,8 +25,7 @@ ALLOWED: dict[str, tuple[str, set[str]]] = {
     "runtime/wgpu_rt/buffers.py": ("wgpu-py's mapped-range call", {"_experimental_get_mapped_range"}),
     "runtime/wgpu_rt/device.py": ("wgpu-py's native handles (device poll, timestamp period)", {"_internal"}),
     # the GPU backend (issue 39)
-    "backends/device_transcript.py": (_GPU_MIXINS, {"_drivers", "_round_constants", "_tail_io",
-                                                    "import _folded_size"}),
+    "backends/device_transcript.py": (_GPU_MIXINS, {"_drivers", "_round_constants", "_tail_io"}),
     "backends/path_roots.py": (_GPU_MIXINS, {"_drivers", "_free", "_session"}),
     "backends/gpu/backend.py": (_GPU_MIXINS, {"_drop_programs", "_free_claim_descriptors", "_init_replays",
                                               "_upload_words", "import _BackendRuntime", "import _Session"}),
@@ -49,17 +48,13 @@ ALLOWED: dict[str, tuple[str, set[str]]] = {
                                                  "_forget_program", "_free_submitted", "_get", "_host_call",
                                                  "_open_session", "_start_recording"}),
     # the profiles over the protocol core (issue 39: profiles as equals)
-    "many/batch_verify.py": ("the protocol core's private verifier steps",
-                             {"_verify", "import _Openings", "import _reject", "import _single_permutation"}),
     "profiles/p3_whir/prover.py": ("the protocol core's private prover steps", {"_check_points", "_prove_retrying"}),
     "profiles/p3_whir/tables/prover.py": ("the protocol core's private prover steps",
                                           {"_new_transcript", "_prove_retrying"}),
     "profiles/p3_whir/tables/verifier.py": ("the protocol core's private verifier steps",
-                                            {"_cap_root", "_check", "_ood_points", "import _Constraint",
-                                             "import _Start"}),
+                                            {"_cap_root", "_check", "_ood_points"}),
     "profiles/p3_whir/verifier.py": ("the protocol core's private verifier steps",
-                                     {"_check", "_ood_points", "import _Constraint", "import _Start",
-                                      "import _reject"}),
+                                     {"_check", "_ood_points"}),
     "protocol/reachability.py": ("the configuration's private grinding values", {"_pow_values"}),
 }
 

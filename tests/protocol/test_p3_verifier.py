@@ -97,7 +97,7 @@ def first_word(tree, *parts):
 
 
 def test_the_p3_profile_shares_the_step_order():
-    assert P3WhirVerifier._verify is WhirVerifier._verify
+    assert P3WhirVerifier.walk is WhirVerifier.walk
 
 
 @pytest.mark.parametrize("name", PROOFS)

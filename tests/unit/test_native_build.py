@@ -51,7 +51,7 @@ def compiled_proof(real_library) -> bytes:
 
 
 def _clear_callers() -> None:
-    transcript._single_permutation.cache_clear()
+    transcript.single_permutation.cache_clear()
     verifier.fast_permute_lanes.cache_clear()
 
 

@@ -15,7 +15,7 @@ import pytest
 
 from whirgpu.field import BABYBEAR, KOALABEAR
 from whirgpu.native import permute as native
-from whirgpu.protocol.transcript import DuplexChallenger, _single_permutation
+from whirgpu.protocol.transcript import DuplexChallenger, single_permutation
 from whirgpu.ref.poseidon2 import permute_ints, permute_lanes
 from whirgpu.ref.poseidon2_constants import Poseidon2Constants
 from whirgpu.ref.poseidon2_params import BABYBEAR_16, Poseidon2Params
@@ -136,7 +136,7 @@ def test_without_a_compiler_the_reference_runs(monkeypatch):
     monkeypatch.setenv("CC", "no-such-compiler-here")
     native._library.cache_clear()
     native._best_isa.cache_clear()
-    _single_permutation.cache_clear()
+    single_permutation.cache_clear()
     try:
         assert native.native_permute(Poseidon2Constants.smallrng(1)) is None
         assert native.native_permute_lanes(Poseidon2Constants.smallrng(1)) is None
@@ -147,7 +147,7 @@ def test_without_a_compiler_the_reference_runs(monkeypatch):
         monkeypatch.delenv("CC")
         native._library.cache_clear()
         native._best_isa.cache_clear()
-        _single_permutation.cache_clear()
+        single_permutation.cache_clear()
     fast = DuplexChallenger()
     fast.observe_many(np.arange(1, 20, dtype=np.uint32))
     assert np.array_equal(fast.sample_ef(), sample)

@@ -339,11 +339,11 @@ class DeviceTranscript:
     def _distinct_queries(self, domain_size: int, folding_factor: int, num_queries: int) -> DeviceQueries:
         """``distinct_query_indices`` on the device: a DISTINCT op draws the t = min(q, folded size) indices, a SORT
         orders them (count t: every slot filled) and computes their domain points."""
-        from ..protocol.query_indices import _folded_size  # noqa: PLC0415 - its checks and errors
+        from ..protocol.query_indices import folded_domain_size  # noqa: PLC0415 - its checks and errors
         from ..protocol.transcript import MAX_SINGLE_SAMPLE_BITS  # noqa: PLC0415
 
         q = int(num_queries)
-        folded = _folded_size(domain_size, folding_factor, q)
+        folded = folded_domain_size(domain_size, folding_factor, q)
         log_size = folded.bit_length() - 1
         field = self.variant.field
         if log_size > min(field.TWO_ADICITY, MAX_SINGLE_SAMPLE_BITS[field.name]):  # one draw an index, a generator

@@ -14,7 +14,7 @@ kept for later ones), each taking contiguous chunks of the batch as one batch of
 in order. The proofs travel to the workers pickled (a ``P3ProofDocument`` as its JSON bytes:
 ``profiles.documents.portable``).
 
-How: each proof is walked by the one verifier (``WhirVerifier._verify``) with its Merkle openings deferred; then
+How: each proof is walked by the one verifier (``WhirVerifier.walk``) with its Merkle openings deferred; then
 the openings of every proof are hashed in one batch (``ref.merkle.compute_roots_batched``: one permutation call
 per chain step for the whole batch), and a proof's first failing opening (round order, then index order) is its
 verdict, else the first failure of its walk, as ``WhirVerifier.verify`` orders them: an opening that fails wins
@@ -24,8 +24,6 @@ over any later failure, because the single verifier checks the openings before i
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-import numpy as np
 
 from ..backends.path_roots import compute_roots_on
 from ..errors import BackendUnavailable, ConfigError, ProofFormatError, VerificationError, WhirGpuError
@@ -37,7 +35,7 @@ from ..profiles.p3_whir.expectations import verify_p3_expected
 from ..profiles.whir_p3_metal.serialize import ProofFile
 from ..protocol.security_policy import check_assume
 from ..native.permute import fast_permute_lanes
-from ..protocol.verifier import WhirVerifier, _Openings, _reject
+from ..protocol.verifier import Openings, WhirVerifier, first_bad_opening
 from ..ref import merkle
 
 
@@ -53,7 +51,7 @@ class Verdict:
         return "accept" if self.ok else f"reject: {self.error}"
 
 
-class _Deferred(_Openings):
+class _Deferred(Openings):
     """Openings queued for the batch: ``check`` (which the walk calls once every round's openings are known)
     checks nothing here."""
 
@@ -90,19 +88,10 @@ def _walk(proof, params, min_security, points, values, assume) -> _Walked:
         return _Walked([], exc, None, done=True)
     openings = _Deferred()
     try:
-        WhirVerifier(config)._verify(proof_file.proof, proof_file.statement, openings)
+        WhirVerifier(config).walk(proof_file.proof, proof_file.statement, openings)
     except (ProofFormatError, VerificationError) as exc:
         return _Walked(openings.pending, exc, proof_file)
     return _Walked(openings.pending, None, proof_file)
-
-
-def _first_bad_opening(pending: list[tuple], roots: list[np.ndarray]) -> VerificationError | None:
-    for (name, _, indices, _, root), computed in zip(pending, roots):
-        bad = np.flatnonzero(np.any(computed != root[None, :], axis=1))
-        if bad.size:
-            return _reject(name, "merkle", f"Merkle path of the opening at index {indices[bad[0]]} does not reach "
-                                           f"the root")
-    return None
 
 
 CHUNKS_PER_PROCESS = 1  # one contiguous chunk a worker: the larger the chunk, the more its openings share a batch
@@ -128,7 +117,7 @@ def verify_many(proofs, *, params: ProtocolParameters | WhirConfig | None = None
     verdicts, at = [], 0
     for w in walked:
         mine, at = roots[at:at + len(w.openings)], at + len(w.openings)
-        error = _first_bad_opening(w.openings, mine) or w.error
+        error = first_bad_opening(w.openings, mine) or w.error
         if w.done:
             verdicts.append(Verdict(error is None, error))
             continue
@@ -146,10 +135,10 @@ def verify_many(proofs, *, params: ProtocolParameters | WhirConfig | None = None
 def _warm_worker() -> None:
     """A worker's first chunk finds the compiled permutations loaded (their library is built once per machine)."""
     fast_permute_lanes()
-    from ..protocol.transcript import _single_permutation  # noqa: PLC0415
+    from ..protocol.transcript import single_permutation  # noqa: PLC0415
     from ..ref.poseidon2_constants import Poseidon2Constants  # noqa: PLC0415
 
-    _single_permutation(Poseidon2Constants.smallrng(1))
+    single_permutation(Poseidon2Constants.smallrng(1))
 
 
 def _verify_chunk(proofs: list, expectations: tuple) -> list[Verdict]:

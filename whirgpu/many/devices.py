@@ -1,8 +1,8 @@
-"""Proofs over several devices: ``prove_on_devices(config, backends, instances, in_flight)`` runs one prover per
-backend, each in a thread of its own with its proofs in flight (``Prover.prove_many``), and yields the proofs in
-input order.
+"""Proofs over several devices: ``prove_on_devices(make_prover, backends, instances, in_flight)`` runs one prover
+per backend (``make_prover(backend=...)``: a ``Prover`` or a ``P3Prover`` rebuilt there), each in a thread of its
+own with its proofs in flight (its ``prove_many``), and yields the proofs in input order.
 
-Contract: ``instances`` is any iterable of (evaluations, points) as ``Prover.prove`` takes them; it is read by one
+Contract: ``instances`` is any iterable of (evaluations, points) as the prover's ``prove_many`` takes them; it is read by one
 feeder thread, instance i going to backend i mod D, at most ``in_flight + 1`` instances ahead per backend (a
 generator of tables is never read far ahead). The proof of instance i is yielded i-th, byte for byte what
 ``Prover.prove`` makes on any backend. An instance that fails (its ``ConfigError``) or a backend that fails raises
@@ -51,11 +51,9 @@ def all_devices(backend) -> list:
     return [GpuBackend(kind(mul=rt.mul, adapter_index=i), storage=backend.storage) for i in range(count)]
 
 
-def prove_on_devices(config, backends: list, instances: Iterable, in_flight: int = 2, prover_type=None) -> Iterator:
-    """``prover_type``: the prover class to run on each backend (``whirgpu.Prover``: passed in, so that this
-    module imports nothing above it)."""
-    Prover = prover_type
-
+def prove_on_devices(make_prover, backends: list, instances: Iterable, in_flight: int = 2) -> Iterator:
+    """``make_prover(backend=...)``: the prover to run on each backend (passed in, so that this module imports
+    no prover above it)."""
     count = len(backends)
     inputs = [queue.Queue(maxsize=in_flight + 1) for _ in range(count)]
     outputs = [queue.Queue() for _ in range(count)]
@@ -91,7 +89,7 @@ def prove_on_devices(config, backends: list, instances: Iterable, in_flight: int
 
     def work(k: int):
         try:
-            prover = Prover(config, backend=backends[k])
+            prover = make_prover(backend=backends[k])
             for proof in prover.prove_many(drain(inputs[k]), in_flight):
                 outputs[k].put(proof)
         except BaseException as exc:  # noqa: BLE001 - handed to the consumer in this instance's turn

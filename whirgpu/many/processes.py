@@ -6,12 +6,13 @@ while the device runs it in about 4; in-process ``prove_many`` overlaps the two 
 or more processes record side by side (no shared interpreter lock) and the device interleaves their submissions.
 
 Contract:
-- ``ProcessProvers(config, recipes, processes, prover_type)``: ``prover_type`` the prover class each worker
-  builds (``whirgpu.Prover``, passed in so that this module imports nothing above it); ``recipes`` is one ``BackendRecipe`` per device (what a worker
-  opens); ``processes`` workers per device, started with the ``spawn`` method (never ``fork``: a forked GPU driver
+- ``ProcessProvers(make_prover, recipes, processes)``: ``make_prover(backend=...)`` builds each worker's prover (a
+  picklable callable: ``whirgpu.Prover`` or ``P3Prover`` with their parameters bound, passed in so that this
+  module imports no prover above it); ``recipes`` is one ``BackendRecipe`` per device (what a worker opens); ``processes`` workers per device, started with the ``spawn`` method (never ``fork``: a forked GPU driver
   is undefined), each opening its backend once and keeping it. Worker w opens ``recipes[w % len(recipes)]``.
 - ``prove(instances, ahead)``: yields one ``ProofFile`` per (evaluations, points) of ``instances`` (any iterable,
-  read at most ``ahead`` instances ahead of the proof being yielded), byte for byte what ``Prover.prove`` makes.
+  read at most ``ahead`` instances ahead of the proof being yielded), byte for byte what the prover's ``prove``
+  makes (each worker calls ``prove(evaluations, points)``; what it returns must pickle).
   Evaluations and points must be host data (a numpy array or a sequence), not a GPU buffer: a numpy table of
   ``SHARE_BYTES`` or more is copied into a shared-memory block the worker maps (blocks are reused from proof to
   proof), anything else travels pickled. An instance that fails raises its own error (a ``ConfigError`` for bad
@@ -103,14 +104,13 @@ _WORKER_PROVER = None  # the worker process's prover, or the error that kept it 
 _WORKER_DEVICE = ""  # the device the worker's prover opened, as ProcessProvers.landed names it
 
 
-def _start_worker(prover_type, params, recipes: tuple[BackendRecipe, ...], counter) -> None:
+def _start_worker(make_prover, recipes: tuple[BackendRecipe, ...], counter) -> None:
     global _WORKER_PROVER, _WORKER_DEVICE
-    Prover = prover_type  # the caller's prover class, pickled by reference: this module imports no API above it
     with counter.get_lock():
         index, counter.value = counter.value, counter.value + 1
     try:
         recipe = recipes[index % len(recipes)]
-        _WORKER_PROVER = Prover(params, backend=recipe.open())
+        _WORKER_PROVER = make_prover(backend=recipe.open())
         adapter = getattr(getattr(_WORKER_PROVER.backend, "rt", None), "adapter", None)
         where = "best adapter" if recipe.adapter_index is None else f"adapter {recipe.adapter_index}"
         _WORKER_DEVICE = f"{recipe.name} {where}" + (f" ({adapter.summary})" if adapter is not None else "")
@@ -182,7 +182,7 @@ class _Blocks:
 class ProcessProvers:
     """Worker processes proving for one configuration (module contract)."""
 
-    def __init__(self, config, recipes: list[BackendRecipe], processes: int, prover_type):
+    def __init__(self, make_prover, recipes: list[BackendRecipe], processes: int):
         if isinstance(processes, bool) or not isinstance(processes, int) or processes < 1:
             raise ConfigError(f"processes must be a positive int, got {processes!r:.40}")
         check_main_guard(f"prove_many(processes={processes})")
@@ -190,8 +190,7 @@ class ProcessProvers:
         self.recipes = tuple(recipes)
         self.workers = processes * len(self.recipes)
         self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=context, initializer=_start_worker,
-                                         initargs=(prover_type, config.params, self.recipes,
-                                                   context.Value("i", 0)))
+                                         initargs=(make_prover, self.recipes, context.Value("i", 0)))
         self._blocks = _Blocks()
         self.broken = False  # a worker died: these provers take no more work (Prover starts new ones)
         self.landed: Counter = Counter()  # (device, worker pid) -> proofs made there, since these provers started

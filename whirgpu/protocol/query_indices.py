@@ -48,7 +48,7 @@ def sample_query_indices(
     challenger: BitSampler, domain_size: int, folding_factor: int, num_queries: int
 ) -> list[int]:
     """Sorted unique indices in [0, domain_size >> folding_factor)."""
-    folded_size = _folded_size(domain_size, folding_factor, num_queries)
+    folded_size = folded_domain_size(domain_size, folding_factor, num_queries)
     log_size = folded_size.bit_length() - 1
 
     total_bits = num_queries * log_size
@@ -73,7 +73,7 @@ def distinct_query_indices(
     challenger: UniformBitSampler, domain_size: int, folding_factor: int, num_queries: int
 ) -> list[int]:
     """min(num_queries, domain_size >> folding_factor) distinct indices into the folded domain, ascending."""
-    folded_size = _folded_size(domain_size, folding_factor, num_queries)
+    folded_size = folded_domain_size(domain_size, folding_factor, num_queries)
     log_size = folded_size.bit_length() - 1
     target = min(num_queries, folded_size)
     seen: set[int] = set()
@@ -82,7 +82,10 @@ def distinct_query_indices(
     return sorted(seen)
 
 
-def _folded_size(domain_size: int, folding_factor: int, num_queries: int) -> int:
+def folded_domain_size(domain_size: int, folding_factor: int, num_queries: int) -> int:
+    """``domain_size >> folding_factor``, the size of the domain query indices are drawn from, once the three
+    arguments are checked (a ``ConfigError`` naming the bad one: sizes positive ints, the folded size a power of
+    two; a GPU's query sampler checks with it as the host's does)."""
     if isinstance(domain_size, bool) or not isinstance(domain_size, int) or domain_size < 1:
         raise ConfigError(f"domain_size must be a positive power of two, got {domain_size!r}")
     if isinstance(folding_factor, bool) or not isinstance(folding_factor, int) or folding_factor < 0:

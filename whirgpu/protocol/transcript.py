@@ -57,7 +57,7 @@ def _word(x, p: int) -> int:
 
 
 @functools.lru_cache(maxsize=16)
-def _single_permutation(constants: Poseidon2Constants):
+def single_permutation(constants: Poseidon2Constants):
     """The fastest exact single-state permutation of ``constants``: the compiled one (``native_permute``, equal
     to ``permute_ints`` word for word) where a C compiler is available, else ``permute_ints``."""
     native = native_permute(constants)
@@ -127,7 +127,7 @@ class DuplexChallenger:
             state[k:RATE] = [0] * (RATE - k)
             state[RATE] = (state[RATE] + k) % p
         self.input_buffer = []
-        self._state = _single_permutation(self.constants)(state)
+        self._state = single_permutation(self.constants)(state)
         self.output_buffer = [x * self._r % p for x in self._state[:RATE]]
 
     def observe(self, x) -> None:

@@ -12,7 +12,7 @@ final round's openings are known (each round's openings only add hints, which th
 The first failure reported is still the first in the step-by-step order: when any other check fails first, the
 openings of the rounds before it are checked before that failure is raised.
 
-``WhirVerifier._verify`` is the step order of every protocol profile; what a profile does differently is a hook
+``WhirVerifier.walk`` is the step order of every protocol profile; what a profile does differently is a hook
 method (listed in the class docstring). ``p3_verifier.P3WhirVerifier`` is the p3-whir profile's; it checks each
 round's openings where it meets them.
 """
@@ -45,7 +45,7 @@ def _no_next() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 @dataclass
-class _Constraint:
+class Constraint:
     """Σ_j eq_coefficients[j] eq(eq_points[j], .) + Σ_m select_coefficients[m] select(select_vars[m], .)
     over the last ``num_variables`` challenges; ``next``: (points (q, nv, 4), windows (q, 2), coefficients (q, 4))
     of next-row weights (``ref.shift.lifted_next_at``, ``Backend.add_next_weights``), none by default."""
@@ -58,7 +58,7 @@ class _Constraint:
     next: tuple[np.ndarray, np.ndarray, np.ndarray] = field(default_factory=_no_next)
 
 
-def _weight_at(constraints: list[_Constraint], r_star: np.ndarray, reverse: bool = False, field=None) -> np.ndarray:
+def _weight_at(constraints: list[Constraint], r_star: np.ndarray, reverse: bool = False, field=None) -> np.ndarray:
     """Σ over the constraints of their weights at the last ``num_variables`` coordinates of ``r_star`` (M, 4)
     -> EF (4,) (``reverse``: those coordinates in reverse order, the suffix-order profile's local point). Every
     eq term is evaluated in one batch and every select term in another: a constraint over fewer variables has
@@ -95,8 +95,11 @@ def _weight_at(constraints: list[_Constraint], r_star: np.ndarray, reverse: bool
 
 
 @dataclass
-class _Openings:
-    """Merkle openings waiting for their check: (round name, rows (q, words), indices, siblings, root) each."""
+class Openings:
+    """Merkle openings waiting for their check: (round name, rows (q, words), indices, siblings, root) each.
+    ``walk`` adds each round's and calls ``check`` once the final round's are known; a subclass whose ``check``
+    does nothing leaves them in ``pending`` for a caller that hashes many proofs' openings in one batch
+    (``many.batch_verify``, which reports them with ``first_bad_opening``)."""
 
     pending: list[tuple] = field(default_factory=list)
 
@@ -110,14 +113,26 @@ class _Openings:
             return
         roots = merkle.compute_roots_batched([(rows, indices, siblings) for _, rows, indices, siblings, _ in pending],
                                              permute=fast_permute_lanes())
-        for (name, _, indices, _, root), computed in zip(pending, roots):
-            bad = np.flatnonzero(np.any(computed != root[None, :], axis=1))
-            if bad.size:
-                raise _reject(name, "merkle", f"Merkle path of the opening at index {indices[bad[0]]} does not "
-                                              f"reach the root")
+        error = first_bad_opening(pending, roots)
+        if error is not None:
+            raise error
 
 
-def _reject(round_name: str, check: str, message: str) -> VerificationError:
+def first_bad_opening(pending: list[tuple], roots: list[np.ndarray]) -> VerificationError | None:
+    """The rejection of the first opening of ``pending`` (``Openings.pending``'s tuples) whose computed roots
+    (``roots[i]``: (q, 8), one per index of entry i) miss its root, in round order then index order; None when
+    every one reaches it."""
+    for (name, _, indices, _, root), computed in zip(pending, roots):
+        bad = np.flatnonzero(np.any(computed != root[None, :], axis=1))
+        if bad.size:
+            return reject(name, "merkle", f"Merkle path of the opening at index {indices[bad[0]]} does not reach "
+                                          f"the root")
+    return None
+
+
+def reject(round_name: str, check: str, message: str) -> VerificationError:
+    """The ``VerificationError`` of a failed check: ``round_name`` ("initial", "round 0", "final", ...) and
+    ``check`` (the check's name, as ``VerificationError.check`` reports it), the message prefixed with the round."""
     return VerificationError(f"{round_name}: {message}", round=round_name, check=check)
 
 
@@ -148,21 +163,21 @@ def new_challenger(config: WhirConfig) -> DuplexChallenger:
 
 
 @dataclass
-class _Start:
+class Start:
     """What a profile's statement phase hands the shared rounds: the challenger (alpha sampled), the WHIR proof
     to walk, the initial commitment's root (8,), the initial constraint and the claimed sum it batches."""
 
     challenger: DuplexChallenger
     whir: object
     root: np.ndarray
-    constraint: _Constraint
+    constraint: Constraint
     claimed_sum: np.ndarray
 
 
 class WhirVerifier:
     """Checks proofs made under one ``WhirConfig`` (the whir-p3-metal profile).
 
-    ``_verify`` is the step order of whir-spec §4 (initial sumcheck; per round: root, OOD, PoW, checkpoint,
+    ``walk`` is the step order of whir-spec §4 (initial sumcheck; per round: root, OOD, PoW, checkpoint,
     queries, combination, sumcheck; final polynomial, PoW, queries, final sumcheck, closing equation), written
     once for every profile. What a profile does differently is a hook: the statement phase up to alpha
     (``_start``), where the proof keeps its rounds, roots and openings (``_round_proofs``, ``_round_root``,
@@ -184,19 +199,22 @@ class WhirVerifier:
         self.config = config
 
     def verify(self, proof: WhirProof, statement: Statement) -> None:
-        openings = _Openings()
+        openings = Openings()
         try:
-            self._verify(proof, statement, openings)
+            self.walk(proof, statement, openings)
         except (ProofFormatError, VerificationError):
             openings.check()  # a bad opening of an earlier round is the first failure in step order
             raise
 
-    def _verify(self, proof, statement, openings: _Openings) -> None:
+    def walk(self, proof, statement, openings: Openings) -> None:
+        """The step order over ``proof`` and ``statement``, raising the first failure other than a Merkle
+        opening's (``VerificationError`` or ``ProofFormatError``); the openings go to ``openings`` (checked by
+        its ``check`` once the final round's are added). ``verify`` is this with an ``Openings`` that checks."""
         config = self.config
         ops = self.F
         start = self._start(proof, statement)
         challenger, whir = start.challenger, start.whir
-        constraints: list[_Constraint] = [start.constraint]
+        constraints: list[Constraint] = [start.constraint]
         challenges: list[np.ndarray] = []
 
         claimed_sum, folding = self._sumcheck(
@@ -229,7 +247,7 @@ class WhirVerifier:
             all_values = np.concatenate([answers, folded])
             if len(coefficients):
                 claimed_sum = ops.ef_add(claimed_sum, ops.ef_sum(ops.ef_mul(coefficients, all_values)))
-            constraints.append(_Constraint(nv, ood_points, coefficients[:len(ood_points)], select_vars,
+            constraints.append(Constraint(nv, ood_points, coefficients[:len(ood_points)], select_vars,
                                            coefficients[len(ood_points):]))
             claimed_sum, folding = self._sumcheck(
                 f"{name} sumcheck", round_proof.sumcheck, challenger, config.fold(i + 1), rc.folding_pow_bits,
@@ -255,7 +273,7 @@ class WhirVerifier:
         expected = horner(final_poly, self._domain_points(config.final_domain_size, k_final, indices), self.field)
         bad = np.flatnonzero(np.any(folded != expected, axis=1))
         if bad.size:
-            raise _reject(name, "final-query", f"query at index {indices[bad[0]]} does not match the final polynomial")
+            raise reject(name, "final-query", f"query at index {indices[bad[0]]} does not match the final polynomial")
 
         final_challenges: list[np.ndarray] = []
         if fsr > 0:
@@ -275,11 +293,11 @@ class WhirVerifier:
                             self.field)
         final_value = evaluate(final_poly, r_final[::-1] if self.reverse_folding else r_final, self.field)
         if not np.array_equal(claimed_sum, ops.ef_mul(weight, final_value)):
-            raise _reject("final", "sumcheck-claim", "the sumcheck claim does not match the constraint weights "
+            raise reject("final", "sumcheck-claim", "the sumcheck claim does not match the constraint weights "
                                                      "at the folding point times the final polynomial")
 
     # -- hooks: the whir-p3-metal profile ------------------------------------------------------------------------
-    def _start(self, proof: WhirProof, statement: Statement) -> _Start:
+    def _start(self, proof: WhirProof, statement: Statement) -> Start:
         """Check the proof's and statement's types, absorb the commitment and its OOD answers, sample alpha and
         batch the statement's claims (alpha^0.. to the statement's points, then the OOD points)."""
         config = self.config
@@ -306,8 +324,8 @@ class WhirVerifier:
         alpha = challenger.sample_ef()
         coefficients = F.ef_powers(alpha, len(all_points))
         claimed_sum = F.ef_sum(F.ef_mul(coefficients, all_values)) if len(all_points) else np.zeros(4, np.uint32)
-        constraint = _Constraint(n, all_points, coefficients, np.zeros(0, np.uint32), np.zeros((0, 4), np.uint32))
-        return _Start(challenger, proof, root, constraint, claimed_sum)
+        constraint = Constraint(n, all_points, coefficients, np.zeros(0, np.uint32), np.zeros((0, 4), np.uint32))
+        return Start(challenger, proof, root, constraint, claimed_sum)
 
     def _round_proofs(self, whir) -> list:
         config = self.config
@@ -342,7 +360,7 @@ class WhirVerifier:
         if not isinstance(queries, list):
             raise ProofFormatError(f"{name}: queries must be a list")
         if len(queries) != len(indices):
-            raise _reject(name, "query-count", f"expected {len(indices)} distinct query openings, got {len(queries)}")
+            raise reject(name, "query-count", f"expected {len(indices)} distinct query openings, got {len(queries)}")
         width = 1 << folding_factor
         depth = (domain_size >> folding_factor).bit_length() - 1
         rows, siblings = _opened_rows(name, queries, kind, width, depth)
@@ -373,9 +391,9 @@ class WhirVerifier:
         witness = self._check(witness, (), f"{name} PoW witness")
         if bits > 0:
             if not challenger.check_witness(bits, witness):
-                raise _reject(name, "pow", f"proof-of-work witness fails the {bits}-bit check")
+                raise reject(name, "pow", f"proof-of-work witness fails the {bits}-bit check")
         elif witness != 0:
-            raise _reject(name, "pow", "PoW witness present where the configuration asks for none")
+            raise reject(name, "pow", "PoW witness present where the configuration asks for none")
 
     def _sumcheck(self, name, data, challenger, n_rounds: int, pow_bits: int, claimed_sum):
         if not isinstance(data, self.sumcheck_type):
@@ -388,7 +406,7 @@ class WhirVerifier:
             h0, h2 = evaluations[j]
             challenger.observe_many(evaluations[j])  # both message values, c0..c3 each
             if pow_bits > 0 and not challenger.check_witness(pow_bits, witnesses[j]):
-                raise _reject(name, "pow", f"round {j}: proof-of-work witness fails the {pow_bits}-bit check")
+                raise reject(name, "pow", f"round {j}: proof-of-work witness fails the {pow_bits}-bit check")
             r = challenger.sample_ef()
             claimed_sum = self._round_value(claimed_sum, h0, h2, r)
             challenges.append(r)

@@ -14,7 +14,10 @@ points=None)`` takes the 2^n canonical values (uint32 or any integer array-like,
 number of openings whose points the transcript draws (upstream's ``MultilinearPcs::open``) or prescribed points
 (E, n, 4) of canonical EF coefficients c0..c3 (``PrescribedPointPcs::open_at``), 1 to ``defaults.MAX_OPENINGS``
 of them, and returns a ``P3ProofDocument``. Bad input is a ``ConfigError`` naming it. The proof bytes are
-upstream's (the golden-p3 files are reproduced byte for byte on every backend).
+upstream's (the golden-p3 files are reproduced byte for byte on every backend). ``prove_many(instances,
+in_flight=2, devices=None, processes=None, num_openings=1)`` proves (evaluations, points) pairs as ``prove`` does,
+with ``Prover.prove_many``'s options; ``close()``, ``with``, ``backend``, ``device`` and ``storage`` are
+``Prover``'s (``many.surface.ProverSurface``).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from ...backends.base import Backend
 from ...errors import ConfigError
 from ...files import write_atomic
 from ...field import Field
+from ...many.surface import ProverSurface
 from ...protocol.folding import Constant
 from .config import P3Parameters, P3WhirConfig
 from .defaults import EXAMPLE_FIELD, EXAMPLE_PARAMETERS, PLONKY3_COMMIT, as_field, check_openings, resolve
@@ -96,8 +100,10 @@ class P3ProofDocument:
         return len(data)
 
 
-class P3Prover:
-    """Commits to polynomials and opens them in the p3-whir profile on the backend ``select_backend`` resolves."""
+class P3Prover(ProverSurface):
+    """Commits to polynomials and opens them in the p3-whir profile on the backend ``select_backend`` resolves.
+    ``backend``, ``closed``, ``close()``, ``with``, ``storage``, ``device`` and the worker processes of
+    ``prove_many(processes=...)`` are ``ProverSurface``'s, as ``Prover`` has them."""
 
     def __init__(self, num_variables: int, params: P3Parameters | None = None, field: str | Field = EXAMPLE_FIELD,
                  backend: str | Backend = "auto", storage: str | None = None):
@@ -112,7 +118,7 @@ class P3Prover:
         self.params: P3Parameters = resolved.params
         self.config: P3WhirConfig = resolved.config
         choice = select_backend(backend, self.config, storage)  # auto: the proof must fit the device
-        self.backend: Backend = choice.backend
+        super().__init__(choice.backend, not isinstance(backend, Backend))
         self.backend_reason = choice.reason
         self.last_phase_seconds: dict[str, float] = {}
 
@@ -120,7 +126,7 @@ class P3Prover:
         n = self.num_variables
         start = time.perf_counter()
         if points is None:
-            check_openings(num_openings, "num_openings")
+            num_openings = check_openings(num_openings, "num_openings")
         words = _canonical(evaluations, n, self.field)
         monty_points = None
         if points is not None:
@@ -131,6 +137,74 @@ class P3Prover:
         self.last_phase_seconds = {"input": input_seconds, **prover.timer.seconds}
         return P3ProofDocument(n, self.params, self.field, proved, points is not None, seed, self.last_phase_seconds)
 
+    def prove_many(self, instances, in_flight: int = 2, devices=None, processes: int | None = None,
+                   num_openings: int = 1):
+        """Prove every (evaluations, points) of ``instances`` (any iterable, consumed as the proofs go) as ``prove``
+        does, yielding the ``P3ProofDocument``s in order: ``points`` None draws ``num_openings`` points from the
+        transcript (``prove(evaluations, num_openings)``), an (E, n, 4) array prescribes them
+        (``prove(evaluations, points=points)``). The documents are those ``prove`` makes one by one, byte for
+        byte. ``in_flight``, ``devices`` and ``processes`` as ``Prover.prove_many`` takes them: proofs in flight on
+        a GPU backend, instance i on device i mod D (``"all"`` adapters or a list of backends), or that many worker
+        processes per device, started at the first such call and kept until ``close()`` (tables travel to them as
+        host arrays; the call must run under ``if __name__ == "__main__":`` in a script). A bad instance raises its
+        ``ConfigError`` in its turn, after the documents before it."""
+        num_openings = check_openings(num_openings, "num_openings")
+        yield from super().prove_many(instances, in_flight, devices, processes, num_openings=num_openings)
+
+    def _prove_here(self, instances, in_flight: int, num_openings: int):
+        n, field = self.num_variables, self.field
+
+        def sources():
+            for evaluations, points in instances:
+                words = _canonical(evaluations, n, field)
+                if points is None:
+                    yield words, num_openings, None
+                else:
+                    yield words, 0, _canonical_points(points, n, field)
+
+        prover = P3WhirProver(self.config, field, self.backend)
+        for proved, prescribed in prover.prove_many_p3(sources(), in_flight):
+            self.last_phase_seconds = dict(prover.timer.seconds)
+            yield P3ProofDocument(n, self.params, field, proved, prescribed, None, self.last_phase_seconds)
+
+    def _rebuilder(self, for_processes: bool, options: tuple):
+        """This prover on another backend, with the parameters it proves (``pow_note``'s raise already in them),
+        drawing ``num_openings`` (the one option) points where an instance's points are None."""
+        return P3Rebuild(self.num_variables, self.params, self.field, dict(options)["num_openings"])
+
+
+@dataclass(frozen=True)
+class P3Rebuild:
+    """``make(backend=...)`` of ``ProverSurface``: a ``P3Prover`` with these parameters on another backend (a
+    device's thread, a worker process: it pickles), whose ``prove(evaluations, points)`` and ``prove_many``
+    draw ``num_openings`` points where an instance's points are None."""
+
+    num_variables: int
+    params: P3Parameters
+    field: Field
+    num_openings: int
+
+    def __call__(self, backend: Backend) -> "RebuiltP3Prover":
+        return RebuiltP3Prover(P3Prover(self.num_variables, self.params, self.field, backend=backend),
+                               self.num_openings)
+
+
+class RebuiltP3Prover:
+    """A ``P3Prover`` taking instances as its ``prove_many`` does (``P3Rebuild``)."""
+
+    def __init__(self, prover: P3Prover, num_openings: int):
+        self.prover = prover
+        self.num_openings = num_openings
+
+    @property
+    def backend(self) -> Backend:
+        return self.prover.backend
+
+    def prove(self, evaluations, points) -> P3ProofDocument:
+        return self.prover.prove(evaluations, self.num_openings, points)
+
+    def prove_many(self, instances, in_flight: int = 2):
+        return self.prover.prove_many(instances, in_flight, num_openings=self.num_openings)
 
 def _canonical(values, n: int, field: Field) -> np.ndarray:
     """As ``Prover.prove`` takes them (``api.canonical_table``): a C-contiguous uint32 array as it is, other integer

@@ -7,7 +7,8 @@ Contract: ``prove_p3(config, field, backend, evaluations, num_openings=1, points
 ``MultilinearPcs::open`` (``num_openings`` points drawn from the transcript); points (E, n, 4) is
 ``PrescribedPointPcs::open_at``. The statement is upstream's example flow: one table of one column, each opening
 claims column 0's value at its point. The proof is byte for byte upstream's (the golden-p3 files are reproduced),
-and ``p3_verifier.verify_p3`` accepts it.
+and ``p3_verifier.verify_p3`` accepts it. ``P3WhirProver.prove_many_p3`` proves many such openings with proofs
+in flight, each proof carrying its own number of drawn points (``OpeningSource``).
 
 What this profile does differently from whir-p3-metal (``prover.WhirProver``), each a hook or data:
 - ``_new_transcript``: the length-tagged challenger over the field's SmallRng(1) width-16 Poseidon2 after the p3
@@ -22,6 +23,7 @@ What this profile does differently from whir-p3-metal (``prover.WhirProver``), e
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
@@ -41,6 +43,14 @@ from ...protocol.query_indices import distinct_query_indices
 from ...protocol.transcript import HostTranscript
 
 
+@dataclass(frozen=True)
+class OpeningSource(PolynomialSource):
+    """A polynomial to open with ``drawn`` points drawn from the transcript (0: the statement's points are
+    prescribed)."""
+
+    drawn: int = 0
+
+
 class P3Proved:
     """What ``prove_p3`` returns: the commitment (``MultilinearPcs::commit``'s ``MerkleCap``), the ``PcsProof``
     and ``points``, the opening points (E, n, 4) Montgomery words: the prescribed ones, or those the transcript
@@ -54,6 +64,10 @@ class P3Proved:
     @functools.cached_property
     def points(self) -> np.ndarray:
         return self._points() if callable(self._points) else self._points
+
+    def __getstate__(self) -> dict:
+        """Pickled with its points replayed (a worker process's proof travels back so)."""
+        return {"commitment": self.commitment, "proof": self.proof, "_points": self.points}
 
 
 class P3WhirProver(WhirProver):
@@ -71,6 +85,25 @@ class P3WhirProver(WhirProver):
                  canonical: bool = False) -> P3Proved:
         """See the module contract; ``canonical``: the evaluations are canonical words (converted and checked by
         the backend) rather than Montgomery ones."""
+        source, points = self._source(evaluations, num_openings, points, canonical)
+        (commitment, proof, drawn), _ = self._prove_retrying(source, points, None)
+        return P3Proved(commitment, proof, drawn if source.drawn else points)
+
+    def prove_many_p3(self, instances, in_flight: int = 2):
+        """Prove each (evaluations, num_openings, points) of ``instances`` as ``prove_p3(..., canonical=True)``
+        does, yielding (``P3Proved``, whether its points were prescribed) in order with up to ``in_flight`` proofs in flight
+        (``WhirProver.prove_many_points``: the same bytes); a bad instance raises its ``ConfigError`` in its turn,
+        after the proofs before it."""
+        def sources():
+            for evaluations, num_openings, points in instances:
+                yield self._source(evaluations, num_openings, points, True)
+
+        for (commitment, proof, drawn), statement in self.prove_many_points(sources(), in_flight):
+            prescribed = statement.points.shape[0] > 0  # drawn openings prove with no statement points
+            yield P3Proved(commitment, proof, statement.points if prescribed else drawn), prescribed
+
+    def _source(self, evaluations, num_openings: int, points, canonical: bool):
+        """(``OpeningSource``, the statement's points (E, n, 4), none when they are drawn), checked."""
         n = self.config.num_variables
         words = np.asarray(evaluations)
         if words.shape != (1 << n,):
@@ -78,7 +111,7 @@ class P3WhirProver(WhirProver):
         if points is None:
             if isinstance(num_openings, bool) or not isinstance(num_openings, int) or num_openings < 1:
                 raise ConfigError(f"num_openings must be a positive int, got {num_openings!r:.40}")
-            self._transcript_points = num_openings
+            drawn = num_openings
             points = np.zeros((0, n, 4), np.uint32)
         else:
             points = np.ascontiguousarray(points, dtype=np.uint32)
@@ -87,17 +120,22 @@ class P3WhirProver(WhirProver):
                 raise ConfigError("prescribed points: at least one opening point is needed")
             if np.any(points >= np.uint32(self.field.P)):
                 raise ConfigError(f"prescribed points must be field elements below p = {self.field.P}")
-            self._transcript_points = 0
+            drawn = 0
         if not canonical:
             words = np.ascontiguousarray(words, dtype=np.uint32)
             if np.any(words >= np.uint32(self.field.P)):
                 raise ConfigError(f"polynomial values must be field elements below p = {self.field.P}")
-        (commitment, proof, drawn), _ = self._prove_retrying(PolynomialSource(words, canonical=canonical), points,
-                                                             None)
-        return P3Proved(commitment, proof, drawn if self._transcript_points else points)
-
+        return OpeningSource(words, canonical, drawn), points
 
     # -- hooks ---------------------------------------------------------------------------------------------------
+    def _record(self, polynomial, points, values, finish):
+        """The step order, with the number of drawn openings of the proof being recorded: ``_shape``,
+        ``_statement`` and ``_replay_key`` read it while it records (several proofs may be in flight, each with
+        its own)."""
+        if isinstance(polynomial, OpeningSource):
+            self._transcript_points = polynomial.drawn
+        return super()._record(polynomial, points, values, finish)
+
     def _replay_key(self, polynomial, points, values):
         """The base key with what else fixes this profile's launches: the field and the drawn openings."""
         key = super()._replay_key(polynomial, points, values)
@@ -182,9 +220,9 @@ class P3WhirProver(WhirProver):
         return tuple(OpeningEvals(c.reshape(1, 4), np.zeros((0, 4), np.uint32)) for c in claimed)
 
     def _opened_points(self, commitment: MerkleCap, whir: P3WhirProof, claimed: np.ndarray, read):
-        """What ``P3Proved.points`` will be: a callable replaying the drawn points on first use."""
-        drawn = self._transcript_points
-        return lambda: self._replay_points(commitment, whir, claimed, drawn)
+        """What ``P3Proved.points`` will be when the points were drawn: a callable replaying them on first use
+        (one drawn point per claim; read back after later proofs were recorded, so it reads no state of theirs)."""
+        return lambda: self._replay_points(commitment, whir, claimed, len(claimed))
 
     def _replay_points(self, commitment: MerkleCap, whir: P3WhirProof, claimed: np.ndarray, drawn: int
                        ) -> np.ndarray:

@@ -48,7 +48,7 @@ from .proof import MerkleCap, PcsProof, QueryOpenings, RoundProof, SumcheckData
 from ...protocol.proof import DIGEST_ELEMS
 from ...protocol.query_indices import distinct_query_indices
 from ...protocol.transcript import DuplexChallenger
-from ...protocol.verifier import WhirVerifier, _Constraint, _reject, _Start
+from ...protocol.verifier import Constraint, Start, WhirVerifier, reject
 
 
 @dataclass(frozen=True)
@@ -120,7 +120,7 @@ class P3WhirVerifier(WhirVerifier):
         return p3_challenger(self.config, self.field)
 
     # -- hooks --------------------------------------------------------------------------------------------------
-    def _start(self, proof: PcsProof, statement: P3Statement) -> _Start:
+    def _start(self, proof: PcsProof, statement: P3Statement) -> Start:
         config, ops = self.config, self.F
         n = config.num_variables
         if not isinstance(proof, PcsProof):
@@ -158,9 +158,9 @@ class P3WhirVerifier(WhirVerifier):
         all_points = np.concatenate([opening_points, ood_points])
         coefficients = ops.ef_powers(alpha, len(all_points))
         claimed_sum = ops.ef_sum(ops.ef_mul(coefficients, np.concatenate([values, ood])))
-        constraint = _Constraint(n, all_points, coefficients, np.zeros(0, np.uint32), np.zeros((0, 4), np.uint32))
+        constraint = Constraint(n, all_points, coefficients, np.zeros(0, np.uint32), np.zeros((0, 4), np.uint32))
         self._opened = P3Opened(_frozen(opening_points), _frozen(values), _frozen(ood_points))
-        return _Start(challenger, whir, root, constraint, claimed_sum)
+        return Start(challenger, whir, root, constraint, claimed_sum)
 
     def _cap_root(self, what: str, cap) -> np.ndarray:
         if not isinstance(cap, MerkleCap):
@@ -207,7 +207,7 @@ class P3WhirVerifier(WhirVerifier):
         if queries.kind != kind:
             raise ProofFormatError(f"{name}: expected {kind} openings, got {queries.kind}")
         if queries.num_queries != len(indices):
-            raise _reject(name, "query-count", f"expected {len(indices)} distinct query openings, "
+            raise reject(name, "query-count", f"expected {len(indices)} distinct query openings, "
                                                f"got {queries.num_queries}")
         width = 1 << folding_factor
         if not indices:
@@ -223,9 +223,9 @@ class P3WhirVerifier(WhirVerifier):
         try:
             computed = root_from_pruned(indices, leaves, siblings, depth, self._compress)
         except ValueError as exc:  # the sibling count the transcript's indices call for: a failed opening
-            raise _reject(name, "merkle", str(exc)) from None
+            raise reject(name, "merkle", str(exc)) from None
         if not np.array_equal(computed, root):
-            raise _reject(name, "merkle", "the pruned Merkle multiproof of the openings does not reach the root")
+            raise reject(name, "merkle", "the pruned Merkle multiproof of the openings does not reach the root")
         last = np.asarray(folding[len(folding) - folding_factor:], np.uint32).reshape(-1, 4)
         return evaluate_rows(rows, last[::-1] if self.reverse_folding else last, self.field)
 

@@ -36,7 +36,7 @@ from ...p3_whir.config import P3WhirConfig
 from ...p3_whir.format import ProofBounds
 from ...p3_whir.proof import MerkleCap, PcsProof
 from ...p3_whir.verifier import P3WhirVerifier
-from ....protocol.verifier import _Constraint, _Start
+from ....protocol.verifier import Constraint, Start
 from .claims import claim_terms, stacked_claims
 from .shapes import TablesProtocol
 from .stacking import LAYOUTS, StackedLayout, plan_layout
@@ -84,7 +84,7 @@ class P3TablesVerifier(P3WhirVerifier):
         self.protocol = protocol
         self.reverse_folding = layout == "suffix"  # SuffixProver binds the last variable first
 
-    def _start(self, proof: PcsProof, statement: TablesStatement) -> _Start:
+    def _start(self, proof: PcsProof, statement: TablesStatement) -> Start:
         config, ops, field = self.config, self.F, self.field
         n = config.num_variables
         batches = self.protocol.batches
@@ -135,14 +135,14 @@ class P3TablesVerifier(P3WhirVerifier):
             values[term.power] = (following if term.next else current)[term.batch][term.position]
         values[claims.n_claims:] = ood
         claimed_sum = ops.ef_sum(ops.ef_mul(coefficients, values)) if total else np.zeros(4, np.uint32)
-        constraint = _Constraint(
+        constraint = Constraint(
             n, np.concatenate([claims.eq_points, ood_points]),
             np.concatenate([coefficients[claims.eq_powers], coefficients[claims.n_claims:]]),
             np.zeros(0, np.uint32), np.zeros((0, 4), np.uint32),
             (claims.next_points, claims.next_windows, coefficients[claims.next_powers]))
         self._opened = TablesOpened(tuple(map(_frozen, points)), tuple(map(_frozen, current)),
                                     tuple(map(_frozen, following)), _frozen(ood_points), self.stacked)
-        return _Start(challenger, whir, root, constraint, claimed_sum)
+        return Start(challenger, whir, root, constraint, claimed_sum)
 
 
 def _frozen(array: np.ndarray) -> np.ndarray:
