@@ -40,8 +40,8 @@ def test_a_proof_stays_within_its_launch_budget(tracer, point):
     counts, program = tracer.counts, backend.last_program.program.counts()
     assert counts.dispatches <= BUDGETS[point], f"{point}: {counts.dispatches} dispatches, budget {BUDGETS[point]}"
     assert counts.reads == 1, f"{point}: {counts.reads} readbacks"
-    assert (program.dispatches, program.copies, program.submissions) == \
-        (counts.dispatches, counts.copies, counts.submissions)  # the program is what the runtime was sent
+    assert (program.dispatches, program.copies, program.submissions, program.writes, program.write_bytes) == \
+        (counts.dispatches, counts.copies, counts.submissions, counts.writes, counts.write_bytes)  # what was sent
     tracer.reset()
     prover.prove(*instance)  # replayed: the same again
     assert (tracer.counts.dispatches, tracer.counts.reads) == (counts.dispatches, 1)

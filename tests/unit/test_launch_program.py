@@ -43,7 +43,7 @@ def _program():
     a, b, region = _buffer(), _buffer(), _buffer()
     steps = [Write(region, 0, np.arange(4, dtype=np.uint32)), Write(a, 16, None, ("table", 0, 8)),
              dispatch("k1", [a, RtView(b, 0, 32)], [1, 2], 3), Copy(a, 0, b, 32, 16), Submit(), Submit(),
-             Write(region, 4, None, ("points",)), dispatch("k2", [region], None, 1), Submit()]
+             Write(region, 4, None, ("points",), 48), dispatch("k2", [region], None, 1), Submit()]
     return Program(steps), (a, b, region)
 
 
@@ -54,7 +54,7 @@ def test_segments_split_at_each_submission_and_skip_empty_ones():
     assert [id(x) for x in program.buffers()] == [id(region), id(a), id(b)]
     counts = program.counts()
     assert (counts.submissions, counts.dispatches, counts.copies, counts.copied_bytes, counts.writes,
-            counts.write_bytes) == (2, 2, 1, 16, 3, 16 + 32)
+            counts.write_bytes) == (2, 2, 1, 16, 3, 16 + 32 + 48)
 
 
 def test_repointed_replaces_buffers_and_views_and_keeps_the_rest():

@@ -31,12 +31,14 @@ from .base import RtBuffer, RtView
 
 @dataclass(frozen=True, eq=False)
 class Write:
-    """Host -> device: ``data`` (uint32 words, copied at recording) or, when None, the input ``source``."""
+    """Host -> device: ``data`` (uint32 words, copied at recording) or, when None, the input ``source``;
+    ``nbytes``: the bytes written when recorded (an input's size; None: ``data``'s)."""
 
     buffer: RtBuffer
     offset: int
     data: np.ndarray | None
     source: tuple | None = None
+    nbytes: int | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -153,7 +155,8 @@ class Program:
         steps = []
         for step in self.steps:
             if isinstance(step, Write):
-                step = Write(remap.get(id(step.buffer), step.buffer), step.offset, step.data, step.source)
+                step = Write(remap.get(id(step.buffer), step.buffer), step.offset, step.data, step.source,
+                             step.nbytes)
             elif not isinstance(step, Submit):
                 step = repoint_launch(step, remap)
             steps.append(step)
@@ -176,6 +179,8 @@ class Program:
 
 
 def _write_bytes(write: Write) -> int:
+    if write.nbytes is not None:
+        return int(write.nbytes)
     if write.data is not None:
         return int(write.data.nbytes)
     source = write.source or ()

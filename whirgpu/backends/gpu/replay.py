@@ -62,7 +62,7 @@ class Recorder:
 
     def write(self, buffer: RtBuffer, data: np.ndarray, offset: int, source: tuple | None) -> None:
         """A host write; ``source`` names the input its words come from (module docstring), else they are kept."""
-        self.program.steps.append(Write(buffer, offset, None if source else data.copy(), source))
+        self.program.steps.append(Write(buffer, offset, None if source else data.copy(), source, int(data.nbytes)))
 
     def _same_batch(self, batch) -> bool:
         if self.batch is None:
