@@ -4,20 +4,9 @@ with what a proof's launch program says (``GpuBackend.last_program``), and count
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
-
-@dataclass
-class Counts:
-    submissions: int = 0
-    dispatches: int = 0
-    copies: int = 0
-    reads: int = 0
-    read_bytes: int = 0
-    writes: int = 0
-    write_bytes: int = 0
+from whirgpu.bench.proof_profile import Counts  # the counts bench --kernels reports
 
 
 class _Batch:

@@ -24,12 +24,13 @@ backend, owned)`` once its backend is chosen):
 from __future__ import annotations
 
 import gc
+from abc import ABC, abstractmethod
 
 from ..backends.base import Backend
 from ..errors import BackendUnavailable, ConfigError
 
 
-class ProverSurface:
+class ProverSurface(ABC):
     """A prover's backend, its lifecycle and its proofs elsewhere (module contract)."""
 
     def __init__(self, backend: Backend, owned: bool):
@@ -107,11 +108,13 @@ class ProverSurface:
             yield from self._prove_on_devices(instances, in_flight, devices, options)
 
     # -- what a subclass says ------------------------------------------------------------------------------------
+    @abstractmethod
     def _prove_here(self, instances, in_flight: int, **options):
-        raise NotImplementedError
+        """The proofs of ``instances`` on this prover's backend, ``in_flight`` at a time, in input order."""
 
+    @abstractmethod
     def _rebuilder(self, for_processes: bool, options: tuple):
-        raise NotImplementedError
+        """A callable ``make(backend=...)`` giving this prover on another backend (module contract)."""
 
     # -- proofs elsewhere ----------------------------------------------------------------------------------------
     def _prove_in_processes(self, instances, in_flight: int, devices, processes: int, options: tuple):
