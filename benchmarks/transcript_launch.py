@@ -32,25 +32,25 @@ SHAPES = {
 def _time_shape(rt: WgpuRuntime, gpu: GpuBackend, shape, runs: int) -> list[float]:
     times = []
     for run in range(runs + 1):
-        session = gpu._open_session(4 * 4096, 4 * (1 << 14), 64)
+        session = gpu.state.open_session(4 * 4096, 4 * (1 << 14), 64)
         regions = session.regions
         start = DuplexChallenger()
-        gpu._drivers.write(regions.scratch.buffer, challenger_words(start.sponge_state, start.input_buffer,
+        gpu.state.drivers.write(regions.scratch.buffer, challenger_words(start.sponge_state, start.input_buffer,
                                                                     len(start.output_buffer)), regions.state.offset)
-        gpu._session = session
+        gpu.state.session = session
         values = []
         for words in [np.array([i + 1], np.uint32) for i in range(5)] + [np.arange(64, dtype=np.uint32),
                                                                         np.arange(8, dtype=np.uint32)]:
             value = regions.proof.take(words.shape)
-            gpu._drivers.write(regions.proof.buffer, words, value.offset)
+            gpu.state.drivers.write(regions.proof.buffer, words, value.offset)
             values.append(value)
         rt.kernel_times()
         shape(session.transcript, values)
         session.transcript.flush()
-        session.batch.submit()
-        gpu._session = None
-        gpu._drivers.read(regions.proof.buffer)
-        gpu._free(regions.proof.buffer, regions.scratch.buffer, regions.points.buffer)
+        session.runtime_batch.submit()
+        gpu.state.session = None
+        gpu.state.drivers.read(regions.proof.buffer)
+        gpu.state.pool.free(regions.proof.buffer, regions.scratch.buffer, regions.points.buffer)
         launch = [ns for label, ns in rt.kernel_times() if label.startswith("transcript")]
         if run and launch:
             times.extend(launch)

@@ -26,30 +26,30 @@ class DeviceRun:
     def __init__(self, backend: GpuBackend, challenger: DuplexChallenger, proof_words: int = 4096,
                  scratch_words: int = 1 << 14, points_words: int = 16):
         self.backend = backend
-        self.session = backend._open_session(4 * proof_words + 64 * 256, 4 * scratch_words + 64 * 256,
+        self.session = backend.state.open_session(4 * proof_words + 64 * 256, 4 * scratch_words + 64 * 256,
                                              4 * points_words)
         regions = self.session.regions
-        backend._drivers.write(regions.scratch.buffer, challenger_words(
+        backend.state.drivers.write(regions.scratch.buffer, challenger_words(
             challenger.sponge_state, challenger.input_buffer, len(challenger.output_buffer)), regions.state.offset)
-        backend._session = self.session
+        backend.state.session = self.session
         self.transcript = self.session.transcript
 
     def put(self, words: np.ndarray):
         regions = self.session.regions
         value = regions.proof.take(words.shape)
         if words.size:
-            self.backend._drivers.write(regions.proof.buffer, words, value.offset)
+            self.backend.state.drivers.write(regions.proof.buffer, words, value.offset)
         return value
 
     def finish(self):
         backend, regions = self.backend, self.session.regions
         self.transcript.flush()
-        self.session.batch.submit()
-        backend._session = None
-        self.scratch = backend._drivers.read(regions.scratch.buffer)
-        self.proof = backend._drivers.read(regions.proof.buffer)
-        self.points = backend._drivers.read(regions.points.buffer)
-        backend._free(regions.proof.buffer, regions.scratch.buffer, regions.points.buffer)
+        self.session.runtime_batch.submit()
+        backend.state.session = None
+        self.scratch = backend.state.drivers.read(regions.scratch.buffer)
+        self.proof = backend.state.drivers.read(regions.proof.buffer)
+        self.points = backend.state.drivers.read(regions.points.buffer)
+        backend.state.pool.free(regions.proof.buffer, regions.scratch.buffer, regions.points.buffer)
 
     def get(self, value) -> np.ndarray:
         regions = self.session.regions

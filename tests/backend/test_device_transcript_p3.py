@@ -34,7 +34,7 @@ def gpu(gpu_runtime):
 def _run(gpu, variant: TranscriptVariant, start: DuplexChallenger, **sizes) -> DeviceRun:
     """A DeviceRun whose transcript speaks ``variant``."""
     run = DeviceRun(gpu, start, **sizes)
-    run.transcript = run.session.transcript = DeviceTranscript(gpu, run.session, variant)
+    run.transcript = run.session.transcript = DeviceTranscript(gpu.state, run.session, variant)
     return run
 
 
@@ -239,7 +239,7 @@ def test_default_variant_is_todays(gpu):
     host = start.clone()
     run = DeviceRun(gpu, start)
     assert run.transcript.variant.is_default
-    assert run.transcript.kernel("pow_search", constants={"WG": 64, "TAIL": 1}) is gpu._drivers.kernel(
+    assert run.transcript.kernel("pow_search", constants={"WG": 64, "TAIL": 1}) is gpu.state.drivers.kernel(
         "pow_search", constants={"WG": 64, "TAIL": 1})
     words = _words(rng, BABYBEAR, 3)
     run.transcript.observe(run.put(words))
@@ -258,13 +258,13 @@ CPU = CpuBackend()
 def tagged(gpu, monkeypatch):
     """The backend's kernels composed through the tagged variant (what the backend will do for a p3 proof)."""
     variant = TranscriptVariant.p3(BABYBEAR)
-    kernel = gpu._drivers.kernel
+    kernel = gpu.state.drivers.kernel
 
     def composed(stem, entry=None, constants=None, field="babybear"):
         merged, _ = variant.kernel_args(stem, constants)
         return kernel(stem, entry, merged or None, field)
 
-    monkeypatch.setattr(gpu._drivers, "kernel", composed)
+    monkeypatch.setattr(gpu.state.drivers, "kernel", composed)
     return variant
 
 
@@ -276,7 +276,7 @@ def test_program_rides_on_an_evaluation(gpu, tagged, log_n):
     start = _start(tagged, rng)
     host = start.clone()
     run = _run(gpu, tagged, start, points_words=8 * log_n)
-    point = gpu._put(run.session.regions.points, z)
+    point = gpu.state.put(run.session.regions.points, z)
     answer = gpu.evaluate(gpu.upload(table), point)
     t = run.transcript
     t.observe(answer)

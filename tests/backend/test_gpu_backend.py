@@ -232,6 +232,6 @@ def test_split_final_poly(gpu_runtime):
     array = _random(np.random.default_rng(13), (1 << 10, 4))
     table = backend.upload(array, StorageMode.PRIVATE)
     assert len(table.handle.buffers) == 4
-    with backend._host_call(proof_words=array.size) as session:
+    with backend.state.host_call(proof_words=array.size) as session:
         out = backend.final_poly(table)
-    np.testing.assert_array_equal(backend._get(session.words, out), array)
+    np.testing.assert_array_equal(session.read(out), array)

@@ -87,8 +87,8 @@ def test_proof_identical_with_split_buffers(gpu_runtime, case):
 
 def _held_bytes(backend) -> int:
     """What the backend holds between proofs: its pool, and the region sets its recorded shapes keep (replay)."""
-    pooled = sum(b.nbytes for free in backend._pool.values() for b in free)
-    kept = sum(b.nbytes for program in backend._programs.values() for s in program.sets for b in s.buffers)
+    pooled = sum(b.nbytes for free in backend.state.pool.free_lists.values() for b in free)
+    kept = sum(b.nbytes for program in backend.replay.programs.values() for s in program.sets for b in s.buffers)
     return pooled + kept
 
 
@@ -189,13 +189,13 @@ def test_folds_sum_the_next_round(gpu_runtime, monkeypatch):
     backend = GpuBackend(gpu_runtime)
     case = next(c for c in SUBSET if c.n >= 11 and c.config().fold(0) > 1)
     stems = []
-    real_kernel = backend._drivers.kernel
+    real_kernel = backend.state.drivers.kernel
 
     def kernel(stem, entry=None, constants=None, field="babybear"):
         stems.append(stem)
         return real_kernel(stem, entry, constants, field)
 
-    monkeypatch.setattr(backend._drivers, "kernel", kernel)
+    monkeypatch.setattr(backend.state.drivers, "kernel", kernel)
     _check_case(backend, case)
     config = case.config()
     rounds = [config.fold(i) for i in range(config.n_rounds + 1)] + [config.final_sumcheck_rounds]

@@ -120,7 +120,7 @@ def test_empty_batches_and_entries(gpu, launches):
 
 def test_batch_past_the_grid_is_several_launches(gpu, launches):
     """The fixture's 7 workgroups per dimension hold 7 * 7 * 64 openings a launch: a larger batch is two."""
-    per_launch = paths.launch_openings(gpu._drivers)
+    per_launch = paths.launch_openings(gpu.state.drivers)
     assert per_launch == 7 * 7 * paths.WORKGROUP
     rng = np.random.default_rng(5)
     _check(gpu, [_random_opening(rng, per_launch - 100, 8, 2), _random_opening(rng, 300, 16, 1)])
@@ -162,10 +162,10 @@ def test_repeated_batches_reuse_the_pool(gpu):
     """Buffers go back to the backend's pool in power-of-two sizes: batches of similar sizes allocate nothing new."""
     rng = np.random.default_rng(9)
     _check(gpu, [_random_opening(rng, 20, 16, 5)])
-    pooled = sum(len(free) for free in gpu._pool.values())
+    pooled = sum(len(free) for free in gpu.state.pool.free_lists.values())
     for n in (19, 18, 20):
         _check(gpu, [_random_opening(rng, n, 16, 5)])
-    assert sum(len(free) for free in gpu._pool.values()) == pooled
+    assert sum(len(free) for free in gpu.state.pool.free_lists.values()) == pooled
 
 
 def test_contract_errors_match_the_reference(gpu):

@@ -23,7 +23,7 @@ def _drivers(runtime, binding: int, buffer: int):
     """The runtime as the kernel drivers see it under a backend with these limits; its buffers start dirty."""
     backend = GpuBackend(runtime)
     backend.binding_limit, backend.buffer_limit = binding, buffer
-    rt = backend._drivers
+    rt = backend.state.drivers
     plain_alloc = rt.alloc
 
     def alloc(nbytes, *args, **kwargs):

@@ -20,7 +20,7 @@ import pytest
 from whirgpu.api import random_instance
 from whirgpu.backends.cpu import CpuBackend
 from whirgpu.backends.gpu import GpuBackend
-from whirgpu.backends.gpu.drivers import _CountingBatch
+from whirgpu.backends.gpu.drivers import CountingBatch
 from whirgpu.backends.gpu.geometry import level_jobs, opening_launches
 from whirgpu.field import P
 from whirgpu.kernels import merkle, split
@@ -36,8 +36,8 @@ CPU = CpuBackend()
 def _counting(backend: GpuBackend, monkeypatch):
     """Yields the list of ``openings`` launches each ``open_rows`` call records (nested calls count once)."""
     calls, depth = [], [0]
-    kernel = backend._drivers.kernel("openings")
-    real_dispatch, real_open = _CountingBatch.dispatch, GpuBackend.open_rows
+    kernel = backend.state.drivers.kernel("openings")
+    real_dispatch, real_open = CountingBatch.dispatch, GpuBackend.open_rows
 
     def dispatch(self, k, *args):
         if depth[0] and k is kernel:
@@ -54,7 +54,7 @@ def _counting(backend: GpuBackend, monkeypatch):
             depth[0] -= 1
 
     with monkeypatch.context() as patch:
-        patch.setattr(_CountingBatch, "dispatch", dispatch)
+        patch.setattr(CountingBatch, "dispatch", dispatch)
         patch.setattr(GpuBackend, "open_rows", open_rows)
         yield calls
 
@@ -119,12 +119,12 @@ def test_round_openings_are_one_launch_when_the_tree_fits(gpu_runtime, monkeypat
     codeword, levels = got.handle
     ref = MerkleTree.build(want.handle[0].reshape(1 << log_height, -1))
     for d, level in enumerate(levels):
-        np.testing.assert_array_equal(split.read_rows(backend._drivers, level).reshape(-1, 8), ref.levels[d])
+        np.testing.assert_array_equal(split.read_rows(backend.state.drivers, level).reshape(-1, 8), ref.levels[d])
 
     # the layout: the top levels in one buffer within one binding, merkle_top's back to back as it writes them and
     # the others at aligned offsets; the levels below own their buffers
     first, packed = merkle.packed_run(levels)
-    binding_limit, buffer_limit, alignment = split.runtime_limits(backend._drivers)
+    binding_limit, buffer_limit, alignment = split.runtime_limits(backend.state.drivers)
     top = merkle.top_level(1 << log_height, min(binding_limit, buffer_limit))
     assert first < len(levels) - 1 and packed.nbytes <= min(backend.binding_limit, backend.buffer_limit)
     assert first <= top < len(levels)
@@ -150,7 +150,7 @@ def test_round_openings_are_one_launch_when_the_tree_fits(gpu_runtime, monkeypat
     buffers = split.release_buffers([codeword, *levels])
     assert sum(b is packed.buffer for b in buffers) == 1
     backend.release(got)
-    assert sum(b is packed.buffer for free in backend._pool.values() for b in free) == 1
+    assert sum(b is packed.buffer for free in backend.state.pool.free_lists.values() for b in free) == 1
     again = backend.commit(backend.upload(table), log_folding, log_height)
     assert {id(b) for b in split.release_buffers([again.handle[0], *again.handle[1]])} == {id(b) for b in buffers}
     np.testing.assert_array_equal(again.root, want.root)

@@ -35,7 +35,7 @@ def backend(monkeypatch):
 
 
 def _keys(backend) -> list[ProgramKey]:
-    return list(backend._programs)
+    return list(backend.replay.programs)
 
 
 def _new_program(backend, prove) -> ProgramKey:

@@ -83,7 +83,7 @@ def test_replays_in_flight_read_back_their_own_regions(gpu_runtime, in_flight):
     expected = _expected(params, instances)
     got = [dump(p, "binary") for p in prover.prove_many(instances * 3, in_flight)]
     assert got == expected * 3
-    program, = backend._programs.values()
+    program, = backend.replay.programs.values()
     assert backend.replays >= 6 and len(program.sets) <= in_flight
     assert not any(region_set.busy for region_set in program.sets)
 
@@ -114,10 +114,10 @@ def test_what_changes_the_launches_records_anew():
     for points in (point, two, point, two):
         for _ in range(3):
             assert dump(prover.prove(table, points), "binary") == _reference(params, table, points)
-    assert len(backend._programs) == 2 and backend.replays == 8
+    assert len(backend.replay.programs) == 2 and backend.replays == 8
     backend.binding_limit = 4096  # split windows: other launches
     assert dump(prover.prove(table, point), "binary") == _reference(params, table, point)
-    assert len(backend._programs) == 2  # seen once under these limits: not recorded yet
+    assert len(backend.replay.programs) == 2  # seen once under these limits: not recorded yet
     backend.replay_enabled = False
     replays = backend.replays
     assert dump(prover.prove(table, two), "binary") == _reference(params, table, two)
@@ -134,16 +134,16 @@ def test_programs_are_bounded_and_give_their_regions_back(monkeypatch):
     for points in (point, two):
         for _ in range(3):
             prover.prove(table, points)
-    program, = backend._programs.values()  # the two-point shape's; the first shape's was dropped
+    program, = backend.replay.programs.values()  # the two-point shape's; the first shape's was dropped
     assert len(list(prover.prove_many([(table, two)] * 4, in_flight=3))) == 4  # more region sets
     assert len(program.sets) >= 2
     first_regions = {id(b) for b in program.recorded}
-    pooled = {id(b) for free in backend._pool.values() for b in free}
+    pooled = {id(b) for free in backend.state.pool.free_lists.values() for b in free}
     assert not first_regions & pooled  # the kept program's regions are its own
     batches = [batch for s in program.sets for _, batch in s.prepared.parts if batch is not None]
     assert batches and all(batch.params is not None for batch in batches)
     backend.close()
-    assert backend._programs == {} and backend._pool == {} and program.sets == []
+    assert backend.replay.programs == {} and backend.state.pool.free_lists == {} and program.sets == []
     assert all(batch.params is None for batch in batches)  # every set closed: its params buffers freed
 
 
@@ -190,7 +190,7 @@ def test_p3_whir_replays_are_the_references(field):
             [cpu.prove(t, num_openings=openings).dumps() for t in tables]
     points = rng.integers(0, 1000, (1, n, 4), dtype=np.uint32)
     assert [gpu.prove(t, points=points).dumps() for t in tables] == [cpu.prove(t, points=points).dumps() for t in tables]
-    assert backend.replays == 3 and len(backend._programs) == 3
+    assert backend.replays == 3 and len(backend.replay.programs) == 3
 
 
 def test_no_replay_while_a_buffer_it_uses_is_held():
@@ -198,13 +198,13 @@ def test_no_replay_while_a_buffer_it_uses_is_held():
     shape are proved unrecorded (the same bytes), and replayed again once it is released."""
     backend, prover, table, point, expected = _replaying(_params(10, 2, 1), 6)
     assert backend.replays == 1
-    program, = backend._programs.values()
+    program, = backend.replay.programs.values()
     held = program.pooled[0]
-    for free in backend._pool.values():  # as a caller holding it would: out of the pool
+    for free in backend.state.pool.free_lists.values():  # as a caller holding it would: out of the pool
         if any(b is held for b in free):
             free.remove(held)
     assert dump(prover.prove(table, point), "binary") == expected and backend.replays == 1
-    backend._free(held)
+    backend.state.pool.free(held)
     assert dump(prover.prove(table, point), "binary") == expected and backend.replays == 2
 
 
@@ -217,10 +217,10 @@ def test_a_proof_that_may_not_be_recorded_clears_a_stale_request():
     backend = _wgpu()
     for _ in range(2):
         backend.record_proof(ProgramKey(object, "a shape", 1))
-    assert backend._pending_record is not None
+    assert backend.replay.pending_record is not None
     poly, statement = random_instance(10, 2)
     gpu_proof = Prover(params, backend=backend).prove_monty(poly, statement)
-    assert backend._pending_record is None and backend._programs == {}
+    assert backend.replay.pending_record is None and backend.replay.programs == {}
     assert dump(gpu_proof, "binary") == dump(Prover(params, backend="cpu").prove_monty(poly, statement), "binary")
 
 
@@ -232,15 +232,15 @@ def test_a_recorded_proof_that_fails_to_start_its_readback_leaves_no_program(mon
     backend = _wgpu()
     prover = Prover(params, backend=backend)
     assert len(list(prover.prove_many(instances[:1]))) == 1  # seen once: the next one is recorded
-    real = backend._drivers.read_later
+    real = backend.state.drivers.read_later
 
     def failing(*args):
-        monkeypatch.setattr(backend._drivers, "read_later", real)
+        monkeypatch.setattr(backend.state.drivers, "read_later", real)
         raise RuntimeError("device lost")
 
-    monkeypatch.setattr(backend._drivers, "read_later", failing)
+    monkeypatch.setattr(backend.state.drivers, "read_later", failing)
     with pytest.raises(RuntimeError, match="device lost"):
         list(prover.prove_many(instances[1:]))
-    assert backend._programs == {}
+    assert backend.replay.programs == {}
     got = [dump(p, "binary") for p in prover.prove_many(instances * 2)]
     assert got == _expected(params, instances) * 2

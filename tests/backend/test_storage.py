@@ -125,7 +125,7 @@ def test_uniform_policies_put_every_buffer_in_one_mode(gpu_runtime, policy):
     want = SHARED if policy == "shared" else PRIVATE
     assert run.recorder.allocated, "the proof allocated nothing"
     assert {b.mode for b in run.recorder.allocated} == {want}
-    assert all(key[1] is want for key in run.backend._pool)
+    assert all(key[1] is want for key in run.backend.state.pool.free_lists)
 
 
 def test_hybrid_shares_what_the_host_touches_and_keeps_intermediates_private(gpu_runtime):

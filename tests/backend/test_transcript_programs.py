@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from tests.backend.test_device_transcript import DeviceRun, _host_state
-from whirgpu.backends.gpu.drivers import _CountingBatch
+from whirgpu.backends.gpu.drivers import CountingBatch
 from whirgpu.backends.cpu import CpuBackend
 from whirgpu.backends.gpu import SUMCHECK_TAIL_MAX, GpuBackend
 from whirgpu.field import P
@@ -62,7 +62,7 @@ def test_powers(gpu, n, slots, count):
     regions = run.session.regions
     count_value = None
     if count is not None:
-        count_value = gpu._put(regions.scratch, np.array([count], np.uint32))
+        count_value = gpu.state.put(regions.scratch, np.array([count], np.uint32))
     x = run.transcript.sample_ef()
     out = regions.scratch.take((n + slots, 4))
     run.transcript.powers(x, out, n, slots, count_value)
@@ -79,13 +79,13 @@ class _Counting:
 
     def __init__(self, monkeypatch):
         self.n = 0
-        original = _CountingBatch.dispatch
+        original = CountingBatch.dispatch
 
         def dispatch(batch, *args):
             self.n += 1
             return original(batch, *args)
 
-        monkeypatch.setattr(_CountingBatch, "dispatch", dispatch)
+        monkeypatch.setattr(CountingBatch, "dispatch", dispatch)
 
 
 @pytest.mark.parametrize("log_n, windows", [(3, False), (11, False), (11, True)])
@@ -100,7 +100,7 @@ def test_a_program_rides_on_an_evaluation(gpu, log_n, windows, monkeypatch):
     start = _start(rng)
     host = start.clone()
     run = DeviceRun(gpu, start, points_words=8 * log_n)
-    point = gpu._put(run.session.regions.points, z)
+    point = gpu.state.put(run.session.regions.points, z)
     device_table = gpu.upload(table)
     counting = _Counting(monkeypatch)
     answer = gpu.evaluate(device_table, point)
@@ -109,7 +109,7 @@ def test_a_program_rides_on_an_evaluation(gpu, log_n, windows, monkeypatch):
     expanded = gpu.expand_point(t.sample_ef(), log_n)
     powers = gpu.challenge_powers(t.sample_ef(), 3)
     run.finish()
-    windows_needed = -(-table.nbytes // gpu._window_limit)
+    windows_needed = -(-table.nbytes // gpu.state.window_limit)
     assert counting.n == windows_needed
     want = CPU.evaluate(CPU.upload(table), z)
     np.testing.assert_array_equal(run.get(answer).reshape(4), want.reshape(4))

@@ -165,14 +165,14 @@ class TailLaunch:
 
 
 class DeviceTranscript:
-    """The device challenger of one proof (``backend``'s current session). Values returned live in the session's
-    scratch (challenges) or proof (witnesses) region.
+    """The device challenger of one proof (the current session of ``state``, the GPU backend's ``DeviceState``).
+    Values returned live in the session's scratch (challenges) or proof (witnesses) region.
 
     Ops recorded after a ``TailLaunch`` (``defer``) ride on it as its epilogue; otherwise they are one transcript
     launch. Either way they are encoded at ``flush``, which the backend calls before recording any other launch."""
 
-    def __init__(self, backend, session, variant: TranscriptVariant | None = None):
-        self.backend = backend
+    def __init__(self, state, session, variant: TranscriptVariant | None = None):
+        self.state = state
         self.session = session
         self.variant = variant if variant is not None else TranscriptVariant()
         self.pending: list[tuple[int, int, int, int]] = []
@@ -186,15 +186,15 @@ class DeviceTranscript:
         """``stem``'s kernel composed for this transcript's variant (its field; its ``CH_*`` constants where the
         stem runs programs): what every launch carrying a program of this transcript must use."""
         constants, field = self.variant.kernel_args(stem, constants)
-        return self.backend._drivers.kernel(stem, entry, constants or None, field=field)
+        return self.state.drivers.kernel(stem, entry, constants or None, field=field)
 
     def round_constants(self):
         """The round-constant table of the variant's field, the ``p2_rc`` binding of the variant's kernels."""
         if self.variant.field.name == BABYBEAR.name:
-            return self.backend._round_constants()
+            return self.state.round_constants()
         from ..kernels import merkle  # noqa: PLC0415
 
-        return merkle.round_constants(self.backend._drivers, self.variant.field.name)
+        return merkle.round_constants(self.state.drivers, self.variant.field.name)
 
     # -- recording -----------------------------------------------------------------------------------------------
     def _op(self, code: int, y: int = 0, z: int = 0, w: int = 0, data: tuple = (), points: bool = False) -> None:
@@ -240,7 +240,7 @@ class DeviceTranscript:
         if ops:
             program[4:4 + 4 * len(ops)] = np.asarray(ops, np.uint32).reshape(-1)
         window = RtView(regions.proof.buffer, first, -(-(end - first) // 16) * 16)
-        batch = self.session.batch
+        batch = self.session.runtime_batch
         if tail is None:
             batch.dispatch(self.kernel("transcript"),
                            [regions.scratch.buffer, window, regions.points.buffer, self.round_constants()],
@@ -298,7 +298,7 @@ class DeviceTranscript:
         witness = regions.proof.take(())
         self._op(OP_POW_RESET, work.word, work.word + 1, len(launches) + 1)
         kernel = self.kernel("pow_search", constants={"WG": POW_WG, "TAIL": int(POW_TAIL)})
-        buffers = self.backend._tail_io(points=True)
+        buffers = self.state.tail_io(points=True)
         if field.name != BABYBEAR.name:
             buffers[-1] = self.round_constants()
         exit_ticket = work.word + 1 + len(launches)

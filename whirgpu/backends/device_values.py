@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from ..ref.merkle_pruned import prune_paths
 from ..runtime.base import RtBuffer, RtView
 
 STATE_WORDS = 26  # sponge 16, input length, output length, input buffer 8
@@ -52,6 +53,10 @@ class DeviceValue:
     def word(self) -> int:
         """The offset in words."""
         return self.offset // 4
+
+    def read(self, words: np.ndarray) -> np.ndarray:
+        """This value's words out of its buffer's words as read back (``words`` from word 0 of ``buffer``)."""
+        return words[self.word:self.word + self.words].reshape(self.shape)
 
     def view(self) -> RtView:
         """This value alone as a binding window (its offset must be aligned: proof and scratch slots are)."""
@@ -166,3 +171,18 @@ def region_bytes(shape, align: int) -> tuple[int, int, int]:
     if layout is not None and layout.draws_points:  # the statement's points may be drawn: one sampled z each
         scratch += shape.n_points * slot(4)
     return proof, scratch, max(points, 16)
+
+
+def resolve_value(words: np.ndarray, value):
+    """``value`` out of the proof region's words as read back: a ``DeviceValue``'s words; a ``DeviceOpenings``'
+    (rows, sibling paths) of the drawn count (one pruned multiproof, from the paths, for pruned openings);
+    anything else as it is."""
+    if isinstance(value, DeviceOpenings):
+        count = int(value.count.read(words)[0])
+        rows, paths = value.rows.read(words)[:count], value.siblings.read(words)[:count]
+        if value.indices is not None:
+            return rows, prune_paths(value.indices.read(words)[:count], paths)
+        return rows, paths
+    if isinstance(value, DeviceValue):
+        return value.read(words)
+    return value

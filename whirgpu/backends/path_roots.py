@@ -76,6 +76,6 @@ def compute_roots_on(backend: str | Backend, openings, constants: Poseidon2Const
                           f"{type(backend).__name__}")
     _check_constants(constants)
     with backend.proof_lock:
-        if backend._session is not None:
+        if backend.state.session is not None:
             raise ConfigError("compute_roots_on: the backend is inside a proof on this thread")
-        return paths.compute_roots(backend._drivers, openings, release=backend._free)
+        return paths.compute_roots(backend.state.drivers, openings, release=backend.state.pool.free)

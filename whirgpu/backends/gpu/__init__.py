@@ -7,7 +7,7 @@ as roots, OOD answers, sumcheck values, challenges, query indices and PoW witnes
 session's proof / scratch / points regions (``device_values``). The batch is submitted after each commitment
 (so the device starts while the host encodes the next round), all but the tree's last ``merkle_top`` launch,
 which is recorded after the submission as a transcript tail (it copies the root into the proof region and runs
-the transcript steps that follow: ``_root_launch``); ``end_proof`` reads the proof region back once and turns the
+the transcript steps that follow: ``Commitments.commit``); ``end_proof`` reads the proof region back once and turns the
 proof's values into host arrays.
 
 Called outside a proof (tests, benchmarks, calibration), each primitive takes and returns host arrays: it runs
@@ -26,8 +26,9 @@ share one buffer (``merkle.alloc_tree``), so a round's openings bind them once: 
 codeword fits a binding and no level is split (``level_jobs``). Tables (the
 polynomial, folded tables, weights: every ``DeviceBuffer`` this backend makes) are ``SplitArray``s of entries x
 element bytes too: exactly one buffer when they fit ``buffer_limit``, else buffers of a power-of-two number of
-whole entries (``_new_table``). A table's windows (``_window_len``: power-of-two entry counts within both limits)
-divide its buffers, so every window, and each lo/hi half window of ``_pairs``, lies inside one buffer.
+whole entries (``DeviceState.new_table``). A table's windows (``DeviceState.window_len``: power-of-two entry counts
+within both limits) divide its buffers, so every window, and each lo/hi half window of a round's pairs
+(``Reductions``), lies inside one buffer.
 ``binding_limit`` and ``buffer_limit`` are the limits the backend lays these out for (the device's; tests lower
 them).
 
@@ -37,7 +38,7 @@ regions (the host writes the challenger and points, reads the proof), the consta
 constants); intermediates are PRIVATE: codewords, Merkle levels, folded tables, weights, factor tables, partials.
 ``shared`` / ``private`` put every buffer in that mode. The pool keys on (bytes, mode), so a recycled buffer
 keeps its mode. Every upload, readback and device-side copy (including the runtime's staging copies) is counted
-in ``stats``, in one place (``_BackendRuntime``).
+in ``stats``, in one place (``Drivers``).
 
 Query-sized work covers a fixed number of slots per round (the round's query count capped by the folded
 domain), whatever number of distinct indices the transcript draws: the kernels gather every slot (slots past
@@ -47,11 +48,17 @@ the same buffers and the host never waits for a count.
 Eq and select weights are factored as w(b) = hi(b >> L) * lo(b mod 2^L) (L = ceil(nv / 2)); the factor tables
 are built on the device from the points, domain points and coefficients the transcript left there.
 
-The backend is one class composed of a mixin per job, each its own module: ``device_memory`` (the pool, tables,
-uploads and windows), ``session`` (a proof's or a host call's regions and batch), ``transcript`` (a whole proof,
-the device transcript's scalars, grinding), ``commit`` (commitments: NTT, Merkle tree, openings), ``sumcheck``
-(multilinear evaluation, sumcheck rounds, folds, weights); ``drivers`` is the runtime as they see it, and
-``geometry`` the launch arithmetic (workgroups, windows, work words) the mixins share.
+Ownership. ``GpuBackend`` (``backend``) is the ``Backend`` interface and nothing else: each method hands the call to
+the part that owns the job, and every part holds the one ``DeviceState`` (``state``), which owns what they share
+for the backend's life: the runtime and ``Drivers`` (``drivers``: the runtime as the parts and the kernel drivers
+see it, counted and recorded), the ``DevicePool`` (``pool``), the limits tables are laid out for, the running
+layout, the running ``ProofSession`` (``session``: one proof's regions, batch, device transcript and recording,
+for the proof's life) and the buffers kept for the backend's life. The parts, a module each: ``device_memory``
+(``DeviceMemory``: uploads, range checks, downloads, releases), ``commit`` (``Commitments``: NTT, Merkle tree,
+openings), ``sumcheck`` (``Reductions``: evaluation, sumcheck rounds, folds, weights), ``tables``
+(``TableClaims``: stacked tables), ``replay`` (``Replays``: record once, replay the launch program), ``transcript``
+(``Proofs``: a proof's lifetime, the transcript's scalars, grinding); ``geometry`` is the launch arithmetic they
+share. No part reads another's underscored names (tests/lint/test_private_names.py).
 """
 
 from .backend import GpuBackend

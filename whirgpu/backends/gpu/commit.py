@@ -8,86 +8,93 @@ import numpy as np
 from ...kernels import merkle, ntt
 from ..base import Commitment, DeviceBuffer
 from ..device_transcript import TailLaunch
-from ..device_values import DeviceOpenings, DeviceQueries, DeviceValue
+from ..device_values import DeviceOpenings, DeviceQueries, DeviceValue, resolve_value
 from .geometry import ALL_NODES, OPEN_SLOTS, OPEN_TABLE, level_jobs, log2, workgroups
 
 
 class Commitments:
-    """``GpuBackend``'s ``commit`` and ``open_rows``."""
+    """The GPU backend's ``commit`` and ``open_rows`` over its ``DeviceState``; ``phase(name)`` times a sub-phase
+    (``Backend.phase``)."""
+
+    def __init__(self, state, phase):  # state: the backend's DeviceState
+        self.state = state
+        self.phase = phase
 
     def _tree_options(self) -> dict:
         """How ``merkle.record_tree`` hashes the layout's leaves (nothing to say for the default layout)."""
-        layout = self.layout
+        layout = self.state.layout
         if layout.leaf_width == 16 and layout.field.name == "babybear":
             return {}
         return {"field": layout.field.name, "leaf_width": layout.leaf_width}
 
     # -- commitment --------------------------------------------------------------------------------------------
     def commit(self, table: DeviceBuffer, log_folding: int, log_height: int) -> Commitment:
-        if self._session is None:
-            with self._host_call(proof_words=8) as session:
+        state = self.state
+        if state.session is None:
+            with state.host_call(proof_words=8) as session:
                 commitment = self.commit(table, log_folding, log_height)
-            commitment.root = self._get(session.words, commitment.root)
+            commitment.root = session.read(commitment.root)
             return commitment
-        rt = self._drivers
+        rt = state.drivers
         n_entries = table.shape[0]
         nv = log2(n_entries)
         if n_entries != 1 << nv or nv < log_folding or nv - log_folding > log_height:
             raise ValueError(f"cannot commit {n_entries} entries as 2^{log_folding} columns of height 2^{log_height}")
         width = (1 << log_folding) * (4 if table.is_ext else 1)
         height = 1 << log_height
-        batch = self._batch()
+        batch = state.batch()
         with self.phase("ntt"):
             # One buffer goes in as today (ntt windows it); a split table is already a SplitArray.
             source = table.handle.buffers[0] if len(table.handle.buffers) == 1 else table.handle
             codeword = ntt.encode_codeword(rt, batch, source, nv, table.is_ext, log_folding, log_height,
-                                           row_major=self.layout.suffix, field=self.layout.field.name)
+                                           row_major=state.layout.suffix, field=state.layout.field.name)
         with self.phase("merkle"):
             levels, last = merkle.record_tree(rt, batch, codeword, height, width, **self._tree_options())
-            root = self._session.regions.proof.take((merkle.DIGEST,))
+            root = state.session.regions.proof.take((merkle.DIGEST,))
             if last is None:  # no merkle_top level (a lone root, or merkle_top off): the root is copied
                 batch.copy(*levels[-1].locate(0), root.buffer, root.offset, root.nbytes)
-            self._submit()
+            state.submit()
             if last is not None:
-                self._session.transcript.defer(self._root_launch(last, root))
+                state.session.transcript.defer(self._root_launch(last, root))
         return Commitment(root, height, width, table.is_ext, handle=(codeword, levels))
 
     def _root_launch(self, last: merkle.TopLaunch, root: DeviceValue) -> TailLaunch:
         """A tree's last merkle_top launch (one workgroup) as a transcript tail: it copies the root into ``root``
         (proof words) and runs the ops recorded next (the root observed, the first OOD point sampled and expanded),
         so a commitment needs no transcript launch. Recorded after the rest of the commitment is submitted."""
-        dispatch = (last.buffers(self._tail_io(points=True)), list(last.head), last.groups)
+        dispatch = (last.buffers(self.state.tail_io(points=True)), list(last.head), last.groups)
         return TailLaunch(last.kernel, [dispatch], (root.word, root.word + merkle.DIGEST), merkle.ROOT_AT)
 
     def open_rows(self, commitment: Commitment, indices, capacity: int | None = None):
         """Rows and sibling paths of the queried indices, gathered on the device into the proof region. In a
         proof ``indices`` is a ``DeviceQueries`` and the result a ``DeviceOpenings``; called with host indices it
         returns (rows, siblings) as host arrays (``capacity`` is then ignored)."""
-        if self._session is None:
+        state = self.state
+        if state.session is None:
             idx = np.asarray(indices, dtype=np.int64).reshape(-1)
             if idx.size and (idx.min() < 0 or idx.max() >= commitment.height):
                 raise ValueError(f"open_rows: an index lies outside [0, {commitment.height})")
             depth = len(commitment.handle[1]) - 1
-            with self._host_call(proof_words=1 + idx.size * (commitment.width + depth * merkle.DIGEST),
+            with state.host_call(proof_words=1 + idx.size * (commitment.width + depth * merkle.DIGEST),
                                  scratch_words=2 * idx.size + 1) as session:
                 regions = session.regions
-                queries = DeviceQueries(self._put(regions.scratch, idx.astype(np.uint32)), None,
-                                        self._put(regions.proof, np.array([idx.size], np.uint32)), None, idx.size)
+                queries = DeviceQueries(state.put(regions.scratch, idx.astype(np.uint32)), None,
+                                        state.put(regions.proof, np.array([idx.size], np.uint32)), None, idx.size)
                 openings = self.open_rows(commitment, queries)
-            return self._resolve(session.words, openings)
+            return resolve_value(session.words, openings)
         codeword, levels = commitment.handle
         width, depth, slots = commitment.width, len(levels) - 1, indices.slots
-        rt = self._drivers
-        out = self._session.regions.proof.take((slots * (width + depth * merkle.DIGEST),))
+        rt = state.drivers
+        out = state.session.regions.proof.take((slots * (width + depth * merkle.DIGEST),))
         row_words = slots * width
         rows = DeviceValue(out.buffer, out.offset, (slots, width // 4, 4) if commitment.is_ext else (slots, width))
         siblings = DeviceValue(out.buffer, out.offset + 4 * row_words, (slots, depth, merkle.DIGEST))
         openings = DeviceOpenings("extension" if commitment.is_ext else "base", rows, siblings, indices.proof_count)
         if slots == 0:
             return openings
-        batch = self._batch()
-        if self.layout.openings == "pruned":
-            openings.indices = self._session.regions.proof.take((slots,))
+        batch = state.batch()
+        if state.layout.openings == "pruned":
+            openings.indices = state.session.regions.proof.take((slots,))
             batch.copy(indices.indices.buffer, indices.indices.offset, openings.indices.buffer,
                        openings.indices.offset, 4 * slots)
         index_view = indices.indices.view()

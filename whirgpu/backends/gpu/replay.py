@@ -38,8 +38,10 @@ from ...runtime import program as launch_program
 from ...runtime.base import RtBuffer
 from ...runtime.program import Copy, PreparedProgram, Program, Submit, Write
 from ..base import PowRangeExceeded, non_canonical
-from ..program_key import ProgramKey
 from ..device_transcript import NOT_FOUND
+from ..device_values import resolve_value
+from ..program_key import ProgramKey
+from .pool import DevicePool
 
 MAX_PROGRAMS = 8  # shapes whose recordings are kept (each pins its region sets: a few hundred KB)
 RECORD_AFTER = 1  # unrecorded proofs of a shape before one is recorded (the first fills the caches)
@@ -100,7 +102,7 @@ class LaunchProgram:
     """One shape's recording: its submissions, the region sizes and value offsets a replay reads, the recorded
     proof's ``resolve``. ``region_set`` hands out a free region set (a new one when all are in flight)."""
 
-    def __init__(self, recorder: Recorder, session, layout, resolve: Callable, pool: dict, held: list):
+    def __init__(self, recorder: Recorder, session, layout, resolve: Callable, pool: DevicePool, held: list):
         self.program = recorder.program
         self.copied = self.program.counts().copied_bytes
         self.layout = layout
@@ -116,60 +118,58 @@ class LaunchProgram:
         self.closed = False
         # The pooled buffers the launches use (released by the recorded proof, so free in the pool now): a replay
         # needs every one of them free (none held by a caller of a host-valued primitive, say).
-        free_now = {id(b) for free in pool.values() for b in free}
+        free_now = pool.free_ids()
         self.pooled = [b for b in self.program.buffers() if id(b) in free_now]
         # the storage of the proof's outputs its caller keeps (``end_proof(outputs=)``): a replay claims it again
         self.held = list(held)
 
-    def buffers_free(self, pool: dict) -> bool:
+    def buffers_free(self, pool: DevicePool) -> bool:
         """Whether every pooled buffer the launches use, and the outputs' storage, is free in ``pool`` (else the
         proof is not replayed)."""
-        free_now = {id(b) for free in pool.values() for b in free}
+        free_now = pool.free_ids()
         return all(id(b) in free_now for b in self.pooled) and all(id(b) in free_now for b in self.held)
 
-    def claim_held(self, pool: dict) -> None:
+    def claim_held(self, pool: DevicePool) -> None:
         """Take the outputs' storage out of ``pool`` (free there: ``buffers_free``) for the replay's outputs."""
-        for b in self.held:
-            free = pool[(b.nbytes, b.mode)]
-            free[:] = [other for other in free if other is not b]
+        pool.claim(self.held)
 
-    def adopt_recorded_regions(self, backend) -> _RegionSet:
+    def adopt_recorded_regions(self, state) -> _RegionSet:
         """The recording's own regions as the first region set (busy: that proof is still being read back)."""
-        region_set = _RegionSet(backend.rt, self.program, self.recorded, {})
+        region_set = _RegionSet(state.rt, self.program, self.recorded, {})
         region_set.busy = True
         self.sets.append(region_set)
         return region_set
 
-    def region_set(self, backend) -> _RegionSet:
+    def region_set(self, state) -> _RegionSet:
         for region_set in self.sets:
             if not region_set.busy:
                 region_set.busy = True
                 return region_set
-        fresh = tuple(backend._alloc(b.nbytes, host_facing=True) for b in self.recorded)
-        region_set = _RegionSet(backend.rt, self.program, fresh,
+        fresh = tuple(state.pool.alloc(b.nbytes, host_facing=True) for b in self.recorded)
+        region_set = _RegionSet(state.rt, self.program, fresh,
                                 {id(old): new for old, new in zip(self.recorded, fresh)})
         region_set.busy = True
         self.sets.append(region_set)
         return region_set
 
-    def release(self, backend, region_set: _RegionSet) -> None:
+    def release(self, pool: DevicePool, region_set: _RegionSet) -> None:
         """A collected replay's region set is free again (returned to the pool if the program was dropped)."""
         region_set.busy = False
         if self.closed:
-            self._free(backend, region_set)
+            self._free(pool, region_set)
 
-    def close(self, backend) -> None:
+    def close(self, pool: DevicePool) -> None:
         """Drop the program: free region sets go back to the pool now, busy ones when collected."""
         self.closed = True
         for region_set in list(self.sets):
             if not region_set.busy:
-                self._free(backend, region_set)
+                self._free(pool, region_set)
 
-    def _free(self, backend, region_set: _RegionSet) -> None:
+    def _free(self, pool: DevicePool, region_set: _RegionSet) -> None:
         if region_set in self.sets:
             self.sets.remove(region_set)
             region_set.close()
-            backend._free(*region_set.buffers)
+            pool.free(*region_set.buffers)
 
 
 def _input(inputs: dict, source: tuple) -> np.ndarray:
@@ -179,69 +179,84 @@ def _input(inputs: dict, source: tuple) -> np.ndarray:
 
 
 class Replays:
-    """``GpuBackend``'s record-and-replay (module docstring): ``record_proof`` before ``begin_proof`` asks for a
-    recording; ``replay_proof`` runs a recorded shape. ``replays`` counts the proofs replayed (tests read it);
-    ``last_program`` is the ``LaunchProgram`` the last recorded or replayed proof ran (its ``program``: the typed
-    steps ``whirgpu bench --kernels`` counts and labels; None before any)."""
+    """The GPU backend's record-and-replay (module docstring) over its ``DeviceState``: ``record_proof`` before
+    ``begin_proof`` asks for a recording; ``replay_proof`` runs a recorded shape. ``programs``: the kept
+    ``LaunchProgram``s by full key (least recently used first); ``replays`` counts the proofs replayed (tests read
+    it); ``last_program`` is the ``LaunchProgram`` the last recorded or replayed proof ran (its ``program``: the
+    typed steps ``whirgpu bench --kernels`` counts and labels; None before any); ``enabled = False`` turns
+    replay off."""
 
-    def _init_replays(self) -> None:
-        self._programs: OrderedDict[Any, LaunchProgram] = OrderedDict()
-        self._seen: dict[Any, int] = {}
-        self._recorder: Recorder | None = None
-        self._pending_record = None
+    def __init__(self, state, memory):  # state: the backend's DeviceState; memory: its DeviceMemory
+        self.state = state
+        self.memory = memory
+        self.programs: OrderedDict[Any, LaunchProgram] = OrderedDict()
+        self.pending_record = None  # the full key the next begin_proof records under
         self.last_program: LaunchProgram | None = None
         self.replays = 0
-        self.replay_enabled = True
+        self.enabled = True
+        self._seen: dict[Any, int] = {}
 
-    def _full_key(self, key: ProgramKey) -> ProgramKey:
-        return key.on_device(self.binding_limit, self.buffer_limit, self.pow_full_range, self.storage)
+    def full_key(self, key: ProgramKey) -> ProgramKey:
+        """``key`` with what the backend adds: its layout limits, search range and storage."""
+        state = self.state
+        return key.on_device(state.binding_limit, state.buffer_limit, state.pow_full_range, state.storage)
 
-    def _replayable(self) -> bool:
-        return self.replay_enabled and not self.profile and not self.pow_full_range
+    def replayable(self) -> bool:
+        state = self.state
+        return self.enabled and not state.profile and not state.pow_full_range
 
     def record_proof(self, key) -> None:
         """The next ``begin_proof`` records its launches under ``key`` once the shape has been proved before."""
-        self._pending_record = None
-        if key is None or not self._replayable():
+        self.pending_record = None
+        if key is None or not self.replayable():
             return
-        full = self._full_key(key)
+        full = self.full_key(key)
         if len(self._seen) > 4 * MAX_PROGRAMS * MAX_PROGRAMS:  # many shapes: forget the counts, not the programs
             self._seen.clear()
         seen = self._seen.get(full, 0)
         self._seen[full] = seen + 1
-        if seen >= RECORD_AFTER and full not in self._programs:
-            self._pending_record = full
+        if seen >= RECORD_AFTER and full not in self.programs:
+            self.pending_record = full
 
-    def _start_recording(self) -> None:
-        full, self._pending_record = self._pending_record, None
-        self._recorder = Recorder(full) if full is not None else None
+    def start_recording(self, session) -> None:
+        """At ``begin_proof``, before its first write: the recording ``record_proof`` asked for, if any, becomes
+        ``session.recorder``."""
+        full, self.pending_record = self.pending_record, None
+        session.recorder = Recorder(full) if full is not None else None
 
-    def _finish_recording(self, session, resolve, outputs=()):
-        """End the recording (after the proof's last submission): the region set of a kept program, or None.
-        ``outputs``: what the proof's caller keeps (``end_proof``), whose storage a replay claims again."""
-        recorder, self._recorder = self._recorder, None
+    def cancel(self) -> None:
+        """A proof that failed: no recording waits for the next one."""
+        self.pending_record = None
+
+    def finish_recording(self, session, resolve, outputs=()):
+        """End the recording (after the proof's last submission): (its program, the recorded regions as the
+        program's first region set) when the program is kept, else None. ``outputs``: what the proof's caller
+        keeps (``end_proof``), whose storage a replay claims again."""
+        state = self.state
+        recorder, session.recorder = session.recorder, None
         if recorder is None or not recorder.valid:
             return None
-        held = [b for item in outputs for b in self.storage_of(item)]
-        program = LaunchProgram(recorder, session, self.layout, resolve, self._pool, held)
-        self._programs[recorder.key] = program
-        while len(self._programs) > MAX_PROGRAMS:
-            self._programs.popitem(last=False)[1].close(self)
+        held = [b for item in outputs for b in self.memory.storage_of(item)]
+        program = LaunchProgram(recorder, session, state.layout, resolve, state.pool, held)
+        self.programs[recorder.key] = program
+        while len(self.programs) > MAX_PROGRAMS:
+            self.programs.popitem(last=False)[1].close(state.pool)
         self.last_program = program
-        return program, program.adopt_recorded_regions(self)
+        return program, program.adopt_recorded_regions(state)
 
-    def _forget_program(self, program: LaunchProgram) -> None:
+    def forget_program(self, program: LaunchProgram) -> None:
         """Drop ``program`` without handing back the region set still busy (its owner frees those buffers)."""
-        for key, kept in list(self._programs.items()):
+        for key, kept in list(self.programs.items()):
             if kept is program:
-                del self._programs[key]
+                del self.programs[key]
         program.sets = [s for s in program.sets if not s.busy]
-        program.close(self)
+        program.close(self.state.pool)
 
-    def _drop_programs(self) -> None:
-        for program in self._programs.values():
-            program.close(self)
-        self._programs.clear()
+    def close(self) -> None:
+        """Drop every program (their free region sets back to the pool)."""
+        for program in self.programs.values():
+            program.close(self.state.pool)
+        self.programs.clear()
         self.last_program = None
 
     def replay_proof(self, key, words: np.ndarray | None, points: np.ndarray, deferred: bool,
@@ -251,36 +266,37 @@ class Replays:
         what ``end_proof`` (``deferred``: ``end_proof_deferred``) would return with the recorded proof's
         ``resolve`` (given ``prover``, the prover asking), or None when ``key`` has no recording (or replay is
         off)."""
-        if key is None or not self._replayable():
+        if key is None or not self.replayable():
             return None
-        full = self._full_key(key)
-        program = self._programs.get(full)
-        if program is None or not program.buffers_free(self._pool):
+        state, pool = self.state, self.state.pool
+        full = self.full_key(key)
+        program = self.programs.get(full)
+        if program is None or not program.buffers_free(pool):
             return None
-        self._programs.move_to_end(full)
-        if not self._building.acquire(blocking=False):
-            raise ProverBusy(f"replay_proof: a proof is already being built on this {self.name} backend")
-        program.claim_held(self._pool)  # first: nothing allocated below may take the outputs' storage
-        region_set = program.region_set(self)
+        self.programs.move_to_end(full)
+        if not state.building.acquire(blocking=False):
+            raise ProverBusy(f"replay_proof: a proof is already being built on this {state.rt.name} backend")
+        program.claim_held(pool)  # first: nothing allocated below may take the outputs' storage
+        region_set = program.region_set(state)
         inputs = {**(inputs or {}), "table": words, "points": np.ascontiguousarray(points, np.uint32).reshape(-1)}
         try:
-            self.layout = program.layout
-            region_set.prepared.run(lambda w: self._drivers.write(
+            state.layout = program.layout
+            region_set.prepared.run(lambda w: state.drivers.write(
                 w.buffer, w.data if w.source is None else _input(inputs, w.source), w.offset))
-            self.stats.copied += program.copied
+            state.stats.copied += program.copied
         except BaseException:
-            program.release(self, region_set)
-            self._free(*program.held)
+            program.release(pool, region_set)
+            pool.free(*program.held)
             raise
         finally:
-            self._building.release()
+            state.building.release()
         self.replays += 1
         self.last_program = program
         try:
-            pending = self._drivers.read_later(region_set.buffers[0], program.proof_bytes)
+            pending = state.drivers.read_later(region_set.buffers[0], program.proof_bytes)
         except BaseException:
-            program.release(self, region_set)
-            self._free(*program.held)
+            program.release(pool, region_set)
+            pool.free(*program.held)
             raise
 
         def collect():
@@ -288,20 +304,21 @@ class Replays:
                 try:
                     proof_words = pending()
                 finally:
-                    program.release(self, region_set)
-                return self._replayed_result(program, proof_words, inputs, prover)
+                    program.release(pool, region_set)
+                return _replayed_result(program, proof_words, inputs, prover)
             except BaseException:  # no outputs for the caller: their storage goes back to the pool
-                self._free(*program.held)
+                pool.free(*program.held)
                 raise
 
         return collect if deferred else collect()
 
-    def _replayed_result(self, program: LaunchProgram, words: np.ndarray, inputs: dict, prover=None):
-        for check, name, what in program.checks:
-            index = int(self._get(words, check)[0])
-            if index != NOT_FOUND:
-                raise non_canonical(index, int(inputs[name][index]), what, prime=program.layout.field.P)
-        if any(self._get(words, w).reshape(-1)[0] == NOT_FOUND for w in program.witnesses):
-            raise PowRangeExceeded("a proof-of-work search found no nonce in its encoded range")
-        read = lambda value: self._resolve(words, value)  # noqa: E731
-        return program.resolve(read) if prover is None else program.resolve(read, prover)
+
+def _replayed_result(program: LaunchProgram, words: np.ndarray, inputs: dict, prover=None):
+    for check, name, what in program.checks:
+        index = int(check.read(words)[0])
+        if index != NOT_FOUND:
+            raise non_canonical(index, int(inputs[name][index]), what, prime=program.layout.field.P)
+    if any(w.read(words).reshape(-1)[0] == NOT_FOUND for w in program.witnesses):
+        raise PowRangeExceeded("a proof-of-work search found no nonce in its encoded range")
+    read = lambda value: resolve_value(words, value)  # noqa: E731
+    return program.resolve(read) if prover is None else program.resolve(read, prover)

@@ -1,19 +1,16 @@
-"""The GPU backend's whole proof and device transcript: beginning and ending a proof (the proof region read back
-once), the transcript's scalars (points, powers, the final polynomial), the challenger variant, grinding."""
+"""The GPU backend's whole proof: beginning and ending a proof (a session's lifetime; the proof region read back
+once), the transcript's scalars (points, powers, the final polynomial), grinding."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from ...errors import ConfigError, ProverBusy
-from ...kernels import merkle
 from ...ref import field_np as F
-from ...ref.merkle_pruned import prune_paths
-from ...runtime.base import RtBuffer
 from ..base import DeviceBuffer, PowRangeExceeded, ProofShape
-from ..device_transcript import NOT_FOUND, PROOF_WINDOW, TranscriptVariant
-from ..device_values import (POW_MAX_COUNTERS, STATE_WORDS, DeviceOpenings, DeviceQueries, DeviceValue, concat_points,
-                             region_bytes)
+from ..device_transcript import NOT_FOUND, TranscriptVariant
+from ..device_values import (POW_MAX_COUNTERS, STATE_WORDS, DeviceQueries, DeviceValue, concat_points,
+                             region_bytes, resolve_value)
 from .geometry import EF_BYTES
 
 
@@ -27,28 +24,15 @@ def challenger_words(sponge, input_buffer, output_len: int) -> np.ndarray:
     return words
 
 
-class ProofTranscript:
-    """``GpuBackend``'s proofs: ``begin_proof`` .. ``end_proof``, the transcript-dependent scalars, ``grind``."""
+class Proofs:
+    """The GPU backend's proofs over its ``DeviceState``: ``begin_proof`` .. ``end_proof`` (a session's lifetime,
+    recorded through ``replays``), the transcript-dependent scalars, ``grind``; ``memory``: its ``DeviceMemory``
+    (the range checks read at the end)."""
 
-    @property
-    def transcript_variant(self) -> TranscriptVariant:
-        """The device challenger the running layout speaks (made once per layout: every kernel lookup asks)."""
-        layout = self.layout
-        cached = self._variant
-        if cached is None or cached[0] is not layout:
-            cached = self._variant = (layout, TranscriptVariant(layout.field, layout.length_tagged,
-                                                                layout.distinct_queries))
-        return cached[1]
-
-    def _round_constants(self) -> RtBuffer:
-        return merkle.round_constants(self._drivers, self.layout.field.name)
-
-    def _tail_io(self, points: bool = False) -> list:
-        """The buffers a transcript tail binds after its data (registry ``_TAIL_IO`` less the work words): scratch,
-        the proof window (filled in when the program is known), the points region where the kernel binds it
-        (``points``: it may EXPAND), the round constants."""
-        regions = self._session.regions
-        return [regions.scratch.buffer, PROOF_WINDOW] + [regions.points.buffer] * points + [self._round_constants()]
+    def __init__(self, state, memory, replays):  # state: the backend's DeviceState
+        self.state = state
+        self.memory = memory
+        self.replays = replays
 
     # -- a whole proof -----------------------------------------------------------------------------------------
     def begin_proof(self, shape: ProofShape, transcript, statement_points: np.ndarray,
@@ -57,128 +41,122 @@ class ProofTranscript:
         separator) and the statement's points uploaded once. Returns the device transcript (of ``variant``, by
         default whir-p3's challenger) and the points (m, n, 4) as a ``DeviceValue``."""
         challenger = transcript.challenger
-        if not self._building.acquire(blocking=False):  # checked and taken at once: two threads cannot both pass
-            raise ProverBusy(f"begin_proof: a proof is already being built on this {self.name} backend (share a "
-                             "backend between threads through Prover, which queues proofs on backend.proof_lock)")
+        state = self.state
+        if not state.building.acquire(blocking=False):  # checked and taken at once: two threads cannot both pass
+            raise ProverBusy(f"begin_proof: a proof is already being built on this {state.rt.name} backend (share "
+                             "a backend between threads through Prover, which queues proofs on backend.proof_lock)")
         try:
             return self._begin_proof(shape, challenger, statement_points, variant)
         except BaseException:
-            self._pending_record = self._recorder = None
-            self._building.release()
+            self.replays.cancel()
+            state.session = None
+            state.building.release()
             raise
 
     def _begin_proof(self, shape: ProofShape, challenger, statement_points: np.ndarray, variant):
-        self.layout = shape.layout
-        align = max(EF_BYTES, int(self.rt.offset_alignment))
-        self._start_recording()  # when record_proof asked for it: from the first write on
-        session = self._open_session(*region_bytes(shape, align),
-                                     variant=self.transcript_variant if variant is None else variant)
+        state = self.state
+        state.layout = shape.layout
+        align = max(EF_BYTES, int(state.rt.offset_alignment))
+        session = state.open_session(*region_bytes(shape, align),
+                                     variant=state.transcript_variant if variant is None else variant)
+        self.replays.start_recording(session)  # when record_proof asked for it: from the first write on
+        state.session = session
         session.fold_fuses = [k < rounds for rounds in shape.sumcheck_phases for k in range(1, rounds + 1)]
         regions = session.regions
-        state = challenger_words(challenger.sponge_state, challenger.input_buffer, len(challenger.output_buffer))
-        self._drivers.write(regions.scratch.buffer, state, regions.state.offset)
+        words = challenger_words(challenger.sponge_state, challenger.input_buffer, len(challenger.output_buffer))
+        state.drivers.write(regions.scratch.buffer, words, regions.state.offset)
         points = np.asarray(statement_points, np.uint32).reshape(-1, shape.num_variables, 4)
         statement = regions.points.take(points.shape)
         if points.size:
-            self._drivers.write(regions.points.buffer, points.reshape(-1), statement.offset, source=("points",))
-        self._session = session
+            state.drivers.write(regions.points.buffer, points.reshape(-1), statement.offset, source=("points",))
         return session.transcript, statement
 
     def end_proof(self, resolve, outputs=()):
         """Submit the rest, read the proof region back once, and return ``resolve(read)`` where ``read`` maps a
         device value (or openings) to host arrays. Raises ``PowRangeExceeded`` when a grind needs a wider search."""
-        session, self._session = self._session, None
+        state = self.state
+        session, state.session = state.session, None
         try:
-            session.transcript.flush()
-            session.batch.submit()
-            self._free_submitted(session)  # before the recording ends: a program checks them free to replay
-            recorded = self._finish_recording(session, resolve, outputs)
+            session.submit()
+            state.free_submitted(session)  # before the recording ends: a program checks them free to replay
+            recorded = self.replays.finish_recording(session, resolve, outputs)
             try:
-                session.words = self._finish_session(session, keep_regions=recorded is not None)
+                session.words = state.finish_session(session, keep_regions=recorded is not None)
             finally:
                 if recorded is not None:  # the recording's regions are its program's first region set
-                    recorded[0].release(self, recorded[1])
+                    recorded[0].release(state.pool, recorded[1])
         finally:
-            self._recorder = None
-            self._building.release()
-        self._check_canonical(session)
+            session.recorder = None
+            state.building.release()
+        return self._result(session, resolve)
+
+    def _result(self, session, resolve):
+        """A read-back proof's ``resolve(read)``, after its range checks and searches are checked."""
+        self.memory.check_canonical(session)
         words = session.words
-        if any(self._get(words, w).reshape(-1)[0] == NOT_FOUND for w in session.transcript.witnesses):
+        if any(w.read(words).reshape(-1)[0] == NOT_FOUND for w in session.transcript.witnesses):
             raise PowRangeExceeded("a proof-of-work search found no nonce in its encoded range")
-        return resolve(lambda value: self._resolve(words, value))
+        return resolve(lambda value: resolve_value(words, value))
 
     @property
     def overlaps_proofs(self) -> bool:
         """Whether a proof may be recorded while the one before it runs: the runtime orders the host's writes
         after the work submitted before them (WebGPU's queue; msl-cpu runs a submission at once), so buffers the
         earlier proof released can serve the next one."""
-        return bool(getattr(self.rt, "queue_ordered_writes", False))
+        return bool(getattr(self.state.rt, "queue_ordered_writes", False))
 
     def end_proof_deferred(self, resolve):
         """Submit what is left of the proof and detach it: the backend may begin the next proof at once while the
         device runs this one. The returned ``collect()`` reads the proof region back (the proof's regions stay
         out of the pool until then) and returns ``resolve(read)``, raising what ``end_proof`` raises."""
-        session, self._session = self._session, None
+        state = self.state
+        session, state.session = state.session, None
         recorded = None
         try:
-            session.transcript.flush()
-            session.batch.submit()
-            self._free_submitted(session)  # before the recording ends: a program checks them free to replay
-            recorded = self._finish_recording(session, resolve)
+            session.submit()
+            state.free_submitted(session)  # before the recording ends: a program checks them free to replay
+            recorded = self.replays.finish_recording(session, resolve)
             # asked for now: the map then waits for this proof's work only, not for the next proof's
-            pending = self._drivers.read_later(session.regions.proof.buffer, session.regions.proof.top)
+            pending = state.drivers.read_later(session.regions.proof.buffer, session.regions.proof.top)
         except BaseException:
-            self._recorder = None
+            session.recorder = None
             if recorded is not None:  # the regions go back to the pool below: the program must not keep them
-                self._forget_program(recorded[0])
-            self._building.release()
-            self._finish_session(session, read=False)
+                self.replays.forget_program(recorded[0])
+            state.building.release()
+            state.finish_session(session, read=False)
             raise
-        self._building.release()
+        state.building.release()
 
         def collect():
             try:
-                session.words = self._finish_session(session, keep_regions=recorded is not None, pending=pending)
+                session.words = state.finish_session(session, keep_regions=recorded is not None, pending=pending)
             finally:
                 if recorded is not None:
-                    recorded[0].release(self, recorded[1])
-            self._check_canonical(session)
-            words = session.words
-            if any(self._get(words, w).reshape(-1)[0] == NOT_FOUND for w in session.transcript.witnesses):
-                raise PowRangeExceeded("a proof-of-work search found no nonce in its encoded range")
-            return resolve(lambda value: self._resolve(words, value))
+                    recorded[0].release(state.pool, recorded[1])
+            return self._result(session, resolve)
 
         return collect
 
     def abort_proof(self) -> None:
         """Drop a proof that failed while being encoded (its regions return to the pool)."""
-        session, self._session = self._session, None
-        self._recorder = self._pending_record = None
+        state = self.state
+        session, state.session = state.session, None
+        self.replays.cancel()
         if session is not None:
             try:
-                self._close_session(session, read=False)
-                self.rt.wait()
+                state.close_session(session, read=False)
+                state.rt.wait()
             finally:
-                self._building.release()
-
-    def _resolve(self, words: np.ndarray, value):
-        if isinstance(value, DeviceOpenings):
-            count = int(self._get(words, value.count)[0])
-            rows, paths = self._get(words, value.rows)[:count], self._get(words, value.siblings)[:count]
-            if value.indices is not None:  # one pruned multiproof, from the paths gathered on the device
-                return rows, prune_paths(self._get(words, value.indices)[:count], paths)
-            return rows, paths
-        if isinstance(value, DeviceValue):
-            return self._get(words, value)
-        return value
+                state.building.release()
 
     # -- transcript-dependent scalars --------------------------------------------------------------------------
     def expand_point(self, z: DeviceValue, num_variables: int) -> DeviceValue:
         """The point (z^(2^(nv-1)), ..., z^2, z) in the points region (a transcript op: it rides on the launch
         that sampled z)."""
-        out = self._session.regions.points.take((num_variables, 4))
+        session = self.state.session
+        out = session.regions.points.take((num_variables, 4))
         if num_variables:
-            self._session.transcript.expand(z, out, num_variables)
+            session.transcript.expand(z, out, num_variables)
         return out
 
     def concat_points(self, points: list[DeviceValue]) -> DeviceValue:
@@ -188,9 +166,10 @@ class ProofTranscript:
         """(n + slots, 4): x^0 .. x^(n-1), then x^n .. for each query slot (0 past the drawn count); a transcript
         op, like ``expand_point``."""
         slots = queries.slots if queries is not None else 0
-        out = self._session.regions.scratch.take((n + slots, 4))
+        session = self.state.session
+        out = session.regions.scratch.take((n + slots, 4))
         if n + slots:
-            self._session.transcript.powers(x, out, n, slots, queries.count if queries is not None else None)
+            session.transcript.powers(x, out, n, slots, queries.count if queries is not None else None)
         return out
 
     def domain_points(self, queries: DeviceQueries, log_folded_domain: int) -> DeviceValue:
@@ -200,8 +179,8 @@ class ProofTranscript:
         """The final table (EF) copied into the proof region."""
         if not table.is_ext:
             raise ValueError("the final polynomial is an EF table (at least one sumcheck round precedes it)")
-        out = self._session.regions.proof.take(table.shape)
-        batch = self._batch()
+        out = self.state.session.regions.proof.take(table.shape)
+        batch = self.state.batch()
         per = min(out.nbytes, table.handle.buffer_rows * table.handle.row_bytes)
         for i, buffer in enumerate(table.handle.buffers):
             batch.copy(buffer, 0, out.buffer, out.offset + i * per, per)
@@ -217,15 +196,15 @@ class ProofTranscript:
         if not 0 < bits <= 30:
             raise ConfigError(f"proof-of-work bits = {bits} outside [0, 30]")
         for full_range in (False, True):
-            with self._host_call(proof_words=1, scratch_words=1 + POW_MAX_COUNTERS) as session:
-                self._drivers.write(session.regions.scratch.buffer,
+            with self.state.host_call(proof_words=1, scratch_words=1 + POW_MAX_COUNTERS) as session:
+                self.state.drivers.write(session.regions.scratch.buffer,
                                     challenger_words(challenger.sponge_state, challenger.input_buffer,
                                                      len(challenger.output_buffer)), session.regions.state.offset)
                 session.transcript.full_range = full_range
                 witness = session.transcript.grind(bits)
-            if self._get(session.words, witness).reshape(-1)[0] != NOT_FOUND:
+            if session.read(witness).reshape(-1)[0] != NOT_FOUND:
                 break
-        witness = np.uint32(self._get(session.words, witness))
+        witness = np.uint32(session.read(witness))
         if not challenger.check_witness(bits, witness):
             raise AssertionError(f"GPU proof of work returned {int(F.from_monty(witness))}, which the transcript "
                                  f"rejects")
