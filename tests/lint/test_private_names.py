@@ -47,15 +47,6 @@ ALLOWED: dict[str, tuple[str, set[str]]] = {
                                                  "_drivers", "_finish_recording", "_finish_session",
                                                  "_forget_program", "_free_submitted", "_get", "_host_call",
                                                  "_open_session", "_start_recording"}),
-    # the profiles over the protocol core (issue 39: profiles as equals)
-    "profiles/p3_whir/prover.py": ("the protocol core's private prover steps", {"_check_points", "_prove_retrying"}),
-    "profiles/p3_whir/tables/prover.py": ("the protocol core's private prover steps",
-                                          {"_new_transcript", "_prove_retrying"}),
-    "profiles/p3_whir/tables/verifier.py": ("the protocol core's private verifier steps",
-                                            {"_cap_root", "_check", "_ood_points"}),
-    "profiles/p3_whir/verifier.py": ("the protocol core's private verifier steps",
-                                     {"_check", "_ood_points"}),
-    "protocol/reachability.py": ("the configuration's private grinding values", {"_pow_values"}),
 }
 
 
