@@ -14,11 +14,11 @@ from .expectations import check_configuration, check_statement
 from .profiles.documents import P3_DOCUMENTS, check_profile, read_document
 from .profiles.p3_whir.expectations import verify_p3_expected
 from .profiles.p3_whir.tables.document import P3TablesDocument
-from .profiles.whir_p3_metal.serialize import check_proof_file
 from .profiles.whir_p3_metal.config import WhirConfig
+from .profiles.whir_p3_metal.serialize import check_proof_file
+from .profiles.whir_p3_metal.verifier import MetalWhirVerifier
 from .protocol.parameters import ProtocolParameters
 from .protocol.security_policy import check_assume
-from .profiles.whir_p3_metal.verifier import MetalWhirVerifier
 from .ref import field_np as F
 from .ref.field_np import field_ops
 

@@ -18,8 +18,8 @@ import pytest
 from whirgpu.api import random_instance
 from whirgpu.backends.gpu import GpuBackend
 from whirgpu.backends.memory import plan_memory
-from whirgpu.protocol.params import ProtocolParameters, WhirConfig
 from whirgpu.profiles.whir_p3_metal.prover import MetalWhirProver
+from whirgpu.protocol.params import ProtocolParameters, WhirConfig
 from whirgpu.protocol.prover import PolynomialSource
 from whirgpu.ref import field_np as F
 

@@ -16,8 +16,8 @@ from whirgpu.api import random_instance
 from whirgpu.backends.gpu import GpuBackend
 from whirgpu.errors import BackendUnavailable, ShaderCompileError
 from whirgpu.kernels.compose import ComposedSource
-from whirgpu.protocol.params import ProtocolParameters, WhirConfig
 from whirgpu.profiles.whir_p3_metal.prover import MetalWhirProver
+from whirgpu.protocol.params import ProtocolParameters, WhirConfig
 from whirgpu.runtime import wgpu_rt
 
 from ..conftest import REPO

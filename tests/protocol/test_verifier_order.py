@@ -15,9 +15,9 @@ from whirgpu.api import random_instance
 from whirgpu.backends import CpuBackend
 from whirgpu.errors import ProofFormatError, VerificationError
 from whirgpu.field import P
-from whirgpu.protocol.params import ProtocolParameters, WhirConfig
 from whirgpu.profiles.whir_p3_metal.prover import MetalWhirProver
 from whirgpu.profiles.whir_p3_metal.verifier import MetalWhirVerifier
+from whirgpu.protocol.params import ProtocolParameters, WhirConfig
 
 # Two rounds, OOD samples, PoW on the round and the final queries.
 PARAMS = ProtocolParameters.default(num_variables=11, folding_factor=2, starting_log_inv_rate=2, security_level=24,

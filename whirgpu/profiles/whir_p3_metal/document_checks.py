@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from ...errors import ProofFormatError
 from ...field import P
-from .config import WhirConfig
 from ...protocol.json_tree import first_difference, json_type
+from .config import WhirConfig
 
 PARAM_KEYS = frozenset({
     "num_variables", "folding_factor", "starting_log_inv_rate", "security_level", "pow_bits", "soundness_type",

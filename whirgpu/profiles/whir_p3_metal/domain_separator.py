@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from whirgpu.errors import ConfigError
 from whirgpu.profiles.whir_p3_metal.config import WhirConfig
-from whirgpu.protocol.domain_separator import (DIGEST_ELEMS, HintLabel, ObserveLabel, Pattern, SampleLabel,
-                                               query_bytes)
+from whirgpu.protocol.domain_separator import DIGEST_ELEMS, HintLabel, ObserveLabel, Pattern, SampleLabel, query_bytes
 
 
 def commit_statement_pattern(config: WhirConfig, digest_elems: int = DIGEST_ELEMS) -> list[int]:

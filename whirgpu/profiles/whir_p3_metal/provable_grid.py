@@ -21,8 +21,8 @@ from whirgpu.errors import ConfigError
 from whirgpu.profiles.whir_p3_metal.config import WhirConfig
 from whirgpu.profiles.whir_p3_metal.reachability import reachability
 from whirgpu.protocol.parameters import ProtocolParameters
-from whirgpu.protocol.schedule import MAX_GRIND_BITS
 from whirgpu.protocol.regimes import REGIMES, SecurityReport, security_report
+from whirgpu.protocol.schedule import MAX_GRIND_BITS
 from whirgpu.protocol.soundness import SoundnessType
 
 PROVABLE_SECURITY = 100

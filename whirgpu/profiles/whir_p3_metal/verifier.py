@@ -18,13 +18,13 @@ import numpy as np
 
 from ...errors import ProofFormatError
 from ...field import P
-from ...ref import field_np as F
-from ...ref.multilinear import evaluate_rows
-from ...ref.sumcheck import evaluate_round_polynomial
 from ...protocol.proof import DIGEST_ELEMS, QueryOpening, RoundProof, Statement, SumcheckData, WhirProof
 from ...protocol.query_indices import sample_query_indices
 from ...protocol.transcript import DuplexChallenger
 from ...protocol.verifier import Constraint, Start, WhirVerifier, field_array, reject
+from ...ref import field_np as F
+from ...ref.multilinear import evaluate_rows
+from ...ref.sumcheck import evaluate_round_polynomial
 from .config import WhirConfig
 from .domain_separator import domain_separator
 
