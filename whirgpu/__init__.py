@@ -24,7 +24,7 @@ from .errors import (
     WhirGpuError,
 )
 from .field import P
-from .protocol.config import WhirConfig
+from .profiles.whir_p3_metal.config import WhirConfig
 from .protocol.folding import ConstantFromSecondRound, Constant
 from .protocol.parameters import ProtocolParameters
 from .protocol.soundness import SoundnessType

@@ -21,9 +21,9 @@ import numpy as np
 
 from .canonical import canonical_array
 from .errors import ConfigError, VerificationError
-from .protocol.config import WhirConfig
 from .protocol.parameters import ProtocolParameters
 from .protocol.regimes import SecurityReport, security_report
+from .protocol.schedule import Schedule
 from .protocol.security_policy import shortfall
 from .field import BABYBEAR, Field
 from .ref.field_np import field_ops
@@ -42,7 +42,7 @@ def _show(value) -> str:
 
 
 def check_params(got: ProtocolParameters, expected) -> None:
-    if isinstance(expected, WhirConfig):
+    if isinstance(getattr(expected, "params", None), ProtocolParameters):  # a configuration derived from them
         expected = expected.params
     if not isinstance(expected, ProtocolParameters):
         raise ConfigError(f"params: expected ProtocolParameters, got {type(expected).__name__}")
@@ -108,7 +108,7 @@ def check_statement(got_points: np.ndarray, got_values: np.ndarray, points=None,
             raise mismatch(f"statement.{what}", f"{where} expected {want.tolist()}, got {got.tolist()}")
 
 
-def check_configuration(params: ProtocolParameters, config: WhirConfig, *, expected_params=None,
+def check_configuration(params: ProtocolParameters, config: Schedule, *, expected_params=None,
                         min_security=None, assume=None) -> None:
     """The parameters and the security they reach: checked before the proof, so that a verifier spends no work
     on a proof made under parameters it would refuse."""

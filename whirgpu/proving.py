@@ -21,11 +21,12 @@ from .canonical import canonical_array, canonical_table
 from .errors import ConfigError
 from .profiles.whir_p3_metal.serialize import ProofFile
 from .many.surface import ProverSurface
-from .protocol.config import WhirConfig
+from .profiles.whir_p3_metal.config import WhirConfig
 from .protocol.parameters import ProtocolParameters
 from .protocol.proof import Statement
-from .protocol.prover import PolynomialSource, WhirProver, check_polynomial
-from .protocol.reachability import derive_explained
+from .profiles.whir_p3_metal.prover import MetalWhirProver
+from .protocol.prover import PolynomialSource, check_polynomial
+from .profiles.whir_p3_metal.reachability import derive_explained
 from .ref import field_np as F
 from .ref.multilinear import evaluate
 from .ref.rng import Xoshiro256PlusPlus, random_base, random_ef
@@ -94,7 +95,7 @@ class Prover(ProverSurface):
         else:
             words = canonical_table(evaluations, n)
         input_seconds = time.perf_counter() - start
-        prover = WhirProver(self.config, self.backend)
+        prover = MetalWhirProver(self.config, self.backend)
         proof, statement = prover.prove_points(PolynomialSource(words, canonical=True), point_array)
         self._record(prover, input_seconds)
         return ProofFile(self.config.params, statement, proof)
@@ -133,7 +134,7 @@ class Prover(ProverSurface):
                     words = canonical_table(evaluations, n)
                 yield PolynomialSource(words, canonical=True), point_array
 
-        prover = WhirProver(self.config, backend)
+        prover = MetalWhirProver(self.config, backend)
         for proof, statement in prover.prove_many_points(sources(), in_flight):
             self.last_phase_seconds = dict(prover.timer.seconds)
             yield ProofFile(self.config.params, statement, proof)
@@ -147,7 +148,7 @@ class Prover(ProverSurface):
         """Lower level: a Montgomery table (2^n uint32 words below p, checked on the host) and either a
         ``Statement`` (its claimed values taken as given) or the points alone, (m, n, 4) Montgomery (the claimed
         values computed by the backend, as ``prove`` does)."""
-        prover = WhirProver(self.config, self.backend)  # a closed prover refuses here, before any work
+        prover = MetalWhirProver(self.config, self.backend)  # a closed prover refuses here, before any work
         if isinstance(statement, Statement):
             proof = prover.prove(poly, statement)
         elif not isinstance(statement, (np.ndarray, list, tuple)):
@@ -160,7 +161,7 @@ class Prover(ProverSurface):
         self._record(prover)
         return ProofFile(self.config.params, statement, proof)
 
-    def _record(self, prover: WhirProver, input_seconds: float | None = None) -> None:
+    def _record(self, prover: MetalWhirProver, input_seconds: float | None = None) -> None:
         """Keep the last proof's phase times (``input``: the host's checks and conversions before the backend
         starts) and transfer counts."""
         phases = {"input": input_seconds} if input_seconds is not None else {}
@@ -204,7 +205,7 @@ def random_points(num_variables: int, seed: int) -> tuple[np.ndarray, np.ndarray
 
 def _planned_proof(config: WhirConfig, backend: Backend, words: np.ndarray, statement_points: int, timer) -> None:
     """``Prover.prove``'s path: canonical words converted and checked on the device, the claims evaluated there."""
-    prover = WhirProver(config, backend)
+    prover = MetalWhirProver(config, backend)
     prover.timer = backend.timer = timer
     points = np.zeros((statement_points, config.num_variables, 4), np.uint32)
     prover.prove_points(PolynomialSource(words, canonical=True), points)

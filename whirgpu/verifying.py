@@ -14,11 +14,11 @@ from .expectations import check_configuration, check_statement
 from .profiles.documents import P3_DOCUMENTS, check_profile, read_document
 from .profiles.p3_whir.expectations import verify_p3_expected
 from .profiles.p3_whir.tables.document import P3TablesDocument
+from .profiles.whir_p3_metal.config import WhirConfig
 from .profiles.whir_p3_metal.serialize import check_proof_file
-from .protocol.config import WhirConfig
+from .profiles.whir_p3_metal.verifier import MetalWhirVerifier
 from .protocol.parameters import ProtocolParameters
 from .protocol.security_policy import check_assume
-from .protocol.verifier import WhirVerifier
 from .ref import field_np as F
 from .ref.field_np import field_ops
 
@@ -66,7 +66,7 @@ def verify(proof_file, *, params=None, min_security: float | None = None, points
         raise ProofFormatError(f"proof file params: {exc}") from None
     check_configuration(proof_file.params, config, expected_params=params, min_security=min_security,
                         assume=assume)
-    WhirVerifier(config).verify(proof_file.proof, proof_file.statement)
+    MetalWhirVerifier(config).verify(proof_file.proof, proof_file.statement)
     if proof_file.inconsistency:  # a true proof in a document that contradicts itself
         raise ProofFormatError(proof_file.inconsistency)
     if points is not None or values is not None:

@@ -14,9 +14,10 @@ from whirgpu.backends.cpu import CpuBackend
 from whirgpu.backends.device_transcript import MAX_OPS
 from whirgpu.backends.gpu import SUMCHECK_TAIL_MAX, GpuBackend
 from whirgpu.protocol.params import WhirConfig
-from whirgpu.protocol.prover import PolynomialSource, WhirProver
+from whirgpu.profiles.whir_p3_metal.prover import MetalWhirProver
+from whirgpu.protocol.prover import PolynomialSource
 from whirgpu.profiles.whir_p3_metal.serialize import params_and_statement_from_json, proof_to_json_tree
-from whirgpu.protocol.verifier import WhirVerifier
+from whirgpu.profiles.whir_p3_metal.verifier import MetalWhirVerifier
 from whirgpu.ref import field_np as F
 
 from ..conftest import GOLDEN_PROOFS, load_golden
@@ -32,7 +33,7 @@ def _proof_text(proof) -> str:
 def _cpu_proof(case: Case) -> str:
     if case.id not in _cpu_proofs:
         poly, statement = _instance(case)
-        _cpu_proofs[case.id] = _proof_text(WhirProver(case.config(), CpuBackend()).prove(poly, statement))
+        _cpu_proofs[case.id] = _proof_text(MetalWhirProver(case.config(), CpuBackend()).prove(poly, statement))
     return _cpu_proofs[case.id]
 
 
@@ -46,10 +47,11 @@ def _check_case(backend, case: Case) -> None:
     of the Montgomery table and host-evaluated claims."""
     poly, statement = _instance(case)
     config = case.config()
-    proof, proved = WhirProver(config, backend).prove_points(PolynomialSource(F.from_monty(poly)), statement.points)
+    proof, proved = MetalWhirProver(config, backend).prove_points(PolynomialSource(F.from_monty(poly)),
+                                                                  statement.points)
     assert _proof_text(proof) == _cpu_proof(case)
     assert np.array_equal(proved.values, statement.values)
-    WhirVerifier(config).verify(proof, statement)
+    MetalWhirVerifier(config).verify(proof, statement)
 
 
 @pytest.mark.parametrize("case", SUBSET, ids=lambda c: c.id)
@@ -118,13 +120,13 @@ def test_golden_on_every_runtime(gpu, name):
     """PoW-free golden proofs are reproduced byte for byte; with PoW, ours (smallest nonces) equal the CPU
     backend's and verify."""
     doc, config, poly, statement = _golden_instance(name)
-    proof = WhirProver(config, gpu).prove(poly, statement)
+    proof = MetalWhirProver(config, gpu).prove(poly, statement)
     if doc["derived"]["all_pow_zero"]:
         assert _proof_text(proof) == json.dumps(doc["proof"], sort_keys=True, separators=(",", ":"))
     else:
-        cpu_proof = WhirProver(config, CpuBackend()).prove(poly, statement)
+        cpu_proof = MetalWhirProver(config, CpuBackend()).prove(poly, statement)
         assert _proof_text(proof) == _proof_text(cpu_proof)
-    WhirVerifier(config).verify(proof, statement)
+    MetalWhirVerifier(config).verify(proof, statement)
 
 
 def _pow_case() -> Case:

@@ -18,9 +18,9 @@ from whirgpu.backends.gpu import GpuBackend
 from whirgpu.errors import BackendUnavailable, DeviceLimitError, ShaderCompileError
 from whirgpu.field import P
 from whirgpu.kernels.compose import ComposedSource, compose
-from whirgpu.protocol.prover import WhirProver
+from whirgpu.profiles.whir_p3_metal.prover import MetalWhirProver
 from whirgpu.profiles.whir_p3_metal.serialize import proof_to_json_tree
-from whirgpu.protocol.verifier import WhirVerifier
+from whirgpu.profiles.whir_p3_metal.verifier import MetalWhirVerifier
 from whirgpu.ref import field_np as F
 from whirgpu.runtime import _objc, metal_rt, upload
 from whirgpu.runtime.metal_rt import MUL_VARIANTS, MetalRuntime
@@ -101,9 +101,9 @@ def _proof_text(proof) -> str:
 def _proof_matches_cpu(backend, case) -> None:
     poly, statement = _instance(case)
     config = case.config()
-    proof = WhirProver(config, backend).prove(poly, statement)
-    assert _proof_text(proof) == _proof_text(WhirProver(config, CpuBackend()).prove(poly, statement))
-    WhirVerifier(config).verify(proof, statement)
+    proof = MetalWhirProver(config, backend).prove(poly, statement)
+    assert _proof_text(proof) == _proof_text(MetalWhirProver(config, CpuBackend()).prove(poly, statement))
+    MetalWhirVerifier(config).verify(proof, statement)
 
 
 # ---- everywhere: the bridge ----------------------------------------------------------------------------------------

@@ -25,7 +25,7 @@ from whirgpu.backends.gpu.geometry import level_jobs, opening_launches
 from whirgpu.field import P
 from whirgpu.kernels import merkle, split
 from whirgpu.protocol.params import ProtocolParameters, WhirConfig
-from whirgpu.protocol.prover import WhirProver
+from whirgpu.profiles.whir_p3_metal.prover import MetalWhirProver
 from whirgpu.profiles.whir_p3_metal.serialize import proof_to_json_tree
 from whirgpu.ref.merkle import MerkleTree
 
@@ -163,7 +163,7 @@ def test_a_proofs_round_openings_are_one_launch_each(gpu_runtime, monkeypatch):
     poly, statement = random_instance(12, 3)
     backend = GpuBackend(gpu_runtime)
     with _counting(backend, monkeypatch) as launches:
-        proof = WhirProver(config, backend).prove(poly, statement)
+        proof = MetalWhirProver(config, backend).prove(poly, statement)
     assert launches == [1] * (config.n_rounds + 1)
-    want = WhirProver(config, CPU).prove(poly, statement)
+    want = MetalWhirProver(config, CPU).prove(poly, statement)
     assert json.dumps(proof_to_json_tree(proof)) == json.dumps(proof_to_json_tree(want))

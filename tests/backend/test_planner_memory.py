@@ -18,8 +18,9 @@ import pytest
 from whirgpu.api import random_instance
 from whirgpu.backends.gpu import GpuBackend
 from whirgpu.backends.memory import plan_memory
+from whirgpu.profiles.whir_p3_metal.prover import MetalWhirProver
 from whirgpu.protocol.params import ProtocolParameters, WhirConfig
-from whirgpu.protocol.prover import PolynomialSource, WhirProver
+from whirgpu.protocol.prover import PolynomialSource
 from whirgpu.ref import field_np as F
 
 from .conftest import open_runtime
@@ -76,7 +77,7 @@ def prove(cfg, backend, seed: int = 1):
         P3WhirProver(cfg, cfg.field, backend).prove_p3(words, 1, canonical=True)
         return None
     poly, statement = random_instance(cfg.num_variables, seed)
-    return WhirProver(cfg, backend).prove_points(PolynomialSource(F.from_monty(poly)), statement.points)[0]
+    return MetalWhirProver(cfg, backend).prove_points(PolynomialSource(F.from_monty(poly)), statement.points)[0]
 
 
 def held(runtime, name: str) -> dict[str, int]:

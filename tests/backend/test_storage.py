@@ -13,8 +13,8 @@ from whirgpu.backends.base import StorageMode, TransferStats, resolve_storage
 from whirgpu.backends.cpu import CpuBackend
 from whirgpu.backends.gpu import GpuBackend
 from whirgpu.errors import BackendUnavailable, ConfigError
-from whirgpu.protocol.prover import WhirProver
-from whirgpu.protocol.verifier import WhirVerifier
+from whirgpu.profiles.whir_p3_metal.prover import MetalWhirProver
+from whirgpu.profiles.whir_p3_metal.verifier import MetalWhirVerifier
 from whirgpu.runtime.base import RtBuffer
 
 from ..protocol.test_roundtrip import SUBSET, _instance
@@ -92,7 +92,7 @@ class Run:
         backend.commit, backend.download, backend.fold, backend.eq_weights = _commit, _download, _fold, _eq_weights
         self.poly, self.statement = _instance(CASE)
         self.config = CASE.config()
-        prover = WhirProver(self.config, backend)
+        prover = MetalWhirProver(self.config, backend)
         self.proof = prover.prove(self.poly, self.statement)
         self.stats = prover.stats
 
@@ -114,7 +114,7 @@ def test_every_policy_gives_the_cpu_proof(gpu_runtime, policy):
     run = proved(gpu_runtime, policy)
     assert run.backend.storage == policy
     assert _proof_text(run.proof) == _cpu_proof(CASE)
-    WhirVerifier(run.config).verify(run.proof, run.statement)
+    MetalWhirVerifier(run.config).verify(run.proof, run.statement)
 
 
 # ---- buffer modes ------------------------------------------------------------------------------------------------
@@ -214,7 +214,7 @@ def test_counters_across_policies(gpu_runtime):
 def test_counters_restart_with_every_proof(gpu_runtime):
     backend = GpuBackend(gpu_runtime)
     poly, statement = _instance(CASE)
-    prover = WhirProver(CASE.config(), backend)
+    prover = MetalWhirProver(CASE.config(), backend)
     prover.prove(poly, statement)
     first = prover.stats
     prover.prove(poly, statement)

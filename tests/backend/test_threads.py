@@ -14,7 +14,7 @@ from whirgpu.backends.base import ProofShape
 from whirgpu.backends.gpu import GpuBackend
 from whirgpu.errors import ProverBusy, WhirGpuError
 from whirgpu.protocol.params import ProtocolParameters
-from whirgpu.protocol.prover import new_challenger
+from whirgpu.profiles.whir_p3_metal.verifier import new_challenger
 from whirgpu.protocol.proof_shape import proof_shape
 from whirgpu.profiles.whir_p3_metal.serialize import dump
 from whirgpu.protocol.transcript import HostTranscript

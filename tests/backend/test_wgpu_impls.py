@@ -16,8 +16,8 @@ from whirgpu.api import random_instance
 from whirgpu.backends.gpu import GpuBackend
 from whirgpu.errors import BackendUnavailable, ShaderCompileError
 from whirgpu.kernels.compose import ComposedSource
+from whirgpu.profiles.whir_p3_metal.prover import MetalWhirProver
 from whirgpu.protocol.params import ProtocolParameters, WhirConfig
-from whirgpu.protocol.prover import WhirProver
 from whirgpu.runtime import wgpu_rt
 
 from ..conftest import REPO
@@ -104,7 +104,7 @@ def test_wait_returns_once_the_work_is_done(impl):
 def _kernel_times_of_a_proof(rt) -> list[tuple[str, float]]:
     config = WhirConfig.from_params(ProtocolParameters.default(num_variables=8, folding_factor=2,
                                                                starting_log_inv_rate=1))
-    prover = WhirProver(config, GpuBackend(rt))
+    prover = MetalWhirProver(config, GpuBackend(rt))
     instance = random_instance(8, 0)
     prover.prove(*instance)  # compiles
     rt.set_profiling(True)
@@ -154,13 +154,13 @@ def test_a_process_proving_on_many_dawn_runtimes_survives():
     code = ("from whirgpu.runtime import wgpu_rt\n"
             "from whirgpu.backends.gpu import GpuBackend\n"
             "from whirgpu.protocol.params import ProtocolParameters, WhirConfig\n"
-            "from whirgpu.protocol.prover import WhirProver\n"
+            "from whirgpu.profiles.whir_p3_metal.prover import MetalWhirProver\n"
             "from whirgpu.api import random_instance\n"
             "cfg = WhirConfig.from_params(ProtocolParameters(num_variables=8, folding_factor=2, "
             "starting_log_inv_rate=1, security_level=32, rs_domain_initial_reduction_factor=1, pow_bits=0))\n"
             "poly, statement = random_instance(8, 1)\n"
             "for _ in range(30):\n"
-            "    WhirProver(cfg, GpuBackend(wgpu_rt.DawnRuntime(mul='emulated'))).prove(poly, statement)\n"
+            "    MetalWhirProver(cfg, GpuBackend(wgpu_rt.DawnRuntime(mul='emulated'))).prove(poly, statement)\n"
             "print('survived')\n")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env)

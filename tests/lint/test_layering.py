@@ -5,6 +5,7 @@ imports inside functions too."""
 from __future__ import annotations
 
 import ast
+import sys
 from pathlib import Path
 
 import pytest
@@ -62,9 +63,13 @@ PARAMETER_MODULES = {
     "soundness": {"f64"},
     "folding": {"integers"},
     "parameters": {"folding", "integers", "soundness"},
-    "config": {"f64", "folding", "integers", "parameters", "soundness"},
-    "schedule_text": {"config", "regimes"},
+    "schedule": set(),
+    "schedule_text": set(),
 }
+
+# Public re-exports at the protocol's old paths, for callers outside the package: they name the whir-p3-metal
+# profile's configuration, so they sit with the public API (``LAYERS``), not in the profile-free core.
+PROTOCOL_REEXPORTS = ("whirgpu.protocol.config", "whirgpu.protocol.params")
 
 
 @pytest.mark.parametrize("name", sorted(PARAMETER_MODULES))
@@ -74,29 +79,69 @@ def test_the_parameter_modules_layer(name):
     assert protocol <= PARAMETER_MODULES[name], protocol - PARAMETER_MODULES[name]
 
 
-def test_the_package_imports_parameters_from_their_homes():
-    """``whirgpu.protocol.params`` re-exports for callers outside the package; inside, each name comes from the
-    module that defines it."""
+@pytest.mark.parametrize("reexport", PROTOCOL_REEXPORTS)
+def test_the_package_imports_parameters_from_their_homes(reexport):
+    """``whirgpu.protocol.params`` and ``whirgpu.protocol.config`` re-export for callers outside the package;
+    inside, each name comes from the module that defines it."""
     users = [
         str(path.relative_to(PACKAGE))
         for path in sorted(PACKAGE.rglob("*.py"))
-        if path != PACKAGE / "protocol" / "params.py"
-        and {m for m in _imports(path) if m == "whirgpu.protocol.params" or m.startswith("whirgpu.protocol.params.")}
+        if ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts) not in PROTOCOL_REEXPORTS
+        and {m for m in _imports(path) if m == reexport or m.startswith(reexport + ".")}
     ]
     assert not users
 
 
-def test_the_p3_configuration_takes_only_the_shared_formulas():
-    """The p3-whir profile's configuration derives from the formulas both profiles share, nothing above them."""
-    imported = _imports(PACKAGE / "profiles" / "p3_whir" / "config.py")
+def test_the_reexports_only_reexport():
+    """A re-export module defines nothing: imports, ``__all__`` and its docstring."""
+    for name in PROTOCOL_REEXPORTS:
+        tree = ast.parse((PACKAGE.parent / (name.replace(".", "/") + ".py")).read_text())
+        for node in tree.body:
+            assert isinstance(node, (ast.Import, ast.ImportFrom, ast.Expr)) or (
+                isinstance(node, ast.Assign) and [t.id for t in node.targets] == ["__all__"]), (name, ast.dump(node))
+
+
+@pytest.mark.parametrize("profile", ["p3_whir", "whir_p3_metal"])
+def test_each_configuration_takes_only_the_shared_formulas(profile):
+    """Each profile's configuration derives from the formulas the profiles share and the field's bounds, nothing
+    above them (no step order, no other profile)."""
+    imported = _imports(PACKAGE / "profiles" / profile / "config.py")
     protocol = {m.split(".")[2] for m in imported if m.startswith("whirgpu.protocol.")}
-    assert protocol <= {"f64", "folding", "soundness"}, protocol
+    assert protocol <= {"f64", "folding", "integers", "parameters", "schedule", "soundness"}, protocol
+    assert not {m for m in imported if m.startswith("whirgpu.profiles")}, imported
 
 
-@pytest.mark.parametrize("path", sorted((PACKAGE / "protocol").glob("*.py")), ids=lambda p: p.name)
-def test_the_step_order_imports_no_profile(path):
-    """``protocol`` holds the step order both profiles share; the profiles sit above it and it names none of them."""
+def _core_modules() -> list[Path]:
+    return [path for path in sorted((PACKAGE / "protocol").glob("*.py"))
+            if f"whirgpu.protocol.{path.stem}" not in PROTOCOL_REEXPORTS]
+
+
+@pytest.mark.parametrize("path", _core_modules(), ids=lambda p: p.name)
+def test_the_protocol_core_imports_no_profile(path):
+    """``protocol`` is the profile-free core (the step order, the shared parameter arithmetic, the ``Schedule``
+    interface); the profiles sit above it and it names none of them, lazily neither."""
     assert not {m for m in _imports(path) if m.startswith("whirgpu.profiles")}
+
+
+def test_the_core_leaves_every_hook_to_a_profile():
+    """The core's prover and verifier define no profile's hooks: each hook raises until a profile defines it."""
+    from whirgpu.protocol.prover import WhirProver
+    from whirgpu.protocol.verifier import WhirVerifier
+
+    for cls, hooks in ((WhirProver, ("new_transcript", "_shape", "_statement", "_materialize", "_initial_weights")),
+                       (WhirVerifier, ("_start", "_round_proofs", "_round_root", "_round_openings",
+                                       "_final_openings", "_query_indices", "_round_value", "_queries"))):
+        for hook in hooks:
+            source = ast.get_source_segment(Path(sys.modules[cls.__module__].__file__).read_text(),
+                                            _method(cls, hook))
+            assert "raise NotImplementedError" in source, (cls.__name__, hook)
+        assert not hasattr(cls, "claims_after_commitment" if cls is WhirProver else "round_type")
+
+
+def _method(cls, name: str) -> ast.FunctionDef:
+    tree = ast.parse(Path(sys.modules[cls.__module__].__file__).read_text())
+    body = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls.__name__).body
+    return next(n for n in body if isinstance(n, ast.FunctionDef) and n.name == name)
 
 
 def test_one_profile_imports_no_other():
@@ -203,7 +248,7 @@ LAYERS = [
     ("profiles", ["whirgpu.profiles"]),
     ("many proofs", ["whirgpu.many"]),
     ("public API", ["whirgpu.api", "whirgpu.proving", "whirgpu.verifying", "whirgpu.devices.report",
-                    "whirgpu.many.ray"]),
+                    "whirgpu.many.ray", *PROTOCOL_REEXPORTS]),
     ("front ends", ["whirgpu.cli", "whirgpu.bench", "whirgpu", "whirgpu.__main__"]),
 ]
 

@@ -23,15 +23,6 @@ ALLOWED: dict[str, tuple[str, set[str]]] = {
                                       "_parse", "_parsed_types", "_parser", "import _helpers"}),
     "runtime/wgpu_rt/buffers.py": ("wgpu-py's mapped-range call", {"_experimental_get_mapped_range"}),
     "runtime/wgpu_rt/device.py": ("wgpu-py's native handles (device poll, timestamp period)", {"_internal"}),
-    # the profiles over the protocol core (issue 39: profiles as equals)
-    "profiles/p3_whir/prover.py": ("the protocol core's private prover steps", {"_check_points", "_prove_retrying"}),
-    "profiles/p3_whir/tables/prover.py": ("the protocol core's private prover steps",
-                                          {"_new_transcript", "_prove_retrying"}),
-    "profiles/p3_whir/tables/verifier.py": ("the protocol core's private verifier steps",
-                                            {"_cap_root", "_check", "_ood_points"}),
-    "profiles/p3_whir/verifier.py": ("the protocol core's private verifier steps",
-                                     {"_check", "_ood_points"}),
-    "protocol/reachability.py": ("the configuration's private grinding values", {"_pow_values"}),
 }
 
 

@@ -7,7 +7,7 @@ import pytest
 from tests.conftest import GOLDEN_PROOFS, load_golden
 from whirgpu.errors import ConfigError
 from whirgpu.field import P
-from whirgpu.protocol.domain_separator import commit_statement_pattern, domain_separator
+from whirgpu.profiles.whir_p3_metal.domain_separator import commit_statement_pattern, domain_separator
 from whirgpu.protocol.params import ConstantFromSecondRound, ProtocolParameters, SoundnessType, WhirConfig
 
 

@@ -9,14 +9,14 @@ import pytest
 
 from whirgpu.backends import CpuBackend
 from whirgpu.protocol.params import WhirConfig
-from whirgpu.protocol.prover import WhirProver
+from whirgpu.profiles.whir_p3_metal.prover import MetalWhirProver
 from whirgpu.profiles.whir_p3_metal.serialize import (
     from_whir_p3_json,
     params_and_statement_from_json,
     proof_to_json_tree,
     to_whir_p3_json,
 )
-from whirgpu.protocol.verifier import WhirVerifier
+from whirgpu.profiles.whir_p3_metal.verifier import MetalWhirVerifier
 from whirgpu.ref import field_np as F
 
 from ..conftest import GOLDEN_PROOFS, golden_bytes, golden_text, load_golden
@@ -29,7 +29,7 @@ def test_golden_set_is_present(golden):
 @pytest.mark.parametrize("name", GOLDEN_PROOFS)
 def test_golden_proof_verifies(golden, name):
     pf = from_whir_p3_json(golden_bytes(name))
-    WhirVerifier(pf.config).verify(pf.proof, pf.statement)
+    MetalWhirVerifier(pf.config).verify(pf.proof, pf.statement)
 
 
 @pytest.mark.parametrize("name", GOLDEN_PROOFS)
@@ -47,7 +47,7 @@ def _reproduce(name):
     doc = load_golden(name)
     params, statement = params_and_statement_from_json(doc)
     poly = F.to_monty(np.asarray(doc["polynomial_evals_canonical"], dtype=np.uint64))
-    proof = WhirProver(WhirConfig.from_params(params), CpuBackend()).prove(poly, statement)
+    proof = MetalWhirProver(WhirConfig.from_params(params), CpuBackend()).prove(poly, statement)
     return doc, proof
 
 
@@ -68,4 +68,4 @@ def test_golden_pow_instance_proves_and_verifies(name):
     assert tree["initial_commitment"] == doc["proof"]["initial_commitment"]
     assert tree["initial_ood_answers"] == doc["proof"]["initial_ood_answers"]
     params, statement = params_and_statement_from_json(doc)
-    WhirVerifier(WhirConfig.from_params(params)).verify(proof, statement)
+    MetalWhirVerifier(WhirConfig.from_params(params)).verify(proof, statement)

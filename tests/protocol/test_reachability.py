@@ -1,6 +1,6 @@
-"""Unreachable security levels (whirgpu.protocol.reachability) and the provable grids
-(whirgpu.protocol.provable_grid): the PoW a request needs, worked out by hand from the error terms; the nearest
-levels checked by deriving around them."""
+"""Unreachable security levels (whirgpu.profiles.whir_p3_metal.reachability) and the provable grids
+(whirgpu.profiles.whir_p3_metal.provable_grid): the PoW a request needs, worked out by hand from the error terms;
+the nearest levels checked by deriving around them."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ from dataclasses import replace
 import pytest
 
 from whirgpu.errors import ConfigError
-from whirgpu.protocol.config import MAX_GRIND_BITS, WhirConfig
+from whirgpu.profiles.whir_p3_metal.config import MAX_GRIND_BITS, WhirConfig
 from whirgpu.protocol.parameters import ProtocolParameters
-from whirgpu.protocol.provable_grid import (DEFAULT_GRID_POINTS, PROVABLE_GRIDS, grid_params, provable_grid,
-                                            security_tables)
-from whirgpu.protocol.reachability import reachability
+from whirgpu.profiles.whir_p3_metal.provable_grid import (DEFAULT_GRID_POINTS, PROVABLE_GRIDS, grid_params,
+                                                          provable_grid, security_tables)
+from whirgpu.profiles.whir_p3_metal.reachability import reachability
 from whirgpu.protocol.soundness import SoundnessType
 
 UD, JB, CB = SoundnessType.UniqueDecoding, SoundnessType.JohnsonBound, SoundnessType.CapacityBound
@@ -133,7 +133,8 @@ def test_the_tables_have_every_point():
 
 
 def test_security_md_shows_the_tables_the_module_prints():
-    """docs/SECURITY.md pastes `python3 -m whirgpu.protocol.provable_grid`: the tables must still be what it prints."""
+    """docs/SECURITY.md pastes `python3 -m whirgpu.profiles.whir_p3_metal.provable_grid`: the tables must still be
+    what it prints."""
     from pathlib import Path
     text = (Path(__file__).resolve().parents[2] / "docs" / "SECURITY.md").read_text()
     for table in security_tables().split("\n\n"):

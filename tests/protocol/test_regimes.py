@@ -14,7 +14,7 @@ from whirgpu.errors import ConfigError
 from whirgpu.field import BABYBEAR, KOALABEAR
 from whirgpu.profiles.p3_whir import security as p3_security
 from whirgpu.profiles.p3_whir.config import P3Parameters, P3WhirConfig
-from whirgpu.protocol.config import WhirConfig
+from whirgpu.profiles.whir_p3_metal.config import WhirConfig
 from whirgpu.protocol.folding import Constant
 from whirgpu.protocol.parameters import ProtocolParameters
 from whirgpu.protocol.regimes import RegimeFigure, SecurityReport, describe, security_report

@@ -21,7 +21,7 @@ from whirgpu.backends import CpuBackend
 from whirgpu.errors import ProofFormatError, VerificationError
 from whirgpu.field import P
 from whirgpu.protocol.params import ProtocolParameters, WhirConfig
-from whirgpu.protocol.prover import WhirProver
+from whirgpu.profiles.whir_p3_metal.prover import MetalWhirProver
 from whirgpu.protocol.proof import Statement
 from whirgpu.profiles.whir_p3_metal.serialize import (
     BINARY_MAGIC,
@@ -35,7 +35,7 @@ from whirgpu.profiles.whir_p3_metal.serialize import (
     to_binary,
     to_whir_p3_json,
 )
-from whirgpu.protocol.verifier import WhirVerifier
+from whirgpu.profiles.whir_p3_metal.verifier import MetalWhirVerifier
 from whirgpu.protocol.bounded_json import MAX_INT_DIGITS
 from whirgpu.ref import field_np as F
 from whirgpu.ref.multilinear import evaluate
@@ -70,7 +70,7 @@ def _proof_file(name: str) -> ProofFile:
         points = F.to_monty(rng.integers(0, P, (m, n, 4), dtype=np.uint64))
         values = np.array([evaluate(poly, z) for z in points], np.uint32).reshape(-1, 4)
         statement = Statement(points, values)
-        proof = WhirProver(WhirConfig.from_params(params), CpuBackend()).prove(poly, statement)
+        proof = MetalWhirProver(WhirConfig.from_params(params), CpuBackend()).prove(poly, statement)
         return ProofFile(params, statement, proof, seed=None)
     return from_whir_p3_json(golden_bytes(name))
 
@@ -86,7 +86,7 @@ def _json(name: str) -> str:
 
 
 def _verify(pf: ProofFile) -> None:
-    WhirVerifier(WhirConfig.from_params(pf.params)).verify(pf.proof, pf.statement)
+    MetalWhirVerifier(WhirConfig.from_params(pf.params)).verify(pf.proof, pf.statement)
 
 
 def _same(a: ProofFile, b: ProofFile) -> bool:

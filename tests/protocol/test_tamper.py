@@ -33,9 +33,9 @@ from whirgpu.errors import ProofFormatError, VerificationError
 from whirgpu.field import P
 from whirgpu.protocol.params import ProtocolParameters, WhirConfig
 from whirgpu.protocol.proof import QueryOpening
-from whirgpu.protocol.prover import WhirProver
+from whirgpu.profiles.whir_p3_metal.prover import MetalWhirProver
 from whirgpu.profiles.whir_p3_metal.serialize import ProofFile, from_whir_p3_json, params_and_statement_from_json, to_binary
-from whirgpu.protocol.verifier import WhirVerifier
+from whirgpu.profiles.whir_p3_metal.verifier import MetalWhirVerifier
 from whirgpu.ref import field_np as F
 from whirgpu.api import random_instance
 
@@ -72,7 +72,7 @@ def _proof_file(case: str) -> ProofFile:
     if case in FRESH:
         params = FRESH[case]
         poly, statement = random_instance(params.num_variables, seed=7)
-        proof = WhirProver(WhirConfig.from_params(params), CpuBackend()).prove(poly, statement)
+        proof = MetalWhirProver(WhirConfig.from_params(params), CpuBackend()).prove(poly, statement)
         return ProofFile(params, statement, proof)
     return from_whir_p3_json(golden_bytes(case))
 
@@ -82,7 +82,7 @@ def _fresh_copy(case: str) -> ProofFile:
 
 
 def _verify(pf: ProofFile) -> None:
-    WhirVerifier(WhirConfig.from_params(pf.params)).verify(pf.proof, pf.statement)
+    MetalWhirVerifier(WhirConfig.from_params(pf.params)).verify(pf.proof, pf.statement)
 
 
 # ---- the transcript model ----------------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ from whirgpu.errors import ProofFormatError, VerificationError
 from whirgpu.field import P
 from whirgpu.protocol.params import WhirConfig
 from whirgpu.profiles.whir_p3_metal.serialize import ProofFile, from_whir_p3_json, load, proof_to_json_tree, to_binary
-from whirgpu.protocol.verifier import WhirVerifier
+from whirgpu.profiles.whir_p3_metal.verifier import MetalWhirVerifier
 
 from ..conftest import golden_text
 
@@ -68,7 +68,7 @@ def _check_outcome(data, where: str) -> str:
     except Exception as err:  # noqa: BLE001 - the point of the test
         pytest.fail(f"{where}: load raised {type(err).__name__}: {err!r:.300}")
     try:
-        WhirVerifier(WhirConfig.from_params(pf.params)).verify(pf.proof, pf.statement)
+        MetalWhirVerifier(WhirConfig.from_params(pf.params)).verify(pf.proof, pf.statement)
     except ProofFormatError as err:
         assert str(err), where
         return "format"
@@ -248,7 +248,7 @@ def _object_slots(pf: ProofFile):
 
 @pytest.mark.parametrize("first", range(0, N_OBJECT_CASES, CHUNK))
 def test_proof_object_mutations(first):
-    verifier = WhirVerifier(WhirConfig.from_params(_base().params))
+    verifier = MetalWhirVerifier(WhirConfig.from_params(_base().params))
     for seed in range(first, first + CHUNK):
         rng = random.Random(20_000 + seed)
         pf = copy.deepcopy(_base())
@@ -268,7 +268,7 @@ def test_proof_object_mutations(first):
 
 def test_verifier_rejects_non_proof_arguments():
     pf = _base()
-    verifier = WhirVerifier(WhirConfig.from_params(pf.params))
+    verifier = MetalWhirVerifier(WhirConfig.from_params(pf.params))
     for proof, statement in [(None, pf.statement), (pf.proof, None), ("proof", pf.statement),
                              (pf.proof, (pf.statement.points, pf.statement.values))]:
         with pytest.raises(ProofFormatError):

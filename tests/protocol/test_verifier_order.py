@@ -15,9 +15,9 @@ from whirgpu.api import random_instance
 from whirgpu.backends import CpuBackend
 from whirgpu.errors import ProofFormatError, VerificationError
 from whirgpu.field import P
+from whirgpu.profiles.whir_p3_metal.prover import MetalWhirProver
+from whirgpu.profiles.whir_p3_metal.verifier import MetalWhirVerifier
 from whirgpu.protocol.params import ProtocolParameters, WhirConfig
-from whirgpu.protocol.prover import WhirProver
-from whirgpu.protocol.verifier import WhirVerifier
 
 # Two rounds, OOD samples, PoW on the round and the final queries.
 PARAMS = ProtocolParameters.default(num_variables=11, folding_factor=2, starting_log_inv_rate=2, security_level=24,
@@ -28,7 +28,7 @@ PARAMS = ProtocolParameters.default(num_variables=11, folding_factor=2, starting
 def _proof():
     config = WhirConfig.from_params(PARAMS)
     poly, statement = random_instance(PARAMS.num_variables, seed=3)
-    return config, WhirProver(config, CpuBackend()).prove(poly, statement), statement
+    return config, MetalWhirProver(config, CpuBackend()).prove(poly, statement), statement
 
 
 def _outcome(mutations) -> tuple:
@@ -37,7 +37,7 @@ def _outcome(mutations) -> tuple:
     for mutate in mutations:
         mutate(proof)
     try:
-        WhirVerifier(config).verify(proof, statement)
+        MetalWhirVerifier(config).verify(proof, statement)
     except VerificationError as err:
         return ("verification", err.round, err.check)
     except ProofFormatError:

@@ -9,7 +9,7 @@ Named grids:
 - ``full``: the whole cross product of the default grid's axes, n 20,22,24 x fold 1,2,3,4,6 x rate 1,2,3 (45).
 - ``small``: a quick grid for a laptop without a GPU or a software adapter, n 10,12 x fold 2,4 x rate 1,2 (8).
 - ``provable-johnson``, ``provable-unique``: the default grid's points at 100 provable bits, derived under the
-  Johnson bound or unique decoding instead of the capacity-bound conjecture (``protocol.provable_grid``;
+  Johnson bound or unique decoding instead of the capacity-bound conjecture (``profiles.whir_p3_metal.provable_grid``;
   docs/SECURITY.md); such a point prints as ``N:F:R/johnson`` or ``N:F:R/unique``.
 An explicit list is ``N:F:R`` items separated by commas, e.g. ``20:4:1,22:3:2,20:4:1/johnson``.
 
@@ -29,11 +29,11 @@ from dataclasses import dataclass
 from itertools import product
 
 from ..errors import ConfigError
-from ..protocol.config import WhirConfig
+from ..profiles.whir_p3_metal.config import WhirConfig
 from ..profiles.p3_whir.config import P3Parameters, P3WhirConfig
 from ..profiles.p3_whir.defaults import EXAMPLE_FIELD, Resolved, example_parameters, resolve
 from ..protocol.parameters import DEFAULT_MAX_POW, ProtocolParameters
-from ..protocol.provable_grid import DEFAULT_GRID_POINTS, PROVABLE_GRIDS, grid_params
+from ..profiles.whir_p3_metal.provable_grid import DEFAULT_GRID_POINTS, PROVABLE_GRIDS, grid_params
 from ..protocol.soundness import SoundnessType
 from ..profiles.security import security_report
 

@@ -34,7 +34,7 @@ from ..profiles.p3_whir.config import P3WhirConfig
 from ..profiles.p3_whir.format import pcs_proof_to_postcard
 from ..profiles.p3_whir.verifier import verify_p3
 from ..profiles.whir_p3_metal.serialize import dump
-from ..protocol.verifier import WhirVerifier
+from ..profiles.whir_p3_metal.verifier import MetalWhirVerifier
 from .check import compare_proofs, record_verification
 from .grid import GridPoint
 from .results import BenchResults, Row
@@ -121,7 +121,7 @@ def _verify(config, proof_file) -> None:
     if isinstance(proof_file, P3ProofDocument):
         verify_p3(config, proof_file.proved.commitment, proof_file.proved.proof, proof_file.field)
     else:
-        WhirVerifier(config).verify(proof_file.proof, proof_file.statement)
+        MetalWhirVerifier(config).verify(proof_file.proof, proof_file.statement)
 
 
 def _time_backend(plan: Plan, point: GridPoint, name: str, backend: Backend, config, words, points,

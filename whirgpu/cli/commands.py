@@ -24,13 +24,13 @@ from .options import add_max_binding_flag, add_storage_flag, check_writable, out
     read_json_file, write_statement
 from ..devices.overrides import binding_option, lowered_note
 from ..field import FIELDS
-from ..protocol.config import WhirConfig
+from ..profiles.whir_p3_metal.config import WhirConfig
 from ..profiles.p3_whir.config import P3WhirConfig
 from ..profiles.p3_whir.defaults import EXAMPLE_FIELD, EXAMPLE_PARAMETERS, MAX_OPENINGS, PLONKY3_COMMIT, \
     check_openings, describe_example, example_parameters, max_grind_bits, resolve
 from ..protocol.parameters import DEFAULT_MAX_POW, DEFAULT_SECURITY_LEVEL, ProtocolParameters
-from ..protocol.reachability import derive_explained
-from ..protocol.schedule_text import format_schedule
+from ..profiles.whir_p3_metal.reachability import derive_explained
+from ..profiles.whir_p3_metal.schedule_text import format_schedule
 from ..profiles.security import security_report
 from ..profiles.p3_whir.schedule_text import format_p3_schedule
 from ..protocol.soundness import SoundnessType

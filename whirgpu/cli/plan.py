@@ -13,7 +13,7 @@ from ..backends.memory import human_bytes, sized
 from ..errors import BackendUnavailable, WhirGpuError
 from ..devices.overrides import MAX_GPU_BYTES_ENV, binding_override, binding_text
 from ..devices.planner import GPU_MIN_VARIABLES, DevicePlan, max_gpu_bytes_from_env, plan_device
-from ..protocol.config import WhirConfig
+from ..profiles.whir_p3_metal.config import WhirConfig
 from ..profiles.security import security_report
 from ..protocol.regimes import describe
 

@@ -213,7 +213,7 @@ def accept_line(document, checked: list[str], assume: str | None = None) -> str:
                  p.pow_bits, document.num_openings, "p3-whir", document.field.name)
         proved = getattr(document, "spec", None)  # a table document: what it proved, in the flags' words
     else:
-        from ..protocol.config import WhirConfig  # noqa: PLC0415
+        from ..profiles.whir_p3_metal.config import WhirConfig  # noqa: PLC0415
 
         proved = None
         params = document.params
@@ -255,7 +255,7 @@ class _Expectations:
                 found = expected_params(self.args) if profile == "whir-p3-metal" else \
                     expected_p3(self.args, self.statement)
                 if profile == "whir-p3-metal" and found is not None:
-                    from ..protocol.config import WhirConfig  # noqa: PLC0415
+                    from ..profiles.whir_p3_metal.config import WhirConfig  # noqa: PLC0415
 
                     WhirConfig.from_params(found)
             except ConfigError as exc:

@@ -163,7 +163,7 @@ def _permutation(part) -> None:
 
 def _open(backend: str):
     from ..backends import select_backend  # noqa: PLC0415
-    from ..protocol.config import WhirConfig  # noqa: PLC0415
+    from ..profiles.whir_p3_metal.config import WhirConfig  # noqa: PLC0415
     from ..protocol.parameters import ProtocolParameters  # noqa: PLC0415
 
     n, k, r = DEFAULT_CONFIG

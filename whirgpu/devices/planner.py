@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from ..backends.base import CPU_FALLBACK, DeviceLimits, resolve_storage
 from ..backends.memory import MemoryPlan, human_bytes, plan_memory, runtime_kind, sized
 from .overrides import MAX_GPU_BYTES_ENV, binding_text, parse_bytes
-from ..protocol.config import WhirConfig
+from ..protocol.schedule import Schedule
 
 
 @dataclass(frozen=True)
@@ -95,7 +95,7 @@ class Problem:
 class DevicePlan:
     """One configuration on one device: the memory plan, the problems, the speed threshold and the decision."""
 
-    config: WhirConfig
+    config: Schedule
     limits: DeviceLimits
     device_class: str
     memory: MemoryPlan
@@ -172,7 +172,7 @@ def _unknown_budget(limits: DeviceLimits) -> str:
     return f"unknown: {limits.name} reports no recommended working set; set {MAX_GPU_BYTES_ENV}"
 
 
-def plan_device(config: WhirConfig, limits: DeviceLimits, policy: str | None = None,
+def plan_device(config: Schedule, limits: DeviceLimits, policy: str | None = None,
                 max_gpu_bytes: int | None = None, statement_points: int = 1) -> DevicePlan:
     """Plan ``config`` (one proof with ``statement_points`` evaluation claims) on a device with ``limits`` under
     storage ``policy`` (None: ``WHIRGPU_STORAGE``, else hybrid). ``max_gpu_bytes`` caps the device memory

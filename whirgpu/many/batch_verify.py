@@ -28,14 +28,15 @@ from dataclasses import dataclass
 from ..backends.path_roots import compute_roots_on
 from ..errors import BackendUnavailable, ConfigError, ProofFormatError, VerificationError, WhirGpuError
 from ..expectations import check_configuration, check_statement
-from ..protocol.config import WhirConfig
+from ..profiles.whir_p3_metal.config import WhirConfig
 from ..protocol.parameters import ProtocolParameters
 from ..profiles.documents import P3_DOCUMENTS, check_profile, portable, read_document
 from ..profiles.p3_whir.expectations import verify_p3_expected
 from ..profiles.whir_p3_metal.serialize import ProofFile
 from ..protocol.security_policy import check_assume
 from ..native.permute import fast_permute_lanes
-from ..protocol.verifier import Openings, WhirVerifier, first_bad_opening
+from ..profiles.whir_p3_metal.verifier import MetalWhirVerifier
+from ..protocol.verifier import Openings, first_bad_opening
 from ..ref import merkle
 
 
@@ -88,7 +89,7 @@ def _walk(proof, params, min_security, points, values, assume) -> _Walked:
         return _Walked([], exc, None, done=True)
     openings = _Deferred()
     try:
-        WhirVerifier(config).walk(proof_file.proof, proof_file.statement, openings)
+        MetalWhirVerifier(config).walk(proof_file.proof, proof_file.statement, openings)
     except (ProofFormatError, VerificationError) as exc:
         return _Walked(openings.pending, exc, proof_file)
     return _Walked(openings.pending, None, proof_file)

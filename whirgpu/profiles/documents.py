@@ -26,7 +26,7 @@ from __future__ import annotations
 from ..errors import ConfigError, ProofFormatError
 from ..expectations import mismatch
 from ..protocol.bounded_json import json_type, loads_bounded
-from ..protocol.config import WhirConfig
+from ..profiles.whir_p3_metal.config import WhirConfig
 from ..protocol.parameters import ProtocolParameters
 from .p3_whir.config import P3WhirConfig
 from .p3_whir.api import P3ProofDocument

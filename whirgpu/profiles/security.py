@@ -9,7 +9,7 @@ bound; the provable figure; the regime it was derived under). What a verifier co
 from __future__ import annotations
 
 from ..errors import ConfigError
-from ..protocol.config import WhirConfig
+from ..profiles.whir_p3_metal.config import WhirConfig
 from ..protocol.regimes import SecurityReport
 from ..protocol.regimes import security_report as whir_p3_metal_report
 from .p3_whir.config import P3WhirConfig

@@ -32,7 +32,7 @@ most ``JSON_BYTES_PER_WORD`` = 24 bytes a word (10 digits, a separator, an exten
 from __future__ import annotations
 
 from whirgpu.field import TWO_ADICITY
-from whirgpu.protocol.config import MAX_SECURITY_LEVEL
+from whirgpu.protocol.schedule import MAX_SECURITY_LEVEL
 from whirgpu.protocol.soundness import SoundnessType
 
 MAX_PROVED_VARIABLES = 33

@@ -2,8 +2,8 @@
 
 Contract: a ``ProtocolParameters`` holds the seven choices of p3-whir's ``ProtocolParameters`` normalised
 (a ``FoldingFactor``, a ``SoundnessType``, plain ints; ``ConfigError`` for a value of the wrong kind) and
-reads and writes the golden files' ``params`` block. It checks no range: ``WhirConfig.from_params`` (``config``)
-does, as it needs all of them together.
+reads and writes the golden files' ``params`` block. It checks no range: ``WhirConfig.from_params``
+(``profiles/whir_p3_metal/config``) does, as it needs all of them together.
 """
 
 from __future__ import annotations

@@ -3,8 +3,8 @@ device buffers before running it)."""
 
 from __future__ import annotations
 
-from ..backends.base import DEFAULT_LAYOUT, P3_WHIR_LAYOUT, ProofShape, QueryStep, TableLayout
-from .config import WhirConfig
+from ..backends.base import DEFAULT_LAYOUT, ProofShape, QueryStep, TableLayout
+from .schedule import Schedule
 
 
 def _query_step(num_queries: int, domain_size: int, folding_factor: int, ext: bool) -> QueryStep:
@@ -13,18 +13,9 @@ def _query_step(num_queries: int, domain_size: int, folding_factor: int, ext: bo
                      folded.bit_length() - 1)
 
 
-def layout_of(config) -> TableLayout:
-    """The ``TableLayout`` a configuration's proofs use: upstream p3-whir's for a ``P3WhirConfig`` (over the field
-    it was derived for), whir-p3-metal's otherwise."""
-    field = getattr(config, "field", None)
-    if field is not None and hasattr(config, "round_parameters"):
-        return P3_WHIR_LAYOUT(field)
-    return DEFAULT_LAYOUT
-
-
-def proof_shape(config: WhirConfig, n_points: int, layout: TableLayout = DEFAULT_LAYOUT) -> ProofShape:
-    """The shape of a proof of ``config`` (a ``WhirConfig`` or a ``P3WhirConfig``: the same names) about
-    ``n_points`` evaluation claims, its tables laid out as ``layout``."""
+def proof_shape(config: Schedule, n_points: int, layout: TableLayout = DEFAULT_LAYOUT) -> ProofShape:
+    """The shape of a proof of ``config`` (any profile's configuration: a ``Schedule``) about ``n_points``
+    evaluation claims, its tables laid out as ``layout`` (the profile's prover says which)."""
     n = config.num_variables
     commitments = [(n, config.commitment_ood_samples)]
     queries = []

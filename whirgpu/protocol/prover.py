@@ -17,7 +17,6 @@ import time
 from collections import deque
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any, Callable
 
 import numpy as np
@@ -27,12 +26,9 @@ from ..backends.base import Backend, Commitment, DeviceBuffer, PowRangeExceeded,
 from ..backends.program_key import ProgramKey
 from ..errors import ConfigError
 from ..field import P
-from ..ref import field_np as F
-from .domain_separator import domain_separator
-from .config import WhirConfig
-from .proof import QueryOpening, RoundProof, Statement, SumcheckData, WhirProof
-from .proof_shape import proof_shape
-from .transcript import DuplexChallenger, HostTranscript
+from .proof import RoundProof, Statement, SumcheckData, WhirProof
+from .schedule import Schedule
+from .transcript import HostTranscript
 
 
 @dataclass
@@ -71,20 +67,7 @@ class _Opened:
     openings: Any
 
 
-def new_challenger(config: WhirConfig) -> DuplexChallenger:
-    """A challenger that has absorbed the domain separator (digest 8), as every proof starts (a fresh copy of one
-    made once per configuration: absorbing the separator costs a dozen host permutations)."""
-    return _separated_challenger(config).clone()
-
-
-@lru_cache(maxsize=64)
-def _separated_challenger(config: WhirConfig) -> DuplexChallenger:
-    challenger = DuplexChallenger()
-    challenger.observe_many(F.to_monty(np.asarray(domain_separator(config), dtype=np.uint64)))
-    return challenger
-
-
-def check_polynomial(config: WhirConfig, polynomial: np.ndarray) -> np.ndarray:
+def check_polynomial(config: Schedule, polynomial: np.ndarray) -> np.ndarray:
     """Validate a Montgomery base table of 2^n words and return it as a contiguous uint32 array."""
     polynomial = np.asarray(polynomial)
     n = config.num_variables
@@ -110,13 +93,18 @@ class PolynomialSource:
 class WhirProver:
     """Proves evaluation claims about a committed multilinear polynomial (values in Montgomery form).
 
-    The step order (``_prove`` .. ``_final_round``) is written once; what a protocol profile does differently is
-    a hook (``_new_transcript``, ``_shape``, ``_statement``, ``_materialize``, ``claims_after_commitment``) or the
-    backend's ``TableLayout`` (the shape carries it). This class is the whir-p3-metal profile."""
+    The step order (``_prove`` .. ``_final_round``) is written once, for every profile; what a profile does is a
+    hook (``new_transcript``, ``_shape``, ``_statement``, ``_materialize``, ``_initial_weights`` and the data
+    ``claims_after_commitment``) or the backend's ``TableLayout`` (the shape carries it), defined by the
+    profile's subclass: ``profiles.whir_p3_metal.prover.MetalWhirProver``, ``profiles.p3_whir.prover.
+    P3WhirProver``. This class has no profile of its own: its hooks raise ``NotImplementedError``.
 
-    claims_after_commitment = False  # the statement's claims are evaluated (and observed) after the OOD answers
+    What every profile's entry points share: ``check_statement_points`` (the points' shape) and
+    ``prove_retrying`` (the step order under the backend's proof lock)."""
 
-    def __init__(self, config: WhirConfig, backend: Backend):
+    claims_after_commitment: bool  # hook: the statement's claims are evaluated (and observed) after the OOD answers
+
+    def __init__(self, config: Schedule, backend: Backend):
         self.config = config
         self.backend = backend
         self.timer = PhaseTimer(sync=backend.sync if getattr(backend, "profile", False) else None)
@@ -127,19 +115,19 @@ class WhirProver:
     def prove(self, polynomial: np.ndarray, statement: Statement) -> WhirProof:
         """Commit to ``polynomial`` (2^n Montgomery base words) and prove ``statement`` about it."""
         polynomial = check_polynomial(self.config, polynomial)
-        self._check_points(statement.points)
-        return self._prove_retrying(PolynomialSource(polynomial, canonical=False), statement.points,
-                                    statement.values)[0]
+        self.check_statement_points(statement.points)
+        return self.prove_retrying(PolynomialSource(polynomial, canonical=False), statement.points,
+                                   statement.values)[0]
 
     def prove_points(self, polynomial: PolynomialSource, points: np.ndarray) -> tuple[WhirProof, Statement]:
         """Commit to ``polynomial``, evaluate it at ``points`` (m, n, 4) Montgomery where the table is (on a GPU
         backend on the device, read back with the proof) and prove those claims. Returns the proof and the
         statement (points, claimed values)."""
-        self._check_points(points)
+        self.check_statement_points(points)
         if isinstance(polynomial.words, np.ndarray) and polynomial.words.shape != (1 << self.config.num_variables,):
             raise ConfigError(f"the polynomial must have 2^{self.config.num_variables} evaluations, got shape "
                               f"{polynomial.words.shape}")
-        proof, values = self._prove_retrying(polynomial, points, None)
+        proof, values = self.prove_retrying(polynomial, points, None)
         return proof, Statement(points, values)
 
     def prove_many_points(self, sources, in_flight: int = 2):
@@ -163,7 +151,7 @@ class WhirProver:
                         if item is not None:
                             polynomial, points = item
                             points = np.asarray(points, np.uint32)
-                            self._check_points(points)
+                            self.check_statement_points(points)
                             if isinstance(polynomial.words, np.ndarray) and \
                                     polynomial.words.shape != (1 << self.config.num_variables,):
                                 raise ConfigError(f"the polynomial must have 2^{self.config.num_variables} "
@@ -199,14 +187,18 @@ class WhirProver:
                 self.backend.pow_full_range = False
         return proof, Statement(points, values)
 
-    def _check_points(self, points: np.ndarray) -> None:
+    def check_statement_points(self, points: np.ndarray) -> None:
+        """``ConfigError`` unless ``points`` is an (m, num_variables, 4) array of evaluation points: the check every
+        entry point (this class's and a profile's) runs before a proof starts."""
         n = self.config.num_variables
         if points.ndim != 3 or points.shape[1:] != (n, 4):
             raise ConfigError(f"statement points must have shape (m, {n}, 4), got {points.shape}")
 
-    def _prove_retrying(self, polynomial: PolynomialSource, points: np.ndarray, values: np.ndarray | None):
-        """(proof, claimed values): ``values`` as given, or computed by the backend when None. Holds the
-        backend's ``proof_lock`` throughout: proofs of several threads on one backend run one after another."""
+    def prove_retrying(self, polynomial: PolynomialSource, points: np.ndarray, values: np.ndarray | None):
+        """The one way into the step order for every entry point: (proof, claimed values), ``values`` as given,
+        or computed by the backend when None. Holds the backend's ``proof_lock`` throughout (proofs of several
+        threads on one backend run one after another) and proves again over every nonce in the rare case a
+        grind's range runs out, so the bytes never depend on it."""
         with self.backend.proof_lock:
             return self._prove_locked(polynomial, points, values)
 
@@ -222,29 +214,30 @@ class WhirProver:
             finally:
                 self.backend.pow_full_range = False
 
-    # -- what a profile does differently (``p3_prover.P3WhirProver`` overrides these) --------------------------
-    def _new_transcript(self) -> HostTranscript:
-        """The host transcript every proof starts from: the challenger after the domain separator."""
-        return HostTranscript(new_challenger(self.config))
+    # -- hooks: what a profile does (``profiles/<profile>/prover.py`` subclasses this class) ---------------------
+    def new_transcript(self) -> HostTranscript:
+        """Hook: the host transcript every proof starts from, the profile's challenger after its domain
+        separator (a profile's table prover starts its own proofs from it too)."""
+        raise NotImplementedError(f"{type(self).__name__}: a profile's prover defines new_transcript")
 
     def _shape(self, n_points: int) -> ProofShape:
-        return proof_shape(self.config, n_points)
+        """Hook: the proof's ``ProofShape`` for ``n_points`` statement points (``proof_shape`` with the profile's
+        ``TableLayout``)."""
+        raise NotImplementedError(f"{type(self).__name__}: a profile's prover defines _shape")
 
     def _statement(self, transcript, table: DeviceBuffer, statement_points, claims):
-        """The statement's points and claims, after the commitment's OOD answers: whir-p3-metal's statement is the
-        caller's, claims evaluated before the commitment (or given) and never observed."""
-        return statement_points, claims
+        """Hook: the statement's points and claims, after the commitment's OOD answers (observed or not, as the
+        profile's transcript has them)."""
+        raise NotImplementedError(f"{type(self).__name__}: a profile's prover defines _statement")
 
     def _materialize(self, proof: WhirProof, read: Callable[[Any], Any], claimed: np.ndarray):
-        return _materialize(proof, read)
+        """Hook: the profile's proof object, every handle of ``proof`` replaced by ``read(handle)``."""
+        raise NotImplementedError(f"{type(self).__name__}: a profile's prover defines _materialize")
 
     def _initial_weights(self, statement_points, ood_points: list, alpha):
-        """The initial constraint's weights: alpha^0.. to the statement's points, then to the OOD points (one
-        batch: here the statement's points precede the OOD points in a backend's memory)."""
-        backend = self.backend
-        points = backend.concat_points([statement_points] + ood_points)
-        coefficients = backend.challenge_powers(alpha, len(points))
-        return backend.eq_weights(points, coefficients)
+        """Hook: the initial constraint's weights over the statement's points and the OOD points at alpha's
+        powers, in the profile's order."""
+        raise NotImplementedError(f"{type(self).__name__}: a profile's prover defines _initial_weights")
 
     def _replay_key(self, polynomial: PolynomialSource, points: np.ndarray, values: np.ndarray | None):
         """What fixes every launch of a proof (``Backend.replay_proof``): this profile, the configuration and the
@@ -283,7 +276,7 @@ class WhirProver:
                 return replayed
         backend.record_proof(key)  # every proof says whether it may be recorded (None: it may not)
         shape = self._shape(points.shape[0])
-        transcript, point_handles = backend.begin_proof(shape, self._new_transcript(), points)
+        transcript, point_handles = backend.begin_proof(shape, self.new_transcript(), points)
         try:
             proof, state, claims = self._commit(polynomial, point_handles, transcript, values is None)
             for round_index in range(self.config.n_rounds):
@@ -446,34 +439,3 @@ class WhirProver:
                 state, transcript, config.final_sumcheck_rounds, config.final_folding_pow_bits
             )
 
-
-def _materialize(proof: WhirProof, read: Callable[[Any], Any]) -> WhirProof:
-    """The proof with every handle replaced by ``read(handle)``'s host array, in ``WhirProof``'s shapes."""
-
-    def ef_list(values, shape) -> np.ndarray:
-        return np.asarray([read(v) for v in values], np.uint32).reshape(shape)
-
-    def witness(value) -> np.uint32:
-        return np.uint32(np.asarray(read(value)).reshape(-1)[0]) if value is not None else np.uint32(0)
-
-    def sumcheck(data: SumcheckData | None) -> SumcheckData | None:
-        if data is None:
-            return None
-        return SumcheckData(ef_list(data.evaluations, (-1, 2, 4)),
-                            np.asarray([witness(w) for w in data.pow_witnesses], np.uint32).reshape(-1))
-
-    def openings(opened: _Opened) -> list[QueryOpening]:
-        rows, siblings = read(opened.openings)
-        return [QueryOpening(opened.kind, rows[j], siblings[j]) for j in range(len(rows))]
-
-    return WhirProof(
-        initial_commitment=np.asarray(read(proof.initial_commitment), np.uint32).reshape(8),
-        initial_ood_answers=ef_list(proof.initial_ood_answers, (-1, 4)),
-        initial_sumcheck=sumcheck(proof.initial_sumcheck),
-        rounds=[RoundProof(np.asarray(read(r.commitment), np.uint32).reshape(8), ef_list(r.ood_answers, (-1, 4)),
-                           witness(r.pow_witness), openings(r.queries), sumcheck(r.sumcheck)) for r in proof.rounds],
-        final_poly=np.asarray(read(proof.final_poly), np.uint32).reshape(-1, 4),
-        final_pow_witness=witness(proof.final_pow_witness),
-        final_queries=openings(proof.final_queries),
-        final_sumcheck=sumcheck(proof.final_sumcheck),
-    )

@@ -32,7 +32,8 @@ from dataclasses import dataclass
 from typing import Callable, Iterable
 
 from whirgpu.errors import ConfigError
-from whirgpu.protocol.config import WhirConfig
+from whirgpu.protocol.parameters import ProtocolParameters
+from whirgpu.protocol.schedule import Schedule
 from whirgpu.protocol.security import security_terms, whole_bits
 from whirgpu.protocol.soundness import SoundnessType
 
@@ -150,9 +151,11 @@ def report_from_terms(derived_under: SoundnessType, security_level: int,
                           tuple(figure_from_terms(r, terms_for(r)) for r in REGIMES))
 
 
-def security_report(config: WhirConfig) -> SecurityReport:
-    """The figures of a whir-p3-metal configuration (``WhirConfig``) under every regime."""
-    if not isinstance(config, WhirConfig):
+def security_report(config: Schedule) -> SecurityReport:
+    """The figures of a configuration derived from ``ProtocolParameters`` by the shared soundness formulas (the
+    whir-p3-metal profile's ``WhirConfig``) under every regime; another profile's configuration has its own
+    report (``profiles.security.security_report`` picks it)."""
+    if not isinstance(getattr(config, "params", None), ProtocolParameters):
         raise ConfigError(f"expected a WhirConfig, got {type(config).__name__}")
     return report_from_terms(config.soundness_type, config.security_level,
                              lambda regime: security_terms(config, regime))

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 
-from .config import WhirConfig
+from .schedule import Schedule
 from .soundness import SoundnessType
 
 
@@ -39,7 +39,7 @@ def _with_pow(error: float, pow_bits: float) -> float:
     return error + max(0.0, pow_bits)
 
 
-def security_terms(config: WhirConfig, regime: SoundnessType | str | int | None = None) -> list[tuple[str, float]]:
+def security_terms(config: Schedule, regime: SoundnessType | str | int | None = None) -> list[tuple[str, float]]:
     """(step, bits) for every step under ``regime`` (any name ``SoundnessType.parse`` reads; None: the
     configuration's own). Bits may be negative or infinite where a formula says so (no OOD sample under a list
     regime; a rate whose distance vanishes)."""
@@ -80,13 +80,13 @@ def whole_bits(bits: float) -> int:
     return max(0, math.floor(bits + 1e-9)) if math.isfinite(bits) else 0
 
 
-def security_bits(config: WhirConfig, regime: SoundnessType | str | int | None = None) -> int:
+def security_bits(config: Schedule, regime: SoundnessType | str | int | None = None) -> int:
     """The whole bits of security the configuration reaches under ``regime`` (None: its own): its weakest
     step (``security_terms``)."""
     weakest = min(bits for _, bits in security_terms(config, regime))
     return whole_bits(weakest)
 
 
-def weakest_step(config: WhirConfig, regime: SoundnessType | str | int | None = None) -> tuple[str, float]:
+def weakest_step(config: Schedule, regime: SoundnessType | str | int | None = None) -> tuple[str, float]:
     """The step with the fewest bits under ``regime`` (None: the configuration's own), and its bits."""
     return min(security_terms(config, regime), key=lambda term: term[1])

@@ -12,14 +12,15 @@ final round's openings are known (each round's openings only add hints, which th
 The first failure reported is still the first in the step-by-step order: when any other check fails first, the
 openings of the rounds before it are checked before that failure is raised.
 
-``WhirVerifier.walk`` is the step order of every protocol profile; what a profile does differently is a hook
-method (listed in the class docstring). ``p3_verifier.P3WhirVerifier`` is the p3-whir profile's; it checks each
-round's openings where it meets them.
+``WhirVerifier.walk`` is the step order of every protocol profile; what a profile does is a hook method (listed in
+the class docstring) of its subclass: ``profiles.whir_p3_metal.verifier.MetalWhirVerifier`` (openings hashed in
+one batch, as above) and ``profiles.p3_whir.verifier.P3WhirVerifier`` (each round's openings checked where it meets
+them). The pieces every profile's hooks share are public: ``check_array``, ``draw_ood_points``, ``field_array``,
+``reject``, ``Constraint``, ``Start``, ``Openings``.
 """
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -29,14 +30,11 @@ from ..field import P, TWO_ADIC_GENERATORS
 from ..native.permute import fast_permute_lanes
 from ..ref import field_np as F
 from ..ref import merkle
-from ..ref.multilinear import eq_at, evaluate, evaluate_rows, expand_from_univariate, horner, select_at
+from ..ref.multilinear import eq_at, evaluate, expand_from_univariate, horner, select_at
 from ..ref.poseidon2_constants import Poseidon2Constants
 from ..ref.shift import lifted_next_at
-from ..ref.sumcheck import evaluate_round_polynomial
-from .domain_separator import domain_separator
-from .config import WhirConfig
-from .proof import DIGEST_ELEMS, QueryOpening, RoundProof, Statement, SumcheckData, WhirProof
-from .query_indices import sample_query_indices
+from .proof import Statement, WhirProof
+from .schedule import Schedule
 from .transcript import DuplexChallenger
 
 
@@ -136,7 +134,7 @@ def reject(round_name: str, check: str, message: str) -> VerificationError:
     return VerificationError(f"{round_name}: {message}", round=round_name, check=check)
 
 
-def _check_array(value, shape: tuple[int, ...], what: str, p: int = P) -> np.ndarray:
+def field_array(value, shape: tuple[int, ...], what: str, p: int = P) -> np.ndarray:
     """A uint32 array of exactly ``shape`` holding field elements (words below ``p``), or ProofFormatError."""
     try:
         array = np.asarray(value)
@@ -147,19 +145,6 @@ def _check_array(value, shape: tuple[int, ...], what: str, p: int = P) -> np.nda
     if array.size and (array.dtype.kind not in "ui" or np.any(array < 0) or np.any(array >= p)):
         raise ProofFormatError(f"{what}: values must be field elements in [0, p)")
     return array.astype(np.uint32)
-
-
-@functools.lru_cache(maxsize=16)
-def _challenger_after(separator: tuple[int, ...]) -> DuplexChallenger:
-    challenger = DuplexChallenger()
-    challenger.observe_many(F.to_monty(np.asarray(separator, dtype=np.uint64)))
-    return challenger
-
-
-def new_challenger(config: WhirConfig) -> DuplexChallenger:
-    """A challenger that has absorbed the domain separator (digest 8), as every proof starts. The state after
-    the separator depends on the configuration only, so it is computed once per configuration."""
-    return _challenger_after(tuple(domain_separator(config))).clone()
 
 
 @dataclass
@@ -175,7 +160,8 @@ class Start:
 
 
 class WhirVerifier:
-    """Checks proofs made under one ``WhirConfig`` (the whir-p3-metal profile).
+    """Checks proofs made under one configuration (a ``Schedule``); what a profile does is its subclass's
+    (``profiles.whir_p3_metal.verifier.MetalWhirVerifier``, ``profiles.p3_whir.verifier.P3WhirVerifier``).
 
     ``walk`` is the step order of whir-spec §4 (initial sumcheck; per round: root, OOD, PoW, checkpoint,
     queries, combination, sumcheck; final polynomial, PoW, queries, final sumcheck, closing equation), written
@@ -184,18 +170,19 @@ class WhirVerifier:
     ``_round_openings``, ``_final_openings``), the query sampler (``_query_indices``), one sumcheck round's
     update (``_round_value``), the opening check and fold (``_queries``), and the data ``field`` (None: BabyBear
     through the module-level operations) and ``reverse_folding`` (variables bound last-first, so folding points
-    are read reversed). ``p3_verifier.P3WhirVerifier`` overrides them for upstream Plonky3 p3-whir.
+    are read reversed), ``round_type`` and ``sumcheck_type`` (the proof's parts). This class has no profile of its
+    own: its hooks raise ``NotImplementedError``.
     """
 
     field = None
     reverse_folding = False
-    round_type: type = RoundProof
-    sumcheck_type: type = SumcheckData
+    round_type: type  # hook: the type of one round's proof
+    sumcheck_type: type  # hook: the type of one sumcheck's data
     F = F  # the field's operations (a module or a FieldOps: the same names)
     P = P
     generators = TWO_ADIC_GENERATORS
 
-    def __init__(self, config: WhirConfig):
+    def __init__(self, config: Schedule):
         self.config = config
 
     def verify(self, proof: WhirProof, statement: Statement) -> None:
@@ -233,8 +220,8 @@ class WhirVerifier:
             nv = rc.num_variables
             round_root = self._round_root(name, round_proof)
             challenger.observe_many(round_root)
-            answers = self._check(round_proof.ood_answers, (rc.ood_samples, 4), f"{name} OOD answers")
-            ood_points = self._ood_points(challenger, answers, nv)
+            answers = self.check_array(round_proof.ood_answers, (rc.ood_samples, 4), f"{name} OOD answers")
+            ood_points = self.draw_ood_points(challenger, answers, nv)
             self._check_pow(name, challenger, rc.pow_bits, round_proof.pow_witness)
             challenger.sample()  # checkpoint
             indices = self._query_indices(challenger, rc.domain_size, rc.folding_factor, rc.num_queries)
@@ -261,7 +248,7 @@ class WhirVerifier:
         fsr = config.final_sumcheck_rounds
         if whir.final_poly is None:
             raise ProofFormatError("final polynomial missing")
-        final_poly = self._check(whir.final_poly, (1 << fsr, 4), "final polynomial")
+        final_poly = self.check_array(whir.final_poly, (1 << fsr, 4), "final polynomial")
         challenger.observe_many(final_poly.reshape(-1))
         self._check_pow(name, challenger, config.final_pow_bits, whir.final_pow_witness)
         k_final = config.fold(config.n_rounds)
@@ -296,85 +283,53 @@ class WhirVerifier:
             raise reject("final", "sumcheck-claim", "the sumcheck claim does not match the constraint weights "
                                                      "at the folding point times the final polynomial")
 
-    # -- hooks: the whir-p3-metal profile ------------------------------------------------------------------------
-    def _start(self, proof: WhirProof, statement: Statement) -> Start:
-        """Check the proof's and statement's types, absorb the commitment and its OOD answers, sample alpha and
-        batch the statement's claims (alpha^0.. to the statement's points, then the OOD points)."""
-        config = self.config
-        n = config.num_variables
-        if not isinstance(proof, WhirProof):
-            raise ProofFormatError(f"expected a WhirProof, got {type(proof).__name__}")
-        if not isinstance(statement, Statement):
-            raise ProofFormatError(f"expected a Statement, got {type(statement).__name__}")
-        try:
-            m = len(statement.points)
-        except TypeError:
-            raise ProofFormatError(f"statement points: expected an (m, {n}, 4) array, "
-                                   f"got {type(statement.points).__name__}") from None
-        points = _check_array(statement.points, (m, n, 4), "statement points")
-        values = _check_array(statement.values, (points.shape[0], 4), "statement values")
-
-        challenger = new_challenger(config)
-        root = _check_array(proof.initial_commitment, (DIGEST_ELEMS,), "initial commitment")
-        challenger.observe_many(root)
-        ood = _check_array(proof.initial_ood_answers, (config.commitment_ood_samples, 4), "initial OOD answers")
-        ood_points = self._ood_points(challenger, ood, n)
-        all_points = np.concatenate([points, ood_points])
-        all_values = np.concatenate([values, ood])
-        alpha = challenger.sample_ef()
-        coefficients = F.ef_powers(alpha, len(all_points))
-        claimed_sum = F.ef_sum(F.ef_mul(coefficients, all_values)) if len(all_points) else np.zeros(4, np.uint32)
-        constraint = Constraint(n, all_points, coefficients, np.zeros(0, np.uint32), np.zeros((0, 4), np.uint32))
-        return Start(challenger, proof, root, constraint, claimed_sum)
+    # -- hooks: what a profile does (``profiles/<profile>/verifier.py`` subclasses this class) ------------------
+    def _start(self, proof, statement) -> Start:
+        """Hook: the statement phase up to alpha (types checked, commitment and OOD answers absorbed, the
+        statement's claims batched): the ``Start`` the shared rounds walk on from."""
+        raise NotImplementedError(f"{type(self).__name__}: a profile's verifier defines _start")
 
     def _round_proofs(self, whir) -> list:
-        config = self.config
-        if not isinstance(whir.rounds, list) or len(whir.rounds) != config.n_rounds:
-            got = len(whir.rounds) if isinstance(whir.rounds, list) else type(whir.rounds).__name__
-            raise ProofFormatError(f"expected a list of {config.n_rounds} rounds, got {got}")
-        return whir.rounds
+        """Hook: the intermediate rounds' proofs, ``config.n_rounds`` of them, or ``ProofFormatError``."""
+        raise NotImplementedError(f"{type(self).__name__}: a profile's verifier defines _round_proofs")
 
     def _round_root(self, name: str, round_proof) -> np.ndarray:
-        return self._check(round_proof.commitment, (DIGEST_ELEMS,), f"{name} commitment")
+        """Hook: the root (8,) of the commitment a round's proof makes."""
+        raise NotImplementedError(f"{type(self).__name__}: a profile's verifier defines _round_root")
 
     @staticmethod
     def _round_openings(round_proof):
-        return round_proof.queries
+        """Hook: where a round's proof keeps its query openings."""
+        raise NotImplementedError("a profile's verifier defines _round_openings")
 
     @staticmethod
     def _final_openings(whir):
-        return whir.final_queries
+        """Hook: where the proof keeps the final round's query openings."""
+        raise NotImplementedError("a profile's verifier defines _final_openings")
 
     @staticmethod
     def _query_indices(challenger, domain_size: int, folding_factor: int, num_queries: int) -> list[int]:
-        return sample_query_indices(challenger, domain_size, folding_factor, num_queries)
+        """Hook: the query indices the transcript draws into the folded domain."""
+        raise NotImplementedError("a profile's verifier defines _query_indices")
 
     @staticmethod
-    def _round_value(claimed_sum, h0, h2, r) -> np.ndarray:
-        """h(r) of one sumcheck round from the claim and its message [h(0), h(2)]."""
-        return evaluate_round_polynomial(claimed_sum, h0, h2, r)
+    def _round_value(claimed_sum, h0, h1, r) -> np.ndarray:
+        """Hook: h(r) of one sumcheck round from the claim and its message."""
+        raise NotImplementedError("a profile's verifier defines _round_value")
 
     def _queries(self, name, queries, indices, root, kind, domain_size, folding_factor, folding, openings):
-        """Check the openings' form and count, queue their Merkle check against ``root``, and return each row
-        folded at the last ``folding_factor`` challenges: (q, 4)."""
-        if not isinstance(queries, list):
-            raise ProofFormatError(f"{name}: queries must be a list")
-        if len(queries) != len(indices):
-            raise reject(name, "query-count", f"expected {len(indices)} distinct query openings, got {len(queries)}")
-        width = 1 << folding_factor
-        depth = (domain_size >> folding_factor).bit_length() - 1
-        rows, siblings = _opened_rows(name, queries, kind, width, depth)
-        if not indices:
-            return np.zeros((0, 4), np.uint32)
-        openings.add(name, rows, indices, siblings, root)
-        last = np.asarray(folding[len(folding) - folding_factor:], np.uint32).reshape(-1, 4)
-        return evaluate_rows(rows, last)
+        """Hook: check the openings' form and count, check (or queue in ``openings``) their Merkle paths against
+        ``root``, and return each row folded at the last ``folding_factor`` challenges: (q, 4)."""
+        raise NotImplementedError(f"{type(self).__name__}: a profile's verifier defines _queries")
 
     # -- pieces every profile shares ----------------------------------------------------------------------------
-    def _check(self, value, shape: tuple[int, ...], what: str) -> np.ndarray:
-        return _check_array(value, shape, what, self.P)
+    def check_array(self, value, shape: tuple[int, ...], what: str) -> np.ndarray:
+        """``value`` as a ``uint32`` array of exactly ``shape`` with every word below the field's prime
+        (``field_array`` at ``self.P``), or ``ProofFormatError`` naming ``what``: how every hook reads a part of
+        the proof."""
+        return field_array(value, shape, what, self.P)
 
-    def _ood_points(self, challenger, answers: np.ndarray, num_variables: int) -> np.ndarray:
+    def draw_ood_points(self, challenger, answers: np.ndarray, num_variables: int) -> np.ndarray:
         """Sample one OOD point per answer, observing each answer after its point: (t, num_variables, 4)."""
         points = np.zeros((len(answers), num_variables, 4), np.uint32)
         for j, answer in enumerate(answers):
@@ -388,7 +343,7 @@ class WhirVerifier:
         return self.F.to_monty(np.array([pow(generator, a, self.P) for a in indices], dtype=np.uint64))
 
     def _check_pow(self, name: str, challenger, bits: int, witness) -> None:
-        witness = self._check(witness, (), f"{name} PoW witness")
+        witness = self.check_array(witness, (), f"{name} PoW witness")
         if bits > 0:
             if not challenger.check_witness(bits, witness):
                 raise reject(name, "pow", f"proof-of-work witness fails the {bits}-bit check")
@@ -398,9 +353,9 @@ class WhirVerifier:
     def _sumcheck(self, name, data, challenger, n_rounds: int, pow_bits: int, claimed_sum):
         if not isinstance(data, self.sumcheck_type):
             raise ProofFormatError(f"{name}: missing sumcheck data")
-        evaluations = self._check(data.evaluations, (n_rounds, 2, 4), f"{name} evaluations")
+        evaluations = self.check_array(data.evaluations, (n_rounds, 2, 4), f"{name} evaluations")
         n_witnesses = n_rounds if pow_bits > 0 else 0
-        witnesses = self._check(data.pow_witnesses, (n_witnesses,), f"{name} PoW witnesses")
+        witnesses = self.check_array(data.pow_witnesses, (n_witnesses,), f"{name} PoW witnesses")
         challenges = []
         for j in range(n_rounds):
             h0, h2 = evaluations[j]
@@ -412,35 +367,3 @@ class WhirVerifier:
             challenges.append(r)
         return claimed_sum, challenges
 
-
-def _opened_rows(name: str, queries: list, kind: str, width: int, depth: int) -> tuple[np.ndarray, np.ndarray]:
-    """The openings' rows (q, width) base or (q, width, 4) EF and Merkle paths (q, depth, 8), as uint32 arrays;
-    ProofFormatError names the first malformed opening (kind, then values, then path, query by query)."""
-    value_shape = (width,) if kind == "base" else (width, 4)
-    path_shape = (depth, DIGEST_ELEMS)
-    # The common case, uint32 arrays of the right shapes, is checked for range in one batch; anything else goes
-    # through the query-by-query check, which also names the first problem.
-    plain = all(
-        isinstance(q, QueryOpening) and isinstance(q.kind, str) and q.kind == kind
-        and type(q.values) is np.ndarray and q.values.dtype == np.uint32 and q.values.shape == value_shape
-        and type(q.siblings) is np.ndarray and q.siblings.dtype == np.uint32 and q.siblings.shape == path_shape
-        for q in queries
-    )
-    if plain:
-        rows = np.array([q.values for q in queries], np.uint32).reshape((len(queries),) + value_shape)
-        siblings = np.array([q.siblings for q in queries], np.uint32).reshape((len(queries),) + path_shape)
-        if not (np.any(rows >= P) or np.any(siblings >= P)):
-            return rows, siblings
-    rows, siblings = [], []
-    for j, query in enumerate(queries):
-        if not isinstance(query, QueryOpening) or not isinstance(query.kind, str) or query.kind != kind:
-            raise ProofFormatError(f"{name}: query {j} must be a {kind} opening")
-        rows.append(_check_array(query.values, value_shape, f"{name} query {j} values"))
-        siblings.append(_check_array(query.siblings, path_shape, f"{name} query {j} Merkle path"))
-    return (np.array(rows, np.uint32).reshape((len(queries),) + value_shape),
-            np.array(siblings, np.uint32).reshape((len(queries),) + path_shape))
-
-
-def verify(config: WhirConfig, proof: WhirProof, statement: Statement) -> None:
-    """Convenience wrapper: raise unless ``proof`` proves ``statement`` under ``config``."""
-    WhirVerifier(config).verify(proof, statement)

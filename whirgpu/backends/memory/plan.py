@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from typing import Callable
 
 from ...errors import DeviceLimitError
-from ...protocol.config import WhirConfig
+from ...protocol.schedule import Schedule
 from ...runtime.counting import Counted, CountingRuntime, HostRead, untouched_words
 from ..base import DeviceLimits, StorageMode, resolve_storage
 from .needs import BufferNeed, MemoryPlan, runtime_kind
@@ -57,7 +57,7 @@ def register_planned_proof(config_type: type, prove: Callable) -> None:
     PLANNED_PROOFS[config_type] = prove
 
 
-def _prove(config: WhirConfig, backend, statement_points: int, steps: _Steps) -> None:
+def _prove(config: Schedule, backend, statement_points: int, steps: _Steps) -> None:
     """One proof as the user's prover runs it, the words an untouched mapping of the table's size."""
     prove = next((PLANNED_PROOFS[t] for t in type(config).__mro__ if t in PLANNED_PROOFS), None)
     if prove is None:
@@ -87,7 +87,7 @@ def _needs(allocations: list[Counted]) -> list[BufferNeed]:
     return needs
 
 
-def plan_memory(config: WhirConfig, limits: DeviceLimits | None = None, policy: str | None = None,
+def plan_memory(config: Schedule, limits: DeviceLimits | None = None, policy: str | None = None,
                 statement_points: int = 1) -> MemoryPlan:
     """The buffers of one proof of ``config`` (a ``WhirConfig``, or a ``P3WhirConfig``: the p3-whir profile's,
     its openings drawn from the transcript) with ``statement_points`` evaluation claims, as ``Prover.prove`` makes
@@ -119,11 +119,11 @@ def plan_memory(config: WhirConfig, limits: DeviceLimits | None = None, policy: 
     return MemoryPlan(_needs(runtime.allocations) + held, policy, statement_points, problems, runtime.commands)
 
 
-def plan_buffers(config: WhirConfig, limits: DeviceLimits | None = None, policy: str | None = None) -> list[BufferNeed]:
+def plan_buffers(config: Schedule, limits: DeviceLimits | None = None, policy: str | None = None) -> list[BufferNeed]:
     """``plan_memory(...).needs``."""
     return plan_memory(config, limits, policy).needs
 
 
-def peak_bytes(config: WhirConfig, limits: DeviceLimits | None = None, policy: str | None = None) -> int:
+def peak_bytes(config: Schedule, limits: DeviceLimits | None = None, policy: str | None = None) -> int:
     """Device memory at the proof's peak (``plan_memory(...).peak_bytes``)."""
     return plan_memory(config, limits, policy).peak_bytes

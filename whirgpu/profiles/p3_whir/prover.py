@@ -10,8 +10,9 @@ claims column 0's value at its point. The proof is byte for byte upstream's (the
 and ``p3_verifier.verify_p3`` accepts it. ``P3WhirProver.prove_many_p3`` proves many such openings with proofs
 in flight, each proof carrying its own number of drawn points (``OpeningSource``).
 
-What this profile does differently from whir-p3-metal (``prover.WhirProver``), each a hook or data:
-- ``_new_transcript``: the length-tagged challenger over the field's SmallRng(1) width-16 Poseidon2 after the p3
+What this profile does on the core's step order (``protocol.prover.WhirProver``), each a hook or data
+(whir-p3-metal's are ``profiles.whir_p3_metal.prover.MetalWhirProver``'s):
+- ``new_transcript``: the length-tagged challenger over the field's SmallRng(1) width-16 Poseidon2 after the p3
   domain separator; query indices are drawn one at a time and never collide (``distinct_query_indices``);
 - ``_statement``: after the initial OOD answers, each opening's point (a sampled z expanded, or the prescribed
   one), its claim evaluated where the table is and observed (its ``next`` values: none);
@@ -86,7 +87,7 @@ class P3WhirProver(WhirProver):
         """See the module contract; ``canonical``: the evaluations are canonical words (converted and checked by
         the backend) rather than Montgomery ones."""
         source, points = self._source(evaluations, num_openings, points, canonical)
-        (commitment, proof, drawn), _ = self._prove_retrying(source, points, None)
+        (commitment, proof, drawn), _ = self.prove_retrying(source, points, None)
         return P3Proved(commitment, proof, drawn if source.drawn else points)
 
     def prove_many_p3(self, instances, in_flight: int = 2):
@@ -115,7 +116,7 @@ class P3WhirProver(WhirProver):
             points = np.zeros((0, n, 4), np.uint32)
         else:
             points = np.ascontiguousarray(points, dtype=np.uint32)
-            self._check_points(points)
+            self.check_statement_points(points)
             if points.shape[0] < 1:
                 raise ConfigError("prescribed points: at least one opening point is needed")
             if np.any(points >= np.uint32(self.field.P)):
@@ -142,7 +143,7 @@ class P3WhirProver(WhirProver):
         return None if key is None else key.with_fields(field=self.field.name,
                                                         drawn_openings=int(self._transcript_points))
 
-    def _new_transcript(self) -> HostTranscript:
+    def new_transcript(self) -> HostTranscript:
         return HostTranscript(p3_challenger(self.config, self.field), query_sampler=distinct_query_indices)
 
     def _shape(self, n_points: int) -> ProofShape:

@@ -1,7 +1,7 @@
 """The p3-whir profile's derived schedule as a plain-text table (``whirgpu params --profile p3-whir``).
 
 Contract: ``format_p3_schedule(config, field_name)`` renders a ``P3WhirConfig`` it does not change, in the same
-table shape as ``protocol.schedule_text.format_schedule``.
+table shape as the whir-p3-metal profile's ``schedule_text.format_schedule``.
 """
 
 from __future__ import annotations

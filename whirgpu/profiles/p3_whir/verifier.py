@@ -12,7 +12,8 @@ column, ``num_openings`` openings of column 0 (1 when neither it nor ``points`` 
 (``PcsProof.evals[j].current``, no ``next`` values). ``points=None`` is ``MultilinearPcs::verify`` (each opening
 point drawn from the transcript); ``points`` (E, n, 4) Montgomery words is ``PrescribedPointPcs::verify_at``.
 
-What this profile does differently from whir-p3-metal (``verifier.WhirVerifier``), each a hook:
+What this profile does on the core's step order (``protocol.verifier.WhirVerifier``), each a hook
+(whir-p3-metal's are ``profiles.whir_p3_metal.verifier.MetalWhirVerifier``'s):
 - ``_start``: a length-tagged challenger over the field's SmallRng(1) width-16 Poseidon2 absorbs the p3 domain
   separator (Montgomery words), then the given root; the initial OOD answers (sample z, observe the answer);
   then per opening: its point (sampled z expanded, or the prescribed one) and its current, then next values;
@@ -132,21 +133,21 @@ class P3WhirVerifier(WhirVerifier):
             raise ProofFormatError(f"num_openings: expected a positive int, got {num_openings!r:.40}")
         points = None
         if statement.points is not None:
-            points = self._check(statement.points, (num_openings, n, 4), "prescribed points")
-        root = self._cap_root("commitment", statement.commitment)
+            points = self.check_array(statement.points, (num_openings, n, 4), "prescribed points")
+        root = self.cap_root("commitment", statement.commitment)
 
         challenger = self.new_challenger()
         challenger.observe_many(root)
         whir = proof.whir
-        ood = self._check(whir.initial_ood_answers, (config.commitment_ood_samples, 4), "initial OOD answers")
-        ood_points = self._ood_points(challenger, ood, n)
+        ood = self.check_array(whir.initial_ood_answers, (config.commitment_ood_samples, 4), "initial OOD answers")
+        ood_points = self.draw_ood_points(challenger, ood, n)
         if len(proof.evals) != num_openings:
             raise ProofFormatError(f"expected {num_openings} opening evaluations, got {len(proof.evals)}")
         opening_points = np.zeros((num_openings, n, 4), np.uint32)
         values = np.zeros((num_openings, 4), np.uint32)
         for j, evals in enumerate(proof.evals):
-            current = self._check(evals.current, (1, 4), f"opening {j} current evaluations")
-            following = self._check(evals.next, (0, 4), f"opening {j} next evaluations")
+            current = self.check_array(evals.current, (1, 4), f"opening {j} current evaluations")
+            following = self.check_array(evals.next, (0, 4), f"opening {j} next evaluations")
             if points is None:
                 opening_points[j] = expand_from_univariate(challenger.sample_ef(), n, self.field)
             else:
@@ -162,12 +163,14 @@ class P3WhirVerifier(WhirVerifier):
         self._opened = P3Opened(_frozen(opening_points), _frozen(values), _frozen(ood_points))
         return Start(challenger, whir, root, constraint, claimed_sum)
 
-    def _cap_root(self, what: str, cap) -> np.ndarray:
+    def cap_root(self, what: str, cap) -> np.ndarray:
+        """The one root of a height-0 ``MerkleCap`` (checked as ``check_array`` does), or ``ProofFormatError``
+        naming ``what``."""
         if not isinstance(cap, MerkleCap):
             raise ProofFormatError(f"{what}: expected a MerkleCap, got {type(cap).__name__}")
         if cap.roots.shape[0] != 1:
             raise ProofFormatError(f"{what}: expected a cap of height 0 (one root), got {cap.roots.shape[0]} roots")
-        return self._check(cap.roots[0], (DIGEST_ELEMS,), f"{what} root")
+        return self.check_array(cap.roots[0], (DIGEST_ELEMS,), f"{what} root")
 
     def _round_proofs(self, whir) -> tuple:
         if len(whir.rounds) != self.config.n_rounds:
@@ -177,7 +180,7 @@ class P3WhirVerifier(WhirVerifier):
     def _round_root(self, name: str, round_proof: RoundProof) -> np.ndarray:
         if round_proof.commitment is None:
             raise ProofFormatError(f"{name}: commitment missing")
-        return self._cap_root(f"{name} commitment", round_proof.commitment)
+        return self.cap_root(f"{name} commitment", round_proof.commitment)
 
     @staticmethod
     def _round_openings(round_proof):
@@ -216,8 +219,8 @@ class P3WhirVerifier(WhirVerifier):
             return np.zeros((0, 4), np.uint32)
         if queries.width != width:
             raise ProofFormatError(f"{name}: rows of {queries.width} values, expected {width}")
-        rows = self._check(queries.rows, queries.rows.shape, f"{name} rows")
-        siblings = self._check(queries.sibling_hashes, queries.sibling_hashes.shape, f"{name} sibling hashes")
+        rows = self.check_array(queries.rows, queries.rows.shape, f"{name} rows")
+        siblings = self.check_array(queries.sibling_hashes, queries.sibling_hashes.shape, f"{name} sibling hashes")
         depth = (domain_size >> folding_factor).bit_length() - 1
         leaves = hash_rows_24(rows.reshape(len(indices), -1), self._leaf_constants)  # EF: c0..c3 per entry
         try:

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from ...errors import ProofFormatError
 from ...field import P
-from ...protocol.config import WhirConfig
 from ...protocol.json_tree import first_difference, json_type
+from .config import WhirConfig
 
 PARAM_KEYS = frozenset({
     "num_variables", "folding_factor", "starting_log_inv_rate", "security_level", "pow_bits", "soundness_type",
@@ -86,7 +86,7 @@ def _equal(got, want, where: str) -> None:
 
 def check_document(doc: dict, config: WhirConfig) -> None:
     """Every top-level key of a whir-p3-json document, the optional ones against ``config``."""
-    from ...protocol.domain_separator import domain_separator  # noqa: PLC0415 - only documents that carry one need it
+    from .domain_separator import domain_separator  # noqa: PLC0415 - only documents that carry one need it
 
     check_keys(doc, "document", REQUIRED_KEYS + OPTIONAL_KEYS)
     if "derived" in doc:

@@ -36,7 +36,7 @@ from ...protocol.document_limits import MAX_PROOF_DOCUMENT_BYTES, PROOF_CAP_REAS
 from ...field import P, from_monty_int
 from ...ref import field_np as F
 from .document_checks import check_document, check_keys, check_params_block, first_difference
-from ...protocol.config import WhirConfig
+from .config import WhirConfig
 from ...protocol.parameters import ProtocolParameters
 from ...protocol.proof import DIGEST_ELEMS, QueryOpening, RoundProof, Statement, SumcheckData, WhirProof
 
@@ -134,7 +134,7 @@ def to_whir_p3_json(pf: ProofFile, include_debug: bool = True) -> str:
         "proof": proof_tree,
     }
     if include_debug:
-        from ...protocol.domain_separator import domain_separator
+        from .domain_separator import domain_separator
 
         doc["derived"] = config.to_derived_dict()
         doc["domain_separator_canonical"] = [int(x) for x in domain_separator(config)]

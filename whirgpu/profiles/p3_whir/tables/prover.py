@@ -205,8 +205,8 @@ class P3TablesProver(P3WhirProver):
                                                                      self.field)
         self._pending = self._stack(columns, col_major)
         try:
-            (commitment, proof, points_out), _ = self._prove_retrying(PolynomialSource(None, canonical=False),
-                                                                      self._statement_points(), None)
+            (commitment, proof, points_out), _ = self.prove_retrying(PolynomialSource(None, canonical=False),
+                                                                     self._statement_points(), None)
         finally:
             self._pending = None
         return TablesProved(commitment, proof, points_out, self.stacked)
@@ -251,7 +251,7 @@ class P3TablesProver(P3WhirProver):
         ``resolve`` (``Backend.end_proof(outputs=)``)."""
         backend = self.backend
         backend.record_proof(key)
-        _, statement = backend.begin_proof(self._shape(0), self._new_transcript(), no_points)
+        _, statement = backend.begin_proof(self._shape(0), self.new_transcript(), no_points)
         try:
             table, committed, _ = self._commit_table(PolynomialSource(None, canonical=False), statement, False)
             root_value = committed.root
@@ -290,8 +290,8 @@ class P3TablesProver(P3WhirProver):
             saved = self.protocol
             self.protocol, self._prescribed, self._columns, self._held = protocol, prescribed, data.columns, data
             try:
-                (commitment, proof, points_out), _ = self._prove_retrying(PolynomialSource(None, canonical=False),
-                                                                          self._statement_points(), None)
+                (commitment, proof, points_out), _ = self.prove_retrying(PolynomialSource(None, canonical=False),
+                                                                         self._statement_points(), None)
             finally:
                 self.protocol, self._held = saved, None
         return TablesProved(commitment, proof, points_out, self.stacked)

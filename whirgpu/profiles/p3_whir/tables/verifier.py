@@ -101,22 +101,22 @@ class P3TablesVerifier(P3WhirVerifier):
                 raise ProofFormatError("prescribed points: expected one (m, 4) array per batch") from None
             if len(given) != len(batches):
                 raise ProofFormatError(f"prescribed points: expected {len(batches)} (one per batch), got {len(given)}")
-            prescribed = [self._check(p, (m, 4), f"batch {b} prescribed point")
+            prescribed = [self.check_array(p, (m, 4), f"batch {b} prescribed point")
                           for b, (p, m) in enumerate(zip(given, arities))]
-        root = self._cap_root("commitment", statement.commitment)
+        root = self.cap_root("commitment", statement.commitment)
 
         challenger = self.new_challenger()
         challenger.observe_many(root)
         whir = proof.whir
-        ood = self._check(whir.initial_ood_answers, (config.commitment_ood_samples, 4), "initial OOD answers")
-        ood_points = self._ood_points(challenger, ood, n)
+        ood = self.check_array(whir.initial_ood_answers, (config.commitment_ood_samples, 4), "initial OOD answers")
+        ood_points = self.draw_ood_points(challenger, ood, n)
         if len(proof.evals) != len(batches):
             raise ProofFormatError(f"expected {len(batches)} opening evaluations (one per batch), got "
                                    f"{len(proof.evals)}")
         points, current, following = [], [], []
         for b, (batch, evals, m) in enumerate(zip(batches, proof.evals, arities)):
-            values = self._check(evals.current, (len(batch.current), 4), f"batch {b} current evaluations")
-            successors = self._check(evals.next, (len(batch.next), 4), f"batch {b} next evaluations")
+            values = self.check_array(evals.current, (len(batch.current), 4), f"batch {b} current evaluations")
+            successors = self.check_array(evals.next, (len(batch.next), 4), f"batch {b} next evaluations")
             if prescribed is None:
                 points.append(expand_from_univariate(challenger.sample_ef(), m, field))
             else:

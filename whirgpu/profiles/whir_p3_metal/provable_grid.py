@@ -9,7 +9,7 @@ and returns a ``GridEntry``: whether it derives (every PoW within MAX_GRIND_BITS
 queries, its figures under every regime (``regimes.SecurityReport``), the smallest budget that holds every PoW
 (``min_pow_budget``) and, for a point that does not derive or exceeds its budget, the reason
 (``Reachability.describe()``). ``security_tables()`` renders the tables of docs/SECURITY.md;
-``python3 -m whirgpu.protocol.provable_grid`` prints them.
+``python3 -m whirgpu.profiles.whir_p3_metal.provable_grid`` prints them.
 """
 
 from __future__ import annotations
@@ -18,10 +18,11 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from whirgpu.errors import ConfigError
-from whirgpu.protocol.config import MAX_GRIND_BITS, WhirConfig
+from whirgpu.profiles.whir_p3_metal.config import WhirConfig
+from whirgpu.profiles.whir_p3_metal.reachability import reachability
 from whirgpu.protocol.parameters import ProtocolParameters
-from whirgpu.protocol.reachability import reachability
 from whirgpu.protocol.regimes import REGIMES, SecurityReport, security_report
+from whirgpu.protocol.schedule import MAX_GRIND_BITS
 from whirgpu.protocol.soundness import SoundnessType
 
 PROVABLE_SECURITY = 100

@@ -29,9 +29,10 @@ from dataclasses import dataclass, replace
 
 from whirgpu.errors import ConfigError
 from whirgpu.field import EF_DEGREE, P
+from whirgpu.profiles.whir_p3_metal.config import WhirConfig
 from whirgpu.protocol import f64
-from whirgpu.protocol.config import FIELD_SIZE_BITS, MAX_GRIND_BITS, MAX_SECURITY_LEVEL, WhirConfig
 from whirgpu.protocol.parameters import ProtocolParameters
+from whirgpu.protocol.schedule import FIELD_SIZE_BITS, MAX_GRIND_BITS, MAX_SECURITY_LEVEL
 from whirgpu.protocol.soundness import SoundnessType
 
 FINAL_SUMCHECK = "the final sumcheck (final_folding_pow_bits)"
@@ -191,7 +192,7 @@ def reachability(params: ProtocolParameters) -> Reachability:
     config, error = _derive(params)
     uncapped = config
     if config is not None:
-        step, need = max(config._pow_values(), key=lambda v: v[1])
+        step, need = max(config.pow_values(), key=lambda v: v[1])
     elif lam > MAX_SECURITY_LEVEL:
         if params.pow_bits >= MAX_SECURITY_LEVEL:
             raise error
@@ -202,7 +203,7 @@ def reachability(params: ProtocolParameters) -> Reachability:
             uncapped = _Uncapped.from_params(params)
         except ConfigError:
             raise error from None
-        step, need = max(uncapped._pow_values(), key=lambda v: v[1])
+        step, need = max(uncapped.pow_values(), key=lambda v: v[1])
         zero_queries = any(rc.num_queries == 0 for rc in uncapped.rounds) or uncapped.final_queries == 0
         if need <= MAX_GRIND_BITS or zero_queries or uncapped.final_round_config().folded_domain_gen < 0:
             raise error  # not a matter of PoW
@@ -226,7 +227,7 @@ def reachability(params: ProtocolParameters) -> Reachability:
     if uncapped is None:
         over = (step,) if config is None else ()
     else:
-        over = tuple(name for name, bits in uncapped._pow_values() if bits > MAX_GRIND_BITS)
+        over = tuple(name for name, bits in uncapped.pow_values() if bits > MAX_GRIND_BITS)
     return Reachability(params, config is not None, within, int(need), step, over, why, max_security, max_within,
                         tuple(alternatives), field_bits)
 
