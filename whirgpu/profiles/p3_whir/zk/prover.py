@@ -30,7 +30,7 @@ from .base_case import prove_base_case
 from .config import ZkWhirConfig, zk_domain_separator
 from .oracles import Committed, encode, mask_matrix, padded_ood, zk_padded_matrix
 from .proof import ZkRoundProof, ZkWhirProof
-from .sumcheck import ResidualSumcheck, prove_batch
+from .sumcheck import ResidualSumcheck, prove_batch, switch_covector
 
 
 def zk_challenger(config: ZkWhirConfig, field: Field) -> DuplexChallenger:
@@ -113,19 +113,6 @@ class _MaskLedger:
         self.groups.append((1, oracle))
 
 
-def _switch_covector(ops, message_len, source_len, pad_len, rhos, ood_coeffs, xs, query_coeffs) -> np.ndarray:
-    """The code switch's mask covector over (source randomness ‖ pad): each OOD point contributes
-    coeff rho^(message_len + i) at every position i, each query point coeff x^(message_len + i) on the source part."""
-    covector = np.zeros((source_len + pad_len, 4), np.uint32)
-    for rho, coeff in zip(rhos, ood_coeffs):
-        term = ops.ef_mul(coeff, ops.ef_power(rho, message_len))
-        covector = ops.ef_add(covector, ops.ef_mul(term, ops.ef_powers(rho, source_len + pad_len)))
-    for x, coeff in zip(xs, query_coeffs):
-        term = ops.ef_mul(coeff, ops.ef_power(x, message_len))
-        covector[:source_len] = ops.ef_add(covector[:source_len], ops.ef_mul(term, ops.ef_powers(x, source_len)))
-    return covector
-
-
 def zk_open(config: ZkWhirConfig, field: Field, committed: ZkCommitted, points, challenger, rng: StdRng) -> ZkWhirProof:
     ops = field_ops(field)
     inner = config.inner
@@ -182,7 +169,7 @@ def zk_open(config: ZkWhirConfig, field: Field, committed: ZkCommitted, points, 
         for point, coeff in zip(xs + rhos, list(query_coeffs) + list(ood_coeffs)):
             delta = ops.ef_add(delta, ops.ef_mul(coeff, ops.ef_powers(point, n_msg)))
         residual.accumulate(delta, ops.ef_sum(ops.ef_mul(message, delta)))
-        covector = _switch_covector(ops, n_msg, oracle_randomness.shape[0], pad.shape[0], rhos, ood_coeffs, xs,
+        covector = switch_covector(ops, n_msg, oracle_randomness.shape[0], pad.shape[0], rhos, ood_coeffs, xs,
                                     query_coeffs)
         masks.push_switch_mask(covector, mask_message, mask_randomness, mask_oracle)
         rounds.append(ZkRoundProof(oracle.cap, mask_oracle.cap, np.asarray(answers, np.uint32).reshape(-1, 4),

@@ -14,7 +14,7 @@ h_j = 2^(k-j) s_j + 2^(k-j) sum_{l<j} s_l(gamma_l) + 2^(k-j-1) sum_{l>j} (s_l(0)
 the residual's weights and claim are scaled by eps.
 
 ``verify_batch(data, root, claim, k, pow_bits, ell_zk, challenger)`` replays it: returns the challenges, eps and
-the claim left (h_k(gamma_k)) or raises ``ZkCheckFailed``.
+the claim left (h_k(gamma_k)) or raises ``VerificationError``.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ....field import Field
+from ....protocol.verifier import reject
 from ....ref.field_np import field_ops
 from ....ref.multilinear import fix_first_variable
 from ....ref.rng import random_ef
@@ -31,14 +32,6 @@ from ....ref.sumcheck import prefix_round_message
 from .config import MaskCodeShape
 from .oracles import Committed, mask_matrix
 from .proof import ZkSumcheckData
-
-
-class ZkCheckFailed(Exception):
-    """A verifier check of the hiding PCS failed: ``check`` names it."""
-
-    def __init__(self, check: str, message: str):
-        super().__init__(f"{check}: {message}")
-        self.check = check
 
 
 class ResidualSumcheck:
@@ -144,18 +137,20 @@ def prove_batch(residual: ResidualSumcheck, k: int, pow_bits: int, aux: np.ndarr
     return Batch(data, oracle, np.stack(gammas), eps, masks, mask_randomness)
 
 
-def verify_batch(data: ZkSumcheckData, root: np.ndarray, claim: np.ndarray, k: int, pow_bits: int, ell_zk: int,
-                 challenger, field: Field) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Replay one batch whose bound claim is ``claim``: (gammas (k, 4), eps, the claim after the last round)."""
+def verify_batch(name: str, data: ZkSumcheckData, root: np.ndarray, claim: np.ndarray, k: int, pow_bits: int,
+                 ell_zk: int, challenger, field: Field) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Replay batch ``name`` whose bound claim is ``claim``: (gammas (k, 4), eps, the claim after the last round).
+    A wrong shape or PoW witness raises ``VerificationError``; the sums are checked by what follows (the next
+    batch's bound claim, at last the base case)."""
     ops = field_ops(field)
     size = max(ell_zk, 3) - 1
     if data.ell_zk != ell_zk:
-        raise ZkCheckFailed("sumcheck-ell-zk", f"the batch states ell_zk {data.ell_zk}, the configuration {ell_zk}")
+        raise reject(name, "sumcheck-ell-zk", f"the batch states ell_zk {data.ell_zk}, the configuration {ell_zk}")
     if data.round_coefficients.shape != (k, size, 4):
-        raise ZkCheckFailed("sumcheck-shape", f"expected {k} rounds of {size} coefficients, got "
-                                              f"{data.round_coefficients.shape[:2]}")
+        raise reject(name, "sumcheck-shape", f"expected {k} rounds of {size} coefficients, got "
+                                             f"{data.round_coefficients.shape[:2]}")
     if data.pow_witnesses.shape != ((k,) if pow_bits else (0,)):
-        raise ZkCheckFailed("sumcheck-shape", f"expected {k if pow_bits else 0} PoW witnesses")
+        raise reject(name, "sumcheck-shape", f"expected {k if pow_bits else 0} PoW witnesses")
     challenger.observe_many(claim)
     challenger.observe_many(root)
     challenger.observe_many(data.mu_tilde)
@@ -169,8 +164,23 @@ def verify_batch(data: ZkSumcheckData, root: np.ndarray, claim: np.ndarray, k: i
         coeffs = np.concatenate([wire[:1], c1[None], wire[1:]])
         challenger.observe_many(wire)
         if pow_bits and not challenger.check_witness(pow_bits, int(data.pow_witnesses[j])):
-            raise ZkCheckFailed("sumcheck-pow", f"round {j}: invalid proof-of-work witness")
+            raise reject(name, "sumcheck-pow", f"sumcheck round {j}: invalid proof-of-work witness")
         gamma = challenger.sample_ef()
         target = horner(ops, coeffs, gamma)
         gammas.append(gamma)
     return np.stack(gammas), eps, target
+
+
+def switch_covector(ops, message_len: int, source_len: int, pad_len: int, rhos, ood_coeffs, xs,
+                    query_coeffs) -> np.ndarray:
+    """The code switch's mask covector over (source randomness ‖ pad) (upstream ``switch_mask_covector``): each
+    OOD point adds coeff rho^(message_len + i) at every position i, each query point coeff x^(message_len + i) on
+    the source part only."""
+    covector = np.zeros((source_len + pad_len, 4), np.uint32)
+    for rho, coeff in zip(rhos, ood_coeffs):
+        term = ops.ef_mul(coeff, ops.ef_power(rho, message_len))
+        covector = ops.ef_add(covector, ops.ef_mul(term, ops.ef_powers(rho, source_len + pad_len)))
+    for x, coeff in zip(xs, query_coeffs):
+        term = ops.ef_mul(coeff, ops.ef_power(x, message_len))
+        covector[:source_len] = ops.ef_add(covector[:source_len], ops.ef_mul(term, ops.ef_powers(x, source_len)))
+    return covector

@@ -1,0 +1,132 @@
+"""The hiding PCS's numpy verifier and proof codecs on the oracle's zk golden files: it accepts every golden proof
+(read from its serde JSON and from its postcard bytes), the codecs round-trip them exactly, and a flipped byte
+anywhere in a proof part is rejected with a ``VerificationError`` or ``ProofFormatError``, never anything else."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.conftest import golden_p3_names, load_golden_p3
+from whirgpu.errors import ProofFormatError, VerificationError
+from whirgpu.profiles.p3_whir.zk.document import read_zk_instance
+from whirgpu.profiles.p3_whir.zk.format import (zk_commitment_from_json, zk_proof_from_json, zk_proof_from_postcard,
+                                               zk_proof_to_json, zk_proof_to_postcard)
+from whirgpu.profiles.p3_whir.zk.verifier import zk_verify
+
+ZK_GOLDEN = golden_p3_names("z0*.json")
+
+
+def _golden(name):
+    doc = load_golden_p3(name)
+    inst = read_zk_instance(doc)
+    return doc, inst, zk_commitment_from_json(doc["commitment"], inst.field)
+
+
+@pytest.mark.parametrize("name", ZK_GOLDEN)
+def test_codecs_round_trip_the_golden_proof(name):
+    doc, inst, _ = _golden(name)
+    proof = zk_proof_from_json(doc["proof"], inst.field)
+    assert zk_proof_to_json(proof) == doc["proof"]
+    data = bytes.fromhex(doc["proof_postcard_hex"])
+    assert zk_proof_to_postcard(proof) == data
+    assert zk_proof_to_json(zk_proof_from_postcard(data, inst.field)) == doc["proof"]
+
+
+@pytest.mark.parametrize("name", ZK_GOLDEN)
+def test_verifier_accepts_the_golden_proof(name):
+    doc, inst, commitment = _golden(name)
+    proof = zk_proof_from_postcard(bytes.fromhex(doc["proof_postcard_hex"]), inst.field)
+    assert np.array_equal(proof.evals, inst.values)
+    zk_verify(inst.config, inst.field, commitment, proof, inst.points)
+
+
+def _rejected(inst, commitment, data: bytes, points=None) -> str:
+    """The verdict on a (tampered) postcard proof: 'format' or 'reject:<check>'; anything else fails the test."""
+    try:
+        proof = zk_proof_from_postcard(data, inst.field)
+        zk_verify(inst.config, inst.field, commitment, proof, inst.points if points is None else points)
+    except ProofFormatError:
+        return "format"
+    except VerificationError as exc:
+        assert exc.check and exc.round
+        return f"reject:{exc.check}"
+    return "accept"
+
+
+def _part_offsets(data_len: int, proof, field) -> dict[str, int]:
+    """One byte offset inside each proof part (found by re-encoding prefixes of the proof)."""
+    from whirgpu.profiles.p3_whir.postcard import PostcardWriter
+    evals_end = 1 + 16 * len(proof.evals)
+    parts = {"evals": 5, "sumcheck mu_tilde": evals_end + 2, "sumcheck wire": evals_end + 24}
+    enc = zk_proof_to_postcard(proof)
+    base = proof.base_case
+    w = PostcardWriter()
+    w.words(base.blinded_message[:1])
+    needle = w.getvalue()
+    parts["base-case blinded message"] = enc.index(needle) + 1
+    for what, arr in (("round commitment", proof.rounds[0].commitment.roots),
+                      ("round mask commitment", proof.rounds[0].mask_commitment.roots),
+                      ("round OOD answer", proof.rounds[0].ood_answers),
+                      ("round opening row", proof.rounds[0].openings.rows[0]),
+                      ("round sibling", proof.rounds[0].openings.sibling_hashes),
+                      ("sumcheck mask commitment", proof.sumcheck_mask_commitments[1].roots),
+                      ("base-case fresh main commitment", base.fresh_main_commitment.roots),
+                      ("base-case masked claim", base.masked_claim),
+                      ("base-case blinded randomness", base.blinded_randomness[:1]),
+                      ("base-case blinded mask", base.blinded_masks[-1].randomness[-1:]),
+                      ("base-case source row", base.source_openings.rows[-1]),
+                      ("base-case fresh main sibling", base.fresh_main_openings.sibling_hashes[-1:]),
+                      ("base-case carried mask row", base.mask_openings[0].carried.rows[3]),
+                      ("base-case fresh mask sibling", base.mask_openings[-1].fresh.sibling_hashes[-1:])):
+        w = PostcardWriter()
+        w.words(np.asarray(arr, np.uint32).reshape(-1)[:4])
+        parts[what] = enc.index(w.getvalue()) + 2
+    parts["last byte"] = data_len - 1
+    return parts
+
+
+@pytest.mark.parametrize("name", ZK_GOLDEN[:2])
+def test_a_flipped_byte_in_each_part_is_rejected(name):
+    doc, inst, commitment = _golden(name)
+    data = bytes.fromhex(doc["proof_postcard_hex"])
+    proof = zk_proof_from_postcard(data, inst.field)
+    verdicts = {}
+    for part, offset in _part_offsets(len(data), proof, inst.field).items():
+        for flip in (0x01, 0x80):
+            tampered = bytearray(data)
+            tampered[offset] ^= flip
+            verdicts[(part, flip)] = _rejected(inst, commitment, bytes(tampered))
+    assert "accept" not in verdicts.values(), verdicts
+
+
+def test_a_changed_point_or_commitment_is_rejected():
+    doc, inst, commitment = _golden(ZK_GOLDEN[0])
+    data = bytes.fromhex(doc["proof_postcard_hex"])
+    points = inst.points.copy()
+    points[0, 0, 0] ^= 1
+    assert _rejected(inst, commitment, data, points).startswith("reject:")
+    other = zk_commitment_from_json(load_golden_p3(ZK_GOLDEN[1])["commitment"], inst.field)
+    assert _rejected(inst, other, data).startswith("reject:")
+    assert _rejected(inst, commitment, data[:-1]) == "format"
+    assert _rejected(inst, commitment, data + b"\x00") == "format"
+
+
+@pytest.mark.parametrize("mutate", ["ell_zk", "drop_round", "drop_mask", "wire_len", "evals"])
+def test_structural_tampering_is_rejected_cleanly(mutate):
+    from dataclasses import replace
+    doc, inst, commitment = _golden(ZK_GOLDEN[0])
+    proof = zk_proof_from_json(doc["proof"], inst.field)
+    if mutate == "ell_zk":
+        proof = replace(proof, sumchecks=(replace(proof.sumchecks[0], ell_zk=5),) + proof.sumchecks[1:])
+    elif mutate == "drop_round":
+        proof = replace(proof, rounds=())
+    elif mutate == "drop_mask":
+        proof = replace(proof, base_case=replace(proof.base_case, blinded_masks=proof.base_case.blinded_masks[:-1]))
+    elif mutate == "wire_len":
+        s = proof.sumchecks[1]
+        proof = replace(proof, sumchecks=(proof.sumchecks[0], replace(s, round_coefficients=s.round_coefficients[:, :2])))
+    else:
+        proof = replace(proof, evals=proof.evals[:1])
+    with pytest.raises(VerificationError):
+        zk_verify(inst.config, inst.field, commitment, proof, inst.points)
