@@ -49,3 +49,25 @@ def test_another_mask_seed_changes_everything_but_the_claims():
     other_proof = zk_open(inst.config, inst.field, other, inst.points, challenger, rng)
     assert np.array_equal(other_proof.evals, proof.evals)
     assert zk_proof_to_postcard(other_proof) != zk_proof_to_postcard(proof)
+
+
+def test_zk_tables_statement_is_the_oracles_composition():
+    """z04: the prefix stacking of the tables and the local points lifted by selector bits are the polynomial and
+    points the oracle handed to HidingWhirPcs (and its point map)."""
+    from whirgpu.profiles.p3_whir.tables.shapes import TablesProtocol
+    from whirgpu.profiles.p3_whir.tables.spec import parse_open, parse_tables
+    from whirgpu.profiles.p3_whir.zk.tables import zk_tables_statement
+    (name,) = [n for n in ZK_GOLDEN if "zktables" in n]
+    doc = load_golden_p3(name)
+    inst = read_zk_instance(doc)
+    ops = field_ops(inst.field)
+    shapes = parse_tables(doc["params"]["tables"])
+    protocol = TablesProtocol(shapes, parse_open(doc["params"]["open"], shapes))
+    columns = [ops.to_monty(np.array(t["columns_canonical"], dtype=np.uint64)) for t in doc["tables"]]
+    local = [ops.to_monty(np.array(o["point_canonical"], dtype=np.uint64)) for o in doc["openings"]]
+    polynomial, points, point_map = zk_tables_statement(protocol, doc["params"]["folding_factor"], columns, local,
+                                                        inst.field)
+    assert np.array_equal(polynomial, inst.polynomial)
+    assert np.array_equal(points, inst.points)
+    assert point_map == [(m["batch"], m["table"], m["column"], m["selector_value"], m["selector_bits"])
+                         for m in doc["zk_point_map"]]
