@@ -1,7 +1,7 @@
 """The hiding PCS against upstream's own code, through the prebuilt oracle (``../shared/oracle-p3/bin``; these
 tests skip, with the reason, where it is absent):
 - zk cases the oracle makes now (both fields, other ell_zk / mask rates / seeds, grinding in the rounds, the base
-  case and the masked sumchecks, two code-switching rounds, padded tables) are reproduced here byte for byte and accepted by the numpy verifier;
+  case and the masked sumchecks, no or two code-switching rounds, padded tables) are reproduced here byte for byte and accepted by the numpy verifier;
 - a proof made here with a mask seed the oracle never used is accepted by upstream's verifier (``oracle-p3 verify
   --whir-only``), and a tampered one is rejected.
 """
@@ -14,7 +14,7 @@ import subprocess
 import pytest
 
 from whirgpu.profiles.p3_whir.format import merkle_cap_to_postcard
-from whirgpu.profiles.p3_whir.zk.document import read_zk_instance
+from whirgpu.profiles.p3_whir.zk.document import read_zk_instance, verify_zk_document
 from whirgpu.profiles.p3_whir.zk.format import zk_commitment_from_json, zk_proof_to_json, zk_proof_to_postcard
 from whirgpu.profiles.p3_whir.zk.prover import zk_challenger, zk_commit, zk_open
 from whirgpu.profiles.p3_whir.zk.verifier import zk_verify
@@ -33,6 +33,8 @@ CASES = {
                    "--seed 13 --evaluations 4 --mask-seed 5 --ell-zk 4 --mask-log-inv-rate 1",
     "kb_jb_folding_pow": "--field koalabear --tables 12x1 --fold 3 --rate 2 --security 100 --pow-bits 20 "
                          "--soundness jb --seed 3 --mask-seed 9 --ell-zk 4 --mask-log-inv-rate 1",
+    "kb_no_rounds": "--field koalabear --tables 6x1 --fold 5 --rate 6 --security 32 --pow-bits 0 --soundness cb "
+                    "--seed 3 --evaluations 2 --mask-seed 1 --ell-zk 4 --mask-log-inv-rate 1",
     "bb_tables_padded": "--field babybear --tables 9x2,3x1,8x3 --open 0:1/2:0,2/1:0/0:0 --fold 4 --rate 2 "
                         "--security 32 --pow-bits 0 --soundness cb --seed 14 --mask-seed 77 --ell-zk 4 "
                         "--mask-log-inv-rate 1",
@@ -71,6 +73,7 @@ def test_oracle_case_is_reproduced_and_verified(oracle_docs, case):
     assert merkle_cap_to_postcard(committed.oracle.cap).hex() == doc["commitment_postcard_hex"]
     assert zk_proof_to_postcard(proof).hex() == doc["proof_postcard_hex"]
     zk_verify(inst.config, inst.field, zk_commitment_from_json(doc["commitment"], inst.field), proof, inst.points)
+    verify_zk_document(doc)
 
 
 @pytest.mark.slow

@@ -130,3 +130,51 @@ def test_structural_tampering_is_rejected_cleanly(mutate):
         proof = replace(proof, evals=proof.evals[:1])
     with pytest.raises(VerificationError):
         zk_verify(inst.config, inst.field, commitment, proof, inst.points)
+
+
+@pytest.mark.parametrize("name", ZK_GOLDEN)
+def test_whole_documents_verify(name):
+    from whirgpu.profiles.p3_whir.zk.document import verify_zk_document
+    verify_zk_document(load_golden_p3(name))
+
+
+def test_inconsistent_documents_are_format_errors():
+    import copy
+    from whirgpu.profiles.p3_whir.zk.document import verify_zk_document
+    doc = load_golden_p3(ZK_GOLDEN[0])
+    for key, change in (("proof_postcard_hex", lambda d: d.__setitem__("proof_postcard_hex", "00")),
+                        ("zk_config", lambda d: d["zk_config"].__setitem__("mask_queries", 1)),
+                        ("domain_separator_canonical", lambda d: d["domain_separator_canonical"].pop()),
+                        ("claimed_values_canonical", lambda d: d["claimed_values_canonical"][0].__setitem__(0, 5)),
+                        ("proof", lambda d: d["proof"].pop("base_case")),
+                        ("commitment", lambda d: d.__setitem__("commitment", [])),
+                        ("field", lambda d: d.__setitem__("field", "goldilocks"))):
+        bad = copy.deepcopy(doc)
+        change(bad)
+        with pytest.raises(ProofFormatError):
+            verify_zk_document(bad)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_random_byte_flips_are_rejected_cleanly(seed):
+    """Random single-byte changes anywhere in a proof's postcard bytes: a ProofFormatError or a VerificationError,
+    never an acceptance or another exception."""
+    doc, inst, commitment = _golden(ZK_GOLDEN[0])
+    data = bytes.fromhex(doc["proof_postcard_hex"])
+    rng = np.random.default_rng(seed)
+    for offset in rng.choice(len(data), size=12, replace=False):
+        tampered = bytearray(data)
+        tampered[offset] ^= int(rng.integers(1, 256))
+        assert _rejected(inst, commitment, bytes(tampered)) != "accept", offset
+
+
+def test_unused_pow_witnesses_are_not_checked_as_upstream():
+    """With 0 PoW bits the witness word is never read (upstream's verifier accepts z01 with them changed; see
+    docs/ZK-PROTOCOL.md, traps): the reference agrees rather than being stricter than upstream."""
+    from dataclasses import replace
+    doc, inst, commitment = _golden(ZK_GOLDEN[0])
+    assert inst.config.final_pow_bits == 0 and all(r.pow_bits == 0 for r in inst.config.inner.round_parameters)
+    proof = zk_proof_from_json(doc["proof"], inst.field)
+    proof = replace(proof, rounds=(replace(proof.rounds[0], pow_witness=7),),
+                    base_case=replace(proof.base_case, pow_witness=9))
+    zk_verify(inst.config, inst.field, commitment, proof, inst.points)

@@ -3,7 +3,7 @@
 Contract: ``read_zk_instance(doc)`` returns a ``ZkInstance``: the field, the derived ``ZkWhirConfig``, the mask
 seed, the committed polynomial (2^n base Montgomery words: ``polynomial_evals_canonical``, the prefix stacking for
 tables), the HidingWhirPcs points (E, n, 4) and claimed values (E, 4) as Montgomery words. Malformed input raises
-``ProofFormatError``.
+``ProofFormatError``. ``verify_zk_document(doc)`` checks such a document whole and verifies its proof.
 """
 
 from __future__ import annotations
@@ -79,3 +79,32 @@ def read_zk_instance(doc: dict) -> ZkInstance:
                       _monty(doc.get("polynomial_evals_canonical"), (1 << n,), field, "polynomial_evals_canonical"),
                       _monty(points, (count, n, 4), field, "points_canonical"),
                       _monty(doc.get("claimed_values_canonical"), (count, 4), field, "claimed_values_canonical"))
+
+
+def verify_zk_document(doc: dict) -> ZkInstance:
+    """Verify an oracle zk document whole: its stated ``zk_config`` and domain separator (when present) must be the
+    derived ones, its postcard bytes (when present) the encoding of its JSON proof, its claimed values the proof's
+    ``evals``; then the proof must open ``commitment`` at ``points_canonical``. Returns the instance; raises
+    ``ProofFormatError`` for an inconsistent or malformed document and ``VerificationError`` for a false proof."""
+    from .config import zk_domain_separator
+    from .format import zk_commitment_from_json, zk_proof_from_json, zk_proof_to_postcard
+    from .verifier import zk_verify
+    if not isinstance(doc, dict):
+        raise ProofFormatError("a zk document is a JSON object")
+    instance = read_zk_instance(doc)
+    config = instance.config
+    stated = doc.get("zk_config")
+    if stated is not None and {k: v for k, v in stated.items() if k != "note"} != config.to_json_dict():
+        raise ProofFormatError("zk_config: not the configuration params derive")
+    if "domain_separator_canonical" in doc and doc["domain_separator_canonical"] != zk_domain_separator(config):
+        raise ProofFormatError("domain_separator_canonical: not the pattern params derive")
+    commitment = zk_commitment_from_json(doc.get("commitment"), instance.field)
+    proof = zk_proof_from_json(doc.get("proof"), instance.field)
+    if "proof_postcard_hex" in doc:
+        stated_hex = doc["proof_postcard_hex"]
+        if not isinstance(stated_hex, str) or stated_hex != zk_proof_to_postcard(proof).hex():
+            raise ProofFormatError("proof_postcard_hex: not the postcard encoding of proof")
+    if proof.evals.shape == instance.values.shape and not np.array_equal(proof.evals, instance.values):
+        raise ProofFormatError("claimed_values_canonical: not the proof's evals")
+    zk_verify(config, instance.field, commitment, proof, instance.points)
+    return instance
