@@ -71,3 +71,14 @@ def test_zk_tables_statement_is_the_oracles_composition():
     assert np.array_equal(points, inst.points)
     assert point_map == [(m["batch"], m["table"], m["column"], m["selector_value"], m["selector_bits"])
                          for m in doc["zk_point_map"]]
+
+
+def test_zk_prove_on_a_fresh_transcript_verifies():
+    from whirgpu.profiles.p3_whir.zk.prover import zk_prove
+    from whirgpu.profiles.p3_whir.zk.verifier import zk_verify
+    doc = load_golden_p3(ZK_GOLDEN[1])
+    inst = read_zk_instance(doc)
+    commitment, proof = zk_prove(inst.config, inst.field, inst.polynomial, inst.points,
+                                 StdRng.seed_from_u64(inst.mask_seed))
+    assert zk_proof_to_postcard(proof).hex() == doc["proof_postcard_hex"]
+    zk_verify(inst.config, inst.field, commitment, proof, inst.points)

@@ -8,6 +8,8 @@ Contract:
 - ``zk_open(config, field, committed, points, challenger, rng)`` -> ``ZkWhirProof``: per point (E, n, 4) observes its
   coordinates and value (the multilinear extension, point[0] the index's most significant bit), then draws the
   opening fork ``StdRng.from_rng(rng)`` and runs the HVZK prover on it.
+- ``zk_prove(config, field, polynomial, points, rng)`` -> (the commitment ``MerkleCap``, the ``ZkWhirProof``): both
+  on a fresh ``zk_challenger`` (what ``zk_verify`` checks).
 With ``rng = StdRng.seed_from_u64(mask_seed)`` this is the oracle's ``prove-tables --zk`` byte for byte.
 ``docs/ZK-PROTOCOL.md`` describes every step.
 """
@@ -147,7 +149,8 @@ def zk_open(config: ZkWhirConfig, field: Field, committed: ZkCommitted, points, 
         pad = random_ef(fork, params.ood_samples, field)
         mask_message = np.concatenate([oracle_randomness, pad])
         mask_randomness = random_ef(fork, shape.randomness_len, field)
-        mask_oracle = Committed(encode_mask(mask_message, mask_randomness, shape, field), field)
+        mask_oracle = Committed(mask_matrix(mask_message[None], mask_randomness[None], shape.domain_size, field),
+                                field)
         challenger.observe_many(mask_oracle.root)
         rhos, answers = [], []
         for _ in range(params.ood_samples):
@@ -188,5 +191,8 @@ def zk_open(config: ZkWhirConfig, field: Field, committed: ZkCommitted, points, 
     return ZkWhirProof(values, tuple(sumchecks), tuple(mask_roots), tuple(rounds), base_case)
 
 
-def encode_mask(message: np.ndarray, randomness: np.ndarray, shape, field: Field) -> np.ndarray:
-    return mask_matrix(message[None], randomness[None], shape.domain_size, field)
+def zk_prove(config: ZkWhirConfig, field: Field, polynomial, points, rng: StdRng):
+    """Commit to ``polynomial`` and open it at ``points`` on one fresh transcript: (commitment, proof)."""
+    challenger = zk_challenger(config, field)
+    committed = zk_commit(config, field, polynomial, challenger, rng)
+    return committed.oracle.cap, zk_open(config, field, committed, points, challenger, rng)
