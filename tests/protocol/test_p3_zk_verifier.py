@@ -178,3 +178,36 @@ def test_unused_pow_witnesses_are_not_checked_as_upstream():
     proof = replace(proof, rounds=(replace(proof.rounds[0], pow_witness=7),),
                     base_case=replace(proof.base_case, pow_witness=9))
     zk_verify(inst.config, inst.field, commitment, proof, inst.points)
+
+
+@pytest.mark.parametrize("mutate", ["evals_dtype", "wire_shape", "cap_roots", "witness", "opening_kind", "big_word",
+                                    "not_a_proof", "points"])
+def test_malformed_in_memory_proofs_are_format_errors(mutate):
+    from dataclasses import replace
+    from whirgpu.profiles.p3_whir.proof import MerkleCap, QueryOpenings
+    doc, inst, commitment = _golden(ZK_GOLDEN[0])
+    proof = zk_proof_from_json(doc["proof"], inst.field)
+    points = inst.points
+    b = proof.base_case
+    if mutate == "evals_dtype":
+        proof = replace(proof, evals=proof.evals.astype(np.int64))
+    elif mutate == "wire_shape":
+        proof = replace(proof, sumchecks=(replace(proof.sumchecks[0], round_coefficients=np.zeros((4, 3, 0),
+                                                                                                  np.uint32)),)
+                        + proof.sumchecks[1:])
+    elif mutate == "cap_roots":
+        proof = replace(proof, sumcheck_mask_commitments=(MerkleCap(np.zeros((2, 8), np.uint32)),) * 2)
+    elif mutate == "witness":
+        proof = replace(proof, base_case=replace(b, pow_witness=-1))
+    elif mutate == "opening_kind":
+        o = b.fresh_main_openings
+        proof = replace(proof, base_case=replace(b, fresh_main_openings=QueryOpenings("base", o.rows[:, :, 0],
+                                                                                      o.sibling_hashes)))
+    elif mutate == "big_word":
+        proof = replace(proof, base_case=replace(b, masked_claim=np.full(4, inst.field.P, np.uint32)))
+    elif mutate == "not_a_proof":
+        proof = doc["proof"]
+    else:
+        points = points[:, :-1]
+    with pytest.raises(ProofFormatError):
+        zk_verify(inst.config, inst.field, commitment, proof, points)

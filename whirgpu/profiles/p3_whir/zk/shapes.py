@@ -69,9 +69,10 @@ def check_proof_types(proof, field: Field) -> None:
         _ef(s.mu_tilde, f"{where}.mu_tilde", p)
         if isinstance(s.ell_zk, bool) or not isinstance(s.ell_zk, int):
             raise ProofFormatError(f"{where}.ell_zk: expected an int")
-        if not isinstance(s.round_coefficients, np.ndarray) or s.round_coefficients.ndim != 3:
+        wires = s.round_coefficients
+        if not isinstance(wires, np.ndarray) or wires.ndim != 3 or wires.shape[2] != 4:
             raise ProofFormatError(f"{where}.round_coefficients: expected (k, c, 4) words")
-        _words(s.round_coefficients.reshape(-1, *s.round_coefficients.shape[2:]), (4,), where, p)
+        _words(wires.reshape(-1, 4), (4,), f"{where}.round_coefficients", p)
         _words(s.pow_witnesses, (), f"{where}.pow_witnesses", p)
     for i, cap in enumerate(_seq(proof.sumcheck_mask_commitments, MerkleCap, "proof.sumcheck_mask_commitments")):
         _cap(cap, f"proof.sumcheck_mask_commitments[{i}]", p)
