@@ -28,9 +28,9 @@ def test_domain_separator_matches_the_oracle(name):
 
 def test_config_errors_name_upstreams():
     doc = load_golden_p3(ZK_GOLDEN[0])
+    from whirgpu.field import KOALABEAR
     from whirgpu.profiles.p3_whir.zk.config import ZkWhirConfig
     from whirgpu.profiles.p3_whir.zk.document import zk_parameters
-    from whirgpu.field import KOALABEAR
     n, params, _, _ = zk_parameters(doc["params"])
     with pytest.raises(ConfigError, match="MaskLengthTooSmall"):
         ZkWhirConfig.derive(n, params, KOALABEAR, ell_zk=2)

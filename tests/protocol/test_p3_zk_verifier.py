@@ -10,8 +10,13 @@ import pytest
 from tests.conftest import golden_p3_names, load_golden_p3
 from whirgpu.errors import ProofFormatError, VerificationError
 from whirgpu.profiles.p3_whir.zk.document import read_zk_instance
-from whirgpu.profiles.p3_whir.zk.format import (zk_commitment_from_json, zk_proof_from_json, zk_proof_from_postcard,
-                                               zk_proof_to_json, zk_proof_to_postcard)
+from whirgpu.profiles.p3_whir.zk.format import (
+    zk_commitment_from_json,
+    zk_proof_from_json,
+    zk_proof_from_postcard,
+    zk_proof_to_json,
+    zk_proof_to_postcard,
+)
 from whirgpu.profiles.p3_whir.zk.verifier import zk_verify
 
 ZK_GOLDEN = golden_p3_names("z0*.json")
@@ -125,7 +130,8 @@ def test_structural_tampering_is_rejected_cleanly(mutate):
         proof = replace(proof, base_case=replace(proof.base_case, blinded_masks=proof.base_case.blinded_masks[:-1]))
     elif mutate == "wire_len":
         s = proof.sumchecks[1]
-        proof = replace(proof, sumchecks=(proof.sumchecks[0], replace(s, round_coefficients=s.round_coefficients[:, :2])))
+        s = replace(s, round_coefficients=s.round_coefficients[:, :2])
+        proof = replace(proof, sumchecks=(proof.sumchecks[0], s))
     else:
         proof = replace(proof, evals=proof.evals[:1])
     with pytest.raises(VerificationError):
@@ -140,6 +146,7 @@ def test_whole_documents_verify(name):
 
 def test_inconsistent_documents_are_format_errors():
     import copy
+
     from whirgpu.profiles.p3_whir.zk.document import verify_zk_document
     doc = load_golden_p3(ZK_GOLDEN[0])
     for key, change in (("proof_postcard_hex", lambda d: d.__setitem__("proof_postcard_hex", "00")),
@@ -184,6 +191,7 @@ def test_unused_pow_witnesses_are_not_checked_as_upstream():
                                     "not_a_proof", "points"])
 def test_malformed_in_memory_proofs_are_format_errors(mutate):
     from dataclasses import replace
+
     from whirgpu.profiles.p3_whir.proof import MerkleCap, QueryOpenings
     doc, inst, commitment = _golden(ZK_GOLDEN[0])
     proof = zk_proof_from_json(doc["proof"], inst.field)

@@ -89,7 +89,7 @@ class StdRng:
     """rand 0.10.1's ``StdRng`` (ChaCha12, legacy counter layout, stream 0). See the module docstring for the exact
     consumption rules. ``word_pos`` is rand's ``get_word_pos()``: the number of keystream words consumed."""
 
-    __slots__ = ("key", "word_pos", "_cache", "_cache_start")
+    __slots__ = ("_cache", "_cache_start", "key", "word_pos")
 
     _CHUNK_BLOCKS = 64
 
@@ -103,22 +103,22 @@ class StdRng:
         self._cache_start = 0
 
     @classmethod
-    def from_seed(cls, seed: bytes) -> "StdRng":
+    def from_seed(cls, seed: bytes) -> StdRng:
         return cls(seed)
 
     @classmethod
-    def seed_from_u64(cls, state: int) -> "StdRng":
+    def seed_from_u64(cls, state: int) -> StdRng:
         return cls(pcg32_seed_bytes(state))
 
     @classmethod
-    def from_rng(cls, rng: "StdRng") -> "StdRng":
+    def from_rng(cls, rng: StdRng) -> StdRng:
         """A fork: the new generator's seed is a 32-byte ``fill_bytes`` of ``rng``."""
         return cls(rng.fill_bytes(32))
 
     def seed(self) -> bytes:
         return self.key.astype("<u4").tobytes()
 
-    def clone(self) -> "StdRng":
+    def clone(self) -> StdRng:
         other = StdRng(self.seed())
         other.word_pos = self.word_pos
         return other

@@ -42,7 +42,7 @@ class MaskCodeShape:
     domain_size: int
 
     @classmethod
-    def new(cls, message_len: int, randomness_len: int, log_inv_rate: int) -> "MaskCodeShape":
+    def new(cls, message_len: int, randomness_len: int, log_inv_rate: int) -> MaskCodeShape:
         return cls(message_len, randomness_len, _next_power_of_two(message_len + randomness_len) << log_inv_rate)
 
     def to_json_dict(self) -> dict:
@@ -70,7 +70,7 @@ def terminal_source_budget(soundness, security_level: int, protocol_security_lev
         more = queries(soundness, protocol_security_level, log_inv_rate)
         if more <= num_queries:
             gap = max(0.0, float(security_level) - queries_error(soundness, log_inv_rate, num_queries))
-            return num_queries, int(math.ceil(gap))
+            return num_queries, math.ceil(gap)
         num_queries = more
 
 
@@ -126,7 +126,7 @@ class ZkWhirConfig:
 
     @classmethod
     def derive(cls, num_variables: int, params: P3Parameters, field, ell_zk: int = 4,
-               mask_log_inv_rate: int = 1) -> "ZkWhirConfig":
+               mask_log_inv_rate: int = 1) -> ZkWhirConfig:
         if ell_zk < 3:
             raise ConfigError(f"MaskLengthTooSmall: sumcheck mask length {ell_zk} is below the minimum of 3")
         if mask_log_inv_rate == 0:

@@ -87,7 +87,11 @@ def verify_zk_document(doc: dict) -> ZkInstance:
     ``evals``; then the proof must open ``commitment`` at ``points_canonical``. Returns the instance; raises
     ``ProofFormatError`` for an inconsistent or malformed document and ``VerificationError`` for a false proof."""
     from .config import zk_domain_separator
-    from .format import zk_commitment_from_json, zk_proof_from_json, zk_proof_to_postcard
+    from .format import (
+        zk_commitment_from_json,
+        zk_proof_from_json,
+        zk_proof_to_postcard,
+    )
     from .verifier import zk_verify
     if not isinstance(doc, dict):
         raise ProofFormatError("a zk document is a JSON object")

@@ -17,7 +17,14 @@ from ....errors import ProofFormatError
 from ....field import Field
 from ..postcard import PostcardReader, PostcardWriter
 from ..proof import MerkleCap, QueryOpenings
-from .proof import BaseCaseZkProof, BlindedMask, MaskOpeningPair, ZkRoundProof, ZkSumcheckData, ZkWhirProof
+from .proof import (
+    BaseCaseZkProof,
+    BlindedMask,
+    MaskOpeningPair,
+    ZkRoundProof,
+    ZkSumcheckData,
+    ZkWhirProof,
+)
 
 KINDS = {"base": "Base", "extension": "Extension"}
 

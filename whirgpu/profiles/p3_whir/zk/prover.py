@@ -25,7 +25,7 @@ from ....protocol.query_indices import distinct_query_indices
 from ....protocol.transcript import DuplexChallenger
 from ....ref.chacha_rng import StdRng
 from ....ref.field_np import field_ops
-from ....ref.multilinear import eq_table, evaluate, evaluate_rows
+from ....ref.multilinear import eq_table, evaluate
 from ....ref.poseidon2_constants import Poseidon2Constants
 from ....ref.rng import random_base, random_ef
 from .base_case import prove_base_case
@@ -73,13 +73,6 @@ def fold_limbs(values: np.ndarray, chunk: int, gammas: np.ndarray, field: Field)
     if values.ndim == 1:
         return ops.ef_sum(ops.ef_mul_base(eq[:, None, :], blocks), axis=0)
     return ops.ef_sum(ops.ef_mul(eq[:, None, :], blocks), axis=0)
-
-
-def open_and_fold(oracle: Committed, indices, gammas: np.ndarray, field: Field):
-    """The rows at ``indices`` (with their pruned proof) and each row's multilinear value at ``gammas``."""
-    openings = oracle.open(indices)
-    rows = openings.rows
-    return openings, evaluate_rows(rows, gammas, field)
 
 
 class _MaskLedger:
@@ -162,7 +155,7 @@ def zk_open(config: ZkWhirConfig, field: Field, committed: ZkCommitted, points, 
         pow_witness = int(challenger.grind(params.pow_bits)) if params.pow_bits > 0 else 0
         challenger.sample()
         indices = distinct_query_indices(challenger, params.domain_size, k, params.num_queries)
-        openings, folded = open_and_fold(source, indices, batch.gammas, field)
+        openings = source.open(indices)  # the folded rows are the verifier's business
         xs = [ops.ef_from_base(ops.power(ops.constant(params.folded_domain_gen), i)) for i in indices]
         combination = challenger.sample_ef()
         all_coeffs = ops.ef_mul(ops.ef_powers(combination, len(rhos) + len(xs)), combination)
@@ -184,10 +177,8 @@ def zk_open(config: ZkWhirConfig, field: Field, committed: ZkCommitted, points, 
         masks.record_batch(batch, k_next)
         oracle_randomness = fold_limbs(fresh, config.oracle_randomness[r + 1], batch.gammas, field)
         source = oracle
-    final_gammas = batch.gammas
     base_case = prove_base_case(config, field, residual.evals, oracle_randomness, residual.weights, masks,
-                                lambda positions: open_and_fold(source, positions, final_gammas, field)[0],
-                                challenger, fork)
+                                source.open, challenger, fork)
     return ZkWhirProof(values, tuple(sumchecks), tuple(mask_roots), tuple(rounds), base_case)
 
 

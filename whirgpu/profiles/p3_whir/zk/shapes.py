@@ -10,7 +10,14 @@ import numpy as np
 from ....errors import ProofFormatError
 from ....field import Field
 from ..proof import MerkleCap, QueryOpenings
-from .proof import BaseCaseZkProof, BlindedMask, MaskOpeningPair, ZkRoundProof, ZkSumcheckData, ZkWhirProof
+from .proof import (
+    BaseCaseZkProof,
+    BlindedMask,
+    MaskOpeningPair,
+    ZkRoundProof,
+    ZkSumcheckData,
+    ZkWhirProof,
+)
 
 
 def _typed(value, kind, what: str):

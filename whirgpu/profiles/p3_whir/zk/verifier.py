@@ -31,10 +31,10 @@ from ....ref.poseidon2_constants import Poseidon2Constants
 from ..proof import MerkleCap, QueryOpenings
 from .base_case_verifier import verify_base_case
 from .config import ZkWhirConfig
-from .prover import zk_challenger
 from .proof import ZkWhirProof
+from .prover import zk_challenger
 from .shapes import check_proof_types
-from .sumcheck import verify_batch, switch_covector
+from .sumcheck import switch_covector, verify_batch
 
 
 class MerkleChecker:
