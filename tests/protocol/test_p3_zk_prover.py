@@ -82,3 +82,15 @@ def test_zk_prove_on_a_fresh_transcript_verifies():
                                  StdRng.seed_from_u64(inst.mask_seed))
     assert zk_proof_to_postcard(proof).hex() == doc["proof_postcard_hex"]
     zk_verify(inst.config, inst.field, commitment, proof, inst.points)
+
+
+def test_an_opening_without_points_still_proves_and_verifies():
+    """Upstream's open takes any list of points, the empty one included (the oracle asks for at least one): the
+    masked sumcheck then runs on zero weights."""
+    from whirgpu.profiles.p3_whir.zk.prover import zk_prove
+    from whirgpu.profiles.p3_whir.zk.verifier import zk_verify
+    inst = read_zk_instance(load_golden_p3(ZK_GOLDEN[0]))
+    none = np.zeros((0, inst.config.num_variables, 4), np.uint32)
+    commitment, proof = zk_prove(inst.config, inst.field, inst.polynomial, none, StdRng.seed_from_u64(1))
+    assert proof.evals.shape == (0, 4)
+    zk_verify(inst.config, inst.field, commitment, proof, none)

@@ -111,8 +111,8 @@ class _MaskLedger:
 def zk_open(config: ZkWhirConfig, field: Field, committed: ZkCommitted, points, challenger, rng: StdRng) -> ZkWhirProof:
     ops = field_ops(field)
     inner = config.inner
-    points = np.asarray(points, np.uint32)
-    values = np.stack([evaluate(committed.polynomial, p, field) for p in points])
+    points = np.asarray(points, np.uint32).reshape(-1, config.num_variables, 4)
+    values = np.array([evaluate(committed.polynomial, p, field) for p in points], np.uint32).reshape(-1, 4)
     for point, value in zip(points, values):
         challenger.observe_many(point)
         challenger.observe_many(value)
@@ -121,7 +121,9 @@ def zk_open(config: ZkWhirConfig, field: Field, committed: ZkCommitted, points, 
     alpha = challenger.sample_ef()
     coeffs = ops.ef_powers(alpha, len(points))
     claim = ops.ef_sum(ops.ef_mul(coeffs, values))
-    weights = ops.ef_sum(np.stack([eq_table(p, c, field) for p, c in zip(points, coeffs)]), axis=0)
+    weights = np.zeros((1 << config.num_variables, 4), np.uint32)
+    for point, coeff in zip(points, coeffs):
+        weights = ops.ef_add(weights, eq_table(point, coeff, field))
     residual = ResidualSumcheck(ops.ef_from_base(committed.polynomial), weights, claim, field)
     masks = _MaskLedger(field)
     zero = ops.ef_from_base(ops.ZERO)
