@@ -5,7 +5,6 @@ imports inside functions too."""
 from __future__ import annotations
 
 import ast
-import sys
 from pathlib import Path
 
 import pytest
@@ -124,24 +123,17 @@ def test_the_protocol_core_imports_no_profile(path):
 
 
 def test_the_core_leaves_every_hook_to_a_profile():
-    """The core's prover and verifier define no profile's hooks: each hook raises until a profile defines it."""
+    """The core's prover and verifier define no profile's hooks: each hook is an abstract method a profile
+    defines."""
     from whirgpu.protocol.prover import WhirProver
     from whirgpu.protocol.verifier import WhirVerifier
 
     for cls, hooks in ((WhirProver, ("new_transcript", "_shape", "_statement", "_materialize", "_initial_weights")),
                        (WhirVerifier, ("_start", "_round_proofs", "_round_root", "_round_openings",
                                        "_final_openings", "_query_indices", "_round_value", "_queries"))):
-        for hook in hooks:
-            source = ast.get_source_segment(Path(sys.modules[cls.__module__].__file__).read_text(),
-                                            _method(cls, hook))
-            assert "raise NotImplementedError" in source, (cls.__name__, hook)
+        assert set(hooks) <= cls.__abstractmethods__, (cls.__name__, set(hooks) - cls.__abstractmethods__)
         assert not hasattr(cls, "claims_after_commitment" if cls is WhirProver else "round_type")
 
-
-def _method(cls, name: str) -> ast.FunctionDef:
-    tree = ast.parse(Path(sys.modules[cls.__module__].__file__).read_text())
-    body = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls.__name__).body
-    return next(n for n in body if isinstance(n, ast.FunctionDef) and n.name == name)
 
 
 def test_one_profile_imports_no_other():

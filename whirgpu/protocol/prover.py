@@ -13,6 +13,8 @@ of the proof (the verifier recomputes it), so it is not tracked here.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+
 import time
 from collections import deque
 from contextlib import contextmanager
@@ -90,14 +92,14 @@ class PolynomialSource:
     canonical: bool = True
 
 
-class WhirProver:
+class WhirProver(ABC):
     """Proves evaluation claims about a committed multilinear polynomial (values in Montgomery form).
 
     The step order (``_prove`` .. ``_final_round``) is written once, for every profile; what a profile does is a
     hook (``new_transcript``, ``_shape``, ``_statement``, ``_materialize``, ``_initial_weights`` and the data
     ``claims_after_commitment``) or the backend's ``TableLayout`` (the shape carries it), defined by the
     profile's subclass: ``profiles.whir_p3_metal.prover.MetalWhirProver``, ``profiles.p3_whir.prover.
-    P3WhirProver``. This class has no profile of its own: its hooks raise ``NotImplementedError``.
+    P3WhirProver``. This class has no profile of its own: its hooks are abstract methods.
 
     What every profile's entry points share: ``check_statement_points`` (the points' shape) and
     ``prove_retrying`` (the step order under the backend's proof lock)."""
@@ -215,29 +217,29 @@ class WhirProver:
                 self.backend.pow_full_range = False
 
     # -- hooks: what a profile does (``profiles/<profile>/prover.py`` subclasses this class) ---------------------
+    @abstractmethod
     def new_transcript(self) -> HostTranscript:
         """Hook: the host transcript every proof starts from, the profile's challenger after its domain
         separator (a profile's table prover starts its own proofs from it too)."""
-        raise NotImplementedError(f"{type(self).__name__}: a profile's prover defines new_transcript")
 
+    @abstractmethod
     def _shape(self, n_points: int) -> ProofShape:
         """Hook: the proof's ``ProofShape`` for ``n_points`` statement points (``proof_shape`` with the profile's
         ``TableLayout``)."""
-        raise NotImplementedError(f"{type(self).__name__}: a profile's prover defines _shape")
 
+    @abstractmethod
     def _statement(self, transcript, table: DeviceBuffer, statement_points, claims):
         """Hook: the statement's points and claims, after the commitment's OOD answers (observed or not, as the
         profile's transcript has them)."""
-        raise NotImplementedError(f"{type(self).__name__}: a profile's prover defines _statement")
 
+    @abstractmethod
     def _materialize(self, proof: WhirProof, read: Callable[[Any], Any], claimed: np.ndarray):
         """Hook: the profile's proof object, every handle of ``proof`` replaced by ``read(handle)``."""
-        raise NotImplementedError(f"{type(self).__name__}: a profile's prover defines _materialize")
 
+    @abstractmethod
     def _initial_weights(self, statement_points, ood_points: list, alpha):
         """Hook: the initial constraint's weights over the statement's points and the OOD points at alpha's
         powers, in the profile's order."""
-        raise NotImplementedError(f"{type(self).__name__}: a profile's prover defines _initial_weights")
 
     def _replay_key(self, polynomial: PolynomialSource, points: np.ndarray, values: np.ndarray | None):
         """What fixes every launch of a proof (``Backend.replay_proof``): this profile, the configuration and the

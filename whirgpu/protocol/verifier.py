@@ -21,6 +21,8 @@ them). The pieces every profile's hooks share are public: ``check_array``, ``dra
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -31,7 +33,6 @@ from ..native.permute import fast_permute_lanes
 from ..ref import field_np as F
 from ..ref import merkle
 from ..ref.multilinear import eq_at, evaluate, expand_from_univariate, horner, select_at
-from ..ref.poseidon2_constants import Poseidon2Constants
 from ..ref.shift import lifted_next_at
 from .proof import Statement, WhirProof
 from .schedule import Schedule
@@ -159,7 +160,7 @@ class Start:
     claimed_sum: np.ndarray
 
 
-class WhirVerifier:
+class WhirVerifier(ABC):
     """Checks proofs made under one configuration (a ``Schedule``); what a profile does is its subclass's
     (``profiles.whir_p3_metal.verifier.MetalWhirVerifier``, ``profiles.p3_whir.verifier.P3WhirVerifier``).
 
@@ -171,7 +172,7 @@ class WhirVerifier:
     update (``_round_value``), the opening check and fold (``_queries``), and the data ``field`` (None: BabyBear
     through the module-level operations) and ``reverse_folding`` (variables bound last-first, so folding points
     are read reversed), ``round_type`` and ``sumcheck_type`` (the proof's parts). This class has no profile of its
-    own: its hooks raise ``NotImplementedError``.
+    own: its hooks are abstract methods.
     """
 
     field = None
@@ -284,43 +285,43 @@ class WhirVerifier:
                                                      "at the folding point times the final polynomial")
 
     # -- hooks: what a profile does (``profiles/<profile>/verifier.py`` subclasses this class) ------------------
+    @abstractmethod
     def _start(self, proof, statement) -> Start:
         """Hook: the statement phase up to alpha (types checked, commitment and OOD answers absorbed, the
         statement's claims batched): the ``Start`` the shared rounds walk on from."""
-        raise NotImplementedError(f"{type(self).__name__}: a profile's verifier defines _start")
 
+    @abstractmethod
     def _round_proofs(self, whir) -> list:
         """Hook: the intermediate rounds' proofs, ``config.n_rounds`` of them, or ``ProofFormatError``."""
-        raise NotImplementedError(f"{type(self).__name__}: a profile's verifier defines _round_proofs")
 
+    @abstractmethod
     def _round_root(self, name: str, round_proof) -> np.ndarray:
         """Hook: the root (8,) of the commitment a round's proof makes."""
-        raise NotImplementedError(f"{type(self).__name__}: a profile's verifier defines _round_root")
 
     @staticmethod
+    @abstractmethod
     def _round_openings(round_proof):
         """Hook: where a round's proof keeps its query openings."""
-        raise NotImplementedError("a profile's verifier defines _round_openings")
 
     @staticmethod
+    @abstractmethod
     def _final_openings(whir):
         """Hook: where the proof keeps the final round's query openings."""
-        raise NotImplementedError("a profile's verifier defines _final_openings")
 
     @staticmethod
+    @abstractmethod
     def _query_indices(challenger, domain_size: int, folding_factor: int, num_queries: int) -> list[int]:
         """Hook: the query indices the transcript draws into the folded domain."""
-        raise NotImplementedError("a profile's verifier defines _query_indices")
 
     @staticmethod
+    @abstractmethod
     def _round_value(claimed_sum, h0, h1, r) -> np.ndarray:
         """Hook: h(r) of one sumcheck round from the claim and its message."""
-        raise NotImplementedError("a profile's verifier defines _round_value")
 
+    @abstractmethod
     def _queries(self, name, queries, indices, root, kind, domain_size, folding_factor, folding, openings):
         """Hook: check the openings' form and count, check (or queue in ``openings``) their Merkle paths against
         ``root``, and return each row folded at the last ``folding_factor`` challenges: (q, 4)."""
-        raise NotImplementedError(f"{type(self).__name__}: a profile's verifier defines _queries")
 
     # -- pieces every profile shares ----------------------------------------------------------------------------
     def check_array(self, value, shape: tuple[int, ...], what: str) -> np.ndarray:
