@@ -1,0 +1,96 @@
+"""The hiding PCS's masked base case (upstream ``pcs/zk/base_case``, Construction 7.2 of eprint 2026/391).
+
+Prover (``prove_base_case``), in transcript and RNG order:
+1. draw a fresh source message (2^m EF) then fresh source randomness (oracle_randomness[-1] EF); commit their
+   codeword on the folded final domain (one column) and observe its root;
+2. per mask group, per mask of the group: a fresh message (message_len EF) then its randomness (randomness_len
+   EF); commit the group's batch and observe its root;
+3. masked_claim = <fresh source message, source covector> + sum over every mask of <fresh mask message, its
+   carried covector>; observe it; sample gamma;
+4. reveal fresh + gamma * hidden for the source message, the source randomness, then every mask's message and
+   randomness, observing each vector as it goes;
+5. PoW (final_pow_bits); final positions = distinct indices into the folded final domain (final_queries); open the
+   last committed oracle there (folded rows), and the fresh source codeword; then per group: mask_queries distinct
+   positions of its domain, opened in the carried (committed earlier) and the fresh oracle.
+
+Verifier (``verify_base_case``): the same transcript; each revealed vector has its shape; masked_claim + gamma *
+(the carried claim) = <blinded source message, source covector> + sum <blinded mask message, covector>; at each
+final position the folded source opening (gamma-combined with the fresh one) equals the blinded source codeword
+there; at each mask position every carried and fresh row combine to the blinded mask codewords; every opening's
+multiproof reaches its root.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ....field import Field
+from ....protocol.query_indices import distinct_query_indices
+from ....ref.field_np import field_ops
+from ....ref.rng import random_ef
+from .config import ZkWhirConfig
+from .oracles import Committed, mask_matrix
+from .proof import BaseCaseZkProof, BlindedMask, MaskOpeningPair
+
+
+def source_codeword(message: np.ndarray, randomness: np.ndarray, domain_size: int, field: Field) -> np.ndarray:
+    """(domain, 1, 4): the folded source code's codeword of (message ‖ randomness)."""
+    return mask_matrix(message[None], randomness[None], domain_size, field)
+
+
+def prove_base_case(config: ZkWhirConfig, field: Field, source_message, source_randomness, source_covector, masks,
+                    open_source, challenger, rng) -> BaseCaseZkProof:
+    ops = field_ops(field)
+    message_len, randomness_len, domain_size = config.source_code()
+    fresh_message = random_ef(rng, message_len, field)
+    fresh_randomness = random_ef(rng, randomness_len, field)
+    fresh_main = Committed(source_codeword(fresh_message, fresh_randomness, domain_size, field), field)
+    challenger.observe_many(fresh_main.root)
+    groups = config.mask_groups()
+    fresh_groups = []
+    for group in groups:
+        shape = group.shape
+        drawn = [(random_ef(rng, shape.message_len, field), random_ef(rng, shape.randomness_len, field))
+                 for _ in range(group.width)]
+        messages = np.stack([m for m, _ in drawn])
+        randomness = np.stack([t for _, t in drawn])
+        oracle = Committed(mask_matrix(messages, randomness, shape.domain_size, field), field)
+        challenger.observe_many(oracle.root)
+        fresh_groups.append((messages, randomness, oracle))
+
+    def dot(a, b):
+        return ops.ef_sum(ops.ef_mul(a, b))
+
+    masked_claim = dot(fresh_message, source_covector)
+    fresh_mask_messages = [m for messages, _, _ in fresh_groups for m in messages]
+    fresh_mask_randomness = [t for _, randomness, _ in fresh_groups for t in randomness]
+    for message, covector in zip(fresh_mask_messages, masks.covectors):
+        masked_claim = ops.ef_add(masked_claim, dot(message, covector))
+    challenger.observe_many(masked_claim)
+    gamma = challenger.sample_ef()
+
+    def blind(fresh, hidden):
+        return ops.ef_add(fresh, ops.ef_mul(hidden, gamma))
+
+    blinded_message = blind(fresh_message, source_message)
+    blinded_randomness = blind(fresh_randomness, source_randomness)
+    challenger.observe_many(blinded_message)
+    challenger.observe_many(blinded_randomness)
+    blinded_masks = []
+    for fresh_m, fresh_t, hidden_m, hidden_t in zip(fresh_mask_messages, fresh_mask_randomness, masks.messages,
+                                                    masks.randomness):
+        mask = BlindedMask(blind(fresh_m, hidden_m), blind(fresh_t, hidden_t))
+        challenger.observe_many(mask.message)
+        challenger.observe_many(mask.randomness)
+        blinded_masks.append(mask)
+    pow_witness = int(challenger.grind(config.final_pow_bits)) if config.final_pow_bits > 0 else 0
+    positions = distinct_query_indices(challenger, domain_size, 0, config.final_queries)
+    source_openings = open_source(positions)
+    fresh_main_openings = fresh_main.open(positions)
+    mask_openings = []
+    for group, (_, carried), (_, _, fresh) in zip(groups, masks.groups, fresh_groups):
+        positions = distinct_query_indices(challenger, group.shape.domain_size, 0, config.mask_queries)
+        mask_openings.append(MaskOpeningPair(carried.open(positions), fresh.open(positions)))
+    return BaseCaseZkProof(fresh_main.cap, tuple(o.cap for _, _, o in fresh_groups), masked_claim, blinded_message,
+                           blinded_randomness, tuple(blinded_masks), pow_witness, source_openings,
+                           fresh_main_openings, tuple(mask_openings))
