@@ -140,3 +140,11 @@ def test_margin_bound():
             assert mask_rng._log_tail_bound(n + m, m + 1, q) <= -40 * np.log(2)
             assert m == 0 or mask_rng._log_tail_bound(n + m - 1, m, q) > -40 * np.log(2)
     assert mask_rng.margin(0) == 0 and mask_rng.words_for(0) == 0
+
+
+@pytest.mark.parametrize("field", FIELDS)
+def test_default_workgroup_past_the_scan_threads(gpu_runtime, field):
+    """n = 1.1 M (about 4.5 MB of samples): at the default WG = 256, more than 256 workgroup totals (the scan's
+    chunking at the production workgroup size)."""
+    launches = _check(gpu_runtime, _key(11), 1_100_000, field)
+    assert launches.groups > mask_rng.WG

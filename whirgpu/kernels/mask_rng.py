@@ -42,7 +42,7 @@ import numpy as np
 from ..devices.limits import StorageMode
 from ..errors import DeviceLimitError
 from ..field import field_by_name
-from ..runtime.base import Batch, RtBuffer, Runtime, RtView, binding_range
+from ..runtime.base import Batch, RtBuffer, RtView, Runtime, binding_range
 from . import split
 
 STEM = "chacha_sample"
@@ -100,7 +100,8 @@ def words_for(n: int, field: str = "babybear") -> int:
 
 def groups_for(n_words: int, wg: int = WG) -> int:
     """Workgroups of the count and compact launches for W keystream words."""
-    return -(-(-(-n_words // BLOCK_WORDS)) // wg)
+    blocks = -(-n_words // BLOCK_WORDS)
+    return -(-blocks // wg)
 
 
 @dataclass(frozen=True)
