@@ -89,6 +89,16 @@ def test_scan_chunks_past_one_workgroup_of_totals(gpu_runtime, field, wg, n):
 
 
 @pytest.mark.parametrize("field", FIELDS)
+@pytest.mark.parametrize("n,n_words,wg", [(10, 17, 256), (900, 1024, 8), (900, 1025, 8), (900, 1039, 8),
+                                          (60, 63, 4)])
+def test_word_counts_at_the_boundaries(gpu_runtime, field, n, n_words, wg):
+    """W not a multiple of 16 (a block's tail not drawn) and W at exactly WG * 16 * WG words (groups = WG, the scan
+    one total per thread) and one word past it (groups = WG + 1). Found or NOT_FOUND as the reference says."""
+    launches = _check(gpu_runtime, _key(n_words + wg), n, field, n_words=n_words, wg=wg)
+    assert launches.groups == mask_rng.groups_for(n_words, wg)
+
+
+@pytest.mark.parametrize("field", FIELDS)
 @pytest.mark.parametrize("first_block", [(1 << 32) - 3, (1 << 32) - 1, 1 << 32, (1 << 64) - 2, 12345])
 def test_block_counter_carries_into_the_high_word(gpu_runtime, field, first_block):
     _check(gpu_runtime, _key(first_block % 1000), 300, field, first_block=first_block)
@@ -105,13 +115,18 @@ def test_too_few_words_is_not_found(gpu_runtime, field, n, n_words):
 
 @pytest.mark.parametrize("name", ZK_GOLDEN)
 def test_golden_fork_seeds(gpu_runtime, name):
-    """The forks of the zk golden files (seeds drawn from StdRng::seed_from_u64(mask_seed) by the reference)."""
+    """The forks of the zk golden files (seeds drawn from StdRng::seed_from_u64(mask_seed) by the reference, as
+    the oracle recorded them): the commit fork's oracle_randomness[0] << k0 base elements (a constant fold k0),
+    then 1000 EF elements of the open fork."""
     doc = load_golden_p3(name)
-    field = {"BabyBear": "babybear", "KoalaBear": "koalabear"}.get(doc["field"], str(doc["field"]).lower())
+    field = str(doc["field"]).lower()
+    assert doc["params"]["folding_factor_kind"] == "Constant"
+    commit_n = doc["zk_config"]["oracle_randomness"][0] << doc["params"]["folding_factor"]
     rng = StdRng.seed_from_u64(doc["mask_seed"])
-    for draw in doc["mask_rng"]["draws"]:
+    for draw, n in zip(doc["mask_rng"]["draws"], (commit_n, 4 * 1000), strict=True):
         fork = StdRng.from_rng(rng)
-        _check(gpu_runtime, fork.key, 4 * 1000, field, out_offset=0, status_at=0)
+        assert fork.seed().hex() == draw["hex"]
+        _check(gpu_runtime, fork.key, n, field, out_offset=0, status_at=0)
 
 
 @pytest.fixture(scope="module", params=RUNTIMES, ids=[f"{name}-{mul}" for name, mul in RUNTIMES])
