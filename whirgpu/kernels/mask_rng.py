@@ -8,7 +8,8 @@ Contracts:
   ``u < P``, u the Montgomery word; a rejected word is consumed) is taking the first n keystream words whose
   ``u < P``, in order. ``record_samples`` writes those n words (uint32 Montgomery words in [0, P), draw order) to
   ``out`` words ``out_offset .. out_offset + n - 1``; an EF element is 4 consecutive words (c0..c3), so k EF
-  elements are ``n = 4 k`` samples. Nothing else of ``out`` is written.
+  elements are ``n = 4 k`` samples. Nothing else of ``out`` is written (on NOT_FOUND, only the accepted words
+  there were, at their ranks). P is the field's, a compile-time constant of the kernels composed for ``field``.
 - The status word ``status[status_at]`` receives the keystream words the n samples consumed (the position of
   the n-th accepted word + 1, counted from word 0 of block ``first_block``; 0 when n = 0), which is the fork's
   ``word_pos`` after the draws when ``first_block`` = 0; or ``NOT_FOUND`` (0xFFFFFFFF) when the ``n_words``
@@ -23,13 +24,15 @@ Contracts:
   ``chacha_sample_compact`` (the keystream recomputed, each accepted word written at its rank) once per window of
   ``out``: one launch when ``out``'s buffer fits a storage binding, else windows of at most the binding limit
   (each launch recomputes the whole keystream and writes only its ranks). Bindings per launch: at most 3 storage
-  buffers. The workgroup counts (``groups_for(W)`` words) live in ``scratch`` (allocated when None).
+  buffers. The workgroup counts (``groups_for(W)`` words) live in ``scratch`` (allocated when None); ``status``
+  is bound whole (a buffer or an ``RtView`` within the binding limit).
 
-The margin bound: word acceptance is independent with probability 1 - q, q = (2^31 - P) / 2^31 (KoalaBear
-q = (2^24 - 1) / 2^31 ~ 2^-7, BabyBear (2^27 - 1) / 2^31 ~ 1/16). W = n + m words fall short iff at least m + 1
-of them are rejected; by the Chernoff-Hoeffding bound, P[Bin(W, q) >= k] <= exp(-W D(k / W || q)) for
-k / W > q (D the binary relative entropy; exact when k = W). ``margin`` is the least m whose bound is at most
-2^-FAIL_LOG2.
+The margin bound: with the keystream modelled as uniform words, acceptance is independent with probability
+1 - q, q = (2^31 - P) / 2^31 (KoalaBear q = (2^24 - 1) / 2^31 ~ 2^-7, BabyBear (2^27 - 1) / 2^31 ~ 1/16).
+W = n + m words fall short iff at least m + 1 of them are rejected; by the Chernoff-Hoeffding bound,
+P[Bin(W, q) >= k] <= exp(-W D(k / W || q)) for k / W > q (D the binary relative entropy; exact when k = W).
+``margin`` is the least m whose bound is at most 2^-FAIL_LOG2 (BabyBear: m = 9 for n = 1, 270,648 for n = 4,000,000;
+KoalaBear: 5 and 32,832).
 """
 
 from __future__ import annotations
