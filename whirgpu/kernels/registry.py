@@ -151,6 +151,12 @@ KERNELS: dict[str, KernelSpec] = {spec.stem: spec for spec in (
           {"pow_search": (("scratch_atomic", "proof", "points", _P2), "WG")}, {"WG": (0, 64), "TAIL": (1, 1), **_CH}),
     _spec("transcript", "n_ops _pad0 _pad1 _pad2 ops:vec4x11",
           {"transcript": (("scratch", "proof", "points", _P2), 64)}, _CH),
+    # rand's StdRng keystream as field samples (the hiding PCS's masks; kernels/mask_rng.py)
+    _spec("chacha_sample", "key_lo:vec4 key_hi:vec4 block_lo block_hi n_words n_samples rank_first rank_end out_off "
+          "status_at groups _pad0 _pad1 _pad2", {
+              "chacha_sample_count": (("counts",), "WG"),
+              "chacha_sample_scan": (("counts", "status"), "WG"),
+              "chacha_sample_compact": (("counts", "status", "out"), "WG")}, _WG),
     _spec("to_monty", "n base check_at _pad0", {
         "to_monty_inplace": (("check", "table"), 256),
         "to_monty_copy": (("check", "table", "canonical"), 256)}),
