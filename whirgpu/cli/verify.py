@@ -229,6 +229,9 @@ def accept_line(document, checked: list[str], assume: str | None = None) -> str:
     if profile == "p3-whir" and proved is not None:
         c = proved.canonical()
         tables = f" tables={c['tables']} layout={c['layout']} open={c['open'] or '-'} points_from={c['points']}"
+        if hasattr(document, "hiding"):  # a zero-knowledge document: say whether its masks hide anything
+            tables += " zk=hiding" if document.hiding else \
+                f" zk=seeded(mask_seed={document.mask_seed}: NOT hiding against anyone who knows it)"
     return (f"accept n={n} fold={fold} rate={rate} {security} soundness={soundness} pow_bits={pow_bits} "
             f"points={points} profile={profile} field={field}{tables} ({what})")
 
