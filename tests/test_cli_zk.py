@@ -145,3 +145,18 @@ def test_slack_and_flags_without_zk(capsys):
         assert code == 1 and f"{flag[0]} needs --zk" in err
     code, _, err = run(["prove", "--zk", "-n", "10", "--seed", "1"], capsys)
     assert code == 1 and "--zk needs --profile p3-whir" in err
+
+
+def test_bench_times_zk_beside_plain(tmp_path, capsys):
+    out = tmp_path / "bench.json"
+    code, stdout, err = run(["bench", "--tables", "9x2,8x1", "--zk", "--fold", "4", "--rate", "2", "--runs", "1",
+                             "--warmup", "0", "--pow-bits", "0", "--json", out], capsys)
+    assert code == 0, err
+    assert "ratio zk / plain" in stdout
+    result = json.loads(out.read_text())
+    assert result["backend"] == "cpu" and result["zk_median_ms"] > 0 and result["plain_median_ms"] > 0
+    assert result["zk_proof_bytes"] > result["plain_proof_bytes"]
+    code, _, err = run(["bench", "--tables", "9x1", "--zk", "--backends", "wgpu"], capsys)
+    assert code == 1 and "cpu backend in this version" in err
+    code, _, err = run(["bench", "--zk"], capsys)
+    assert code == 1 and "--zk refines --tables" in err
