@@ -8,8 +8,10 @@ Contracts (canonical field elements in and out):
   integer a seeded, reproducible and NOT hiding proof (``zk.randomness``). Bad values are ``ConfigError``s with
   upstream's error names (``MaskLengthTooSmall``, ``MaskRateTooHigh``, ``RandomnessExceedsSlack``, ...).
 - ``P3ZkTables(tables, *, orient, params=None, field="koalabear", zk=ZkOptions(), backend="cpu")``: ``tables``,
-  ``orient``, ``params``, ``field`` as ``P3Tables`` takes them (host arrays only); the layout is prefix (the only
-  one HidingWhirPcs has). The hiding prover is the numpy reference: ``backend`` "cpu" or "auto" (which then means
+  ``orient``, ``field`` as ``P3Tables`` takes them (host arrays only); ``params`` None is upstream's example at
+  starting rate 2 (upstream's zk tests' rate: at the example's rate 1 ``ZkWhirConfig::new`` refuses most sizes with
+  ``RandomnessExceedsSlack``), its budget raised where upstream refuses it (``pow_note``); given ``P3Parameters`` are
+  used exactly. The layout is prefix (the only one HidingWhirPcs has). The hiding prover is the numpy reference: ``backend`` "cpu" or "auto" (which then means
   cpu), any other is a ``ConfigError`` saying so. ``config`` is the derived ``ZkWhirConfig``, ``pow_note`` as
   ``P3Prover``'s.
 - ``P3ZkTables.prove(points, batches=None, seed=None)`` -> ``P3ZkProofDocument``: ``batches`` None (one batch per
@@ -35,7 +37,7 @@ from ....field import Field
 from ....files import write_atomic
 from ....ref.field_np import field_ops
 from ..config import P3Parameters
-from ..defaults import EXAMPLE_FIELD, EXAMPLE_PARAMETERS, as_field, resolve
+from ..defaults import EXAMPLE_FIELD, as_field, example_parameters, resolve
 from ..tables.document_checks import stacked_arity
 from ..tables.document_write import dumps_tables_document
 from ..tables.shapes import OpeningBatch, TableShape, TablesProtocol
@@ -49,6 +51,7 @@ from .tables import zk_tables_statement
 GPU_REFUSAL = ("zero-knowledge proofs run on the cpu backend in this version; the GPU path is in progress "
                "(issue 40)")
 CPU_BACKENDS = ("cpu", "auto")
+API_DEFAULT_RATE = 2  # upstream's zk tests' starting rate; the example's 1 leaves too little slack for the randomness
 
 __all__ = ["GPU_REFUSAL", "P3ZkProofDocument", "P3ZkTables", "ZkOptions", "zk_config_for"]
 
@@ -70,9 +73,9 @@ class ZkOptions:
 
 
 def zk_config_for(shapes, params: P3Parameters | None, field: Field, options: ZkOptions, explicit: bool):
-    """(ZkWhirConfig, pow note) for the stacked arity ``shapes`` derive under ``params`` (None: upstream's example,
-    its budget raised where upstream refuses it, as ``P3Prover``)."""
-    asked = EXAMPLE_PARAMETERS if params is None else params
+    """(ZkWhirConfig, pow note) for the stacked arity ``shapes`` derive under ``params`` (None: upstream's example at
+    starting rate ``API_DEFAULT_RATE``, its budget raised where upstream refuses it, as ``P3Prover``)."""
+    asked = example_parameters(rate=API_DEFAULT_RATE) if params is None else params
     n = stacked_arity(shapes, asked.folding.k)
     resolved = resolve(n, asked, field, explicit=explicit, flag="pow_bits")
     config = ZkWhirConfig.derive(n, resolved.params, field, options.ell_zk, options.mask_log_inv_rate)
