@@ -160,3 +160,14 @@ def test_bench_times_zk_beside_plain(tmp_path, capsys):
     assert code == 1 and "cpu backend in this version" in err
     code, _, err = run(["bench", "--zk"], capsys)
     assert code == 1 and "--zk refines --tables" in err
+
+
+def test_verify_pins_a_hiding_documents_tables(tmp_path, capsys):
+    out = tmp_path / "z.json"
+    assert run(["prove", "--profile", "p3-whir", "--zk", *SMALL, "--open", "0:0,1/1:0", "--out", out], capsys)[0] == 0
+    pins = ["--expect", "11:4:2", "--security", "32", "--pow-bits", "0", "--tables", "9x2,8x1", "--open", "0:0,1/1:0"]
+    code, stdout, _ = run(["verify", out, *pins, "--layout", "prefix", "--points", "prescribed"], capsys)
+    assert code == 0 and "points=2" in stdout
+    assert "(as expected: parameters, tables, layout, schedule, points)" in stdout
+    code, stdout, _ = run(["verify", out, *pins], capsys)  # the default layout is suffix: not what this proves
+    assert code == 1 and "statement.layout" in stdout

@@ -205,3 +205,18 @@ def test_bad_options_are_refused_with_upstreams_words():
         z.prove([np.zeros((8, 4), int)], batches="0:0:1")
     with pytest.raises(ConfigError, match="points"):
         z.prove(None)
+
+
+def test_expected_pins_the_tables_and_one_polynomial_is_one_column():
+    tables, points = _instance()
+    z = P3ZkTables(tables, orient="rows", params=PARAMS)
+    doc = z.prove(points, batches="0:1/1:0")
+    whirgpu.verify(doc, params=z.expected("0:1/1:0"))
+    with pytest.raises(VerificationError):
+        whirgpu.verify(doc, params=z.expected())  # another schedule
+    values = np.random.default_rng(3).integers(0, KB.P, 1 << 10)
+    one = P3ZkTables([values[None]], orient="columns", params=PARAMS)
+    point = np.random.default_rng(4).integers(0, KB.P, (10, 4))
+    proved = one.prove([point])
+    assert proved.tree["params"]["tables"] == "10x1"
+    whirgpu.verify(proved, points=[point])

@@ -11,9 +11,10 @@ Contracts (canonical field elements in and out):
   ``orient``, ``field`` as ``P3Tables`` takes them (host arrays only); ``params`` None is upstream's example at
   starting rate 2 (upstream's zk tests' rate: at the example's rate 1 ``ZkWhirConfig::new`` refuses most sizes with
   ``RandomnessExceedsSlack``), its budget raised where upstream refuses it (``pow_note``); given ``P3Parameters`` are
-  used exactly. The layout is prefix (the only one HidingWhirPcs has). The hiding prover is the numpy reference: ``backend`` "cpu" or "auto" (which then means
-  cpu), any other is a ``ConfigError`` saying so. ``config`` is the derived ``ZkWhirConfig``, ``pow_note`` as
-  ``P3Prover``'s.
+  used exactly. The layout is prefix (the only one HidingWhirPcs has). The hiding prover is the numpy reference:
+  ``backend`` "cpu" or "auto" (which then means cpu), any other is a ``ConfigError`` saying so. ``config`` is the
+  derived ``ZkWhirConfig``, ``pow_note`` as ``P3Prover``'s. ``expected(batches=None)``: the ``P3Expected`` a
+  verifier passes to ``whirgpu.verify``.
 - ``P3ZkTables.prove(points, batches=None, seed=None)`` -> ``P3ZkProofDocument``: ``batches`` None (one batch per
   table, every column) or the oracle's ``--open`` text or ``OpeningBatch``es, current columns only (a ``next``
   column is refused: HidingWhirPcs opens point evaluations); ``points`` one (m_b, 4) array of canonical EF
@@ -175,9 +176,19 @@ class P3ZkTables:
         self.config, self.pow_note = zk_config_for(self.shapes, params, self.field, self.zk, params is not None)
         self.backend_name = "cpu"
 
+    def expected(self, batches=None):
+        """The ``P3Expected`` a verifier of these tables opened as ``batches`` passes to ``whirgpu.verify``: the
+        inner WHIR configuration, the shapes, the prefix layout, the schedule, prescribed points."""
+        from ..expectations import P3Expected  # noqa: PLC0415
+
+        return P3Expected(self.config.inner, tables=self._spec(batches))
+
+    def _spec(self, batches) -> TablesSpec:
+        return TablesSpec(TablesProtocol(self.shapes, _batches(batches, self.shapes)), "prefix", "prescribed")
+
     def prove(self, points, batches=None, seed: int | None = None) -> P3ZkProofDocument:
-        protocol = TablesProtocol(self.shapes, _batches(batches, self.shapes))
-        spec = TablesSpec(protocol, "prefix", "prescribed")
+        spec = self._spec(batches)
+        protocol = spec.protocol
         arities = protocol.batch_log_rows(self.config.fold(0))
         if isinstance(points, (str, bytes)) or not hasattr(points, "__len__") or len(points) != len(arities):
             raise ConfigError(f"points: one (m, 4) array of canonical EF coefficients per batch ({len(arities)}); "

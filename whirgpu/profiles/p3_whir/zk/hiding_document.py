@@ -87,7 +87,9 @@ class P3ZkDocument:
 
     @property
     def num_openings(self) -> int:
-        return int(self.points.shape[0])
+        """The number of opening points as a table document counts them: one per batch (each batch's columns are
+        opened at its point lifted by their selector bits: ``points`` has one row per opened column)."""
+        return len(self.spec.protocol.batches)
 
     @property
     def hiding(self) -> bool:
