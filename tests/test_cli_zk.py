@@ -61,12 +61,12 @@ def test_the_oracle_accepts_what_is_written(tmp_path, capsys):
     assert run(["prove", "--profile", "p3-whir", "--zk", *SMALL, "--mask-seed", "5", "--out", seeded], capsys)[0] == 0
     result = subprocess.run([str(ORACLE), "verify", "--in", str(seeded)], capture_output=True, text=True, check=False)
     assert result.returncode == 0 and result.stdout.startswith("accept"), result.stdout + result.stderr
-    # a CSPRNG document records no seed, which the oracle's params reader requires: with one inserted, upstream's
-    # verifier (--whir-only) accepts the proof itself
+    # a CSPRNG document records no seed (neither the masks' nor the instance's), which the oracle's params reader
+    # requires: with both inserted, upstream's verifier (--whir-only) accepts the proof itself
     assert run(["prove", "--profile", "p3-whir", "--zk", *SMALL, "--out", hiding], capsys)[0] == 0
     doc = json.loads(hiding.read_text())
-    assert "mask_seed" not in doc["params"]
-    doc["params"]["mask_seed"] = 0
+    assert "mask_seed" not in doc["params"] and "seed" not in doc["params"]
+    doc["params"].update(mask_seed=0, seed=3)
     patched = tmp_path / "patched.json"
     patched.write_text(json.dumps(doc))
     result = subprocess.run([str(ORACLE), "verify", "--in", str(patched), "--whir-only"], capture_output=True,
@@ -79,11 +79,12 @@ def test_two_unseeded_proofs_differ_and_both_verify(tmp_path, capsys):
     for path in paths:
         code, stdout, err = run(["prove", "--profile", "p3-whir", "--zk", *SMALL, "--out", path], capsys)
         assert code == 0, err
-        assert "hiding, masks from the OS CSPRNG" in stdout and "seed" not in stdout.split("(SmallRng")[0]
+        assert "hiding, masks from the OS CSPRNG" in stdout and "--mask-seed" not in stdout
     a, b = (json.loads(p.read_text()) for p in paths)
     assert a["claimed_values_canonical"] == b["claimed_values_canonical"]
     assert a["commitment"] != b["commitment"] and a["proof_postcard_hex"] != b["proof_postcard_hex"]
-    assert "mask_seed" not in a and "mask_rng" not in a and "tables" not in a
+    assert "mask_seed" not in a and "mask_rng" not in a and "tables" not in a and "seed" not in a["params"]
+    assert "note: the columns are SmallRng(3)'s draw" in stdout
     code, stdout, _ = run(["verify", *paths], capsys)
     assert code == 0 and stdout.count(": accept ") == 2 and stdout.count("zk=hiding") == 2
 

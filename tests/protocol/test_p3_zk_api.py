@@ -57,6 +57,7 @@ def test_csprng_proofs_of_one_statement_differ_and_record_no_seed():
         assert not doc.seeded
         tree = doc.to_json()
         assert "mask_seed" not in tree and "mask_rng" not in tree and "mask_seed" not in tree["params"]
+        assert "seed" not in tree["params"]  # the caller's own columns: no instance seed either
         assert tree["zk"] is True and tree["params"]["zk"] is True and "zk_config" in tree
         assert "CSPRNG" in tree["hiding"]
         assert not any(k in tree for k in ("tables", "stacking", "polynomial_evals_canonical"))  # no witness

@@ -11,7 +11,8 @@ Nx1``. The masks come from the operating system's CSPRNG; ``--mask-seed N`` make
 ``StdRng::seed_from_u64(N)`` — the oracle's bytes, for tests and reproduction only, and every output says so.
 The hiding prover runs on the cpu backend (the numpy reference) in this version: ``--backend auto`` takes it and
 says why, a GPU backend is refused with one line. ``--witness`` also writes the columns (then the document hides
-nothing; the oracle's files carry them).
+nothing; the oracle's files carry them). The instance seed is recorded (``params.seed``) only in a seeded or
+``--witness`` document: it names the columns.
 """
 
 from __future__ import annotations
@@ -148,6 +149,9 @@ def run_prove_zk(args) -> int:
         if args.witness:
             print("--witness: the document carries every column, so it hides nothing (for tests and the oracle's "
                   "full check)")
+        elif not seeded:
+            print(f"note: the columns are SmallRng({args.seed})'s draw, which anyone who knows --seed can repeat; "
+                  "the document records no seed (to hide columns of your own, prove them with whirgpu.P3ZkTables)")
     elif seeded:
         print(seeded_note(options.mask_seed), file=sys.stderr)
     start = time.perf_counter()
@@ -155,7 +159,9 @@ def run_prove_zk(args) -> int:
     drawn = time.perf_counter()
     label = f"proving p3-whir zk tables {spec.canonical()['tables']} n={config.num_variables}"
     with progress_line(label, wanted(args.json)):
-        document = prove_zk_statement(zk_config, spec, columns, points, options.mask_seed, args.seed, args.witness)
+        # the instance seed names the columns (anyone can draw them again): recorded only where nothing is hidden
+        recorded = args.seed if seeded or args.witness else None
+        document = prove_zk_statement(zk_config, spec, columns, points, options.mask_seed, recorded, args.witness)
     seconds = time.perf_counter() - start
     data = document.dumps().encode()
     verify_p3_zk_document(read_p3_zk_document(json.loads(data)))  # what is written verifies, as it is written

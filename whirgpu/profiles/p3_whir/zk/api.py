@@ -19,8 +19,8 @@ Contracts (canonical field elements in and out):
   table, every column) or the oracle's ``--open`` text or ``OpeningBatch``es, current columns only (a ``next``
   column is refused: HidingWhirPcs opens point evaluations); ``points`` one (m_b, 4) array of canonical EF
   coefficients per batch (m_b = the table's committed arity) — HidingWhirPcs opens at the caller's points only.
-  Each column c of batch b is opened at p_b lifted by c's selector bits (``zk.tables``). ``seed``: the instance's
-  SmallRng seed to record in ``params.seed`` (the CLI's random instance; 0 otherwise).
+  Each column c of batch b is opened at p_b lifted by c's selector bits (``zk.tables``). ``seed``: an instance
+  seed to record in ``params.seed`` (None, the default: none recorded; the columns are the caller's own).
 - ``P3ZkProofDocument``: ``tree`` (``zk.document_write``), ``to_json()``, ``dumps()`` (the oracle's compact
   text), ``write(path)`` (atomic), ``seeded`` (True when the masks came from ``mask_seed``), ``phase_seconds``.
 """
@@ -144,7 +144,7 @@ class P3ZkProofDocument:
 
 
 def prove_zk_statement(config: ZkWhirConfig, spec: TablesSpec, columns, local_points, mask_seed: int | None,
-                       seed: int = 0, witness: bool = False) -> P3ZkProofDocument:
+                       seed: int | None = None, witness: bool = False) -> P3ZkProofDocument:
     """Stack ``columns`` (canonical, one (columns, rows) array per table), lift ``local_points`` (Montgomery, one per
     batch), prove with masks from ``zk.randomness.mask_rng(mask_seed)`` and write the document tree."""
     field = config.inner.field
@@ -203,5 +203,4 @@ class P3ZkTables:
             if int(array.min()) < 0 or int(array.max()) >= self.field.P:
                 raise ConfigError(f"points[{b}]: canonical field elements in [0, {self.field.P}) are expected")
             local.append(ops.to_monty(array.astype(np.uint64)))
-        return prove_zk_statement(self.config, spec, self.columns, local, self.zk.mask_seed,
-                                  0 if seed is None else seed)
+        return prove_zk_statement(self.config, spec, self.columns, local, self.zk.mask_seed, seed)

@@ -3,7 +3,9 @@ it, so that the oracle's ``verify --in`` reads it (compact JSON, sorted keys: ``
 
 Contract: ``zk_document_tree(config, spec, commitment, proof, local_points, point_map, seed, mask_seed=None,
 columns=None, polynomial=None)`` -> the JSON tree: format, field, plonky3_commit, zk (true), params (the oracle's
-keys; ``layout_prover`` HidingWhirPcs's; ell_zk, mask_log_inv_rate; ``mask_seed`` only for a seeded proof), config
+keys; ``layout_prover`` HidingWhirPcs's; ell_zk, mask_log_inv_rate; ``mask_seed`` only for a seeded proof; ``seed``,
+the instance's SmallRng seed, only when ``seed`` is not None: the oracle's reader needs it, and a document that
+records it names a witness anyone can draw again, so the hiding paths pass None), config
 (the inner ``WhirConfig``), zk_config (with the oracle's note), domain_separator_canonical, opening_protocol,
 openings (per batch its local point and current values), zk_point_map, points_canonical (the lifted points the
 PCS opened), claimed_values_canonical (= ``proof.evals``), the commitment and the proof with their canonical
@@ -54,8 +56,10 @@ def hiding_text(mask_seed: int | None) -> str:
             "(--mask-seed), for tests and reproduction only")
 
 
-def zk_params_tree(config: ZkWhirConfig, spec, seed: int, mask_seed: int | None) -> dict:
-    params = params_tree(config.inner, spec, seed)
+def zk_params_tree(config: ZkWhirConfig, spec, seed: int | None, mask_seed: int | None) -> dict:
+    params = params_tree(config.inner, spec, 0 if seed is None else seed)
+    if seed is None:
+        del params["seed"]
     params.update({"layout_prover": LAYOUT_PROVER, "zk": True, "ell_zk": config.ell_zk,
                    "mask_log_inv_rate": config.mask_log_inv_rate})
     if mask_seed is not None:
@@ -64,7 +68,7 @@ def zk_params_tree(config: ZkWhirConfig, spec, seed: int, mask_seed: int | None)
 
 
 def zk_document_tree(config: ZkWhirConfig, spec, commitment: MerkleCap, proof: ZkWhirProof, local_points, point_map,
-                     seed: int, mask_seed: int | None = None, columns=None, polynomial=None) -> dict:
+                     seed: int | None, mask_seed: int | None = None, columns=None, polynomial=None) -> dict:
     """The hiding v2 JSON tree (see the module contract)."""
     field = config.inner.field
     canonical = field_ops(field).from_monty

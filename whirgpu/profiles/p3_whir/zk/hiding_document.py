@@ -153,10 +153,7 @@ def read_p3_zk_document(doc) -> P3ZkDocument:
         points, point_map = lift_points(spec.protocol, fold, local, field)
     except ConfigError as exc:
         raise ProofFormatError(f"openings: {exc}") from None
-    rebuilt = zk_document_tree(config, spec, commitment, proof, local, point_map, 0 if seed is None else seed,
-                               mask_seed)
-    if seed is None:
-        del rebuilt["params"]["seed"]
+    rebuilt = zk_document_tree(config, spec, commitment, proof, local, point_map, seed, mask_seed)
     for key in REBUILT_KEYS:
         if key in doc and (where := first_difference(doc[key], rebuilt.get(key), key)) is not None:
             if key not in rebuilt:
