@@ -221,3 +221,47 @@ def test_expected_pins_the_tables_and_one_polynomial_is_one_column():
     proved = one.prove([point])
     assert proved.tree["params"]["tables"] == "10x1"
     whirgpu.verify(proved, points=[point])
+
+
+OPTIONAL_KEYS = {"commitment_canonical", "commitment_root_canonical", "commitment_postcard_hex", "proof_canonical",
+                 "proof_postcard_hex", "proof_postcard_len", "config", "zk_config", "domain_separator_canonical",
+                 "opening_protocol", "zk_point_map", "claimed_values_canonical", "hiding", "plonky3_commit", "zk"}
+
+
+def test_hostile_mutations_are_refused_in_one_line():
+    """Random single mutations of a hiding document (a key deleted, a value replaced by one of another type or out
+    of range) are refused with ProofFormatError / VerificationError, never another exception; only a no-op or the
+    deletion of an optional copy may still verify."""
+    import random
+    tree = _prove().tree
+    paths = []
+
+    def walk(node, path):
+        paths.append(path)
+        if len(path) < 5 and isinstance(node, dict):
+            for k, v in node.items():
+                walk(v, path + [k])
+        elif len(path) < 5 and isinstance(node, list) and node:
+            walk(node[0], path + [0])
+            walk(node[-1], path + [len(node) - 1])
+
+    walk(tree, [])
+    rnd = random.Random(7)
+    for _ in range(120):
+        path = rnd.choice(paths[1:])
+        doc = json.loads(json.dumps(tree))
+        node = doc
+        for step in path[:-1]:
+            node = node[step]
+        deleted = isinstance(node, dict) and rnd.random() < 0.2
+        before = json.dumps(node[path[-1]])
+        if deleted:
+            del node[path[-1]]
+        else:
+            node[path[-1]] = rnd.choice([None, "x", -1, 10**30, [], {}, True, 2**31, 3])
+        try:
+            whirgpu.verify(json.dumps(doc))
+        except (ProofFormatError, VerificationError):
+            continue
+        unchanged = not deleted and json.dumps(node[path[-1]]) == before
+        assert unchanged or (deleted and len(path) == 1 and path[0] in OPTIONAL_KEYS), (path, deleted)
