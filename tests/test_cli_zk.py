@@ -172,3 +172,16 @@ def test_verify_pins_a_hiding_documents_tables(tmp_path, capsys):
     assert "(as expected: parameters, tables, layout, schedule, points)" in stdout
     code, stdout, _ = run(["verify", out, *pins], capsys)  # the default layout is suffix: not what this proves
     assert code == 1 and "statement.layout" in stdout
+
+
+def test_verify_zk_demands_a_hiding_document(tmp_path, capsys):
+    hiding, seeded, plain = tmp_path / "h.json", tmp_path / "s.json", tmp_path / "p.json"
+    assert run(["prove", "--profile", "p3-whir", "--zk", *SMALL, "--out", hiding], capsys)[0] == 0
+    assert run(["prove", "--profile", "p3-whir", "--zk", *SMALL, "--mask-seed", "1", "--out", seeded], capsys)[0] == 0
+    assert run(["prove", "--profile", "p3-whir", "--tables", "9x2,8x1", "-k", "4", "--security", "32", "--pow-bits",
+                "0", "--seed", "3", "--out", plain], capsys)[0] == 0
+    code, stdout, _ = run(["verify", "--zk", hiding, seeded, plain], capsys)
+    lines = stdout.splitlines()
+    assert code == 1 and "accept" in lines[0] and "(as expected: zero knowledge (hiding))" in lines[0]
+    assert "reject: not what the verifier expects (zk)" in lines[1] and "seeded" in lines[1]
+    assert "reject: not what the verifier expects (zk)" in lines[2] and "without zero knowledge" in lines[2]

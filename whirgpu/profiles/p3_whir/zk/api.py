@@ -79,7 +79,14 @@ def zk_config_for(shapes, params: P3Parameters | None, field: Field, options: Zk
     asked = example_parameters(rate=API_DEFAULT_RATE) if params is None else params
     n = stacked_arity(shapes, asked.folding.k)
     resolved = resolve(n, asked, field, explicit=explicit, flag="pow_bits")
-    config = ZkWhirConfig.derive(n, resolved.params, field, options.ell_zk, options.mask_log_inv_rate)
+    try:
+        config = ZkWhirConfig.derive(n, resolved.params, field, options.ell_zk, options.mask_log_inv_rate)
+    except ConfigError as exc:
+        if "RandomnessExceedsSlack" not in str(exc):
+            raise
+        raise ConfigError(f"{exc} (the queries need more randomness rows than the codeword has spare at n = {n}, "
+                          f"rate {resolved.params.starting_log_inv_rate}: raise starting_log_inv_rate, or lower the "
+                          "security level)") from None
     return config, resolved.note
 
 
