@@ -4,6 +4,7 @@ Public API (canonical field elements in and out; see ``whirgpu.api``):
 ``ProtocolParameters``, ``WhirConfig``, ``Prover``, ``verify``, ``is_valid``, ``verify_many``, ``dump``, ``load``,
 ``read_document``, ``claimed_values``, ``random_instance``, ``select_backend``, the p3-whir profile's ``P3Prover``
 (one column), ``P3Tables`` (a STARK's tables: commit once, open in batches; ``OpeningBatch``, ``TablesSpec``),
+``P3ZkTables`` and ``ZkOptions`` (zero-knowledge: upstream's hiding PCS over stacked tables, cpu backend),
 ``P3Parameters``, ``P3WhirConfig`` and ``P3Expected``, ``security_report`` (a configuration's bits under every
 security regime, the provable figure beside a conjectural one), and the error tree under ``WhirGpuError``. ``verify``,
 ``is_valid`` and ``verify_many`` take proof documents of either profile.
@@ -36,6 +37,7 @@ from .profiles.p3_whir.expectations import P3Expected
 from .profiles.p3_whir.tables.api import P3Tables, P3TablesCommitment, P3TablesProofDocument
 from .profiles.p3_whir.tables.shapes import OpeningBatch, TableShape
 from .profiles.p3_whir.tables.spec import TablesSpec
+from .profiles.p3_whir.zk.api import P3ZkProofDocument, P3ZkTables, ZkOptions
 from .profiles.security import security_report
 
 __version__ = "0.1.0"
@@ -58,6 +60,8 @@ __all__ = [
     "P3TablesCommitment",
     "P3TablesProofDocument",
     "P3WhirConfig",
+    "P3ZkProofDocument",
+    "P3ZkTables",
     "ProofFile",
     "ProofFormatError",
     "ProtocolParameters",
@@ -71,6 +75,7 @@ __all__ = [
     "WhirConfig",
     "WhirGpuError",
     "WhirProof",
+    "ZkOptions",
     "claimed_values",
     "dump",
     "is_valid",

@@ -14,6 +14,7 @@ from .expectations import check_configuration, check_statement
 from .profiles.documents import P3_DOCUMENTS, check_profile, read_document
 from .profiles.p3_whir.expectations import verify_p3_expected
 from .profiles.p3_whir.tables.document import P3TablesDocument
+from .profiles.p3_whir.zk.hiding_document import P3ZkDocument
 from .profiles.whir_p3_metal.config import WhirConfig
 from .profiles.whir_p3_metal.serialize import check_proof_file
 from .profiles.whir_p3_metal.verifier import MetalWhirVerifier
@@ -92,6 +93,9 @@ def claimed_values(proof_file) -> list[list[int]]:
     verdicts: nothing is verified here; pass them to ``verify(..., values=...)``. ``proof_file``: anything
     ``verify`` takes; anything else, or a document with parts of the wrong shape, is a ``ProofFormatError``."""
     document = read_document(proof_file)
+    if isinstance(document, P3ZkDocument):  # every claim, in the order of the lifted points
+        values = np.asarray(document.proof.evals, dtype=np.uint32).reshape(-1, 4)
+        return field_ops(document.field).from_monty(values).astype(np.int64).tolist()
     if isinstance(document, P3TablesDocument):  # every claim
         values = [v for evals in document.proof.evals for v in (*evals.current, *evals.next)]
         values = np.array(values, dtype=np.uint32).reshape(-1, 4)

@@ -104,6 +104,10 @@ def add_bench_parser(sub) -> None:
                              "of every table at one point)")
     tables.add_argument("--points", metavar="transcript|prescribed",
                         help="with --tables: the batches' points drawn from the transcript (default) or prescribed")
+    tables.add_argument("--zk", action="store_true",
+                        help="with --tables: time the zero-knowledge proof (HidingWhirPcs, prefix layout, prescribed "
+                             "points, masks from the OS CSPRNG) beside the same proof without zk, on the cpu backend "
+                             "(the hiding prover's only one in this version)")
     tables.add_argument("--fold", type=int, metavar="F",
                         help=f"with --tables: the folding factor (default {EXAMPLE_PARAMETERS.folding.k}, the "
                              "example's)")
@@ -305,6 +309,8 @@ def _run_tables(args) -> int:
     given = [flag for dest, flag in NOT_WITH_TABLES if getattr(args, dest, None) not in (None, False)]
     if given:
         raise ConfigError(f"--tables times one stacked shape beside its single column; it does not take {given[0]}")
+    if args.zk:
+        return _run_zk(args)
     spec = TablesSpec.parse(args.tables, args.open, args.layout, args.points)
     params = example_parameters(args.fold, args.rate, pow_bits=args.pow_bits)
     resolved = resolve(stacked_arity(spec.protocol.shapes, params.folding.k), params, args.field or EXAMPLE_FIELD,
@@ -340,10 +346,48 @@ def _run_tables(args) -> int:
     return 1 if bench.has_errors else 0
 
 
+def _run_zk(args) -> int:
+    """``--tables --zk``: the hiding proof beside the plain one on the cpu backend (``bench.zk``)."""
+    from ..profiles.p3_whir.defaults import example_parameters, resolve  # noqa: PLC0415
+    from ..profiles.p3_whir.tables.document_checks import stacked_arity  # noqa: PLC0415
+    from ..profiles.p3_whir.tables.spec import TablesSpec  # noqa: PLC0415
+    from ..profiles.p3_whir.zk.config import ZkWhirConfig  # noqa: PLC0415
+    from .zk import render_zk_bench, run_zk_bench  # noqa: PLC0415
+
+    if args.backends not in (None, "cpu"):
+        raise ConfigError(f"--zk with --backends {args.backends}: zero-knowledge proofs run on the cpu backend in this "
+                          "version; the GPU path is in progress (issue 40)")
+    if args.layout not in (None, "prefix") or args.points not in (None, "prescribed"):
+        raise ConfigError("--zk: HidingWhirPcs has the prefix layout and prescribed points only; leave --layout and "
+                          "--points out")
+    spec = TablesSpec.parse(args.tables, args.open, "prefix", "prescribed")
+    if any(b.next for b in spec.protocol.batches):
+        raise ConfigError(f"--open {args.open}: --zk opens current columns only; next-row openings are refused")
+    params = example_parameters(args.fold, args.rate, pow_bits=args.pow_bits)
+    resolved = resolve(stacked_arity(spec.protocol.shapes, params.folding.k), params, args.field or EXAMPLE_FIELD,
+                       explicit=args.pow_bits is not None)
+    if resolved.note:
+        print(f"note: {resolved.note}", file=sys.stderr)
+    config = resolved.config
+    try:
+        zk_config = ZkWhirConfig.derive(config.num_variables, config.params, config.field)
+    except ConfigError as exc:
+        raise ConfigError(f"--zk: {exc}") from None
+    runs, warmup, seed = _counts(args)
+    check_writable(args.json, "--json")
+    result = run_zk_bench(spec, config, zk_config, runs, warmup, seed)
+    print("\n".join(render_zk_bench(result)))
+    if args.json:
+        _write_json(args.json, result)
+        print(f"wrote {args.json}", file=sys.stderr)
+    return 0
+
+
 def run_bench(args) -> int:
     if args.tables is not None:
         return _run_tables(args)
     given = [flag for dest, flag in TABLE_ONLY if getattr(args, dest, None) is not None]
+    given += ["--zk"] if getattr(args, "zk", False) else []
     if given:
         raise ConfigError(f"{given[0]} refines --tables; give --tables too")
     if args.window is not None and args.throughput is None:

@@ -157,8 +157,10 @@ def _build_parser() -> argparse.ArgumentParser:
                    help="--profile p3-whir: opening points drawn from the transcript (default 1, at most "
                         f"{MAX_OPENINGS}; whir-p3-metal proves the points of its instance)")
     from .prove_tables import add_table_flags  # noqa: PLC0415
+    from .prove_zk import add_zk_flags  # noqa: PLC0415
 
     add_table_flags(p.add_argument_group("tables (--profile p3-whir; the oracle's prove-tables flags)"))
+    add_zk_flags(p.add_argument_group("zero knowledge (--profile p3-whir; the oracle's prove-tables --zk flags)"))
 
     p = sub.add_parser("devices", help="list the compute devices and what --backend auto would pick",
                        description="List every adapter wgpu-native enumerates, then every one Dawn enumerates "
@@ -387,7 +389,11 @@ def _cmd_prove(args) -> int:
     from ..profiles.whir_p3_metal.serialize import dump
 
     from .prove_tables import check_table_flags, run_prove_tables  # noqa: PLC0415
+    from .prove_zk import check_zk_flags, run_prove_zk  # noqa: PLC0415
 
+    check_zk_flags(args)
+    if args.zk:
+        return run_prove_zk(args)
     check_table_flags(args, args.profile == "p3-whir", "needs --profile p3-whir (tables are its stacked commitment)")
     if args.profile == "p3-whir" and args.tables is not None:
         return run_prove_tables(args)

@@ -110,6 +110,9 @@ def add_verify_parser(sub) -> None:
     g.add_argument("--assume", default=None, choices=("capacity",),
                    help="opt into the capacity-bound conjecture: --min-security and the accept line count the "
                         "capacity bound's figure too, and the accept line says it was assumed")
+    g.add_argument("--zk", action="store_true",
+                   help="the proof must be a zero-knowledge (hiding) p3-whir document whose masks came from the OS "
+                        "CSPRNG: a plain document, or a seeded one (--mask-seed: not hiding), is rejected")
     g.add_argument("--statement", metavar="FILE.json",
                    help='the points (and optionally values) the proof must be about: {"points": [...], '
                         '"values": [...]}, canonical integers')
@@ -229,6 +232,9 @@ def accept_line(document, checked: list[str], assume: str | None = None) -> str:
     if profile == "p3-whir" and proved is not None:
         c = proved.canonical()
         tables = f" tables={c['tables']} layout={c['layout']} open={c['open'] or '-'} points_from={c['points']}"
+        if hasattr(document, "hiding"):  # a zero-knowledge document: say whether its masks hide anything
+            tables += " zk=hiding" if document.hiding else \
+                f" zk=seeded(mask_seed={document.mask_seed}: NOT hiding against anyone who knows it)"
     return (f"accept n={n} fold={fold} rate={rate} {security} soundness={soundness} pow_bits={pow_bits} "
             f"points={points} profile={profile} field={field}{tables} ({what})")
 
@@ -279,7 +285,8 @@ class _Expectations:
             (["tables, layout, schedule, points"] if args.tables is not None else []) + \
             ([f"security >= {args.min_security} bits" + (" (capacity assumed)" if args.assume else " provable")]
              if args.min_security is not None else []) + \
-            (["statement"] if self.statement else [])
+            (["statement"] if self.statement else []) + \
+            (["zero knowledge (hiding)"] if getattr(args, "zk", False) else [])
 
 
 def run_verify(args) -> int:
@@ -324,6 +331,14 @@ def run_verify(args) -> int:
                             backend=args.backend if profile == "whir-p3-metal" else None, processes=processes,
                             assume=args.assume, **expect.statement)
         verdicts.update({i: verdict for (i, _, _), verdict in zip(mine, found)})
+    if getattr(args, "zk", False):  # --zk: a hiding document, masks from the OS CSPRNG
+        for i, document, _ in documents:
+            if verdicts[i].ok and not getattr(document, "hiding", False):
+                what = "a seeded zk document (--mask-seed: not hiding)" if hasattr(document, "hiding") else \
+                    "a document without zero knowledge"
+                verdicts[i] = Verdict(False, VerificationError(
+                    f"not what the verifier expects (zk): a hiding proof expected, got {what}",
+                    round="expectations", check="zk"))
     by_index = {i: doc for i, doc, _ in documents}
     status = 0
     for i, path in enumerate(files):

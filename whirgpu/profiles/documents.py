@@ -3,7 +3,9 @@
 Contract: ``read_document(source, fmt="auto", profile=None)`` reads one proof document and returns a
 ``ProofFile`` (the whir-p3-metal profile: ``whir-p3-json/v1`` JSON or whirgpu's binary format), a
 ``P3Document`` (the p3-whir profile: ``p3-whir-oracle/v1`` JSON, one column) or a ``P3TablesDocument`` (the p3-whir
-profile: ``p3-whir-oracle/v2`` JSON, stacked tables; ``profiles.p3_whir.tables.document``). ``source`` is either kind of document already
+profile: ``p3-whir-oracle/v2`` JSON, stacked tables; ``profiles.p3_whir.tables.document``) or a ``P3ZkDocument`` (a
+``p3-whir-oracle/v2`` document with ``zk: true``, the hiding PCS; ``profiles.p3_whir.zk.hiding_document``; also what
+``P3ZkTables.prove`` returns, a ``P3ZkProofDocument``, read as its bytes). ``source`` is either kind of document already
 read (returned as it is), what ``P3Prover.prove`` returns (a ``P3ProofDocument``) or ``P3TablesCommitment.open``
 (a ``P3TablesProofDocument``): read back from its own JSON bytes, so every check its bytes get runs and nothing
 it states is trusted), the bytes of a document, a path
@@ -36,6 +38,8 @@ from .p3_whir.expectations import P3Expected
 from .p3_whir.tables.document import FORMAT as P3_TABLES_FORMAT
 from .p3_whir.tables.api import P3TablesProofDocument
 from .p3_whir.tables.document import P3TablesDocument, read_p3_tables_document
+from .p3_whir.zk.api import P3ZkProofDocument
+from .p3_whir.zk.hiding_document import P3ZkDocument, is_zk_document, read_p3_zk_document
 from .whir_p3_metal.serialize import BINARY_MAGIC, FORMATS, JSON_FORMAT, ProofFile, dump as dump_proof_file, \
     from_binary, from_whir_p3_tree, read_source
 
@@ -43,8 +47,8 @@ DEFAULT_PROFILE = "whir-p3-metal"
 P3_PROFILE = "p3-whir"
 PROFILES = (DEFAULT_PROFILE, P3_PROFILE)
 _FORMAT_PROFILES = {JSON_FORMAT: DEFAULT_PROFILE, P3_FORMAT: P3_PROFILE, P3_TABLES_FORMAT: P3_PROFILE}
-P3_DOCUMENTS = (P3Document, P3TablesDocument)  # the p3-whir profile's documents, read
-PROVED_DOCUMENTS = (P3ProofDocument, P3TablesProofDocument)  # what the p3-whir provers return: read as their bytes
+P3_DOCUMENTS = (P3Document, P3TablesDocument, P3ZkDocument)  # the p3-whir profile's documents, read
+PROVED_DOCUMENTS = (P3ProofDocument, P3TablesProofDocument, P3ZkProofDocument)  # the p3-whir provers' documents
 
 
 def profile_of(document: ProofFile | P3Document | P3TablesDocument) -> str:
@@ -93,7 +97,9 @@ def read_document(source, fmt: str = "auto", profile: str | None = None) -> Proo
     if found == P3_PROFILE:
         if fmt != "auto":
             raise ProofFormatError(f"--format {fmt} names a whir-p3-metal encoding; this is a p3-whir document")
-        return read_p3_tables_document(doc) if declared == P3_TABLES_FORMAT else read_p3_document(doc)
+        if declared == P3_TABLES_FORMAT:
+            return read_p3_zk_document(doc) if is_zk_document(doc) else read_p3_tables_document(doc)
+        return read_p3_document(doc)
     return from_whir_p3_tree(doc)
 
 

@@ -117,9 +117,39 @@ def check_p3_configuration(document, expected=None, min_security=None, assume=No
 
 
 def _is_tables(document) -> bool:
+    """A document with a tables spec: a table document, or a hiding one (tables stacked prefix)."""
     from .tables.document import P3TablesDocument  # noqa: PLC0415
 
-    return isinstance(document, P3TablesDocument)
+    return isinstance(document, P3TablesDocument) or _is_zk(document)
+
+
+def _is_zk(document) -> bool:
+    from .zk.hiding_document import P3ZkDocument  # noqa: PLC0415
+
+    return isinstance(document, P3ZkDocument)
+
+
+def check_zk_statement(verified, points=None, values=None) -> None:
+    """A hiding document's statement against the canonical one expected: ``points`` one (m_b, 4) local point per
+    batch (as for a table document), ``values`` every claim in ``claimed_values`` order."""
+    if points is not None:
+        if isinstance(points, (str, bytes)) or not hasattr(points, "__len__"):
+            raise ConfigError(f"points for a hiding document: one point per batch, got {type(points).__name__}")
+        if len(points) != len(verified.local_points):
+            raise mismatch("statement.num_points", f"{len(points)} point(s) expected, the schedule has "
+                                                   f"{len(verified.local_points)} batch(es)")
+        for b, (want, got) in enumerate(zip(points, verified.local_points)):
+            try:
+                check_statement(np.asarray(got)[None], np.zeros((1, 4), np.uint32), [want], None, field=verified.field)
+            except VerificationError as exc:
+                detail = str(exc).split("): ", 1)[-1].replace("point 0 ", "")
+                raise mismatch(exc.check, f"batch {b}: {detail}") from None
+    if values is not None:
+        got = np.asarray(verified.proof.evals, np.uint32).reshape(-1, 4)
+        if hasattr(values, "__len__") and len(values) != len(got):
+            raise mismatch("statement.values", f"{len(values)} claimed value(s) expected, the schedule opens "
+                                               f"{len(got)}")
+        check_statement(np.zeros((len(got), 1, 4), np.uint32), got, None, values, field=verified.field)
 
 
 def _check_tables(document, want: P3Expected) -> None:
@@ -176,6 +206,13 @@ def verify_p3_expected(document, params=None, min_security=None, points=None, va
     then the statement it proved. Returns the ``P3Verified``; raises as ``whirgpu.verify`` does."""
     from .document import verify_p3_document
 
+    if _is_zk(document):
+        from .zk.hiding_document import verify_p3_zk_document  # noqa: PLC0415
+
+        check_p3_configuration(document, params, min_security, assume, points)
+        verified = verify_p3_zk_document(document)
+        check_zk_statement(verified, points, values)
+        return verified
     if _is_tables(document):
         from .tables.document import verify_p3_tables_document  # noqa: PLC0415
 

@@ -35,11 +35,12 @@ from .spec import LAYOUT_PROVERS, TablesSpec, format_tables
 from .witness_checks import stacking_tree
 
 
-def _canonical_tree(tree, field: Field):
+def canonical_tree(tree, field: Field, skip: tuple[str, ...] = ()):
+    """Every integer of ``tree`` (Montgomery words) as its canonical value, except under the keys ``skip``."""
     if isinstance(tree, dict):
-        return {k: _canonical_tree(v, field) for k, v in tree.items()}
+        return {k: v if k in skip else canonical_tree(v, field, skip) for k, v in tree.items()}
     if isinstance(tree, list):
-        return [_canonical_tree(v, field) for v in tree]
+        return [canonical_tree(v, field, skip) for v in tree]
     if isinstance(tree, int) and not isinstance(tree, bool):
         return tree * field.R_INV % field.P
     return tree
@@ -58,7 +59,8 @@ def params_tree(config: P3WhirConfig, spec: TablesSpec, seed: int) -> dict:
             "tables": format_tables(shapes), "zk": False}
 
 
-def _witness(config: P3WhirConfig, spec: TablesSpec, columns, field: Field) -> dict:
+def witness_tree(config: P3WhirConfig, spec: TablesSpec, columns, field: Field) -> dict:
+    """The witness keys ``tables`` and ``stacking`` (with ``polynomial_canonical``) of canonical ``columns``."""
     from .stacking import plan_layout  # noqa: PLC0415
 
     fold = config.folding_schedule[0]
@@ -96,16 +98,16 @@ def tables_document_tree(field: Field, config: P3WhirConfig, spec: TablesSpec, c
         "domain_separator_canonical": [int(x) for x in p3_domain_separator(config)],
         "opening_protocol": opening_protocol_tree(spec.protocol, config.folding_schedule[0]),
         "openings": openings,
-        "commitment": cap_json, "commitment_canonical": _canonical_tree(cap_json, field),
-        "commitment_root_canonical": _canonical_tree(cap_json["cap"][0], field),
+        "commitment": cap_json, "commitment_canonical": canonical_tree(cap_json, field),
+        "commitment_root_canonical": canonical_tree(cap_json["cap"][0], field),
         "commitment_postcard_hex": merkle_cap_to_postcard(commitment).hex(),
-        "proof": proof_json, "proof_canonical": _canonical_tree(proof_json, field),
+        "proof": proof_json, "proof_canonical": canonical_tree(proof_json, field),
         "proof_postcard_hex": postcard.hex(), "proof_postcard_len": len(postcard),
     }
     if ood_points is not None:
         tree["initial_ood_points_canonical"] = canonical(np.asarray(ood_points, np.uint32)).tolist()
     if columns is not None:
-        tree.update(_witness(config, spec, columns, field))
+        tree.update(witness_tree(config, spec, columns, field))
     return tree
 
 
@@ -114,4 +116,4 @@ def dumps_tables_document(tree: dict) -> str:
     return json.dumps(tree, sort_keys=True, separators=(",", ":"))
 
 
-__all__ = ["dumps_tables_document", "params_tree", "tables_document_tree"]
+__all__ = ["canonical_tree", "dumps_tables_document", "params_tree", "tables_document_tree", "witness_tree"]
