@@ -75,7 +75,8 @@ class Commitments:
             if idx.size and (idx.min() < 0 or idx.max() >= commitment.height):
                 raise ValueError(f"open_rows: an index lies outside [0, {commitment.height})")
             depth = len(commitment.handle[1]) - 1
-            with state.host_call(proof_words=1 + idx.size * (commitment.width + depth * merkle.DIGEST),
+            pruned = state.layout.openings == "pruned"  # the indices are copied beside the rows then
+            with state.host_call(proof_words=1 + idx.size * (commitment.width + depth * merkle.DIGEST + pruned),
                                  scratch_words=2 * idx.size + 1) as session:
                 regions = session.regions
                 queries = DeviceQueries(state.put(regions.scratch, idx.astype(np.uint32)), None,
