@@ -9,12 +9,12 @@ import pytest
 
 from tests.conftest import golden_p3_names, load_golden_p3
 from tests.protocol.zk_backend_cases import SYNTHETIC, assert_same_proof, case_id, synthetic
-from whirgpu.backends.base import P3_WHIR_LAYOUT
+from whirgpu.backends.base import P3_WHIR_LAYOUT, interleave_columns_host
 from whirgpu.backends.cpu import CpuBackend
 from whirgpu.field import KOALABEAR
 from whirgpu.profiles.p3_whir.format import merkle_cap_to_postcard
 from whirgpu.profiles.p3_whir.zk import device_residual
-from whirgpu.profiles.p3_whir.zk.backend_prover import ZkBackendProver, interleaved_table
+from whirgpu.profiles.p3_whir.zk.backend_prover import ZkBackendProver
 from whirgpu.profiles.p3_whir.zk.device_residual import DeviceResidual, power_point
 from whirgpu.profiles.p3_whir.zk.document import read_zk_instance
 from whirgpu.profiles.p3_whir.zk.format import zk_proof_to_postcard
@@ -97,6 +97,6 @@ def test_the_committed_table_is_the_zk_encoding(ext):
     tail = (4,) if ext else ()
     message = ops.to_monty(rng.integers(0, KOALABEAR.P, size=(64,) + tail, dtype=np.uint64))
     randomness = ops.to_monty(rng.integers(0, KOALABEAR.P, size=(4 * 5,) + tail, dtype=np.uint64))
-    commitment = backend.commit(backend.upload(interleaved_table(message, randomness, 2)), 2, 6)
+    commitment = backend.commit(backend.upload(interleave_columns_host(message, randomness, 2, 32)), 2, 6)
     codeword = encode(zk_padded_matrix(message, randomness, 2, 64), KOALABEAR)
     assert np.array_equal(commitment.handle[0], codeword.reshape(64, -1))

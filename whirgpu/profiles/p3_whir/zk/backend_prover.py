@@ -9,8 +9,9 @@ significant bit). The backend is called with host values only (no ``begin_proof`
 after); it holds ``backend.proof_lock`` meanwhile.
 
 What runs where (docs/ZK-PROTOCOL.md §15):
-- backend: the commitments of the interleaved encodings (``commit``: NTT + Merkle tree of the 2^k-column matrix,
-  the initial base one and every round's EF one; see ``interleaved_table``), the claimed values (``evaluate``),
+- backend: the interleaved encodings' tables (``interleave_columns``: 2^k columns of message ‖ randomness ‖
+  zeros, next_pow2(m + t) entries each, from the uploaded polynomial and from each round's folded residual) and
+  their commitments at the oracle's height (``commit``: NTT + Merkle tree), the claimed values (``evaluate``),
   the eq weights (``eq_weights``), every sumcheck round's [c0, c_inf] (``sumcheck_round``) and fold (``fold``),
   the code switch's weight update (``add_constraint_weights``: select weights for the query points, eq weights
   at the ``power_point`` form of each OOD point), the OOD answers' univariate evaluation of the residual
@@ -18,9 +19,8 @@ What runs where (docs/ZK-PROTOCOL.md §15):
 - host: the transcript, the mask RNG, the masks (ell_zk or |rho| + |pad| EF values: their codewords and trees,
   ``oracles.Committed``), the wire assembly, the ledger (``prover.MaskLedger``), the eq-fold of the randomness
   rows, the claim's update by the code switch (from the opened rows: each folded row is
-  padded_ood(x, M, rho), so sum_b M[b] x^b costs 2^k + |rho| operations), the base case (2^final_nv values,
-  ``base_case.prove_base_case`` on the downloaded residual), and the assembly of each round's EF table (the
-  residual is downloaded, 2^nv EF, interleaved with the fresh randomness and uploaded again).
+  padded_ood(x, M, rho), so sum_b M[b] x^b costs 2^k + |rho| operations) and the base case (2^final_nv values,
+  ``base_case.prove_base_case`` on the downloaded residual and weights).
 """
 
 from __future__ import annotations
@@ -48,21 +48,9 @@ def _log2(n: int) -> int:
     return int(n).bit_length() - 1
 
 
-def interleaved_table(message: np.ndarray, randomness: np.ndarray, folding: int) -> np.ndarray:
-    """The zk encoding's coefficients as a table for ``Backend.commit(table, folding, log2 height)`` under the
-    prefix layout: 2^folding columns of P = next_pow2(m + t) entries (m = len(message) >> folding, t =
-    len(randomness) >> folding), column b = message[b m .. b m + m - 1] ‖ randomness[b t .. b t + t - 1] ‖ zeros.
-    A column's codeword does not change when it is zero-padded further, so committing this table with the
-    oracle's height is ``oracles.zk_padded_matrix``'s encoding. Base (2^folding P,) or EF (2^folding P, 4)."""
-    message, randomness = np.asarray(message, np.uint32), np.asarray(randomness, np.uint32)
-    width = 1 << folding
-    m, t = message.shape[0] >> folding, randomness.shape[0] >> folding
-    rows = 1 << max(0, (m + t - 1).bit_length())
-    tail = message.shape[1:]
-    out = np.zeros((width, rows) + tail, np.uint32)
-    out[:, :m] = message.reshape((width, m) + tail)
-    out[:, m:m + t] = randomness.reshape((width, t) + tail)
-    return out.reshape((width * rows,) + tail)
+def _rows(message_len: int, randomness_len: int, folding: int) -> int:
+    """P = next_pow2(m + t): the entries per column of the table ``Backend.interleave_columns`` builds."""
+    return 1 << (((message_len + randomness_len) >> folding) - 1).bit_length()
 
 
 class _Oracle:
@@ -97,8 +85,11 @@ class ZkBackendProver:
             finally:
                 backend.layout = saved
 
-    def _commit(self, message, randomness, folding: int, height: int) -> _Oracle:
-        table = self.backend.upload(interleaved_table(message, randomness, folding))
+    def _commit(self, message, randomness: np.ndarray, folding: int, height: int) -> _Oracle:
+        """Commit the interleaved encoding of ``message`` (a backend table) and ``randomness`` (host) at
+        ``height``."""
+        rows = _rows(message.shape[0], randomness.shape[0], folding)
+        table = self.backend.interleave_columns(message, randomness, folding, rows)
         commitment = self.backend.commit(table, folding, _log2(height))
         self.backend.release(table)
         return _Oracle(self.backend, commitment)
@@ -114,11 +105,11 @@ class ZkBackendProver:
         k = config.fold(0)
         fork = StdRng.from_rng(rng)
         randomness = random_base(fork, config.oracle_randomness[0] << k, field)
-        source = self._commit(polynomial, randomness, k, ((1 << n) >> k) << inner.starting_log_inv_rate)
+        table = backend.upload(polynomial)
+        source = self._commit(table, randomness, k, ((1 << n) >> k) << inner.starting_log_inv_rate)
         challenger.observe_many(source.root)
         commitment = source.cap
         # open (section 6)
-        table = backend.upload(polynomial)
         points = np.asarray(points, np.uint32).reshape(-1, n, 4)
         values = np.array([np.asarray(backend.evaluate(table, p), np.uint32).reshape(4) for p in points],
                           np.uint32).reshape(-1, 4)
@@ -163,10 +154,9 @@ class ZkBackendProver:
         """Code-switching round r (section 9) up to the next batch: (its ``ZkRoundProof``, the new oracle, the
         fresh randomness it hides)."""
         config, field, ops = self.config, self.field, self.ops
-        message = residual.host_evals()
-        n_msg = message.shape[0]
+        n_msg = residual.evals.shape[0]
         fresh = random_ef(fork, config.oracle_randomness[r + 1] << k_next, field)
-        oracle = self._commit(message, fresh, k_next, config.inv_rate(r) * (n_msg >> k_next))
+        oracle = self._commit(residual.evals, fresh, k_next, config.inv_rate(r) * (n_msg >> k_next))
         challenger.observe_many(oracle.root)
         shape = config.switch_masks[r]
         pad = random_ef(fork, params.ood_samples, field)
