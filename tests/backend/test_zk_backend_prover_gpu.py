@@ -48,3 +48,21 @@ def test_golden_proofs(gpu, name):
 @pytest.mark.parametrize("case", SYNTHETIC, ids=case_id)
 def test_same_proof_as_the_reference(gpu, case):
     assert_same_proof(gpu, *synthetic(case))
+
+
+def test_open_rows_with_host_indices_under_pruned_openings(gpu):
+    """Host-valued ``open_rows`` under the p3-whir layout (pruned multiproof) is the CPU's: its proof region
+    budgets the indices copied beside the rows."""
+    import numpy as np
+
+    from whirgpu.backends.base import P3_WHIR_LAYOUT
+    from whirgpu.field import BABYBEAR
+    from .field_inputs import random_monty
+
+    cpu = CpuBackend()
+    gpu.layout = cpu.layout = P3_WHIR_LAYOUT(BABYBEAR, "prefix")
+    table = random_monty(np.random.default_rng(3), BABYBEAR, (1 << 9, 4))
+    indices = list(range(1, 128, 3))  # enough that the unbudgeted indices pass the alignment slack
+    want = cpu.open_rows(cpu.commit(cpu.upload(table), 3, 7), indices)
+    got = gpu.open_rows(gpu.commit(gpu.upload(table), 3, 7), indices)
+    assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
