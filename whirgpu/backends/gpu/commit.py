@@ -66,7 +66,7 @@ class Commitments:
         own; in a proof it is recorded into the running batch (the randomness is written at once)."""
         state = self.state
         randomness = np.ascontiguousarray(randomness, dtype=np.uint32)
-        width, n = 1 << log_folding, table.shape[0]
+        n = table.shape[0]
         m, t = n >> log_folding, randomness.shape[0] >> log_folding
         if m << log_folding != n or t << log_folding != randomness.shape[0] or m + t > rows \
                 or rows & (rows - 1) or randomness.shape[1:] != table.shape[1:]:

@@ -30,10 +30,10 @@ import numpy as np
 from ....backends.base import P3_WHIR_LAYOUT, Backend
 from ....field import Field
 from ....protocol.query_indices import distinct_query_indices
+from ....ref.chacha_rng import StdRng
 from ....ref.field_np import field_ops
 from ....ref.multilinear import evaluate
 from ....ref.rng import random_base, random_ef
-from ....ref.chacha_rng import StdRng
 from ..proof import MerkleCap, QueryOpenings
 from .base_case import prove_base_case
 from .config import ZkWhirConfig
