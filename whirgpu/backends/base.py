@@ -124,6 +124,21 @@ class TableLayout:
 DEFAULT_LAYOUT = TableLayout()
 
 
+def interleave_columns_host(table: np.ndarray, randomness: np.ndarray, log_folding: int, rows: int) -> np.ndarray:
+    """``Backend.interleave_columns`` on host arrays: (2^log_folding rows[, 4])."""
+    table, randomness = np.asarray(table, np.uint32), np.asarray(randomness, np.uint32)
+    width, tail = 1 << log_folding, table.shape[1:]
+    m, t = table.shape[0] >> log_folding, randomness.shape[0] >> log_folding
+    if m << log_folding != table.shape[0] or t << log_folding != randomness.shape[0] or m + t > rows \
+            or rows & (rows - 1) or randomness.shape[1:] != tail:
+        raise ValueError(f"interleave_columns: {table.shape[0]} entries and {randomness.shape[0]} randomness "
+                         f"entries of shape {randomness.shape[1:]} do not make 2^{log_folding} columns of {rows}")
+    out = np.zeros((width, rows) + tail, np.uint32)
+    out[:, :m] = table.reshape((width, m) + tail)
+    out[:, m:m + t] = randomness.reshape((width, t) + tail)
+    return out.reshape((width * rows,) + tail)
+
+
 def P3_WHIR_LAYOUT(field: Field, variable_order: str = "suffix") -> TableLayout:  # noqa: N802 - a constant
     """Upstream p3-whir's layout over ``field``: ``variable_order`` "suffix" (``SuffixProver``: row-major
     codewords, the default and the single-column example's) or "prefix" (``PrefixProver``: 2^k contiguous column
@@ -244,6 +259,17 @@ class Backend(ABC):
         elements, or 2^k EF elements flattened to 4*2^k base), Merkle-hashed with Poseidon2.
         Under a suffix ``layout`` column j is the entries j, j + 2^k, j + 2 * 2^k, ... instead (the row-major
         matrix of ``ref.p3_codeword``) and leaves are hashed by the layout's leaf sponge."""
+
+    def interleave_columns(self, table: DeviceBuffer, randomness: np.ndarray, log_folding: int,
+                           rows: int) -> DeviceBuffer:
+        """A new table of 2^log_folding columns of ``rows`` entries (the prefix layout's column blocks, as
+        ``commit`` reads them): column b = the table's column b (entries b m .. b m + m - 1, m = len(table) >>
+        log_folding) ‖ randomness[b t .. b t + t - 1] (t = len(randomness) >> log_folding; a host array of the
+        table's element kind, base (2^k t,) or EF (2^k t, 4)) ‖ zeros; ``rows`` a power of two >= m + t. Committed
+        at a height >= rows this is the hiding PCS's interleaved encoding (``profiles.p3_whir.zk.oracles``): a
+        column's codeword does not change when the column is zero-padded further. Default: on the host
+        (``interleave_columns_host`` between a download and an upload)."""
+        return self.upload(interleave_columns_host(self.download(table), randomness, log_folding, rows))
 
     def stack_columns(self, num_variables: int, tables) -> DeviceBuffer:
         """The stacked polynomial (2^num_variables Montgomery words, zero where no column lies) of tables given as

@@ -62,6 +62,7 @@ _MODELS: dict[str, Callable[[list[int]], Work]] = {
     "mle_eval.mle_eval_base": _bytes(lambda p: p[0] * _WORD),
     "mle_eval.mle_eval_ext": _bytes(lambda p: p[0] * _EF),
     "gather_rows": _bytes(lambda p: 2 * _WORD * p[0]),
+    "interleave_columns": _bytes(lambda p: 2 * _WORD * p[0]),  # each word written once, read at most once
     # rows (when the launch has a codeword window) and 8 words per bound level, per slot; read and written once
     "openings": _bytes(lambda p: 2 * _WORD * p[0] * (((1 << p[1]) if p[5] else 0) + 8 * p[7])),
     "merkle_leaves": _permutations(lambda p: p[0] * -(-p[1] // 8)),

@@ -116,6 +116,8 @@ KERNELS: dict[str, KernelSpec] = {spec.stem: spec for spec in (
           {"openings": (("matrix", "indices", "out", "level0", "level1", "level2", "level3", "level4"), 256)}),
     _spec("gather_rows", "n_words log_w out_off row_first row_count _pad0 _pad1 _pad2",
           {"gather_rows": (("matrix", "indices", "out"), 256)}),
+    _spec("interleave_columns", "n_words log_elem out_first log_rows m t tbl_base _pad0",
+          {"interleave_columns": (("table", "randomness", "out"), 256)}),
     _spec("sumcheck", "len lo_off hi_off partial_base groups total out_at _pad0" + _TAIL, {
         "sumcheck_base": (("table_lo_base", "table_hi_base", "weights_lo", "weights_hi") + _TAIL_IO, 256),
         "sumcheck_ext": (("table_lo_ext", "table_hi_ext", "weights_lo", "weights_hi") + _TAIL_IO, 256)}, _CH_SUFFIX),

@@ -138,6 +138,10 @@ class GpuBackend(Backend):
     def commit(self, table, log_folding: int, log_height: int):
         return self.commitments.commit(table, log_folding, log_height)
 
+    def interleave_columns(self, table, randomness, log_folding: int, rows: int):
+        out = self.commitments.interleave_columns(table, randomness, log_folding, rows)
+        return Backend.interleave_columns(self, table, randomness, log_folding, rows) if out is None else out
+
     def open_rows(self, commitment, indices, capacity: int | None = None):
         return self.commitments.open_rows(commitment, indices, capacity)
 

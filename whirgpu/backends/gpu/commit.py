@@ -9,6 +9,7 @@ from ...kernels import merkle, ntt
 from ..base import Commitment, DeviceBuffer
 from ..device_transcript import TailLaunch
 from ..device_values import DeviceOpenings, DeviceQueries, DeviceValue, resolve_value
+from .device_memory import table_view
 from .geometry import ALL_NODES, OPEN_SLOTS, OPEN_TABLE, level_jobs, log2, workgroups
 
 
@@ -58,6 +59,58 @@ class Commitments:
                 state.session.transcript.defer(self._root_launch(last, root))
         return Commitment(root, height, width, table.is_ext, handle=(codeword, levels))
 
+    def interleave_columns(self, table: DeviceBuffer, randomness, log_folding: int, rows: int):
+        """``Backend.interleave_columns`` on the device (``interleave_columns`` kernel, one launch per window of
+        the new table, each binding the one window of ``table`` it reads); None when the randomness does not fit
+        one binding (the caller then takes the host path). Called outside a proof, it runs in a session of its
+        own; in a proof it is recorded into the running batch (the randomness is written at once)."""
+        state = self.state
+        randomness = np.ascontiguousarray(randomness, dtype=np.uint32)
+        n = table.shape[0]
+        m, t = n >> log_folding, randomness.shape[0] >> log_folding
+        if m << log_folding != n or t << log_folding != randomness.shape[0] or m + t > rows \
+                or rows & (rows - 1) or randomness.shape[1:] != table.shape[1:]:
+            raise ValueError(f"interleave_columns: {n} entries and {randomness.shape[0]} randomness entries of shape "
+                             f"{randomness.shape[1:]} do not make 2^{log_folding} columns of {rows}")
+        if randomness.nbytes > state.window_limit:
+            return None
+        if state.session is None:
+            with state.host_call():
+                out, scratch = self._interleave(table, randomness, log_folding, rows, m, t)
+            state.pool.free(scratch)
+            return out
+        return self._interleave(table, randomness, log_folding, rows, m, t)[0]
+
+    def _interleave(self, table: DeviceBuffer, randomness: np.ndarray, log_folding: int, rows: int, m: int, t: int):
+        state = self.state
+        elem, log_elem = (16, 2) if table.is_ext else (4, 0)
+        source = table.handle
+        out = state.new_table(rows << log_folding, elem)
+        # a randomness buffer of at least one entry (t = 0 reads none)
+        scratch = state.upload_words(randomness.reshape(-1) if t else np.zeros(1 << log_elem, np.uint32))
+        kernel, batch = state.drivers.kernel("interleave_columns"), state.batch()
+        n, n_out = source.rows, rows << log_folding
+        window, window_in = state.window_len(n_out, elem), state.window_len(n, elem)
+        for first in range(0, n_out, window):
+            count = min(window, n_out - first)
+            if count <= rows:  # inside column b: its message rows [r0, min(r0 + count, m))
+                b, r0 = first // rows, first % rows
+                lo, hi = b * m + min(r0, m), b * m + min(r0 + count, m)
+            else:  # whole columns b0 .. b0 + count / rows - 1
+                lo, hi = (first // rows) * m, (first // rows + count // rows) * m
+            # [lo, hi) is an aligned power-of-two run (in one column, or whole columns) no longer than an output
+            # window, and both tables have windows of min(size, the same power of two) entries: one window holds it
+            if hi <= lo:  # randomness and zeros only: any window of the table (none of it is read)
+                lo = hi = 0
+            base = 0 if window_in == n else lo - lo % window_in
+            if hi > base + window_in:
+                raise AssertionError(f"interleave_columns: entries [{lo}, {hi}) cross a window of {window_in}")
+            table_binding = table_view(source, base, min(window_in, n - base), window_in == n)
+            params = np.array([count << log_elem, log_elem, first, log2(rows), m, t, base, 0], np.uint32)
+            batch.dispatch(kernel, [table_binding, scratch, table_view(out, first, count, window == n_out)], params,
+                           workgroups(count << log_elem))
+        return DeviceBuffer(out, (rows << log_folding,) + table.shape[1:], out.mode), scratch
+
     def _root_launch(self, last: merkle.TopLaunch, root: DeviceValue) -> TailLaunch:
         """A tree's last merkle_top launch (one workgroup) as a transcript tail: it copies the root into ``root``
         (proof words) and runs the ops recorded next (the root observed, the first OOD point sampled and expanded),
@@ -75,7 +128,8 @@ class Commitments:
             if idx.size and (idx.min() < 0 or idx.max() >= commitment.height):
                 raise ValueError(f"open_rows: an index lies outside [0, {commitment.height})")
             depth = len(commitment.handle[1]) - 1
-            with state.host_call(proof_words=1 + idx.size * (commitment.width + depth * merkle.DIGEST),
+            pruned = state.layout.openings == "pruned"  # the indices are copied beside the rows then
+            with state.host_call(proof_words=1 + idx.size * (commitment.width + depth * merkle.DIGEST + pruned),
                                  scratch_words=2 * idx.size + 1) as session:
                 regions = session.regions
                 queries = DeviceQueries(state.put(regions.scratch, idx.astype(np.uint32)), None,

@@ -75,7 +75,7 @@ def fold_limbs(values: np.ndarray, chunk: int, gammas: np.ndarray, field: Field)
     return ops.ef_sum(ops.ef_mul(eq[:, None, :], blocks), axis=0)
 
 
-class _MaskLedger:
+class MaskLedger:
     """The prover's mask bookkeeping (upstream ``ProverMasks``): every mask message, its randomness, its claim
     covector and the groups' oracles, in proof order; ``aux`` = sum of <covector, message>."""
 
@@ -125,7 +125,7 @@ def zk_open(config: ZkWhirConfig, field: Field, committed: ZkCommitted, points, 
     for point, coeff in zip(points, coeffs):
         weights = ops.ef_add(weights, eq_table(point, coeff, field))
     residual = ResidualSumcheck(ops.ef_from_base(committed.polynomial), weights, claim, field)
-    masks = _MaskLedger(field)
+    masks = MaskLedger(field)
     zero = ops.ef_from_base(ops.ZERO)
     batch = prove_batch(residual, config.fold(0), inner.starting_folding_pow_bits, zero, config.sumcheck_mask,
                         challenger, fork)

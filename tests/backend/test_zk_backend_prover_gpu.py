@@ -1,0 +1,68 @@
+"""The hiding prover with its heavy work on the GPU backend (``ZkBackendProver`` on ``GpuBackend``) on every
+runtime fixture: the oracle's zk goldens z01, z02 byte for byte (z03, n = 14, and z04 are slow), and the numpy
+reference's proofs for 0, 1 and 2 code-switching rounds in both fields, with tables bound whole, in windows and
+split over buffers (lowered binding and buffer limits)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import golden_p3_names, load_golden_p3
+from tests.protocol.zk_backend_cases import SYNTHETIC, assert_same_proof, case_id, synthetic
+from whirgpu.backends.cpu import CpuBackend
+from whirgpu.backends.gpu import GpuBackend
+from whirgpu.profiles.p3_whir.format import merkle_cap_to_postcard
+from whirgpu.profiles.p3_whir.zk.backend_prover import ZkBackendProver
+from whirgpu.profiles.p3_whir.zk.document import read_zk_instance
+from whirgpu.profiles.p3_whir.zk.format import zk_proof_to_postcard
+from whirgpu.ref.chacha_rng import StdRng
+
+GOLDEN = [pytest.param(name, marks=pytest.mark.slow) if name.startswith(("z03", "z04")) else name
+          for name in golden_p3_names("z0*.json")]
+
+
+@pytest.fixture(scope="module", params=["whole", "windows", "buffers"])
+def gpu(request, gpu_runtime):
+    backend = GpuBackend(gpu_runtime)
+    # Not test_gpu_backend.py's 256-byte bindings: those make the initial commitment of n = 12, k = 2 (2^13 base
+    # entries with the randomness rows) one submission of 38,654 dispatches, which crashes wgpu-native and Dawn
+    # on lavapipe (a segfault in create_bind_group; msl-cpu proves it).
+    if request.param in ("windows", "buffers"):
+        backend.binding_limit = 4096  # 256 EF entries per binding: the n >= 10 tables are bound in windows
+    if request.param == "buffers":
+        backend.buffer_limit = 16384  # 1024 EF entries per buffer: the larger tables are several buffers
+    yield backend
+    backend.layout = CpuBackend.layout  # the module's runtime serves other layouts' tests after this one
+
+
+@pytest.mark.parametrize("name", GOLDEN)
+def test_golden_proofs(gpu, name):
+    doc = load_golden_p3(name)
+    inst = read_zk_instance(doc)
+    cap, proof = ZkBackendProver(gpu, inst.config, inst.field).prove(inst.polynomial, inst.points,
+                                                                     StdRng.seed_from_u64(inst.mask_seed))
+    assert merkle_cap_to_postcard(cap).hex() == doc["commitment_postcard_hex"]
+    assert zk_proof_to_postcard(proof).hex() == doc["proof_postcard_hex"]
+
+
+@pytest.mark.parametrize("case", SYNTHETIC, ids=case_id)
+def test_same_proof_as_the_reference(gpu, case):
+    assert_same_proof(gpu, *synthetic(case))
+
+
+def test_open_rows_with_host_indices_under_pruned_openings(gpu):
+    """Host-valued ``open_rows`` under the p3-whir layout (pruned multiproof) is the CPU's: its proof region
+    budgets the indices copied beside the rows."""
+    import numpy as np
+
+    from whirgpu.backends.base import P3_WHIR_LAYOUT
+    from whirgpu.field import BABYBEAR
+    from .field_inputs import random_monty
+
+    cpu = CpuBackend()
+    gpu.layout = cpu.layout = P3_WHIR_LAYOUT(BABYBEAR, "prefix")
+    table = random_monty(np.random.default_rng(3), BABYBEAR, (1 << 9, 4))
+    indices = list(range(1, 128, 3))  # enough that the unbudgeted indices pass the alignment slack
+    want = cpu.open_rows(cpu.commit(cpu.upload(table), 3, 7), indices)
+    got = gpu.open_rows(gpu.commit(gpu.upload(table), 3, 7), indices)
+    assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])

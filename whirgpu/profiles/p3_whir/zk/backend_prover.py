@@ -1,0 +1,203 @@
+"""The hiding PCS's prover with its size-2^n work on a ``Backend`` (``ZkBackendProver``): the same proof as the
+numpy reference ``prover.zk_prove``, byte for byte, on ``CpuBackend`` or ``GpuBackend``.
+
+Contract: ``ZkBackendProver(backend, config, field).prove(polynomial, points, rng)`` -> (commitment ``MerkleCap``,
+``ZkWhirProof``), equal to ``zk_prove(config, field, polynomial, points, rng)`` and leaving ``rng`` at the same word
+position. ``polynomial``: 2^n base Montgomery words; ``points``: (E, n, 4) EF (point[0] the index's most
+significant bit). The backend is called with host values only (no ``begin_proof``), under
+``P3_WHIR_LAYOUT(field, "prefix")``, which ``prove`` sets for its duration (restoring the backend's layout
+after); it holds ``backend.proof_lock`` meanwhile.
+
+What runs where (docs/ZK-PROTOCOL.md §15):
+- backend: the interleaved encodings' tables (``interleave_columns``: 2^k columns of message ‖ randomness ‖
+  zeros, next_pow2(m + t) entries each, from the uploaded polynomial and from each round's folded residual) and
+  their commitments at the oracle's height (``commit``: NTT + Merkle tree), the claimed values (``evaluate``),
+  the eq weights (``eq_weights``), every sumcheck round's [c0, c_inf] (``sumcheck_round``) and fold (``fold``),
+  the code switch's weight update (``add_constraint_weights``: select weights for the query points, eq weights
+  at the ``power_point`` form of each OOD point), the OOD answers' univariate evaluation of the residual
+  (``evaluate`` at that form) and the Merkle openings of those oracles (``open_rows``);
+- host: the transcript, the mask RNG, the masks (ell_zk or |rho| + |pad| EF values: their codewords and trees,
+  ``oracles.Committed``), the wire assembly, the ledger (``prover.MaskLedger``), the eq-fold of the randomness
+  rows, the claim's update by the code switch (from the opened rows: each folded row is
+  padded_ood(x, M, rho), so sum_b M[b] x^b costs 2^k + |rho| operations) and the base case (2^final_nv values,
+  ``base_case.prove_base_case`` on the downloaded residual and weights).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ....backends.base import P3_WHIR_LAYOUT, Backend
+from ....field import Field
+from ....protocol.query_indices import distinct_query_indices
+from ....ref.chacha_rng import StdRng
+from ....ref.field_np import field_ops
+from ....ref.multilinear import evaluate
+from ....ref.rng import random_base, random_ef
+from ..proof import MerkleCap, QueryOpenings
+from .base_case import prove_base_case
+from .config import ZkWhirConfig
+from .device_residual import DeviceResidual
+from .oracles import Committed, mask_matrix
+from .proof import ZkRoundProof, ZkWhirProof
+from .prover import MaskLedger, fold_limbs, zk_challenger
+from .sumcheck import horner, prove_batch, switch_covector
+
+
+def _log2(n: int) -> int:
+    return int(n).bit_length() - 1
+
+
+def _rows(message_len: int, randomness_len: int, folding: int) -> int:
+    """P = next_pow2(m + t): the entries per column of the table ``Backend.interleave_columns`` builds."""
+    return 1 << (((message_len + randomness_len) >> folding) - 1).bit_length()
+
+
+class _Oracle:
+    """A backend commitment as the reference's ``Committed`` is used: ``cap``, ``root`` and ``open(indices)``."""
+
+    def __init__(self, backend: Backend, commitment):
+        self.backend, self.commitment = backend, commitment
+        self.root = np.asarray(commitment.root, np.uint32).reshape(8)
+        self.cap = MerkleCap(self.root[None])
+
+    def open(self, indices) -> QueryOpenings:
+        indices = [int(i) for i in indices]
+        rows, siblings = self.backend.open_rows(self.commitment, indices, len(indices))
+        kind = "extension" if self.commitment.is_ext else "base"
+        return QueryOpenings(kind, np.asarray(rows, np.uint32), np.asarray(siblings, np.uint32).reshape(-1, 8))
+
+
+class ZkBackendProver:
+    """``HidingWhirPcs::commit`` then ``open`` on one fresh transcript, its heavy work on ``backend``."""
+
+    def __init__(self, backend: Backend, config: ZkWhirConfig, field: Field):
+        self.backend, self.config, self.field = backend, config, field
+        self.ops = field_ops(field)
+
+    def prove(self, polynomial, points, rng: StdRng) -> tuple[MerkleCap, ZkWhirProof]:
+        backend = self.backend
+        with backend.proof_lock:
+            saved = backend.layout
+            backend.layout = P3_WHIR_LAYOUT(self.field, "prefix")
+            try:
+                return self._prove(polynomial, points, rng)
+            finally:
+                backend.layout = saved
+
+    def _commit(self, message, randomness: np.ndarray, folding: int, height: int) -> _Oracle:
+        """Commit the interleaved encoding of ``message`` (a backend table) and ``randomness`` (host) at
+        ``height``."""
+        rows = _rows(message.shape[0], randomness.shape[0], folding)
+        table = self.backend.interleave_columns(message, randomness, folding, rows)
+        commitment = self.backend.commit(table, folding, _log2(height))
+        self.backend.release(table)
+        return _Oracle(self.backend, commitment)
+
+    def _prove(self, polynomial, points, rng: StdRng) -> tuple[MerkleCap, ZkWhirProof]:
+        config, field, ops, backend = self.config, self.field, self.ops, self.backend
+        inner, n = config.inner, config.num_variables
+        polynomial = np.asarray(polynomial, np.uint32)
+        if polynomial.shape != (1 << n,):
+            raise ValueError(f"commit: expected 2^{n} evaluations, got shape {polynomial.shape}")
+        challenger = zk_challenger(config, field)
+        # commit (section 5)
+        k = config.fold(0)
+        fork = StdRng.from_rng(rng)
+        randomness = random_base(fork, config.oracle_randomness[0] << k, field)
+        table = backend.upload(polynomial)
+        source = self._commit(table, randomness, k, ((1 << n) >> k) << inner.starting_log_inv_rate)
+        challenger.observe_many(source.root)
+        commitment = source.cap
+        # open (section 6)
+        points = np.asarray(points, np.uint32).reshape(-1, n, 4)
+        values = np.array([np.asarray(backend.evaluate(table, p), np.uint32).reshape(4) for p in points],
+                          np.uint32).reshape(-1, 4)
+        for point, value in zip(points, values):
+            challenger.observe_many(point)
+            challenger.observe_many(value)
+        fork = StdRng.from_rng(rng)
+        alpha = challenger.sample_ef()
+        coeffs = ops.ef_powers(alpha, len(points))
+        claim = ops.ef_sum(ops.ef_mul(coeffs, values))
+        if len(points):
+            weights = backend.eq_weights(points, coeffs)
+        else:
+            weights = backend.upload(np.zeros((1 << n, 4), np.uint32))
+        residual = DeviceResidual(backend, table, weights, claim, field)
+        masks = MaskLedger(field)
+        batch = prove_batch(residual, k, inner.starting_folding_pow_bits, ops.ef_from_base(ops.ZERO),
+                            config.sumcheck_mask, challenger, fork)
+        sumchecks, mask_roots, rounds = [batch.data], [batch.oracle.cap], []
+        masks.record_batch(batch, k)
+        carried = fold_limbs(randomness, config.oracle_randomness[0], batch.gammas, field)
+        for r, params in enumerate(inner.round_parameters):
+            k, k_next = config.fold(r), config.fold(r + 1)
+            round_proof, oracle, fresh = self._switch(r, params, k, k_next, residual, carried, batch.gammas, source,
+                                                      masks, challenger, fork)
+            rounds.append(round_proof)
+            backend.release(source.commitment)
+            batch = prove_batch(residual, k_next, params.folding_pow_bits, masks.aux, config.sumcheck_mask,
+                                challenger, fork)
+            sumchecks.append(batch.data)
+            mask_roots.append(batch.oracle.cap)
+            masks.record_batch(batch, k_next)
+            carried = fold_limbs(fresh, config.oracle_randomness[r + 1], batch.gammas, field)
+            source = oracle
+        base_case = prove_base_case(config, field, residual.host_evals(), carried, residual.host_weights(), masks,
+                                    source.open, challenger, fork)
+        backend.release(residual.evals, residual.weights, source.commitment)
+        return commitment, ZkWhirProof(values, tuple(sumchecks), tuple(mask_roots), tuple(rounds), base_case)
+
+    def _switch(self, r: int, params, k: int, k_next: int, residual: DeviceResidual, carried: np.ndarray,
+                gammas: np.ndarray, source: _Oracle, masks: MaskLedger, challenger, fork):
+        """Code-switching round r (section 9) up to the next batch: (its ``ZkRoundProof``, the new oracle, the
+        fresh randomness it hides)."""
+        config, field, ops = self.config, self.field, self.ops
+        n_msg = residual.evals.shape[0]
+        fresh = random_ef(fork, config.oracle_randomness[r + 1] << k_next, field)
+        oracle = self._commit(residual.evals, fresh, k_next, config.inv_rate(r) * (n_msg >> k_next))
+        challenger.observe_many(oracle.root)
+        shape = config.switch_masks[r]
+        pad = random_ef(fork, params.ood_samples, field)
+        mask_message = np.concatenate([carried, pad])
+        mask_randomness = random_ef(fork, shape.randomness_len, field)
+        mask_oracle = Committed(mask_matrix(mask_message[None], mask_randomness[None], shape.domain_size, field),
+                                field)
+        challenger.observe_many(mask_oracle.root)
+        ood_points, answers, claim_delta_terms = [], [], []
+        for _ in range(params.ood_samples):
+            z = challenger.sample_ef()
+            at_z = residual.univariate(z)
+            answer = ops.ef_add(at_z, ops.ef_mul(ops.ef_power(z, n_msg), horner(ops, mask_message, z)))
+            challenger.observe_many(answer)
+            ood_points.append(z)
+            answers.append(answer)
+            claim_delta_terms.append(at_z)
+        pow_witness = int(challenger.grind(params.pow_bits)) if params.pow_bits > 0 else 0
+        challenger.sample()
+        indices = distinct_query_indices(challenger, params.domain_size, k, params.num_queries)
+        openings = source.open(indices)
+        generator = ops.constant(params.folded_domain_gen)
+        xs = [ops.power(generator, int(i)) for i in indices]
+        for x, row in zip(xs, openings.rows):
+            # the folded row is padded_ood(x, M, carried): sum_b M[b] x^b is what is left of it
+            x_ef = ops.ef_from_base(x)
+            folded = np.asarray(evaluate(row, gammas, field), np.uint32).reshape(4)
+            tail = ops.ef_mul(ops.ef_power(x_ef, n_msg), horner(ops, carried, x_ef))
+            claim_delta_terms.append(ops.ef_sub(folded, tail))
+        combination = challenger.sample_ef()
+        all_coeffs = ops.ef_mul(ops.ef_powers(combination, len(ood_points) + len(xs)), combination)
+        ood_coeffs, query_coeffs = all_coeffs[:len(ood_points)], all_coeffs[len(ood_points):]
+        residual.add_switch_weights(ood_points, ood_coeffs, xs, query_coeffs)
+        ordered = list(ood_coeffs) + list(query_coeffs)  # claim_delta_terms: the OOD points', then the queries'
+        if ordered:
+            residual.accumulate_claim(ops.ef_sum(ops.ef_mul(np.asarray(ordered, np.uint32),
+                                                            np.asarray(claim_delta_terms, np.uint32))))
+        xs_ef = [ops.ef_from_base(x) for x in xs]
+        covector = switch_covector(ops, n_msg, carried.shape[0], pad.shape[0], ood_points, ood_coeffs, xs_ef,
+                                   query_coeffs)
+        masks.push_switch_mask(covector, mask_message, mask_randomness, mask_oracle)
+        round_proof = ZkRoundProof(oracle.cap, mask_oracle.cap, np.asarray(answers, np.uint32).reshape(-1, 4),
+                                   pow_witness, openings)
+        return round_proof, oracle, fresh

@@ -1,0 +1,127 @@
+"""The hiding prover's residual sumcheck state on a ``Backend`` (``DeviceResidual``), and the eq form of an EF
+point's powers (``power_point``), which lets the backend's eq primitives add and read the weights x^b.
+
+``DeviceResidual`` has ``sumcheck.ResidualSumcheck``'s interface (``claim``, ``ops``, ``field``,
+``round_coefficients``, ``fold``, ``scale``), so ``sumcheck.prove_batch`` runs on it unchanged, over backend tables
+in the p3-whir prefix layout (``P3_WHIR_LAYOUT(field, "prefix")``, set on the backend by the caller):
+- ``evals``: the residual f, a backend table of 2^m entries (base before the first fold, EF after);
+- ``weights``: a backend EF table W_dev with the true weights w = ``factor`` * W_dev (``factor`` an EF scalar on the
+  host). ``scale(eps)`` multiplies ``factor`` and the claim by eps and touches no table; everything the backend
+  computes from W_dev (round sums, folds) is linear in it, so c0 and c_inf are the backend's times ``factor``,
+  exactly (field arithmetic). Adding a term t to w adds t / factor to W_dev. (A zero eps zeroes the weights: a new
+  zero table and ``factor`` 1.)
+- ``claim``: S = <f, w> (host EF, (4,)), kept by the same formulas as the reference.
+
+Contract of the additions: ``add_switch_weights(ood_points, ood_coefficients, query_points, query_coefficients)``
+adds, at every index b < 2^m, sum_z c_z z^b (EF points z, in eq form when ``power_point`` gives one, else on the
+host) + sum_x c_x x^b (base points x, the backend's select weights) to w; the claim is the caller's
+(``accumulate_claim``). ``univariate(z)`` = sum_b f[b] z^b for an EF point z (the backend's ``evaluate`` at the
+eq form; on the host, from a download, when there is none). ``host_weights()`` downloads w (2^m, 4).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ....backends.base import Backend
+from ....field import Field
+from ....ref.field_np import field_ops
+from .sumcheck import extrapolate
+
+
+def power_point(ops, z: np.ndarray, num_variables: int):
+    """(point (m, 4), scale (4,)) with scale * eq(b, point) = z^b for every b < 2^m (point[0] <-> b's most
+    significant bit), or None when 1 + z^(2^j) = 0 for some j < m (no such eq form exists then).
+
+    With y_t = z^(2^(m-1-t)): z^b = prod_t y_t^(b_t), and y^(b_t) = (1 + y) * (b_t p + (1 - b_t)(1 - p)) for
+    p = y / (1 + y)."""
+    z = np.asarray(z, np.uint32).reshape(4)
+    one = ops.ef_from_base(ops.ONE)
+    squares = [z]
+    for _ in range(num_variables - 1):
+        squares.append(ops.ef_square(squares[-1]))
+    ys = squares[::-1][:num_variables]  # y_0 = z^(2^(m-1)) ... y_{m-1} = z
+    point = np.zeros((num_variables, 4), np.uint32)
+    scale = one
+    for t, y in enumerate(ys):
+        denominator = ops.ef_add(one, y)
+        if not np.any(denominator):
+            return None
+        point[t] = ops.ef_mul(y, ops.ef_inv(denominator))
+        scale = ops.ef_mul(scale, denominator)
+    return point, scale
+
+
+class DeviceResidual:
+    def __init__(self, backend: Backend, evals, weights, claim: np.ndarray, field: Field):
+        self.backend, self.evals, self.weights, self.field = backend, evals, weights, field
+        self.claim = np.asarray(claim, np.uint32)
+        self.ops = field_ops(field)
+        self.factor = self.ops.ef_from_base(self.ops.ONE)
+
+    @property
+    def num_variables(self) -> int:
+        return int(self.evals.shape[0]).bit_length() - 1
+
+    def round_coefficients(self) -> tuple[np.ndarray, np.ndarray]:
+        h = np.asarray(self.backend.sumcheck_round(self.evals, self.weights), np.uint32).reshape(2, 4)
+        return self.ops.ef_mul(h[0], self.factor), self.ops.ef_mul(h[1], self.factor)
+
+    def fold(self, c0: np.ndarray, c_inf: np.ndarray, gamma: np.ndarray) -> None:
+        self.claim = extrapolate(self.ops, c0, self.ops.ef_sub(self.claim, c0), c_inf, gamma)
+        old = (self.evals, self.weights)
+        self.evals, self.weights = self.backend.fold(self.evals, self.weights, np.asarray(gamma, np.uint32))
+        self.backend.release(*old)
+
+    def scale(self, factor: np.ndarray) -> None:
+        ops = self.ops
+        self.claim = ops.ef_mul(self.claim, factor)
+        self.factor = ops.ef_mul(self.factor, factor)
+        if not np.any(self.factor):  # eps = 0: w is zero from now on
+            self.backend.release(self.weights)
+            self.weights = self.backend.upload(np.zeros((self.evals.shape[0], 4), np.uint32))
+            self.factor = ops.ef_from_base(ops.ONE)
+
+    def accumulate_claim(self, delta: np.ndarray) -> None:
+        self.claim = self.ops.ef_add(self.claim, delta)
+
+    def add_switch_weights(self, ood_points, ood_coefficients, query_points, query_coefficients) -> None:
+        ops, m = self.ops, self.num_variables
+        inverse = ops.ef_inv(self.factor)
+        eq_points, eq_coefficients, on_host = [], [], []
+        for z, coefficient in zip(ood_points, ood_coefficients):
+            form = power_point(ops, z, m)
+            if form is None:
+                on_host.append((z, ops.ef_mul(coefficient, inverse)))
+            else:
+                eq_points.append(form[0])
+                eq_coefficients.append(ops.ef_mul(ops.ef_mul(coefficient, form[1]), inverse))
+        select = np.asarray(query_points, np.uint32).reshape(-1)
+        select_coefficients = np.asarray([ops.ef_mul(c, inverse) for c in query_coefficients],
+                                         np.uint32).reshape(-1, 4)
+        self.weights = self.backend.add_constraint_weights(
+            self.weights, np.asarray(eq_points, np.uint32).reshape(-1, m, 4),
+            np.asarray(eq_coefficients, np.uint32).reshape(-1, 4), select, select_coefficients)
+        if on_host:  # 1 + z^(2^j) = 0 (odds about 2^m / |EF|): add those powers on the host
+            weights = self.backend.download(self.weights)
+            for z, coefficient in on_host:
+                weights = ops.ef_add(weights, ops.ef_mul(coefficient, ops.ef_powers(z, 1 << m)))
+            self.backend.release(self.weights)
+            self.weights = self.backend.upload(weights)
+
+    def univariate(self, z: np.ndarray) -> np.ndarray:
+        ops = self.ops
+        form = power_point(ops, z, self.num_variables)
+        if form is None:
+            evals = self.backend.download(self.evals)
+            evals = evals if evals.ndim == 2 else ops.ef_from_base(evals)
+            return ops.ef_sum(ops.ef_mul(evals, ops.ef_powers(z, evals.shape[0])))
+        point, scale = form
+        return ops.ef_mul(np.asarray(self.backend.evaluate(self.evals, point), np.uint32).reshape(4), scale)
+
+    def host_evals(self) -> np.ndarray:
+        evals = self.backend.download(self.evals)
+        return evals if evals.ndim == 2 else self.ops.ef_from_base(evals)
+
+    def host_weights(self) -> np.ndarray:
+        return self.ops.ef_mul(self.backend.download(self.weights), self.factor)
