@@ -216,8 +216,9 @@ class DeviceState:
             raise RuntimeError("a primitive was called with host arrays inside a device proof")
         align = max(EF_BYTES, int(self.rt.offset_alignment))
         size = lambda words, slots: 4 * words + slots * align  # noqa: E731
+        # the running layout's challenger (a host-valued grind searches with the caller's transcript's permutation)
         session = self.open_session(size(proof_words, 4), size(STATE_WORDS + scratch_words + 1, 8),
-                                    max(EF_BYTES, 4 * points_words))
+                                    max(EF_BYTES, 4 * points_words), self.transcript_variant)
         self.session = session
         try:
             yield session

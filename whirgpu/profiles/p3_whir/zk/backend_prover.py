@@ -68,6 +68,22 @@ class _Oracle:
         return QueryOpenings(kind, np.asarray(rows, np.uint32), np.asarray(siblings, np.uint32).reshape(-1, 8))
 
 
+class _BackendGrinding:
+    """The challenger with its proof-of-work searches on the backend (``Backend.grind``, which absorbs the witness
+    as the challenger's own ``grind`` does): a GPU searches a 20-bit budget in a launch where the host's numpy
+    search takes seconds. Every other call is the challenger's."""
+
+    def __init__(self, challenger, backend):
+        self.challenger = challenger
+        self.backend = backend
+
+    def grind(self, bits: int) -> np.uint32:
+        return self.backend.grind(self.challenger, bits)
+
+    def __getattr__(self, name):
+        return getattr(self.challenger, name)
+
+
 class ZkBackendProver:
     """``HidingWhirPcs::commit`` then ``open`` on one fresh transcript, its heavy work on ``backend``."""
 
@@ -100,7 +116,7 @@ class ZkBackendProver:
         polynomial = np.asarray(polynomial, np.uint32)
         if polynomial.shape != (1 << n,):
             raise ValueError(f"commit: expected 2^{n} evaluations, got shape {polynomial.shape}")
-        challenger = zk_challenger(config, field)
+        challenger = _BackendGrinding(zk_challenger(config, field), backend)
         # commit (section 5)
         k = config.fold(0)
         fork = StdRng.from_rng(rng)
