@@ -45,7 +45,7 @@ def test_seeded_prove_is_the_oracles_document(name, flags, tmp_path, capsys):
     code, stdout, err = run(["prove", "--profile", "p3-whir", "--zk", *flags, "--witness", "--out", out], capsys)
     assert code == 0, err
     assert "seeded masks (--mask-seed" in stdout and SEEDED_LINE in stdout
-    assert "backend: cpu (--zk: zero-knowledge proofs run on the cpu backend" in stdout
+    assert "backend: cpu (--zk: the cpu backend unless --backend names a GPU one" in stdout
     golden = json.loads(golden_p3_bytes(name))
     written = json.loads(out.read_text())
     assert set(golden) - set(written) == TEXTS and set(written) - set(golden) == {"hiding"}
@@ -118,7 +118,6 @@ def test_a_tampered_document_is_rejected(tmp_path, capsys):
 
 
 REFUSALS = {
-    "gpu backend": (["--backend", "wgpu"], "--zk with --backend wgpu: zero-knowledge proofs run on the cpu backend"),
     "suffix": (["--layout", "suffix"], "--layout suffix: --zk stacks the tables in the prefix layout"),
     "next row": (["--open", "0:0:1"], "next-row opening of table 0 is refused"),
     "transcript points": (["--points", "transcript"], "--zk opens at prescribed points only"),
@@ -185,3 +184,17 @@ def test_verify_zk_demands_a_hiding_document(tmp_path, capsys):
     assert code == 1 and "accept" in lines[0] and "(as expected: zero knowledge (hiding))" in lines[0]
     assert "reject: not what the verifier expects (zk)" in lines[1] and "seeded" in lines[1]
     assert "reject: not what the verifier expects (zk)" in lines[2] and "without zero knowledge" in lines[2]
+
+
+def test_a_gpu_backend_proves_the_seeded_documents_bytes(tmp_path, capsys):
+    """``--backend wgpu`` proves with ``ZkBackendProver``: the same document as the cpu backend's, byte for byte."""
+    docs = []
+    for backend in ("cpu", "wgpu"):
+        out = tmp_path / f"{backend}.json"
+        code, stdout, err = run(["prove", "--profile", "p3-whir", "--zk", *Z01_FLAGS, "--backend", backend, "--out",
+                                 out], capsys)
+        assert code == 0, err
+        assert f"backend: {backend} (" in stdout
+        docs.append(out.read_bytes())
+    assert docs[0] == docs[1]
+    assert run(["verify", tmp_path / "wgpu.json"], capsys)[0] == 0

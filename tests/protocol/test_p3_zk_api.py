@@ -199,8 +199,8 @@ def test_bad_options_are_refused_with_upstreams_words():
         P3ZkTables(tables, orient="rows", params=example_parameters(4, 1, 32, SoundnessType.CapacityBound, 0))
     with pytest.raises(ConfigError, match="mask_seed"):
         ZkOptions(mask_seed=-1)
-    with pytest.raises(ConfigError, match="cpu backend"):
-        P3ZkTables(tables, orient="rows", params=PARAMS, backend="wgpu")
+    with pytest.raises(ConfigError, match="backend"):
+        P3ZkTables(tables, orient="rows", params=PARAMS, backend=3)
     z = P3ZkTables(tables, orient="rows", params=PARAMS)
     with pytest.raises(ConfigError, match="next"):
         z.prove([np.zeros((8, 4), int)], batches="0:0:1")
@@ -265,3 +265,17 @@ def test_hostile_mutations_are_refused_in_one_line():
             continue
         unchanged = not deleted and json.dumps(node[path[-1]]) == before
         assert unchanged or (deleted and len(path) == 1 and path[0] in OPTIONAL_KEYS), (path, deleted)
+
+
+@pytest.mark.parametrize("backend", ["wgpu", "msl-cpu"])
+def test_a_gpu_backend_proves_the_references_bytes(backend):
+    """``backend=`` a GPU backend's name proves with ``ZkBackendProver``: the seeded document equals the numpy
+    reference's; after ``close()`` the object refuses to prove (no silent fallback to the reference)."""
+    tables, points = _instance(1)
+    want = P3ZkTables(tables, orient="rows", params=PARAMS, zk=ZkOptions(mask_seed=5)).prove(points)
+    with P3ZkTables(tables, orient="rows", params=PARAMS, zk=ZkOptions(mask_seed=5), backend=backend) as z:
+        assert z.backend_name == backend
+        got = z.prove(points)
+    assert got.dumps() == want.dumps()
+    with pytest.raises(ConfigError, match="after close"):
+        z.prove(points)

@@ -11,8 +11,10 @@ Contracts (canonical field elements in and out):
   ``orient``, ``field`` as ``P3Tables`` takes them (host arrays only); ``params`` None is upstream's example at
   starting rate 2 (upstream's zk tests' rate: at the example's rate 1 ``ZkWhirConfig::new`` refuses most sizes with
   ``RandomnessExceedsSlack``), its budget raised where upstream refuses it (``pow_note``); given ``P3Parameters`` are
-  used exactly. The layout is prefix (the only one HidingWhirPcs has). The hiding prover is the numpy reference:
-  ``backend`` "cpu" or "auto" (which then means cpu), any other is a ``ConfigError`` saying so. ``config`` is the
+  used exactly. The layout is prefix (the only one HidingWhirPcs has). ``backend`` "cpu" or "auto" (which then
+  means cpu): the numpy reference; a GPU backend's name ("wgpu", "dawn", "metal", "msl-cpu") or a ``Backend``:
+  ``zk.backend_prover.ZkBackendProver``, the same bytes with the size-2^n work on that backend (host-driven: not
+  yet one launch program); ``close()`` (or a ``with`` block) closes a backend it opened. ``config`` is the
   derived ``ZkWhirConfig``, ``pow_note`` as ``P3Prover``'s. ``expected(batches=None)``: the ``P3Expected`` a
   verifier passes to ``whirgpu.verify``.
 - ``P3ZkTables.prove(points, batches=None, seed=None)`` -> ``P3ZkProofDocument``: ``batches`` None (one batch per
@@ -45,16 +47,15 @@ from ..tables.shapes import OpeningBatch, TableShape, TablesProtocol
 from ..tables.spec import MAX_LOG_ROWS, TablesSpec, default_open, parse_open
 from .config import ZkWhirConfig
 from .document_write import zk_document_tree
+from .backend_prover import ZkBackendProver
 from .prover import zk_prove
 from .randomness import check_mask_seed, mask_rng
 from .tables import zk_tables_statement
 
-GPU_REFUSAL = ("zero-knowledge proofs run on the cpu backend in this version; the GPU path is in progress "
-               "(issue 40)")
 CPU_BACKENDS = ("cpu", "auto")
 API_DEFAULT_RATE = 2  # upstream's zk tests' starting rate; the example's 1 leaves too little slack for the randomness
 
-__all__ = ["GPU_REFUSAL", "P3ZkProofDocument", "P3ZkTables", "ZkOptions", "zk_config_for"]
+__all__ = ["P3ZkProofDocument", "P3ZkTables", "ZkOptions", "zk_config_for"]
 
 
 @dataclass(frozen=True)
@@ -90,10 +91,17 @@ def zk_config_for(shapes, params: P3Parameters | None, field: Field, options: Zk
     return config, resolved.note
 
 
-def check_zk_backend(backend) -> None:
-    if not isinstance(backend, str) or backend not in CPU_BACKENDS:
-        name = backend if isinstance(backend, str) else type(backend).__name__
-        raise ConfigError(f"backend {name!r:.40}: {GPU_REFUSAL}")
+def zk_backend(backend, config: ZkWhirConfig):
+    """(the ``Backend`` the hiding prover's heavy work runs on, or None for the numpy reference; whether it was
+    opened here): "cpu" and "auto" are the reference, a name is ``select_backend``'s, a ``Backend`` is used."""
+    if isinstance(backend, str) and backend in CPU_BACKENDS:
+        return None, False
+    from ....backends import select_backend  # noqa: PLC0415 - the GPU runtimes are optional dependencies
+    from ....backends.base import Backend  # noqa: PLC0415
+
+    if not isinstance(backend, (str, Backend)):
+        raise ConfigError(f"backend: a backend name or a Backend, got {type(backend).__name__}")
+    return select_backend(backend, config.inner).backend, not isinstance(backend, Backend)
 
 
 def _columns(tables, orient: str, field: Field) -> tuple[list, tuple[TableShape, ...]]:
@@ -151,16 +159,20 @@ class P3ZkProofDocument:
 
 
 def prove_zk_statement(config: ZkWhirConfig, spec: TablesSpec, columns, local_points, mask_seed: int | None,
-                       seed: int | None = None, witness: bool = False) -> P3ZkProofDocument:
+                       seed: int | None = None, witness: bool = False, backend=None) -> P3ZkProofDocument:
     """Stack ``columns`` (canonical, one (columns, rows) array per table), lift ``local_points`` (Montgomery, one per
-    batch), prove with masks from ``zk.randomness.mask_rng(mask_seed)`` and write the document tree."""
+    batch), prove with masks from ``zk.randomness.mask_rng(mask_seed)`` (on ``backend`` through
+    ``ZkBackendProver``, or the numpy reference for None) and write the document tree."""
     field = config.inner.field
     ops = field_ops(field)
     start = time.perf_counter()
     monty = [ops.to_monty(np.asarray(c, np.uint64)) for c in columns]
     polynomial, points, point_map = zk_tables_statement(spec.protocol, config.fold(0), monty, local_points, field)
     stacked = time.perf_counter()
-    commitment, proof = zk_prove(config, field, polynomial, points, mask_rng(mask_seed))
+    if backend is None:
+        commitment, proof = zk_prove(config, field, polynomial, points, mask_rng(mask_seed))
+    else:
+        commitment, proof = ZkBackendProver(backend, config, field).prove(polynomial, points, mask_rng(mask_seed))
     proved = time.perf_counter()
     tree = zk_document_tree(config, spec, commitment, proof, local_points, point_map, seed, mask_seed,
                             columns if witness else None, polynomial if witness else None)
@@ -173,15 +185,28 @@ class P3ZkTables:
     """Hiding commitments to stacked tables, opened at the caller's points (see the module contract)."""
 
     def __init__(self, tables, *, orient: str, params: P3Parameters | None = None, field: str | Field = EXAMPLE_FIELD,
-                 zk: ZkOptions | None = None, backend: str = "cpu"):
-        check_zk_backend(backend)
+                 zk: ZkOptions | None = None, backend="cpu"):
         self.field = as_field(field)
         self.zk = ZkOptions() if zk is None else zk
         if not isinstance(self.zk, ZkOptions):
             raise ConfigError(f"zk: expected ZkOptions, got {type(self.zk).__name__}")
         self.columns, self.shapes = _columns(tables, orient, self.field)
         self.config, self.pow_note = zk_config_for(self.shapes, params, self.field, self.zk, params is not None)
-        self.backend_name = "cpu"
+        self.backend, self._owns_backend = zk_backend(backend, self.config)
+        self.backend_name = "cpu" if self.backend is None else self.backend.name
+        self.closed = False
+
+    def close(self) -> None:
+        """Close the backend this object opened (a named GPU backend); idempotent."""
+        self.closed = True
+        if self.backend is not None and self._owns_backend:
+            self.backend.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
     def expected(self, batches=None):
         """The ``P3Expected`` a verifier of these tables opened as ``batches`` passes to ``whirgpu.verify``: the
@@ -194,6 +219,8 @@ class P3ZkTables:
         return TablesSpec(TablesProtocol(self.shapes, _batches(batches, self.shapes)), "prefix", "prescribed")
 
     def prove(self, points, batches=None, seed: int | None = None) -> P3ZkProofDocument:
+        if self.closed:
+            raise ConfigError("P3ZkTables.prove after close()")
         spec = self._spec(batches)
         protocol = spec.protocol
         arities = protocol.batch_log_rows(self.config.fold(0))
@@ -210,4 +237,5 @@ class P3ZkTables:
             if int(array.min()) < 0 or int(array.max()) >= self.field.P:
                 raise ConfigError(f"points[{b}]: canonical field elements in [0, {self.field.P}) are expected")
             local.append(ops.to_monty(array.astype(np.uint64)))
-        return prove_zk_statement(self.config, spec, self.columns, local, self.zk.mask_seed, seed)
+        return prove_zk_statement(self.config, spec, self.columns, local, self.zk.mask_seed, seed,
+                                  backend=self.backend)
