@@ -181,25 +181,35 @@ def test_the_swap_is_race_free():
         return x + x + x
 
     swap = native._Swap(reference, lambda loaded: compiled)
-    wrong = []
+    wrong, done = [], []
     started = threading.Barrier(5)
+    deadline = time.monotonic() + 30.0
 
     def hammer(offset):
+        # Each thread calls before the install and keeps calling until its own call reaches the compiled
+        # function, so the swap happens with every thread mid-stream, however fast the machine is.
         started.wait()
-        for i in range(20000):
+        i = 0
+        while time.monotonic() < deadline:
+            before = calls["compiled"]
             if swap(offset + i) != 3 * (offset + i):
                 wrong.append(i)
+            i += 1
+            if i >= 1000 and calls["compiled"] > before:
+                break
+        done.append(i)
 
     threads = [threading.Thread(target=hammer, args=(k * 10**6,)) for k in range(4)]
     for thread in threads:
         thread.start()
     started.wait()
-    time.sleep(0.005)
+    while calls["reference"] < 4000:  # every thread is running on the reference
+        time.sleep(0.001)
     swap._install(object())
     for thread in threads:
         thread.join()
-    assert wrong == [] and calls["reference"] + calls["compiled"] == 80000
-    assert swap.compiled and calls["compiled"] > 0
+    assert wrong == [] and calls["reference"] + calls["compiled"] == sum(done)
+    assert len(done) == 4 and swap.compiled and calls["compiled"] >= 4
 
 
 def test_concurrent_first_calls_start_one_build(fresh, tmp_path, monkeypatch, real_library):
