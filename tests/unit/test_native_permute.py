@@ -164,3 +164,21 @@ def test_a_random_walk_of_single_states_stays_equal():
             expected = permute_ints(list(state), constants)
             assert single(list(state)) == expected
             state = expected
+
+
+@pytest.mark.parametrize("field", [BABYBEAR, KOALABEAR], ids=lambda f: f.name)
+@pytest.mark.parametrize("height,words", [(1, 5), (2, 16), (8, 17), (64, 32), (2048, 8)])
+def test_a_merkle_tree_on_compiled_lanes_equals_the_numpy_one(field, height, words):
+    """``merkle_levels(..., lanes=...)`` (what the hiding PCS's host oracles use) gives the numpy tree's every
+    level, across the scalar-path and block thresholds of ``poseidon2.permute`` and sponge rates 16 and beyond."""
+    from whirgpu.profiles.p3_whir.zk.oracles import merkle_permutations
+    from whirgpu.ref.p3_codeword import merkle_levels
+
+    _compiled_or_skip()
+    lanes = tuple(native.native_permute_lanes(c, _isa=0) for c in Poseidon2Constants.smallrng_16_24(field))
+    assert None not in lanes
+    rows = np.random.default_rng(height * words).integers(0, field.P, (height, words), dtype=np.uint32)
+    expected = merkle_levels(rows, field)
+    for permutations in (lanes, merkle_permutations(field)):
+        got = merkle_levels(rows, field, permutations)
+        assert len(got) == len(expected) and all(np.array_equal(a, b) for a, b in zip(got, expected))

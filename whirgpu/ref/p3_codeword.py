@@ -76,16 +76,19 @@ def leaf_rows(codeword) -> np.ndarray:
     raise ValueError(f"leaf_rows: a codeword is (H, w) or (H, w, 4), got shape {codeword.shape}")
 
 
-def merkle_levels(codeword, field: Field) -> list[np.ndarray]:
+def merkle_levels(codeword, field: Field, lanes=None) -> list[np.ndarray]:
     """The tree over the codeword's rows: ``levels[0]`` the (H, 8) leaf digests ... ``levels[log2 H]`` the (1, 8)
-    root, as ``merkle_pruned.prune`` takes them. H must be a power of two (a single row is its own root)."""
+    root, as ``merkle_pruned.prune`` takes them. H must be a power of two (a single row is its own root).
+    ``lanes``: None, or (width-16, width-24) functions equal to ``poseidon2.permute_lanes`` for the field's two
+    permutations (compiled ones: the same digests, faster)."""
     rows = leaf_rows(codeword)
     log2_exact(rows.shape[0])
     perm16, perm24 = Poseidon2Constants.smallrng_16_24(field)
-    levels = [hash_rows_24(rows, perm24)]
+    lanes16, lanes24 = lanes if lanes is not None else (None, None)
+    levels = [hash_rows_24(rows, perm24, lanes24)]
     while levels[-1].shape[0] > 1:
         level = levels[-1]
-        levels.append(compress(level[0::2], level[1::2], perm16))
+        levels.append(compress(level[0::2], level[1::2], perm16, lanes16))
     return levels
 
 

@@ -194,8 +194,10 @@ def permute_ints(state: list, constants: Poseidon2Constants | None = None) -> li
     return s.tolist()
 
 
-def permute(state, constants: Poseidon2Constants | None = None) -> np.ndarray:
-    """Poseidon2 on each row of ``state`` (N, width) uint32 Montgomery words -> fresh (N, width) uint32 array."""
+def permute(state, constants: Poseidon2Constants | None = None, lanes=None) -> np.ndarray:
+    """Poseidon2 on each row of ``state`` (N, width) uint32 Montgomery words -> fresh (N, width) uint32 array.
+    ``lanes``: a function equal to ``permute_lanes`` for these constants (e.g. a compiled one, which must not
+    consume its input), used for every block; None runs this module's own paths."""
     consts = _constants(constants)
     width = consts.params.width
     ops = field_ops(consts.params.field)
@@ -204,6 +206,8 @@ def permute(state, constants: Poseidon2Constants | None = None) -> np.ndarray:
         raise ValueError(f"permute: state shape {state.shape}, expected (N, {width})")
     n = state.shape[0]
     canonical = ops.from_monty(state)
+    if lanes is not None:
+        return ops.to_monty(lanes(canonical.T.astype(_U64), consts).T)
     if n <= _SCALAR_MAX:
         rows = [permute_ints(row, consts) for row in canonical.tolist()]
         return ops.to_monty(np.asarray(rows, dtype=np.uint64).reshape(n, width))
@@ -215,7 +219,7 @@ def permute(state, constants: Poseidon2Constants | None = None) -> np.ndarray:
     return ops.to_monty(out)
 
 
-def _sponge(rows, constants: Poseidon2Constants, rate: int, digest: int, caller: str) -> np.ndarray:
+def _sponge(rows, constants: Poseidon2Constants, rate: int, digest: int, caller: str, lanes=None) -> np.ndarray:
     """``PaddingFreeSponge<Perm, width, rate, digest>`` over each row of ``rows`` (N, length) -> (N, digest).
 
     State starts at 0^width; each chunk of up to ``rate`` inputs overwrites state[0..len] (the rest keeps its
@@ -229,7 +233,7 @@ def _sponge(rows, constants: Poseidon2Constants, rate: int, digest: int, caller:
     for start in range(0, length, rate):
         chunk = rows[:, start:start + rate]
         state[:, :chunk.shape[1]] = chunk
-        state = permute(state, constants)
+        state = permute(state, constants, lanes)
     return state[:, :digest].copy()
 
 
@@ -245,24 +249,25 @@ def hash_rows(rows, constants: Poseidon2Constants | None = None) -> np.ndarray:
     return _sponge(rows, consts, RATE, DIGEST, "hash_rows")
 
 
-def hash_rows_24(rows, constants: Poseidon2Constants) -> np.ndarray:
+def hash_rows_24(rows, constants: Poseidon2Constants, lanes=None) -> np.ndarray:
     """``PaddingFreeSponge<Perm24, 24, 16, 8>`` (p3-whir's Merkle leaf hash) over each row of ``rows`` (N, length)
     Montgomery words -> (N, 8) digests; ``constants`` must be a width-24 permutation's (e.g. the second of
     ``Poseidon2Constants.smallrng_16_24``).
 
     State starts at 0^24; each chunk of up to 16 inputs overwrites state[0..len] (lanes len..24 keep their value)
-    and is followed by one permutation; no padding, and length 0 permutes nothing (digest 0^8).
+    and is followed by one permutation; no padding, and length 0 permutes nothing (digest 0^8). ``lanes`` as
+    ``permute`` takes it.
     """
     if constants.params.width != WIDE_WIDTH:
         raise ValueError(f"hash_rows_24: a width-{WIDE_WIDTH} permutation is needed, got {constants.params.name}")
-    return _sponge(rows, constants, WIDE_RATE, DIGEST, "hash_rows_24")
+    return _sponge(rows, constants, WIDE_RATE, DIGEST, "hash_rows_24", lanes)
 
 
-def compress(left, right, constants: Poseidon2Constants | None = None) -> np.ndarray:
+def compress(left, right, constants: Poseidon2Constants | None = None, lanes=None) -> np.ndarray:
     """Two-to-one compression of digests: perm(left ‖ right)[0..8] for (N, 8) and (N, 8) -> (N, 8); a width-16
-    permutation of either field."""
+    permutation of either field. ``lanes`` as ``permute`` takes it."""
     left = np.asarray(left, dtype=np.uint32)
     right = np.asarray(right, dtype=np.uint32)
     if left.shape != right.shape or left.ndim != 2 or left.shape[1] != DIGEST:
         raise ValueError(f"compress: shapes {left.shape} and {right.shape}, expected (N, {DIGEST}) each")
-    return permute(np.concatenate([left, right], axis=1), constants)[:, :DIGEST].copy()
+    return permute(np.concatenate([left, right], axis=1), constants, lanes)[:, :DIGEST].copy()

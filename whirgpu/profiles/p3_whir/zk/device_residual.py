@@ -40,14 +40,13 @@ def power_point(ops, z: np.ndarray, num_variables: int):
     squares = [z]
     for _ in range(num_variables - 1):
         squares.append(ops.ef_square(squares[-1]))
-    ys = squares[::-1][:num_variables]  # y_0 = z^(2^(m-1)) ... y_{m-1} = z
-    point = np.zeros((num_variables, 4), np.uint32)
+    ys = np.array(squares[::-1][:num_variables], np.uint32).reshape(num_variables, 4)  # y_0 = z^(2^(m-1)) ... y_{m-1} = z
+    denominators = ops.ef_add(one, ys)
+    if not np.all(np.any(denominators, axis=1)):
+        return None
+    point = ops.ef_mul(ys, ops.ef_inv(denominators))  # one vectorised inversion for all m factors
     scale = one
-    for t, y in enumerate(ys):
-        denominator = ops.ef_add(one, y)
-        if not np.any(denominator):
-            return None
-        point[t] = ops.ef_mul(y, ops.ef_inv(denominator))
+    for denominator in denominators:
         scale = ops.ef_mul(scale, denominator)
     return point, scale
 

@@ -17,6 +17,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ....field import Field
@@ -24,6 +26,8 @@ from ....ref.field_np import field_ops
 from ....ref.merkle_pruned import prune
 from ....ref.ntt import dft_batch, dft_ext_batch
 from ....ref.p3_codeword import merkle_levels
+from ....ref.poseidon2_constants import Poseidon2Constants
+from ....native.permute import native_permute_lanes
 from ..proof import MerkleCap, QueryOpenings
 
 
@@ -56,12 +60,20 @@ def mask_matrix(messages: np.ndarray, randomness: np.ndarray, domain_size: int, 
     return dft_ext_batch(coeffs, field)
 
 
+@functools.lru_cache(maxsize=None)
+def merkle_permutations(field: Field):
+    """The compiled (width-16, width-24) lane permutations of the field's p3-whir Merkle tree, or None where there
+    is no compiler (the numpy paths then); the same digests either way."""
+    lanes = tuple(native_permute_lanes(c) for c in Poseidon2Constants.smallrng_16_24(field))
+    return None if None in lanes else lanes
+
+
 class Committed:
     """A committed codeword matrix (H, w) base or (H, w, 4) EF and its Merkle tree."""
 
     def __init__(self, codeword: np.ndarray, field: Field):
         self.codeword = np.asarray(codeword, np.uint32)
-        self.levels = merkle_levels(self.codeword, field)
+        self.levels = merkle_levels(self.codeword, field, merkle_permutations(field))
 
     @property
     def root(self) -> np.ndarray:
