@@ -390,6 +390,12 @@ class Backend(ABC):
         """Bind x_0 := r (x_{n-1} under a suffix ``layout``) in table and weights; the new table is EF with half
         the entries."""
 
+    def fold_and_sum(self, table: DeviceBuffer, weights: DeviceBuffer, r: np.ndarray):
+        """``fold(table, weights, r)`` then the ``sumcheck_round`` of the folded tables (at least 2 entries):
+        (table', weights', sums (2, 4)). A backend may do both in one step (the GPU: one session, one launch)."""
+        table, weights = self.fold(table, weights, r)
+        return table, weights, self.sumcheck_round(table, weights)
+
     def sumcheck_rounds(self, table: DeviceBuffer, weights: DeviceBuffer, transcript, rounds: int):
         """``rounds`` sumcheck rounds without proof of work in one step, where the backend can: for each round,
         h = ``sumcheck_round``, observe h, r = ``transcript.sample_ef()``, ``fold`` by r (the loop of

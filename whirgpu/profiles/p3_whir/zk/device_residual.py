@@ -11,6 +11,8 @@ in the p3-whir prefix layout (``P3_WHIR_LAYOUT(field, "prefix")``, set on the ba
   exactly (field arithmetic). Adding a term t to w adds t / factor to W_dev. (A zero eps zeroes the weights: a new
   zero table and ``factor`` 1.)
 - ``claim``: S = <f, w> (host EF, (4,)), kept by the same formulas as the reference.
+A fold of a table of 4 entries or more also sums the folded tables' round (``Backend.fold_and_sum``: one GPU
+session for both), and the next ``round_coefficients`` of those same tables takes those sums.
 
 Contract of the additions: ``add_switch_weights(ood_points, ood_coefficients, query_points, query_coefficients)``
 adds, at every index b < 2^m, sum_z c_z z^b (EF points z, in eq form when ``power_point`` gives one, else on the
@@ -57,19 +59,30 @@ class DeviceResidual:
         self.claim = np.asarray(claim, np.uint32)
         self.ops = field_ops(field)
         self.factor = self.ops.ef_from_base(self.ops.ONE)
+        self._sums = None  # (evals, weights, raw sums): the next round's, summed by the last fold
 
     @property
     def num_variables(self) -> int:
         return int(self.evals.shape[0]).bit_length() - 1
 
     def round_coefficients(self) -> tuple[np.ndarray, np.ndarray]:
-        h = np.asarray(self.backend.sumcheck_round(self.evals, self.weights), np.uint32).reshape(2, 4)
+        sums, self._sums = self._sums, None
+        if sums is not None and sums[0] is self.evals and sums[1] is self.weights:
+            h = sums[2]
+        else:
+            h = self.backend.sumcheck_round(self.evals, self.weights)
+        h = np.asarray(h, np.uint32).reshape(2, 4)
         return self.ops.ef_mul(h[0], self.factor), self.ops.ef_mul(h[1], self.factor)
 
     def fold(self, c0: np.ndarray, c_inf: np.ndarray, gamma: np.ndarray) -> None:
         self.claim = extrapolate(self.ops, c0, self.ops.ef_sub(self.claim, c0), c_inf, gamma)
         old = (self.evals, self.weights)
-        self.evals, self.weights = self.backend.fold(self.evals, self.weights, np.asarray(gamma, np.uint32))
+        gamma = np.asarray(gamma, np.uint32)
+        if self.evals.shape[0] >= 4:  # the folded tables have a round: sum it in the same step
+            self.evals, self.weights, sums = self.backend.fold_and_sum(self.evals, self.weights, gamma)
+            self._sums = (self.evals, self.weights, sums)
+        else:
+            self.evals, self.weights = self.backend.fold(self.evals, self.weights, gamma)
         self.backend.release(*old)
 
     def scale(self, factor: np.ndarray) -> None:
@@ -86,6 +99,7 @@ class DeviceResidual:
 
     def add_switch_weights(self, ood_points, ood_coefficients, query_points, query_coefficients) -> None:
         ops, m = self.ops, self.num_variables
+        self._sums = None  # a backend may add to the weights in place
         inverse = ops.ef_inv(self.factor)
         eq_points, eq_coefficients, on_host = [], [], []
         for z, coefficient in zip(ood_points, ood_coefficients):
