@@ -65,6 +65,19 @@ def test_evaluate(gpu, log_n, ext):
 
 
 @pytest.mark.parametrize("ext", [False, True], ids=["base", "ext"])
+@pytest.mark.parametrize("log_n,count", [(0, 1), (3, 3), (12, 2)])
+def test_evaluate_points(gpu, log_n, count, ext):
+    """Several points in one session: each answer is the reference's, in order (and none for no point)."""
+    rng = np.random.default_rng(150 + log_n)
+    table = _table(rng, log_n, ext)
+    points = _random(rng, (count, log_n, 4))
+    got = gpu.evaluate_points(gpu.upload(table), points)
+    want = np.array([CPU.evaluate(CPU.upload(table), p) for p in points], np.uint32).reshape(count, 4)
+    np.testing.assert_array_equal(got, want)
+    assert gpu.evaluate_points(gpu.upload(table), np.zeros((0, log_n, 4), np.uint32)).shape == (0, 4)
+
+
+@pytest.mark.parametrize("ext", [False, True], ids=["base", "ext"])
 @pytest.mark.parametrize("log_n", [1, 2, 5, 9, 13])
 def test_sumcheck_round_and_fold(gpu, log_n, ext):
     rng = np.random.default_rng(200 + log_n)

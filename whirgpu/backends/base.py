@@ -329,6 +329,13 @@ class Backend(ABC):
     def evaluate(self, table: DeviceBuffer, point: np.ndarray) -> np.ndarray:
         """The table's multilinear extension at ``point`` (nv, 4) -> EF (4,)."""
 
+    def evaluate_points(self, table: DeviceBuffer, points: np.ndarray) -> np.ndarray:
+        """``evaluate`` at each of ``points`` (E, nv, 4) -> (E, 4) EF; a backend may do all in one step (the GPU:
+        one session, one read)."""
+        points = np.asarray(points, np.uint32)
+        return np.array([np.asarray(self.evaluate(table, p), np.uint32).reshape(4) for p in points],
+                        np.uint32).reshape(-1, 4)
+
     @abstractmethod
     def eq_weights(self, points: np.ndarray, coefficients: np.ndarray) -> DeviceBuffer:
         """New weights W[b] = Σ_i coefficients[i] * eq(b, points[i]) for points (m, nv, 4), coefficients (m, 4)."""

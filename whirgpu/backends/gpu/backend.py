@@ -148,6 +148,9 @@ class GpuBackend(Backend):
     def evaluate(self, table, point):
         return self.reductions.evaluate(table, point)
 
+    def evaluate_points(self, table, points):
+        return self.reductions.evaluate_points(table, points)
+
     def sumcheck_round(self, table, weights):
         return self.reductions.sumcheck_round(table, weights)
 

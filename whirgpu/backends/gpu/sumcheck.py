@@ -94,6 +94,17 @@ class Reductions:
         self.state.session.transcript.defer(TailLaunch(kernel, dispatches, (answer.word, answer.word + 4), 6))
         return answer
 
+    def evaluate_points(self, table: DeviceBuffer, points) -> np.ndarray:
+        """Host points (E, nv, 4) -> host (E, 4): every evaluation in one host-valued session."""
+        points = np.asarray(points, dtype=np.uint32)
+        count, nv = len(points), log2(table.shape[0])
+        if count == 0:
+            return np.zeros((0, 4), np.uint32)
+        points = points.reshape(count, nv, 4)
+        with self.state.host_call(proof_words=4 * count, points_words=points.size) as session:
+            answers = [self.evaluate(table, self.state.put(session.regions.points, p)) for p in points]
+        return np.array([np.asarray(session.read(a), np.uint32).reshape(4) for a in answers], np.uint32)
+
     def sumcheck_round(self, table: DeviceBuffer, weights: DeviceBuffer):
         """[h(0), h(2)]: in a proof a (2, 4) ``DeviceValue`` of the proof region, else a (2, 4) host array. In a
         proof, the sums of a table the last fold summed as it folded (``fold_and_sum``) are returned as they are."""

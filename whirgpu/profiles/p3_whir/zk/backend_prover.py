@@ -127,8 +127,7 @@ class ZkBackendProver:
         commitment = source.cap
         # open (section 6)
         points = np.asarray(points, np.uint32).reshape(-1, n, 4)
-        values = np.array([np.asarray(backend.evaluate(table, p), np.uint32).reshape(4) for p in points],
-                          np.uint32).reshape(-1, 4)
+        values = backend.evaluate_points(table, points)
         for point, value in zip(points, values):
             challenger.observe_many(point)
             challenger.observe_many(value)
