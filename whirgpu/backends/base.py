@@ -410,6 +410,13 @@ class Backend(ABC):
         table, weights), or None to leave the rounds to that loop (the default)."""
         return None
 
+    def masked_rounds(self, table: DeviceBuffer, weights: DeviceBuffer, challenger, plan):
+        """The rounds of a masked sumcheck batch (``backends.masked_rounds``: ``plan`` a ``MaskedRoundsPlan``) in
+        one step, where the backend can: returns (table, weights, ``MaskedRoundsTrace``) with ``challenger`` (a host
+        ``DuplexChallenger``) advanced past the last challenge, the input tables left to the caller; or None to
+        leave the rounds to the caller's loop (the default)."""
+        return None
+
     # -- Fiat-Shamir help ----------------------------------------------------------------------------------
     def grind(self, challenger, bits: int) -> np.uint32:
         """Proof of work: the witness with the smallest canonical value; advances ``challenger`` past it."""

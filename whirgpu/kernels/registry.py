@@ -159,6 +159,9 @@ KERNELS: dict[str, KernelSpec] = {spec.stem: spec for spec in (
               "chacha_sample_count": (("counts",), "WG"),
               "chacha_sample_scan": (("counts", "status"), "WG"),
               "chacha_sample_compact": (("counts", "status", "out"), "WG")}, _WG),
+    # the hiding PCS's masked sumcheck round message (backends/gpu/masked_rounds.py)
+    _spec("zk_wire", "sums_at wire_at past_at gamma_at consts_at wire_len mask_len _pad0",
+          {"zk_wire": (("scratch", "proof"), 1)}),
     _spec("to_monty", "n base check_at _pad0", {
         "to_monty_inplace": (("check", "table"), 256),
         "to_monty_copy": (("check", "table", "canonical"), 256)}),

@@ -11,6 +11,7 @@ from ...runtime.base import Runtime
 from ..base import Backend, DeviceBuffer, DeviceLimits, StorageMode, TableLayout, TransferStats, resolve_storage
 from .commit import Commitments
 from .device_memory import DeviceMemory
+from .masked_rounds import MaskedRounds
 from .replay import Replays
 from .state import DeviceState
 from .sumcheck import Reductions
@@ -43,6 +44,7 @@ class GpuBackend(Backend):
         self.memory = DeviceMemory(state)
         self.commitments = Commitments(state, self.phase)
         self.reductions = Reductions(state, self.memory)
+        self.masked = MaskedRounds(state, self.reductions, self.memory)
         self.tables = TableClaims(state, self.memory, self.reductions)
         self.replay = Replays(state, self.memory)
         self.proofs = Proofs(state, self.memory, self.replay)
@@ -147,6 +149,9 @@ class GpuBackend(Backend):
 
     def evaluate(self, table, point):
         return self.reductions.evaluate(table, point)
+
+    def masked_rounds(self, table, weights, challenger, plan):
+        return self.masked.run(table, weights, challenger, plan)
 
     def evaluate_points(self, table, points):
         return self.reductions.evaluate_points(table, points)

@@ -24,6 +24,15 @@ def challenger_words(sponge, input_buffer, output_len: int) -> np.ndarray:
     return words
 
 
+def load_challenger(challenger, words) -> None:
+    """Give a host challenger the state of the device challenger's 26 words (the inverse of
+    ``challenger_words``: the output buffer is the sponge's first ``output length`` words)."""
+    words = np.asarray(words, np.uint32).reshape(STATE_WORDS)
+    challenger.sponge_state = words[:16]
+    challenger.input_buffer = [int(x) for x in words[18:18 + int(words[16])]]
+    challenger.output_buffer = [int(x) for x in words[:int(words[17])]]
+
+
 class Proofs:
     """The GPU backend's proofs over its ``DeviceState``: ``begin_proof`` .. ``end_proof`` (a session's lifetime,
     recorded through ``replays``), the transcript-dependent scalars, ``grind``; ``memory``: its ``DeviceMemory``

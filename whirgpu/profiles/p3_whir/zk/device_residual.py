@@ -23,6 +23,8 @@ eq form; on the host, from a download, when there is none). ``host_weights()`` d
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from ....backends.base import Backend
@@ -73,6 +75,23 @@ class DeviceResidual:
             h = self.backend.sumcheck_round(self.evals, self.weights)
         h = np.asarray(h, np.uint32).reshape(2, 4)
         return self.ops.ef_mul(h[0], self.factor), self.ops.ef_mul(h[1], self.factor)
+
+    def masked_rounds(self, plan, challenger):
+        """A batch's rounds in one backend step (``Backend.masked_rounds``) where the backend has it: the trace,
+        with the tables folded and the claim kept as ``fold`` keeps it; None to leave them to the host loop."""
+        # The backend takes the host challenger itself (the prover may hand a wrapper that grinds on the backend).
+        host = getattr(challenger, "challenger", challenger)
+        scaled = replace(plan, e=self.ops.ef_mul(plan.e, self.factor))  # the backend's sums are W_dev's
+        out = self.backend.masked_rounds(self.evals, self.weights, host, scaled)
+        if out is None:
+            return None
+        evals, weights, trace = out
+        for (c0, c_inf), gamma in zip(trace.sums, trace.gammas):
+            c0, c_inf = self.ops.ef_mul(c0, self.factor), self.ops.ef_mul(c_inf, self.factor)
+            self.claim = extrapolate(self.ops, c0, self.ops.ef_sub(self.claim, c0), c_inf, gamma)
+        self.backend.release(self.evals, self.weights)
+        self.evals, self.weights, self._sums = evals, weights, None
+        return trace
 
     def fold(self, c0: np.ndarray, c_inf: np.ndarray, gamma: np.ndarray) -> None:
         self.claim = extrapolate(self.ops, c0, self.ops.ef_sub(self.claim, c0), c_inf, gamma)

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ....backends.masked_rounds import MaskedRoundsPlan, MaskedRoundsTrace
 from ....field import Field
 from ....protocol.verifier import reject
 from ....ref.field_np import field_ops
@@ -106,35 +107,61 @@ def prove_batch(residual: ResidualSumcheck, k: int, pow_bits: int, aux: np.ndarr
     mu_tilde = ops.ef_mul(_two_power(ops, k - 1), future)
     challenger.observe_many(mu_tilde)
     eps = challenger.sample_ef()
+    plan = _round_plan(ops, k, pow_bits, aux, future, eps, masks, max(shape.message_len, 3))
+    trace = residual.masked_rounds(plan, challenger) if hasattr(residual, "masked_rounds") else None
+    if trace is None:
+        trace = host_rounds(residual, plan, challenger)
+    residual.scale(eps)
+    data = ZkSumcheckData(mu_tilde, shape.message_len, trace.wires, trace.witnesses)
+    return Batch(data, oracle, trace.gammas, eps, masks, mask_randomness)
+
+
+def _round_plan(ops, k: int, pow_bits: int, aux, future, eps, masks, size: int) -> MaskedRoundsPlan:
+    """The host-fixed part of each round's message h_j (everything but live_j * past_j + eps * c0 in h_j[0] and
+    eps * c_inf in h_j[2]): live_j s_j, the future masks' endpoints and eps times the carried aux."""
     half = _two_power(ops, -1)
-    aux_carry, past = aux, ops.ef_from_base(ops.ZERO)
-    wires, witnesses, gammas = [], [], []
-    size = max(shape.message_len, 3)
+    templates, lives = [], []
+    aux_carry = aux
     for j in range(1, k + 1):
         mask = masks[j - 1]
         future = ops.ef_sub(future, endpoints(ops, mask))
         aux_carry = ops.ef_mul(aux_carry, half)
-        c0, c_inf = residual.round_coefficients()
-        h = np.zeros((size, 4), np.uint32)
         live = _two_power(ops, k - j)
+        h = np.zeros((size, 4), np.uint32)
         h[:mask.shape[0]] = ops.ef_mul(mask, live)
-        h[0] = ops.ef_add(h[0], ops.ef_mul(past, live))
         if j < k:
             h[0] = ops.ef_add(h[0], ops.ef_mul(future, _two_power(ops, k - j - 1)))
-        h[0] = ops.ef_add(h[0], ops.ef_mul(eps, ops.ef_add(c0, aux_carry)))
-        h[2] = ops.ef_add(h[2], ops.ef_mul(eps, c_inf))
-        wire = np.concatenate([h[:1], h[2:]])
+        h[0] = ops.ef_add(h[0], ops.ef_mul(eps, aux_carry))
+        templates.append(np.concatenate([h[:1], h[2:]]))
+        lives.append(live)
+    return MaskedRoundsPlan(np.array(templates, np.uint32).reshape(k, size - 1, 4),
+                            np.array(lives, np.uint32).reshape(k, 4),
+                            np.asarray(eps, np.uint32), np.asarray(masks, np.uint32), int(pow_bits))
+
+
+def host_rounds(residual, plan: MaskedRoundsPlan, challenger) -> MaskedRoundsTrace:
+    """``plan``'s rounds on the host over ``residual`` (``round_coefficients`` / ``fold``): the loop that
+    ``Backend.masked_rounds`` runs in one step (``backends.masked_rounds`` states it)."""
+    ops = residual.ops
+    past = ops.ef_from_base(ops.ZERO)
+    sums, wires, witnesses, gammas = [], [], [], []
+    for j in range(plan.rounds):
+        c0, c_inf = residual.round_coefficients()
+        wire = plan.templates[j].copy()
+        wire[0] = ops.ef_add(wire[0], ops.ef_add(ops.ef_mul(plan.lives[j], past), ops.ef_mul(plan.e, c0)))
+        wire[1] = ops.ef_add(wire[1], ops.ef_mul(plan.e, c_inf))
         challenger.observe_many(wire)
-        wires.append(wire)
-        if pow_bits > 0:
-            witnesses.append(int(challenger.grind(pow_bits)))
+        if plan.pow_bits > 0:
+            witnesses.append(int(challenger.grind(plan.pow_bits)))
         gamma = challenger.sample_ef()
-        past = ops.ef_add(past, horner(ops, mask, gamma))
+        past = ops.ef_add(past, horner(ops, plan.masks[j], gamma))
         residual.fold(c0, c_inf, gamma)
+        sums.append((c0, c_inf))
+        wires.append(wire)
         gammas.append(gamma)
-    residual.scale(eps)
-    data = ZkSumcheckData(mu_tilde, shape.message_len, np.stack(wires), np.asarray(witnesses, np.uint32))
-    return Batch(data, oracle, np.stack(gammas), eps, masks, mask_randomness)
+    return MaskedRoundsTrace(np.asarray(sums, np.uint32).reshape(-1, 2, 4),
+                             np.array(wires, np.uint32).reshape(plan.rounds, plan.wire_len, 4),
+                             np.asarray(witnesses, np.uint32), np.array(gammas, np.uint32).reshape(-1, 4))
 
 
 def verify_batch(name: str, data: ZkSumcheckData, root: np.ndarray, claim: np.ndarray, k: int, pow_bits: int,

@@ -1,0 +1,97 @@
+"""The GPU backend's masked sumcheck batch (``Backend.masked_rounds``): the k rounds of one batch of the hiding
+PCS in ONE host-valued session, the transcript on the device.
+
+The host challenger's state goes up with the plan's constants; per round the sums (the first by
+``sumcheck_round``, the others by the previous fold, ``fold_and_sum``), the round message (``zk_wire``), its
+observation, the proof of work (``pow_search``), the challenge and the fold are recorded in order; the last fold
+sums nothing. The sums, messages, witnesses, challenges and the challenger's final state are read back once, and
+the host challenger takes that state. A search that finds no witness (odds below e^-32) runs the batch again
+with full-range searches.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..base import DeviceBuffer
+from ..device_transcript import NOT_FOUND
+from ..device_values import POW_MAX_COUNTERS, STATE_WORDS
+from ..masked_rounds import MaskedRoundsPlan, MaskedRoundsTrace
+from .transcript import challenger_words, load_challenger
+
+
+class MaskedRounds:
+    """``run(table, weights, challenger, plan)`` over the backend's ``DeviceState``; ``reductions`` makes the sums
+    and folds, ``memory`` takes back the tables the batch folds through."""
+
+    def __init__(self, state, reductions, memory):  # state: the backend's DeviceState
+        self.state = state
+        self.reductions = reductions
+        self.memory = memory
+
+    def run(self, table: DeviceBuffer, weights: DeviceBuffer, challenger, plan: MaskedRoundsPlan):
+        k = plan.rounds
+        if k == 0 or table.shape[0] < 1 << k or plan.wire_len < 2:
+            return None
+        for full_range in (False, True):
+            out = self._session(table, weights, challenger, plan, full_range)
+            if out is not None:
+                return out
+        raise AssertionError("a full-range proof-of-work search found no witness")
+
+    def _session(self, table, weights, challenger, plan: MaskedRoundsPlan, full_range: bool):
+        state, k, w = self.state, plan.rounds, plan.wire_len
+        ell = plan.masks.shape[1]
+        slot = state.alignment() // 4
+        proof_words = k * (8 + 4 * w + 1 + 4) + STATE_WORDS + (4 * k + 2) * slot
+        consts_words = 4 * (w + 2 + ell)
+        scratch_words = 4 + k * (consts_words + 4) + POW_MAX_COUNTERS + (3 * k + 2) * slot
+        sums, wires, witnesses, gammas, folded = [], [], [], [], []
+        with state.host_call(proof_words=proof_words, scratch_words=scratch_words) as session:
+            regions = session.regions
+            state.drivers.write(regions.scratch.buffer,
+                                challenger_words(challenger.sponge_state, challenger.input_buffer,
+                                                 len(challenger.output_buffer)), regions.state.offset)
+            session.transcript.full_range = full_range
+            past = state.put(regions.scratch, np.zeros(4, np.uint32))
+            zero_mask = np.zeros((ell, 4), np.uint32)
+            consts = [state.put(regions.scratch, np.concatenate(
+                [plan.templates[j], plan.lives[j][None], np.asarray(plan.e, np.uint32).reshape(1, 4),
+                 plan.masks[j - 1] if j else zero_mask]).astype(np.uint32)) for j in range(k)]
+            kernel = state.drivers.kernel("zk_wire")
+            h = self.reductions.sumcheck_round(table, weights)
+            current = (table, weights)
+            for j in range(k):
+                sums.append(h)
+                wire = regions.proof.take((w, 4))
+                params = np.array([h.word, wire.word, past.word, gammas[-1].word if j else 0, consts[j].word, w,
+                                   ell if j else 0, 0], np.uint32)
+                state.batch().dispatch(kernel, [regions.scratch.buffer, regions.proof.buffer], params, 1)
+                wires.append(wire)
+                session.transcript.observe(wire)
+                if plan.pow_bits > 0:
+                    witnesses.append(session.transcript.grind(plan.pow_bits))
+                gammas.append(session.transcript.sample_ef())
+                if j + 1 < k:
+                    t, wt, h = self.reductions.fold_and_sum(*current, gammas[-1])
+                else:
+                    t, wt = self.reductions.fold(*current, gammas[-1])
+                if j:
+                    self.memory.release(*current)
+                current = (t, wt)
+                folded.append(current)
+            batch = state.batch()
+            copies = [regions.proof.take((4,)) for _ in range(k)]
+            for gamma, copy in zip(gammas, copies):
+                batch.copy(gamma.buffer, gamma.offset, copy.buffer, copy.offset, 16)
+            final = regions.proof.take((STATE_WORDS,))
+            batch.copy(regions.scratch.buffer, regions.state.offset, final.buffer, final.offset, 4 * STATE_WORDS)
+        found = np.array([int(session.read(x).reshape(-1)[0]) for x in witnesses], np.uint32)
+        if np.any(found == NOT_FOUND):
+            self.memory.release(*current)
+            return None
+        load_challenger(challenger, session.read(final))
+        trace = MaskedRoundsTrace(np.stack([session.read(x) for x in sums]).reshape(k, 2, 4),
+                                  np.stack([session.read(x) for x in wires]).reshape(k, w, 4), found,
+                                  np.stack([session.read(x) for x in copies]).reshape(k, 4))
+        return current[0], current[1], trace
