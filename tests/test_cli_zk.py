@@ -10,9 +10,11 @@ import subprocess
 
 import pytest
 
+from whirgpu.backends.cpu import CpuBackend
 from whirgpu.cli import commands as cli
 
-from .conftest import golden_p3_bytes
+from .backend.conftest import open_runtime
+from .conftest import golden_p3_bytes, webgpu_adapter
 from .protocol.p3_tables_cases import NO_ORACLE, ORACLE
 
 Z01 = "z01_kb_n12_k4_r2_s32_p0_cb_e2_mask7.json"
@@ -147,19 +149,119 @@ def test_slack_and_flags_without_zk(capsys):
     assert code == 1 and "--zk needs --profile p3-whir" in err
 
 
+BENCH = ["bench", "--tables", "9x2,8x1", "--zk", "--fold", "4", "--rate", "2", "--pow-bits", "0", "--runs", "1",
+         "--warmup", "0"]
+
+
+def _assert_timed(row, backend):
+    assert row["backend"] == backend and row["error"] is None and row["skipped"] is None and row["verified"] is True
+    assert len(row["plain_ms"]) == len(row["zk_ms"]) == 1 and row["zk_median_ms"] > 0 and row["plain_median_ms"] > 0
+    assert row["ratio"] == pytest.approx(row["zk_median_ms"] / row["plain_median_ms"])
+    assert row["zk_proof_bytes"] > row["plain_proof_bytes"] > 0 and len(row["plain_proof_sha256"]) == 64
+
+
 def test_bench_times_zk_beside_plain(tmp_path, capsys):
     out = tmp_path / "bench.json"
-    code, stdout, err = run(["bench", "--tables", "9x2,8x1", "--zk", "--fold", "4", "--rate", "2", "--runs", "1",
-                             "--warmup", "0", "--pow-bits", "0", "--json", out], capsys)
+    code, stdout, err = run([*BENCH, "--backends", "cpu", "--json", out], capsys)
     assert code == 0, err
-    assert "ratio zk / plain" in stdout
+    assert "ratio zk / plain" in stdout and "cpu: numpy reference" in stdout
     result = json.loads(out.read_text())
-    assert result["backend"] == "cpu" and result["zk_median_ms"] > 0 and result["plain_median_ms"] > 0
-    assert result["zk_proof_bytes"] > result["plain_proof_bytes"]
-    code, _, err = run(["bench", "--tables", "9x1", "--zk", "--backends", "wgpu"], capsys)
-    assert code == 1 and "cpu backend in this version" in err
+    assert result["kind"] == "zk" and result["settings"]["backends"] == ["cpu"]
+    assert result["settings"]["layout"] == "prefix" and result["settings"]["num_variables"] == 11
+    (row,) = result["rows"]
+    _assert_timed(row, "cpu")
+    assert "--zk" in result["command"] and "--backends cpu" in result["command"]
     code, _, err = run(["bench", "--zk"], capsys)
     assert code == 1 and "--zk refines --tables" in err
+
+
+def _require(runtime: str) -> None:
+    """Skip (fail under WHIRGPU_REQUIRE) when ``runtime`` cannot run here, as the GPU suites do."""
+    if runtime == "wgpu":
+        webgpu_adapter("wgpu")
+    else:
+        open_runtime(runtime, "mulhi")
+
+
+@pytest.mark.parametrize("gpu", ["wgpu", "msl-cpu"])
+def test_bench_zk_on_a_gpu_backend(gpu, tmp_path, capsys):
+    """``--backends cpu,GPU``: a row per backend, both timed and verified, the plain proofs the same bytes."""
+    _require(gpu)
+    spec = "wgpu" if gpu == "wgpu" else "msl-cpu:mulhi"
+    out = tmp_path / "bench.json"
+    code, stdout, err = run([*BENCH, "--backends", f"cpu,{spec}", "--json", out], capsys)
+    assert code == 0, err
+    result = json.loads(out.read_text())
+    assert result["settings"]["backends"] == ["cpu", spec]
+    cpu, device = result["rows"]
+    _assert_timed(cpu, "cpu")
+    _assert_timed(device, spec)
+    assert device["plain_proof_sha256"] == cpu["plain_proof_sha256"]
+    assert device["device"] and "numpy" not in device["device"] and f"{spec}: {device['device']}" in stdout
+    assert stdout.count("ratio zk / plain") == 2 and stdout.count("both proofs verified") == 2
+
+
+class _Broken(CpuBackend):
+    def commit(self, table, log_folding, log_height):
+        raise RuntimeError("no codeword today")
+
+
+class _NoTables(CpuBackend):
+    proves_tables = False
+
+
+def _zk_bench_inputs():
+    from whirgpu.profiles.p3_whir.expectations import p3_expected_config
+    from whirgpu.profiles.p3_whir.tables.spec import TablesSpec
+    from whirgpu.profiles.p3_whir.zk.config import ZkWhirConfig
+
+    spec = TablesSpec.parse("9x2,8x1", None, "prefix", "prescribed")
+    config = p3_expected_config(11, 4, 2, security_level=32, pow_bits=0, field="koalabear")
+    return spec, config, ZkWhirConfig.derive(config.num_variables, config.params, config.field)
+
+
+def test_a_failing_backend_is_its_row_and_plain_proofs_are_compared(monkeypatch):
+    from whirgpu.bench import zk as bench_zk
+
+    spec, config, zk_config = _zk_bench_inputs()
+    bench = bench_zk.run_zk_bench(spec, config, zk_config, {"cpu": CpuBackend(), "plain": _NoTables(),
+                                                             "broken": _Broken(), "cpu'": CpuBackend()}, 1, 0, 1)
+    ok, skipped, broken, again = bench.rows
+    assert ok.verified and not ok.error and again.verified and not again.error
+    assert again.plain_proof_sha256 == ok.plain_proof_sha256
+    assert skipped.skipped and "does not prove stacked tables" in skipped.skipped and not skipped.zk_ms
+    assert "no codeword today" in broken.error and broken.verified is None and bench.has_errors
+    lines = bench_zk.render_zk_bench(bench)
+    assert "  skipped: the cpu backend does not prove stacked tables" in lines
+    assert any("! error: proving failed: RuntimeError: no codeword today" in line for line in lines)
+    assert bench.to_json()["rows"][2]["error"] == broken.error
+    # a backend whose plain proof is other bytes fails (here: the postcard the second backend reports is altered)
+    postcards = []
+    real = bench_zk.pcs_proof_to_postcard
+
+    def altered(proof):
+        postcards.append(None)
+        return real(proof) + b"\x00" * (len(postcards) - 1)
+
+    monkeypatch.setattr(bench_zk, "pcs_proof_to_postcard", altered)
+    bench = bench_zk.run_zk_bench(spec, config, zk_config, {"cpu": CpuBackend(), "other": CpuBackend()}, 1, 0, 1)
+    first, other = bench.rows
+    assert not first.error and "its plain proof differs from cpu's" in other.error and bench.has_errors
+
+
+BENCH_REFUSALS = {
+    "suffix": (["--layout", "suffix"], "--zk: HidingWhirPcs has the prefix layout and prescribed points only"),
+    "transcript points": (["--points", "transcript"], "prefix layout and prescribed points only"),
+    "next row": (["--open", "0:0:1"], "--zk opens current columns only; next-row openings are refused"),
+    "unknown backend": (["--backends", "cpu,vulkan"], "unknown backend 'vulkan'"),
+}
+
+
+@pytest.mark.parametrize("case", BENCH_REFUSALS)
+def test_bench_zk_refusals_are_one_line(case, capsys):
+    extra, words = BENCH_REFUSALS[case]
+    code, stdout, err = run([*BENCH, *extra], capsys)
+    assert code == 1 and stdout == "" and words in err and err.count("\n") == 1, err
 
 
 def test_verify_pins_a_hiding_documents_tables(tmp_path, capsys):

@@ -106,8 +106,11 @@ def add_bench_parser(sub) -> None:
                         help="with --tables: the batches' points drawn from the transcript (default) or prescribed")
     tables.add_argument("--zk", action="store_true",
                         help="with --tables: time the zero-knowledge proof (HidingWhirPcs, prefix layout, prescribed "
-                             "points, masks from the OS CSPRNG) beside the same proof without zk, on the cpu backend "
-                             "(the hiding prover's only one in this version)")
+                             "points, masks from the OS CSPRNG) beside the same proof without zk, alternated, on each "
+                             "backend of --backends (default as without --zk: "
+                             f"{','.join(str(s) for s in default_specs())}, skipping any that cannot run here; the "
+                             "cpu one is the numpy reference, slow at large n: --backends wgpu leaves it out); every "
+                             "backend's plain proof must be the same bytes")
     tables.add_argument("--fold", type=int, metavar="F",
                         help=f"with --tables: the folding factor (default {EXAMPLE_PARAMETERS.folding.k}, the "
                              "example's)")
@@ -347,16 +350,15 @@ def _run_tables(args) -> int:
 
 
 def _run_zk(args) -> int:
-    """``--tables --zk``: the hiding proof beside the plain one on the cpu backend (``bench.zk``)."""
+    """``--tables --zk``: the hiding proof beside the plain one, per backend (``bench.zk``)."""
     from ..profiles.p3_whir.defaults import example_parameters, resolve  # noqa: PLC0415
     from ..profiles.p3_whir.tables.document_checks import stacked_arity  # noqa: PLC0415
     from ..profiles.p3_whir.tables.spec import TablesSpec  # noqa: PLC0415
     from ..profiles.p3_whir.zk.config import ZkWhirConfig  # noqa: PLC0415
+    from .host import host_info  # noqa: PLC0415
+    from .report import console  # noqa: PLC0415
     from .zk import render_zk_bench, run_zk_bench  # noqa: PLC0415
 
-    if args.backends not in (None, "cpu"):
-        raise ConfigError(f"--zk with --backends {args.backends}: zero-knowledge proofs run on the cpu backend in this "
-                          "version; the GPU path is in progress (issue 40)")
     if args.layout not in (None, "prefix") or args.points not in (None, "prescribed"):
         raise ConfigError("--zk: HidingWhirPcs has the prefix layout and prescribed points only; leave --layout and "
                           "--points out")
@@ -374,13 +376,36 @@ def _run_zk(args) -> int:
     except ConfigError as exc:
         raise ConfigError(f"--zk: {exc}") from None
     runs, warmup, seed = _counts(args)
+    specs = parse_specs(args.backends) if args.backends else default_specs()
     check_writable(args.json, "--json")
-    result = run_zk_bench(spec, config, zk_config, runs, warmup, seed)
-    print("\n".join(render_zk_bench(result)))
+    backends, skipped = open_specs(specs, args.storage, explicit=args.backends is not None)
+    err = console(stderr=True)
+    for name, reason in skipped.items():
+        err.print(f"skipping {name}: {reason}", markup=False)
+    c = spec.canonical()
+    words = ["whirgpu", "bench", "--tables", c["tables"], "--zk"] + (["--open", c["open"]] if c["open"] else [])
+    words += ["--fold", str(config.params.folding.k), "--rate", str(config.params.starting_log_inv_rate), "--field",
+              config.field.name, "--pow-bits", str(config.params.pow_bits), "--backends", ",".join(backends),
+              "--runs", str(runs), "--warmup", str(warmup), "--seed", str(seed)]
+    words += ["--storage", args.storage] if args.storage else []
+    devices = {name: describe(backend) for name, backend in backends.items()}
+
+    def on_step(description: str) -> None:
+        if not args.quiet:
+            err.print(f"  {description}", markup=False)
+
+    try:
+        bench = run_zk_bench(spec, config, zk_config, backends, runs, warmup, seed, on_step, devices)
+    finally:
+        for backend in backends.values():
+            backend.close()
+    bench.date = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    bench.command, bench.host = shlex.join(words), host_info()
+    print("\n".join(render_zk_bench(bench)))
     if args.json:
-        _write_json(args.json, result)
+        _write_json(args.json, bench.to_json())
         print(f"wrote {args.json}", file=sys.stderr)
-    return 0
+    return 1 if bench.has_errors else 0
 
 
 def run_bench(args) -> int:
