@@ -1,7 +1,8 @@
 """The hiding proof on the GPU against the same proof without zero knowledge (issue 40, item 5): per n,
 ``ZkBackendProver`` on a wgpu ``GpuBackend`` (the hiding prover's size-2^n work on the backend, host-valued calls)
 and ``P3Tables(..., layout="prefix", backend="wgpu")``, one column of 2^n values, KoalaBear, upstream's example at
-starting rate 2, the oracle's instance (SmallRng(1)); 2 warm-ups then 3 timed runs of each, alternating. At n <= 14
+starting rate 2, the oracle's instance (SmallRng(1)); the compiled Poseidon2 built first (``whirgpu warmup`` does
+the same); 2 warm-ups then 3 timed runs of each, alternating. At n <= 14
 the hiding proof is also checked byte for byte against the numpy reference (same mask seed). Nothing here asserts
 a time.
 
@@ -24,8 +25,10 @@ from whirgpu.profiles.p3_whir.zk.format import zk_proof_to_postcard
 from whirgpu.ref.field_np import field_ops
 from whirgpu.field import KOALABEAR
 from whirgpu.ref.chacha_rng import StdRng
+from whirgpu.native.permute import build_now
 
 sizes = [int(a) for a in sys.argv[1:]] or [20, 22, 24]
+build_now()  # the compiled Poseidon2 (transcript, host Merkle trees) loaded, as after `whirgpu warmup`
 runs, warm = 3, 2
 field = KOALABEAR
 backend = GpuBackend(WgpuRuntime())
