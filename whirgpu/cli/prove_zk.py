@@ -35,7 +35,8 @@ def add_zk_flags(group) -> None:
     group.add_argument("--zk", action="store_true",
                        help="--profile p3-whir: a zero-knowledge (hiding) proof with upstream's HidingWhirPcs, as the "
                             "oracle's prove-tables --zk (prefix layout, prescribed points, current columns only; "
-                            "masks from the OS CSPRNG; cpu backend)")
+                            "masks from the OS CSPRNG; the numpy reference on --backend auto or cpu, the same bytes on a "
+                            "named GPU --backend)")
     group.add_argument("--mask-seed", dest="mask_seed", type=int, default=None, metavar="N",
                        help="with --zk: masks from StdRng::seed_from_u64(N) instead of the OS CSPRNG: reproducible "
                             "(the oracle's bytes), for tests only, NOT hiding against anyone who knows N")
