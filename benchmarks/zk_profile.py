@@ -1,0 +1,57 @@
+"""Where the hiding proof's time goes: ``ZkBackendProver`` on a wgpu ``GpuBackend``, KoalaBear, one column of 2^n
+values, upstream's example at starting rate 2 (the instance of ``benchmarks.zk_backend_prover``); per n two
+untimed proofs, one timed, one under cProfile (its 70 costliest calls by cumulative time, then 30 by own time).
+Nothing here asserts a time.
+
+Usage: python3 -m benchmarks.zk_profile [N ...] [--out FILE]   (default 20 24; the profiles to FILE or stdout)
+"""
+
+import cProfile, io, pstats, sys, time
+import numpy as np
+from whirgpu.backends.gpu import GpuBackend
+from whirgpu.runtime.wgpu_rt import WgpuRuntime
+from whirgpu.profiles.p3_whir.tables.spec import TablesSpec
+from whirgpu.profiles.p3_whir.tables.instance import draw_instance
+from whirgpu.profiles.p3_whir.zk.api import zk_config_for, ZkOptions
+from whirgpu.profiles.p3_whir.zk.backend_prover import ZkBackendProver
+from whirgpu.profiles.p3_whir.zk.tables import zk_tables_statement
+from whirgpu.profiles.p3_whir.zk.randomness import mask_rng
+from whirgpu.ref.field_np import field_ops
+from whirgpu.field import KOALABEAR
+from whirgpu.native.permute import build_now
+
+args = sys.argv[1:]
+target = None
+if "--out" in args:
+    at = args.index("--out")
+    target, args = args[at + 1], args[:at] + args[at + 2:]
+sizes = [int(a) for a in args] or [20, 24]
+build_now()
+field = KOALABEAR
+backend = GpuBackend(WgpuRuntime())
+out = open(target, "w") if target else sys.stdout
+for n in sizes:
+    spec = TablesSpec.parse(f"{n}x1", None, "prefix", "prescribed")
+    config, _ = zk_config_for(spec.protocol.shapes, None, field, ZkOptions(), False)
+    columns, points = draw_instance(spec.protocol, 1, field, config.inner.folding_schedule[0], True)
+    monty = [field_ops(field).to_monty(np.asarray(c, np.uint64)) for c in columns]
+    poly, zpoints, _ = zk_tables_statement(spec.protocol, config.fold(0), monty, points, field)
+    prover = ZkBackendProver(backend, config, field)
+    for _ in range(2):
+        prover.prove(poly, zpoints, mask_rng(None))
+    start = time.perf_counter()
+    prover.prove(poly, zpoints, mask_rng(None))
+    plain = time.perf_counter() - start
+    profile = cProfile.Profile()
+    start = time.perf_counter()
+    profile.enable()
+    prover.prove(poly, zpoints, mask_rng(None))
+    profile.disable()
+    profiled = time.perf_counter() - start
+    text = io.StringIO()
+    stats = pstats.Stats(profile, stream=text)
+    stats.sort_stats("cumulative").print_stats(70)
+    stats.sort_stats("tottime").print_stats(30)
+    print(f"===== n={n} proof {plain * 1e3:.1f} ms, under cProfile {profiled * 1e3:.1f} ms", file=out)
+    print(text.getvalue(), file=out, flush=True)
+    print(f"n={n} {plain * 1e3:.1f} ms", file=sys.stderr, flush=True)
