@@ -417,6 +417,13 @@ class Backend(ABC):
         leave the rounds to the caller's loop (the default)."""
         return None
 
+    def code_switch(self, table: DeviceBuffer, source: Commitment, challenger, plan):
+        """The device part of a code-switching round (``backends.code_switch``: ``plan`` a ``CodeSwitchPlan``,
+        ``table`` the residual, ``source`` the commitment the queries open) in one step, where the backend can:
+        returns a ``CodeSwitchTrace`` with ``challenger`` (a host ``DuplexChallenger``) advanced past the
+        combination challenge; or None to leave it to the caller's steps (the default)."""
+        return None
+
     # -- Fiat-Shamir help ----------------------------------------------------------------------------------
     def grind(self, challenger, bits: int) -> np.uint32:
         """Proof of work: the witness with the smallest canonical value; advances ``challenger`` past it."""

@@ -9,6 +9,7 @@ import numpy as np
 
 from ...runtime.base import Runtime
 from ..base import Backend, DeviceBuffer, DeviceLimits, StorageMode, TableLayout, TransferStats, resolve_storage
+from .code_switch import CodeSwitch
 from .commit import Commitments
 from .device_memory import DeviceMemory
 from .masked_rounds import MaskedRounds
@@ -48,6 +49,7 @@ class GpuBackend(Backend):
         self.tables = TableClaims(state, self.memory, self.reductions)
         self.replay = Replays(state, self.memory)
         self.proofs = Proofs(state, self.memory, self.replay)
+        self.switch = CodeSwitch(state, self.commitments, self.reductions, self.proofs, self.memory)
 
     def close(self) -> None:
         """Free the pooled buffers, then close the runtime (its device goes with it); idempotent."""
@@ -149,6 +151,9 @@ class GpuBackend(Backend):
 
     def evaluate(self, table, point):
         return self.reductions.evaluate(table, point)
+
+    def code_switch(self, table, source, challenger, plan):
+        return self.switch.run(table, source, challenger, plan)
 
     def masked_rounds(self, table, weights, challenger, plan):
         return self.masked.run(table, weights, challenger, plan)

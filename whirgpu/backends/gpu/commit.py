@@ -79,7 +79,9 @@ class Commitments:
                 out, scratch = self._interleave(table, randomness, log_folding, rows, m, t)
             state.pool.free(scratch)
             return out
-        return self._interleave(table, randomness, log_folding, rows, m, t)[0]
+        out, scratch = self._interleave(table, randomness, log_folding, rows, m, t)
+        state.session.after_submit.append(scratch)  # the randomness rows back to the pool once submitted
+        return out
 
     def _interleave(self, table: DeviceBuffer, randomness: np.ndarray, log_folding: int, rows: int, m: int, t: int):
         state = self.state

@@ -11,16 +11,19 @@ after); it holds ``backend.proof_lock`` meanwhile.
 What runs where (docs/ZK-PROTOCOL.md §15):
 - backend: the interleaved encodings' tables (``interleave_columns``: 2^k columns of message ‖ randomness ‖
   zeros, next_pow2(m + t) entries each, from the uploaded polynomial and from each round's folded residual) and
-  their commitments at the oracle's height (``commit``: NTT + Merkle tree), the claimed values (``evaluate``),
-  the eq weights (``eq_weights``), every sumcheck round's [c0, c_inf] (``sumcheck_round``) and fold (``fold``),
-  the code switch's weight update (``add_constraint_weights``: select weights for the query points, eq weights
-  at the ``power_point`` form of each OOD point), the OOD answers' univariate evaluation of the residual
-  (``evaluate`` at that form) and the Merkle openings of those oracles (``open_rows``);
-- host: the transcript, the mask RNG, the masks (ell_zk or |rho| + |pad| EF values: their codewords and trees,
-  ``oracles.Committed``), the wire assembly, the ledger (``prover.MaskLedger``), the eq-fold of the randomness
-  rows, the claim's update by the code switch (from the opened rows: each folded row is
-  padded_ood(x, M, rho), so sum_b M[b] x^b costs 2^k + |rho| operations) and the base case (2^final_nv values,
-  ``base_case.prove_base_case`` on the downloaded residual and weights).
+  their commitments at the oracle's height (``commit``: NTT + Merkle tree, ``commit_interleaved``), the claimed
+  values (``evaluate_points``), the eq weights (``eq_weights``), each masked sumcheck batch
+  (``masked_rounds``, through ``DeviceResidual``; else ``sumcheck_round`` / ``fold_and_sum`` under the host
+  loop), each code switch's device part (``code_switch``: commitment, OOD answers, proof of work, queries,
+  openings, combination; else ``code_switch_steps``: the same as separate calls), the code switch's weight
+  update (``add_constraint_weights``: select weights for the query points, eq weights at the ``power_point`` form
+  of each OOD point);
+- host: the mask RNG (every draw of a step made before it: they do not depend on the transcript), the masks
+  (ell_zk or |rho| + |pad| EF values: their codewords and trees, ``oracles.Committed``), the round messages' host
+  part (``sumcheck.prove_batch``'s plan), the ledger (``prover.MaskLedger``), the eq-fold of the randomness
+  rows, the claim's update by the code switch (from the opened rows: each folded row is padded_ood(x, M, rho),
+  so sum_b M[b] x^b costs 2^k + |rho| operations), the transcript between the backend's steps, and the base case
+  (2^final_nv values, ``base_case.prove_base_case`` on the downloaded residual and weights).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 from ....backends.base import P3_WHIR_LAYOUT, Backend
+from ....backends.code_switch import CodeSwitchPlan, CodeSwitchTrace
 from ....field import Field
 from ....protocol.query_indices import distinct_query_indices
 from ....ref.chacha_rng import StdRng
@@ -84,6 +88,43 @@ class _BackendGrinding:
         return getattr(self.challenger, name)
 
 
+def commit_interleaved(backend: Backend, message, randomness: np.ndarray, folding: int, height: int) -> _Oracle:
+    """Commit the interleaved encoding of ``message`` (a backend table) and ``randomness`` (host) at ``height``."""
+    rows = _rows(message.shape[0], randomness.shape[0], folding)
+    table = backend.interleave_columns(message, randomness, folding, rows)
+    commitment = backend.commit(table, folding, _log2(height))
+    backend.release(table)
+    return _Oracle(backend, commitment)
+
+
+def code_switch_steps(backend: Backend, residual: DeviceResidual, source: _Oracle, plan: CodeSwitchPlan,
+                      challenger) -> CodeSwitchTrace:
+    """``Backend.code_switch``'s contract (``backends.code_switch``) as separate backend calls and the host
+    transcript (``challenger``): what a backend without that step runs."""
+    ops = residual.ops
+    n_msg = residual.evals.shape[0]
+    oracle = commit_interleaved(backend, residual.evals, plan.fresh, plan.log_folding, 1 << plan.log_height)
+    challenger.observe_many(oracle.root)
+    challenger.observe_many(plan.mask_root)
+    zs, evaluations, answers = [], [], []
+    for _ in range(plan.ood_samples):
+        z = challenger.sample_ef()
+        at_z = residual.univariate(z)
+        answer = ops.ef_add(at_z, ops.ef_mul(ops.ef_power(z, n_msg), horner(ops, plan.mask_message, z)))
+        challenger.observe_many(answer)
+        zs.append(z)
+        evaluations.append(at_z)
+        answers.append(answer)
+    witness = int(challenger.grind(plan.pow_bits)) if plan.pow_bits > 0 else 0
+    challenger.sample()
+    indices = distinct_query_indices(challenger, plan.domain_size, plan.folding, plan.num_queries)
+    openings = source.open(indices)
+    combination = challenger.sample_ef()
+    as_ef = lambda values: np.asarray(values, np.uint32).reshape(-1, 4)  # noqa: E731
+    return CodeSwitchTrace(oracle.commitment, as_ef(zs), as_ef(evaluations), as_ef(answers), witness,
+                           np.asarray(indices, np.int64), openings.rows, openings.sibling_hashes, combination)
+
+
 class ZkBackendProver:
     """``HidingWhirPcs::commit`` then ``open`` on one fresh transcript, its heavy work on ``backend``."""
 
@@ -101,15 +142,6 @@ class ZkBackendProver:
             finally:
                 backend.layout = saved
 
-    def _commit(self, message, randomness: np.ndarray, folding: int, height: int) -> _Oracle:
-        """Commit the interleaved encoding of ``message`` (a backend table) and ``randomness`` (host) at
-        ``height``."""
-        rows = _rows(message.shape[0], randomness.shape[0], folding)
-        table = self.backend.interleave_columns(message, randomness, folding, rows)
-        commitment = self.backend.commit(table, folding, _log2(height))
-        self.backend.release(table)
-        return _Oracle(self.backend, commitment)
-
     def _prove(self, polynomial, points, rng: StdRng) -> tuple[MerkleCap, ZkWhirProof]:
         config, field, ops, backend = self.config, self.field, self.ops, self.backend
         inner, n = config.inner, config.num_variables
@@ -122,7 +154,7 @@ class ZkBackendProver:
         fork = StdRng.from_rng(rng)
         randomness = random_base(fork, config.oracle_randomness[0] << k, field)
         table = backend.upload(polynomial)
-        source = self._commit(table, randomness, k, ((1 << n) >> k) << inner.starting_log_inv_rate)
+        source = commit_interleaved(backend, table, randomness, k, ((1 << n) >> k) << inner.starting_log_inv_rate)
         challenger.observe_many(source.root)
         commitment = source.cap
         # open (section 6)
@@ -167,42 +199,37 @@ class ZkBackendProver:
     def _switch(self, r: int, params, k: int, k_next: int, residual: DeviceResidual, carried: np.ndarray,
                 gammas: np.ndarray, source: _Oracle, masks: MaskLedger, challenger, fork):
         """Code-switching round r (section 9) up to the next batch: (its ``ZkRoundProof``, the new oracle, the
-        fresh randomness it hides)."""
+        fresh randomness it hides). The device part runs as one backend step (``Backend.code_switch``) where the
+        backend has it, else step by step (``code_switch_steps``)."""
         config, field, ops = self.config, self.field, self.ops
         n_msg = residual.evals.shape[0]
+        # The mask RNG's draws do not depend on the transcript: all of this round's are made first, in its order.
         fresh = random_ef(fork, config.oracle_randomness[r + 1] << k_next, field)
-        oracle = self._commit(residual.evals, fresh, k_next, config.inv_rate(r) * (n_msg >> k_next))
-        challenger.observe_many(oracle.root)
         shape = config.switch_masks[r]
         pad = random_ef(fork, params.ood_samples, field)
         mask_message = np.concatenate([carried, pad])
         mask_randomness = random_ef(fork, shape.randomness_len, field)
         mask_oracle = Committed(mask_matrix(mask_message[None], mask_randomness[None], shape.domain_size, field),
                                 field)
-        challenger.observe_many(mask_oracle.root)
-        ood_points, answers, claim_delta_terms = [], [], []
-        for _ in range(params.ood_samples):
-            z = challenger.sample_ef()
-            at_z = residual.univariate(z)
-            answer = ops.ef_add(at_z, ops.ef_mul(ops.ef_power(z, n_msg), horner(ops, mask_message, z)))
-            challenger.observe_many(answer)
-            ood_points.append(z)
-            answers.append(answer)
-            claim_delta_terms.append(at_z)
-        pow_witness = int(challenger.grind(params.pow_bits)) if params.pow_bits > 0 else 0
-        challenger.sample()
-        indices = distinct_query_indices(challenger, params.domain_size, k, params.num_queries)
-        openings = source.open(indices)
+        plan = CodeSwitchPlan(fresh, k_next, _rows(n_msg, fresh.shape[0], k_next),
+                              _log2(config.inv_rate(r) * (n_msg >> k_next)), mask_oracle.root, mask_message,
+                              params.ood_samples, params.pow_bits, params.domain_size, k, params.num_queries)
+        trace = self.backend.code_switch(residual.evals, source.commitment, challenger.challenger, plan)
+        if trace is None:
+            trace = code_switch_steps(self.backend, residual, source, plan, challenger)
+        oracle = _Oracle(self.backend, trace.commitment)
+        openings = QueryOpenings("extension" if source.commitment.is_ext else "base", trace.rows, trace.siblings)
         generator = ops.constant(params.folded_domain_gen)
-        xs = [ops.power(generator, int(i)) for i in indices]
+        xs = [ops.power(generator, int(i)) for i in trace.indices]
+        claim_delta_terms = list(trace.evaluations)
         for x, row in zip(xs, openings.rows):
             # the folded row is padded_ood(x, M, carried): sum_b M[b] x^b is what is left of it
             x_ef = ops.ef_from_base(x)
             folded = np.asarray(evaluate(row, gammas, field), np.uint32).reshape(4)
             tail = ops.ef_mul(ops.ef_power(x_ef, n_msg), horner(ops, carried, x_ef))
             claim_delta_terms.append(ops.ef_sub(folded, tail))
-        combination = challenger.sample_ef()
-        all_coeffs = ops.ef_mul(ops.ef_powers(combination, len(ood_points) + len(xs)), combination)
+        ood_points = list(trace.zs)
+        all_coeffs = ops.ef_mul(ops.ef_powers(trace.combination, len(ood_points) + len(xs)), trace.combination)
         ood_coeffs, query_coeffs = all_coeffs[:len(ood_points)], all_coeffs[len(ood_points):]
         residual.add_switch_weights(ood_points, ood_coeffs, xs, query_coeffs)
         ordered = list(ood_coeffs) + list(query_coeffs)  # claim_delta_terms: the OOD points', then the queries'
@@ -213,6 +240,6 @@ class ZkBackendProver:
         covector = switch_covector(ops, n_msg, carried.shape[0], pad.shape[0], ood_points, ood_coeffs, xs_ef,
                                    query_coeffs)
         masks.push_switch_mask(covector, mask_message, mask_randomness, mask_oracle)
-        round_proof = ZkRoundProof(oracle.cap, mask_oracle.cap, np.asarray(answers, np.uint32).reshape(-1, 4),
-                                   pow_witness, openings)
+        round_proof = ZkRoundProof(oracle.cap, mask_oracle.cap, np.asarray(trace.answers, np.uint32).reshape(-1, 4),
+                                   trace.witness, openings)
         return round_proof, oracle, fresh

@@ -1,0 +1,109 @@
+"""The GPU backend's code-switching round of the hiding PCS (``Backend.code_switch``): its device part in ONE
+host-valued session, the transcript on the device.
+
+The host challenger's state goes up with the plan; the interleaved table and its commitment are recorded and the
+root observed as the tree's last launch ends (``Commitments``); the mask root, put in the proof region, is
+observed; per OOD sample the challenge is expanded (y^(2^(m-1)), ..., y) in the points region, the residual
+evaluated there in the kernel's powers mode (sum_b f[b] z^b), the answer made by ``zk_ood`` and observed; then the
+proof of work, the dropped sample, the distinct query draw, the source's openings at those indices and the
+combination challenge. One read brings back the root, the samples, evaluations, answers, witness, indices, rows,
+paths (pruned on the host), the combination and the challenger's state, which the host challenger takes. A
+search that finds no witness (odds below e^-32) runs the round again with a full-range search.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...kernels.merkle import DIGEST
+from ..base import Commitment, DeviceBuffer
+from ..code_switch import CodeSwitchPlan, CodeSwitchTrace
+from ..device_transcript import NOT_FOUND
+from ..device_values import POW_MAX_COUNTERS, STATE_WORDS, resolve_value
+from .geometry import log2
+from .transcript import challenger_words, load_challenger
+
+
+class CodeSwitch:
+    """``run(table, source, challenger, plan)`` over the backend's ``DeviceState``, with its ``Commitments``
+    (interleave, commit, openings), ``Reductions`` (the evaluations), ``Proofs`` (the point expansion) and
+    ``DeviceMemory``."""
+
+    def __init__(self, state, commitments, reductions, proofs, memory):  # state: the backend's DeviceState
+        self.state = state
+        self.commitments = commitments
+        self.reductions = reductions
+        self.proofs = proofs
+        self.memory = memory
+
+    def run(self, table: DeviceBuffer, source: Commitment, challenger, plan: CodeSwitchPlan):
+        fresh = np.ascontiguousarray(plan.fresh, np.uint32)
+        if fresh.nbytes > self.state.window_limit or not table.is_ext or source.handle is None:
+            return None  # the randomness rows do not fit one binding: the caller's steps (a host interleave)
+        for full_range in (False, True):
+            out = self._session(table, source, challenger, plan, full_range)
+            if out is not None:
+                return out
+        raise AssertionError("a full-range proof-of-work search found no witness")
+
+    def _session(self, table, source, challenger, plan: CodeSwitchPlan, full_range: bool):
+        state = self.state
+        m, s, q = log2(table.shape[0]), plan.ood_samples, plan.num_queries
+        depth = len(source.handle[1]) - 1
+        slot = state.alignment() // 4
+        proof_words = (2 * DIGEST + 8 * s + 1 + 2 * q + 1 + q * (source.width + depth * DIGEST) + 4 * s + 4
+                       + STATE_WORDS + (3 * s + 16) * slot)
+        scratch_words = (4 * plan.mask_message.shape[0] + 4 * s + 4 + 5 * q + 8 + POW_MAX_COUNTERS
+                         + (s + 16) * slot)
+        zs, evaluations, answers = [], [], []
+        with state.host_call(proof_words=proof_words, scratch_words=scratch_words,
+                             points_words=s * (4 * m + 4)) as session:
+            regions, transcript = session.regions, session.transcript
+            state.drivers.write(regions.scratch.buffer,
+                                challenger_words(challenger.sponge_state, challenger.input_buffer,
+                                                 len(challenger.output_buffer)), regions.state.offset)
+            transcript.full_range = full_range
+            consts = state.put(regions.scratch, plan.mask_message)
+            mask_root = state.put(regions.proof, np.asarray(plan.mask_root, np.uint32).reshape(DIGEST))
+            interleaved = self.commitments.interleave_columns(table, plan.fresh, plan.log_folding, plan.rows)
+            commitment = self.commitments.commit(interleaved, plan.log_folding, plan.log_height)
+            self.memory.release(interleaved)
+            transcript.observe(commitment.root)
+            transcript.observe(mask_root)
+            kernel = state.drivers.kernel("zk_ood")
+            for _ in range(s):
+                z = transcript.sample_ef()
+                evaluation = self.reductions.evaluate(table, self.proofs.expand_point(z, m), powers=True)
+                answer = regions.proof.take((4,))
+                params = np.array([evaluation.word, z.word, consts.word, plan.mask_message.shape[0], m,
+                                   answer.word, 0, 0], np.uint32)
+                state.batch().dispatch(kernel, [regions.scratch.buffer, regions.proof.buffer], params, 1)
+                transcript.observe(answer)
+                zs.append(z)
+                evaluations.append(evaluation)
+                answers.append(answer)
+            witness = transcript.grind(plan.pow_bits) if plan.pow_bits > 0 else None
+            transcript.sample()
+            queries = transcript.sample_queries(plan.domain_size, plan.folding, q)
+            openings = self.commitments.open_rows(source, queries)
+            combination = transcript.sample_ef()
+            batch = state.batch()
+            copies = [regions.proof.take((4,)) for _ in range(s + 1)]
+            for value, copy in zip(zs + [combination], copies):
+                batch.copy(value.buffer, value.offset, copy.buffer, copy.offset, 16)
+            final = regions.proof.take((STATE_WORDS,))
+            batch.copy(regions.scratch.buffer, regions.state.offset, final.buffer, final.offset, 4 * STATE_WORDS)
+        words = session.words
+        found = int(witness.read(words).reshape(-1)[0]) if witness is not None else 0
+        if found == NOT_FOUND:
+            self.memory.release(commitment)
+            return None
+        commitment.root = commitment.root.read(words).reshape(DIGEST).copy()
+        load_challenger(challenger, final.read(words))
+        count = int(openings.count.read(words)[0])
+        indices = openings.indices.read(words)[:count].astype(np.int64)
+        rows, siblings = resolve_value(words, openings)
+        read = lambda values: np.array([v.read(words).reshape(4) for v in values], np.uint32).reshape(-1, 4)  # noqa: E731
+        return CodeSwitchTrace(commitment, read(copies[:s]), read(evaluations), read(answers), found, indices,
+                               np.asarray(rows, np.uint32), np.asarray(siblings, np.uint32),
+                               copies[s].read(words).reshape(4).copy())
