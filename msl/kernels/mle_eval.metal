@@ -10,8 +10,10 @@
 // (challenger.metal: e.g. observe the answer, sample and expand the next OOD point). Entry points: mle_eval_base
 // (T base words), mle_eval_ext (T EF). Bindings: 0 table (window from b = base), 1 work (atomic words), 2 scratch
 // (whole), 3 proof (a window; out_at and op offsets relative to it), 4 points (whole), 5 p2_rc, 6 params.
-// Contracts: len and S powers of two, 2^L divides base, base + len <= 2^nv. Shifts are taken mod 32, as in WGSL.
-// Words Montgomery in [0, P).
+// Powers mode (MLE_POWERS = 1): a 0 bit's factor is 1 instead of 1 - z_s, so the answer is
+// sum_b T[b] prod_s (bit nv-1-s of b ? z_s : 1), at z_s = y^(2^(nv-1-s)) (expand_point(y)) the univariate
+// sum_b T[b] y^b. Contracts: len and S powers of two, 2^L divides base, base + len <= 2^nv. Shifts are taken
+// mod 32, as in WGSL. Words Montgomery in [0, P).
 
 struct Params {
     uint len; uint base; uint log_s; uint partial_base; uint groups; uint total; uint out_at; uint point_at;
@@ -20,15 +22,16 @@ struct Params {
 };
 
 constant constexpr uint WG = 256u;
+constant uint MLE_POWERS [[function_constant(9)]];  // 1: the powers mode (a 0 bit's factor is 1)
 
-// prod_{s < len} (bit len-1-s of j ? z : 1 - z), z = points[at + s].
+// prod_{s < len} (bit len-1-s of j ? z : 1 - z), z = points[at + s] (powers mode: a 0 bit's factor is 1).
 uint4 eq_product(device const uint4* points, uint at, uint len, uint j) {
     uint4 acc = uint4(BB_R, 0u, 0u, 0u);
     for (uint s = 0u; s < len; s++) {
         uint4 z = points[at + s];
         if (((j >> ((len - 1u - s) & 31u)) & 1u) != 0u) {
             acc = ef_mul(acc, z);
-        } else {
+        } else if (MLE_POWERS == 0u) {
             acc = ef_mul(acc, ef_sub(uint4(BB_R, 0u, 0u, 0u), z));
         }
     }

@@ -11,10 +11,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from whirgpu.backends.base import StorageMode
+from whirgpu.backends.base import P3_WHIR_LAYOUT, StorageMode
 from whirgpu.backends.cpu import CpuBackend
 from whirgpu.backends.gpu import MAX_REDUCE_GROUPS, WG, GpuBackend
-from whirgpu.field import P
+from whirgpu.field import BABYBEAR, KOALABEAR, P
 from whirgpu.protocol.transcript import DuplexChallenger
 from whirgpu.ref import field_np as F
 
@@ -62,6 +62,63 @@ def test_evaluate(gpu, log_n, ext):
     got = gpu.evaluate(gpu.upload(table), point)
     want = CPU.evaluate(CPU.upload(table), point)
     np.testing.assert_array_equal(got, want)
+
+
+def _univariate_reference(field, table, z):
+    """sum_b table[b] z^b, b the table's index, straight from the field's numpy operations."""
+    ops = F.field_ops(field)
+    values = table if table.ndim == 2 else ops.ef_from_base(table)
+    return ops.ef_sum(ops.ef_mul(values, ops.ef_powers(np.asarray(z, np.uint32), len(values))))
+
+
+def _univariate_points(field, rng):
+    """Random EF points, and the edges: 0, 1, the raw word P - 1, -1 and i (i^2 = -1: 1 + z^(2^j) = 0 for z = -1,
+    j = 0, and for z = i, j = 1, where the eq form of z's powers does not exist), as base points."""
+    ops = F.field_ops(field)
+    minus_one = int(ops.constant(field.P - 1))
+    i = ops.constant(pow(field.generator, (field.P - 1) // 4, field.P))
+    assert np.array_equal(ops.ef_mul(ops.ef_from_base(i), ops.ef_from_base(i)), ops.ef_from_base(minus_one))
+    points = [rng.integers(0, field.P, size=4, dtype=np.uint64).astype(np.uint32) for _ in range(2)]
+    return points + [np.array([c, 0, 0, 0], np.uint32) for c in (0, ops.ONE, field.P - 1, minus_one, i)]
+
+
+@pytest.mark.parametrize("field", [BABYBEAR, KOALABEAR], ids=lambda f: f.name)
+@pytest.mark.parametrize("ext", [False, True], ids=["base", "ext"])
+@pytest.mark.parametrize("log_n", LOG_SIZES)
+def test_univariate(gpu, log_n, ext, field):
+    """The evaluation kernel's powers mode (MLE_POWERS) at z's expansion is sum_b T[b] z^b, for every z."""
+    if log_n > 16 and ext:
+        pytest.skip("one large size per table kind is enough (and lavapipe's submissions stay small)")
+    rng = np.random.default_rng(700 + log_n)
+    table = rng.integers(0, field.P, size=(1 << log_n, 4) if ext else (1 << log_n,), dtype=np.uint64)
+    table = table.astype(np.uint32)
+    points = _univariate_points(field, rng)
+    points = points if log_n <= 12 else points[:1] + points[-2:]
+    gpu.layout = P3_WHIR_LAYOUT(field, "prefix") if field is KOALABEAR else CpuBackend.layout
+    try:
+        handle = gpu.upload(table)
+        for z in points:
+            np.testing.assert_array_equal(gpu.univariate(handle, z), _univariate_reference(field, table, z),
+                                          err_msg=f"z = {z}")
+        cpu, point = CpuBackend(), points[0][None].repeat(log_n, 0)  # the default mode after the powers mode
+        cpu.layout = gpu.layout
+        np.testing.assert_array_equal(gpu.evaluate(handle, point), cpu.evaluate(cpu.upload(table), point))
+    finally:
+        gpu.layout = CpuBackend.layout
+
+
+@pytest.mark.parametrize("field", [BABYBEAR, KOALABEAR], ids=lambda f: f.name)
+@pytest.mark.parametrize("ext", [False, True], ids=["base", "ext"])
+def test_cpu_univariate(ext, field):
+    cpu = CpuBackend()
+    cpu.layout = P3_WHIR_LAYOUT(field, "prefix") if field is KOALABEAR else CpuBackend.layout
+    rng = np.random.default_rng(800)
+    for log_n in (0, 1, 5):
+        table = rng.integers(0, field.P, size=(1 << log_n, 4) if ext else (1 << log_n,), dtype=np.uint64)
+        table = table.astype(np.uint32)
+        handle = cpu.upload(table)
+        for z in _univariate_points(field, rng):
+            np.testing.assert_array_equal(cpu.univariate(handle, z), _univariate_reference(field, table, z))
 
 
 @pytest.mark.parametrize("ext", [False, True], ids=["base", "ext"])

@@ -9,6 +9,9 @@
 // Each workgroup leaves its partial as pair partial_base + w of `work` (reduction.wgsl); the last of `total`
 // workgroups (over all launches) writes the answer to proof words out_at .. out_at + 4 and runs the transcript
 // program params.ops[0 .. n_ops) (challenger.wgsl: e.g. observe the answer, sample the next OOD point and expand it).
+// Powers mode (MLE_POWERS = 1): the factor of a 0 bit is 1 instead of 1 - z_s, so the answer is
+// sum_b T[b] prod_s (bit nv-1-s of b ? z_s : 1); at z_s = y^(2^(nv-1-s)) (z = expand_point(y), the transcript's
+// EXPAND) that is the univariate sum_b T[b] y^b, for every y (no eq form of y's powers is needed).
 // Entry points: mle_eval_base (T base words), mle_eval_ext (T EF vec4).
 // Bindings: 0 table (window starting at b = base), 1 work (atomic words), 2 scratch (whole), 3 proof (a window;
 // out_at and op offsets relative to it), 4 points (whole), 5 p2_rc, 6 params. Launch: `groups` workgroups (2-D
@@ -20,6 +23,7 @@ struct Params { len: u32, base: u32, log_s: u32, partial_base: u32, groups: u32,
                 n_ops: u32, _t0: u32, _t1: u32, _t2: u32, ops: array<vec4<u32>, 11> }
 
 const WG: u32 = 256u;
+@id(9) override MLE_POWERS: u32 = 0u;  // 1: the powers mode (a 0 bit's factor is 1)
 
 @group(0) @binding(0) var<storage, read> table_base: array<u32>;
 @group(0) @binding(0) var<storage, read> table_ext: array<vec4<u32>>;
@@ -38,14 +42,14 @@ fn point_set(i: u32, v: vec4<u32>) { points[i] = v; }
 
 var<workgroup> eq_hi_chunk: array<vec4<u32>, WG>;
 
-// prod_{s < len} (bit len-1-s of j ? z : 1 - z), z = points[at + s].
+// prod_{s < len} (bit len-1-s of j ? z : 1 - z), z = points[at + s] (powers mode: a 0 bit's factor is 1).
 fn eq_product(at: u32, len: u32, j: u32) -> vec4<u32> {
     var acc = vec4<u32>(BB_R, 0u, 0u, 0u);
     for (var s = 0u; s < len; s++) {
         let z = points[at + s];
         if (((j >> (len - 1u - s)) & 1u) != 0u) {
             acc = ef_mul(acc, z);
-        } else {
+        } else if (MLE_POWERS == 0u) {
             acc = ef_mul(acc, ef_sub(vec4<u32>(BB_R, 0u, 0u, 0u), z));
         }
     }

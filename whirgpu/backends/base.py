@@ -336,6 +336,16 @@ class Backend(ABC):
         return np.array([np.asarray(self.evaluate(table, p), np.uint32).reshape(4) for p in points],
                         np.uint32).reshape(-1, 4)
 
+    def univariate(self, table: DeviceBuffer, z: np.ndarray) -> np.ndarray:
+        """sum_b table[b] z^b for an EF point ``z`` (4,) and a base (2^m,) or EF (2^m, 4) table -> EF (4,), b the
+        table's index (plain powers: no variable order). Default: downloaded and summed on the host, in the
+        running layout's field."""
+        ops = F.field_ops(self.layout.field)
+        values = np.asarray(self.download(table), np.uint32)
+        values = values.reshape(-1, 4) if values.ndim == 2 else ops.ef_from_base(values.reshape(-1))
+        powers = ops.ef_powers(np.asarray(z, np.uint32).reshape(4), values.shape[0])
+        return np.asarray(ops.ef_sum(ops.ef_mul(values, powers)), np.uint32).reshape(4)
+
     @abstractmethod
     def eq_weights(self, points: np.ndarray, coefficients: np.ndarray) -> DeviceBuffer:
         """New weights W[b] = Σ_i coefficients[i] * eq(b, points[i]) for points (m, nv, 4), coefficients (m, 4)."""

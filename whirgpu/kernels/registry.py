@@ -148,7 +148,8 @@ KERNELS: dict[str, KernelSpec] = {spec.stem: spec for spec in (
         "stack_zero": (("stacked_zero",), 256)}),
     _spec("mle_eval", "len base log_s partial_base groups total out_at point_at nv _pad0 _pad1 _pad2" + _TAIL, {
         "mle_eval_base": (("table_base", "work", "scratch", "proof", "points", _P2), 256),
-        "mle_eval_ext": (("table_ext", "work", "scratch", "proof", "points", _P2), 256)}, _CH),
+        "mle_eval_ext": (("table_ext", "work", "scratch", "proof", "points", _P2), 256)},
+          {"MLE_POWERS": (9, 0), **_CH}),  # MLE_POWERS 1: a 0 bit's factor is 1 (sum_b T[b] y^b at expand(y))
     _spec("pow_search", "mask found counter first_batch end_batch exit_ticket groups _pad0" + _TAIL,
           {"pow_search": (("scratch_atomic", "proof", "points", _P2), "WG")}, {"WG": (0, 64), "TAIL": (1, 1), **_CH}),
     _spec("transcript", "n_ops _pad0 _pad1 _pad2 ops:vec4x11",

@@ -161,6 +161,9 @@ class GpuBackend(Backend):
     def evaluate_points(self, table, points):
         return self.reductions.evaluate_points(table, points)
 
+    def univariate(self, table, z):
+        return self.reductions.univariate(table, z)
+
     def sumcheck_round(self, table, weights):
         return self.reductions.sumcheck_round(table, weights)
 

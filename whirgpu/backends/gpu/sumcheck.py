@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...kernels.split import SplitArray
+from ...ref.field_np import field_ops
 from ...runtime.base import RtView
 from ..base import DeviceBuffer
 from ..device_transcript import MAX_OPS, OP_OBSERVE, OP_SAMPLE, TailLaunch
@@ -62,13 +63,15 @@ class Reductions:
                    0, 0, start, length)
 
     # -- reductions --------------------------------------------------------------------------------------------
-    def evaluate(self, table: DeviceBuffer, point):
+    def evaluate(self, table: DeviceBuffer, point, powers: bool = False):
         """The table's multilinear extension at ``point`` (nv, 4): in a proof a ``DeviceValue`` of the points
-        region, giving an EF ``DeviceValue`` in the proof region; called with a host point, a host (4,) array."""
+        region, giving an EF ``DeviceValue`` in the proof region; called with a host point, a host (4,) array.
+        ``powers``: the kernel's powers mode (MLE_POWERS, mle_eval.wgsl), sum_b T[b] prod_s (bit ? z_s : 1), which
+        at the expansion of y (z_s = y^(2^(nv-1-s))) is sum_b T[b] y^b."""
         if self.state.session is None:
             point = np.asarray(point, dtype=np.uint32).reshape(-1, 4)
             with self.state.host_call(proof_words=4, points_words=point.size) as session:
-                answer = self.evaluate(table, self.state.put(session.regions.points, point))
+                answer = self.evaluate(table, self.state.put(session.regions.points, point), powers)
             return session.read(answer)
         n = table.shape[0]
         nv = point.shape[0]
@@ -83,7 +86,8 @@ class Reductions:
         total = n_windows * groups
         work = self.state.workspace(total)
         answer = self.state.session.regions.proof.take((4,))
-        kernel = rt.kernel("mle_eval", "mle_eval_ext" if table.is_ext else "mle_eval_base")
+        kernel = rt.kernel("mle_eval", "mle_eval_ext" if table.is_ext else "mle_eval_base",
+                           constants={"MLE_POWERS": 1} if powers else None)
         io = [work] + self.state.tail_io(points=True)
         dispatches = []
         for w, start in enumerate(range(0, n, window)):
@@ -93,6 +97,17 @@ class Reductions:
                                              point.offset // EF_BYTES, nv, 0, 0, 0], groups))
         self.state.session.transcript.defer(TailLaunch(kernel, dispatches, (answer.word, answer.word + 4), 6))
         return answer
+
+    def univariate(self, table: DeviceBuffer, z) -> np.ndarray:
+        """sum_b table[b] z^b (b the table's index) for a host EF point z (4,) -> host (4,): the kernel's powers
+        mode at z's expansion (z^(2^(m-1)), ..., z^2, z), squared on the host, in one host-valued session."""
+        ops = field_ops(self.state.layout.field)
+        m = log2(table.shape[0])
+        squares = [np.asarray(z, np.uint32).reshape(4)]
+        for _ in range(m - 1):
+            squares.append(ops.ef_square(squares[-1]))
+        point = np.array(squares[::-1][:m], np.uint32).reshape(m, 4)  # y_0 = z^(2^(m-1)) ... y_{m-1} = z
+        return np.asarray(self.evaluate(table, point, powers=True), np.uint32).reshape(4)
 
     def evaluate_points(self, table: DeviceBuffer, points) -> np.ndarray:
         """Host points (E, nv, 4) -> host (E, 4): every evaluation in one host-valued session."""

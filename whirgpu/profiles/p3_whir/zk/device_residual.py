@@ -1,5 +1,5 @@
 """The hiding prover's residual sumcheck state on a ``Backend`` (``DeviceResidual``), and the eq form of an EF
-point's powers (``power_point``), which lets the backend's eq primitives add and read the weights x^b.
+point's powers (``power_point``), which lets the backend's eq primitives add the weights x^b.
 
 ``DeviceResidual`` has ``sumcheck.ResidualSumcheck``'s interface (``claim``, ``ops``, ``field``,
 ``round_coefficients``, ``fold``, ``scale``), so ``sumcheck.prove_batch`` runs on it unchanged, over backend tables
@@ -17,8 +17,8 @@ session for both), and the next ``round_coefficients`` of those same tables take
 Contract of the additions: ``add_switch_weights(ood_points, ood_coefficients, query_points, query_coefficients)``
 adds, at every index b < 2^m, sum_z c_z z^b (EF points z, in eq form when ``power_point`` gives one, else on the
 host) + sum_x c_x x^b (base points x, the backend's select weights) to w; the claim is the caller's
-(``accumulate_claim``). ``univariate(z)`` = sum_b f[b] z^b for an EF point z (the backend's ``evaluate`` at the
-eq form; on the host, from a download, when there is none). ``host_weights()`` downloads w (2^m, 4).
+(``accumulate_claim``). ``univariate(z)`` = sum_b f[b] z^b for an EF point z (``Backend.univariate``: on the GPU
+the evaluation kernel's powers mode at z's expansion, for every z). ``host_weights()`` downloads w (2^m, 4).
 """
 
 from __future__ import annotations
@@ -142,14 +142,7 @@ class DeviceResidual:
             self.weights = self.backend.upload(weights)
 
     def univariate(self, z: np.ndarray) -> np.ndarray:
-        ops = self.ops
-        form = power_point(ops, z, self.num_variables)
-        if form is None:
-            evals = self.backend.download(self.evals)
-            evals = evals if evals.ndim == 2 else ops.ef_from_base(evals)
-            return ops.ef_sum(ops.ef_mul(evals, ops.ef_powers(z, evals.shape[0])))
-        point, scale = form
-        return ops.ef_mul(np.asarray(self.backend.evaluate(self.evals, point), np.uint32).reshape(4), scale)
+        return self.backend.univariate(self.evals, z)
 
     def host_evals(self) -> np.ndarray:
         evals = self.backend.download(self.evals)
