@@ -51,7 +51,8 @@ def test_an_opening_without_points():
 
 @pytest.mark.parametrize("case", [SYNTHETIC[4], SYNTHETIC[5]], ids=case_id)
 def test_ood_points_without_an_eq_form_go_to_the_host(case, monkeypatch):
-    """Where 1 + z^(2^j) = 0 the OOD weights and evaluations are the host's: forced here on every other call."""
+    """Where 1 + z^(2^j) = 0 the OOD weights are the host's: forced here on every other call (the OOD answers,
+    ``Backend.univariate``, need no eq form)."""
     calls = []
     real = device_residual.power_point
 
@@ -61,7 +62,7 @@ def test_ood_points_without_an_eq_form_go_to_the_host(case, monkeypatch):
 
     monkeypatch.setattr(device_residual, "power_point", sometimes)
     assert_same_proof(CpuBackend(), *synthetic(case))
-    assert len(calls) > 2
+    assert len(calls) >= 2  # one OOD point's weights on the host, one's at its eq form
 
 
 @pytest.mark.parametrize("m", [0, 1, 5])
