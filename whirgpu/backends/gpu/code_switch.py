@@ -21,7 +21,7 @@ from ..code_switch import CodeSwitchPlan, CodeSwitchTrace
 from ..device_transcript import NOT_FOUND
 from ..device_values import POW_MAX_COUNTERS, STATE_WORDS, resolve_value
 from .geometry import log2
-from .transcript import challenger_words, load_challenger
+from .transcript import copy_challenger, from_host_challenger, load_challenger, until_found
 
 
 class CodeSwitch:
@@ -40,11 +40,7 @@ class CodeSwitch:
         fresh = np.ascontiguousarray(plan.fresh, np.uint32)
         if fresh.nbytes > self.state.window_limit or not table.is_ext or source.handle is None:
             return None  # the randomness rows do not fit one binding: the caller's steps (a host interleave)
-        for full_range in (False, True):
-            out = self._session(table, source, challenger, plan, full_range)
-            if out is not None:
-                return out
-        raise AssertionError("a full-range proof-of-work search found no witness")
+        return until_found(lambda full_range: self._session(table, source, challenger, plan, full_range))
 
     def _session(self, table, source, challenger, plan: CodeSwitchPlan, full_range: bool):
         state = self.state
@@ -59,10 +55,7 @@ class CodeSwitch:
         with state.host_call(proof_words=proof_words, scratch_words=scratch_words,
                              points_words=s * (4 * m + 4)) as session:
             regions, transcript = session.regions, session.transcript
-            state.drivers.write(regions.scratch.buffer,
-                                challenger_words(challenger.sponge_state, challenger.input_buffer,
-                                                 len(challenger.output_buffer)), regions.state.offset)
-            transcript.full_range = full_range
+            from_host_challenger(state, session, challenger, full_range)
             consts = state.put(regions.scratch, plan.mask_message)
             mask_root = state.put(regions.proof, np.asarray(plan.mask_root, np.uint32).reshape(DIGEST))
             interleaved = self.commitments.interleave_columns(table, plan.fresh, plan.log_folding, plan.rows)
@@ -91,8 +84,7 @@ class CodeSwitch:
             copies = [regions.proof.take((4,)) for _ in range(s + 1)]
             for value, copy in zip(zs + [combination], copies):
                 batch.copy(value.buffer, value.offset, copy.buffer, copy.offset, 16)
-            final = regions.proof.take((STATE_WORDS,))
-            batch.copy(regions.scratch.buffer, regions.state.offset, final.buffer, final.offset, 4 * STATE_WORDS)
+            final = copy_challenger(state, session)
         words = session.words
         found = int(witness.read(words).reshape(-1)[0]) if witness is not None else 0
         if found == NOT_FOUND:

@@ -17,7 +17,7 @@ from ..base import DeviceBuffer
 from ..device_transcript import NOT_FOUND
 from ..device_values import POW_MAX_COUNTERS, STATE_WORDS
 from ..masked_rounds import MaskedRoundsPlan, MaskedRoundsTrace
-from .transcript import challenger_words, load_challenger
+from .transcript import copy_challenger, from_host_challenger, load_challenger, until_found
 
 
 class MaskedRounds:
@@ -33,11 +33,7 @@ class MaskedRounds:
         k = plan.rounds
         if k == 0 or table.shape[0] < 1 << k or plan.wire_len < 2:
             return None
-        for full_range in (False, True):
-            out = self._session(table, weights, challenger, plan, full_range)
-            if out is not None:
-                return out
-        raise AssertionError("a full-range proof-of-work search found no witness")
+        return until_found(lambda full_range: self._session(table, weights, challenger, plan, full_range))
 
     def _session(self, table, weights, challenger, plan: MaskedRoundsPlan, full_range: bool):
         state, k, w = self.state, plan.rounds, plan.wire_len
@@ -46,13 +42,10 @@ class MaskedRounds:
         proof_words = k * (8 + 4 * w + 1 + 4) + STATE_WORDS + (4 * k + 2) * slot
         consts_words = 4 * (w + 2 + ell)
         scratch_words = 4 + k * (consts_words + 4) + POW_MAX_COUNTERS + (3 * k + 2) * slot
-        sums, wires, witnesses, gammas, folded = [], [], [], [], []
+        sums, wires, witnesses, gammas = [], [], [], []
         with state.host_call(proof_words=proof_words, scratch_words=scratch_words) as session:
             regions = session.regions
-            state.drivers.write(regions.scratch.buffer,
-                                challenger_words(challenger.sponge_state, challenger.input_buffer,
-                                                 len(challenger.output_buffer)), regions.state.offset)
-            session.transcript.full_range = full_range
+            from_host_challenger(state, session, challenger, full_range)
             past = state.put(regions.scratch, np.zeros(4, np.uint32))
             zero_mask = np.zeros((ell, 4), np.uint32)
             consts = [state.put(regions.scratch, np.concatenate(
@@ -79,13 +72,11 @@ class MaskedRounds:
                 if j:
                     self.memory.release(*current)
                 current = (t, wt)
-                folded.append(current)
             batch = state.batch()
             copies = [regions.proof.take((4,)) for _ in range(k)]
             for gamma, copy in zip(gammas, copies):
                 batch.copy(gamma.buffer, gamma.offset, copy.buffer, copy.offset, 16)
-            final = regions.proof.take((STATE_WORDS,))
-            batch.copy(regions.scratch.buffer, regions.state.offset, final.buffer, final.offset, 4 * STATE_WORDS)
+            final = copy_challenger(state, session)
         found = np.array([int(session.read(x).reshape(-1)[0]) for x in witnesses], np.uint32)
         if np.any(found == NOT_FOUND):
             self.memory.release(*current)

@@ -33,6 +33,33 @@ def load_challenger(challenger, words) -> None:
     challenger.output_buffer = [int(x) for x in words[:int(words[17])]]
 
 
+def from_host_challenger(state, session, challenger, full_range: bool = False) -> None:
+    """Start ``session``'s device transcript at a host challenger's state (its PoW searches full-range or not)."""
+    state.drivers.write(session.regions.scratch.buffer,
+                        challenger_words(challenger.sponge_state, challenger.input_buffer,
+                                         len(challenger.output_buffer)), session.regions.state.offset)
+    session.transcript.full_range = full_range
+
+
+def copy_challenger(state, session):
+    """Record a copy of the device challenger into the proof region (read back with it): its ``DeviceValue``,
+    which ``load_challenger`` takes. Record it after the session's last transcript step."""
+    regions = session.regions
+    final = regions.proof.take((STATE_WORDS,))
+    state.batch().copy(regions.scratch.buffer, regions.state.offset, final.buffer, final.offset, 4 * STATE_WORDS)
+    return final
+
+
+def until_found(attempt):
+    """``attempt(full_range)`` with searches over the usual range, then, where a search found no witness (it
+    returned None; odds below e^-32), over every nonce."""
+    for full_range in (False, True):
+        out = attempt(full_range)
+        if out is not None:
+            return out
+    raise AssertionError("a full-range proof-of-work search found no witness")
+
+
 class Proofs:
     """The GPU backend's proofs over its ``DeviceState``: ``begin_proof`` .. ``end_proof`` (a session's lifetime,
     recorded through ``replays``), the transcript-dependent scalars, ``grind``; ``memory``: its ``DeviceMemory``
@@ -206,10 +233,7 @@ class Proofs:
             raise ConfigError(f"proof-of-work bits = {bits} outside [0, 30]")
         for full_range in (False, True):
             with self.state.host_call(proof_words=1, scratch_words=1 + POW_MAX_COUNTERS) as session:
-                self.state.drivers.write(session.regions.scratch.buffer,
-                                    challenger_words(challenger.sponge_state, challenger.input_buffer,
-                                                     len(challenger.output_buffer)), session.regions.state.offset)
-                session.transcript.full_range = full_range
+                from_host_challenger(self.state, session, challenger, full_range)
                 witness = session.transcript.grind(bits)
             if session.read(witness).reshape(-1)[0] != NOT_FOUND:
                 break
