@@ -191,9 +191,18 @@ class ZkBackendProver:
             masks.record_batch(batch, k_next)
             carried = fold_limbs(fresh, config.oracle_randomness[r + 1], batch.gammas, field)
             source = oracle
+        fresh_sources = []
+
+        def commit_source(message, randomness, domain_size, _field):
+            table = backend.upload(message)
+            fresh_sources.append(commit_interleaved(backend, table, randomness, 0, domain_size))
+            backend.release(table)
+            return fresh_sources[-1]
+
         base_case = prove_base_case(config, field, residual.host_evals(), carried, residual.host_weights(), masks,
-                                    source.open, challenger, fork)
-        backend.release(residual.evals, residual.weights, source.commitment)
+                                    source.open, challenger, fork, commit_source)
+        backend.release(residual.evals, residual.weights, source.commitment,
+                        *(oracle.commitment for oracle in fresh_sources))
         return commitment, ZkWhirProof(values, tuple(sumchecks), tuple(mask_roots), tuple(rounds), base_case)
 
     def _switch(self, r: int, params, k: int, k_next: int, residual: DeviceResidual, carried: np.ndarray,

@@ -38,13 +38,21 @@ def source_codeword(message: np.ndarray, randomness: np.ndarray, domain_size: in
     return mask_matrix(message[None], randomness[None], domain_size, field)
 
 
+def commit_source_host(message: np.ndarray, randomness: np.ndarray, domain_size: int, field: Field) -> Committed:
+    """The fresh source oracle on the host: ``source_codeword`` committed (``Committed``)."""
+    return Committed(source_codeword(message, randomness, domain_size, field), field)
+
+
 def prove_base_case(config: ZkWhirConfig, field: Field, source_message, source_randomness, source_covector, masks,
-                    open_source, challenger, rng) -> BaseCaseZkProof:
+                    open_source, challenger, rng, commit_source=commit_source_host) -> BaseCaseZkProof:
+    """The base case's proof (module contract). ``commit_source(message, randomness, domain_size, field)``
+    commits the fresh source codeword and returns an oracle with ``root``, ``cap`` and ``open(indices)`` as
+    ``Committed`` has them (a backend's, for the prover on a backend: the one large oracle of the base case)."""
     ops = field_ops(field)
     message_len, randomness_len, domain_size = config.source_code()
     fresh_message = random_ef(rng, message_len, field)
     fresh_randomness = random_ef(rng, randomness_len, field)
-    fresh_main = Committed(source_codeword(fresh_message, fresh_randomness, domain_size, field), field)
+    fresh_main = commit_source(fresh_message, fresh_randomness, domain_size, field)
     challenger.observe_many(fresh_main.root)
     groups = config.mask_groups()
     fresh_groups = []
