@@ -167,7 +167,7 @@ def test_a_random_walk_of_single_states_stays_equal():
 
 
 @pytest.mark.parametrize("field", [BABYBEAR, KOALABEAR], ids=lambda f: f.name)
-@pytest.mark.parametrize("height,words", [(1, 5), (2, 16), (8, 17), (64, 32), (2048, 8)])
+@pytest.mark.parametrize("height,words", [(1, 5), (4, 0), (2, 16), (8, 17), (64, 32), (512, 20), (2048, 8)])
 def test_a_merkle_tree_on_compiled_lanes_equals_the_numpy_one(field, height, words):
     """``merkle_levels(..., lanes=...)`` (what the hiding PCS's host oracles use) gives the numpy tree's every
     level, across the scalar-path and block thresholds of ``poseidon2.permute`` and sponge rates 16 and beyond."""

@@ -27,6 +27,7 @@ import numpy as np
 
 from ..field import Field
 from .ntt import dft_batch, dft_ext_batch, log2_exact
+from .field_np import field_ops
 from .poseidon2 import compress, hash_rows_24
 from .poseidon2_constants import Poseidon2Constants
 
@@ -83,13 +84,35 @@ def merkle_levels(codeword, field: Field, lanes=None) -> list[np.ndarray]:
     permutations (compiled ones: the same digests, faster)."""
     rows = leaf_rows(codeword)
     log2_exact(rows.shape[0])
+    if lanes is not None:
+        return _levels_on_lanes(rows, field, *lanes)
     perm16, perm24 = Poseidon2Constants.smallrng_16_24(field)
-    lanes16, lanes24 = lanes if lanes is not None else (None, None)
-    levels = [hash_rows_24(rows, perm24, lanes24)]
+    levels = [hash_rows_24(rows, perm24)]
     while levels[-1].shape[0] > 1:
         level = levels[-1]
-        levels.append(compress(level[0::2], level[1::2], perm16, lanes16))
+        levels.append(compress(level[0::2], level[1::2], perm16))
     return levels
+
+
+def _levels_on_lanes(rows: np.ndarray, field: Field, lanes16, lanes24) -> list[np.ndarray]:
+    """``merkle_levels`` with lane permutations: the whole tree in canonical lanes (digest word w of node i at
+    [w, i]), converted to Montgomery words once at the end rather than around every permutation."""
+    ops = field_ops(field)
+    height, length = rows.shape
+    state = np.zeros((24, height), np.uint64)
+    canonical = ops.from_monty(rows).T.astype(np.uint64)
+    for start in range(0, length, 16):  # the width-24 sponge: each chunk of 16 overwrites, then one permutation
+        chunk = canonical[start:start + 16]
+        state[:chunk.shape[0]] = chunk
+        state = lanes24(state)
+    level = np.ascontiguousarray(state[:8])
+    lane_levels = [level]
+    while level.shape[1] > 1:
+        level = np.ascontiguousarray(lanes16(np.concatenate([level[:, 0::2], level[:, 1::2]]))[:8])
+        lane_levels.append(level)
+    words = ops.to_monty(np.concatenate(lane_levels, axis=1).T)
+    bounds = np.cumsum([0] + [lvl.shape[1] for lvl in lane_levels])
+    return [words[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
 
 
 def commitment_root(evals, folding: int, log_inv_rate: int, field: Field) -> np.ndarray:
