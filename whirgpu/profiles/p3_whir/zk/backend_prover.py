@@ -36,7 +36,7 @@ from ....field import Field
 from ....protocol.query_indices import distinct_query_indices
 from ....ref.chacha_rng import StdRng
 from ....ref.field_np import field_ops
-from ....ref.multilinear import evaluate
+from ....ref.multilinear import evaluate_rows
 from ....ref.rng import random_base, random_ef
 from ..proof import MerkleCap, QueryOpenings
 from .base_case import prove_base_case
@@ -45,7 +45,7 @@ from .device_residual import DeviceResidual
 from .oracles import Committed, mask_matrix
 from .proof import ZkRoundProof, ZkWhirProof
 from .prover import MaskLedger, fold_limbs, zk_challenger
-from .sumcheck import horner, prove_batch, switch_covector
+from .sumcheck import base_powers_each, horner, prove_batch, switch_covector
 
 
 def _log2(n: int) -> int:
@@ -228,15 +228,15 @@ class ZkBackendProver:
             trace = code_switch_steps(self.backend, residual, source, plan, challenger)
         oracle = _Oracle(self.backend, trace.commitment)
         openings = QueryOpenings("extension" if source.commitment.is_ext else "base", trace.rows, trace.siblings)
-        generator = ops.constant(params.folded_domain_gen)
-        xs = [ops.power(generator, int(i)) for i in trace.indices]
+        xs = ops.power_each(ops.constant(params.folded_domain_gen), np.asarray(trace.indices, np.int64))
         claim_delta_terms = list(trace.evaluations)
-        for x, row in zip(xs, openings.rows):
-            # the folded row is padded_ood(x, M, carried): sum_b M[b] x^b is what is left of it
-            x_ef = ops.ef_from_base(x)
-            folded = np.asarray(evaluate(row, gammas, field), np.uint32).reshape(4)
-            tail = ops.ef_mul(ops.ef_power(x_ef, n_msg), horner(ops, carried, x_ef))
-            claim_delta_terms.append(ops.ef_sub(folded, tail))
+        if xs.shape[0]:
+            # each folded row is padded_ood(x, M, carried): sum_b M[b] x^b is what is left of it (all rows at once)
+            folded = evaluate_rows(openings.rows, gammas, field)
+            at_x = ops.ef_sum(ops.mul(carried[None], base_powers_each(ops, xs, carried.shape[0])[:, :, None]),
+                              axis=1)
+            tails = ops.mul(at_x, ops.power(xs, n_msg)[:, None])
+            claim_delta_terms.extend(ops.ef_sub(folded, tails))
         ood_points = list(trace.zs)
         all_coeffs = ops.ef_mul(ops.ef_powers(trace.combination, len(ood_points) + len(xs)), trace.combination)
         ood_coeffs, query_coeffs = all_coeffs[:len(ood_points)], all_coeffs[len(ood_points):]
@@ -245,7 +245,7 @@ class ZkBackendProver:
         if ordered:
             residual.accumulate_claim(ops.ef_sum(ops.ef_mul(np.asarray(ordered, np.uint32),
                                                             np.asarray(claim_delta_terms, np.uint32))))
-        xs_ef = [ops.ef_from_base(x) for x in xs]
+        xs_ef = ops.ef_from_base(xs)
         covector = switch_covector(ops, n_msg, carried.shape[0], pad.shape[0], ood_points, ood_coeffs, xs_ef,
                                    query_coeffs)
         masks.push_switch_mask(covector, mask_message, mask_randomness, mask_oracle)

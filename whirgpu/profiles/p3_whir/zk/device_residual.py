@@ -129,8 +129,7 @@ class DeviceResidual:
                 eq_points.append(form[0])
                 eq_coefficients.append(ops.ef_mul(ops.ef_mul(coefficient, form[1]), inverse))
         select = np.asarray(query_points, np.uint32).reshape(-1)
-        select_coefficients = np.asarray([ops.ef_mul(c, inverse) for c in query_coefficients],
-                                         np.uint32).reshape(-1, 4)
+        select_coefficients = ops.ef_mul(np.asarray(query_coefficients, np.uint32).reshape(-1, 4), inverse)
         self.weights = self.backend.add_constraint_weights(
             self.weights, np.asarray(eq_points, np.uint32).reshape(-1, m, 4),
             np.asarray(eq_coefficients, np.uint32).reshape(-1, 4), select, select_coefficients)
