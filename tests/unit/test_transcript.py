@@ -199,3 +199,28 @@ def test_sponge_state_reads_and_writes_montgomery_words():
         b.sponge_state = np.zeros(15, np.uint32)
     with pytest.raises(ValueError):
         b.sponge_state = np.full(16, P, np.int64)
+
+
+@pytest.mark.parametrize("pending", [0, 1, 7])
+@pytest.mark.parametrize("count", [0, 1, 7, 8, 9, 16, 23])
+@pytest.mark.parametrize("sampled", [False, True])
+def test_observe_many_equals_observing_word_by_word(pending, count, sampled):
+    """``observe_many`` absorbs runs at a time; its state (sponge, input and output buffers) is what observing
+    each word in turn leaves, from a challenger with pending input or with outputs left."""
+    rng = np.random.default_rng(pending * 100 + count)
+    one = DuplexChallenger()
+    one.observe_many(rng.integers(0, P, pending))
+    if sampled:
+        one.sample()
+    many = one.clone()
+    words = rng.integers(0, P, count)
+    for word in words:
+        one.observe(int(word))
+    many.observe_many(words)
+    assert one.same_state(many)
+    assert [one.sample() for _ in range(9)] == [many.sample() for _ in range(9)]
+
+
+def test_observe_many_rejects_a_bad_word_by_name():
+    with pytest.raises(ValueError, match=f"word {P} outside"):
+        DuplexChallenger().observe_many([1, 2, P, 3])

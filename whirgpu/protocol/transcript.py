@@ -139,8 +139,22 @@ class DuplexChallenger:
 
     def observe_many(self, xs) -> None:
         """Absorb words in order (e.g. a Merkle root's 8 words, or a flattened array of EF elements)."""
-        for x in np.asarray(xs, dtype=np.int64).reshape(-1).tolist():
-            self.observe(x)
+        words = np.asarray(xs, dtype=np.int64).reshape(-1)
+        if words.size == 0:
+            return
+        if words.min() < 0 or words.max() >= self._p:  # the first bad word, as observe names it
+            _word(next(int(w) for w in words.tolist() if not 0 <= w < self._p), self._p)
+        # as observe word by word: output cleared, a duplex each time the rate fills; whole runs at a time
+        pending = words.tolist()
+        self.output_buffer = []
+        while pending:
+            take = RATE - len(self.input_buffer)
+            self.input_buffer.extend(pending[:take])
+            pending = pending[take:]
+            if len(self.input_buffer) == RATE:
+                self._duplex()
+        if self.input_buffer:
+            self.output_buffer = []
 
     def observe_ef(self, e) -> None:
         """Absorb one extension element (4,) as c0, c1, c2, c3."""
