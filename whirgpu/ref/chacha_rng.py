@@ -33,19 +33,26 @@ _PCG_MUL = 6364136223846793005
 _PCG_INC = 11634580027462260723
 
 
-def _rotl(x: np.ndarray, n: int) -> np.ndarray:
-    return (x << np.uint32(n)) | (x >> np.uint32(32 - n))
+def _rotl_in_place(x: np.ndarray, n: int) -> None:
+    high = x >> np.uint32(32 - n)
+    x <<= np.uint32(n)
+    x |= high
 
 
-def _quarter(s: np.ndarray, a: int, b: int, c: int, d: int) -> None:
-    s[a] += s[b]
-    s[d] = _rotl(s[d] ^ s[a], 16)
-    s[c] += s[d]
-    s[b] = _rotl(s[b] ^ s[c], 12)
-    s[a] += s[b]
-    s[d] = _rotl(s[d] ^ s[a], 8)
-    s[c] += s[d]
-    s[b] = _rotl(s[b] ^ s[c], 7)
+def _quarters(a: np.ndarray, b: np.ndarray, c: np.ndarray, d: np.ndarray) -> None:
+    """Four quarter rounds at once, in place: quarter i on (a[i], b[i], c[i], d[i]) (each row a block batch)."""
+    a += b
+    d ^= a
+    _rotl_in_place(d, 16)
+    c += d
+    b ^= c
+    _rotl_in_place(b, 12)
+    a += b
+    d ^= a
+    _rotl_in_place(d, 8)
+    c += d
+    b ^= c
+    _rotl_in_place(b, 7)
 
 
 def chacha_blocks(key_words: np.ndarray, first_block: int, n_blocks: int, rounds: int = _ROUNDS) -> np.ndarray:
@@ -57,18 +64,16 @@ def chacha_blocks(key_words: np.ndarray, first_block: int, n_blocks: int, rounds
     state[4:12] = np.asarray(key_words, dtype=np.uint32)[:, None]
     state[12] = (counters & np.uint64(0xFFFFFFFF)).astype(np.uint32)
     state[13] = (counters >> np.uint64(32)).astype(np.uint32)
-    work = state.copy()
+    # Rows of the 4x4 state: the column round is the four quarters (i, 4+i, 8+i, 12+i) at once; the diagonal
+    # round (0,5,10,15), (1,6,11,12), ... is the same after rotating rows 1, 2, 3 left by 1, 2, 3.
+    a, b, c, d = (state[4 * r:4 * r + 4].copy() for r in range(4))
     with np.errstate(over="ignore"):
         for _ in range(rounds // 2):
-            _quarter(work, 0, 4, 8, 12)
-            _quarter(work, 1, 5, 9, 13)
-            _quarter(work, 2, 6, 10, 14)
-            _quarter(work, 3, 7, 11, 15)
-            _quarter(work, 0, 5, 10, 15)
-            _quarter(work, 1, 6, 11, 12)
-            _quarter(work, 2, 7, 8, 13)
-            _quarter(work, 3, 4, 9, 14)
-        work += state
+            _quarters(a, b, c, d)
+            b, c, d = np.roll(b, -1, axis=0), np.roll(c, -2, axis=0), np.roll(d, -3, axis=0)
+            _quarters(a, b, c, d)
+            b, c, d = np.roll(b, 1, axis=0), np.roll(c, 2, axis=0), np.roll(d, 3, axis=0)
+        work = np.concatenate([a, b, c, d]) + state
     return np.ascontiguousarray(work.T).reshape(-1)
 
 
