@@ -31,6 +31,7 @@ _ROUNDS = 12
 _BLOCK_WORDS = 16
 _PCG_MUL = 6364136223846793005
 _PCG_INC = 11634580027462260723
+_LEFT = [np.array([(i + r) % 4 for i in range(4)]) for r in range(4)]  # row order rotated left by r
 
 
 def _rotl_in_place(x: np.ndarray, n: int) -> None:
@@ -70,9 +71,9 @@ def chacha_blocks(key_words: np.ndarray, first_block: int, n_blocks: int, rounds
     with np.errstate(over="ignore"):
         for _ in range(rounds // 2):
             _quarters(a, b, c, d)
-            b, c, d = np.roll(b, -1, axis=0), np.roll(c, -2, axis=0), np.roll(d, -3, axis=0)
+            b, c, d = b[_LEFT[1]], c[_LEFT[2]], d[_LEFT[3]]
             _quarters(a, b, c, d)
-            b, c, d = np.roll(b, 1, axis=0), np.roll(c, 2, axis=0), np.roll(d, 3, axis=0)
+            b, c, d = b[_LEFT[3]], c[_LEFT[2]], d[_LEFT[1]]
         work = np.concatenate([a, b, c, d]) + state
     return np.ascontiguousarray(work.T).reshape(-1)
 

@@ -77,9 +77,7 @@ def endpoints(ops, mask: np.ndarray) -> np.ndarray:
 
 def _two_power(ops, e: int) -> np.ndarray:
     """2^e (e may be negative) as an EF element."""
-    two = ops.constant(2)
-    base = ops.inv(two) if e < 0 else two
-    return ops.ef_from_base(ops.power(base, abs(e)))
+    return ops.ef_from_base(ops.constant(pow(2, e, ops.P)))  # Python's modular power takes e < 0 (an inverse)
 
 
 @dataclass
