@@ -182,6 +182,9 @@ def test_unary_ops(fld, fnp):
     for e in (0, 1, 2, 7, 123456789, p - 1, p + 3):
         assert _c(fld, fnp.power(m, e)) == [pow(x, e, p) for x in xs]
     assert _c(fld, fnp.inv(m)) == [pow(x, p - 2, p) for x in xs]  # 0 -> 0
+    for few in (m[:1], m[:5], m[:64], m[:65]):  # a few elements take Python's modular power; shape kept
+        assert fnp.inv(few).shape == few.shape and np.array_equal(fnp.inv(few), fnp.power(few, p - 2))
+    assert fnp.inv(m[3]).shape == () and int(fnp.inv(m[3])) == int(fnp.power(m[3], p - 2))
     with pytest.raises(ValueError):
         fnp.power(m, -1)
 

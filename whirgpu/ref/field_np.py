@@ -60,6 +60,9 @@ def field_ops(field: Field) -> FieldOps:
     return FieldOps(field)
 
 
+_SCALAR_INV_MAX = 64
+
+
 def _operations(field: Field) -> dict:
     """Every operation of the module contract for ``field``, by name."""
     P, MU, R, R2, R_INV, W = field.P, field.MU, field.R, field.R2, field.R_INV, field.W
@@ -149,6 +152,10 @@ def _operations(field: Field) -> dict:
 
     def inv(a) -> np.ndarray:
         """Multiplicative inverse (a^(P-2)); maps 0 to 0, as Plonky3's ``try_inverse`` callers must guard."""
+        a = np.asarray(a, dtype=U32)
+        if a.size <= _SCALAR_INV_MAX:  # a few elements: Python's modular power beats 60 numpy calls
+            words = [pow(w * R_INV % P, P - 2, P) * R % P for w in a.reshape(-1).tolist()]
+            return np.array(words, dtype=U32).reshape(a.shape)
         return power(a, P - 2)
 
     def total(a, axis=None) -> np.ndarray:
