@@ -202,13 +202,21 @@ def test_sponge_state_reads_and_writes_montgomery_words():
 
 
 @pytest.mark.parametrize("pending", [0, 1, 7])
-@pytest.mark.parametrize("count", [0, 1, 7, 8, 9, 16, 23])
+@pytest.mark.parametrize("count", [0, 1, 7, 8, 9, 16, 23, 40])
 @pytest.mark.parametrize("sampled", [False, True])
-def test_observe_many_equals_observing_word_by_word(pending, count, sampled):
-    """``observe_many`` absorbs runs at a time; its state (sponge, input and output buffers) is what observing
-    each word in turn leaves, from a challenger with pending input or with outputs left."""
+@pytest.mark.parametrize("kind", ["whir-p3", "p3-whir-koalabear", "length-tagged"])
+def test_observe_many_equals_observing_word_by_word(pending, count, sampled, kind):
+    """``observe_many`` absorbs runs at a time (whole runs in one compiled call where built); its state (sponge,
+    input and output buffers) is what observing each word in turn leaves, from a challenger with pending input or
+    with outputs left, for whir-p3's challenger, p3-whir's KoalaBear one and a length-tagged one."""
+    from whirgpu.field import KOALABEAR
+
     rng = np.random.default_rng(pending * 100 + count)
-    one = DuplexChallenger()
+    if kind == "p3-whir-koalabear":
+        one = DuplexChallenger(Poseidon2Constants.smallrng_16_24(KOALABEAR)[0])
+    else:
+        one = DuplexChallenger(length_tagged=kind == "length-tagged")
+    P = one.field.P
     one.observe_many(rng.integers(0, P, pending))
     if sampled:
         one.sample()
@@ -224,3 +232,28 @@ def test_observe_many_equals_observing_word_by_word(pending, count, sampled):
 def test_observe_many_rejects_a_bad_word_by_name():
     with pytest.raises(ValueError, match=f"word {P} outside"):
         DuplexChallenger().observe_many([1, 2, P, 3])
+
+
+@pytest.mark.parametrize("field_name", ["babybear", "koalabear"])
+@pytest.mark.parametrize("tag", [0, 8])
+def test_native_absorb_equals_the_python_loop(field_name, tag):
+    """The compiled absorption (generic C path too) against the loop of ``permute_ints`` it replaces."""
+    from whirgpu.field import field_by_name
+    from whirgpu.native.permute import native_absorb
+    from whirgpu.ref.poseidon2 import permute_ints
+
+    constants = Poseidon2Constants.smallrng_16_24(field_by_name(field_name))[0]
+    p = constants.params.field.P
+    rng = np.random.default_rng(tag + len(field_name))
+    state = [int(x) for x in rng.integers(0, p, 16)]
+    words = rng.integers(0, p, 8 * 5).astype(np.uint64)
+    expected = list(state)
+    for run in range(5):
+        expected[:8] = [int(w) for w in words[8 * run:8 * run + 8]]
+        expected[8] = (expected[8] + tag) % p
+        expected = permute_ints(expected, constants)
+    for generic in (False, True):
+        absorb = native_absorb(constants, _generic=generic)
+        if absorb is None:
+            pytest.skip("no C compiler: the compiled absorption is not built")
+        assert absorb(state, words, tag) == expected

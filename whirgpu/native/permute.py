@@ -349,7 +349,22 @@ def _source() -> str:
         body = body.replace("P2_INLINE", "ATTR_X P2_INLINE").replace("ATTR_X", attribute).replace("_X", "_" + suffix)
         parts.append(f"#if defined({guard})\n{body}{_specialised(suffix, attribute)}#endif\n")
     parts.append(_ENTRY)
+    parts.append(_ABSORB)
     return "\n".join(parts)
+
+
+_ABSORB = r"""
+/* A width-16, rate-8 duplex sponge absorbing whole runs: per run the 8 canonical words overwrite s[0..8), s[8]
+   gains the length tag (mod p; 0: none), then one permutation in place. */
+void p2_absorb(uint64_t *s, const uint64_t *words, long runs, const uint64_t *t, uint64_t tag) {
+    const uint64_t p = t[T_P];
+    for (long r = 0; r < runs; r++) {
+        for (int i = 0; i < 8; i++) s[i] = words[8 * r + i];
+        if (tag) s[8] = (s[8] + tag) % p;
+        p2_permute(s, t);
+    }
+}
+"""
 
 
 _SOURCE = _source()
@@ -357,7 +372,8 @@ _SOURCE = _source()
 # ``ffi.from_buffer(array)`` and parse no C type string (a first proof parses none: tests/backend/test_cold_start).
 _CDEF = ("void p2_permute(void *s, void *t);"
          "int p2_isa_mask(void);"
-         "void p2_permute_lanes(void *in, void *out, long n, void *t, int isa);")
+         "void p2_permute_lanes(void *in, void *out, long n, void *t, int isa);"
+         "void p2_absorb(void *s, void *words, long runs, void *t, uint64_t tag);")
 
 
 _NATIVE = NativeLibrary("host-p2", _SOURCE, ("-O3", "-shared", "-fPIC"), _CDEF,
@@ -476,6 +492,46 @@ def _compiled_single(loaded, constants: Poseidon2Constants, generic: bool):
 
     permute.keep = table
     return permute
+
+
+def native_absorb(constants: Poseidon2Constants, *, _generic: bool = False):
+    """A compiled duplex absorption for ``constants``' width-16 instance, or None (module contract: while the
+    library's first build runs, the Python loop until it is loaded): ``absorb(state, words, tag)`` with ``state``
+    16 canonical ints and ``words`` 8 * runs canonical words (uint64) returns the state after, per run, the run
+    overwriting state[0..8), state[8] += tag mod p (the length tag; 0 for none) and one permutation."""
+    if constants.params.width != 16:
+        return None
+    p = constants.params.field.P
+
+    def reference(state, words, tag: int) -> list:
+        state = list(state)
+        words = [int(w) for w in np.asarray(words, np.uint64).reshape(-1).tolist()]
+        for start in range(0, len(words) - len(words) % 8, 8):
+            state[:8] = words[start:start + 8]
+            if tag:
+                state[8] = (state[8] + tag) % p
+            state = permute_ints(state, constants)
+        return state
+
+    if _generic:
+        loaded = _library()
+        return None if loaded is None else _compiled_absorb(loaded, constants, True)
+    return _soon(constants, reference, lambda loaded: _compiled_absorb(loaded, constants, False))
+
+
+def _compiled_absorb(loaded, constants: Poseidon2Constants, generic: bool):
+    ffi, lib = loaded
+    table = _table(constants, generic)
+    tab, call, from_buffer = ffi.from_buffer(table), lib.p2_absorb, ffi.from_buffer
+
+    def absorb(state, words, tag: int) -> list:
+        s = array("Q", state)
+        words = np.ascontiguousarray(words, dtype=np.uint64).reshape(-1)
+        call(from_buffer(s), from_buffer(words), words.size // 8, tab, tag)
+        return s.tolist()
+
+    absorb.keep = table
+    return absorb
 
 
 def native_permute_lanes(constants: Poseidon2Constants, *, _generic: bool = False, _isa: int | None = None):

@@ -31,7 +31,7 @@ import numpy as np
 from ..field import Field
 from ..ref.field_np import field_ops
 from ..ref.poseidon2 import Poseidon2Constants, permute, permute_ints
-from ..native.permute import native_permute
+from ..native.permute import native_absorb, native_permute
 
 WIDTH = 16
 RATE = 8
@@ -62,6 +62,13 @@ def single_permutation(constants: Poseidon2Constants):
     to ``permute_ints`` word for word) where a C compiler is available, else ``permute_ints``."""
     native = native_permute(constants)
     return native if native is not None else functools.partial(permute_ints, constants=constants)
+
+
+@functools.lru_cache(maxsize=16)
+def absorber(constants: Poseidon2Constants):
+    """The compiled absorption of whole runs for ``constants`` (``native.permute.native_absorb``), or None where
+    there is no compiler (``observe_many`` then duplexes run by run)."""
+    return native_absorb(constants)
 
 
 class DuplexChallenger:
@@ -147,6 +154,19 @@ class DuplexChallenger:
         # as observe word by word: output cleared, a duplex each time the rate fills; whole runs at a time
         pending = words.tolist()
         self.output_buffer = []
+        if self.input_buffer:  # complete the pending run first
+            take = RATE - len(self.input_buffer)
+            self.input_buffer.extend(pending[:take])
+            pending = pending[take:]
+            if len(self.input_buffer) == RATE:
+                self._duplex()
+        runs = len(pending) // RATE
+        absorb = absorber(self.constants) if runs > 1 else None
+        if absorb is not None:  # whole runs in one compiled call: the same states as a duplex per run
+            canonical = np.asarray(pending[:runs * RATE], np.uint64) * np.uint64(self._r_inv) % np.uint64(self._p)
+            self._state = absorb(self._state, canonical, RATE if self.length_tagged else 0)
+            self.output_buffer = [x * self._r % self._p for x in self._state[:RATE]]
+            pending = pending[runs * RATE:]
         while pending:
             take = RATE - len(self.input_buffer)
             self.input_buffer.extend(pending[:take])
