@@ -26,9 +26,11 @@ from whirgpu.ref.field_np import field_ops
 from whirgpu.field import KOALABEAR
 from whirgpu.ref.chacha_rng import StdRng
 from whirgpu.native.permute import build_now
+from whirgpu.native import chacha
 
 sizes = [int(a) for a in sys.argv[1:]] or [20, 22, 24]
 build_now()  # the compiled Poseidon2 (transcript, host Merkle trees) loaded, as after `whirgpu warmup`
+chacha.build_now()  # and the mask generator's compiled keystream
 runs, warm = 3, 2
 field = KOALABEAR
 backend = GpuBackend(WgpuRuntime())

@@ -19,6 +19,7 @@ from whirgpu.profiles.p3_whir.zk.randomness import mask_rng
 from whirgpu.ref.field_np import field_ops
 from whirgpu.field import KOALABEAR
 from whirgpu.native.permute import build_now
+from whirgpu.native import chacha
 
 args = sys.argv[1:]
 target = None
@@ -27,6 +28,7 @@ if "--out" in args:
     target, args = args[at + 1], args[:at] + args[at + 2:]
 sizes = [int(a) for a in args] or [20, 24]
 build_now()
+chacha.build_now()  # the mask generator's compiled keystream
 field = KOALABEAR
 backend = GpuBackend(WgpuRuntime())
 out = open(target, "w") if target else sys.stdout

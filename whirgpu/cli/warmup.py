@@ -11,7 +11,7 @@ several times a second: something changes at least every 2 s however long a part
 
 The parts, in order (``warm``):
 1. The C Poseidon2 permutation (``native.permute``), built now if it is not on disk (an earlier failed
-   build is retried).
+   build is retried), and with it the C ChaCha keystream of the hiding proofs' masks (``native.chacha``).
 2. The backend ``select_backend(B)`` opens for the default configuration (``DEFAULT_CONFIG``, the README's
    first proof, 20:4:1): ``auto`` warms what such a proof would run on. The cpu backend compiles nothing: the
    warmup ends there.
@@ -45,7 +45,7 @@ import numpy as np
 
 from .. import activity
 from ..backends import BACKEND_NAMES
-from ..errors import BackendUnavailable
+from ..errors import BackendUnavailable, WhirGpuError
 
 PROFILES = ("whir-p3-metal", "p3-whir")
 # (profile, field) pairs a profile warms.
@@ -157,8 +157,17 @@ def _permutation(part) -> None:
     except BackendUnavailable as exc:
         part(name, f"skipped: {exc}", time.perf_counter() - start)
         return
+    from ..native import chacha  # noqa: PLC0415
+
+    try:  # the mask generator's keystream (hiding proofs), from the same compiler: said on the same line
+        chacha_how, _ = chacha.build_now(retry_failed=True)
+        keystream = f"; C ChaCha keystream {'built' if chacha_how == 'built' else 'already built'}"
+    except WhirGpuError as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        keystream = f"; C ChaCha keystream not built ({reason}): the numpy one is used"
     took = time.perf_counter() - start
-    part(name, f"built in {took:.1f} s ({path})" if how == "built" else f"already built ({path})", took)
+    part(name, (f"built in {took:.1f} s ({path})" if how == "built" else f"already built ({path})") + keystream,
+         took)
 
 
 def _open(backend: str):

@@ -125,7 +125,7 @@ class StdRng:
         return self.key.astype("<u4").tobytes()
 
     def clone(self) -> StdRng:
-        other = StdRng(self.seed())
+        other = type(self)(self.seed())
         other.word_pos = self.word_pos
         return other
 
@@ -136,11 +136,16 @@ class StdRng:
         if not (c0 <= start and end <= c1):
             first_block = start // _BLOCK_WORDS
             n_blocks = max(-(-end // _BLOCK_WORDS) - first_block, self._CHUNK_BLOCKS)
-            self._cache = chacha_blocks(self.key, first_block, n_blocks)
+            self._cache = self._blocks(first_block, n_blocks)
             self._cache_start = first_block * _BLOCK_WORDS
             c0 = self._cache_start
         self.word_pos = end
         return self._cache[start - c0:end - c0]
+
+    def _blocks(self, first_block: int, n_blocks: int) -> np.ndarray:
+        """``n_blocks`` keystream blocks from ``first_block`` (``chacha_blocks``; a subclass may compute them
+        elsewhere, word for word the same)."""
+        return chacha_blocks(self.key, first_block, n_blocks)
 
     def next_u32(self) -> int:
         return int(self._words(1)[0])

@@ -2,7 +2,8 @@
 system's CSPRNG in normal use, by a u64 only when the caller asks for reproducible (NOT hiding) proofs.
 
 Contract:
-- ``mask_rng(mask_seed=None)`` -> ``StdRng``: ``mask_seed`` None (normal use) keys it with 32 bytes of
+- ``mask_rng(mask_seed=None)`` -> ``StdRng`` (a ``native.chacha.CompiledStdRng``: the same words, its keystream
+  compiled where a C compiler is): ``mask_seed`` None (normal use) keys it with 32 bytes of
   ``secrets.token_bytes`` (the OS CSPRNG; upstream's ``StdRng::from_rng(OsRng)``-like construction), so that two
   proofs of one statement differ and nothing in a document can reproduce the masks; an integer in [0, 2^64) gives
   ``StdRng.seed_from_u64(mask_seed)``, the oracle's ``--mask-seed`` (its proofs byte for byte), for tests and
@@ -17,6 +18,7 @@ from __future__ import annotations
 import secrets
 
 from ....errors import ConfigError
+from ....native.chacha import CompiledStdRng
 from ....ref.chacha_rng import StdRng
 
 DRAWS_PER_PROOF = 2  # StdRng::from_rng(&mut R) once in commit, once in open: 32 bytes each
@@ -34,8 +36,8 @@ def check_mask_seed(mask_seed, what: str = "mask_seed") -> int | None:
 def mask_rng(mask_seed: int | None = None) -> StdRng:
     """The mask generator (see the module contract)."""
     if check_mask_seed(mask_seed) is None:
-        return StdRng.from_seed(secrets.token_bytes(32))
-    return StdRng.seed_from_u64(mask_seed)
+        return CompiledStdRng.from_seed(secrets.token_bytes(32))
+    return CompiledStdRng.seed_from_u64(mask_seed)
 
 
 def seeded_note(mask_seed: int) -> str:
