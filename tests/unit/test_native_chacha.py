@@ -46,6 +46,9 @@ def test_compiled_generator_streams_equal_stdrng(compiled):
     fa, fb = chacha.CompiledStdRng.from_rng(a), StdRng.from_rng(b)
     assert type(fa) is chacha.CompiledStdRng and type(fa.clone()) is chacha.CompiledStdRng
     assert np.array_equal(fa.next_u32_array(100), fb.next_u32_array(100)) and fa.word_pos == fb.word_pos
+    ga, gb = fa.fork(), fb.fork()  # fork(): from_rng of the generator's own class
+    assert type(ga) is chacha.CompiledStdRng and type(gb) is StdRng
+    assert np.array_equal(ga.next_u32_array(50), gb.next_u32_array(50))
 
 
 def test_a_bad_key_is_refused(compiled):

@@ -121,6 +121,10 @@ class StdRng:
         """A fork: the new generator's seed is a 32-byte ``fill_bytes`` of ``rng``."""
         return cls(rng.fill_bytes(32))
 
+    def fork(self) -> StdRng:
+        """``from_rng(self)`` as a generator of this one's class (a subclass's forks compute as it does)."""
+        return type(self).from_rng(self)
+
     def seed(self) -> bytes:
         return self.key.astype("<u4").tobytes()
 

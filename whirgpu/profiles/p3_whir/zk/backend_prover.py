@@ -151,7 +151,7 @@ class ZkBackendProver:
         challenger = _BackendGrinding(zk_challenger(config, field), backend)
         # commit (section 5)
         k = config.fold(0)
-        fork = StdRng.from_rng(rng)
+        fork = rng.fork()
         randomness = random_base(fork, config.oracle_randomness[0] << k, field)
         table = backend.upload(polynomial)
         source = commit_interleaved(backend, table, randomness, k, ((1 << n) >> k) << inner.starting_log_inv_rate)
@@ -163,7 +163,7 @@ class ZkBackendProver:
         for point, value in zip(points, values):
             challenger.observe_many(point)
             challenger.observe_many(value)
-        fork = StdRng.from_rng(rng)
+        fork = rng.fork()
         alpha = challenger.sample_ef()
         coeffs = ops.ef_powers(alpha, len(points))
         claim = ops.ef_sum(ops.ef_mul(coeffs, values))

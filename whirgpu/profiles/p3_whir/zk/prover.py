@@ -56,7 +56,7 @@ def zk_commit(config: ZkWhirConfig, field: Field, polynomial, challenger, rng: S
     n, k = config.num_variables, config.fold(0)
     if polynomial.shape != (1 << n,):
         raise ValueError(f"commit: expected 2^{n} evaluations, got shape {polynomial.shape}")
-    fork = StdRng.from_rng(rng)
+    fork = rng.fork()
     randomness = random_base(fork, config.oracle_randomness[0] << k, field)
     height = (1 << (n - k)) << config.inner.starting_log_inv_rate
     oracle = Committed(encode(zk_padded_matrix(polynomial, randomness, k, height), field), field)
@@ -116,7 +116,7 @@ def zk_open(config: ZkWhirConfig, field: Field, committed: ZkCommitted, points, 
     for point, value in zip(points, values):
         challenger.observe_many(point)
         challenger.observe_many(value)
-    fork = StdRng.from_rng(rng)
+    fork = rng.fork()
 
     alpha = challenger.sample_ef()
     coeffs = ops.ef_powers(alpha, len(points))
