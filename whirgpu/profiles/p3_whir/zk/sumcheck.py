@@ -207,8 +207,14 @@ def switch_covector(ops, message_len: int, source_len: int, pad_len: int, rhos, 
         covector = ops.ef_add(covector, ops.ef_mul(term, ops.ef_powers(rho, source_len + pad_len)))
     xs = np.asarray(xs, np.uint32).reshape(-1, 4)
     if xs.shape[0] and source_len:  # every query point at once: a few batched products instead of a loop
-        terms = ops.ef_mul(np.asarray(query_coeffs, np.uint32).reshape(-1, 4), ops.ef_power(xs, message_len))
-        spread = ops.ef_mul(terms[:, None], ef_powers_each(ops, xs, source_len))
+        coeffs = np.asarray(query_coeffs, np.uint32).reshape(-1, 4)
+        if not xs[:, 1:].any():  # base points (the domain's): base powers, EF times base products
+            base = xs[:, 0]
+            terms = ops.mul(coeffs, ops.power(base, message_len)[:, None])
+            spread = ops.mul(terms[:, None], base_powers_each(ops, base, source_len)[:, :, None])
+        else:
+            terms = ops.ef_mul(coeffs, ops.ef_power(xs, message_len))
+            spread = ops.ef_mul(terms[:, None], ef_powers_each(ops, xs, source_len))
         covector[:source_len] = ops.ef_add(covector[:source_len], ops.ef_sum(spread, axis=0))
     return covector
 
