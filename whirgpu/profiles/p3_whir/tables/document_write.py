@@ -37,13 +37,31 @@ from .witness_checks import stacking_tree
 
 def canonical_tree(tree, field: Field, skip: tuple[str, ...] = ()):
     """Every integer of ``tree`` (Montgomery words) as its canonical value, except under the keys ``skip``."""
-    if isinstance(tree, dict):
-        return {k: v if k in skip else canonical_tree(v, field, skip) for k, v in tree.items()}
-    if isinstance(tree, list):
-        return [canonical_tree(v, field, skip) for v in tree]
-    if isinstance(tree, int) and not isinstance(tree, bool):
-        return tree * field.R_INV % field.P
-    return tree
+    r_inv, p = field.R_INV, field.P
+
+    def words(node):  # a list of words (bools excluded), else None
+        return [v * r_inv % p for v in node] if all(type(v) is int for v in node) else None
+
+    def walk(node):
+        # Lists of words are converted in comprehensions, in place of a call per word: a document holds thousands
+        # of EF elements ({"_phantom": None, "value": [4 words]}) and digests.
+        if isinstance(node, dict):
+            out = {}
+            for k, v in node.items():
+                if k in skip or v is None:
+                    out[k] = v
+                else:
+                    converted = words(v) if type(v) is list else None
+                    out[k] = converted if converted is not None else walk(v)
+            return out
+        if isinstance(node, list):
+            converted = words(node)
+            return converted if converted is not None else [walk(v) for v in node]
+        if isinstance(node, int) and not isinstance(node, bool):
+            return node * r_inv % p
+        return node
+
+    return walk(tree)
 
 
 def params_tree(config: P3WhirConfig, spec: TablesSpec, seed: int) -> dict:
