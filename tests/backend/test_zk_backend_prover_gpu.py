@@ -66,3 +66,24 @@ def test_open_rows_with_host_indices_under_pruned_openings(gpu):
     want = cpu.open_rows(cpu.commit(cpu.upload(table), 3, 7), indices)
     got = gpu.open_rows(gpu.commit(gpu.upload(table), 3, 7), indices)
     assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+
+
+@pytest.mark.parametrize("name", GOLDEN[:1])
+def test_golden_proof_from_canonical_words(gpu, name):
+    """``prove(..., canonical=True)`` (what ``prove_zk_statement`` uses on a backend: the polynomial converted on
+    the device) gives the golden bytes; a word >= P is refused by name."""
+    import numpy as np
+
+    from whirgpu.errors import ConfigError
+    from whirgpu.ref.field_np import field_ops
+
+    doc = load_golden_p3(name)
+    inst = read_zk_instance(doc)
+    canonical = np.ascontiguousarray(field_ops(inst.field).from_monty(inst.polynomial), np.uint32)
+    prover = ZkBackendProver(gpu, inst.config, inst.field)
+    cap, proof = prover.prove(canonical, inst.points, StdRng.seed_from_u64(inst.mask_seed), canonical=True)
+    assert merkle_cap_to_postcard(cap).hex() == doc["commitment_postcard_hex"]
+    assert zk_proof_to_postcard(proof).hex() == doc["proof_postcard_hex"]
+    canonical[3] = inst.field.P
+    with pytest.raises(ConfigError, match="canonical"):
+        prover.prove(canonical, inst.points, StdRng.seed_from_u64(inst.mask_seed), canonical=True)

@@ -166,13 +166,20 @@ def prove_zk_statement(config: ZkWhirConfig, spec: TablesSpec, columns, local_po
     field = config.inner.field
     ops = field_ops(field)
     start = time.perf_counter()
-    monty = [ops.to_monty(np.asarray(c, np.uint64)) for c in columns]
-    polynomial, points, point_map = zk_tables_statement(spec.protocol, config.fold(0), monty, local_points, field)
+    # On a backend the stacked polynomial goes up as canonical words and is converted there (upload_canonical):
+    # the host's conversion of 2^24 words takes about a second. The reference and witness documents take it in
+    # Montgomery form.
+    canonical = backend is not None and not witness
+    stacked_columns = [np.ascontiguousarray(c, np.uint32) if canonical else ops.to_monty(np.asarray(c, np.uint64))
+                       for c in columns]
+    polynomial, points, point_map = zk_tables_statement(spec.protocol, config.fold(0), stacked_columns,
+                                                        local_points, field)
     stacked = time.perf_counter()
     if backend is None:
         commitment, proof = zk_prove(config, field, polynomial, points, mask_rng(mask_seed))
     else:
-        commitment, proof = ZkBackendProver(backend, config, field).prove(polynomial, points, mask_rng(mask_seed))
+        commitment, proof = ZkBackendProver(backend, config, field).prove(polynomial, points, mask_rng(mask_seed),
+                                                                          canonical=canonical)
     proved = time.perf_counter()
     tree = zk_document_tree(config, spec, commitment, proof, local_points, point_map, seed, mask_seed,
                             columns if witness else None, polynomial if witness else None)

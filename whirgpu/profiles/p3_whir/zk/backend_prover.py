@@ -132,17 +132,19 @@ class ZkBackendProver:
         self.backend, self.config, self.field = backend, config, field
         self.ops = field_ops(field)
 
-    def prove(self, polynomial, points, rng: StdRng) -> tuple[MerkleCap, ZkWhirProof]:
+    def prove(self, polynomial, points, rng: StdRng, canonical: bool = False) -> tuple[MerkleCap, ZkWhirProof]:
+        """``canonical``: ``polynomial`` holds canonical words (converted on the backend, ``upload_canonical``; a
+        word >= P is a ``ConfigError``) rather than Montgomery words."""
         backend = self.backend
         with backend.proof_lock:
             saved = backend.layout
             backend.layout = P3_WHIR_LAYOUT(self.field, "prefix")
             try:
-                return self._prove(polynomial, points, rng)
+                return self._prove(polynomial, points, rng, canonical)
             finally:
                 backend.layout = saved
 
-    def _prove(self, polynomial, points, rng: StdRng) -> tuple[MerkleCap, ZkWhirProof]:
+    def _prove(self, polynomial, points, rng: StdRng, canonical: bool) -> tuple[MerkleCap, ZkWhirProof]:
         config, field, ops, backend = self.config, self.field, self.ops, self.backend
         inner, n = config.inner, config.num_variables
         polynomial = np.asarray(polynomial, np.uint32)
@@ -153,7 +155,7 @@ class ZkBackendProver:
         k = config.fold(0)
         fork = rng.fork()
         randomness = random_base(fork, config.oracle_randomness[0] << k, field)
-        table = backend.upload(polynomial)
+        table = backend.upload_canonical(polynomial) if canonical else backend.upload(polynomial)
         source = commit_interleaved(backend, table, randomness, k, ((1 << n) >> k) << inner.starting_log_inv_rate)
         challenger.observe_many(source.root)
         commitment = source.cap
