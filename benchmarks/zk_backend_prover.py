@@ -10,19 +10,15 @@ Usage: python3 -m benchmarks.zk_backend_prover [N ...]   (default 20 22 24)
 """
 
 import statistics, sys, time
-import numpy as np
+
+from benchmarks.zk_instance import zk_instance
 from whirgpu.backends.gpu import GpuBackend
 from whirgpu.runtime.wgpu_rt import WgpuRuntime
-from whirgpu.profiles.p3_whir.tables.spec import TablesSpec
-from whirgpu.profiles.p3_whir.tables.instance import draw_instance
 from whirgpu.profiles.p3_whir.tables.api import P3Tables
-from whirgpu.profiles.p3_whir.zk.api import zk_config_for, ZkOptions
 from whirgpu.profiles.p3_whir.zk.backend_prover import ZkBackendProver
-from whirgpu.profiles.p3_whir.zk.tables import zk_tables_statement
 from whirgpu.profiles.p3_whir.zk.randomness import mask_rng
 from whirgpu.profiles.p3_whir.zk.prover import zk_prove
 from whirgpu.profiles.p3_whir.zk.format import zk_proof_to_postcard
-from whirgpu.ref.field_np import field_ops
 from whirgpu.field import KOALABEAR
 from whirgpu.ref.chacha_rng import StdRng
 from whirgpu.native.permute import build_now
@@ -35,14 +31,11 @@ runs, warm = 3, 2
 field = KOALABEAR
 backend = GpuBackend(WgpuRuntime())
 for n in sizes:
-    spec = TablesSpec.parse(f"{n}x1", None, "prefix", "prescribed")
-    config, _ = zk_config_for(spec.protocol.shapes, None, field, ZkOptions(), False)
-    inner = config.inner
-    columns, points = draw_instance(spec.protocol, 1, field, inner.folding_schedule[0], True)
-    canonical = [field_ops(field).from_monty(p).astype("int64") for p in points]
-    tables = P3Tables(list(columns), orient="columns", params=inner.params, field=field, layout="prefix", backend="wgpu")
-    monty = [field_ops(field).to_monty(np.asarray(c, np.uint64)) for c in columns]
-    poly, zpoints, _ = zk_tables_statement(spec.protocol, config.fold(0), monty, points, field)
+    inst = zk_instance(n)
+    spec, config, inner = inst.spec, inst.config, inst.config.inner
+    canonical = inst.canonical_points()
+    tables = P3Tables(inst.columns, orient="columns", params=inner.params, field=field, layout="prefix", backend="wgpu")
+    poly, zpoints = inst.polynomial, inst.statement_points
     prover = ZkBackendProver(backend, config, field)
     plain, zk = [], []
     for i in range(warm + runs):

@@ -9,20 +9,15 @@ Usage: python3 -m benchmarks.zk_kernels [N ...]   (default 20 24)
 import collections
 import sys
 
-import numpy as np
+from benchmarks.zk_instance import zk_instance
 
 from whirgpu.backends.gpu import GpuBackend
 from whirgpu.field import KOALABEAR
 from whirgpu.native import chacha
 from whirgpu.native.permute import build_now
 from whirgpu.profiles.p3_whir.tables.api import P3Tables
-from whirgpu.profiles.p3_whir.tables.instance import draw_instance
-from whirgpu.profiles.p3_whir.tables.spec import TablesSpec
-from whirgpu.profiles.p3_whir.zk.api import ZkOptions, zk_config_for
 from whirgpu.profiles.p3_whir.zk.backend_prover import ZkBackendProver
 from whirgpu.profiles.p3_whir.zk.randomness import mask_rng
-from whirgpu.profiles.p3_whir.zk.tables import zk_tables_statement
-from whirgpu.ref.field_np import field_ops
 from whirgpu.runtime.wgpu_rt import WgpuRuntime
 
 
@@ -52,14 +47,12 @@ field = KOALABEAR
 rt = WgpuRuntime()
 backend = GpuBackend(rt)
 for n in [int(a) for a in sys.argv[1:]] or [20, 24]:
-    spec = TablesSpec.parse(f"{n}x1", None, "prefix", "prescribed")
-    config, _ = zk_config_for(spec.protocol.shapes, None, field, ZkOptions(), False)
-    columns, points = draw_instance(spec.protocol, 1, field, config.inner.folding_schedule[0], True)
-    monty = [field_ops(field).to_monty(np.asarray(c, np.uint64)) for c in columns]
-    poly, zpoints, _ = zk_tables_statement(spec.protocol, config.fold(0), monty, points, field)
+    inst = zk_instance(n)
+    spec, config, columns = inst.spec, inst.config, inst.columns
+    poly, zpoints = inst.polynomial, inst.statement_points
     zk = ZkBackendProver(backend, config, field)
     profiled(rt, lambda: zk.prove(poly, zpoints, mask_rng(None)), 2, f"hiding n={n}", 25)
     tables = P3Tables(list(columns), orient="columns", params=config.inner.params, field=field, layout="prefix",
                       backend=backend)
-    canonical = [field_ops(field).from_monty(p).astype("int64") for p in points]
+    canonical = inst.canonical_points()
     profiled(rt, lambda: tables.prove(spec.protocol.batches, canonical), 3, f"plain n={n}", 12)

@@ -12,20 +12,15 @@ import functools
 import sys
 import time
 
-import numpy as np
+from benchmarks.zk_instance import zk_instance
 
 from whirgpu.backends.gpu import GpuBackend
 from whirgpu.field import KOALABEAR
 from whirgpu.native import chacha
 from whirgpu.native.permute import build_now
-from whirgpu.profiles.p3_whir.tables.instance import draw_instance
-from whirgpu.profiles.p3_whir.tables.spec import TablesSpec
 from whirgpu.profiles.p3_whir.zk import backend_prover, base_case, oracles, prover, sumcheck
-from whirgpu.profiles.p3_whir.zk.api import ZkOptions, zk_config_for
 from whirgpu.profiles.p3_whir.zk.randomness import mask_rng
-from whirgpu.profiles.p3_whir.zk.tables import zk_tables_statement
 from whirgpu.protocol.transcript import DuplexChallenger
-from whirgpu.ref.field_np import field_ops
 from whirgpu.runtime.wgpu_rt import WgpuRuntime
 
 GPU_CALLS = ["masked_rounds", "code_switch", "commit", "interleave_columns", "evaluate_points", "eq_weights",
@@ -76,11 +71,9 @@ field = KOALABEAR
 backend = GpuBackend(WgpuRuntime())
 runs = 5
 for n in [int(a) for a in sys.argv[1:]] or [20, 24]:
-    spec = TablesSpec.parse(f"{n}x1", None, "prefix", "prescribed")
-    config, _ = zk_config_for(spec.protocol.shapes, None, field, ZkOptions(), False)
-    columns, points = draw_instance(spec.protocol, 1, field, config.inner.folding_schedule[0], True)
-    monty = [field_ops(field).to_monty(np.asarray(c, np.uint64)) for c in columns]
-    poly, zpoints, _ = zk_tables_statement(spec.protocol, config.fold(0), monty, points, field)
+    inst = zk_instance(n)
+    spec, config, columns, points = inst.spec, inst.config, inst.columns, inst.points
+    poly, zpoints = inst.polynomial, inst.statement_points
     zk = backend_prover.ZkBackendProver(backend, config, field)
     for _ in range(2):
         zk.prove(poly, zpoints, mask_rng(None))

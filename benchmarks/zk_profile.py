@@ -7,16 +7,11 @@ Usage: python3 -m benchmarks.zk_profile [N ...] [--out FILE]   (default 20 24; t
 """
 
 import cProfile, io, pstats, sys, time
-import numpy as np
+from benchmarks.zk_instance import zk_instance
 from whirgpu.backends.gpu import GpuBackend
 from whirgpu.runtime.wgpu_rt import WgpuRuntime
-from whirgpu.profiles.p3_whir.tables.spec import TablesSpec
-from whirgpu.profiles.p3_whir.tables.instance import draw_instance
-from whirgpu.profiles.p3_whir.zk.api import zk_config_for, ZkOptions
 from whirgpu.profiles.p3_whir.zk.backend_prover import ZkBackendProver
-from whirgpu.profiles.p3_whir.zk.tables import zk_tables_statement
 from whirgpu.profiles.p3_whir.zk.randomness import mask_rng
-from whirgpu.ref.field_np import field_ops
 from whirgpu.field import KOALABEAR
 from whirgpu.native.permute import build_now
 from whirgpu.native import chacha
@@ -33,11 +28,9 @@ field = KOALABEAR
 backend = GpuBackend(WgpuRuntime())
 out = open(target, "w") if target else sys.stdout
 for n in sizes:
-    spec = TablesSpec.parse(f"{n}x1", None, "prefix", "prescribed")
-    config, _ = zk_config_for(spec.protocol.shapes, None, field, ZkOptions(), False)
-    columns, points = draw_instance(spec.protocol, 1, field, config.inner.folding_schedule[0], True)
-    monty = [field_ops(field).to_monty(np.asarray(c, np.uint64)) for c in columns]
-    poly, zpoints, _ = zk_tables_statement(spec.protocol, config.fold(0), monty, points, field)
+    inst = zk_instance(n)
+    spec, config, columns, points = inst.spec, inst.config, inst.columns, inst.points
+    poly, zpoints = inst.polynomial, inst.statement_points
     prover = ZkBackendProver(backend, config, field)
     for _ in range(2):
         prover.prove(poly, zpoints, mask_rng(None))
