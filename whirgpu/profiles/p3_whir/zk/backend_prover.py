@@ -17,7 +17,8 @@ What runs where (docs/ZK-PROTOCOL.md §15):
   loop), each code switch's device part (``code_switch``: commitment, OOD answers, proof of work, queries,
   openings, combination; else ``code_switch_steps``: the same as separate calls), the code switch's weight
   update (``add_constraint_weights``: select weights for the query points, eq weights at the ``power_point`` form
-  of each OOD point);
+  of each OOD point), the base case's fresh source oracle (its message uploaded, ``commit_interleaved`` at one
+  column: ``prove_base_case``'s ``commit_source``);
 - host: the mask RNG (every draw of a step made before it: they do not depend on the transcript), the masks
   (ell_zk or |rho| + |pad| EF values: their codewords and trees, ``oracles.Committed``), the round messages' host
   part (``sumcheck.prove_batch``'s plan), the ledger (``prover.MaskLedger``), the eq-fold of the randomness
