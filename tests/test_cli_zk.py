@@ -300,3 +300,21 @@ def test_a_gpu_backend_proves_the_seeded_documents_bytes(tmp_path, capsys):
         docs.append(out.read_bytes())
     assert docs[0] == docs[1]
     assert run(["verify", tmp_path / "wgpu.json"], capsys)[0] == 0
+
+
+def test_tables_and_zk_default_to_the_oracles_seed_0(tmp_path, capsys):
+    """Without --seed, --tables and --zk prove the oracle's default instance (SmallRng(0)), as prove-tables does;
+    a plain prove still needs an instance and says which flags give one."""
+    args = ["prove", "--profile", "p3-whir", "--zk", "--tables", "10x2,8x1", "--open", "0:0,1/1:0", "-k", "4", "-r",
+            "2", "--security", "32", "--pow-bits", "0", "--mask-seed", "3"]
+    code, _, err = run([*args, "--seed", "0", "--out", str(tmp_path / "s0.json")], capsys)
+    assert code == 0, err
+    code, _, err = run([*args, "--out", str(tmp_path / "default.json")], capsys)
+    assert code == 0, err
+    assert (tmp_path / "s0.json").read_bytes() == (tmp_path / "default.json").read_bytes()
+    plain = ["prove", "--profile", "p3-whir", "--tables", "8x2", "-k", "2", "--security", "32", "--pow-bits", "0"]
+    assert run([*plain, "--seed", "0", "--out", str(tmp_path / "t0.json")], capsys)[0] == 0
+    assert run([*plain, "--out", str(tmp_path / "t.json")], capsys)[0] == 0
+    assert (tmp_path / "t0.json").read_bytes() == (tmp_path / "t.json").read_bytes()
+    code, _, err = run(["prove", "-n", "8", "-k", "2", "-r", "1"], capsys)
+    assert code == 2 and "prove: one of the arguments --seed --from is required" in err

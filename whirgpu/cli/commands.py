@@ -124,8 +124,10 @@ def _build_parser() -> argparse.ArgumentParser:
                                    "p3-whir: 2^N values from SmallRng(S) as upstream's example draws them, opened "
                                    "at --openings points drawn from the transcript.")
     _add_param_flags(p, required=False)
-    source = p.add_mutually_exclusive_group(required=True)
-    source.add_argument("--seed", type=int, metavar="S", help="random polynomial and point from SmallRng(S)")
+    source = p.add_mutually_exclusive_group()  # one of them: _cmd_prove says so (with --tables, --seed 0 is implied)
+    source.add_argument("--seed", type=int, metavar="S",
+                        help="random polynomial and point from SmallRng(S) (with --tables or --zk: default 0, as "
+                             "the oracle's prove-tables)")
     source.add_argument("--from", dest="from_file", metavar="FILE.json",
                         help="parameters, polynomial and points from a file in the golden format")
     p.add_argument("--backend", default="auto", choices=BACKEND_NAMES,
@@ -554,6 +556,11 @@ def debug_from_env() -> bool:
 def main(argv: list[str] | None = None) -> int:
     parser = _build_parser()
     args = parser.parse_args(argv)
+    if args.command == "prove" and args.seed is None and args.from_file is None:
+        if args.tables is None and not args.zk:  # a usage error (exit 2), as argparse's own
+            parser.error("prove: one of the arguments --seed --from is required (with --tables or --zk, --seed "
+                         "defaults to 0, the oracle's prove-tables default)")
+        args.seed = 0  # the oracle's prove-tables default: the same command line proves the same instance
     try:
         debug = debug_from_env()  # read first: it decides how every later failure is shown
         from ..environment import check_environment  # noqa: PLC0415

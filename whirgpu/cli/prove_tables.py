@@ -1,5 +1,5 @@
 """``whirgpu prove --profile p3-whir --tables 10x3,8x2 [--layout suffix|prefix] [--open SPEC] [--points
-transcript|prescribed] [--witness] --seed S ...``: commit stacked tables and open them in batches, as the oracle's
+transcript|prescribed] [--witness] [--seed S] ...``: commit stacked tables and open them in batches, as the oracle's
 ``prove-tables`` does with the same flags, and write a ``p3-whir-oracle/v2`` document.
 
 The table flags have the oracle's syntax and meaning (``profiles.p3_whir.tables.spec``): a command line means the

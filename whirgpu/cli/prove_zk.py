@@ -1,5 +1,5 @@
 """``whirgpu prove --profile p3-whir --zk --tables 10x3,8x2 [--open SPEC | --evaluations E] [--mask-seed N]
-[--ell-zk 4] [--mask-log-inv-rate 1] --seed S ...``: a zero-knowledge (hiding) proof, as the oracle's
+[--ell-zk 4] [--mask-log-inv-rate 1] [--seed S] ...``: a zero-knowledge (hiding) proof, as the oracle's
 ``prove-tables --zk`` makes it with the same flags, written as a hiding ``p3-whir-oracle/v2`` document.
 
 The flags are the oracle's (``oracle-p3 prove-tables --zk``): the tables are stacked in the prefix layout (the only
