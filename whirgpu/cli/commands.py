@@ -125,9 +125,8 @@ def _build_parser() -> argparse.ArgumentParser:
                                    "at --openings points drawn from the transcript.")
     _add_param_flags(p, required=False)
     source = p.add_mutually_exclusive_group()  # one of them: _cmd_prove says so (with --tables, --seed 0 is implied)
-    source.add_argument("--seed", type=int, metavar="S",
-                        help="random polynomial and point from SmallRng(S) (with --tables or --zk: default 0, as "
-                             "the oracle's prove-tables)")
+    source.add_argument("--seed", type=int, metavar="S", help="random polynomial and point from SmallRng(S) "
+                        "(with --tables or --zk: default 0, as the oracle's)")
     source.add_argument("--from", dest="from_file", metavar="FILE.json",
                         help="parameters, polynomial and points from a file in the golden format")
     p.add_argument("--backend", default="auto", choices=BACKEND_NAMES,

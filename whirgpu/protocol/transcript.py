@@ -155,11 +155,7 @@ class DuplexChallenger:
         pending = words.tolist()
         self.output_buffer = []
         if self.input_buffer:  # complete the pending run first
-            take = RATE - len(self.input_buffer)
-            self.input_buffer.extend(pending[:take])
-            pending = pending[take:]
-            if len(self.input_buffer) == RATE:
-                self._duplex()
+            pending = self._fill(pending)
         runs = len(pending) // RATE
         absorb = absorber(self.constants) if runs > 1 else None
         if absorb is not None:  # whole runs in one compiled call: the same states as a duplex per run
@@ -168,13 +164,17 @@ class DuplexChallenger:
             self.output_buffer = [x * self._r % self._p for x in self._state[:RATE]]
             pending = pending[runs * RATE:]
         while pending:
-            take = RATE - len(self.input_buffer)
-            self.input_buffer.extend(pending[:take])
-            pending = pending[take:]
-            if len(self.input_buffer) == RATE:
-                self._duplex()
+            pending = self._fill(pending)
         if self.input_buffer:
             self.output_buffer = []
+
+    def _fill(self, pending: list) -> list:
+        """Move words of ``pending`` into the input buffer up to a whole run (duplexed when full); the rest."""
+        take = RATE - len(self.input_buffer)
+        self.input_buffer.extend(pending[:take])
+        if len(self.input_buffer) == RATE:
+            self._duplex()
+        return pending[take:]
 
     def observe_ef(self, e) -> None:
         """Absorb one extension element (4,) as c0, c1, c2, c3."""
