@@ -10,7 +10,7 @@ import pytest
 
 from tests.conftest import load_golden_p3
 from whirgpu.field import P, field_by_name
-from whirgpu.ref.merkle_pruned import boundary_nodes, prune, prune_paths, root_from_pruned
+from whirgpu.ref.merkle_pruned import boundary_arrays, boundary_nodes, prune, prune_paths, root_from_pruned
 from whirgpu.ref.poseidon2 import compress, hash_rows_24
 from whirgpu.ref.poseidon2_constants import Poseidon2Constants
 
@@ -27,6 +27,21 @@ def _levels(leaves: np.ndarray) -> list[np.ndarray]:
 def test_upstreams_example():
     """Leaves 1, 2, 5 of 8: siblings 0, 3, 4 at level 0, then F (node 3 of level 1), nothing at level 2."""
     assert boundary_nodes([5, 1, 2, 2], 3) == [(0, 0), (0, 3), (0, 4), (1, 3)]
+    levels, nodes = boundary_arrays([5, 1, 2, 2], 3)
+    assert list(zip(levels.tolist(), nodes.tolist())) == [(0, 0), (0, 3), (0, 4), (1, 3)]
+
+
+@pytest.mark.parametrize("depth", [0, 1, 2, 5, 8, 9])
+def test_vectorised_boundary_is_the_loops(depth):
+    """``boundary_arrays`` (what ``prune`` uses) against ``boundary_nodes``, over empty, single, dense, full and
+    sparse query sets with repeats."""
+    rng = np.random.default_rng(depth)
+    size = 1 << depth
+    cases = [[], [0], [size - 1], list(range(size)), list(range(0, size, 3)) or [0]]
+    cases += [rng.integers(0, size, count).tolist() for count in (1, 2, 7, 101, 3 * size)]
+    for indices in cases:
+        levels, nodes = boundary_arrays(indices, depth)
+        assert list(zip(levels.tolist(), nodes.tolist())) == boundary_nodes(indices, depth), indices
 
 
 @pytest.mark.parametrize("field_name", ["babybear", "koalabear"])

@@ -6,7 +6,8 @@ grouped by parent (ascending), and a group's child that holds no queried leaf be
 the proof is exactly the boundary digests in that order (level 0 first; within a level by ascending parent, a
 parent having at most one missing child in a binary tree). Every other node is recomputed by the verifier.
 
-- ``boundary_nodes(indices, depth)``: the (level, node index) of every boundary digest, in proof order.
+- ``boundary_nodes(indices, depth)``: the (level, node index) of every boundary digest, in proof order;
+  ``boundary_arrays`` the same as two arrays, vectorised (what ``prune`` uses).
 - ``prune(levels, indices)``: the proof from a tree's levels (``levels[0]`` leaf digests ... ``levels[depth]``
   the root; (n, 8) uint32 words each).
 - ``prune_paths(indices, paths)``: the same proof from the queried leaves' full paths (q, depth, 8), leaf level
@@ -55,28 +56,20 @@ def boundary_nodes(indices, depth: int) -> list[tuple[int, int]]:
     return out
 
 
-def prune(levels: list[np.ndarray], indices) -> np.ndarray:
-    """The boundary digests, (m, 8) uint32 words in proof order."""
-    depth = len(levels) - 1
-    nodes = boundary_nodes(indices, depth)
-    if not nodes:
-        return np.zeros((0, levels[0].shape[-1]), np.uint32)
-    return np.stack([levels[level][index] for level, index in nodes]).astype(np.uint32)
+def boundary_arrays(indices, depth: int) -> tuple[np.ndarray, np.ndarray]:
+    """``boundary_nodes`` as two int64 arrays (levels, node indices) in proof order, vectorised over all levels
+    (the provers' path: ``boundary_nodes`` is the readable reference the tests hold it to)."""
+    nodes = np.asarray(_frontier(indices, depth), np.int64)
+    level, row = _boundary_rows(nodes, depth)
+    return level, (nodes[row] >> level) ^ 1
 
 
-def prune_paths(indices, paths) -> np.ndarray:
-    """The boundary digests, (m, 8) uint32 words in proof order, from ``paths[j]`` = the sibling path of
-    ``indices[j]`` (leaf level first). Vectorised over all levels at once (a prover calls it once per round, on the
-    host after the readback, where a per-level loop of set operations cost milliseconds)."""
-    paths = np.asarray(paths, np.uint32)
-    indices = np.asarray(indices, np.int64).reshape(-1)
-    if paths.ndim != 3 or paths.shape[0] != indices.size:
-        raise ValueError(f"prune_paths: {indices.size} indices with paths of shape {paths.shape}")
-    q, depth = paths.shape[0], paths.shape[1]
+def _boundary_rows(indices: np.ndarray, depth: int) -> tuple[np.ndarray, np.ndarray]:
+    """(level, row) of every boundary digest in proof order, for ``indices`` ascending (repeats allowed): the
+    boundary digest is the sibling of row's level-``level`` ancestor."""
+    q = indices.size
     if q == 0 or depth == 0:
-        return np.zeros((0, paths.shape[-1]), np.uint32)
-    order = np.argsort(indices, kind="stable")
-    indices, paths = indices[order], paths[order]
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
     # nodes[j, l]: the level-l ancestor of the j-th smallest index; each column ascends, so equal nodes and equal
     # parents form runs of rows.
     nodes = indices[:, None] >> np.arange(depth + 1, dtype=np.int64)[None, :]
@@ -94,7 +87,34 @@ def prune_paths(indices, paths) -> np.ndarray:
     both = np.take_along_axis(level, run_first, 0) != np.take_along_axis(level, run_last, 0)
     # level-major, then ascending rows = ascending parents, with at most one missing child per parent
     lv, row = np.nonzero((first & ~both).T)
-    return paths[row, lv].astype(np.uint32, copy=False)
+    return lv.astype(np.int64), row.astype(np.int64)
+
+
+def prune(levels: list[np.ndarray], indices) -> np.ndarray:
+    """The boundary digests, (m, 8) uint32 words in proof order."""
+    level, node = boundary_arrays(indices, len(levels) - 1)
+    out = np.zeros((level.size, levels[0].shape[-1]), np.uint32)
+    if level.size:
+        cuts = np.searchsorted(level, np.arange(len(levels)))  # proof order is level-major
+        for d in range(len(levels) - 1):
+            if cuts[d + 1] > cuts[d]:
+                out[cuts[d]:cuts[d + 1]] = levels[d][node[cuts[d]:cuts[d + 1]]]
+    return out
+
+
+def prune_paths(indices, paths) -> np.ndarray:
+    """The boundary digests, (m, 8) uint32 words in proof order, from ``paths[j]`` = the sibling path of
+    ``indices[j]`` (leaf level first). Vectorised over all levels at once (a prover calls it once per round, on the
+    host after the readback, where a per-level loop of set operations cost milliseconds)."""
+    paths = np.asarray(paths, np.uint32)
+    indices = np.asarray(indices, np.int64).reshape(-1)
+    if paths.ndim != 3 or paths.shape[0] != indices.size:
+        raise ValueError(f"prune_paths: {indices.size} indices with paths of shape {paths.shape}")
+    if paths.shape[0] == 0 or paths.shape[1] == 0:
+        return np.zeros((0, paths.shape[-1]), np.uint32)
+    order = np.argsort(indices, kind="stable")
+    lv, row = _boundary_rows(indices[order], paths.shape[1])
+    return paths[order][row, lv].astype(np.uint32, copy=False)
 
 
 def root_from_pruned(indices, leaf_digests, siblings, depth: int, compress: Compress) -> np.ndarray:
@@ -105,7 +125,7 @@ def root_from_pruned(indices, leaf_digests, siblings, depth: int, compress: Comp
     siblings = np.asarray(siblings, np.uint32).reshape(-1, digests.shape[-1] if digests.ndim == 2 else 8)
     if digests.shape[0] != len(nodes):
         raise ValueError(f"{digests.shape[0]} leaf digests for {len(nodes)} distinct queried leaves")
-    expected = len(boundary_nodes(nodes, depth))
+    expected = boundary_arrays(nodes, depth)[0].size
     if siblings.shape[0] != expected:
         raise ValueError(f"the multiproof has {siblings.shape[0]} sibling digests; {len(nodes)} queried leaves of a "
                          f"depth-{depth} tree need {expected}")

@@ -19,8 +19,10 @@ What runs where (docs/ZK-PROTOCOL.md §15):
   update (``add_constraint_weights``: select weights for the query points, eq weights at the ``power_point`` form
   of each OOD point), the base case's fresh source oracle (its message uploaded, ``commit_interleaved`` at one
   column: ``prove_base_case``'s ``commit_source``);
-- host: the mask RNG (every draw of a step made before it: they do not depend on the transcript), the masks
-  (ell_zk or |rho| + |pad| EF values: their codewords and trees, ``oracles.Committed``), the round messages' host
+- host: the mask RNG (every draw of the proof made first, ``draws.draw_opening``: none depends on the transcript),
+  the masks (ell_zk or |rho| + |pad| EF values: their codewords and trees, ``oracles.Committed``; the batches' and
+  the base case's fresh groups on a worker thread from the start, ``draws.OracleBuilder.thread``, the switches'
+  when their carried randomness is known), the round messages' host
   part (``sumcheck.prove_batch``'s plan), the ledger (``prover.MaskLedger``), the eq-fold of the randomness
   rows, the claim's update by the code switch (from the opened rows: each folded row is padded_ood(x, M, rho),
   so sum_b M[b] x^b costs 2^k + |rho| operations), the transcript between the backend's steps, and the base case
@@ -38,11 +40,12 @@ from ....protocol.query_indices import distinct_query_indices
 from ....ref.chacha_rng import StdRng
 from ....ref.field_np import field_ops
 from ....ref.multilinear import evaluate_rows
-from ....ref.rng import random_base, random_ef
+from ....ref.rng import random_base
 from ..proof import MerkleCap, QueryOpenings
 from .base_case import prove_base_case
 from .config import ZkWhirConfig
 from .device_residual import DeviceResidual
+from .draws import OracleBuilder, draw_opening
 from .oracles import Committed, mask_matrix
 from .proof import ZkRoundProof, ZkWhirProof
 from .prover import MaskLedger, fold_limbs, zk_challenger
@@ -154,8 +157,10 @@ class ZkBackendProver:
         challenger = _BackendGrinding(zk_challenger(config, field), backend)
         # commit (section 5)
         k = config.fold(0)
-        fork = rng.fork()
-        randomness = random_base(fork, config.oracle_randomness[0] << k, field)
+        randomness = random_base(rng.fork(), config.oracle_randomness[0] << k, field)
+        # The opening's draws do not depend on the transcript: all made now, the oracles they fix committed on a
+        # worker thread while the device works.
+        draws = draw_opening(config, field, rng.fork(), OracleBuilder.thread(field))
         table = backend.upload_canonical(polynomial) if canonical else backend.upload(polynomial)
         source = commit_interleaved(backend, table, randomness, k, ((1 << n) >> k) << inner.starting_log_inv_rate)
         challenger.observe_many(source.root)
@@ -166,7 +171,6 @@ class ZkBackendProver:
         for point, value in zip(points, values):
             challenger.observe_many(point)
             challenger.observe_many(value)
-        fork = rng.fork()
         alpha = challenger.sample_ef()
         coeffs = ops.ef_powers(alpha, len(points))
         claim = ops.ef_sum(ops.ef_mul(coeffs, values))
@@ -176,19 +180,18 @@ class ZkBackendProver:
             weights = backend.upload(np.zeros((1 << n, 4), np.uint32))
         residual = DeviceResidual(backend, table, weights, claim, field)
         masks = MaskLedger(field)
-        batch = prove_batch(residual, k, inner.starting_folding_pow_bits, ops.ef_from_base(ops.ZERO),
-                            config.sumcheck_mask, challenger, fork)
+        batch = prove_batch(residual, draws.batches[0], inner.starting_folding_pow_bits, ops.ef_from_base(ops.ZERO),
+                            challenger)
         sumchecks, mask_roots, rounds = [batch.data], [batch.oracle.cap], []
         masks.record_batch(batch, k)
         carried = fold_limbs(randomness, config.oracle_randomness[0], batch.gammas, field)
         for r, params in enumerate(inner.round_parameters):
             k, k_next = config.fold(r), config.fold(r + 1)
             round_proof, oracle, fresh = self._switch(r, params, k, k_next, residual, carried, batch.gammas, source,
-                                                      masks, challenger, fork)
+                                                      masks, challenger, draws.switches[r])
             rounds.append(round_proof)
             backend.release(source.commitment)
-            batch = prove_batch(residual, k_next, params.folding_pow_bits, masks.aux, config.sumcheck_mask,
-                                challenger, fork)
+            batch = prove_batch(residual, draws.batches[r + 1], params.folding_pow_bits, masks.aux, challenger)
             sumchecks.append(batch.data)
             mask_roots.append(batch.oracle.cap)
             masks.record_batch(batch, k_next)
@@ -203,24 +206,21 @@ class ZkBackendProver:
             return fresh_sources[-1]
 
         base_case = prove_base_case(config, field, residual.host_evals(), carried, residual.host_weights(), masks,
-                                    source.open, challenger, fork, commit_source)
+                                    source.open, challenger, draws.base, commit_source)
         backend.release(residual.evals, residual.weights, source.commitment,
                         *(oracle.commitment for oracle in fresh_sources))
         return commitment, ZkWhirProof(values, tuple(sumchecks), tuple(mask_roots), tuple(rounds), base_case)
 
     def _switch(self, r: int, params, k: int, k_next: int, residual: DeviceResidual, carried: np.ndarray,
-                gammas: np.ndarray, source: _Oracle, masks: MaskLedger, challenger, fork):
+                gammas: np.ndarray, source: _Oracle, masks: MaskLedger, challenger, drawn):
         """Code-switching round r (section 9) up to the next batch: (its ``ZkRoundProof``, the new oracle, the
         fresh randomness it hides). The device part runs as one backend step (``Backend.code_switch``) where the
         backend has it, else step by step (``code_switch_steps``)."""
         config, field, ops = self.config, self.field, self.ops
         n_msg = residual.evals.shape[0]
-        # The mask RNG's draws do not depend on the transcript: all of this round's are made first, in its order.
-        fresh = random_ef(fork, config.oracle_randomness[r + 1] << k_next, field)
+        fresh, pad, mask_randomness = drawn.fresh, drawn.pad, drawn.mask_randomness
         shape = config.switch_masks[r]
-        pad = random_ef(fork, params.ood_samples, field)
         mask_message = np.concatenate([carried, pad])
-        mask_randomness = random_ef(fork, shape.randomness_len, field)
         mask_oracle = Committed(mask_matrix(mask_message[None], mask_randomness[None], shape.domain_size, field),
                                 field)
         plan = CodeSwitchPlan(fresh, k_next, _rows(n_msg, fresh.shape[0], k_next),

@@ -1,10 +1,10 @@
 """The hiding PCS's masked base case (upstream ``pcs/zk/base_case``, Construction 7.2 of eprint 2026/391).
 
-Prover (``prove_base_case``), in transcript and RNG order:
-1. draw a fresh source message (2^m EF) then fresh source randomness (oracle_randomness[-1] EF); commit their
-   codeword on the folded final domain (one column) and observe its root;
-2. per mask group, per mask of the group: a fresh message (message_len EF) then its randomness (randomness_len
-   EF); commit the group's batch and observe its root;
+Prover (``prove_base_case``), in transcript order, its fresh values drawn (``draws.BaseCaseDraw``: in RNG order a
+fresh source message (2^m EF), fresh source randomness (oracle_randomness[-1] EF), then per mask group, per mask of
+the group, a fresh message (message_len EF) and its randomness (randomness_len EF)):
+1. commit the fresh source codeword on the folded final domain (one column) and observe its root;
+2. per mask group: observe the root of the group's fresh batch;
 3. masked_claim = <fresh source message, source covector> + sum over every mask of <fresh mask message, its
    carried covector>; observe it; sample gamma;
 4. reveal fresh + gamma * hidden for the source message, the source randomness, then every mask's message and
@@ -27,7 +27,6 @@ import numpy as np
 from ....field import Field
 from ....protocol.query_indices import distinct_query_indices
 from ....ref.field_np import field_ops
-from ....ref.rng import random_ef
 from .config import ZkWhirConfig
 from .oracles import Committed, mask_matrix
 from .proof import BaseCaseZkProof, BlindedMask, MaskOpeningPair
@@ -44,25 +43,20 @@ def commit_source_host(message: np.ndarray, randomness: np.ndarray, domain_size:
 
 
 def prove_base_case(config: ZkWhirConfig, field: Field, source_message, source_randomness, source_covector, masks,
-                    open_source, challenger, rng, commit_source=commit_source_host) -> BaseCaseZkProof:
-    """The base case's proof (module contract). ``commit_source(message, randomness, domain_size, field)``
-    commits the fresh source codeword and returns an oracle with ``root``, ``cap`` and ``open(indices)`` as
-    ``Committed`` has them (a backend's, for the prover on a backend: the one large oracle of the base case)."""
+                    open_source, challenger, draw, commit_source=commit_source_host) -> BaseCaseZkProof:
+    """The base case's proof (module contract) with ``draw``'s fresh values and group oracles
+    (``draws.BaseCaseDraw``, in the oracle's RNG order). ``commit_source(message, randomness, domain_size,
+    field)`` commits the fresh source codeword and returns an oracle with ``root``, ``cap`` and ``open(indices)``
+    as ``Committed`` has them (a backend's, for the prover on a backend: the one large oracle of the base case)."""
     ops = field_ops(field)
-    message_len, randomness_len, domain_size = config.source_code()
-    fresh_message = random_ef(rng, message_len, field)
-    fresh_randomness = random_ef(rng, randomness_len, field)
+    _, _, domain_size = config.source_code()
+    fresh_message, fresh_randomness = draw.message, draw.randomness
     fresh_main = commit_source(fresh_message, fresh_randomness, domain_size, field)
     challenger.observe_many(fresh_main.root)
     groups = config.mask_groups()
     fresh_groups = []
-    for group in groups:
-        shape = group.shape
-        drawn = [(random_ef(rng, shape.message_len, field), random_ef(rng, shape.randomness_len, field))
-                 for _ in range(group.width)]
-        messages = np.stack([m for m, _ in drawn])
-        randomness = np.stack([t for _, t in drawn])
-        oracle = Committed(mask_matrix(messages, randomness, shape.domain_size, field), field)
+    for messages, randomness, pending in draw.groups:
+        oracle = pending.get()
         challenger.observe_many(oracle.root)
         fresh_groups.append((messages, randomness, oracle))
 

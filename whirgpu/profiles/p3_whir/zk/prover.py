@@ -27,9 +27,10 @@ from ....ref.chacha_rng import StdRng
 from ....ref.field_np import field_ops
 from ....ref.multilinear import eq_table, evaluate
 from ....ref.poseidon2_constants import Poseidon2Constants
-from ....ref.rng import random_base, random_ef
+from ....ref.rng import random_base
 from .base_case import prove_base_case
 from .config import ZkWhirConfig, zk_domain_separator
+from .draws import OracleBuilder, draw_opening
 from .oracles import Committed, encode, mask_matrix, padded_ood, zk_padded_matrix
 from .proof import ZkRoundProof, ZkWhirProof
 from .sumcheck import ResidualSumcheck, prove_batch, switch_covector
@@ -116,7 +117,7 @@ def zk_open(config: ZkWhirConfig, field: Field, committed: ZkCommitted, points, 
     for point, value in zip(points, values):
         challenger.observe_many(point)
         challenger.observe_many(value)
-    fork = rng.fork()
+    draws = draw_opening(config, field, rng.fork(), OracleBuilder.now(field))
 
     alpha = challenger.sample_ef()
     coeffs = ops.ef_powers(alpha, len(points))
@@ -127,8 +128,7 @@ def zk_open(config: ZkWhirConfig, field: Field, committed: ZkCommitted, points, 
     residual = ResidualSumcheck(ops.ef_from_base(committed.polynomial), weights, claim, field)
     masks = MaskLedger(field)
     zero = ops.ef_from_base(ops.ZERO)
-    batch = prove_batch(residual, config.fold(0), inner.starting_folding_pow_bits, zero, config.sumcheck_mask,
-                        challenger, fork)
+    batch = prove_batch(residual, draws.batches[0], inner.starting_folding_pow_bits, zero, challenger)
     sumchecks, mask_roots, rounds = [batch.data], [batch.oracle.cap], []
     masks.record_batch(batch, config.fold(0))
     oracle_randomness = fold_limbs(committed.randomness, config.oracle_randomness[0], batch.gammas, field)
@@ -136,14 +136,15 @@ def zk_open(config: ZkWhirConfig, field: Field, committed: ZkCommitted, points, 
     for r, params in enumerate(inner.round_parameters):
         k, k_next = config.fold(r), config.fold(r + 1)
         message = residual.evals
-        fresh = random_ef(fork, config.oracle_randomness[r + 1] << k_next, field)
+        drawn = draws.switches[r]
+        fresh = drawn.fresh
         height = config.inv_rate(r) * (message.shape[0] >> k_next)
         oracle = Committed(encode(zk_padded_matrix(message, fresh, k_next, height), field), field)
         challenger.observe_many(oracle.root)
         shape = config.switch_masks[r]
-        pad = random_ef(fork, params.ood_samples, field)
+        pad = drawn.pad
         mask_message = np.concatenate([oracle_randomness, pad])
-        mask_randomness = random_ef(fork, shape.randomness_len, field)
+        mask_randomness = drawn.mask_randomness
         mask_oracle = Committed(mask_matrix(mask_message[None], mask_randomness[None], shape.domain_size, field),
                                 field)
         challenger.observe_many(mask_oracle.root)
@@ -172,15 +173,14 @@ def zk_open(config: ZkWhirConfig, field: Field, committed: ZkCommitted, points, 
         masks.push_switch_mask(covector, mask_message, mask_randomness, mask_oracle)
         rounds.append(ZkRoundProof(oracle.cap, mask_oracle.cap, np.asarray(answers, np.uint32).reshape(-1, 4),
                                    pow_witness, openings))
-        batch = prove_batch(residual, k_next, params.folding_pow_bits, masks.aux, config.sumcheck_mask,
-                            challenger, fork)
+        batch = prove_batch(residual, draws.batches[r + 1], params.folding_pow_bits, masks.aux, challenger)
         sumchecks.append(batch.data)
         mask_roots.append(batch.oracle.cap)
         masks.record_batch(batch, k_next)
         oracle_randomness = fold_limbs(fresh, config.oracle_randomness[r + 1], batch.gammas, field)
         source = oracle
     base_case = prove_base_case(config, field, residual.evals, oracle_randomness, residual.weights, masks,
-                                source.open, challenger, fork)
+                                source.open, challenger, draws.base)
     return ZkWhirProof(values, tuple(sumchecks), tuple(mask_roots), tuple(rounds), base_case)
 
 

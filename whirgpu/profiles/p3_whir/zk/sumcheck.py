@@ -4,9 +4,10 @@
 S = <f, w>; a round binds the first variable (the index's most significant bit): c0 = sum f_lo w_lo, c_inf =
 sum (f_hi - f_lo)(w_hi - w_lo), S <- c0 (1 - g) + (S - c0) g + c_inf g (g - 1).
 
-``prove_batch(residual, k, aux, ...)`` runs one masked batch of k rounds and returns a ``Batch``. Transcript and
-RNG order (the oracle's): observe S + aux; draw k mask messages (ell_zk EF each), then k encoding randomness
-vectors (mask_queries EF each); commit the (domain, k) mask matrix and observe its root; observe mu_tilde =
+``prove_batch(residual, draw, ...)`` runs one masked batch of k rounds and returns a ``Batch``; its k mask messages
+(ell_zk EF each), their k encoding randomness vectors (mask_queries EF each) and their committed (domain, k) mask
+matrix come drawn (``draws.BatchDraw``, in the oracle's RNG order). Transcript order: observe S + aux; observe the
+mask oracle's root; observe mu_tilde =
 2^(k-1) sum_l (2 s_l[0] + sum_{i>=1} s_l[i]); sample eps; per round j = 1..k: the wire of
 h_j = 2^(k-j) s_j + 2^(k-j) sum_{l<j} s_l(gamma_l) + 2^(k-j-1) sum_{l>j} (s_l(0) + s_l(1))
       + eps (c0 + aux 2^-j) + eps c_inf X^2
@@ -28,10 +29,8 @@ from ....field import Field
 from ....protocol.verifier import reject
 from ....ref.field_np import field_ops
 from ....ref.multilinear import fix_first_variable
-from ....ref.rng import random_ef
 from ....ref.sumcheck import prefix_round_message
-from .config import MaskCodeShape
-from .oracles import Committed, mask_matrix
+from .oracles import Committed
 from .proof import ZkSumcheckData
 
 
@@ -93,25 +92,25 @@ class Batch:
     mask_randomness: np.ndarray
 
 
-def prove_batch(residual: ResidualSumcheck, k: int, pow_bits: int, aux: np.ndarray, shape: MaskCodeShape,
-                challenger, rng) -> Batch:
-    ops, field = residual.ops, residual.field
+def prove_batch(residual: ResidualSumcheck, draw, pow_bits: int, aux: np.ndarray, challenger) -> Batch:
+    """One batch of k = len(draw.masks) rounds over ``residual`` with ``draw``'s masks and oracle
+    (``draws.BatchDraw``)."""
+    ops = residual.ops
+    masks, k = draw.masks, draw.masks.shape[0]
     challenger.observe_many(ops.ef_add(residual.claim, aux))
-    masks = random_ef(rng, k * shape.message_len, field).reshape(k, shape.message_len, 4)
-    mask_randomness = random_ef(rng, k * shape.randomness_len, field).reshape(k, shape.randomness_len, 4)
-    oracle = Committed(mask_matrix(masks, mask_randomness, shape.domain_size, field), field)
+    oracle = draw.oracle.get()
     challenger.observe_many(oracle.root)
     future = ops.ef_sum(np.stack([endpoints(ops, m) for m in masks]))
     mu_tilde = ops.ef_mul(_two_power(ops, k - 1), future)
     challenger.observe_many(mu_tilde)
     eps = challenger.sample_ef()
-    plan = _round_plan(ops, k, pow_bits, aux, future, eps, masks, max(shape.message_len, 3))
+    plan = _round_plan(ops, k, pow_bits, aux, future, eps, masks, max(masks.shape[1], 3))
     trace = residual.masked_rounds(plan, challenger) if hasattr(residual, "masked_rounds") else None
     if trace is None:
         trace = host_rounds(residual, plan, challenger)
     residual.scale(eps)
-    data = ZkSumcheckData(mu_tilde, shape.message_len, trace.wires, trace.witnesses)
-    return Batch(data, oracle, trace.gammas, eps, masks, mask_randomness)
+    data = ZkSumcheckData(mu_tilde, masks.shape[1], trace.wires, trace.witnesses)
+    return Batch(data, oracle, trace.gammas, eps, masks, draw.randomness)
 
 
 def _round_plan(ops, k: int, pow_bits: int, aux, future, eps, masks, size: int) -> MaskedRoundsPlan:
