@@ -100,3 +100,51 @@ def test_a_code_switch_is_the_reference_steps(gpu, case):
     np.testing.assert_array_equal(rows, ref_rows)
     np.testing.assert_array_equal(siblings, ref_siblings)
     gpu.release(got.commitment, source.commitment, residual.evals, residual.weights)
+
+
+QUERY_CASES = [  # (field, log2 source entries, pow bits, queries, challenger state)
+    (KOALABEAR, 8, 3, 9, "input-pending"),
+    (BABYBEAR, 10, 0, 5, "outputs-left"),
+    (BABYBEAR, 6, 2, 40, "input-pending"),  # more queries than rows: every row, once
+]
+
+
+@pytest.mark.parametrize("case", QUERY_CASES, ids=lambda c: f"{c[0].name}-n{c[1]}-pow{c[2]}-q{c[3]}-{c[4]}")
+def test_query_openings_is_the_reference_steps(gpu, case):
+    """``GpuBackend.query_openings`` (the base case's proof of work, final positions and the openings of two
+    commitments in one session) against the host steps on ``CpuBackend``: witness, indices, both openings and
+    the challenger after, word for word; the default ``Backend.query_openings`` leaves them to the caller."""
+    from whirgpu.protocol.query_indices import distinct_query_indices
+
+    field, log_n, pow_bits, queries, state = case
+    cpu = CpuBackend()
+    for backend in (cpu, gpu):
+        backend.layout = P3_WHIR_LAYOUT(field, "prefix")
+    assert cpu.query_openings(_challenger(field, state), pow_bits, 8, 0, queries, []) is None
+
+    def oracles(backend):
+        rng = np.random.default_rng(log_n)
+        first = commit_interleaved(backend, backend.upload(random_monty(rng, field, (1 << log_n,))),
+                                   random_monty(rng, field, (3 << 2,)), 2, 1 << (log_n - 1))
+        second = commit_interleaved(backend, backend.upload(random_monty(rng, field, (1 << (log_n - 2), 4))),
+                                    random_monty(rng, field, (3, 4)), 0, 1 << (log_n - 1))
+        return first, second
+
+    domain = 1 << (log_n - 1)
+    reference = _challenger(field, state)
+    ref_oracles = oracles(cpu)
+    witness = int(reference.grind(pow_bits)) if pow_bits else 0
+    indices = distinct_query_indices(reference, domain, 0, queries)
+    want = [cpu.open_rows(o.commitment, indices, len(indices)) for o in ref_oracles]
+
+    gpu_oracles = oracles(gpu)
+    challenger = _challenger(field, state)
+    got = gpu.query_openings(challenger, pow_bits, domain, 0, queries, [o.commitment for o in gpu_oracles])
+    assert got is not None
+    assert got[0] == witness
+    np.testing.assert_array_equal(got[1], np.asarray(indices, np.int64))
+    for (rows, siblings), (ref_rows, ref_siblings) in zip(got[2], want):
+        np.testing.assert_array_equal(rows, ref_rows)
+        np.testing.assert_array_equal(siblings.reshape(-1, 8), np.asarray(ref_siblings).reshape(-1, 8))
+    assert challenger.same_state(reference)
+    gpu.release(*(o.commitment for o in gpu_oracles))

@@ -434,6 +434,15 @@ class Backend(ABC):
         combination challenge; or None to leave it to the caller's steps (the default)."""
         return None
 
+    def query_openings(self, challenger, pow_bits: int, domain_size: int, folding: int, num_queries: int,
+                       commitments: list):
+        """Proof of work (when ``pow_bits`` > 0), the distinct query draw (``protocol.query_indices.
+        distinct_query_indices(challenger, domain_size, folding, num_queries)``) and every commitment's
+        ``open_rows`` at the drawn indices, in one step where the backend can (the GPU: one session): returns
+        (witness, indices (q,) int64 ascending, [(rows, siblings)] per commitment) with ``challenger`` (a host
+        ``DuplexChallenger``) advanced past the draw; or None to leave them to the caller's steps (the default)."""
+        return None
+
     # -- Fiat-Shamir help ----------------------------------------------------------------------------------
     def grind(self, challenger, bits: int) -> np.uint32:
         """Proof of work: the witness with the smallest canonical value; advances ``challenger`` past it."""

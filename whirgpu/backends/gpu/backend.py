@@ -13,6 +13,7 @@ from .code_switch import CodeSwitch
 from .commit import Commitments
 from .device_memory import DeviceMemory
 from .masked_rounds import MaskedRounds
+from .query_openings import QueryOpenings
 from .replay import Replays
 from .state import DeviceState
 from .sumcheck import Reductions
@@ -50,6 +51,7 @@ class GpuBackend(Backend):
         self.replay = Replays(state, self.memory)
         self.proofs = Proofs(state, self.memory, self.replay)
         self.switch = CodeSwitch(state, self.commitments, self.reductions, self.proofs, self.memory)
+        self.queries = QueryOpenings(state, self.commitments)
 
     def close(self) -> None:
         """Free the pooled buffers, then close the runtime (its device goes with it); idempotent."""
@@ -157,6 +159,10 @@ class GpuBackend(Backend):
 
     def masked_rounds(self, table, weights, challenger, plan):
         return self.masked.run(table, weights, challenger, plan)
+
+    def query_openings(self, challenger, pow_bits: int, domain_size: int, folding: int, num_queries: int,
+                       commitments: list):
+        return self.queries.run(challenger, pow_bits, domain_size, folding, num_queries, commitments)
 
     def evaluate_points(self, table, points):
         return self.reductions.evaluate_points(table, points)

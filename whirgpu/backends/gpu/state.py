@@ -211,7 +211,8 @@ class DeviceState:
     @contextmanager
     def host_call(self, proof_words: int = 0, scratch_words: int = 0, points_words: int = 0):
         """A session for one primitive called with host arrays; yields it and leaves the proof words read back
-        in ``session.words``."""
+        in ``session.words``. A call of no proof words reads nothing back: its work is submitted and the host goes
+        on without waiting (every runtime orders later host writes after submitted work)."""
         if self.session is not None:
             raise RuntimeError("a primitive was called with host arrays inside a device proof")
         align = max(EF_BYTES, int(self.rt.offset_alignment))
@@ -223,7 +224,7 @@ class DeviceState:
         try:
             yield session
             self.session = None
-            session.words = self.close_session(session)
+            session.words = self.close_session(session, read=proof_words > 0)
         finally:
             self.session = None
 

@@ -71,7 +71,9 @@ class _Oracle:
 
     def open(self, indices) -> QueryOpenings:
         indices = [int(i) for i in indices]
-        rows, siblings = self.backend.open_rows(self.commitment, indices, len(indices))
+        return self.openings(*self.backend.open_rows(self.commitment, indices, len(indices)))
+
+    def openings(self, rows, siblings) -> QueryOpenings:
         kind = "extension" if self.commitment.is_ext else "base"
         return QueryOpenings(kind, np.asarray(rows, np.uint32), np.asarray(siblings, np.uint32).reshape(-1, 8))
 
@@ -205,8 +207,17 @@ class ZkBackendProver:
             backend.release(table)
             return fresh_sources[-1]
 
+        def open_queries(_challenger, pow_bits, domain_size, num_queries, fresh_main):
+            # the proof of work, the final positions and both openings: one backend step where it has one
+            out = backend.query_openings(challenger.challenger, pow_bits, domain_size, 0, num_queries,
+                                         [source.commitment, fresh_main.commitment])
+            if out is None:
+                return None
+            witness, _, ((rows, siblings), (fresh_rows, fresh_siblings)) = out
+            return witness, source.openings(rows, siblings), fresh_main.openings(fresh_rows, fresh_siblings)
+
         base_case = prove_base_case(config, field, residual.host_evals(), carried, residual.host_weights(), masks,
-                                    source.open, challenger, draws.base, commit_source)
+                                    source.open, challenger, draws.base, commit_source, open_queries)
         backend.release(residual.evals, residual.weights, source.commitment,
                         *(oracle.commitment for oracle in fresh_sources))
         return commitment, ZkWhirProof(values, tuple(sumchecks), tuple(mask_roots), tuple(rounds), base_case)

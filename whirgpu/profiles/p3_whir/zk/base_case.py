@@ -43,11 +43,15 @@ def commit_source_host(message: np.ndarray, randomness: np.ndarray, domain_size:
 
 
 def prove_base_case(config: ZkWhirConfig, field: Field, source_message, source_randomness, source_covector, masks,
-                    open_source, challenger, draw, commit_source=commit_source_host) -> BaseCaseZkProof:
+                    open_source, challenger, draw, commit_source=commit_source_host,
+                    open_queries=None) -> BaseCaseZkProof:
     """The base case's proof (module contract) with ``draw``'s fresh values and group oracles
     (``draws.BaseCaseDraw``, in the oracle's RNG order). ``commit_source(message, randomness, domain_size,
     field)`` commits the fresh source codeword and returns an oracle with ``root``, ``cap`` and ``open(indices)``
-    as ``Committed`` has them (a backend's, for the prover on a backend: the one large oracle of the base case)."""
+    as ``Committed`` has them (a backend's, for the prover on a backend: the one large oracle of the base case).
+    ``open_queries(challenger, pow_bits, domain_size, num_queries, fresh_main)``, where given, runs step 5's
+    proof of work, final positions and both openings in one go: (witness, source openings, fresh openings), or
+    None for the steps one by one."""
     ops = field_ops(field)
     _, _, domain_size = config.source_code()
     fresh_message, fresh_randomness = draw.message, draw.randomness
@@ -85,10 +89,15 @@ def prove_base_case(config: ZkWhirConfig, field: Field, source_message, source_r
         challenger.observe_many(mask.message)
         challenger.observe_many(mask.randomness)
         blinded_masks.append(mask)
-    pow_witness = int(challenger.grind(config.final_pow_bits)) if config.final_pow_bits > 0 else 0
-    positions = distinct_query_indices(challenger, domain_size, 0, config.final_queries)
-    source_openings = open_source(positions)
-    fresh_main_openings = fresh_main.open(positions)
+    together = None if open_queries is None else \
+        open_queries(challenger, config.final_pow_bits, domain_size, config.final_queries, fresh_main)
+    if together is not None:
+        pow_witness, source_openings, fresh_main_openings = together
+    else:
+        pow_witness = int(challenger.grind(config.final_pow_bits)) if config.final_pow_bits > 0 else 0
+        positions = distinct_query_indices(challenger, domain_size, 0, config.final_queries)
+        source_openings = open_source(positions)
+        fresh_main_openings = fresh_main.open(positions)
     mask_openings = []
     for group, (_, carried), (_, _, fresh) in zip(groups, masks.groups, fresh_groups):
         positions = distinct_query_indices(challenger, group.shape.domain_size, 0, config.mask_queries)

@@ -7,9 +7,8 @@ sum (f_hi - f_lo)(w_hi - w_lo), S <- c0 (1 - g) + (S - c0) g + c_inf g (g - 1).
 ``prove_batch(residual, draw, ...)`` runs one masked batch of k rounds and returns a ``Batch``; its k mask messages
 (ell_zk EF each), their k encoding randomness vectors (mask_queries EF each) and their committed (domain, k) mask
 matrix come drawn (``draws.BatchDraw``, in the oracle's RNG order). Transcript order: observe S + aux; observe the
-mask oracle's root; observe mu_tilde =
-2^(k-1) sum_l (2 s_l[0] + sum_{i>=1} s_l[i]); sample eps; per round j = 1..k: the wire of
-h_j = 2^(k-j) s_j + 2^(k-j) sum_{l<j} s_l(gamma_l) + 2^(k-j-1) sum_{l>j} (s_l(0) + s_l(1))
+mask oracle's root; observe mu_tilde = 2^(k-1) sum_l (2 s_l[0] + sum_{i>=1} s_l[i]); sample eps; per round
+j = 1..k: the wire of h_j = 2^(k-j) s_j + 2^(k-j) sum_{l<j} s_l(gamma_l) + 2^(k-j-1) sum_{l>j} (s_l(0) + s_l(1))
       + eps (c0 + aux 2^-j) + eps c_inf X^2
 ([h_0, h_2, h_3, ...], the linear coefficient dropped) observed, PoW, gamma_j sampled, the residual folded. Then
 the residual's weights and claim are scaled by eps.
