@@ -1,10 +1,11 @@
 """``GpuBackend.masked_rounds`` (the hiding PCS's masked sumcheck batch in one session: ``zk_wire`` makes each
 round message on the device, the transcript runs there) against the numpy reference loop
 ``zk.sumcheck.host_rounds`` over ``ResidualSumcheck``, word for word: every round's sums, message, witness and
-challenge, the folded tables and the challenger's state after the batch. Both fields, base and EF tables, masks
-shorter and longer than a message (ell 1, 4, 6), with and without proof of work, on random and edge values
-(``field_inputs.random_monty``), from a challenger with pending input or with outputs left, on every runtime fixture, with tables
-bound whole and in windows (lowered binding limit)."""
+challenge, the folded tables (also as read back with the batch, ``read_tables``) and the challenger's state after
+the batch. Both fields, base and EF tables, masks shorter and longer than a message (ell 1, 4, 6), with and
+without proof of work, on random and edge values (``field_inputs.random_monty``), from a challenger with pending
+input or with outputs left, on every runtime fixture, with tables bound whole and in windows (lowered binding
+limit)."""
 
 from __future__ import annotations
 
@@ -51,7 +52,8 @@ CASES = [  # (field, log_n, base table, rounds, ell, pow bits, challenger state)
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[0].name}-n{c[1]}-{'base' if c[2] else 'ef'}-k{c[3]}"
                                                        f"-ell{c[4]}-pow{c[5]}-{c[6]}")
-def test_a_batch_is_the_reference_loop(gpu, case):
+@pytest.mark.parametrize("read_tables", [False, True], ids=["device-tables", "tables-read-back"])
+def test_a_batch_is_the_reference_loop(gpu, case, read_tables):
     field, log_n, base, k, ell, pow_bits, state = case
     ops = field_ops(field)
     rng = np.random.default_rng(log_n * 100 + k * 10 + ell)
@@ -59,7 +61,7 @@ def test_a_batch_is_the_reference_loop(gpu, case):
     weights = random_monty(rng, field, (1 << log_n, 4))
     w = max(ell, 3) - 1
     plan = MaskedRoundsPlan(random_monty(rng, field, (k, w, 4)), random_monty(rng, field, (k, 4)), random_monty(rng, field, (4,)),
-                            random_monty(rng, field, (k, ell, 4)), pow_bits)
+                            random_monty(rng, field, (k, ell, 4)), pow_bits, read_tables)
     challenger, reference = _challenger(field, np.random.default_rng(7), state), \
         _challenger(field, np.random.default_rng(7), state)
 
@@ -75,6 +77,11 @@ def test_a_batch_is_the_reference_loop(gpu, case):
         np.testing.assert_array_equal(getattr(got, name), getattr(want, name), err_msg=name)
     np.testing.assert_array_equal(gpu.download(folded), residual.evals)
     np.testing.assert_array_equal(gpu.download(folded_weights), residual.weights)
+    if read_tables:  # read back with the batch, the same words
+        np.testing.assert_array_equal(got.tables[0], residual.evals)
+        np.testing.assert_array_equal(got.tables[1], residual.weights)
+    else:
+        assert got.tables is None
     assert challenger.same_state(reference)
     assert challenger.sample_ef().tolist() == reference.sample_ef().tolist()
     np.testing.assert_array_equal(gpu.download(t), table)  # the inputs are the caller's, untouched

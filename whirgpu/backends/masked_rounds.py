@@ -21,13 +21,16 @@ import numpy as np
 
 @dataclass(frozen=True)
 class MaskedRoundsPlan:
-    """templates (k, w, 4) with w >= 2; lives (k, 4); e (4,); masks (k, ell, 4); pow_bits >= 0."""
+    """templates (k, w, 4) with w >= 2; lives (k, 4); e (4,); masks (k, ell, 4); pow_bits >= 0; read_tables: the
+    folded tables come back host-valued in the trace as well (``MaskedRoundsTrace.tables``, where the backend
+    can), for the batch whose tables the host takes next."""
 
     templates: np.ndarray
     lives: np.ndarray
     e: np.ndarray
     masks: np.ndarray
     pow_bits: int
+    read_tables: bool = False
 
     @property
     def rounds(self) -> int:
@@ -41,9 +44,11 @@ class MaskedRoundsPlan:
 @dataclass(frozen=True)
 class MaskedRoundsTrace:
     """sums (k, 2, 4): each round's (c0, c_inf) as the backend summed them; wires (k, w, 4); witnesses (k,)
-    uint32 Montgomery (empty when pow_bits is 0); gammas (k, 4)."""
+    uint32 Montgomery (empty when pow_bits is 0); gammas (k, 4); tables: None, or (when the plan asked and the
+    backend could) the folded (evals, weights) as host arrays, (2^(m-k), 4) each, the backend's own words."""
 
     sums: np.ndarray
     wires: np.ndarray
     witnesses: np.ndarray
     gammas: np.ndarray
+    tables: tuple | None = None

@@ -20,6 +20,9 @@ from ..masked_rounds import MaskedRoundsPlan, MaskedRoundsTrace
 from .transcript import copy_challenger, from_host_challenger, load_challenger, until_found
 
 
+READ_TABLES_MAX_WORDS = 1 << 16  # the folded tables come back with the batch up to 2 x 2^13 EF entries
+
+
 class MaskedRounds:
     """``run(table, weights, challenger, plan)`` over the backend's ``DeviceState``; ``reductions`` makes the sums
     and folds, ``memory`` takes back the tables the batch folds through."""
@@ -39,7 +42,9 @@ class MaskedRounds:
         state, k, w = self.state, plan.rounds, plan.wire_len
         ell = plan.masks.shape[1]
         slot = state.alignment() // 4
-        proof_words = k * (8 + 4 * w + 1 + 4) + STATE_WORDS + (4 * k + 2) * slot
+        folded = table.shape[0] >> k  # entries of the folded tables (EF): read back too when the plan asks
+        read_tables = plan.read_tables and 8 * folded <= READ_TABLES_MAX_WORDS
+        proof_words = k * (8 + 4 * w + 1 + 4) + STATE_WORDS + (4 * k + 4) * slot + (8 * folded if read_tables else 0)
         consts_words = 4 * (w + 2 + ell)
         scratch_words = 4 + k * (consts_words + 4) + POW_MAX_COUNTERS + (3 * k + 2) * slot
         sums, wires, witnesses, gammas = [], [], [], []
@@ -77,6 +82,7 @@ class MaskedRounds:
             for gamma, copy in zip(gammas, copies):
                 batch.copy(gamma.buffer, gamma.offset, copy.buffer, copy.offset, 16)
             final = copy_challenger(state, session)
+            tables = [self._copy_table(state.batch(), regions.proof, t) for t in current] if read_tables else None
         found = np.array([int(session.read(x).reshape(-1)[0]) for x in witnesses], np.uint32)
         if np.any(found == NOT_FOUND):
             self.memory.release(*current)
@@ -84,5 +90,15 @@ class MaskedRounds:
         load_challenger(challenger, session.read(final))
         trace = MaskedRoundsTrace(np.stack([session.read(x) for x in sums]).reshape(k, 2, 4),
                                   np.stack([session.read(x) for x in wires]).reshape(k, w, 4), found,
-                                  np.stack([session.read(x) for x in copies]).reshape(k, 4))
+                                  np.stack([session.read(x) for x in copies]).reshape(k, 4),
+                                  None if tables is None else tuple(session.read(x).copy() for x in tables))
         return current[0], current[1], trace
+
+    @staticmethod
+    def _copy_table(batch, region, table: DeviceBuffer):
+        """A device copy of an EF table (its buffers in order) into ``region``: the value read back."""
+        out = region.take((table.shape[0], 4))
+        per = table.handle.buffer_rows * table.handle.row_bytes
+        for i, buffer in enumerate(table.handle.buffers):
+            batch.copy(buffer, 0, out.buffer, out.offset + i * per, min(per, table.nbytes - i * per))
+        return out

@@ -182,8 +182,9 @@ class ZkBackendProver:
             weights = backend.upload(np.zeros((1 << n, 4), np.uint32))
         residual = DeviceResidual(backend, table, weights, claim, field)
         masks = MaskLedger(field)
+        last = len(inner.round_parameters)
         batch = prove_batch(residual, draws.batches[0], inner.starting_folding_pow_bits, ops.ef_from_base(ops.ZERO),
-                            challenger)
+                            challenger, read_tables=last == 0)
         sumchecks, mask_roots, rounds = [batch.data], [batch.oracle.cap], []
         masks.record_batch(batch, k)
         carried = fold_limbs(randomness, config.oracle_randomness[0], batch.gammas, field)
@@ -193,7 +194,8 @@ class ZkBackendProver:
                                                       masks, challenger, draws.switches[r])
             rounds.append(round_proof)
             backend.release(source.commitment)
-            batch = prove_batch(residual, draws.batches[r + 1], params.folding_pow_bits, masks.aux, challenger)
+            batch = prove_batch(residual, draws.batches[r + 1], params.folding_pow_bits, masks.aux, challenger,
+                                read_tables=r + 1 == last)
             sumchecks.append(batch.data)
             mask_roots.append(batch.oracle.cap)
             masks.record_batch(batch, k_next)

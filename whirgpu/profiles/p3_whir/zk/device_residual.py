@@ -62,6 +62,7 @@ class DeviceResidual:
         self.ops = field_ops(field)
         self.factor = self.ops.ef_from_base(self.ops.ONE)
         self._sums = None  # (evals, weights, raw sums): the next round's, summed by the last fold
+        self._host = None  # (evals, weights, (host evals, host weights)): what the last batch read back
 
     @property
     def num_variables(self) -> int:
@@ -86,6 +87,7 @@ class DeviceResidual:
         if out is None:
             return None
         evals, weights, trace = out
+        self._host = None if trace.tables is None else (evals, weights, trace.tables)
         for (c0, c_inf), gamma in zip(trace.sums, trace.gammas):
             c0, c_inf = self.ops.ef_mul(c0, self.factor), self.ops.ef_mul(c_inf, self.factor)
             self.claim = extrapolate(self.ops, c0, self.ops.ef_sub(self.claim, c0), c_inf, gamma)
@@ -143,9 +145,16 @@ class DeviceResidual:
     def univariate(self, z: np.ndarray) -> np.ndarray:
         return self.backend.univariate(self.evals, z)
 
+    def _read(self, which: int):
+        """Table ``which`` (0 evals, 1 weights) as the last batch read it back, else downloaded."""
+        held = self._host
+        if held is not None and held[0] is self.evals and held[1] is self.weights:
+            return held[2][which]
+        return self.backend.download((self.evals, self.weights)[which])
+
     def host_evals(self) -> np.ndarray:
-        evals = self.backend.download(self.evals)
+        evals = self._read(0)
         return evals if evals.ndim == 2 else self.ops.ef_from_base(evals)
 
     def host_weights(self) -> np.ndarray:
-        return self.ops.ef_mul(self.backend.download(self.weights), self.factor)
+        return self.ops.ef_mul(self._read(1), self.factor)

@@ -91,9 +91,11 @@ class Batch:
     mask_randomness: np.ndarray
 
 
-def prove_batch(residual: ResidualSumcheck, draw, pow_bits: int, aux: np.ndarray, challenger) -> Batch:
+def prove_batch(residual: ResidualSumcheck, draw, pow_bits: int, aux: np.ndarray, challenger,
+                read_tables: bool = False) -> Batch:
     """One batch of k = len(draw.masks) rounds over ``residual`` with ``draw``'s masks and oracle
-    (``draws.BatchDraw``)."""
+    (``draws.BatchDraw``); ``read_tables``: the last batch, whose folded tables the host takes next (a backend
+    may read them back with the batch)."""
     ops = residual.ops
     masks, k = draw.masks, draw.masks.shape[0]
     challenger.observe_many(ops.ef_add(residual.claim, aux))
@@ -103,7 +105,7 @@ def prove_batch(residual: ResidualSumcheck, draw, pow_bits: int, aux: np.ndarray
     mu_tilde = ops.ef_mul(_two_power(ops, k - 1), future)
     challenger.observe_many(mu_tilde)
     eps = challenger.sample_ef()
-    plan = _round_plan(ops, k, pow_bits, aux, future, eps, masks, max(masks.shape[1], 3))
+    plan = _round_plan(ops, k, pow_bits, aux, future, eps, masks, max(masks.shape[1], 3), read_tables)
     trace = residual.masked_rounds(plan, challenger) if hasattr(residual, "masked_rounds") else None
     if trace is None:
         trace = host_rounds(residual, plan, challenger)
@@ -112,7 +114,8 @@ def prove_batch(residual: ResidualSumcheck, draw, pow_bits: int, aux: np.ndarray
     return Batch(data, oracle, trace.gammas, eps, masks, draw.randomness)
 
 
-def _round_plan(ops, k: int, pow_bits: int, aux, future, eps, masks, size: int) -> MaskedRoundsPlan:
+def _round_plan(ops, k: int, pow_bits: int, aux, future, eps, masks, size: int,
+                read_tables: bool = False) -> MaskedRoundsPlan:
     """The host-fixed part of each round's message h_j (everything but live_j * past_j + eps * c0 in h_j[0] and
     eps * c_inf in h_j[2]): live_j s_j, the future masks' endpoints and eps times the carried aux."""
     half = _two_power(ops, -1)
@@ -132,7 +135,7 @@ def _round_plan(ops, k: int, pow_bits: int, aux, future, eps, masks, size: int) 
         lives.append(live)
     return MaskedRoundsPlan(np.array(templates, np.uint32).reshape(k, size - 1, 4),
                             np.array(lives, np.uint32).reshape(k, 4),
-                            np.asarray(eps, np.uint32), np.asarray(masks, np.uint32), int(pow_bits))
+                            np.asarray(eps, np.uint32), np.asarray(masks, np.uint32), int(pow_bits), read_tables)
 
 
 def host_rounds(residual, plan: MaskedRoundsPlan, challenger) -> MaskedRoundsTrace:
