@@ -80,3 +80,29 @@ def test_the_fork_is_left_where_step_by_step_drawing_leaves_it(case):
     _step_by_step(config, field, reference)
     draw_opening(config, field, fork, OracleBuilder.now(field))
     np.testing.assert_array_equal(random_ef(fork, 5, field), random_ef(reference, 5, field))
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="no fork on this platform")
+def test_a_forked_child_builds_on_its_own_worker():
+    """The worker is per process: a child forked after the parent used it still gets its oracles (the parent's
+    thread does not exist in the child)."""
+    import os
+
+    field = SYNTHETIC[0][0]
+    rng = np.random.default_rng(5)
+    messages = rng.integers(0, field.P, (2, 4, 4), dtype=np.uint64).astype(np.uint32)
+    randomness = rng.integers(0, field.P, (2, 5, 4), dtype=np.uint64).astype(np.uint32)
+    want = OracleBuilder.thread(field).submit(messages, randomness, 16).get().root
+    pid = os.fork()
+    if pid == 0:  # the child: exit 0 only if its own worker built the same oracle (3: none within 30 s)
+        import signal
+
+        signal.signal(signal.SIGALRM, lambda *_: os._exit(3))
+        signal.alarm(30)
+        try:
+            got = OracleBuilder.thread(field).submit(messages, randomness, 16).get().root
+            os._exit(0 if np.array_equal(got, want) else 1)
+        except BaseException:
+            os._exit(2)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0

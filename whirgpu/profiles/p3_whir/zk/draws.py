@@ -19,6 +19,7 @@ so a GPU prover's waits for the device overlap them.
 
 from __future__ import annotations
 
+import os
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field as dataclass_field
@@ -45,7 +46,7 @@ class OracleBuilder:
     """Commits mask oracles (``submit(messages, randomness, domain_size)`` -> ``Pending``): ``now(field)`` in the
     caller's thread, ``thread(field)`` on one shared worker thread, first submitted first built."""
 
-    _worker: ThreadPoolExecutor | None = None
+    _worker: tuple | None = None  # (the process id it was started in, the executor)
     _lock = threading.Lock()
 
     def __init__(self, field: Field, threaded: bool):
@@ -72,9 +73,10 @@ class OracleBuilder:
     @classmethod
     def _shared_worker(cls) -> ThreadPoolExecutor:
         with cls._lock:
-            if cls._worker is None:
-                cls._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="whirgpu-masks")
-            return cls._worker
+            # a forked child has the parent's executor but not its thread: it starts its own
+            if cls._worker is None or cls._worker[0] != os.getpid():
+                cls._worker = (os.getpid(), ThreadPoolExecutor(max_workers=1, thread_name_prefix="whirgpu-masks"))
+            return cls._worker[1]
 
 
 @dataclass
