@@ -74,7 +74,7 @@ def test_huge_declarations_are_refused_under_a_memory_limit(doc, tmp_path):
     cases["binary-num-claims"] = _binary_header({"params": doc["params"], "num_claims": HUGE})
     for name, data in cases.items():
         (tmp_path / name).write_bytes(data)
-    script = textwrap.dedent(f"""
+    script = textwrap.dedent("""
         import resource, sys, time
         resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
         import whirgpu

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..canonical import first_non_canonical, non_canonical  # noqa: F401 - part of the backend interface
 from ..errors import ConfigError
-from ..field import BABYBEAR, Field, P
+from ..field import BABYBEAR, Field
 from ..devices.limits import DeviceLimits, StorageMode  # noqa: F401 - part of the backend interface
 from ..ref import field_np as F
 

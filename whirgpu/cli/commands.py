@@ -24,7 +24,6 @@ from .options import add_max_binding_flag, add_storage_flag, check_writable, out
     read_json_file, write_statement
 from ..devices.overrides import binding_option, lowered_note
 from ..field import FIELDS
-from ..profiles.whir_p3_metal.config import WhirConfig
 from ..profiles.p3_whir.config import P3WhirConfig
 from ..profiles.p3_whir.defaults import EXAMPLE_FIELD, EXAMPLE_PARAMETERS, MAX_OPENINGS, PLONKY3_COMMIT, \
     check_openings, describe_example, example_parameters, max_grind_bits, resolve

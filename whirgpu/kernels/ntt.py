@@ -28,7 +28,6 @@ import numpy as np
 
 from ..errors import DeviceLimitError
 from ..field import field_by_name
-from ..ref import field_np as F
 from ..ref.ntt import twiddles
 from ..devices.limits import StorageMode
 from ..runtime.base import Batch, RtBuffer, Runtime, RtView

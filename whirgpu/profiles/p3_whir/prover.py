@@ -178,8 +178,6 @@ class P3WhirProver(WhirProver):
                                               np.zeros(0, np.uint32), np.zeros((0, 4), np.uint32))
 
     def _materialize(self, proof: WhirProof, read: Callable[[Any], Any], claimed: np.ndarray):
-        n = self.config.num_variables
-
         def words(value, shape) -> np.ndarray:
             return np.asarray(read(value), np.uint32).reshape(shape)
 
