@@ -245,6 +245,11 @@ class ZkBackendProver:
         oracle = _Oracle(self.backend, trace.commitment)
         openings = QueryOpenings("extension" if source.commitment.is_ext else "base", trace.rows, trace.siblings)
         xs = ops.power_each(ops.constant(params.folded_domain_gen), np.asarray(trace.indices, np.int64))
+        ood_points = list(trace.zs)
+        all_coeffs = ops.ef_mul(ops.ef_powers(trace.combination, len(ood_points) + len(xs)), trace.combination)
+        ood_coeffs, query_coeffs = all_coeffs[:len(ood_points)], all_coeffs[len(ood_points):]
+        # the weights' update first: the device works on it while the host makes the claim's delta and the covector
+        residual.add_switch_weights(ood_points, ood_coeffs, xs, query_coeffs)
         claim_delta_terms = list(trace.evaluations)
         if xs.shape[0]:
             # each folded row is padded_ood(x, M, carried): sum_b M[b] x^b is what is left of it (all rows at once)
@@ -253,10 +258,6 @@ class ZkBackendProver:
                               axis=1)
             tails = ops.mul(at_x, ops.power(xs, n_msg)[:, None])
             claim_delta_terms.extend(ops.ef_sub(folded, tails))
-        ood_points = list(trace.zs)
-        all_coeffs = ops.ef_mul(ops.ef_powers(trace.combination, len(ood_points) + len(xs)), trace.combination)
-        ood_coeffs, query_coeffs = all_coeffs[:len(ood_points)], all_coeffs[len(ood_points):]
-        residual.add_switch_weights(ood_points, ood_coeffs, xs, query_coeffs)
         ordered = list(ood_coeffs) + list(query_coeffs)  # claim_delta_terms: the OOD points', then the queries'
         if ordered:
             residual.accumulate_claim(ops.ef_sum(ops.ef_mul(np.asarray(ordered, np.uint32),
