@@ -1,0 +1,123 @@
+// requires: bb_ext4
+// A program of extension-field operations on words of the scratch and proof regions (ef_program.wgsl's twin: the
+// same ops, the same words; kernels/ef_program.py): the host's arithmetic between a hiding proof's transcript
+// steps, done where its operands already are. params.ops[0 .. n_ops), each op (code, dst, a, b), two-slot ops
+// followed by (n, s, 0, 0); an operand is a word offset in scratch, or in proof with bit 31 set.
+//   1 LINEAR (two slots) dst[i] = s * a[i] + b[i] for i < n; b = 0xffffffff: no b term
+//   2 DOT    (two slots) dst = sum_{i < n} a[i] * b[i] (0 for n = 0)
+//   3 INV    (one slot)  dst = a^-1 through the norm; 0 maps to 0
+//   4 EQ     (one slot)  dst[j] = prod_t (bit t of j ? a[t] : 1 - a[t]) for j < 2^b, a[0] the most significant bit
+// Bindings: 0 scratch, 1 proof (both whole), 2 params. Launch: one threadgroup of one thread. Words Montgomery in
+// [0, P).
+
+constant constexpr uint EF_LINEAR = 1u;
+constant constexpr uint EF_DOT = 2u;
+constant constexpr uint EF_INV = 3u;
+constant constexpr uint EF_EQ = 4u;
+constant constexpr uint IN_PROOF = 0x80000000u;
+constant constexpr uint NO_OPERAND = 0xffffffffu;
+
+struct Params { uint n_ops; uint _pad0; uint _pad1; uint _pad2; uint4 ops[15]; };
+
+struct Regions {
+    device uint* scratch;
+    device uint* proof;
+};
+
+static uint word(thread const Regions& r, uint at) {
+    return (at & IN_PROOF) != 0u ? r.proof[at & ~IN_PROOF] : r.scratch[at];
+}
+
+static void set_word(thread const Regions& r, uint at, uint v) {
+    if ((at & IN_PROOF) != 0u) {
+        r.proof[at & ~IN_PROOF] = v;
+    } else {
+        r.scratch[at] = v;
+    }
+}
+
+static uint4 get_ef(thread const Regions& r, uint at, uint i) {
+    uint base = at + 4u * i;  // bit 31 stays: offsets are below 2^31
+    return uint4(word(r, base), word(r, base + 1u), word(r, base + 2u), word(r, base + 3u));
+}
+
+static void set_ef(thread const Regions& r, uint at, uint i, uint4 v) {
+    uint base = at + 4u * i;
+    set_word(r, base, v.x);
+    set_word(r, base + 1u, v.y);
+    set_word(r, base + 2u, v.z);
+    set_word(r, base + 3u, v.w);
+}
+
+// c_i X^i -> c_i z^i X^i with z = W^((P-1)/4): a^P.
+static uint4 frobenius(uint4 a, uint z, uint z2, uint z3) {
+    return uint4(a.x, bb_mul(a.y, z), bb_mul(a.z, z2), bb_mul(a.w, z3));
+}
+
+static uint4 ef_inverse(uint4 a) {
+    uint z = bb_pow(BB_W_MONTY, (BB_P - 1u) / 4u);
+    uint z2 = bb_mul(z, z);
+    uint z3 = bb_mul(z2, z);
+    uint4 f1 = frobenius(a, z, z2, z3);
+    uint4 f2 = frobenius(f1, z, z2, z3);
+    uint4 f3 = frobenius(f2, z, z2, z3);
+    uint4 conj = ef_mul(ef_mul(f1, f2), f3);
+    uint norm = ef_mul(a, conj).x;  // the norm lies in the base field
+    return ef_mul_base(conj, bb_pow(norm, BB_P - 2u));
+}
+
+kernel void ef_program(device uint* scratch [[buffer(0)]], device uint* proof [[buffer(1)]],
+                       constant Params& params [[buffer(2)]]) {
+    Regions r = {scratch, proof};
+    uint k = 0u;
+    while (k < params.n_ops) {
+        uint4 op = params.ops[k];
+        switch (op.x) {
+            case EF_LINEAR: {
+                uint4 more = params.ops[k + 1u];
+                uint4 s = get_ef(r, more.y, 0u);
+                for (uint i = 0u; i < more.x; i++) {
+                    uint4 v = ef_mul(s, get_ef(r, op.z, i));
+                    if (op.w != NO_OPERAND) {
+                        v = ef_add(v, get_ef(r, op.w, i));
+                    }
+                    set_ef(r, op.y, i, v);
+                }
+                k += 2u;
+                break;
+            }
+            case EF_DOT: {
+                uint4 more = params.ops[k + 1u];
+                uint4 acc = uint4(0u);
+                for (uint i = 0u; i < more.x; i++) {
+                    acc = ef_add(acc, ef_mul(get_ef(r, op.z, i), get_ef(r, op.w, i)));
+                }
+                set_ef(r, op.y, 0u, acc);
+                k += 2u;
+                break;
+            }
+            case EF_INV:
+                set_ef(r, op.y, 0u, ef_inverse(get_ef(r, op.z, 0u)));
+                k += 1u;
+                break;
+            case EF_EQ: {
+                set_ef(r, op.y, 0u, uint4(BB_R, 0u, 0u, 0u));
+                for (uint t = 0u; t < op.w; t++) {
+                    uint4 p = get_ef(r, op.z, t);
+                    // from the top down, so each entry is read before its slot is overwritten
+                    for (uint j = 1u << t; j > 0u; j--) {
+                        uint4 e = get_ef(r, op.y, j - 1u);
+                        uint4 hi = ef_mul(e, p);
+                        set_ef(r, op.y, 2u * (j - 1u) + 1u, hi);
+                        set_ef(r, op.y, 2u * (j - 1u), ef_sub(e, hi));
+                    }
+                }
+                k += 1u;
+                break;
+            }
+            default:
+                k += 1u;
+                break;
+        }
+    }
+}

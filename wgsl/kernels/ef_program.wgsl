@@ -1,0 +1,127 @@
+// requires: bb_ext4
+// A program of extension-field operations on words of the scratch and proof regions (kernels/ef_program.py): the
+// host's arithmetic between a hiding proof's transcript steps, done where its operands already are.
+// params.ops[0 .. n_ops), each op (code, dst, a, b), two-slot ops followed by (n, s, 0, 0). An operand is a word
+// offset in scratch, or in proof with bit 31 set; an EF value is 4 consecutive words; vectors are consecutive EF
+// values. Ops run in order, one at a time; an op may read what an earlier one wrote, and dst may alias a or b
+// element for element.
+//   1 LINEAR (two slots) dst[i] = s * a[i] + b[i] for i < n; b = 0xffffffff: no b term
+//   2 DOT    (two slots) dst = sum_{i < n} a[i] * b[i] (0 for n = 0)
+//   3 INV    (one slot)  dst = a^-1 through the norm (field_np.ef_inv); 0 maps to 0
+//   4 EQ     (one slot)  dst[j] = prod_t (bit t of j ? a[t] : 1 - a[t]) for j < 2^b, a[0] the most significant
+//                        bit (ref.multilinear.eq_table); dst must not overlap a
+// Bindings: 0 scratch, 1 proof (both whole), 2 params. Launch: one workgroup of one thread. Words Montgomery in
+// [0, P).
+
+const EF_LINEAR: u32 = 1u;
+const EF_DOT: u32 = 2u;
+const EF_INV: u32 = 3u;
+const EF_EQ: u32 = 4u;
+const IN_PROOF: u32 = 0x80000000u;
+const NO_OPERAND: u32 = 0xffffffffu;
+
+struct Params { n_ops: u32, _pad0: u32, _pad1: u32, _pad2: u32, ops: array<vec4<u32>, 15> }
+
+@group(0) @binding(0) var<storage, read_write> scratch: array<u32>;
+@group(0) @binding(1) var<storage, read_write> proof: array<u32>;
+@group(0) @binding(2) var<uniform> params: Params;
+
+fn word(at: u32) -> u32 {
+    if ((at & IN_PROOF) != 0u) {
+        return proof[at & ~IN_PROOF];
+    }
+    return scratch[at];
+}
+
+fn set_word(at: u32, v: u32) {
+    if ((at & IN_PROOF) != 0u) {
+        proof[at & ~IN_PROOF] = v;
+    } else {
+        scratch[at] = v;
+    }
+}
+
+fn get_ef(at: u32, i: u32) -> vec4<u32> {
+    let base = at + 4u * i;  // bit 31 stays: offsets are below 2^31
+    return vec4<u32>(word(base), word(base + 1u), word(base + 2u), word(base + 3u));
+}
+
+fn set_ef(at: u32, i: u32, v: vec4<u32>) {
+    let base = at + 4u * i;
+    set_word(base, v.x);
+    set_word(base + 1u, v.y);
+    set_word(base + 2u, v.z);
+    set_word(base + 3u, v.w);
+}
+
+// c_i X^i -> c_i z^i X^i with z = W^((P-1)/4): a^P.
+fn frobenius(a: vec4<u32>, z: u32, z2: u32, z3: u32) -> vec4<u32> {
+    return vec4<u32>(a.x, bb_mul(a.y, z), bb_mul(a.z, z2), bb_mul(a.w, z3));
+}
+
+fn ef_inverse(a: vec4<u32>) -> vec4<u32> {
+    let z = bb_pow(BB_W_MONTY, (BB_P - 1u) / 4u);
+    let z2 = bb_mul(z, z);
+    let z3 = bb_mul(z2, z);
+    let f1 = frobenius(a, z, z2, z3);
+    let f2 = frobenius(f1, z, z2, z3);
+    let f3 = frobenius(f2, z, z2, z3);
+    let conj = ef_mul(ef_mul(f1, f2), f3);
+    let norm = ef_mul(a, conj).x;  // the norm lies in the base field
+    return ef_mul_base(conj, bb_pow(norm, BB_P - 2u));
+}
+
+@compute @workgroup_size(1)
+fn ef_program() {
+    var k = 0u;
+    loop {
+        if (k >= params.n_ops) {
+            break;
+        }
+        let op = params.ops[k];
+        switch op.x {
+            case EF_LINEAR: {
+                let more = params.ops[k + 1u];
+                let s = get_ef(more.y, 0u);
+                for (var i = 0u; i < more.x; i++) {
+                    var v = ef_mul(s, get_ef(op.z, i));
+                    if (op.w != NO_OPERAND) {
+                        v = ef_add(v, get_ef(op.w, i));
+                    }
+                    set_ef(op.y, i, v);
+                }
+                k += 2u;
+            }
+            case EF_DOT: {
+                let more = params.ops[k + 1u];
+                var acc = vec4<u32>(0u);
+                for (var i = 0u; i < more.x; i++) {
+                    acc = ef_add(acc, ef_mul(get_ef(op.z, i), get_ef(op.w, i)));
+                }
+                set_ef(op.y, 0u, acc);
+                k += 2u;
+            }
+            case EF_INV: {
+                set_ef(op.y, 0u, ef_inverse(get_ef(op.z, 0u)));
+                k += 1u;
+            }
+            case EF_EQ: {
+                set_ef(op.y, 0u, vec4<u32>(BB_R, 0u, 0u, 0u));
+                for (var t = 0u; t < op.w; t++) {
+                    let p = get_ef(op.z, t);
+                    // from the top down, so each entry is read before its slot is overwritten
+                    for (var j = 1u << t; j > 0u; j--) {
+                        let e = get_ef(op.y, j - 1u);
+                        let hi = ef_mul(e, p);
+                        set_ef(op.y, 2u * (j - 1u) + 1u, hi);
+                        set_ef(op.y, 2u * (j - 1u), ef_sub(e, hi));
+                    }
+                }
+                k += 1u;
+            }
+            default: {
+                k += 1u;
+            }
+        }
+    }
+}
