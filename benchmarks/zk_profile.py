@@ -1,12 +1,13 @@
 """Where the hiding proof's time goes: ``ZkBackendProver`` on a wgpu ``GpuBackend``, KoalaBear, one column of 2^n
 values, upstream's example at starting rate 2 (the instance of ``benchmarks.zk_backend_prover``); per n two
-untimed proofs, one timed, one under cProfile (its 70 costliest calls by cumulative time, then 30 by own time).
+untimed proofs, one timed, one under cProfile (its own time by area first: the waits inside wgpu-native calls,
+wgpu-py, each whirgpu package, numpy; then its 70 costliest calls by cumulative time and 30 by own time).
 Nothing here asserts a time.
 
 Usage: python3 -m benchmarks.zk_profile [N ...] [--out FILE]   (default 20 24; the profiles to FILE or stdout)
 """
 
-import cProfile, io, pstats, sys, time
+import collections, cProfile, io, pstats, sys, time
 from benchmarks.zk_instance import zk_instance
 from whirgpu.backends.gpu import GpuBackend
 from whirgpu.runtime.wgpu_rt import WgpuRuntime
@@ -45,6 +46,20 @@ for n in sizes:
     profiled = time.perf_counter() - start
     text = io.StringIO()
     stats = pstats.Stats(profile, stream=text)
+    areas = collections.Counter()
+    for (file, _, function), (_, _, own, _, _) in stats.stats.items():
+        if function == "proxy_func":  # wgpu-py's wrapper of a wgpu-native call: the call itself (waits included)
+            areas["wgpu-native calls (waits included)"] += own
+        elif "/wgpu/" in file and "/whirgpu/" not in file:
+            areas["wgpu-py"] += own
+        elif "/whirgpu/" in file:
+            areas["whirgpu/" + "/".join(file.split("/whirgpu/")[1].split("/")[:-1] or ["(top)"])] += own
+        elif "numpy" in file:
+            areas["numpy (Python)"] += own
+        else:
+            areas["other"] += own
+    print("own time by area (profiled ms): " + ", ".join(f"{name} {t * 1e3:.1f}" for name, t in
+                                                         areas.most_common()), file=text)
     stats.sort_stats("cumulative").print_stats(70)
     stats.sort_stats("tottime").print_stats(30)
     print(f"===== n={n} proof {plain * 1e3:.1f} ms, under cProfile {profiled * 1e3:.1f} ms", file=out)
