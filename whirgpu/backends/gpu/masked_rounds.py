@@ -82,7 +82,7 @@ class MaskedRounds:
             for gamma, copy in zip(gammas, copies):
                 batch.copy(gamma.buffer, gamma.offset, copy.buffer, copy.offset, 16)
             final = copy_challenger(state, session)
-            tables = [self._copy_table(state.batch(), regions.proof, t) for t in current] if read_tables else None
+            tables = [state.copy_table_to_proof(t) for t in current] if read_tables else None
         found = np.array([int(session.read(x).reshape(-1)[0]) for x in witnesses], np.uint32)
         if np.any(found == NOT_FOUND):
             self.memory.release(*current)
@@ -93,12 +93,3 @@ class MaskedRounds:
                                   np.stack([session.read(x) for x in copies]).reshape(k, 4),
                                   None if tables is None else tuple(session.read(x).copy() for x in tables))
         return current[0], current[1], trace
-
-    @staticmethod
-    def _copy_table(batch, region, table: DeviceBuffer):
-        """A device copy of an EF table (its buffers in order) into ``region``: the value read back."""
-        out = region.take((table.shape[0], 4))
-        per = table.handle.buffer_rows * table.handle.row_bytes
-        for i, buffer in enumerate(table.handle.buffers):
-            batch.copy(buffer, 0, out.buffer, out.offset + i * per, min(per, table.nbytes - i * per))
-        return out

@@ -228,6 +228,16 @@ class DeviceState:
         finally:
             self.session = None
 
+    def copy_table_to_proof(self, table) -> DeviceValue:
+        """A device copy of a table (a ``DeviceBuffer``, its buffers in order) into the running session's proof
+        region: the value read back with it."""
+        out = self.session.regions.proof.take(table.shape)
+        batch = self.batch()
+        per = table.handle.buffer_rows * table.handle.row_bytes
+        for i, buffer in enumerate(table.handle.buffers):
+            batch.copy(buffer, 0, out.buffer, out.offset + i * per, min(per, out.nbytes - i * per))
+        return out
+
     def put(self, region: Region, array: np.ndarray) -> DeviceValue:
         """Host array -> a new slot of ``region`` (host-valued calls only, before anything is recorded)."""
         array = np.ascontiguousarray(array, dtype=np.uint32)

@@ -215,12 +215,7 @@ class Proofs:
         """The final table (EF) copied into the proof region."""
         if not table.is_ext:
             raise ValueError("the final polynomial is an EF table (at least one sumcheck round precedes it)")
-        out = self.state.session.regions.proof.take(table.shape)
-        batch = self.state.batch()
-        per = min(out.nbytes, table.handle.buffer_rows * table.handle.row_bytes)
-        for i, buffer in enumerate(table.handle.buffers):
-            batch.copy(buffer, 0, out.buffer, out.offset + i * per, per)
-        return out
+        return self.state.copy_table_to_proof(table)
 
     # -- proof of work -------------------------------------------------------------------------------------------
     def grind(self, challenger, bits: int) -> np.uint32:
