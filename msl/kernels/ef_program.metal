@@ -1,12 +1,18 @@
 // requires: bb_ext4
 // A program of extension-field operations on words of the scratch and proof regions (ef_program.wgsl's twin: the
 // same ops, the same words; kernels/ef_program.py): the host's arithmetic between a hiding proof's transcript
-// steps, done where its operands already are. params.ops[0 .. n_ops), each op (code, dst, a, b), two-slot ops
-// followed by (n, s, 0, 0); an operand is a word offset in scratch, or in proof with bit 31 set.
-//   1 LINEAR (two slots) dst[i] = s * a[i] + b[i] for i < n; b = 0xffffffff: no b term
-//   2 DOT    (two slots) dst = sum_{i < n} a[i] * b[i] (0 for n = 0)
-//   3 INV    (one slot)  dst = a^-1 through the norm; 0 maps to 0
-//   4 EQ     (one slot)  dst[j] = prod_t (bit t of j ? a[t] : 1 - a[t]) for j < 2^b, a[0] the most significant bit
+// steps, done where its operands already are. params.ops[0 .. n_ops), each op (code, dst, a, b) followed by its
+// more slots; an operand is a word offset in scratch, or in proof with bit 31 set; a vector's entries are EF
+// values `stride` EF values apart (0 repeats one value).
+//   1 LINEAR  (n, s, sa, sb)         dst[i] = s * a[i sa] + b[i sb], i < n; b = 0xffffffff: no b term
+//   2 DOT     (n, m, sa, sb)         dst[j] = sum_{i < n} a[i sa + j ja] * b[i sb + j jb], j < m
+//             (ja, jb, 0, 0)
+//   3 INV     -                      dst = a^-1 through the norm; 0 maps to 0
+//   4 EQ      -                      dst[j] = prod_t (bit t of j ? a[t] : 1 - a[t]) for j < 2^b, a[0] the most
+//                                    significant bit
+//   5 POWERS  (n, 0, 0, 0)           dst[i] = b a^i, i < n; b = 0xffffffff: 1
+//   6 SQUARES (n, reverse, 0, 0)     dst[i] = a^(2^i), i < n (reverse != 0: dst[n - 1 - i])
+//   7 LIFT    (n, sa, 0, 0)          dst[i] = (a[i sa], 0, 0, 0): base words as EF values
 // Bindings: 0 scratch, 1 proof (both whole), 2 params. Launch: one threadgroup of one thread. Words Montgomery in
 // [0, P).
 
@@ -14,6 +20,9 @@ constant constexpr uint EF_LINEAR = 1u;
 constant constexpr uint EF_DOT = 2u;
 constant constexpr uint EF_INV = 3u;
 constant constexpr uint EF_EQ = 4u;
+constant constexpr uint EF_POWERS = 5u;
+constant constexpr uint EF_SQUARES = 6u;
+constant constexpr uint EF_LIFT = 7u;
 constant constexpr uint IN_PROOF = 0x80000000u;
 constant constexpr uint NO_OPERAND = 0xffffffffu;
 
@@ -77,9 +86,9 @@ kernel void ef_program(device uint* scratch [[buffer(0)]], device uint* proof [[
                 uint4 more = params.ops[k + 1u];
                 uint4 s = get_ef(r, more.y, 0u);
                 for (uint i = 0u; i < more.x; i++) {
-                    uint4 v = ef_mul(s, get_ef(r, op.z, i));
+                    uint4 v = ef_mul(s, get_ef(r, op.z, i * more.z));
                     if (op.w != NO_OPERAND) {
-                        v = ef_add(v, get_ef(r, op.w, i));
+                        v = ef_add(v, get_ef(r, op.w, i * more.w));
                     }
                     set_ef(r, op.y, i, v);
                 }
@@ -88,12 +97,16 @@ kernel void ef_program(device uint* scratch [[buffer(0)]], device uint* proof [[
             }
             case EF_DOT: {
                 uint4 more = params.ops[k + 1u];
-                uint4 acc = uint4(0u);
-                for (uint i = 0u; i < more.x; i++) {
-                    acc = ef_add(acc, ef_mul(get_ef(r, op.z, i), get_ef(r, op.w, i)));
+                uint4 step = params.ops[k + 2u];
+                for (uint j = 0u; j < more.y; j++) {
+                    uint4 acc = uint4(0u);
+                    for (uint i = 0u; i < more.x; i++) {
+                        acc = ef_add(acc, ef_mul(get_ef(r, op.z, i * more.z + j * step.x),
+                                                 get_ef(r, op.w, i * more.w + j * step.y)));
+                    }
+                    set_ef(r, op.y, j, acc);
                 }
-                set_ef(r, op.y, 0u, acc);
-                k += 2u;
+                k += 3u;
                 break;
             }
             case EF_INV:
@@ -113,6 +126,35 @@ kernel void ef_program(device uint* scratch [[buffer(0)]], device uint* proof [[
                     }
                 }
                 k += 1u;
+                break;
+            }
+            case EF_POWERS: {
+                uint n = params.ops[k + 1u].x;
+                uint4 x = get_ef(r, op.z, 0u);
+                uint4 acc = op.w != NO_OPERAND ? get_ef(r, op.w, 0u) : uint4(BB_R, 0u, 0u, 0u);
+                for (uint i = 0u; i < n; i++) {
+                    set_ef(r, op.y, i, acc);
+                    acc = ef_mul(acc, x);
+                }
+                k += 2u;
+                break;
+            }
+            case EF_SQUARES: {
+                uint4 more = params.ops[k + 1u];
+                uint4 acc = get_ef(r, op.z, 0u);
+                for (uint i = 0u; i < more.x; i++) {
+                    set_ef(r, op.y, more.y != 0u ? more.x - 1u - i : i, acc);
+                    acc = ef_mul(acc, acc);
+                }
+                k += 2u;
+                break;
+            }
+            case EF_LIFT: {
+                uint4 more = params.ops[k + 1u];
+                for (uint i = 0u; i < more.x; i++) {
+                    set_ef(r, op.y, i, uint4(word(r, op.z + i * more.y), 0u, 0u, 0u));
+                }
+                k += 2u;
                 break;
             }
             default:

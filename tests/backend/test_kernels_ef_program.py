@@ -1,8 +1,10 @@
 """``ef_program`` (extension-field ops on a proof's scratch and proof words, ``kernels/ef_program.py``) against its
 numpy twin ``run_reference``, word for word, both fields, on every runtime: every op with operands in either
 buffer, vectors of 0, 1 and many entries, LINEAR with and without its b term and in place, DOT of nothing, INV of
-0, 1, -1 and random values, EQ tables of 0, 1 and 6 coordinates, chains that read what an earlier op wrote, edge
-words (0, 1, P - 1) and programs longer than one launch. Every word not written keeps its value."""
+0, 1, -1 and random values, EQ tables of 0, 1 and 6 coordinates, strided and repeated (stride 0) operands,
+matrix-vector products both ways round, POWERS with and without a start, SQUARES both ways round, LIFT of base
+words, chains that read what an earlier op wrote, edge words (0, 1, P - 1) and programs longer than one launch.
+Every word not written keeps its value."""
 
 from __future__ import annotations
 
@@ -97,3 +99,44 @@ def test_a_long_program_takes_several_launches(gpu_runtime):
     launches = _check(gpu_runtime, field, p, 3)
     slots = sum(len(op) for op in p.ops)
     assert launches == len(p.launches()) >= -(-slots // MAX_SLOTS) > 1
+
+
+@pytest.mark.parametrize("field_name", FIELDS)
+def test_strided_and_vector_ops(gpu_runtime, field_name):
+    field = field_by_name(field_name)
+    p = EfProgram()
+    p.linear(1000, 16, 4, 200, 7, sa=3, sb=0)                # strided a, one b repeated
+    p.linear(in_proof(1100), 16, 8, None, 5, sa=0)          # one value, scaled, repeated
+    p.dot(1200, 16, in_proof(400), 8, m=6, sa=1, sb=6, ja=0, jb=1)   # vector x (8 x 6) matrix
+    p.dot(1300, in_proof(16), 400, 6, m=8, sa=1, sb=1, ja=6, jb=0)   # (8 x 6) matrix x vector
+    p.dot(1400, 16, 200, 1, m=9, ja=1, jb=1)                 # element-wise products
+    p.dot(1440, 16, 200, 0, m=2)                             # empty sums
+    p.dot(1460, 16, 200, 5, m=0)                             # nothing
+    p.powers(1500, 20, 12)
+    p.powers(in_proof(1600), in_proof(24), 7, start=28)
+    p.powers(1700, 4, 3)                                     # of 1
+    p.powers(1720, 0, 3)                                     # of 0: 1, 0, 0
+    p.powers(1740, 20, 0)
+    p.squares(1800, 20, 9)
+    p.squares(1900, in_proof(20), 9, reverse=True)
+    p.squares(1960, 20, 1)
+    p.lift(2000, 33, 10, sa=3)
+    p.lift(in_proof(2100), in_proof(7), 4)
+    p.dot(2200, 1500, 2000, 10)                              # reads what the ops above wrote
+    assert _check(gpu_runtime, field, p, 11) >= 2
+
+
+@pytest.mark.parametrize("field_name", FIELDS)
+def test_powers_and_squares_agree(gpu_runtime, field_name):
+    """Checked by the field rather than the twin: x^(2^i) from SQUARES is entry 2^i of POWERS."""
+    field = field_by_name(field_name)
+    p = EfProgram()
+    p.powers(2000, 100, 17)
+    p.squares(2100, 100, 5)
+    rng = np.random.default_rng(5)
+    scratch, proof = _words(rng, field), _words(rng, field)
+    (got, _), _ = _run(gpu_runtime, field, p, scratch, proof)
+    powers = got[2000:2000 + 4 * 17].reshape(17, 4)
+    squares = got[2100:2100 + 4 * 5].reshape(5, 4)
+    for i in range(5):
+        np.testing.assert_array_equal(squares[i], powers[1 << i])

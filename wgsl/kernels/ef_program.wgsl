@@ -1,15 +1,20 @@
 // requires: bb_ext4
 // A program of extension-field operations on words of the scratch and proof regions (kernels/ef_program.py): the
 // host's arithmetic between a hiding proof's transcript steps, done where its operands already are.
-// params.ops[0 .. n_ops), each op (code, dst, a, b), two-slot ops followed by (n, s, 0, 0). An operand is a word
-// offset in scratch, or in proof with bit 31 set; an EF value is 4 consecutive words; vectors are consecutive EF
-// values. Ops run in order, one at a time; an op may read what an earlier one wrote, and dst may alias a or b
-// element for element.
-//   1 LINEAR (two slots) dst[i] = s * a[i] + b[i] for i < n; b = 0xffffffff: no b term
-//   2 DOT    (two slots) dst = sum_{i < n} a[i] * b[i] (0 for n = 0)
-//   3 INV    (one slot)  dst = a^-1 through the norm (field_np.ef_inv); 0 maps to 0
-//   4 EQ     (one slot)  dst[j] = prod_t (bit t of j ? a[t] : 1 - a[t]) for j < 2^b, a[0] the most significant
-//                        bit (ref.multilinear.eq_table); dst must not overlap a
+// params.ops[0 .. n_ops), each op (code, dst, a, b) followed by its more slots. An operand is a word offset in
+// scratch, or in proof with bit 31 set; an EF value is 4 consecutive words; a vector's entries are EF values
+// `stride` EF values apart (a stride of 0 repeats one value). Ops run in order, one at a time; an op may read
+// what an earlier one wrote.
+//   1 LINEAR  (n, s, sa, sb)         dst[i] = s * a[i sa] + b[i sb], i < n; b = 0xffffffff: no b term; dst may
+//                                    alias a or b element for element (strides 1)
+//   2 DOT     (n, m, sa, sb)         dst[j] = sum_{i < n} a[i sa + j ja] * b[i sb + j jb], j < m (0 for n = 0);
+//             (ja, jb, 0, 0)         dst must not overlap a or b when m > 1
+//   3 INV     -                      dst = a^-1 through the norm (field_np.ef_inv); 0 maps to 0
+//   4 EQ      -                      dst[j] = prod_t (bit t of j ? a[t] : 1 - a[t]) for j < 2^b, a[0] the most
+//                                    significant bit (ref.multilinear.eq_table); dst must not overlap a
+//   5 POWERS  (n, 0, 0, 0)           dst[i] = b a^i, i < n; b = 0xffffffff: 1
+//   6 SQUARES (n, reverse, 0, 0)     dst[i] = a^(2^i), i < n (reverse != 0: dst[n - 1 - i])
+//   7 LIFT    (n, sa, 0, 0)          dst[i] = (a[i sa], 0, 0, 0): base words as EF values; dst must not overlap a
 // Bindings: 0 scratch, 1 proof (both whole), 2 params. Launch: one workgroup of one thread. Words Montgomery in
 // [0, P).
 
@@ -17,6 +22,9 @@ const EF_LINEAR: u32 = 1u;
 const EF_DOT: u32 = 2u;
 const EF_INV: u32 = 3u;
 const EF_EQ: u32 = 4u;
+const EF_POWERS: u32 = 5u;
+const EF_SQUARES: u32 = 6u;
+const EF_LIFT: u32 = 7u;
 const IN_PROOF: u32 = 0x80000000u;
 const NO_OPERAND: u32 = 0xffffffffu;
 
@@ -84,9 +92,9 @@ fn ef_program() {
                 let more = params.ops[k + 1u];
                 let s = get_ef(more.y, 0u);
                 for (var i = 0u; i < more.x; i++) {
-                    var v = ef_mul(s, get_ef(op.z, i));
+                    var v = ef_mul(s, get_ef(op.z, i * more.z));
                     if (op.w != NO_OPERAND) {
-                        v = ef_add(v, get_ef(op.w, i));
+                        v = ef_add(v, get_ef(op.w, i * more.w));
                     }
                     set_ef(op.y, i, v);
                 }
@@ -94,12 +102,16 @@ fn ef_program() {
             }
             case EF_DOT: {
                 let more = params.ops[k + 1u];
-                var acc = vec4<u32>(0u);
-                for (var i = 0u; i < more.x; i++) {
-                    acc = ef_add(acc, ef_mul(get_ef(op.z, i), get_ef(op.w, i)));
+                let step = params.ops[k + 2u];
+                for (var j = 0u; j < more.y; j++) {
+                    var acc = vec4<u32>(0u);
+                    for (var i = 0u; i < more.x; i++) {
+                        acc = ef_add(acc, ef_mul(get_ef(op.z, i * more.z + j * step.x),
+                                                 get_ef(op.w, i * more.w + j * step.y)));
+                    }
+                    set_ef(op.y, j, acc);
                 }
-                set_ef(op.y, 0u, acc);
-                k += 2u;
+                k += 3u;
             }
             case EF_INV: {
                 set_ef(op.y, 0u, ef_inverse(get_ef(op.z, 0u)));
@@ -118,6 +130,39 @@ fn ef_program() {
                     }
                 }
                 k += 1u;
+            }
+            case EF_POWERS: {
+                let n = params.ops[k + 1u].x;
+                let x = get_ef(op.z, 0u);
+                var acc = vec4<u32>(BB_R, 0u, 0u, 0u);
+                if (op.w != NO_OPERAND) {
+                    acc = get_ef(op.w, 0u);
+                }
+                for (var i = 0u; i < n; i++) {
+                    set_ef(op.y, i, acc);
+                    acc = ef_mul(acc, x);
+                }
+                k += 2u;
+            }
+            case EF_SQUARES: {
+                let more = params.ops[k + 1u];
+                var acc = get_ef(op.z, 0u);
+                for (var i = 0u; i < more.x; i++) {
+                    var at = i;
+                    if (more.y != 0u) {
+                        at = more.x - 1u - i;
+                    }
+                    set_ef(op.y, at, acc);
+                    acc = ef_mul(acc, acc);
+                }
+                k += 2u;
+            }
+            case EF_LIFT: {
+                let more = params.ops[k + 1u];
+                for (var i = 0u; i < more.x; i++) {
+                    set_ef(op.y, i, vec4<u32>(word(op.z + i * more.y), 0u, 0u, 0u));
+                }
+                k += 2u;
             }
             default: {
                 k += 1u;

@@ -5,11 +5,18 @@
 Contract:
 - An operand is a word offset: in the scratch buffer, or, as ``in_proof(word)`` (bit 31 set), in the proof
   buffer. An EF value is 4 consecutive Montgomery words (c0..c3); a vector is consecutive EF values.
-- ``EfProgram`` collects ops in order: ``linear(dst, a, s, b, n)`` (dst[i] = s a[i] + b[i], i < n; ``b`` None:
-  no b term), ``dot(dst, a, b, n)`` (dst = sum a[i] b[i]), ``inv(dst, a)`` (a^-1, 0 to 0, as ``field_np.ef_inv``),
-  ``eq(dst, point, k)`` (the 2^k-entry eq table of the k-point at ``point``, its first coordinate the index's most
-  significant bit, as ``ref.multilinear.eq_table``; dst must not overlap the point). Ops run in order, each seeing
-  what the earlier ones wrote; dst may alias a or b element for element.
+- ``EfProgram`` collects ops in order. A vector operand's entries are ``stride`` EF values apart (stride 0
+  repeats one value); every output vector is contiguous.
+  ``linear(dst, a, s, b, n, sa=1, sb=1)``: dst[i] = s a[i sa] + b[i sb], i < n (``b`` None: no b term; dst may
+  alias a or b element for element at strides 1);
+  ``dot(dst, a, b, n, m=1, sa=1, sb=1, ja=0, jb=0)``: dst[j] = sum_{i<n} a[i sa + j ja] b[i sb + j jb], j < m
+  (matrix-vector products, element-wise products at n = 1; dst must not overlap a or b when m > 1);
+  ``inv(dst, a)`` (a^-1, 0 to 0, as ``field_np.ef_inv``); ``eq(dst, point, k)`` (the 2^k-entry eq table of the
+  k-point at ``point``, its first coordinate the index's most significant bit, as ``ref.multilinear.eq_table``;
+  dst must not overlap the point); ``powers(dst, x, n, start=None)`` (dst[i] = start x^i, start None: 1);
+  ``squares(dst, x, n, reverse=False)`` (dst[i] = x^(2^i), reversed: dst[n - 1 - i]); ``lift(dst, a, n, sa=1)``
+  (dst[i] = the base word a[i sa] as an EF value; ``a`` and ``sa`` in words; dst must not overlap a). Ops run in
+  order, each seeing what the earlier ones wrote.
 - ``record(rt, batch, scratch, proof, field)`` records the program into ``batch`` as ``launches()`` one-thread
   launches of at most ``MAX_SLOTS`` op slots each (linear and dot take two slots), on the kernels composed for
   ``field``; both buffers bound whole. ``run_reference(ops, scratch, proof, field)`` is the numpy twin, in place
@@ -25,11 +32,11 @@ from ..ref.field_np import field_ops
 from ..ref.multilinear import eq_table
 
 STEM = "ef_program"
-LINEAR, DOT, INV, EQ = 1, 2, 3, 4
+LINEAR, DOT, INV, EQ, POWERS, SQUARES, LIFT = 1, 2, 3, 4, 5, 6, 7
 IN_PROOF = 0x80000000
 NO_OPERAND = 0xFFFFFFFF
 MAX_SLOTS = 15  # op slots a launch's params hold (4 + 4 * 15 words: the params struct's 64 words)
-_SLOTS = {LINEAR: 2, DOT: 2, INV: 1, EQ: 1}
+_SLOTS = {LINEAR: 2, DOT: 3, INV: 1, EQ: 1, POWERS: 2, SQUARES: 2, LIFT: 2}
 
 
 def in_proof(word: int) -> int:
@@ -45,17 +52,27 @@ class EfProgram:
     def __init__(self):
         self.ops: list[list[tuple[int, int, int, int]]] = []
 
-    def linear(self, dst: int, a: int, s: int, b: int | None, n: int) -> None:
-        self.ops.append([(LINEAR, dst, a, NO_OPERAND if b is None else b), (int(n), s, 0, 0)])
+    def linear(self, dst: int, a: int, s: int, b: int | None, n: int, sa: int = 1, sb: int = 1) -> None:
+        self.ops.append([(LINEAR, dst, a, NO_OPERAND if b is None else b), (int(n), s, int(sa), int(sb))])
 
-    def dot(self, dst: int, a: int, b: int, n: int) -> None:
-        self.ops.append([(DOT, dst, a, b), (int(n), 0, 0, 0)])
+    def dot(self, dst: int, a: int, b: int, n: int, m: int = 1, sa: int = 1, sb: int = 1, ja: int = 0,
+            jb: int = 0) -> None:
+        self.ops.append([(DOT, dst, a, b), (int(n), int(m), int(sa), int(sb)), (int(ja), int(jb), 0, 0)])
 
     def inv(self, dst: int, a: int) -> None:
         self.ops.append([(INV, dst, a, 0)])
 
     def eq(self, dst: int, point: int, k: int) -> None:
         self.ops.append([(EQ, dst, point, int(k))])
+
+    def powers(self, dst: int, x: int, n: int, start: int | None = None) -> None:
+        self.ops.append([(POWERS, dst, x, NO_OPERAND if start is None else start), (int(n), 0, 0, 0)])
+
+    def squares(self, dst: int, x: int, n: int, reverse: bool = False) -> None:
+        self.ops.append([(SQUARES, dst, x, 0), (int(n), int(bool(reverse)), 0, 0)])
+
+    def lift(self, dst: int, a: int, n: int, sa: int = 1) -> None:
+        self.ops.append([(LIFT, dst, a, 0), (int(n), int(sa), 0, 0)])
 
     def launches(self) -> list[np.ndarray]:
         """Each launch's params words: n_slots, 3 pad words, then the slots (ops never split across launches)."""
@@ -91,27 +108,54 @@ def run_reference(ops, scratch: np.ndarray, proof: np.ndarray, field: Field) -> 
     def where(at: int):
         return (proof, at & ~IN_PROOF) if at & IN_PROOF else (scratch, at)
 
-    def get(at: int, n: int) -> np.ndarray:
+    def get(at: int, n: int, stride: int = 1) -> np.ndarray:
         words, offset = where(at)
-        return words[offset:offset + 4 * n].reshape(n, 4).copy()
+        if n == 0:
+            return np.zeros((0, 4), np.uint32)
+        rows = offset + 4 * stride * np.arange(n)[:, None] + np.arange(4)[None]
+        return words[rows].copy()
 
     def put(at: int, values: np.ndarray) -> None:
         words, offset = where(at)
         values = np.asarray(values, np.uint32).reshape(-1)
         words[offset:offset + values.size] = values
 
+    zero = np.zeros(4, np.uint32)
+    one = f.ef_from_base(f.ONE)
     for op in ops:
         code, dst, a, b = op[0]
         if code == LINEAR:
-            n, s = op[1][0], op[1][1]
-            v = f.ef_mul(get(a, n), get(s, 1)[0]) if n else np.zeros((0, 4), np.uint32)
-            put(dst, f.ef_add(v, get(b, n)) if b != NO_OPERAND and n else v)
+            n, s, sa, sb = op[1]
+            v = f.ef_mul(get(a, n, sa), get(s, 1)[0]) if n else np.zeros((0, 4), np.uint32)
+            put(dst, f.ef_add(v, get(b, n, sb)) if b != NO_OPERAND and n else v)
         elif code == DOT:
-            n = op[1][0]
-            put(dst, f.ef_sum(f.ef_mul(get(a, n), get(b, n))) if n else np.zeros(4, np.uint32))
+            (n, m, sa, sb), (ja, jb, _, _) = op[1], op[2]
+            out = [f.ef_sum(f.ef_mul(get(a + 4 * j * ja, n, sa), get(b + 4 * j * jb, n, sb))) if n else zero
+                   for j in range(m)]
+            if m:
+                put(dst, np.stack(out))
         elif code == INV:
             put(dst, f.ef_inv(get(a, 1)[0]))
         elif code == EQ:
-            put(dst, eq_table(get(a, b), field=field) if b else f.ef_from_base(f.ONE))
+            put(dst, eq_table(get(a, b), field=field) if b else one)
+        elif code == POWERS:
+            n = op[1][0]
+            if n:
+                start = one if b == NO_OPERAND else get(b, 1)[0]
+                put(dst, f.ef_mul(f.ef_powers(get(a, 1)[0], n), start))
+        elif code == SQUARES:
+            n, reverse = op[1][0], op[1][1]
+            values, x = [], get(a, 1)[0]
+            for _ in range(n):
+                values.append(x)
+                x = f.ef_mul(x, x)
+            if n:
+                put(dst, np.stack(values[::-1] if reverse else values))
+        elif code == LIFT:
+            n, sa = op[1][0], op[1][1]
+            words, offset = where(a)
+            base = words[offset + sa * np.arange(n)].copy()
+            if n:
+                put(dst, f.ef_from_base(base))
         else:
             raise ValueError(f"unknown ef_program op {code}")
