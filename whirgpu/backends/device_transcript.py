@@ -198,7 +198,9 @@ class DeviceTranscript:
 
     # -- recording -----------------------------------------------------------------------------------------------
     def _op(self, code: int, y: int = 0, z: int = 0, w: int = 0, data: tuple = (), points: bool = False) -> None:
-        """Append op (code, y, z, w) and its ``data`` slots (4-tuples) to the pending program."""
+        """Append op (code, y, z, w) and its ``data`` slots (4-tuples) to the pending program (after the session's
+        pending algebra ops, recorded first)."""
+        self._algebra_first()
         if points and self.tail is not None and not self.tail.points:
             self.flush()
         own = len(self.tail.ops) if self.tail is not None else 0
@@ -209,8 +211,14 @@ class DeviceTranscript:
 
     def defer(self, launch: TailLaunch) -> None:
         """Record ``launch`` after what is pending; the ops recorded next become its epilogue."""
+        self._algebra_first()
         self.flush()
         self.tail = launch
+
+    def _algebra_first(self) -> None:
+        algebra = getattr(self.session, "algebra", None)
+        if algebra is not None:
+            algebra.flush()
 
     def flush(self) -> None:
         """Encode the open tail launch with the pending ops, or the pending ops as one transcript launch."""

@@ -35,16 +35,24 @@ class ProofSession:
     eq_tables: dict = field(default_factory=dict)
     # the recording of this proof's launches as a program (``replay.Recorder``), when ``record_proof`` asked
     recorder: object = None
+    # the ``algebra.DeviceAlgebra`` over this session, if one was made: its pending ops go before any other launch
+    algebra: object = None
 
     def batch(self):
-        """The open batch, after recording the transcript's pending ops (they precede what follows)."""
-        self.transcript.flush()
+        """The open batch, after recording the algebra's and the transcript's pending ops (they precede what
+        follows; at most one of them has any)."""
+        self._flush_pending()
         return self.runtime_batch
 
     def submit(self) -> None:
         """Send what the session recorded so far (the device starts on it)."""
-        self.transcript.flush()
+        self._flush_pending()
         self.runtime_batch.submit()
+
+    def _flush_pending(self) -> None:
+        if self.algebra is not None:
+            self.algebra.flush()
+        self.transcript.flush()
 
     def read(self, value: DeviceValue) -> np.ndarray:
         """A proof-region value from the words read back at the end (``words``)."""

@@ -1,0 +1,173 @@
+"""``EfAlgebra`` (``backends/algebra.py``) on a GPU session's device values: each op an ``ef_program`` op on the
+session's scratch and proof words, its result a new ``DeviceValue`` in an arena of the scratch region.
+
+Ordering: ops wait in a pending ``EfProgram``; it is recorded (``flush``) before any other launch of the session
+(``ProofSession.batch``) and before any transcript op is added (the transcript calls ``flush``), and the
+transcript's pending ops are recorded before an algebra op is added: the session's launches keep the order in
+which the prover asked for them. Constants are host writes into the arena (each its own words, never reused, so a
+write may follow launches recorded earlier). Operands in the scratch or proof region (not the points region).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...field import Field
+from ...kernels.ef_program import STEM, EfProgram, in_proof
+from ...ref.field_np import field_ops
+from ..device_values import DeviceValue
+
+EF_WORDS = 4
+
+
+class DeviceAlgebra:
+    """``EfAlgebra`` over ``session`` (a ``ProofSession`` of ``state``, the backend's ``DeviceState``) with an
+    arena of ``arena_words`` scratch words for results and constants."""
+
+    def __init__(self, state, session, field: Field, arena_words: int):
+        self.state, self.session, self.field = state, session, field
+        self.ops = field_ops(field)
+        slot = session.regions.scratch.take((arena_words,))
+        self._buffer, self._top, self._end = slot.buffer, slot.offset, slot.offset + slot.nbytes
+        self._proof = session.regions.proof.buffer
+        self.pending = EfProgram()
+        self.launches = 0
+        session.algebra = self
+        one = self.ops.ef_from_base(self.ops.ONE)
+        self._one = self.const(one)
+        self._minus_one = self.const(self.ops.ef_neg(one))
+
+    # -- values ---------------------------------------------------------------------------------------------------
+    def _take(self, shape: tuple[int, ...]) -> DeviceValue:
+        value = DeviceValue(self._buffer, self._top, tuple(int(s) for s in shape))
+        if self._top + value.nbytes > self._end:
+            raise RuntimeError(f"device algebra arena overflow: {self._top + value.nbytes - self._end} bytes past "
+                               "its end (a bug in its sizing)")
+        self._top += value.nbytes
+        return value
+
+    def _at(self, value: DeviceValue) -> int:
+        if value.buffer is self._proof:
+            return in_proof(value.word)
+        if value.buffer is not self._buffer:
+            raise ValueError("an algebra operand must live in the session's scratch or proof region")
+        return value.word
+
+    @staticmethod
+    def _count(value: DeviceValue) -> int:
+        return 1 if len(value.shape) == 1 else value.shape[0]
+
+    def const(self, array) -> DeviceValue:
+        array = np.ascontiguousarray(array, np.uint32)
+        value = self._take(array.shape)
+        if array.size:
+            self.state.drivers.write(self._buffer, array.reshape(-1), value.offset)
+        return value
+
+    # -- ops ------------------------------------------------------------------------------------------------------
+    def _add_op(self):
+        """The pending program, after the transcript's pending ops are recorded (they come first)."""
+        transcript = self.session.transcript
+        if transcript is not None and (transcript.pending or transcript.tail is not None):
+            transcript.flush()
+        return self.pending
+
+    def flush(self) -> None:
+        """Record the pending ops into the session's batch."""
+        if not self.pending.ops:
+            return
+        program, self.pending = self.pending, EfProgram()
+        batch = self.session.runtime_batch
+        kernel = self.state.drivers.kernel(STEM, field=self.field.name)
+        for params in program.launches():
+            batch.dispatch(kernel, [self._buffer, self._proof], params, 1)
+            self.launches += 1
+
+    def lift(self, base: DeviceValue) -> DeviceValue:
+        n = base.shape[0]
+        out = self._take((n, EF_WORDS))
+        self._add_op().lift(self._at(out), self._at(base), n)
+        return out
+
+    def linear(self, s: DeviceValue, a: DeviceValue, b: DeviceValue | None = None) -> DeviceValue:
+        out = self._take(a.shape)
+        self._add_op().linear(self._at(out), self._at(a), self._at(s), None if b is None else self._at(b),
+                              self._count(a))
+        return out
+
+    def add(self, a: DeviceValue, b: DeviceValue) -> DeviceValue:
+        return self.linear(self._one, a, b)
+
+    def sub(self, a: DeviceValue, b: DeviceValue) -> DeviceValue:
+        return self.linear(self._minus_one, b, a)
+
+    def scale(self, a: DeviceValue, s: DeviceValue) -> DeviceValue:
+        return self.linear(s, a)
+
+    def mul(self, a: DeviceValue, b: DeviceValue) -> DeviceValue:
+        out = self._take(a.shape)
+        self._add_op().dot(self._at(out), self._at(a), self._at(b), 1, m=self._count(a), ja=1, jb=1)
+        return out
+
+    def dot(self, a: DeviceValue, b: DeviceValue) -> DeviceValue:
+        out = self._take((EF_WORDS,))
+        self._add_op().dot(self._at(out), self._at(a), self._at(b), self._count(a))
+        return out
+
+    def total(self, a: DeviceValue) -> DeviceValue:
+        out = self._take((EF_WORDS,))
+        self._add_op().dot(self._at(out), self._at(a), self._at(self._one), self._count(a), sb=0)
+        return out
+
+    def matvec(self, matrix: DeviceValue, rows: int, v: DeviceValue) -> DeviceValue:
+        c = self._count(v)
+        out = self._take((rows, EF_WORDS))
+        self._add_op().dot(self._at(out), self._at(matrix), self._at(v), c, m=rows, ja=c, jb=0)
+        return out
+
+    def vecmat(self, v: DeviceValue, matrix: DeviceValue) -> DeviceValue:
+        r = self._count(v)
+        c = self._count(matrix) // r
+        out = self._take((c, EF_WORDS))
+        self._add_op().dot(self._at(out), self._at(v), self._at(matrix), r, m=c, sb=c, ja=0, jb=1)
+        return out
+
+    def inv(self, a: DeviceValue) -> DeviceValue:
+        out = self._take((EF_WORDS,))
+        self._add_op().inv(self._at(out), self._at(a))
+        return out
+
+    def powers(self, x: DeviceValue, n: int, start: DeviceValue | None = None) -> DeviceValue:
+        out = self._take((n, EF_WORDS))
+        self._add_op().powers(self._at(out), self._at(x), n, None if start is None else self._at(start))
+        return out
+
+    def squares(self, x: DeviceValue, n: int, reverse: bool = False) -> DeviceValue:
+        out = self._take((n, EF_WORDS))
+        self._add_op().squares(self._at(out), self._at(x), n, reverse)
+        return out
+
+    def eq(self, point: DeviceValue) -> DeviceValue:
+        k = self._count(point) if point.words else 0
+        out = self._take((1 << k, EF_WORDS))
+        self._add_op().eq(self._at(out), self._at(point), k)
+        return out
+
+    def concat(self, values) -> DeviceValue:
+        counts = [self._count(v) for v in values]
+        out = self._take((sum(counts), EF_WORDS))
+        at = 0
+        for value, n in zip(values, counts):
+            if n:
+                self._add_op().linear(self._at(out) + EF_WORDS * at, self._at(value), self._at(self._one), None, n)
+            at += n
+        return out
+
+    def publish(self, value: DeviceValue) -> DeviceValue:
+        if value.buffer is self._proof:
+            return value
+        out = self.session.regions.proof.take(value.shape)
+        n = self._count(value) if value.words else 0
+        if n:
+            self._add_op().linear(self._at(out), self._at(value), self._at(self._one), None, n)
+        return out
