@@ -10,8 +10,9 @@
 //   3 INV     -                      dst = a^-1 through the norm; 0 maps to 0
 //   4 EQ      -                      dst[j] = prod_t (bit t of j ? a[t] : 1 - a[t]) for j < 2^b, a[0] the most
 //                                    significant bit
-//   5 POWERS  (n, 0, 0, 0)           dst[i] = b a^i, i < n; b = 0xffffffff: 1
-//   6 SQUARES (n, reverse, 0, 0)     dst[i] = a^(2^i), i < n (reverse != 0: dst[n - 1 - i])
+//   5 POWERS  (n, m, sa, 0)          dst[j n + i] = b a[j sa]^i, i < n, j < max(m, 1); b = 0xffffffff: 1
+//   6 SQUARES (n, reverse, m, sa)    dst[j n + i] = a[j sa]^(2^i), i < n, j < max(m, 1) (reverse != 0: the n
+//                                    entries of each j in reverse order)
 //   7 LIFT    (n, sa, 0, 0)          dst[i] = (a[i sa], 0, 0, 0): base words as EF values
 // Bindings: 0 scratch, 1 proof (both whole), 2 params. Launch: one threadgroup of one thread. Words Montgomery in
 // [0, P).
@@ -129,22 +130,27 @@ kernel void ef_program(device uint* scratch [[buffer(0)]], device uint* proof [[
                 break;
             }
             case EF_POWERS: {
-                uint n = params.ops[k + 1u].x;
-                uint4 x = get_ef(r, op.z, 0u);
-                uint4 acc = op.w != NO_OPERAND ? get_ef(r, op.w, 0u) : uint4(BB_R, 0u, 0u, 0u);
-                for (uint i = 0u; i < n; i++) {
-                    set_ef(r, op.y, i, acc);
-                    acc = ef_mul(acc, x);
+                uint4 more = params.ops[k + 1u];
+                uint4 start = op.w != NO_OPERAND ? get_ef(r, op.w, 0u) : uint4(BB_R, 0u, 0u, 0u);
+                for (uint j = 0u; j < max(more.y, 1u); j++) {
+                    uint4 x = get_ef(r, op.z, j * more.z);
+                    uint4 acc = start;
+                    for (uint i = 0u; i < more.x; i++) {
+                        set_ef(r, op.y, j * more.x + i, acc);
+                        acc = ef_mul(acc, x);
+                    }
                 }
                 k += 2u;
                 break;
             }
             case EF_SQUARES: {
                 uint4 more = params.ops[k + 1u];
-                uint4 acc = get_ef(r, op.z, 0u);
-                for (uint i = 0u; i < more.x; i++) {
-                    set_ef(r, op.y, more.y != 0u ? more.x - 1u - i : i, acc);
-                    acc = ef_mul(acc, acc);
+                for (uint j = 0u; j < max(more.z, 1u); j++) {
+                    uint4 acc = get_ef(r, op.z, j * more.w);
+                    for (uint i = 0u; i < more.x; i++) {
+                        set_ef(r, op.y, j * more.x + (more.y != 0u ? more.x - 1u - i : i), acc);
+                        acc = ef_mul(acc, acc);
+                    }
                 }
                 k += 2u;
                 break;

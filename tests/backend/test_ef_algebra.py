@@ -75,6 +75,12 @@ def _steps(alg, v: dict) -> dict:
     out["eq_one"] = alg.eq(v["single"])
     out["eq_empty"] = alg.eq(v["empty"])
     out["concat"] = alg.concat([v["x"], v["empty"], out["lift"], out["dot"]])
+    out["inv_vector"] = alg.inv(v["vector"])
+    out["powers_each"] = alg.powers_each(v["vector"][:4], 5)
+    out["squares_each"] = alg.squares_each(v["other"][:3], 4)
+    out["squares_each_reversed"] = alg.squares_each(v["other"][2:5], 3, reverse=True)
+    out["column"] = alg.column(v["matrix"], 5, 3)
+    out["column_first"] = alg.column(out["powers_each"], 5, 0)
     out["chain"] = alg.dot(out["eq"][:11], out["powers"])
     return out
 

@@ -120,6 +120,10 @@ def test_strided_and_vector_ops(gpu_runtime, field_name):
     p.squares(1800, 20, 9)
     p.squares(1900, in_proof(20), 9, reverse=True)
     p.squares(1960, 20, 1)
+    p.powers(2300, 16, 5, m=4, sx=2)                         # each of 4 strided points
+    p.powers(in_proof(2400), in_proof(16), 3, start=20, m=3, sx=0)
+    p.squares(2500, 16, 4, m=3, sx=1)
+    p.squares(2600, in_proof(16), 5, reverse=True, m=2, sx=3)
     p.lift(2000, 33, 10, sa=3)
     p.lift(in_proof(2100), in_proof(7), 4)
     p.dot(2200, 1500, 2000, 10)                              # reads what the ops above wrote

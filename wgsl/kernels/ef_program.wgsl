@@ -12,8 +12,9 @@
 //   3 INV     -                      dst = a^-1 through the norm (field_np.ef_inv); 0 maps to 0
 //   4 EQ      -                      dst[j] = prod_t (bit t of j ? a[t] : 1 - a[t]) for j < 2^b, a[0] the most
 //                                    significant bit (ref.multilinear.eq_table); dst must not overlap a
-//   5 POWERS  (n, 0, 0, 0)           dst[i] = b a^i, i < n; b = 0xffffffff: 1
-//   6 SQUARES (n, reverse, 0, 0)     dst[i] = a^(2^i), i < n (reverse != 0: dst[n - 1 - i])
+//   5 POWERS  (n, m, sa, 0)          dst[j n + i] = b a[j sa]^i, i < n, j < max(m, 1); b = 0xffffffff: 1
+//   6 SQUARES (n, reverse, m, sa)    dst[j n + i] = a[j sa]^(2^i), i < n, j < max(m, 1) (reverse != 0: the n
+//                                    entries of each j in reverse order)
 //   7 LIFT    (n, sa, 0, 0)          dst[i] = (a[i sa], 0, 0, 0): base words as EF values; dst must not overlap a
 // Bindings: 0 scratch, 1 proof (both whole), 2 params. Launch: one workgroup of one thread. Words Montgomery in
 // [0, P).
@@ -132,28 +133,33 @@ fn ef_program() {
                 k += 1u;
             }
             case EF_POWERS: {
-                let n = params.ops[k + 1u].x;
-                let x = get_ef(op.z, 0u);
-                var acc = vec4<u32>(BB_R, 0u, 0u, 0u);
+                let more = params.ops[k + 1u];
+                var start = vec4<u32>(BB_R, 0u, 0u, 0u);
                 if (op.w != NO_OPERAND) {
-                    acc = get_ef(op.w, 0u);
+                    start = get_ef(op.w, 0u);
                 }
-                for (var i = 0u; i < n; i++) {
-                    set_ef(op.y, i, acc);
-                    acc = ef_mul(acc, x);
+                for (var j = 0u; j < max(more.y, 1u); j++) {
+                    let x = get_ef(op.z, j * more.z);
+                    var acc = start;
+                    for (var i = 0u; i < more.x; i++) {
+                        set_ef(op.y, j * more.x + i, acc);
+                        acc = ef_mul(acc, x);
+                    }
                 }
                 k += 2u;
             }
             case EF_SQUARES: {
                 let more = params.ops[k + 1u];
-                var acc = get_ef(op.z, 0u);
-                for (var i = 0u; i < more.x; i++) {
-                    var at = i;
-                    if (more.y != 0u) {
-                        at = more.x - 1u - i;
+                for (var j = 0u; j < max(more.z, 1u); j++) {
+                    var acc = get_ef(op.z, j * more.w);
+                    for (var i = 0u; i < more.x; i++) {
+                        var at = i;
+                        if (more.y != 0u) {
+                            at = more.x - 1u - i;
+                        }
+                        set_ef(op.y, j * more.x + at, acc);
+                        acc = ef_mul(acc, acc);
                     }
-                    set_ef(op.y, at, acc);
-                    acc = ef_mul(acc, acc);
                 }
                 k += 2u;
             }

@@ -14,8 +14,11 @@ its operands unchanged.
 - ``dot(a, b)``: sum_i a[i] b[i] (a scalar; 0 for empty vectors); ``total(a)``: sum_i a[i];
 - ``matvec(matrix, rows, v)``: (rows,) entries sum_j matrix[i c + j] v[j], c = len(v);
 - ``vecmat(v, matrix)``: (c,) entries sum_i v[i] matrix[i c + j], c = len(matrix) / len(v);
-- ``inv(a)``: a^-1 (0 to 0, ``field_np.ef_inv``); ``powers(x, n, start=None)``: [start x^i, i < n] (start
-  None: 1); ``squares(x, n, reverse=False)``: [x^(2^i), i < n] (reversed: x^(2^(n-1)) first);
+- ``inv(a)``: a^-1 entry by entry (0 to 0, ``field_np.ef_inv``); ``powers(x, n, start=None)``: [start x^i,
+  i < n] (start None: 1); ``squares(x, n, reverse=False)``: [x^(2^i), i < n] (reversed: x^(2^(n-1)) first);
+  ``powers_each(xs, n)``, ``squares_each(xs, n, reverse=False)``: the same for every entry of the vector xs, a
+  (len(xs) * n) matrix, row j for xs[j]; ``column(matrix, cols, j)``: entry j of every row of a matrix of
+  ``cols`` columns;
   ``eq(point)``: the eq table of a k-point (2^k entries, point[0] the index's most significant bit, as
   ``ref.multilinear.eq_table``);
 - ``concat(values)``: the vectors (and scalars, as one entry) one after another;
@@ -96,6 +99,19 @@ class HostAlgebra:
             out[i] = x
             x = self.ops.ef_square(x)
         return out[::-1].copy() if reverse else out
+
+    def powers_each(self, xs, n: int) -> np.ndarray:
+        xs = np.asarray(xs, np.uint32).reshape(-1, 4)
+        return np.concatenate([self.ops.ef_powers(x, n) for x in xs]) if xs.shape[0] and n else \
+            np.zeros((0, 4), np.uint32)
+
+    def squares_each(self, xs, n: int, reverse: bool = False) -> np.ndarray:
+        xs = np.asarray(xs, np.uint32).reshape(-1, 4)
+        return np.concatenate([self.squares(x, n, reverse) for x in xs]) if xs.shape[0] and n else \
+            np.zeros((0, 4), np.uint32)
+
+    def column(self, matrix, cols: int, j: int) -> np.ndarray:
+        return np.asarray(matrix, np.uint32).reshape(-1, cols, 4)[:, j].copy()
 
     def eq(self, point) -> np.ndarray:
         point = np.asarray(point, np.uint32).reshape(-1, 4)

@@ -13,8 +13,9 @@ Contract:
   (matrix-vector products, element-wise products at n = 1; dst must not overlap a or b when m > 1);
   ``inv(dst, a)`` (a^-1, 0 to 0, as ``field_np.ef_inv``); ``eq(dst, point, k)`` (the 2^k-entry eq table of the
   k-point at ``point``, its first coordinate the index's most significant bit, as ``ref.multilinear.eq_table``;
-  dst must not overlap the point); ``powers(dst, x, n, start=None)`` (dst[i] = start x^i, start None: 1);
-  ``squares(dst, x, n, reverse=False)`` (dst[i] = x^(2^i), reversed: dst[n - 1 - i]); ``lift(dst, a, n, sa=1)``
+  dst must not overlap the point); ``powers(dst, x, n, start=None, m=1, sx=1)`` (dst[j n + i] = start
+  x[j sx]^i for j < m, start None: 1); ``squares(dst, x, n, reverse=False, m=1, sx=1)`` (dst[j n + i] =
+  x[j sx]^(2^i), reversed: each j's n entries in reverse order); ``lift(dst, a, n, sa=1)``
   (dst[i] = the base word a[i sa] as an EF value; ``a`` and ``sa`` in words; dst must not overlap a). Ops run in
   order, each seeing what the earlier ones wrote.
 - ``record(rt, batch, scratch, proof, field)`` records the program into ``batch`` as ``launches()`` one-thread
@@ -65,11 +66,11 @@ class EfProgram:
     def eq(self, dst: int, point: int, k: int) -> None:
         self.ops.append([(EQ, dst, point, int(k))])
 
-    def powers(self, dst: int, x: int, n: int, start: int | None = None) -> None:
-        self.ops.append([(POWERS, dst, x, NO_OPERAND if start is None else start), (int(n), 0, 0, 0)])
+    def powers(self, dst: int, x: int, n: int, start: int | None = None, m: int = 1, sx: int = 1) -> None:
+        self.ops.append([(POWERS, dst, x, NO_OPERAND if start is None else start), (int(n), int(m), int(sx), 0)])
 
-    def squares(self, dst: int, x: int, n: int, reverse: bool = False) -> None:
-        self.ops.append([(SQUARES, dst, x, 0), (int(n), int(bool(reverse)), 0, 0)])
+    def squares(self, dst: int, x: int, n: int, reverse: bool = False, m: int = 1, sx: int = 1) -> None:
+        self.ops.append([(SQUARES, dst, x, 0), (int(n), int(bool(reverse)), int(m), int(sx))])
 
     def lift(self, dst: int, a: int, n: int, sa: int = 1) -> None:
         self.ops.append([(LIFT, dst, a, 0), (int(n), int(sa), 0, 0)])
@@ -139,18 +140,22 @@ def run_reference(ops, scratch: np.ndarray, proof: np.ndarray, field: Field) -> 
         elif code == EQ:
             put(dst, eq_table(get(a, b), field=field) if b else one)
         elif code == POWERS:
-            n = op[1][0]
+            n, m, sx = op[1][0], max(op[1][1], 1), op[1][2]
+            start = one if b == NO_OPERAND else get(b, 1)[0]
             if n:
-                start = one if b == NO_OPERAND else get(b, 1)[0]
-                put(dst, f.ef_mul(f.ef_powers(get(a, 1)[0], n), start))
+                put(dst, np.concatenate([f.ef_mul(f.ef_powers(get(a + 4 * j * sx, 1)[0], n), start)
+                                         for j in range(m)]))
         elif code == SQUARES:
-            n, reverse = op[1][0], op[1][1]
-            values, x = [], get(a, 1)[0]
-            for _ in range(n):
-                values.append(x)
-                x = f.ef_mul(x, x)
+            n, reverse, m, sx = op[1][0], op[1][1], max(op[1][2], 1), op[1][3]
+            rows = []
+            for j in range(m):
+                values, x = [], get(a + 4 * j * sx, 1)[0]
+                for _ in range(n):
+                    values.append(x)
+                    x = f.ef_mul(x, x)
+                rows.extend(values[::-1] if reverse else values)
             if n:
-                put(dst, np.stack(values[::-1] if reverse else values))
+                put(dst, np.stack(rows))
         elif code == LIFT:
             n, sa = op[1][0], op[1][1]
             words, offset = where(a)

@@ -29,6 +29,7 @@ class DeviceAlgebra:
         self.ops = field_ops(field)
         slot = session.regions.scratch.take((arena_words,))
         self._buffer, self._top, self._end = slot.buffer, slot.offset, slot.offset + slot.nbytes
+        self._start = slot.offset
         self._proof = session.regions.proof.buffer
         self.pending = EfProgram()
         self.launches = 0
@@ -40,11 +41,17 @@ class DeviceAlgebra:
     # -- values ---------------------------------------------------------------------------------------------------
     def _take(self, shape: tuple[int, ...]) -> DeviceValue:
         value = DeviceValue(self._buffer, self._top, tuple(int(s) for s in shape))
-        if self._top + value.nbytes > self._end:
-            raise RuntimeError(f"device algebra arena overflow: {self._top + value.nbytes - self._end} bytes past "
-                               "its end (a bug in its sizing)")
-        self._top += value.nbytes
+        end = self._top + -(-value.nbytes // 16) * 16  # every value starts on an EF boundary
+        if end > self._end:
+            raise RuntimeError(f"device algebra arena overflow: {end - self._end} bytes past its end (a bug in its "
+                               "sizing)")
+        self._top = end
         return value
+
+    @property
+    def used_words(self) -> int:
+        """Arena words taken so far (constants and results)."""
+        return (self._top - self._start) // 4
 
     def _at(self, value: DeviceValue) -> int:
         if value.buffer is self._proof:
@@ -133,18 +140,54 @@ class DeviceAlgebra:
         return out
 
     def inv(self, a: DeviceValue) -> DeviceValue:
-        out = self._take((EF_WORDS,))
-        self._add_op().inv(self._at(out), self._at(a))
+        out = self._take(a.shape)
+        for i in range(self._count(a) if a.words else 0):
+            self._add_op().inv(self._at(out) + EF_WORDS * i, self._at(a) + EF_WORDS * i)
+        return out
+
+    def powers_each(self, xs: DeviceValue, n: int) -> DeviceValue:
+        m = self._count(xs) if xs.words else 0
+        out = self._take((m * n, EF_WORDS))
+        if m and n:
+            self._add_op().powers(self._at(out), self._at(xs), n, m=m)
+        return out
+
+    def squares_each(self, xs: DeviceValue, n: int, reverse: bool = False) -> DeviceValue:
+        m = self._count(xs) if xs.words else 0
+        out = self._take((m * n, EF_WORDS))
+        if m and n:
+            self._add_op().squares(self._at(out), self._at(xs), n, reverse, m=m)
+        return out
+
+    def column(self, matrix: DeviceValue, cols: int, j: int) -> DeviceValue:
+        rows = self._count(matrix) // cols
+        out = self._take((rows, EF_WORDS))
+        if rows:
+            self._add_op().linear(self._at(out), self._at(matrix) + EF_WORDS * j, self._at(self._one), None, rows,
+                                  sa=cols)
+        return out
+
+    def from_table(self, table) -> DeviceValue:
+        """A copy of a backend table (a ``DeviceBuffer``, its buffers in order) in the arena: an EF table as a
+        vector, a base table as base words."""
+        out = self._take(table.shape)
+        self.flush()
+        batch = self.session.batch()
+        per = table.handle.buffer_rows * table.handle.row_bytes
+        for i, buffer in enumerate(table.handle.buffers):
+            batch.copy(buffer, 0, out.buffer, out.offset + i * per, min(per, out.nbytes - i * per))
         return out
 
     def powers(self, x: DeviceValue, n: int, start: DeviceValue | None = None) -> DeviceValue:
         out = self._take((n, EF_WORDS))
-        self._add_op().powers(self._at(out), self._at(x), n, None if start is None else self._at(start))
+        if n:
+            self._add_op().powers(self._at(out), self._at(x), n, None if start is None else self._at(start))
         return out
 
     def squares(self, x: DeviceValue, n: int, reverse: bool = False) -> DeviceValue:
         out = self._take((n, EF_WORDS))
-        self._add_op().squares(self._at(out), self._at(x), n, reverse)
+        if n:
+            self._add_op().squares(self._at(out), self._at(x), n, reverse)
         return out
 
     def eq(self, point: DeviceValue) -> DeviceValue:
