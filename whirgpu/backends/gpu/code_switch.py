@@ -13,15 +13,33 @@ search that finds no witness (odds below e^-32) runs the round again with a full
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from ...kernels.merkle import DIGEST
 from ..base import Commitment, DeviceBuffer
 from ..code_switch import CodeSwitchPlan, CodeSwitchTrace
 from ..device_transcript import NOT_FOUND
-from ..device_values import POW_MAX_COUNTERS, STATE_WORDS, resolve_value
+from ..device_values import POW_MAX_COUNTERS, STATE_WORDS, DeviceValue, resolve_value
 from .geometry import log2
 from .transcript import copy_challenger, from_host_challenger, load_challenger, until_found
+
+
+@dataclass
+class RecordedSwitch:
+    """A recorded round's device values: the new ``commitment`` (its root a proof value); per OOD sample z
+    (scratch), the evaluation and the answer (proof); the witness (proof, or None without PoW); the queries
+    (``DeviceQueries``), the source's openings (``DeviceOpenings``) and the combination challenge (scratch)."""
+
+    commitment: Commitment
+    zs: list
+    evaluations: list
+    answers: list
+    witness: DeviceValue | None = None
+    queries: object = None
+    openings: object = None
+    combination: DeviceValue | None = None
 
 
 class CodeSwitch:
@@ -51,41 +69,20 @@ class CodeSwitch:
                        + STATE_WORDS + (3 * s + 16) * slot)
         scratch_words = (4 * plan.mask_message.shape[0] + 4 * s + 4 + 5 * q + 8 + POW_MAX_COUNTERS
                          + (s + 16) * slot)
-        zs, evaluations, answers = [], [], []
         with state.host_call(proof_words=proof_words, scratch_words=scratch_words,
                              points_words=s * (4 * m + 4)) as session:
-            regions, transcript = session.regions, session.transcript
+            regions = session.regions
             from_host_challenger(state, session, challenger, full_range)
             consts = state.put(regions.scratch, plan.mask_message)
             mask_root = state.put(regions.proof, np.asarray(plan.mask_root, np.uint32).reshape(DIGEST))
-            interleaved = self.commitments.interleave_columns(table, plan.fresh, plan.log_folding, plan.rows)
-            commitment = self.commitments.commit(interleaved, plan.log_folding, plan.log_height)
-            self.memory.release(interleaved)
-            transcript.observe(commitment.root)
-            transcript.observe(mask_root)
-            kernel = state.drivers.kernel("zk_ood")
-            for _ in range(s):
-                z = transcript.sample_ef()
-                evaluation = self.reductions.evaluate(table, self.proofs.expand_point(z, m), powers=True)
-                answer = regions.proof.take((4,))
-                params = np.array([evaluation.word, z.word, consts.word, plan.mask_message.shape[0], m,
-                                   answer.word, 0, 0], np.uint32)
-                state.batch().dispatch(kernel, [regions.scratch.buffer, regions.proof.buffer], params, 1)
-                transcript.observe(answer)
-                zs.append(z)
-                evaluations.append(evaluation)
-                answers.append(answer)
-            witness = transcript.grind(plan.pow_bits) if plan.pow_bits > 0 else None
-            transcript.sample()
-            queries = transcript.sample_queries(plan.domain_size, plan.folding, q)
-            openings = self.commitments.open_rows(source, queries)
-            combination = transcript.sample_ef()
+            round_ = self.record(table, source, plan, mask_root, consts)
             batch = state.batch()
             copies = [regions.proof.take((4,)) for _ in range(s + 1)]
-            for value, copy in zip(zs + [combination], copies):
+            for value, copy in zip(round_.zs + [round_.combination], copies):
                 batch.copy(value.buffer, value.offset, copy.buffer, copy.offset, 16)
             final = copy_challenger(state, session)
         words = session.words
+        commitment, witness, openings = round_.commitment, round_.witness, round_.openings
         found = int(witness.read(words).reshape(-1)[0]) if witness is not None else 0
         if found == NOT_FOUND:
             self.memory.release(commitment)
@@ -96,6 +93,39 @@ class CodeSwitch:
         indices = openings.indices.read(words)[:count].astype(np.int64)
         rows, siblings = resolve_value(words, openings)
         read = lambda values: np.array([v.read(words).reshape(4) for v in values], np.uint32).reshape(-1, 4)  # noqa: E731
-        return CodeSwitchTrace(commitment, read(copies[:s]), read(evaluations), read(answers), found, indices,
-                               np.asarray(rows, np.uint32), np.asarray(siblings, np.uint32),
+        return CodeSwitchTrace(commitment, read(copies[:s]), read(round_.evaluations), read(round_.answers), found,
+                               indices, np.asarray(rows, np.uint32), np.asarray(siblings, np.uint32),
                                copies[s].read(words).reshape(4).copy())
+
+    def record(self, table: DeviceBuffer, source: Commitment, plan: CodeSwitchPlan, mask_root: DeviceValue,
+               mask_message: DeviceValue) -> RecordedSwitch:
+        """Record the round's device part into the running session, the transcript on the device, with the mask
+        oracle's root in the proof region and its message (M, 4) in scratch (``plan.mask_root`` and
+        ``plan.mask_message`` are not read: host-written or computed on the device, these are)."""
+        state = self.state
+        m, s, q = log2(table.shape[0]), plan.ood_samples, plan.num_queries
+        regions, transcript = state.session.regions, state.session.transcript
+        interleaved = self.commitments.interleave_columns(table, plan.fresh, plan.log_folding, plan.rows)
+        commitment = self.commitments.commit(interleaved, plan.log_folding, plan.log_height)
+        self.memory.release(interleaved)
+        transcript.observe(commitment.root)
+        transcript.observe(mask_root)
+        kernel = state.drivers.kernel("zk_ood")
+        out = RecordedSwitch(commitment, [], [], [])
+        for _ in range(s):
+            z = transcript.sample_ef()
+            evaluation = self.reductions.evaluate(table, self.proofs.expand_point(z, m), powers=True)
+            answer = regions.proof.take((4,))
+            params = np.array([evaluation.word, z.word, mask_message.word, mask_message.shape[0], m, answer.word, 0,
+                               0], np.uint32)
+            state.batch().dispatch(kernel, [regions.scratch.buffer, regions.proof.buffer], params, 1)
+            transcript.observe(answer)
+            out.zs.append(z)
+            out.evaluations.append(evaluation)
+            out.answers.append(answer)
+        out.witness = transcript.grind(plan.pow_bits) if plan.pow_bits > 0 else None
+        transcript.sample()
+        out.queries = transcript.sample_queries(plan.domain_size, plan.folding, q)
+        out.openings = self.commitments.open_rows(source, out.queries)
+        out.combination = transcript.sample_ef()
+        return out

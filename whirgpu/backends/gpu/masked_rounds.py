@@ -11,6 +11,8 @@ with full-range searches.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from ..base import DeviceBuffer
@@ -21,6 +23,18 @@ from .transcript import copy_challenger, from_host_challenger, load_challenger, 
 
 
 READ_TABLES_MAX_WORDS = 1 << 16  # the folded tables come back with the batch up to 2 x 2^13 EF entries
+
+
+@dataclass
+class RecordedRounds:
+    """A recorded batch's device values: per round the sums (2, 4) and wire (w, 4) (proof region), the witness
+    (proof, with pow_bits) and gamma (scratch); ``tables``: the folded (evals, weights)."""
+
+    sums: list
+    wires: list
+    witnesses: list
+    gammas: list
+    tables: tuple
 
 
 class MaskedRounds:
@@ -47,49 +61,62 @@ class MaskedRounds:
         proof_words = k * (8 + 4 * w + 1 + 4) + STATE_WORDS + (4 * k + 4) * slot + (8 * folded if read_tables else 0)
         consts_words = 4 * (w + 2 + ell)
         scratch_words = 4 + k * (consts_words + 4) + POW_MAX_COUNTERS + (3 * k + 2) * slot
-        sums, wires, witnesses, gammas = [], [], [], []
         with state.host_call(proof_words=proof_words, scratch_words=scratch_words) as session:
             regions = session.regions
             from_host_challenger(state, session, challenger, full_range)
-            past = state.put(regions.scratch, np.zeros(4, np.uint32))
             zero_mask = np.zeros((ell, 4), np.uint32)
             consts = [state.put(regions.scratch, np.concatenate(
                 [plan.templates[j], plan.lives[j][None], np.asarray(plan.e, np.uint32).reshape(1, 4),
                  plan.masks[j - 1] if j else zero_mask]).astype(np.uint32)) for j in range(k)]
-            kernel = state.drivers.kernel("zk_wire")
-            h = self.reductions.sumcheck_round(table, weights)
-            current = (table, weights)
-            for j in range(k):
-                sums.append(h)
-                wire = regions.proof.take((w, 4))
-                params = np.array([h.word, wire.word, past.word, gammas[-1].word if j else 0, consts[j].word, w,
-                                   ell if j else 0, 0], np.uint32)
-                state.batch().dispatch(kernel, [regions.scratch.buffer, regions.proof.buffer], params, 1)
-                wires.append(wire)
-                session.transcript.observe(wire)
-                if plan.pow_bits > 0:
-                    witnesses.append(session.transcript.grind(plan.pow_bits))
-                gammas.append(session.transcript.sample_ef())
-                if j + 1 < k:
-                    t, wt, h = self.reductions.fold_and_sum(*current, gammas[-1])
-                else:
-                    t, wt = self.reductions.fold(*current, gammas[-1])
-                if j:
-                    self.memory.release(*current)
-                current = (t, wt)
+            rounds = self.record(table, weights, consts, w, ell, plan.pow_bits)
             batch = state.batch()
             copies = [regions.proof.take((4,)) for _ in range(k)]
-            for gamma, copy in zip(gammas, copies):
+            for gamma, copy in zip(rounds.gammas, copies):
                 batch.copy(gamma.buffer, gamma.offset, copy.buffer, copy.offset, 16)
             final = copy_challenger(state, session)
-            tables = [state.copy_table_to_proof(t) for t in current] if read_tables else None
-        found = np.array([int(session.read(x).reshape(-1)[0]) for x in witnesses], np.uint32)
+            tables = [state.copy_table_to_proof(t) for t in rounds.tables] if read_tables else None
+        found = np.array([int(session.read(x).reshape(-1)[0]) for x in rounds.witnesses], np.uint32)
         if np.any(found == NOT_FOUND):
-            self.memory.release(*current)
+            self.memory.release(*rounds.tables)
             return None
         load_challenger(challenger, session.read(final))
-        trace = MaskedRoundsTrace(np.stack([session.read(x) for x in sums]).reshape(k, 2, 4),
-                                  np.stack([session.read(x) for x in wires]).reshape(k, w, 4), found,
+        trace = MaskedRoundsTrace(np.stack([session.read(x) for x in rounds.sums]).reshape(k, 2, 4),
+                                  np.stack([session.read(x) for x in rounds.wires]).reshape(k, w, 4), found,
                                   np.stack([session.read(x) for x in copies]).reshape(k, 4),
                                   None if tables is None else tuple(session.read(x).copy() for x in tables))
-        return current[0], current[1], trace
+        return rounds.tables[0], rounds.tables[1], trace
+
+    def record(self, table: DeviceBuffer, weights: DeviceBuffer, consts: list, w: int, ell: int,
+               pow_bits: int) -> RecordedRounds:
+        """Record the rounds of one batch into the running session, the transcript on the device: ``consts[j]``
+        (one per round) a scratch ``DeviceValue`` of [template_j (w, 4), live_j, e, masks[j-1] (ell, 4), zeros for
+        j = 0] (the plan's words, host-written or computed on the device). The input tables are the caller's;
+        the intermediate ones go back to the pool."""
+        state, k = self.state, len(consts)
+        regions = state.session.regions
+        transcript = state.session.transcript
+        past = state.put(regions.scratch, np.zeros(4, np.uint32))
+        kernel = state.drivers.kernel("zk_wire")
+        out = RecordedRounds([], [], [], [], (table, weights))
+        h = self.reductions.sumcheck_round(table, weights)
+        current = (table, weights)
+        for j in range(k):
+            out.sums.append(h)
+            wire = regions.proof.take((w, 4))
+            params = np.array([h.word, wire.word, past.word, out.gammas[-1].word if j else 0, consts[j].word, w,
+                               ell if j else 0, 0], np.uint32)
+            state.batch().dispatch(kernel, [regions.scratch.buffer, regions.proof.buffer], params, 1)
+            out.wires.append(wire)
+            transcript.observe(wire)
+            if pow_bits > 0:
+                out.witnesses.append(transcript.grind(pow_bits))
+            out.gammas.append(transcript.sample_ef())
+            if j + 1 < k:
+                t, wt, h = self.reductions.fold_and_sum(*current, out.gammas[-1])
+            else:
+                t, wt = self.reductions.fold(*current, out.gammas[-1])
+            if j:
+                self.memory.release(*current)
+            current = (t, wt)
+        out.tables = current
+        return out
