@@ -7,7 +7,7 @@ Contract (both algebras, word for word the same results): a value is an EF scala
 row-major (row i: entries i c .. i c + c - 1) with its row count given. Every op returns a new value and leaves
 its operands unchanged.
 - ``const(array)``: a host array as a value (EF (4,) or (n, 4), or base words (n,) for ``lift``);
-- ``lift(base)``: base words (n,) as EF (n, 4);
+- ``lift(base)``: base words (n,) (or a matrix of them, lifted whole) as EF (n, 4);
 - ``linear(s, a, b=None)``: s a + b (s a scalar, a and b vectors or scalars of one shape);
 - ``add(a, b)``, ``sub(a, b)``: element-wise, one shape; ``scale(a, s)``: s a;
 - ``mul(a, b)``: element-wise product of two vectors of one length (or two scalars);

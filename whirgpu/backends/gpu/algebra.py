@@ -91,7 +91,7 @@ class DeviceAlgebra:
             self.launches += 1
 
     def lift(self, base: DeviceValue) -> DeviceValue:
-        n = base.shape[0]
+        n = base.words  # every word: a matrix of base words lifts whole
         out = self._take((n, EF_WORDS))
         self._add_op().lift(self._at(out), self._at(base), n)
         return out

@@ -44,6 +44,7 @@ from ....ref.rng import random_base
 from ..proof import MerkleCap, QueryOpenings
 from .base_case import prove_base_case
 from .config import ZkWhirConfig
+from .device_opening import DeviceOpening
 from .device_residual import DeviceResidual
 from .draws import OracleBuilder, draw_opening
 from .oracles import Committed, mask_matrix
@@ -134,9 +135,12 @@ def code_switch_steps(backend: Backend, residual: DeviceResidual, source: _Oracl
 class ZkBackendProver:
     """``HidingWhirPcs::commit`` then ``open`` on one fresh transcript, its heavy work on ``backend``."""
 
-    def __init__(self, backend: Backend, config: ZkWhirConfig, field: Field):
+    def __init__(self, backend: Backend, config: ZkWhirConfig, field: Field, one_session: bool = True):
+        """``one_session``: on a backend that runs whole sessions (a GPU backend), the proof is one device session
+        (``device_opening.DeviceOpening``); False: the step-by-step path below on every backend."""
         self.backend, self.config, self.field = backend, config, field
         self.ops = field_ops(field)
+        self.one_session = one_session
 
     def prove(self, polynomial, points, rng: StdRng, canonical: bool = False) -> tuple[MerkleCap, ZkWhirProof]:
         """``canonical``: ``polynomial`` holds canonical words (converted on the backend, ``upload_canonical``; a
@@ -146,6 +150,14 @@ class ZkBackendProver:
             saved = backend.layout
             backend.layout = P3_WHIR_LAYOUT(self.field, "prefix")
             try:
+                if self.one_session and DeviceOpening.supported(backend):
+                    before = rng.clone()
+                    out = DeviceOpening(backend, self.config, self.field).prove(polynomial, points, rng, canonical)
+                    if out is not None:
+                        return out
+                    # a case the device run leaves to the steps (DeviceOpening's contract): from the same draws;
+                    # ``rng`` is already where these leave it
+                    return self._prove(polynomial, points, before, canonical)
                 return self._prove(polynomial, points, rng, canonical)
             finally:
                 backend.layout = saved
