@@ -1,7 +1,9 @@
 """The hiding prover with its heavy work on the GPU backend (``ZkBackendProver`` on ``GpuBackend``) on every
-runtime fixture: the oracle's zk goldens z01, z02 byte for byte (z03, n = 14, and z04 are slow), and the numpy
+runtime fixture, both as one device session (``device_opening``: the path a GPU takes) and step by step (its
+fallback): the oracle's zk goldens z01, z02 byte for byte (z03, n = 14, and z04 are slow), and the numpy
 reference's proofs for 0, 1 and 2 code-switching rounds in both fields, with tables bound whole, in windows and
-split over buffers (lowered binding and buffer limits)."""
+split over buffers (lowered binding and buffer limits). Each proof states the path it took: one session wherever
+the configuration's randomness blocks fit a binding (every case with tables bound whole)."""
 
 from __future__ import annotations
 
@@ -9,10 +11,12 @@ import pytest
 
 from tests.conftest import golden_p3_names, load_golden_p3
 from tests.protocol.zk_backend_cases import SYNTHETIC, assert_same_proof, case_id, synthetic
+from whirgpu.backends.base import P3_WHIR_LAYOUT
 from whirgpu.backends.cpu import CpuBackend
 from whirgpu.backends.gpu import GpuBackend
 from whirgpu.profiles.p3_whir.format import merkle_cap_to_postcard
 from whirgpu.profiles.p3_whir.zk.backend_prover import ZkBackendProver
+from whirgpu.profiles.p3_whir.zk.device_opening import DeviceOpening
 from whirgpu.profiles.p3_whir.zk.document import read_zk_instance
 from whirgpu.profiles.p3_whir.zk.format import zk_proof_to_postcard
 from whirgpu.ref.chacha_rng import StdRng
@@ -35,19 +39,46 @@ def gpu(request, gpu_runtime):
     backend.layout = CpuBackend.layout  # the module's runtime serves other layouts' tests after this one
 
 
+PATHS = pytest.mark.parametrize("one_session", [True, False], ids=["one-session", "steps"])
+
+
+def _expected_path(backend, config, field, one_session: bool) -> str:
+    """The path ``ZkBackendProver`` should take on ``backend`` (judged under the layout it proves in)."""
+    saved, backend.layout = backend.layout, P3_WHIR_LAYOUT(field, "prefix")
+    try:
+        return "one session" if one_session and DeviceOpening.supported(backend, config) else "steps"
+    finally:
+        backend.layout = saved
+
+
+@PATHS
 @pytest.mark.parametrize("name", GOLDEN)
-def test_golden_proofs(gpu, name):
+def test_golden_proofs(gpu, name, one_session):
     doc = load_golden_p3(name)
     inst = read_zk_instance(doc)
-    cap, proof = ZkBackendProver(gpu, inst.config, inst.field).prove(inst.polynomial, inst.points,
-                                                                     StdRng.seed_from_u64(inst.mask_seed))
+    prover = ZkBackendProver(gpu, inst.config, inst.field, one_session=one_session)
+    cap, proof = prover.prove(inst.polynomial, inst.points, StdRng.seed_from_u64(inst.mask_seed))
     assert merkle_cap_to_postcard(cap).hex() == doc["commitment_postcard_hex"]
     assert zk_proof_to_postcard(proof).hex() == doc["proof_postcard_hex"]
+    assert prover.last_path == _expected_path(gpu, inst.config, inst.field, one_session)
+
+
+@PATHS
+@pytest.mark.parametrize("case", SYNTHETIC, ids=case_id)
+def test_same_proof_as_the_reference(gpu, case, one_session):
+    config, field = synthetic(case)[:2]
+    assert assert_same_proof(gpu, *synthetic(case), one_session=one_session) == \
+        _expected_path(gpu, config, field, one_session)
 
 
 @pytest.mark.parametrize("case", SYNTHETIC, ids=case_id)
-def test_same_proof_as_the_reference(gpu, case):
-    assert_same_proof(gpu, *synthetic(case))
+def test_tables_bound_whole_take_one_session(gpu_runtime, case):
+    """With the runtime's own limits every case is one session (the step path is the fallback only)."""
+    backend = GpuBackend(gpu_runtime)
+    try:
+        assert assert_same_proof(backend, *synthetic(case)) == "one session"
+    finally:
+        backend.layout = CpuBackend.layout
 
 
 def test_open_rows_with_host_indices_under_pruned_openings(gpu):

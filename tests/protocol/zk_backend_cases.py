@@ -38,11 +38,14 @@ def synthetic(case, n_points: int = 2, seed: int = 0):
     return config, field, polynomial, points, seed + 11
 
 
-def assert_same_proof(backend, config, field, polynomial, points, mask_seed: int) -> None:
-    """``ZkBackendProver`` on ``backend`` proves what ``zk_prove`` does, byte for byte, drawing as many mask words."""
+def assert_same_proof(backend, config, field, polynomial, points, mask_seed: int, one_session: bool = True) -> str:
+    """``ZkBackendProver`` on ``backend`` proves what ``zk_prove`` does, byte for byte, drawing as many mask words;
+    returns the path it took ("one session" or "steps", ``ZkBackendProver.last_path``)."""
     want_rng, got_rng = StdRng.seed_from_u64(mask_seed), StdRng.seed_from_u64(mask_seed)
     want_cap, want = zk_prove(config, field, polynomial, points, want_rng)
-    got_cap, got = ZkBackendProver(backend, config, field).prove(polynomial, points, got_rng)
+    prover = ZkBackendProver(backend, config, field, one_session=one_session)
+    got_cap, got = prover.prove(polynomial, points, got_rng)
     assert merkle_cap_to_postcard(got_cap) == merkle_cap_to_postcard(want_cap)
     assert zk_proof_to_postcard(got).hex() == zk_proof_to_postcard(want).hex()
     assert got_rng.word_pos == want_rng.word_pos
+    return prover.last_path

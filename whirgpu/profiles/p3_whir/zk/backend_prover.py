@@ -141,6 +141,7 @@ class ZkBackendProver:
         self.backend, self.config, self.field = backend, config, field
         self.ops = field_ops(field)
         self.one_session = one_session
+        self.last_path = None  # "one session" or "steps": how the last proof ran (tests and benchmarks read it)
 
     def prove(self, polynomial, points, rng: StdRng, canonical: bool = False) -> tuple[MerkleCap, ZkWhirProof]:
         """``canonical``: ``polynomial`` holds canonical words (converted on the backend, ``upload_canonical``; a
@@ -150,15 +151,19 @@ class ZkBackendProver:
             saved = backend.layout
             backend.layout = P3_WHIR_LAYOUT(self.field, "prefix")
             try:
-                if self.one_session and DeviceOpening.supported(backend):
+                if self.one_session and DeviceOpening.supported(backend, self.config):
                     before = rng.clone()
                     out = DeviceOpening(backend, self.config, self.field).prove(polynomial, points, rng, canonical)
                     if out is not None:
+                        self.last_path = "one session"
                         return out
                     # a case the device run leaves to the steps (DeviceOpening's contract): from the same draws;
                     # ``rng`` is already where these leave it
-                    return self._prove(polynomial, points, before, canonical)
-                return self._prove(polynomial, points, rng, canonical)
+                    out = self._prove(polynomial, points, before, canonical)
+                else:
+                    out = self._prove(polynomial, points, rng, canonical)
+                self.last_path = "steps"
+                return out
             finally:
                 backend.layout = saved
 

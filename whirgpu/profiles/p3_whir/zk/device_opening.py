@@ -82,10 +82,16 @@ class DeviceOpening:
         self.ops = field_ops(field)
 
     @staticmethod
-    def supported(backend) -> bool:
-        """Whether ``backend`` runs whole sessions (a GPU backend with pruned openings in the running layout)."""
+    def supported(backend, config: ZkWhirConfig) -> bool:
+        """Whether ``backend`` runs this configuration's proof as one session: a GPU backend with pruned openings
+        in the running layout, whose bindings hold every randomness block an interleaved encoding reads."""
         state = getattr(backend, "state", None)
-        return state is not None and hasattr(backend, "masked") and state.layout.openings == "pruned"
+        if state is None or not hasattr(backend, "masked") or state.layout.openings != "pruned":
+            return False
+        rounds = len(config.inner.round_parameters)
+        blocks = [4 * (config.oracle_randomness[0] << config.fold(0))]
+        blocks += [16 * (config.oracle_randomness[r + 1] << config.fold(r + 1)) for r in range(rounds)]
+        return max(blocks) <= state.window_limit and all(config.fold(r) > 0 for r in range(rounds + 1))
 
     # -- the proof --------------------------------------------------------------------------------------------
     def prove(self, polynomial, points, rng, canonical: bool = False):
