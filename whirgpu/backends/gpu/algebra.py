@@ -4,8 +4,10 @@ session's scratch and proof words, its result a new ``DeviceValue`` in an arena 
 Ordering: ops wait in a pending ``EfProgram``; it is recorded (``flush``) before any other launch of the session
 (``ProofSession.batch``) and before any transcript op is added (the transcript calls ``flush``), and the
 transcript's pending ops are recorded before an algebra op is added: the session's launches keep the order in
-which the prover asked for them. Constants are host writes into the arena (each its own words, never reused, so a
-write may follow launches recorded earlier). Operands in the scratch or proof region (not the points region).
+which the prover asked for them. Constants are host words for arena slots of their own, never reused; those
+taken since the session's last submission go up as one write just before the next (``write_staged``, which
+``ProofSession.submit`` calls): the slots between them are results no submitted launch has written yet.
+Operands in the scratch or proof region (not the points region).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ class DeviceAlgebra:
         self._proof = session.regions.proof.buffer
         self.pending = EfProgram()
         self.launches = 0
+        self._staged: list[tuple[int, np.ndarray]] = []  # (byte offset, words) of constants not yet written
         session.algebra = self
         one = self.ops.ef_from_base(self.ops.ONE)
         self._one = self.const(one)
@@ -68,8 +71,20 @@ class DeviceAlgebra:
         array = np.ascontiguousarray(array, np.uint32)
         value = self._take(array.shape)
         if array.size:
-            self.state.drivers.write(self._buffer, array.reshape(-1), value.offset)
+            self._staged.append((value.offset, array.reshape(-1)))
         return value
+
+    def write_staged(self) -> None:
+        """The constants taken since the last submission, as one host write (before the next submission)."""
+        if not self._staged:
+            return
+        staged, self._staged = self._staged, []
+        first = staged[0][0]
+        words = np.zeros((staged[-1][0] - first) // 4 + staged[-1][1].size, np.uint32)
+        for offset, data in staged:
+            at = (offset - first) // 4
+            words[at:at + data.size] = data
+        self.state.drivers.write(self._buffer, words, first)
 
     # -- ops ------------------------------------------------------------------------------------------------------
     def _add_op(self):

@@ -45,8 +45,10 @@ class ProofSession:
         return self.runtime_batch
 
     def submit(self) -> None:
-        """Send what the session recorded so far (the device starts on it)."""
+        """Send what the session recorded so far (the device starts on it), after the algebra's staged constants."""
         self._flush_pending()
+        if self.algebra is not None:
+            self.algebra.write_staged()
         self.runtime_batch.submit()
 
     def _flush_pending(self) -> None:

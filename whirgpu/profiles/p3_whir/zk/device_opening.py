@@ -11,8 +11,8 @@ OOD point with 1 + z^(2^j) = 0 (odds about 2^-100 each). Called under ``P3_WHIR_
 the backend's proof lock (the caller's).
 
 What stays on the host: the mask draws (all made first, ``draws.draw_opening``) and the oracles they alone fix
-(each batch's and the base case's fresh groups, committed on the worker thread while the device works); their
-roots go up as proof words, and their openings are made on the host from the query positions read back.
+(each batch's and the base case's fresh groups, committed in place before the session); their roots go up as
+proof words, and their openings are made on the host from the query positions read back.
 Everything that depends on the transcript runs on the device in transcript order (docs/ZK-PROTOCOL.md §15).
 """
 
@@ -102,7 +102,9 @@ class DeviceOpening:
             raise ValueError(f"commit: expected 2^{n} evaluations, got shape {polynomial.shape}")
         points = np.asarray(points, np.uint32).reshape(-1, n, 4)
         randomness = random_base(rng.fork(), config.oracle_randomness[0] << k0, field)
-        draws = draw_opening(config, field, rng.fork(), OracleBuilder.thread(field))
+        # In place: the recording keeps this thread busy until the session's one read, so a worker would only
+        # contend with it for the GIL (measured: its oracles came seconds' worth of switch intervals late).
+        draws = draw_opening(config, field, rng.fork(), OracleBuilder.now(field))
         table = backend.upload_canonical(polynomial) if canonical else backend.upload(polynomial)
         base = draws.base
         message_len, randomness_len, _ = config.source_code()
