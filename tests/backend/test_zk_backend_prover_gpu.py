@@ -118,3 +118,34 @@ def test_golden_proof_from_canonical_words(gpu, name):
     canonical[3] = inst.field.P
     with pytest.raises(ConfigError, match="canonical"):
         prover.prove(canonical, inst.points, StdRng.seed_from_u64(inst.mask_seed), canonical=True)
+
+
+@pytest.mark.parametrize("case", SYNTHETIC[2:4], ids=case_id)
+def test_no_statement_points(gpu_runtime, case):
+    """An opening of no points (zero weights, claim 0) in one session is the reference's proof."""
+    backend = GpuBackend(gpu_runtime)
+    try:
+        assert assert_same_proof(backend, *synthetic(case, n_points=0)) == "one session"
+    finally:
+        backend.layout = CpuBackend.layout
+
+
+def test_a_device_run_left_to_the_steps_gives_the_same_proof(gpu_runtime, monkeypatch):
+    """When the one-session run meets a case it leaves to the steps (a search without a witness, eps = 0, an OOD
+    point without an eq form: DeviceOpening.prove returns None), the steps prove from the same draws: the same
+    bytes, the generator where the reference leaves it."""
+    from whirgpu.profiles.p3_whir.zk import device_opening
+
+    calls = []
+
+    def refuse(self, words):
+        calls.append(len(words))
+        return None
+
+    monkeypatch.setattr(device_opening._Run, "resolve", refuse)
+    backend = GpuBackend(gpu_runtime)
+    try:
+        assert assert_same_proof(backend, *synthetic(SYNTHETIC[3])) == "steps"
+    finally:
+        backend.layout = CpuBackend.layout
+    assert len(calls) == 1

@@ -37,7 +37,7 @@ from .config import ZkWhirConfig
 from .draws import OracleBuilder, draw_opening
 from .proof import BaseCaseZkProof, BlindedMask, MaskOpeningPair, ZkRoundProof, ZkSumcheckData, ZkWhirProof
 from .prover import zk_challenger
-from .sumcheck import _round_plan, endpoints
+from .sumcheck import round_plan, endpoints
 
 DIGEST = 8
 
@@ -265,7 +265,7 @@ class _Run:
         eps = transcript.sample_ef()
         self.checks.nonzero.append(alg.publish(eps))
         zero = ops.ef_from_base(ops.ZERO)
-        plan = _round_plan(ops, k, pow_bits, zero, future, zero, masks, size)  # the eps * aux terms added below
+        plan = round_plan(ops, k, pow_bits, zero, future, zero, masks, size)  # the eps * aux terms added below
         e = alg.mul(eps, self.factor)
         consts = []
         for j in range(k):

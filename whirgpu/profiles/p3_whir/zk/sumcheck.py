@@ -105,7 +105,7 @@ def prove_batch(residual: ResidualSumcheck, draw, pow_bits: int, aux: np.ndarray
     mu_tilde = ops.ef_mul(_two_power(ops, k - 1), future)
     challenger.observe_many(mu_tilde)
     eps = challenger.sample_ef()
-    plan = _round_plan(ops, k, pow_bits, aux, future, eps, masks, max(masks.shape[1], 3), read_tables)
+    plan = round_plan(ops, k, pow_bits, aux, future, eps, masks, max(masks.shape[1], 3), read_tables)
     trace = residual.masked_rounds(plan, challenger) if hasattr(residual, "masked_rounds") else None
     if trace is None:
         trace = host_rounds(residual, plan, challenger)
@@ -114,7 +114,7 @@ def prove_batch(residual: ResidualSumcheck, draw, pow_bits: int, aux: np.ndarray
     return Batch(data, oracle, trace.gammas, eps, masks, draw.randomness)
 
 
-def _round_plan(ops, k: int, pow_bits: int, aux, future, eps, masks, size: int,
+def round_plan(ops, k: int, pow_bits: int, aux, future, eps, masks, size: int,
                 read_tables: bool = False) -> MaskedRoundsPlan:
     """The host-fixed part of each round's message h_j (everything but live_j * past_j + eps * c0 in h_j[0] and
     eps * c_inf in h_j[2]): live_j s_j, the future masks' endpoints and eps times the carried aux."""
