@@ -134,15 +134,15 @@ def test_a_device_run_left_to_the_steps_gives_the_same_proof(gpu_runtime, monkey
     """When the one-session run meets a case it leaves to the steps (a search without a witness, eps = 0, an OOD
     point without an eq form: DeviceOpening.prove returns None), the steps prove from the same draws: the same
     bytes, the generator where the reference leaves it."""
-    from whirgpu.profiles.p3_whir.zk import device_opening
+    from whirgpu.profiles.p3_whir.zk import device_run
 
     calls = []
 
-    def refuse(self, words):
+    def refuse(self, words, inputs):
         calls.append(len(words))
         return None
 
-    monkeypatch.setattr(device_opening._Run, "resolve", refuse)
+    monkeypatch.setattr(device_run.OpeningRun, "resolve", refuse)
     backend = GpuBackend(gpu_runtime)
     try:
         assert assert_same_proof(backend, *synthetic(SYNTHETIC[3])) == "steps"

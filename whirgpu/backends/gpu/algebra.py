@@ -35,7 +35,8 @@ class DeviceAlgebra:
         self._proof = session.regions.proof.buffer
         self.pending = EfProgram()
         self.launches = 0
-        self._staged: list[tuple[int, np.ndarray]] = []  # (byte offset, words) of constants not yet written
+        self._staged: list[tuple] = []  # (byte offset, words, source) of constants not yet written
+        self.blocks: list[tuple] = []  # the named inputs' staged writes (``write_staged``)
         session.algebra = self
         one = self.ops.ef_from_base(self.ops.ONE)
         self._one = self.const(one)
@@ -67,24 +68,43 @@ class DeviceAlgebra:
     def _count(value: DeviceValue) -> int:
         return 1 if len(value.shape) == 1 else value.shape[0]
 
-    def const(self, array) -> DeviceValue:
+    def const(self, array, source: tuple | None = None) -> DeviceValue:
+        """A host array as a value; ``source``: the proof input its words are (a recording keeps the name, and a
+        replay writes that input's new words there: ``blocks``)."""
         array = np.ascontiguousarray(array, np.uint32)
         value = self._take(array.shape)
         if array.size:
-            self._staged.append((value.offset, array.reshape(-1)))
+            self._staged.append((value.offset, array.reshape(-1), source))
         return value
 
     def write_staged(self) -> None:
-        """The constants taken since the last submission, as one host write (before the next submission)."""
+        """The constants taken since the last submission, as one host write (before the next submission). Where
+        any of them is a named input, the write is the input ("algebra", i): block i of ``blocks``, its segments
+        (word offset in the write, the words' source or None, the words) from which ``assemble`` rebuilds it."""
         if not self._staged:
             return
         staged, self._staged = self._staged, []
         first = staged[0][0]
         words = np.zeros((staged[-1][0] - first) // 4 + staged[-1][1].size, np.uint32)
-        for offset, data in staged:
+        for offset, data, _ in staged:
             at = (offset - first) // 4
             words[at:at + data.size] = data
-        self.state.drivers.write(self._buffer, words, first)
+        source = None
+        if any(named is not None for _, _, named in staged):
+            source = ("algebra", len(self.blocks))
+            self.blocks.append((words.size, [((offset - first) // 4, named, None if named else data)
+                                             for offset, data, named in staged]))
+        self.state.drivers.write(self._buffer, words, first, source=source)
+
+    @staticmethod
+    def assemble(block: tuple, words_of) -> np.ndarray:
+        """A staged write's words for other inputs: ``words_of(source)`` gives each named segment's words."""
+        size, segments = block
+        words = np.zeros(size, np.uint32)
+        for at, named, data in segments:
+            data = data if named is None else np.ascontiguousarray(words_of(named), np.uint32).reshape(-1)
+            words[at:at + data.size] = data
+        return words
 
     # -- ops ------------------------------------------------------------------------------------------------------
     def _add_op(self):

@@ -98,14 +98,16 @@ class CodeSwitch:
                                copies[s].read(words).reshape(4).copy())
 
     def record(self, table: DeviceBuffer, source: Commitment, plan: CodeSwitchPlan, mask_root: DeviceValue,
-               mask_message: DeviceValue) -> RecordedSwitch:
+               mask_message: DeviceValue, fresh_source: tuple | None = None) -> RecordedSwitch:
         """Record the round's device part into the running session, the transcript on the device, with the mask
         oracle's root in the proof region and its message (M, 4) in scratch (``plan.mask_root`` and
-        ``plan.mask_message`` are not read: host-written or computed on the device, these are)."""
+        ``plan.mask_message`` are not read: host-written or computed on the device, these are). ``fresh_source``:
+        what a recording calls the write of ``plan.fresh`` (the proof's input it is)."""
         state = self.state
         m, s, q = log2(table.shape[0]), plan.ood_samples, plan.num_queries
         regions, transcript = state.session.regions, state.session.transcript
-        interleaved = self.commitments.interleave_columns(table, plan.fresh, plan.log_folding, plan.rows)
+        interleaved = self.commitments.interleave_columns(table, plan.fresh, plan.log_folding, plan.rows,
+                                                          fresh_source)
         commitment = self.commitments.commit(interleaved, plan.log_folding, plan.log_height)
         self.memory.release(interleaved)
         transcript.observe(commitment.root)

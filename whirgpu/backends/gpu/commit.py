@@ -59,11 +59,13 @@ class Commitments:
                 state.session.transcript.defer(self._root_launch(last, root))
         return Commitment(root, height, width, table.is_ext, handle=(codeword, levels))
 
-    def interleave_columns(self, table: DeviceBuffer, randomness, log_folding: int, rows: int):
+    def interleave_columns(self, table: DeviceBuffer, randomness, log_folding: int, rows: int,
+                           source: tuple | None = None):
         """``Backend.interleave_columns`` on the device (``interleave_columns`` kernel, one launch per window of
         the new table, each binding the one window of ``table`` it reads); None when the randomness does not fit
         one binding (the caller then takes the host path). Called outside a proof, it runs in a session of its
-        own; in a proof it is recorded into the running batch (the randomness is written at once)."""
+        own; in a proof it is recorded into the running batch (the randomness is written at once; ``source``
+        names it as the proof's input for a recording, ``Drivers.write``)."""
         state = self.state
         randomness = np.ascontiguousarray(randomness, dtype=np.uint32)
         n = table.shape[0]
@@ -79,17 +81,19 @@ class Commitments:
                 out, scratch = self._interleave(table, randomness, log_folding, rows, m, t)
             state.pool.free(scratch)
             return out
-        out, scratch = self._interleave(table, randomness, log_folding, rows, m, t)
+        out, scratch = self._interleave(table, randomness, log_folding, rows, m, t, source)
         state.session.after_submit.append(scratch)  # the randomness rows back to the pool once submitted
         return out
 
-    def _interleave(self, table: DeviceBuffer, randomness: np.ndarray, log_folding: int, rows: int, m: int, t: int):
+    def _interleave(self, table: DeviceBuffer, randomness: np.ndarray, log_folding: int, rows: int, m: int, t: int,
+                    input_source: tuple | None = None):
         state = self.state
         elem, log_elem = (16, 2) if table.is_ext else (4, 0)
         source = table.handle
         out = state.new_table(rows << log_folding, elem)
         # a randomness buffer of at least one entry (t = 0 reads none)
-        scratch = state.upload_words(randomness.reshape(-1) if t else np.zeros(1 << log_elem, np.uint32))
+        scratch = state.upload_words(randomness.reshape(-1) if t else np.zeros(1 << log_elem, np.uint32),
+                                     source=input_source if t else None)
         kernel, batch = state.drivers.kernel("interleave_columns"), state.batch()
         n, n_out = source.rows, rows << log_folding
         window, window_in = state.window_len(n_out, elem), state.window_len(n, elem)

@@ -1,0 +1,113 @@
+"""A hiding proof's host inputs for its one device session (``DeviceInputs``): everything the session writes that
+differs from proof to proof, computed before it from the generator, the polynomial and the points, and named, so
+that a recording of the session can be replayed with another proof's inputs (``device_opening``).
+
+Contract: ``DeviceInputs.draw(config, field, polynomial, points, rng)`` consumes ``rng`` as the hiding prover does
+(the commitment fork's randomness, then every draw of the opening fork, ``draws.draw_opening``, the mask
+oracles they fix committed in place). ``words(source)`` gives the words of a named input, ``source`` one of:
+("table", start, stop) the polynomial's words; ("points",) every point flattened, ("points", start, stop) a run
+of them; ("host", name, *indices) a derived array: "randomness" (base, oracle_randomness[0] << k0),
+"randomness_ef" (the same as EF), per batch b "mask_root" (8,), "mu" (4,), "template_head" / "template_tail"
+(round j's template's first entry / the others), "mask" and "mask_randomness" (round j's); per switch r "fresh",
+"pad", "switch_randomness"; the base case's "base_coefficients" (next_pow2(message + randomness) rows of
+message ‖ randomness ‖ zeros), "base_message", "base_randomness", per group g "group_root", "group_message" and
+"group_randomness" (mask i of the group). ``batch_oracles`` / ``group_oracles``: the host-committed oracles
+(``oracles.Committed``) whose roots and openings the proof holds; ``mu``: each batch's mu tilde.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ....field import Field
+from ....ref.field_np import field_ops
+from ....ref.rng import random_base
+from .config import ZkWhirConfig
+from .draws import OracleBuilder, draw_opening
+from .sumcheck import endpoints, round_plan
+
+
+def pow2_at_least(n: int) -> int:
+    return 1 << (int(n) - 1).bit_length() if n > 1 else 1
+
+
+class DeviceInputs:
+    def __init__(self, config: ZkWhirConfig, field: Field, polynomial: np.ndarray, points: np.ndarray,
+                 randomness: np.ndarray, draws):
+        self.config, self.field = config, field
+        self.polynomial = polynomial
+        self.points = np.ascontiguousarray(points, np.uint32).reshape(-1)
+        self.randomness = randomness
+        self.draws = draws
+        ops = field_ops(field)
+        self.randomness_ef = ops.ef_from_base(randomness)
+        zero = ops.ef_from_base(ops.ZERO)
+        self.mu, self.templates = [], []
+        for draw in draws.batches:
+            masks, k = draw.masks, draw.masks.shape[0]
+            future = ops.ef_sum(np.stack([endpoints(ops, m) for m in masks]))
+            self.mu.append(ops.ef_mul(ops.ef_from_base(ops.constant(pow(2, k - 1, ops.P))), future))
+            # the templates without their eps * aux terms (the device adds those)
+            self.templates.append(round_plan(ops, k, 0, zero, future, zero, masks, max(masks.shape[1], 3)).templates)
+        self.batch_oracles = [draw.oracle.get() for draw in draws.batches]
+        self.group_oracles = [pending.get() for _, _, pending in draws.base.groups]
+        message_len, randomness_len, _ = config.source_code()
+        coefficients = np.zeros((pow2_at_least(message_len + randomness_len), 4), np.uint32)
+        coefficients[:message_len] = draws.base.message
+        coefficients[message_len:message_len + randomness_len] = draws.base.randomness
+        self.base_coefficients = coefficients
+
+    @classmethod
+    def draw(cls, config: ZkWhirConfig, field: Field, polynomial: np.ndarray, points: np.ndarray, rng) \
+            -> DeviceInputs:
+        randomness = random_base(rng.fork(), config.oracle_randomness[0] << config.fold(0), field)
+        # In place: a one-session proof's recording keeps this thread busy until its one read, so a worker would
+        # only contend with it for the GIL (measured on the H200: its oracles came tens of ms late).
+        draws = draw_opening(config, field, rng.fork(), OracleBuilder.now(field))
+        return cls(config, field, polynomial, points, randomness, draws)
+
+    def words(self, source: tuple) -> np.ndarray:
+        kind = source[0]
+        if kind == "table":
+            return self.polynomial[source[1]:source[2]]
+        if kind == "points":
+            return self.points if len(source) == 1 else self.points[source[1]:source[2]]
+        if kind != "host":
+            raise KeyError(f"no input {source!r}")
+        name, at = source[1], source[2:]
+        draws = self.draws
+        if name == "randomness":
+            return self.randomness
+        if name == "randomness_ef":
+            return self.randomness_ef
+        if name == "mask_root":
+            return self.batch_oracles[at[0]].root
+        if name == "mu":
+            return self.mu[at[0]]
+        if name == "template_head":
+            return self.templates[at[0]][at[1]][0]
+        if name == "template_tail":
+            return self.templates[at[0]][at[1]][1:]
+        if name == "mask":
+            return draws.batches[at[0]].masks[at[1]]
+        if name == "mask_randomness":
+            return draws.batches[at[0]].randomness[at[1]]
+        if name == "fresh":
+            return draws.switches[at[0]].fresh
+        if name == "pad":
+            return draws.switches[at[0]].pad
+        if name == "switch_randomness":
+            return draws.switches[at[0]].mask_randomness
+        if name == "base_coefficients":
+            return self.base_coefficients
+        if name == "base_message":
+            return draws.base.message
+        if name == "base_randomness":
+            return draws.base.randomness
+        if name == "group_root":
+            return self.group_oracles[at[0]].root
+        if name == "group_message":
+            return draws.base.groups[at[0]][0][at[1]]
+        if name == "group_randomness":
+            return draws.base.groups[at[0]][1][at[1]]
+        raise KeyError(f"no input {source!r}")

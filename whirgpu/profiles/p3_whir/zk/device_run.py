@@ -1,0 +1,410 @@
+"""One hiding proof recorded into a GPU session (``OpeningRun``): ``record`` makes every launch of the proof in
+transcript order (commitment, statement, each masked batch, each code switch, the base case), every per-proof
+host word written as a named input of ``device_inputs.DeviceInputs``; ``resolve(words, inputs)`` turns the
+session's proof region into the ``ZkWhirProof``, with the host oracles of ``inputs`` (so a replayed session
+resolves with its own proof's inputs). The steps follow ``backend_prover.ZkBackendProver`` (docs/ZK-PROTOCOL.md
+§15); the field steps between transcript ops are ``DeviceAlgebra`` ops.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field as dataclass_field
+
+import numpy as np
+
+from ....backends.base import DeviceBuffer
+from ....backends.code_switch import CodeSwitchPlan
+from ....backends.device_transcript import NOT_FOUND
+from ....backends.device_values import resolve_value
+from ....backends.gpu.geometry import EF_BYTES
+from ....kernels.split import SplitArray
+from ..proof import MerkleCap, QueryOpenings
+from .proof import BaseCaseZkProof, BlindedMask, MaskOpeningPair, ZkRoundProof, ZkSumcheckData, ZkWhirProof
+
+DIGEST = 8
+
+
+def log2(n: int) -> int:
+    return int(n).bit_length() - 1
+
+
+def pow2_at_least(n: int) -> int:
+    return 1 << (int(n) - 1).bit_length() if n > 1 else 1
+
+
+def interleaved_rows(message_len: int, randomness_len: int, folding: int) -> int:
+    return pow2_at_least((message_len + randomness_len) >> folding)
+
+
+def _host(*name) -> tuple:
+    return ("host",) + name
+
+
+@dataclass
+class _Ledger:
+    """The prover's masks (upstream ``ProverMasks``) with device covectors: per mask its message (a device value,
+    or the input naming a host one), randomness (an input), covector (device); per group (k, the oracle: ("batch",
+    b) for a host-committed batch oracle, or a device commitment); ``aux`` = sum <covector, message>."""
+
+    aux: object
+    messages: list = dataclass_field(default_factory=list)
+    randomness: list = dataclass_field(default_factory=list)
+    covectors: list = dataclass_field(default_factory=list)
+    groups: list = dataclass_field(default_factory=list)
+
+
+class OpeningRun:
+    """``record(canonical)`` into ``session`` (a ``ProofSession`` of ``backend``) with ``alg`` over it; the
+    shapes come from ``inputs`` (a ``DeviceInputs``), whose words are written as named inputs."""
+
+    def __init__(self, backend, config, field, session, alg, inputs):
+        self.backend, self.config, self.field = backend, config, field
+        self.session, self.alg, self.inputs = session, alg, inputs
+        self.state = backend.state
+        self.ops = alg.ops
+        self.transcript = session.transcript
+        self.witnesses: list = []  # NOT_FOUND read back: a search without a witness in range
+        self.nonzero: list = []  # 0 read back: eps = 0 or no eq form for an OOD point (left to the steps)
+        self.held: list = []  # tables and commitments to release once the session is submitted
+        self.one = alg.const(self.ops.ef_from_base(self.ops.ONE))
+        self.zero = alg.const(np.zeros(4, np.uint32))
+
+    # -- inputs -----------------------------------------------------------------------------------------------
+    def _in(self, source: tuple):
+        """A named input as an algebra value."""
+        return self.alg.const(self.inputs.words(source), source=source)
+
+    def _put(self, source: tuple):
+        """A named input into the proof region (where the transcript observes it)."""
+        words = np.ascontiguousarray(self.inputs.words(source), np.uint32)
+        value = self.session.regions.proof.take(words.shape)
+        self.state.drivers.write(value.buffer, words.reshape(-1), value.offset, source=source)
+        return value
+
+    def _upload(self, words: np.ndarray, shape: tuple, source: tuple | None, split_source: str | None = None):
+        """A table written at the session's start (before any launch: pooled storage), ``source`` naming it;
+        ``split_source``: the input whose (name, start, stop) slices name the buffers of a table split over several
+        buffers."""
+        state = self.state
+        words = np.ascontiguousarray(words, np.uint32).reshape(-1)
+        elem = 4 * (words.size // shape[0])
+        if words.nbytes <= state.buffer_limit:
+            table = SplitArray([state.upload_words(words, True, source=source)], shape[0], elem, shape[0], shape[0])
+        else:
+            table = state.new_table(shape[0], elem, host_facing=True)
+            per = table.buffer_rows * elem // 4
+            for i, buffer in enumerate(table.buffers):
+                state.drivers.write(buffer, words[i * per:(i + 1) * per],
+                                    source=(split_source, i * per, (i + 1) * per) if split_source else None)
+        return DeviceBuffer(table, shape, table.mode)
+
+    def _witness(self, bits: int):
+        if bits <= 0:
+            return None
+        witness = self.transcript.grind(bits)
+        self.witnesses.append(witness)
+        return witness
+
+    def _indices_to_proof(self, queries):
+        out = self.session.regions.proof.take((queries.slots,))
+        if queries.slots:
+            self.state.batch().copy(queries.indices.buffer, queries.indices.offset, out.buffer, out.offset,
+                                    4 * queries.slots)
+        return out
+
+    # -- recording --------------------------------------------------------------------------------------------
+    def record(self, canonical: bool) -> None:
+        config, backend, alg, transcript, inputs = self.config, self.backend, self.alg, self.transcript, self.inputs
+        inner, n, k0 = config.inner, config.num_variables, config.fold(0)
+        statements = inputs.points.size // (4 * n)
+        # the session's uploads first, before any launch (their pooled storage is then nobody's)
+        if canonical:
+            table = backend.memory.upload_canonical(inputs.polynomial)
+        else:
+            table = self._upload(inputs.polynomial, (1 << n,), ("table", 0, 1 << n), "table")
+        fresh_table = self._upload(inputs.base_coefficients, inputs.base_coefficients.shape, _host("base_coefficients"))
+        weights = None if statements else self._upload(np.zeros((1 << n, 4), np.uint32), (1 << n, 4), None)
+        height = ((1 << n) >> k0) << inner.starting_log_inv_rate
+        randomness = inputs.randomness
+        interleaved = backend.commitments.interleave_columns(
+            table, randomness, k0, interleaved_rows(1 << n, randomness.shape[0], k0), _host("randomness"))
+        source = backend.commitments.commit(interleaved, k0, log2(height))
+        backend.memory.release(interleaved)
+        self.held.append(source)
+        self.commitment_root = source.root
+        transcript.observe(source.root)
+        self.values = []
+        if statements:
+            points = self.session.regions.points.take((statements, n, 4))
+            self.state.drivers.write(points.buffer, inputs.points, points.offset, source=("points",))
+            self.values = [backend.reductions.evaluate(table, points[i]) for i in range(statements)]
+            for i, value in enumerate(self.values):
+                transcript.observe(self._put(("points", 4 * n * i, 4 * n * (i + 1))))
+                transcript.observe(value)
+        alpha = transcript.sample_ef()
+        if statements:
+            coefficients = alg.powers(alpha, statements)
+            self.claim = alg.dot(coefficients, alg.concat(self.values))
+            weights = backend.reductions.eq_weights(points, coefficients)
+        else:
+            self.claim = self.zero
+        self.evals, self.weights, self.factor = table, weights, self.one
+        self.ledger = _Ledger(self.zero)
+        self.batches, self.rounds = [], []
+        gammas = self._batch(0, inner.starting_folding_pow_bits)
+        carried, eq = self._fold_limbs(_host("randomness_ef"), gammas)
+        for r, params in enumerate(inner.round_parameters):
+            source = self._switch(r, params, carried, eq, source)
+            gammas = self._batch(r + 1, params.folding_pow_bits)
+            carried, eq = self._fold_limbs(_host("fresh", r), gammas)
+        self._base_case(carried, source, fresh_table)
+
+    def _batch(self, b: int, pow_bits: int) -> list:
+        """Masked sumcheck batch b (``sumcheck.prove_batch``) over the residual: its gammas."""
+        ops, alg, transcript, backend = self.ops, self.alg, self.transcript, self.backend
+        masks = self.inputs.draws.batches[b].masks
+        k, ell = masks.shape[0], masks.shape[1]
+        size = max(ell, 3)
+        ledger = self.ledger
+        transcript.observe(alg.publish(alg.add(self.claim, ledger.aux)))
+        transcript.observe(self._put(_host("mask_root", b)))
+        transcript.observe(self._put(_host("mu", b)))
+        eps = transcript.sample_ef()
+        self.nonzero.append(alg.publish(eps))
+        e = alg.mul(eps, self.factor)
+        consts = []
+        for j in range(k):
+            half_j = ops.ef_from_base(ops.constant(pow(2, -(j + 1), ops.P)))
+            first = alg.linear(eps, alg.scale(ledger.aux, alg.const(half_j)), self._in(_host("template_head", b, j)))
+            live = ops.ef_from_base(ops.constant(pow(2, k - j - 1, ops.P)))
+            previous = self._in(_host("mask", b, j - 1)) if j else alg.const(np.zeros((ell, 4), np.uint32))
+            consts.append(alg.concat([first, self._in(_host("template_tail", b, j)), alg.const(live), e, previous]))
+        recorded = backend.masked.record(self.evals, self.weights, consts, size - 1, ell, pow_bits)
+        self.witnesses.extend(recorded.witnesses)
+        backend.memory.release(self.evals, self.weights)
+        self.evals, self.weights = recorded.tables
+        self.state.submit()  # what the batch released may be written by the host again only after this
+        claim = self.claim
+        for h, gamma in zip(recorded.sums, recorded.gammas):
+            c0, c_inf = alg.mul(h[0], self.factor), alg.mul(h[1], self.factor)
+            claim = self._extrapolate(c0, alg.sub(claim, c0), c_inf, gamma)
+        self.claim = alg.mul(claim, eps)
+        self.factor = alg.mul(self.factor, eps)
+        scale = alg.mul(eps, alg.const(ops.ef_from_base(ops.inv(ops.power(ops.constant(2), k)))))
+        ledger.covectors = [alg.scale(c, scale) for c in ledger.covectors]
+        ledger.aux = alg.mul(ledger.aux, scale)
+        for j, gamma in enumerate(recorded.gammas):
+            covector = alg.powers(gamma, ell)
+            ledger.aux = alg.add(ledger.aux, alg.dot(covector, self._in(_host("mask", b, j))))
+            ledger.covectors.append(covector)
+            ledger.messages.append(_host("mask", b, j))
+            ledger.randomness.append(_host("mask_randomness", b, j))
+        ledger.groups.append((k, ("batch", b)))
+        self.batches.append((ell, recorded))
+        return recorded.gammas
+
+    def _extrapolate(self, h0, h1, c_inf, g):
+        """h(g) for the quadratic with h(0) = h0, h(1) = h1 and X^2 coefficient c_inf."""
+        alg = self.alg
+        out = alg.add(alg.mul(h0, alg.sub(self.one, g)), alg.mul(h1, g))
+        return alg.add(out, alg.mul(c_inf, alg.mul(g, alg.sub(g, self.one))))
+
+    def _fold_limbs(self, source: tuple, gammas: list):
+        """(sum_b eq(gammas, b) rows[b], the eq table): the randomness rows of input ``source`` folded."""
+        alg = self.alg
+        eq = alg.eq(alg.concat(gammas))
+        return alg.vecmat(eq, self._in(source)), eq
+
+    def _switch(self, r: int, params, carried, eq, source):
+        """Code-switching round r (``backend_prover.ZkBackendProver._switch``): the new oracle."""
+        config, ops, alg, backend, state = self.config, self.ops, self.alg, self.backend, self.state
+        k, k_next = config.fold(r), config.fold(r + 1)
+        n_msg = self.evals.shape[0]
+        m = log2(n_msg)
+        drawn = self.inputs.draws.switches[r]
+        t, s = carried.shape[0], drawn.pad.shape[0]
+        mask_message = alg.concat([carried, self._in(_host("pad", r))]) if s else carried
+        mask_commitment = self._commit_mask(mask_message, _host("switch_randomness", r),
+                                            config.switch_masks[r].domain_size)
+        plan = CodeSwitchPlan(drawn.fresh, k_next, interleaved_rows(n_msg, drawn.fresh.shape[0], k_next),
+                              log2(config.inv_rate(r) * (n_msg >> k_next)), None, None, params.ood_samples,
+                              params.pow_bits, params.domain_size, k, params.num_queries)
+        switch = backend.switch.record(self.evals, source, plan, mask_commitment.root, mask_message,
+                                       _host("fresh", r))
+        self.held.append(switch.commitment)
+        if switch.witness is not None:
+            self.witnesses.append(switch.witness)
+        q = switch.queries.slots
+        xs_base = switch.queries.domain_points
+        coefficients = alg.powers(switch.combination, s + q, start=switch.combination)
+        ood_coefficients, query_coefficients = coefficients[:s], coefficients[s:]
+        inverse = alg.inv(self.factor)
+        ones = alg.const(np.tile(ops.ef_from_base(ops.ONE), (m, 1)))
+        eq_points, eq_coefficients, tops = [], [], []
+        for i, z in enumerate(switch.zs):
+            ys = alg.squares(z, m, reverse=True)  # y_0 = z^(2^(m-1)) ... y_{m-1} = z: power_point's eq form
+            denominators = alg.add(ys, ones)
+            eq_points.append(alg.mul(ys, alg.inv(denominators)))
+            scale = self.one
+            for j in range(m):
+                scale = alg.mul(scale, denominators[j])
+            self.nonzero.append(alg.publish(scale))
+            eq_coefficients.append(alg.mul(alg.mul(ood_coefficients[i], scale), inverse))
+            tops.append(alg.mul(ys[0], ys[0]) if m else z)  # z^(2^m)
+        device_points = self.session.regions.points.take((s, m, 4))
+        if s and m:
+            alg.flush()
+            batch = state.batch()
+            for i, point in enumerate(eq_points):
+                batch.copy(point.buffer, point.offset, device_points.buffer, device_points.offset + i * m * EF_BYTES,
+                           m * EF_BYTES)
+        backend.reductions.add_constraint_weights(self.weights, device_points,
+                                                  alg.concat(eq_coefficients) if s else self.zero, xs_base,
+                                                  alg.scale(query_coefficients, inverse) if q else self.zero)
+        terms = list(switch.evaluations)
+        covector = alg.const(np.zeros((t + s, 4), np.uint32))
+        for i, (z, top) in enumerate(zip(switch.zs, tops)):
+            covector = alg.add(covector, alg.powers(z, t + s, start=alg.mul(ood_coefficients[i], top)))
+        if q:
+            # each folded row is padded_ood(x, M, carried): sum_b M[b] x^b is what is left of it
+            xs = alg.lift(xs_base)
+            rows = switch.openings.rows if source.is_ext else alg.lift(switch.openings.rows)
+            powers = alg.powers_each(xs, t)
+            x_top = alg.column(alg.squares_each(xs, m + 1), m + 1, m)  # x^(2^m)
+            tails = alg.mul(alg.matvec(powers, q, carried), x_top)
+            terms.append(alg.sub(alg.matvec(rows, q, eq), tails))
+            if t:
+                spread = alg.vecmat(alg.mul(query_coefficients, x_top), powers)
+                covector = alg.concat([alg.add(covector[:t], spread), covector[t:]]) if s else \
+                    alg.add(covector, spread)
+        if terms:
+            self.claim = alg.add(self.claim, alg.dot(coefficients, alg.concat(terms)))
+        ledger = self.ledger
+        ledger.aux = alg.add(ledger.aux, alg.dot(covector, mask_message))
+        ledger.covectors.append(covector)
+        ledger.messages.append(mask_message)
+        ledger.randomness.append(_host("switch_randomness", r))
+        ledger.groups.append((1, mask_commitment))
+        self.rounds.append((switch, mask_commitment, "extension" if source.is_ext else "base"))
+        return switch.commitment
+
+    def _commit_mask(self, message, randomness: tuple, domain_size: int):
+        """The switch mask oracle (``oracles.mask_matrix`` of one column, committed) from its device message and
+        the randomness input: the coefficients message ‖ randomness ‖ zeros copied into a table."""
+        alg, state, backend = self.alg, self.state, self.backend
+        randomness_len = self.inputs.words(randomness).shape[0]
+        used = message.shape[0] + randomness_len
+        rows = pow2_at_least(used)
+        parts = [message, self._in(randomness)]
+        if rows > used:
+            parts.append(alg.const(np.zeros((rows - used, 4), np.uint32)))
+        coefficients = alg.concat(parts)
+        alg.flush()
+        handle = state.new_table(rows, EF_BYTES)
+        batch = state.batch()
+        per = handle.buffer_rows * handle.row_bytes
+        for i, buffer in enumerate(handle.buffers):
+            batch.copy(coefficients.buffer, coefficients.offset + i * per, buffer, 0, min(per, rows * EF_BYTES - i * per))
+        table = DeviceBuffer(handle, (rows, 4), handle.mode)
+        commitment = backend.commitments.commit(table, 0, log2(domain_size))
+        backend.memory.release(table)
+        self.held.append(commitment)
+        return commitment
+
+    def _base_case(self, carried, source, fresh_table) -> None:
+        """The masked base case (``base_case.prove_base_case``)."""
+        config, alg, backend, transcript = self.config, self.alg, self.backend, self.transcript
+        _, _, domain_size = config.source_code()
+        fresh_main = backend.commitments.commit(fresh_table, 0, log2(domain_size))
+        backend.memory.release(fresh_table)
+        self.held.append(fresh_main)
+        self.fresh_main = fresh_main
+        transcript.observe(fresh_main.root)
+        groups = self.inputs.draws.base.groups
+        for g in range(len(groups)):
+            transcript.observe(self._put(_host("group_root", g)))
+        ledger = self.ledger
+        source_covector = alg.scale(alg.from_table(self.weights), self.factor)
+        masked = alg.dot(self._in(_host("base_message")), source_covector)
+        fresh = [(_host("group_message", g, i), _host("group_randomness", g, i))
+                 for g, (messages, _, _) in enumerate(groups) for i in range(len(messages))]
+        for (message, _), covector in zip(fresh, ledger.covectors):
+            masked = alg.add(masked, alg.dot(self._in(message), covector))
+        self.masked_claim = alg.publish(masked)
+        transcript.observe(self.masked_claim)
+        gamma = transcript.sample_ef()
+
+        def blind(fresh_source: tuple, hidden):
+            hidden = self._in(hidden) if isinstance(hidden, tuple) else hidden
+            value = alg.publish(alg.linear(gamma, hidden, self._in(fresh_source)))
+            transcript.observe(value)
+            return value
+
+        self.blinded_message = blind(_host("base_message"), alg.from_table(self.evals))
+        self.blinded_randomness = blind(_host("base_randomness"), carried)
+        self.blinded_masks = [(blind(fm, hm), blind(ft, ht))
+                              for (fm, ft), hm, ht in zip(fresh, ledger.messages, ledger.randomness)]
+        self.final_witness = self._witness(config.final_pow_bits)
+        positions = transcript.sample_queries(domain_size, 0, config.final_queries)
+        self.source_openings = (backend.commitments.open_rows(source, positions),
+                                "extension" if source.is_ext else "base")
+        self.fresh_openings = backend.commitments.open_rows(fresh_main, positions)
+        self.group_openings = []
+        for g, (group, (_, carried_oracle)) in enumerate(zip(config.mask_groups(), ledger.groups)):
+            queries = transcript.sample_queries(group.shape.domain_size, 0, config.mask_queries)
+            indices = self._indices_to_proof(queries)
+            opened = carried_oracle if isinstance(carried_oracle, tuple) else \
+                backend.commitments.open_rows(carried_oracle, queries)
+            self.group_openings.append((indices, opened))
+        self.held.extend([self.evals, self.weights])
+
+    # -- the read ---------------------------------------------------------------------------------------------
+    def resolve(self, words: np.ndarray, inputs):
+        """(commitment cap, proof) from the proof region's ``words`` and the proof's ``inputs``; None when a
+        check failed (``witnesses``, ``nonzero``)."""
+        read = lambda value: np.asarray(value.read(words), np.uint32).copy()  # noqa: E731
+        if any(int(read(w).reshape(-1)[0]) == NOT_FOUND for w in self.witnesses):
+            return None
+        if any(not read(v).any() for v in self.nonzero):
+            return None
+        values = np.array([read(v).reshape(4) for v in self.values], np.uint32).reshape(-1, 4)
+        sumchecks, mask_roots = [], []
+        for b, (ell, recorded) in enumerate(self.batches):
+            k = len(recorded.wires)
+            wires = np.stack([read(x) for x in recorded.wires]).reshape(k, -1, 4)
+            witnesses = np.array([int(read(x).reshape(-1)[0]) for x in recorded.witnesses], np.uint32)
+            sumchecks.append(ZkSumcheckData(np.asarray(inputs.mu[b], np.uint32), ell, wires, witnesses))
+            mask_roots.append(inputs.batch_oracles[b].cap)
+        rounds = []
+        for switch, mask_commitment, kind in self.rounds:
+            witness = int(read(switch.witness).reshape(-1)[0]) if switch.witness is not None else 0
+            answers = np.array([read(a).reshape(4) for a in switch.answers], np.uint32).reshape(-1, 4)
+            rounds.append(ZkRoundProof(_cap(read(switch.commitment.root)), _cap(read(mask_commitment.root)), answers,
+                                       witness, _openings(kind, *resolve_value(words, switch.openings))))
+        opened, kind = self.source_openings
+        mask_openings = []
+        for g, (indices, carried) in enumerate(self.group_openings):
+            positions = read(indices).astype(np.int64).tolist()
+            if isinstance(carried, tuple):  # a batch's oracle, committed on the host
+                carried_openings = inputs.batch_oracles[carried[1]].open(positions)
+            else:
+                carried_openings = _openings("extension", *resolve_value(words, carried))
+            mask_openings.append(MaskOpeningPair(carried_openings, inputs.group_oracles[g].open(positions)))
+        witness = int(read(self.final_witness).reshape(-1)[0]) if self.final_witness is not None else 0
+        base_case = BaseCaseZkProof(
+            _cap(read(self.fresh_main.root)), tuple(o.cap for o in inputs.group_oracles),
+            read(self.masked_claim).reshape(4), read(self.blinded_message).reshape(-1, 4),
+            read(self.blinded_randomness).reshape(-1, 4),
+            tuple(BlindedMask(read(m).reshape(-1, 4), read(t).reshape(-1, 4)) for m, t in self.blinded_masks),
+            witness, _openings(kind, *resolve_value(words, opened)),
+            _openings("extension", *resolve_value(words, self.fresh_openings)), tuple(mask_openings))
+        proof = ZkWhirProof(values, tuple(sumchecks), tuple(mask_roots), tuple(rounds), base_case)
+        return _cap(read(self.commitment_root)), proof
+
+
+def _cap(root: np.ndarray) -> MerkleCap:
+    return MerkleCap(np.asarray(root, np.uint32).reshape(1, DIGEST))
+
+
+def _openings(kind: str, rows, siblings) -> QueryOpenings:
+    return QueryOpenings(kind, np.asarray(rows, np.uint32), np.asarray(siblings, np.uint32).reshape(-1, DIGEST))
