@@ -149,3 +149,41 @@ def test_a_device_run_left_to_the_steps_gives_the_same_proof(gpu_runtime, monkey
     finally:
         backend.layout = CpuBackend.layout
     assert len(calls) == 1
+
+
+@pytest.mark.parametrize("case", [SYNTHETIC[1], SYNTHETIC[4]], ids=case_id)
+def test_replayed_proofs_are_the_reference(gpu_runtime, case):
+    """Proofs of one shape from the third on replay the recorded session (``device_opening``): each with its own
+    polynomial, points and mask seed is the reference's proof byte for byte."""
+    backend = GpuBackend(gpu_runtime)
+    try:
+        for seed in range(4):
+            before = backend.replay.replays
+            assert assert_same_proof(backend, *synthetic(case, seed=seed)) == "one session"
+            assert backend.replay.replays == before + (seed >= 2)
+    finally:
+        backend.layout = CpuBackend.layout
+
+
+def test_a_replayed_proof_refuses_a_non_canonical_word(gpu_runtime):
+    """``canonical=True`` through a replay: the range check is the recording's, read with the replayed proof."""
+    import numpy as np
+
+    from whirgpu.errors import ConfigError
+    from whirgpu.ref.field_np import field_ops
+
+    backend = GpuBackend(gpu_runtime)
+    config, field, polynomial, points, seed = synthetic(SYNTHETIC[0])
+    canonical = field_ops(field).from_monty(polynomial).astype(np.uint32)
+    prover = ZkBackendProver(backend, config, field)
+    try:
+        first = [prover.prove(canonical, points, StdRng.seed_from_u64(seed), canonical=True) for _ in range(3)]
+        assert backend.replay.replays == 1
+        assert zk_proof_to_postcard(first[2][1]) == zk_proof_to_postcard(first[0][1])
+        bad = canonical.copy()
+        bad[37] = field.P
+        with pytest.raises(ConfigError, match="37"):
+            prover.prove(bad, points, StdRng.seed_from_u64(seed), canonical=True)
+        assert backend.replay.replays == 2
+    finally:
+        backend.layout = CpuBackend.layout
