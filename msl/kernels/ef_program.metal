@@ -14,8 +14,8 @@
 //   6 SQUARES (n, reverse, m, sa)    dst[j n + i] = a[j sa]^(2^i), i < n, j < max(m, 1) (reverse != 0: the n
 //                                    entries of each j in reverse order)
 //   7 LIFT    (n, sa, 0, 0)          dst[i] = (a[i sa], 0, 0, 0): base words as EF values
-// Bindings: 0 scratch, 1 proof (both whole), 2 params. Launch: one threadgroup of one thread. Words Montgomery in
-// [0, P).
+// Bindings: 0 scratch, 1 proof (both whole), 2 params. Launch: one threadgroup of EF_WG threads; an op's outputs
+// are spread over the threads, a device-memory barrier between ops. Words Montgomery in [0, P).
 
 constant constexpr uint EF_LINEAR = 1u;
 constant constexpr uint EF_DOT = 2u;
@@ -25,6 +25,7 @@ constant constexpr uint EF_POWERS = 5u;
 constant constexpr uint EF_SQUARES = 6u;
 constant constexpr uint EF_LIFT = 7u;
 constant constexpr uint IN_PROOF = 0x80000000u;
+constant constexpr uint EF_WG = 64u;
 constant constexpr uint NO_OPERAND = 0xffffffffu;
 
 struct Params { uint n_ops; uint _pad0; uint _pad1; uint _pad2; uint4 ops[15]; };
@@ -77,7 +78,7 @@ static uint4 ef_inverse(uint4 a) {
 }
 
 kernel void ef_program(device uint* scratch [[buffer(0)]], device uint* proof [[buffer(1)]],
-                       constant Params& params [[buffer(2)]]) {
+                       constant Params& params [[buffer(2)]], uint lid [[thread_index_in_threadgroup]]) {
     Regions r = {scratch, proof};
     uint k = 0u;
     while (k < params.n_ops) {
@@ -86,7 +87,7 @@ kernel void ef_program(device uint* scratch [[buffer(0)]], device uint* proof [[
             case EF_LINEAR: {
                 uint4 more = params.ops[k + 1u];
                 uint4 s = get_ef(r, more.y, 0u);
-                for (uint i = 0u; i < more.x; i++) {
+                for (uint i = lid; i < more.x; i += EF_WG) {
                     uint4 v = ef_mul(s, get_ef(r, op.z, i * more.z));
                     if (op.w != NO_OPERAND) {
                         v = ef_add(v, get_ef(r, op.w, i * more.w));
@@ -99,7 +100,7 @@ kernel void ef_program(device uint* scratch [[buffer(0)]], device uint* proof [[
             case EF_DOT: {
                 uint4 more = params.ops[k + 1u];
                 uint4 step = params.ops[k + 2u];
-                for (uint j = 0u; j < more.y; j++) {
+                for (uint j = lid; j < more.y; j += EF_WG) {
                     uint4 acc = uint4(0u);
                     for (uint i = 0u; i < more.x; i++) {
                         acc = ef_add(acc, ef_mul(get_ef(r, op.z, i * more.z + j * step.x),
@@ -111,20 +112,21 @@ kernel void ef_program(device uint* scratch [[buffer(0)]], device uint* proof [[
                 break;
             }
             case EF_INV:
-                set_ef(r, op.y, 0u, ef_inverse(get_ef(r, op.z, 0u)));
+                if (lid == 0u) {
+                    set_ef(r, op.y, 0u, ef_inverse(get_ef(r, op.z, 0u)));
+                }
                 k += 1u;
                 break;
             case EF_EQ: {
-                set_ef(r, op.y, 0u, uint4(BB_R, 0u, 0u, 0u));
-                for (uint t = 0u; t < op.w; t++) {
-                    uint4 p = get_ef(r, op.z, t);
-                    // from the top down, so each entry is read before its slot is overwritten
-                    for (uint j = 1u << t; j > 0u; j--) {
-                        uint4 e = get_ef(r, op.y, j - 1u);
-                        uint4 hi = ef_mul(e, p);
-                        set_ef(r, op.y, 2u * (j - 1u) + 1u, hi);
-                        set_ef(r, op.y, 2u * (j - 1u), ef_sub(e, hi));
+                // entry j = prod_t (bit t of j, from the top ? a[t] : 1 - a[t]), each entry on its own
+                uint4 one = uint4(BB_R, 0u, 0u, 0u);
+                for (uint j = lid; j < (1u << op.w); j += EF_WG) {
+                    uint4 acc = one;
+                    for (uint t = 0u; t < op.w; t++) {
+                        uint4 p = get_ef(r, op.z, t);
+                        acc = ef_mul(acc, ((j >> (op.w - 1u - t)) & 1u) != 0u ? p : ef_sub(one, p));
                     }
+                    set_ef(r, op.y, j, acc);
                 }
                 k += 1u;
                 break;
@@ -132,7 +134,7 @@ kernel void ef_program(device uint* scratch [[buffer(0)]], device uint* proof [[
             case EF_POWERS: {
                 uint4 more = params.ops[k + 1u];
                 uint4 start = op.w != NO_OPERAND ? get_ef(r, op.w, 0u) : uint4(BB_R, 0u, 0u, 0u);
-                for (uint j = 0u; j < max(more.y, 1u); j++) {
+                for (uint j = lid; j < max(more.y, 1u); j += EF_WG) {
                     uint4 x = get_ef(r, op.z, j * more.z);
                     uint4 acc = start;
                     for (uint i = 0u; i < more.x; i++) {
@@ -145,7 +147,7 @@ kernel void ef_program(device uint* scratch [[buffer(0)]], device uint* proof [[
             }
             case EF_SQUARES: {
                 uint4 more = params.ops[k + 1u];
-                for (uint j = 0u; j < max(more.z, 1u); j++) {
+                for (uint j = lid; j < max(more.z, 1u); j += EF_WG) {
                     uint4 acc = get_ef(r, op.z, j * more.w);
                     for (uint i = 0u; i < more.x; i++) {
                         set_ef(r, op.y, j * more.x + (more.y != 0u ? more.x - 1u - i : i), acc);
@@ -157,7 +159,7 @@ kernel void ef_program(device uint* scratch [[buffer(0)]], device uint* proof [[
             }
             case EF_LIFT: {
                 uint4 more = params.ops[k + 1u];
-                for (uint i = 0u; i < more.x; i++) {
+                for (uint i = lid; i < more.x; i += EF_WG) {
                     set_ef(r, op.y, i, uint4(word(r, op.z + i * more.y), 0u, 0u, 0u));
                 }
                 k += 2u;
@@ -167,5 +169,6 @@ kernel void ef_program(device uint* scratch [[buffer(0)]], device uint* proof [[
                 k += 1u;
                 break;
         }
+        threadgroup_barrier(mem_flags::mem_device);  // the next op may read what this one wrote, in any thread
     }
 }

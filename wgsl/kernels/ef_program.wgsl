@@ -16,8 +16,9 @@
 //   6 SQUARES (n, reverse, m, sa)    dst[j n + i] = a[j sa]^(2^i), i < n, j < max(m, 1) (reverse != 0: the n
 //                                    entries of each j in reverse order)
 //   7 LIFT    (n, sa, 0, 0)          dst[i] = (a[i sa], 0, 0, 0): base words as EF values; dst must not overlap a
-// Bindings: 0 scratch, 1 proof (both whole), 2 params. Launch: one workgroup of one thread. Words Montgomery in
-// [0, P).
+// Bindings: 0 scratch, 1 proof (both whole), 2 params. Launch: one workgroup of EF_WG threads; an op's outputs
+// (LINEAR's i, DOT's j, EQ's entries, POWERS' and SQUARES' j, LIFT's i) are spread over the threads, a storage
+// barrier between ops. Words Montgomery in [0, P).
 
 const EF_LINEAR: u32 = 1u;
 const EF_DOT: u32 = 2u;
@@ -27,6 +28,7 @@ const EF_POWERS: u32 = 5u;
 const EF_SQUARES: u32 = 6u;
 const EF_LIFT: u32 = 7u;
 const IN_PROOF: u32 = 0x80000000u;
+const EF_WG: u32 = 64u;
 const NO_OPERAND: u32 = 0xffffffffu;
 
 struct Params { n_ops: u32, _pad0: u32, _pad1: u32, _pad2: u32, ops: array<vec4<u32>, 15> }
@@ -80,8 +82,8 @@ fn ef_inverse(a: vec4<u32>) -> vec4<u32> {
     return ef_mul_base(conj, bb_pow(norm, BB_P - 2u));
 }
 
-@compute @workgroup_size(1)
-fn ef_program() {
+@compute @workgroup_size(64)
+fn ef_program(@builtin(local_invocation_index) lid: u32) {
     var k = 0u;
     loop {
         if (k >= params.n_ops) {
@@ -92,7 +94,7 @@ fn ef_program() {
             case EF_LINEAR: {
                 let more = params.ops[k + 1u];
                 let s = get_ef(more.y, 0u);
-                for (var i = 0u; i < more.x; i++) {
+                for (var i = lid; i < more.x; i += EF_WG) {
                     var v = ef_mul(s, get_ef(op.z, i * more.z));
                     if (op.w != NO_OPERAND) {
                         v = ef_add(v, get_ef(op.w, i * more.w));
@@ -104,7 +106,7 @@ fn ef_program() {
             case EF_DOT: {
                 let more = params.ops[k + 1u];
                 let step = params.ops[k + 2u];
-                for (var j = 0u; j < more.y; j++) {
+                for (var j = lid; j < more.y; j += EF_WG) {
                     var acc = vec4<u32>(0u);
                     for (var i = 0u; i < more.x; i++) {
                         acc = ef_add(acc, ef_mul(get_ef(op.z, i * more.z + j * step.x),
@@ -115,20 +117,25 @@ fn ef_program() {
                 k += 3u;
             }
             case EF_INV: {
-                set_ef(op.y, 0u, ef_inverse(get_ef(op.z, 0u)));
+                if (lid == 0u) {
+                    set_ef(op.y, 0u, ef_inverse(get_ef(op.z, 0u)));
+                }
                 k += 1u;
             }
             case EF_EQ: {
-                set_ef(op.y, 0u, vec4<u32>(BB_R, 0u, 0u, 0u));
-                for (var t = 0u; t < op.w; t++) {
-                    let p = get_ef(op.z, t);
-                    // from the top down, so each entry is read before its slot is overwritten
-                    for (var j = 1u << t; j > 0u; j--) {
-                        let e = get_ef(op.y, j - 1u);
-                        let hi = ef_mul(e, p);
-                        set_ef(op.y, 2u * (j - 1u) + 1u, hi);
-                        set_ef(op.y, 2u * (j - 1u), ef_sub(e, hi));
+                // entry j = prod_t (bit t of j, from the top ? a[t] : 1 - a[t]), each entry on its own
+                let one = vec4<u32>(BB_R, 0u, 0u, 0u);
+                for (var j = lid; j < (1u << op.w); j += EF_WG) {
+                    var acc = one;
+                    for (var t = 0u; t < op.w; t++) {
+                        let p = get_ef(op.z, t);
+                        if (((j >> (op.w - 1u - t)) & 1u) != 0u) {
+                            acc = ef_mul(acc, p);
+                        } else {
+                            acc = ef_mul(acc, ef_sub(one, p));
+                        }
                     }
+                    set_ef(op.y, j, acc);
                 }
                 k += 1u;
             }
@@ -138,7 +145,7 @@ fn ef_program() {
                 if (op.w != NO_OPERAND) {
                     start = get_ef(op.w, 0u);
                 }
-                for (var j = 0u; j < max(more.y, 1u); j++) {
+                for (var j = lid; j < max(more.y, 1u); j += EF_WG) {
                     let x = get_ef(op.z, j * more.z);
                     var acc = start;
                     for (var i = 0u; i < more.x; i++) {
@@ -150,7 +157,7 @@ fn ef_program() {
             }
             case EF_SQUARES: {
                 let more = params.ops[k + 1u];
-                for (var j = 0u; j < max(more.z, 1u); j++) {
+                for (var j = lid; j < max(more.z, 1u); j += EF_WG) {
                     var acc = get_ef(op.z, j * more.w);
                     for (var i = 0u; i < more.x; i++) {
                         var at = i;
@@ -165,7 +172,7 @@ fn ef_program() {
             }
             case EF_LIFT: {
                 let more = params.ops[k + 1u];
-                for (var i = 0u; i < more.x; i++) {
+                for (var i = lid; i < more.x; i += EF_WG) {
                     set_ef(op.y, i, vec4<u32>(word(op.z + i * more.y), 0u, 0u, 0u));
                 }
                 k += 2u;
@@ -174,5 +181,6 @@ fn ef_program() {
                 k += 1u;
             }
         }
+        storageBarrier();  // the next op may read what this one wrote, in any thread
     }
 }
