@@ -39,7 +39,7 @@ from ....backends.device_values import POW_MAX_COUNTERS, STATE_WORDS
 from ....backends.gpu.algebra import DeviceAlgebra
 from ....backends.gpu.geometry import EF_BYTES
 from ....backends.gpu.replay import MAX_PROGRAMS, RECORD_AFTER, LaunchProgram, Recorder
-from ....backends.gpu.transcript import from_host_challenger
+from ....backends.gpu.transcript import challenger_words, copy_challenger, from_host_challenger, load_challenger
 from ....errors import ProverBusy
 from ....field import Field
 from .config import ZkWhirConfig
@@ -101,7 +101,7 @@ class DeviceOpening:
             return self._run(inputs, canonical, None)
         programs = recorded_programs(backend)
         kept = programs.kept.get(key)
-        if kept is not None and kept[0].buffers_free(state.pool):
+        if kept is not None and all(program.buffers_free(state.pool) for program in kept[:2]):
             programs.kept.move_to_end(key)
             return self._replay(*kept, inputs)
         seen = programs.seen.get(key, 0)
@@ -109,55 +109,99 @@ class DeviceOpening:
         return self._run(inputs, canonical, key if seen >= RECORD_AFTER and kept is None else None)
 
     def _run(self, inputs: DeviceInputs, canonical: bool, record_key):
-        """The proof as one session, recorded under ``record_key`` (None: not recorded)."""
+        """The proof as two sessions (``device_run``), each recorded under ``record_key`` (None: not recorded)."""
         backend, state = self.backend, self.backend.state
-        proof_words, scratch_words, points_words, arena = self._sizes(inputs.points.size // (4 * self.config.num_variables))
-        align = max(EF_BYTES, int(state.rt.offset_alignment))
+        n = self.config.num_variables
+        sizes = self._sizes(inputs.points.size // (4 * n))
         if not state.building.acquire(blocking=False):
             raise ProverBusy(f"a proof is already being built on this {state.rt.name} backend")
-        program = None
+        programs = []
         try:
-            session = state.open_session(4 * proof_words + 4 * align, 4 * (STATE_WORDS + scratch_words + 1) + 8 * align,
-                                         max(EF_BYTES, 4 * points_words), state.transcript_variant)
-            session.recorder = Recorder(record_key) if record_key is not None else None
-            state.session = session
-            try:
-                from_host_challenger(state, session, zk_challenger(self.config, self.field))
-                run = OpeningRun(backend, self.config, self.field, session,
-                                 DeviceAlgebra(state, session, self.field, arena), inputs)
-                run.record(canonical)
-                session.submit()
-            except BaseException:
-                state.session = None
-                session.recorder = None
-                state.finish_session(session, read=False)
-                raise
-            state.session = None
-            backend.release(*run.held)  # submitted: no host write reaches their storage before the work
-            state.free_submitted(session)
-            recorder, session.recorder = session.recorder, None
-            if recorder is not None and recorder.valid:
-                program = LaunchProgram(recorder, session, state.layout, None, state.pool, [])
-                first_set = program.adopt_recorded_regions(state)
-            session.words = state.finish_session(session, keep_regions=program is not None)
-            if program is not None:
-                program.release(state.pool, first_set)
-                self._keep(record_key, program, run)
+            first, run = self._session(sizes, record_key,
+                                       lambda session: self._record(session, inputs, canonical, sizes[3]),
+                                       lambda run: run.held)
+            programs.append(first[1])
+            challenger = self._observe_blinded(run, first[0], inputs)
+            second, _ = self._session(sizes, record_key,
+                                      lambda session: self._record_queries(session, run, challenger),
+                                      lambda run: run.held_queries)
+            programs.append(second[1])
         finally:
             state.building.release()
-        backend.memory.check_canonical(session)
-        return run.resolve(session.words, inputs)
+        backend.memory.check_canonical(first[2])
+        if record_key is not None and all(p is not None for p in programs):
+            self._keep(record_key, (programs[0], programs[1], run))
+        return run.resolve(first[0], second[0], inputs)
 
-    def _keep(self, key, program: LaunchProgram, run: OpeningRun) -> None:
-        programs = recorded_programs(self.backend)
-        programs.kept[key] = (program, run)
-        while len(programs.kept) > MAX_PROGRAMS:
-            programs.kept.popitem(last=False)[1][0].close(self.backend.state.pool)
-
-    def _replay(self, program: LaunchProgram, run: OpeningRun, inputs: DeviceInputs):
-        """The recorded session run again with ``inputs``."""
+    def _record(self, session, inputs: DeviceInputs, canonical: bool, arena: int) -> OpeningRun:
         state = self.backend.state
-        pool = state.pool
+        from_host_challenger(state, session, zk_challenger(self.config, self.field))
+        run = OpeningRun(self.backend, self.config, self.field, session, DeviceAlgebra(state, session, self.field,
+                                                                                     arena), inputs)
+        run.record(canonical)
+        run.final_state = copy_challenger(state, session)
+        return run
+
+    def _record_queries(self, session, run: OpeningRun, challenger_state: np.ndarray) -> OpeningRun:
+        state = self.backend.state
+        state.drivers.write(session.regions.scratch.buffer, challenger_state, session.regions.state.offset,
+                            source=("challenger",))
+        run.record_queries(session)
+        return run
+
+    def _observe_blinded(self, run: OpeningRun, words: np.ndarray, inputs: DeviceInputs) -> np.ndarray:
+        """The host challenger after the first session and the blinded vectors (read back there), as the
+        device challenger's words."""
+        challenger = zk_challenger(self.config, self.field)
+        load_challenger(challenger, run.final_state.read(words))
+        for value in run.blinded:
+            challenger.observe_many(np.asarray(value.read(words), np.uint32).reshape(-1))
+        return challenger_words(challenger.sponge_state, challenger.input_buffer, len(challenger.output_buffer))
+
+    def _session(self, sizes: tuple, record_key, body, release):
+        """One session of ``sizes`` (proof, scratch, points words; the arena), ``body(session)`` recording into it,
+        ``release(what body returned)`` back to the pool once it is submitted (before its program is made, which
+        then checks their storage free to replay): ((its proof words, its ``LaunchProgram`` or None, the
+        session), what ``body`` returned)."""
+        state = self.backend.state
+        proof_words, scratch_words, points_words, _ = sizes
+        align = max(EF_BYTES, int(state.rt.offset_alignment))
+        session = state.open_session(4 * proof_words + 4 * align, 4 * (STATE_WORDS + scratch_words + 1) + 8 * align,
+                                     max(EF_BYTES, 4 * points_words), state.transcript_variant)
+        session.recorder = Recorder(record_key) if record_key is not None else None
+        state.session = session
+        try:
+            out = body(session)
+            session.submit()
+        except BaseException:
+            state.session = None
+            session.recorder = None
+            state.finish_session(session, read=False)
+            raise
+        state.session = None
+        self.backend.release(*release(out))  # submitted: no host write reaches their storage before the work
+        state.free_submitted(session)
+        recorder, session.recorder = session.recorder, None
+        program = None
+        if recorder is not None and recorder.valid:
+            program = LaunchProgram(recorder, session, state.layout, None, state.pool, [])
+            first_set = program.adopt_recorded_regions(state)
+        session.words = state.finish_session(session, keep_regions=program is not None)
+        if program is not None:
+            program.release(state.pool, first_set)
+        return (session.words, program, session), out
+
+    def _keep(self, key, kept: tuple) -> None:
+        programs = recorded_programs(self.backend)
+        programs.kept[key] = kept
+        while len(programs.kept) > MAX_PROGRAMS:
+            dropped = programs.kept.popitem(last=False)[1]
+            for program in dropped[:2]:
+                program.close(self.backend.state.pool)
+
+    def _replay(self, first: LaunchProgram, second: LaunchProgram, run: OpeningRun, inputs: DeviceInputs):
+        """The recorded sessions run again with ``inputs``."""
+        state = self.backend.state
 
         def words_of(source):
             if source[0] == "algebra":
@@ -167,23 +211,30 @@ class DeviceOpening:
         if not state.building.acquire(blocking=False):
             raise ProverBusy(f"a proof is already being built on this {state.rt.name} backend")
         try:
-            region_set = program.region_set(state)
-            try:
-                region_set.prepared.run(lambda w: state.drivers.write(
-                    w.buffer, w.data if w.source is None else words_of(w.source), w.offset))
-                state.stats.copied += program.copied
-                words = state.drivers.read(region_set.buffers[0], program.proof_bytes)
-            finally:
-                program.release(pool, region_set)
+            words = self._run_program(first, words_of)
+            challenger = self._observe_blinded(run, words, inputs)
+            query_words = self._run_program(second, lambda source: challenger if source == ("challenger",)
+                                            else words_of(source))
         finally:
             state.building.release()
-        backend_replays = self.backend.replay
-        backend_replays.replays += 1
-        for check, _, what in program.checks:
+        self.backend.replay.replays += 1
+        for check, _, what in first.checks:
             index = int(check.read(words)[0])
             if index != NOT_FOUND:
                 raise non_canonical(index, int(inputs.polynomial[index]), what, prime=self.field.P)
-        return run.resolve(words, inputs)
+        return run.resolve(words, query_words, inputs)
+
+    def _run_program(self, program: LaunchProgram, words_of) -> np.ndarray:
+        """One recorded session executed with the inputs ``words_of`` gives: its proof region's words."""
+        state = self.backend.state
+        region_set = program.region_set(state)
+        try:
+            region_set.prepared.run(lambda w: state.drivers.write(
+                w.buffer, w.data if w.source is None else words_of(w.source), w.offset))
+            state.stats.copied += program.copied
+            return state.drivers.read(region_set.buffers[0], program.proof_bytes)
+        finally:
+            program.release(state.pool, region_set)
 
     def _sizes(self, statements: int) -> tuple[int, int, int, int]:
         """Upper bounds of the session's proof, scratch and points words and of the algebra's arena (twice what

@@ -1,9 +1,13 @@
-"""One hiding proof recorded into a GPU session (``OpeningRun``): ``record`` makes every launch of the proof in
-transcript order (commitment, statement, each masked batch, each code switch, the base case), every per-proof
-host word written as a named input of ``device_inputs.DeviceInputs``; ``resolve(words, inputs)`` turns the
-session's proof region into the ``ZkWhirProof``, with the host oracles of ``inputs`` (so a replayed session
-resolves with its own proof's inputs). The steps follow ``backend_prover.ZkBackendProver`` (docs/ZK-PROTOCOL.md
-§15); the field steps between transcript ops are ``DeviceAlgebra`` ops.
+"""One hiding proof recorded into two GPU sessions (``OpeningRun``). ``record(canonical)`` makes every launch of
+the proof in transcript order into the first (commitment, statement, each masked batch, each code switch, the base
+case up to its blinded vectors, computed and put in the proof region but not observed), every per-proof host word
+written as a named input of ``device_inputs.DeviceInputs``; the host observes the blinded vectors (``blinded``,
+in transcript order: a few thousand words, which the host's compiled sponge absorbs in about a millisecond and a
+one-thread device sponge in tens); ``record_queries()`` makes the second (the proof of work, the final positions,
+the openings). ``resolve(words, query_words, inputs)`` turns the two proof regions into the ``ZkWhirProof`` with
+the host oracles of ``inputs`` (so replayed sessions resolve with their own proof's inputs). The steps follow
+``backend_prover.ZkBackendProver`` (docs/ZK-PROTOCOL.md §15); the field steps between transcript ops are
+``DeviceAlgebra`` ops.
 """
 
 from __future__ import annotations
@@ -65,7 +69,8 @@ class OpeningRun:
         self.transcript = session.transcript
         self.witnesses: list = []  # NOT_FOUND read back: a search without a witness in range
         self.nonzero: list = []  # 0 read back: eps = 0 or no eq form for an OOD point (left to the steps)
-        self.held: list = []  # tables and commitments to release once the session is submitted
+        self.held: list = []  # tables and commitments to release once the first session is submitted
+        self.held_queries: list = []  # the commitments the second session opens: released after it
         self.one = alg.const(self.ops.ef_from_base(self.ops.ONE))
         self.zero = alg.const(np.zeros(4, np.uint32))
 
@@ -97,20 +102,6 @@ class OpeningRun:
                 state.drivers.write(buffer, words[i * per:(i + 1) * per],
                                     source=(split_source, i * per, (i + 1) * per) if split_source else None)
         return DeviceBuffer(table, shape, table.mode)
-
-    def _witness(self, bits: int):
-        if bits <= 0:
-            return None
-        witness = self.transcript.grind(bits)
-        self.witnesses.append(witness)
-        return witness
-
-    def _indices_to_proof(self, queries):
-        out = self.session.regions.proof.take((queries.slots,))
-        if queries.slots:
-            self.state.batch().copy(queries.indices.buffer, queries.indices.offset, out.buffer, out.offset,
-                                    4 * queries.slots)
-        return out
 
     # -- recording --------------------------------------------------------------------------------------------
     def record(self, canonical: bool) -> None:
@@ -336,34 +327,54 @@ class OpeningRun:
 
         def blind(fresh_source: tuple, hidden):
             hidden = self._in(hidden) if isinstance(hidden, tuple) else hidden
-            value = alg.publish(alg.linear(gamma, hidden, self._in(fresh_source)))
-            transcript.observe(value)
-            return value
+            return alg.publish(alg.linear(gamma, hidden, self._in(fresh_source)))  # observed by the host
 
         self.blinded_message = blind(_host("base_message"), alg.from_table(self.evals))
         self.blinded_randomness = blind(_host("base_randomness"), carried)
         self.blinded_masks = [(blind(fm, hm), blind(ft, ht))
                               for (fm, ft), hm, ht in zip(fresh, ledger.messages, ledger.randomness)]
-        self.final_witness = self._witness(config.final_pow_bits)
-        positions = transcript.sample_queries(domain_size, 0, config.final_queries)
-        self.source_openings = (backend.commitments.open_rows(source, positions),
-                                "extension" if source.is_ext else "base")
-        self.fresh_openings = backend.commitments.open_rows(fresh_main, positions)
-        self.group_openings = []
-        for g, (group, (_, carried_oracle)) in enumerate(zip(config.mask_groups(), ledger.groups)):
-            queries = transcript.sample_queries(group.shape.domain_size, 0, config.mask_queries)
-            indices = self._indices_to_proof(queries)
-            opened = carried_oracle if isinstance(carried_oracle, tuple) else \
-                backend.commitments.open_rows(carried_oracle, queries)
-            self.group_openings.append((indices, opened))
+        self.blinded = [self.blinded_message, self.blinded_randomness] + [v for pair in self.blinded_masks for v in pair]
+        self.source, self.fresh_main = source, fresh_main
+        # what the second session opens stays alive until it is submitted
+        self.held_queries = [fresh_main, source] + [o for _, o in ledger.groups if not isinstance(o, tuple)]
+        self.held = [h for h in self.held if all(h is not q for q in self.held_queries)]
         self.held.extend([self.evals, self.weights])
 
+    def record_queries(self, session) -> None:
+        """The base case's proof of work, final positions and openings, then each mask group's positions and
+        openings, into ``session`` (the second: its challenger the host's after the blinded vectors)."""
+        config, backend = self.config, self.backend
+        transcript = session.transcript
+        _, _, domain_size = config.source_code()
+        self.query_witnesses = []
+        self.final_witness = None
+        if config.final_pow_bits > 0:
+            self.final_witness = transcript.grind(config.final_pow_bits)
+            self.query_witnesses.append(self.final_witness)
+        positions = transcript.sample_queries(domain_size, 0, config.final_queries)
+        source = self.source
+        self.source_openings = (backend.commitments.open_rows(source, positions),
+                                "extension" if source.is_ext else "base")
+        self.fresh_openings = backend.commitments.open_rows(self.fresh_main, positions)
+        self.group_openings = []
+        for group, (_, carried_oracle) in zip(config.mask_groups(), self.ledger.groups):
+            queries = transcript.sample_queries(group.shape.domain_size, 0, config.mask_queries)
+            out = session.regions.proof.take((queries.slots,))
+            if queries.slots:
+                session.batch().copy(queries.indices.buffer, queries.indices.offset, out.buffer, out.offset,
+                                     4 * queries.slots)
+            opened = carried_oracle if isinstance(carried_oracle, tuple) else \
+                backend.commitments.open_rows(carried_oracle, queries)
+            self.group_openings.append((out, opened))
+
     # -- the read ---------------------------------------------------------------------------------------------
-    def resolve(self, words: np.ndarray, inputs):
-        """(commitment cap, proof) from the proof region's ``words`` and the proof's ``inputs``; None when a
-        check failed (``witnesses``, ``nonzero``)."""
+    def resolve(self, words: np.ndarray, query_words: np.ndarray, inputs):
+        """(commitment cap, proof) from the two sessions' proof regions (``words``, ``query_words``) and the
+        proof's ``inputs``; None when a check failed (``witnesses``, ``nonzero``)."""
         read = lambda value: np.asarray(value.read(words), np.uint32).copy()  # noqa: E731
-        if any(int(read(w).reshape(-1)[0]) == NOT_FOUND for w in self.witnesses):
+        read_q = lambda value: np.asarray(value.read(query_words), np.uint32).copy()  # noqa: E731
+        if any(int(read(w).reshape(-1)[0]) == NOT_FOUND for w in self.witnesses) or \
+                any(int(read_q(w).reshape(-1)[0]) == NOT_FOUND for w in self.query_witnesses):
             return None
         if any(not read(v).any() for v in self.nonzero):
             return None
@@ -384,20 +395,20 @@ class OpeningRun:
         opened, kind = self.source_openings
         mask_openings = []
         for g, (indices, carried) in enumerate(self.group_openings):
-            positions = read(indices).astype(np.int64).tolist()
+            positions = read_q(indices).astype(np.int64).tolist()
             if isinstance(carried, tuple):  # a batch's oracle, committed on the host
                 carried_openings = inputs.batch_oracles[carried[1]].open(positions)
             else:
-                carried_openings = _openings("extension", *resolve_value(words, carried))
+                carried_openings = _openings("extension", *resolve_value(query_words, carried))
             mask_openings.append(MaskOpeningPair(carried_openings, inputs.group_oracles[g].open(positions)))
-        witness = int(read(self.final_witness).reshape(-1)[0]) if self.final_witness is not None else 0
+        witness = int(read_q(self.final_witness).reshape(-1)[0]) if self.final_witness is not None else 0
         base_case = BaseCaseZkProof(
             _cap(read(self.fresh_main.root)), tuple(o.cap for o in inputs.group_oracles),
             read(self.masked_claim).reshape(4), read(self.blinded_message).reshape(-1, 4),
             read(self.blinded_randomness).reshape(-1, 4),
             tuple(BlindedMask(read(m).reshape(-1, 4), read(t).reshape(-1, 4)) for m, t in self.blinded_masks),
-            witness, _openings(kind, *resolve_value(words, opened)),
-            _openings("extension", *resolve_value(words, self.fresh_openings)), tuple(mask_openings))
+            witness, _openings(kind, *resolve_value(query_words, opened)),
+            _openings("extension", *resolve_value(query_words, self.fresh_openings)), tuple(mask_openings))
         proof = ZkWhirProof(values, tuple(sumchecks), tuple(mask_roots), tuple(rounds), base_case)
         return _cap(read(self.commitment_root)), proof
 
