@@ -138,7 +138,7 @@ def test_a_device_run_left_to_the_steps_gives_the_same_proof(gpu_runtime, monkey
 
     calls = []
 
-    def refuse(self, words, inputs):
+    def refuse(self, words, query_words, inputs):
         calls.append(len(words))
         return None
 
