@@ -3,8 +3,8 @@ differs from proof to proof, computed before it from the generator, the polynomi
 that a recording of the session can be replayed with another proof's inputs (``device_opening``).
 
 Contract: ``DeviceInputs.draw(config, field, polynomial, points, rng)`` consumes ``rng`` as the hiding prover does
-(the commitment fork's randomness, then every draw of the opening fork, ``draws.draw_opening``, the mask
-oracles they fix committed in place). ``words(source)`` gives the words of a named input, ``source`` one of:
+(the commitment fork, then the opening fork); every draw of the opening fork (``draws.draw_opening``, the mask
+oracles they fix committed in place) is made on first use of ``draws`` or an input that needs them. ``words(source)`` gives the words of a named input, ``source`` one of:
 ("table", start, stop) the polynomial's words; ("points",) every point flattened, ("points", start, stop) a run
 of them; ("host", name, *indices) a derived array: "randomness" (base, oracle_randomness[0] << k0),
 "randomness_ef" (the same as EF), per batch b "mask_root" (8,), "mu" (4,), "template_head" / "template_tail"
@@ -33,14 +33,37 @@ def pow2_at_least(n: int) -> int:
 
 class DeviceInputs:
     def __init__(self, config: ZkWhirConfig, field: Field, polynomial: np.ndarray, points: np.ndarray,
-                 randomness: np.ndarray, draws):
+                 randomness: np.ndarray, fork):
         self.config, self.field = config, field
         self.polynomial = polynomial
         self.points = np.ascontiguousarray(points, np.uint32).reshape(-1)
         self.randomness = randomness
-        self.draws = draws
+        self.randomness_ef = field_ops(field).ef_from_base(randomness)
+        self._fork = fork
+        self._drawn = False
+
+    @classmethod
+    def draw(cls, config: ZkWhirConfig, field: Field, polynomial: np.ndarray, points: np.ndarray, rng) \
+            -> DeviceInputs:
+        """Fork ``rng`` as the prover does (the commitment's randomness, then the opening's fork); the opening's
+        draws are made from that fork on first use (``draws``): a replay writes the commitment's inputs and sets
+        the device on it before the mask oracles are built."""
+        randomness = random_base(rng.fork(), config.oracle_randomness[0] << config.fold(0), field)
+        return cls(config, field, polynomial, points, randomness, rng.fork())
+
+    @property
+    def draws(self):
+        if not self._drawn:
+            self._draw()
+        return self._draws
+
+    def _draw(self) -> None:
+        config, field = self.config, self.field
         ops = field_ops(field)
-        self.randomness_ef = ops.ef_from_base(randomness)
+        # In place: a one-session proof's recording keeps this thread busy until its one read, so a worker would
+        # only contend with it for the GIL (measured on the H200: its oracles came tens of ms late).
+        draws = self._draws = draw_opening(config, field, self._fork, OracleBuilder.now(field))
+        self._drawn = True
         zero = ops.ef_from_base(ops.ZERO)
         self.mu, self.templates = [], []
         for draw in draws.batches:
@@ -57,15 +80,6 @@ class DeviceInputs:
         coefficients[message_len:message_len + randomness_len] = draws.base.randomness
         self.base_coefficients = coefficients
 
-    @classmethod
-    def draw(cls, config: ZkWhirConfig, field: Field, polynomial: np.ndarray, points: np.ndarray, rng) \
-            -> DeviceInputs:
-        randomness = random_base(rng.fork(), config.oracle_randomness[0] << config.fold(0), field)
-        # In place: a one-session proof's recording keeps this thread busy until its one read, so a worker would
-        # only contend with it for the GIL (measured on the H200: its oracles came tens of ms late).
-        draws = draw_opening(config, field, rng.fork(), OracleBuilder.now(field))
-        return cls(config, field, polynomial, points, randomness, draws)
-
     def words(self, source: tuple) -> np.ndarray:
         kind = source[0]
         if kind == "table":
@@ -75,11 +89,11 @@ class DeviceInputs:
         if kind != "host":
             raise KeyError(f"no input {source!r}")
         name, at = source[1], source[2:]
-        draws = self.draws
         if name == "randomness":
             return self.randomness
         if name == "randomness_ef":
             return self.randomness_ef
+        draws = self.draws
         if name == "mask_root":
             return self.batch_oracles[at[0]].root
         if name == "mu":

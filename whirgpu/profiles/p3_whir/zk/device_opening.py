@@ -75,14 +75,18 @@ class DeviceOpening:
     @staticmethod
     def supported(backend, config: ZkWhirConfig) -> bool:
         """Whether ``backend`` runs this configuration's proof as one session: a GPU backend with pruned openings
-        in the running layout, whose bindings hold every randomness block an interleaved encoding reads."""
+        in the running layout, whose bindings hold every randomness block an interleaved encoding reads and whose
+        buffers hold the base case's coefficients whole."""
         state = getattr(backend, "state", None)
         if state is None or not hasattr(backend, "masked") or state.layout.openings != "pruned":
             return False
         rounds = len(config.inner.round_parameters)
         blocks = [4 * (config.oracle_randomness[0] << config.fold(0))]
         blocks += [16 * (config.oracle_randomness[r + 1] << config.fold(r + 1)) for r in range(rounds)]
-        return max(blocks) <= state.window_limit and all(config.fold(r) > 0 for r in range(rounds + 1))
+        message_len, randomness_len, _ = config.source_code()
+        base_rows = 1 << (message_len + randomness_len - 1).bit_length()
+        return max(blocks) <= state.window_limit and EF_BYTES * base_rows <= state.buffer_limit \
+            and all(config.fold(r) > 0 for r in range(rounds + 1))
 
     # -- the proof --------------------------------------------------------------------------------------------
     def prove(self, polynomial, points, rng, canonical: bool = False):

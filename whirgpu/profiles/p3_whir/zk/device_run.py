@@ -113,7 +113,10 @@ class OpeningRun:
             table = backend.memory.upload_canonical(inputs.polynomial)
         else:
             table = self._upload(inputs.polynomial, (1 << n,), ("table", 0, 1 << n), "table")
-        fresh_table = self._upload(inputs.base_coefficients, inputs.base_coefficients.shape, _host("base_coefficients"))
+        # the base case's coefficients: storage now, its words (from the mask draws) written just before use
+        rows = pow2_at_least(sum(config.source_code()[:2]))
+        handle = self.state.new_table(rows, EF_BYTES, host_facing=True)  # one buffer (DeviceOpening.supported)
+        fresh_table = DeviceBuffer(handle, (rows, 4), handle.mode)
         weights = None if statements else self._upload(np.zeros((1 << n, 4), np.uint32), (1 << n, 4), None)
         height = ((1 << n) >> k0) << inner.starting_log_inv_rate
         randomness = inputs.randomness
@@ -306,6 +309,9 @@ class OpeningRun:
         """The masked base case (``base_case.prove_base_case``)."""
         config, alg, backend, transcript = self.config, self.alg, self.backend, self.transcript
         _, _, domain_size = config.source_code()
+        coefficients = self.inputs.words(_host("base_coefficients"))
+        self.state.drivers.write(fresh_table.handle.buffers[0], coefficients.reshape(-1), 0,
+                                 source=_host("base_coefficients"))
         fresh_main = backend.commitments.commit(fresh_table, 0, log2(domain_size))
         backend.memory.release(fresh_table)
         self.held.append(fresh_main)
