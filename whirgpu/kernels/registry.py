@@ -114,6 +114,8 @@ KERNELS: dict[str, KernelSpec] = {spec.stem: spec for spec in (
     _spec("openings", "n_slots log_w depth paths_off row_first row_count level n_levels node_first node_count n_own "
           "_pad0 offsets:vec4x8",
           {"openings": (("matrix", "indices", "out", "level0", "level1", "level2", "level3", "level4"), 256)}),
+    # a padded matrix's rows cut to their first columns (the hiding proof's mask oracles on the device)
+    _spec("compact_rows", "n_words w_in w_out _pad0", {"compact_rows": (("matrix", "out"), 256)}),
     _spec("gather_rows", "n_words log_w out_off row_first row_count _pad0 _pad1 _pad2",
           {"gather_rows": (("matrix", "indices", "out"), 256)}),
     _spec("interleave_columns", "n_words log_elem out_first log_rows m t tbl_base _pad0",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...kernels import merkle, ntt
+from ...kernels import merkle, ntt, split
 from ..base import Commitment, DeviceBuffer
 from ..device_transcript import TailLaunch
 from ..device_values import DeviceOpenings, DeviceQueries, DeviceValue, resolve_value
@@ -58,6 +58,38 @@ class Commitments:
             if last is not None:
                 state.session.transcript.defer(self._root_launch(last, root))
         return Commitment(root, height, width, table.is_ext, handle=(codeword, levels))
+
+    def commit_matrix(self, matrix, log_height: int, columns: int) -> Commitment:
+        """Commit, in the running proof, a host-written EF coefficient matrix: ``matrix`` (an ``RtBuffer``) holds
+        2^log_height rows of P = next_pow2(``columns``) EF coefficients (4 P words), row g the coefficients of row
+        rev(g) (bit-reversed, the column NTT's input order), columns past ``columns`` zero. Its codeword (the
+        columns evaluated on the subgroup of order 2^log_height, in place) is committed as ``commit`` commits, its
+        leaves the rows cut to ``columns`` EF entries (``compact_rows`` when P > ``columns``), the root observed
+        by what is recorded next (a transcript tail): ``oracles.mask_matrix`` committed. The matrix must fit one
+        binding and becomes the commitment's: ``open_rows`` gathers rows of P entries, the opened rows being their
+        first ``columns``."""
+        state = self.state
+        rt, batch = state.drivers, state.batch()
+        padded, width = 4 * (1 << (columns - 1).bit_length()), 4 * columns
+        height = 1 << log_height
+        if 4 * padded * height > state.window_limit:
+            raise ValueError(f"commit_matrix: a {height} x {padded}-word matrix exceeds one binding")
+        field = state.layout.field.name
+        ntt.ntt_columns(rt, batch, matrix, log_height, padded, rows_reversed=True, field=field)
+        leaves = matrix
+        if padded != width:
+            leaves = state.pool.alloc(4 * width * height)
+            state.session.after_submit.append(leaves)  # back to the pool once the session is submitted
+            batch.dispatch(rt.kernel("compact_rows"), [matrix, leaves],
+                           np.array([width * height, padded, width, 0], np.uint32), workgroups(width * height))
+        levels, last = merkle.record_tree(rt, batch, leaves, height, width, **self._tree_options())
+        root = state.session.regions.proof.take((merkle.DIGEST,))
+        if last is None:
+            batch.copy(*levels[-1].locate(0), root.buffer, root.offset, root.nbytes)
+        state.submit()
+        if last is not None:
+            state.session.transcript.defer(self._root_launch(last, root))
+        return Commitment(root, height, padded, True, handle=(split.wrap(rt, matrix, height, 4 * padded), levels))
 
     def interleave_columns(self, table: DeviceBuffer, randomness, log_folding: int, rows: int,
                            source: tuple | None = None):

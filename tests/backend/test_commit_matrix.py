@@ -1,0 +1,71 @@
+"""``compact_rows`` (a padded matrix's rows cut to their first columns) against numpy, and
+``Commitments.commit_matrix`` (a host-written, bit-reversed EF coefficient matrix committed on the device: the
+hiding proof's mask oracles) against the reference's ``Committed(mask_matrix(...))``: the root and the openings,
+word for word, both fields, every runtime fixture; 1, 3, 4 and 5 columns (padded and not), domains of 16 to 512
+rows, outputs past one row of workgroups of the lowered grid (the 2-D path)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from whirgpu.backends.base import P3_WHIR_LAYOUT
+from whirgpu.backends.cpu import CpuBackend
+from whirgpu.backends.gpu import GpuBackend
+from whirgpu.field import BABYBEAR, KOALABEAR
+from whirgpu.profiles.p3_whir.zk.oracles import Committed, mask_matrix
+
+from .field_inputs import random_monty
+
+
+@pytest.mark.parametrize("rows, w_in, w_out", [(1, 4, 1), (16, 32, 20), (512, 32, 20), (100, 8, 7), (64, 4, 4)])
+def test_compact_rows_is_numpy(gpu_runtime, rows, w_in, w_out):
+    rt = gpu_runtime
+    matrix = np.random.default_rng(rows + w_out).integers(0, 2**32, (rows, w_in), dtype=np.uint64).astype(np.uint32)
+    src, dst = rt.alloc(matrix.nbytes), rt.alloc(4 * rows * w_out + 64)
+    rt.write(src, matrix.reshape(-1))
+    rt.write(dst, np.full(rows * w_out + 16, 0xDEADBEEF, np.uint32))
+    batch = rt.batch()
+    n = rows * w_out
+    batch.dispatch(rt.kernel("compact_rows"), [src, dst], np.array([n, w_in, w_out, 0], np.uint32), -(-n // 256))
+    batch.submit()
+    got = rt.read(dst)
+    np.testing.assert_array_equal(got[:n].reshape(rows, w_out), matrix[:, :w_out])
+    assert np.all(got[n:n + 16] == 0xDEADBEEF)
+    rt.free(src)
+    rt.free(dst)
+
+
+def _bit_reversed(coeffs: np.ndarray) -> np.ndarray:
+    log = coeffs.shape[0].bit_length() - 1
+    rev = np.array([int(format(i, f"0{log}b")[::-1], 2) if log else 0 for i in range(coeffs.shape[0])])
+    return coeffs[rev]
+
+
+@pytest.mark.parametrize("field", [BABYBEAR, KOALABEAR], ids=lambda f: f.name)
+@pytest.mark.parametrize("columns, m, t, domain", [(5, 4, 101, 256), (1, 41, 101, 512), (4, 4, 9, 64), (3, 2, 5, 16)])
+def test_commit_matrix_is_the_mask_oracle(gpu_runtime, field, columns, m, t, domain):
+    backend = GpuBackend(gpu_runtime)
+    backend.layout = P3_WHIR_LAYOUT(field, "prefix")
+    try:
+        rng = np.random.default_rng(columns * domain)
+        messages = random_monty(rng, field, (columns, m, 4))
+        randomness = random_monty(rng, field, (columns, t, 4))
+        want = Committed(mask_matrix(messages, randomness, domain, field), field)
+        padded = 1 << (columns - 1).bit_length()
+        coeffs = np.zeros((domain, padded, 4), np.uint32)
+        coeffs[:m, :columns] = np.swapaxes(messages, 0, 1)
+        coeffs[m:m + t, :columns] = np.swapaxes(randomness, 0, 1)
+        state = backend.state
+        with state.host_call(proof_words=64) as session:
+            matrix = state.upload_words(_bit_reversed(coeffs).reshape(-1))
+            commitment = backend.commitments.commit_matrix(matrix, domain.bit_length() - 1, columns)
+        np.testing.assert_array_equal(session.read(commitment.root).reshape(-1), want.root.reshape(-1))
+        indices = [1, domain - 1, 3, 0]
+        rows, siblings = backend.open_rows(commitment, indices)
+        reference = want.open(indices)
+        np.testing.assert_array_equal(np.asarray(rows)[:, :columns], reference.rows)
+        np.testing.assert_array_equal(np.asarray(siblings).reshape(-1, 8), reference.sibling_hashes.reshape(-1, 8))
+        backend.release(commitment)
+    finally:
+        backend.layout = CpuBackend.layout
