@@ -7,15 +7,19 @@ Contract: ``DeviceInputs.draw(config, field, polynomial, points, rng)`` consumes
 oracles they fix committed in place) is made on first use of ``draws`` or an input that needs them. ``words(source)`` gives the words of a named input, ``source`` one of:
 ("table", start, stop) the polynomial's words; ("points",) every point flattened, ("points", start, stop) a run
 of them; ("host", name, *indices) a derived array: "randomness" (base, oracle_randomness[0] << k0),
-"randomness_ef" (the same as EF), per batch b "mask_root" (8,), "mu" (4,), "template_head" / "template_tail"
-(round j's template's first entry / the others), "mask" and "mask_randomness" (round j's); per switch r "fresh",
-"pad", "switch_randomness"; the base case's "base_coefficients" (next_pow2(message + randomness) rows of
-message ‖ randomness ‖ zeros), "base_message", "base_randomness", per group g "group_root", "group_message" and
-"group_randomness" (mask i of the group). ``batch_oracles`` / ``group_oracles``: the host-committed oracles
-(``oracles.Committed``) whose roots and openings the proof holds; ``mu``: each batch's mu tilde.
+"randomness_ef" (the same as EF), per batch b "batch_matrix" (its mask oracle's coefficients, ``mask_matrix``
+before the DFT: domain rows of next_pow2(k) EF entries, column c mask c ‖ its randomness ‖ zeros, the padding
+columns zero, rows in bit-reversed order: what ``Commitments.commit_matrix`` takes), "mu" (4,), "template_head"
+/ "template_tail" (round j's template's first entry / the others), "mask" and "mask_randomness" (round j's); per
+switch r "fresh", "pad", "switch_randomness"; the base case's "base_coefficients" (next_pow2(message +
+randomness) rows of message ‖ randomness ‖ zeros), "base_message", "base_randomness", per group g
+"group_matrix" (as "batch_matrix", the group's fresh masks), "group_message" and "group_randomness" (mask i of the
+group). ``mu``: each batch's mu tilde. No mask oracle is committed on the host: the device commits them all.
 """
 
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 
@@ -23,12 +27,39 @@ from ....field import Field
 from ....ref.field_np import field_ops
 from ....ref.rng import random_base
 from .config import ZkWhirConfig
-from .draws import OracleBuilder, draw_opening
+from .draws import draw_opening
 from .sumcheck import endpoints, round_plan
 
 
 def pow2_at_least(n: int) -> int:
     return 1 << (int(n) - 1).bit_length() if n > 1 else 1
+
+
+@functools.lru_cache(maxsize=16)
+def _bit_reversal(log_n: int) -> np.ndarray:
+    rows = np.arange(1 << log_n, dtype=np.int64)
+    out = np.zeros_like(rows)
+    for b in range(log_n):
+        out |= ((rows >> b) & 1) << (log_n - 1 - b)
+    return out
+
+
+def coefficient_matrix(messages: np.ndarray, randomness: np.ndarray, domain_size: int) -> np.ndarray:
+    """(domain, next_pow2(w), 4): column c = messages[c] ‖ randomness[c] ‖ zeros (w columns, the rest zero), rows
+    in bit-reversed order (``Commitments.commit_matrix``'s input; ``oracles.mask_matrix`` before its DFT)."""
+    width, m = messages.shape[:2]
+    t = randomness.shape[1]
+    coeffs = np.zeros((domain_size, pow2_at_least(width), 4), np.uint32)
+    coeffs[:m, :width] = np.swapaxes(messages, 0, 1)
+    coeffs[m:m + t, :width] = np.swapaxes(randomness, 0, 1)
+    return coeffs[_bit_reversal(domain_size.bit_length() - 1)]
+
+
+class _NoOracles:
+    """A ``draws.OracleBuilder`` that commits nothing (the device commits the mask oracles)."""
+
+    def submit(self, messages, randomness, domain_size):
+        return None
 
 
 class DeviceInputs:
@@ -60,9 +91,7 @@ class DeviceInputs:
     def _draw(self) -> None:
         config, field = self.config, self.field
         ops = field_ops(field)
-        # In place: a one-session proof's recording keeps this thread busy until its one read, so a worker would
-        # only contend with it for the GIL (measured on the H200: its oracles came tens of ms late).
-        draws = self._draws = draw_opening(config, field, self._fork, OracleBuilder.now(field))
+        draws = self._draws = draw_opening(config, field, self._fork, _NoOracles())
         self._drawn = True
         zero = ops.ef_from_base(ops.ZERO)
         self.mu, self.templates = [], []
@@ -72,8 +101,10 @@ class DeviceInputs:
             self.mu.append(ops.ef_mul(ops.ef_from_base(ops.constant(pow(2, k - 1, ops.P))), future))
             # the templates without their eps * aux terms (the device adds those)
             self.templates.append(round_plan(ops, k, 0, zero, future, zero, masks, max(masks.shape[1], 3)).templates)
-        self.batch_oracles = [draw.oracle.get() for draw in draws.batches]
-        self.group_oracles = [pending.get() for _, _, pending in draws.base.groups]
+        self.batch_matrices = [coefficient_matrix(draw.masks, draw.randomness, config.sumcheck_mask.domain_size)
+                               for draw in draws.batches]
+        self.group_matrices = [coefficient_matrix(messages, randomness, group.shape.domain_size)
+                               for (messages, randomness, _), group in zip(draws.base.groups, config.mask_groups())]
         message_len, randomness_len, _ = config.source_code()
         coefficients = np.zeros((pow2_at_least(message_len + randomness_len), 4), np.uint32)
         coefficients[:message_len] = draws.base.message
@@ -94,8 +125,8 @@ class DeviceInputs:
         if name == "randomness_ef":
             return self.randomness_ef
         draws = self.draws
-        if name == "mask_root":
-            return self.batch_oracles[at[0]].root
+        if name == "batch_matrix":
+            return self.batch_matrices[at[0]]
         if name == "mu":
             return self.mu[at[0]]
         if name == "template_head":
@@ -118,8 +149,8 @@ class DeviceInputs:
             return draws.base.message
         if name == "base_randomness":
             return draws.base.randomness
-        if name == "group_root":
-            return self.group_oracles[at[0]].root
+        if name == "group_matrix":
+            return self.group_matrices[at[0]]
         if name == "group_message":
             return draws.base.groups[at[0]][0][at[1]]
         if name == "group_randomness":

@@ -21,9 +21,9 @@ host derives from them; the algebra's staged constants rebuilt segment by segmen
 proof region is read once and resolved by the recorded run with the new inputs' host oracles. A proof is not
 replayed while a pooled buffer of the program is held elsewhere (it then runs unrecorded).
 
-What stays on the host: the mask draws and the oracles they alone fix (each batch's and the base case's fresh
-groups, committed in place before the session); their roots go up as named inputs, and their openings are made on
-the host from the query positions read back.
+What stays on the host: the mask draws (ChaCha, compiled) and what the host derives from them alone (each mask
+oracle's coefficient matrix, each batch's round templates and mu tilde); every oracle is committed and opened on
+the device.
 """
 
 from __future__ import annotations
@@ -75,18 +75,21 @@ class DeviceOpening:
     @staticmethod
     def supported(backend, config: ZkWhirConfig) -> bool:
         """Whether ``backend`` runs this configuration's proof as one session: a GPU backend with pruned openings
-        in the running layout, whose bindings hold every randomness block an interleaved encoding reads and whose
-        buffers hold the base case's coefficients whole."""
+        in the running layout, whose bindings hold every randomness block an interleaved encoding reads and every
+        mask oracle's coefficient matrix, and whose buffers hold the base case's coefficients whole."""
         state = getattr(backend, "state", None)
         if state is None or not hasattr(backend, "masked") or state.layout.openings != "pruned":
             return False
         rounds = len(config.inner.round_parameters)
         blocks = [4 * (config.oracle_randomness[0] << config.fold(0))]
         blocks += [16 * (config.oracle_randomness[r + 1] << config.fold(r + 1)) for r in range(rounds)]
+        pow2 = lambda n: 1 << (int(n) - 1).bit_length()  # noqa: E731
+        # the mask oracles' coefficient matrices (Commitments.commit_matrix: one binding each)
+        blocks += [EF_BYTES * config.sumcheck_mask.domain_size * pow2(config.fold(r)) for r in range(rounds + 1)]
+        blocks += [EF_BYTES * g.shape.domain_size * pow2(g.width) for g in config.mask_groups()]
         message_len, randomness_len, _ = config.source_code()
-        base_rows = 1 << (message_len + randomness_len - 1).bit_length()
-        return max(blocks) <= state.window_limit and EF_BYTES * base_rows <= state.buffer_limit \
-            and all(config.fold(r) > 0 for r in range(rounds + 1))
+        return max(blocks) <= state.window_limit and EF_BYTES * pow2(message_len + randomness_len) <= \
+            state.buffer_limit and all(config.fold(r) > 0 for r in range(rounds + 1))
 
     # -- the proof --------------------------------------------------------------------------------------------
     def prove(self, polynomial, points, rng, canonical: bool = False):

@@ -118,6 +118,11 @@ class OpeningRun:
         handle = self.state.new_table(rows, EF_BYTES, host_facing=True)  # one buffer (DeviceOpening.supported)
         fresh_table = DeviceBuffer(handle, (rows, 4), handle.mode)
         weights = None if statements else self._upload(np.zeros((1 << n, 4), np.uint32), (1 << n, 4), None)
+        # storage for every mask oracle's coefficients, written just before its commitment
+        self.batch_matrices = [self.state.pool.alloc(inputs.words(_host("batch_matrix", b)).nbytes, True)
+                               for b in range(len(inputs.draws.batches))]
+        self.group_matrices = [self.state.pool.alloc(inputs.words(_host("group_matrix", g)).nbytes, True)
+                               for g in range(len(inputs.draws.base.groups))]
         height = ((1 << n) >> k0) << inner.starting_log_inv_rate
         randomness = inputs.randomness
         interleaved = backend.commitments.interleave_columns(
@@ -161,7 +166,9 @@ class OpeningRun:
         size = max(ell, 3)
         ledger = self.ledger
         transcript.observe(alg.publish(alg.add(self.claim, ledger.aux)))
-        transcript.observe(self._put(_host("mask_root", b)))
+        oracle = self._commit_oracle(self.batch_matrices[b], _host("batch_matrix", b),
+                                     self.config.sumcheck_mask.domain_size, k)
+        transcript.observe(oracle.root)
         transcript.observe(self._put(_host("mu", b)))
         eps = transcript.sample_ef()
         self.nonzero.append(alg.publish(eps))
@@ -193,9 +200,18 @@ class OpeningRun:
             ledger.covectors.append(covector)
             ledger.messages.append(_host("mask", b, j))
             ledger.randomness.append(_host("mask_randomness", b, j))
-        ledger.groups.append((k, ("batch", b)))
-        self.batches.append((ell, recorded))
+        ledger.groups.append((k, oracle))
+        self.batches.append((ell, recorded, oracle))
         return recorded.gammas
+
+    def _commit_oracle(self, matrix, source: tuple, domain_size: int, columns: int):
+        """A mask oracle fixed by the draws alone, committed on the device from its coefficients (input
+        ``source``, written into ``matrix`` now: storage no launch of the session has used)."""
+        words = np.ascontiguousarray(self.inputs.words(source), np.uint32).reshape(-1)
+        self.state.drivers.write(matrix, words, 0, source=source)
+        commitment = self.backend.commitments.commit_matrix(matrix, log2(domain_size), columns)
+        self.held.append(commitment)
+        return commitment
 
     def _extrapolate(self, h0, h1, c_inf, g):
         """h(g) for the quadratic with h(0) = h0, h(1) = h1 and X^2 coefficient c_inf."""
@@ -318,8 +334,12 @@ class OpeningRun:
         self.fresh_main = fresh_main
         transcript.observe(fresh_main.root)
         groups = self.inputs.draws.base.groups
-        for g in range(len(groups)):
-            transcript.observe(self._put(_host("group_root", g)))
+        self.fresh_groups = []
+        for g, group in enumerate(config.mask_groups()):
+            oracle = self._commit_oracle(self.group_matrices[g], _host("group_matrix", g), group.shape.domain_size,
+                                         group.width)
+            transcript.observe(oracle.root)
+            self.fresh_groups.append(oracle)
         ledger = self.ledger
         source_covector = alg.scale(alg.from_table(self.weights), self.factor)
         masked = alg.dot(self._in(_host("base_message")), source_covector)
@@ -342,7 +362,7 @@ class OpeningRun:
         self.blinded = [self.blinded_message, self.blinded_randomness] + [v for pair in self.blinded_masks for v in pair]
         self.source, self.fresh_main = source, fresh_main
         # what the second session opens stays alive until it is submitted
-        self.held_queries = [fresh_main, source] + [o for _, o in ledger.groups if not isinstance(o, tuple)]
+        self.held_queries = [fresh_main, source] + [o for _, o in ledger.groups] + self.fresh_groups
         self.held = [h for h in self.held if all(h is not q for q in self.held_queries)]
         self.held.extend([self.evals, self.weights])
 
@@ -363,15 +383,10 @@ class OpeningRun:
                                 "extension" if source.is_ext else "base")
         self.fresh_openings = backend.commitments.open_rows(self.fresh_main, positions)
         self.group_openings = []
-        for group, (_, carried_oracle) in zip(config.mask_groups(), self.ledger.groups):
+        for group, (_, carried), fresh in zip(config.mask_groups(), self.ledger.groups, self.fresh_groups):
             queries = transcript.sample_queries(group.shape.domain_size, 0, config.mask_queries)
-            out = session.regions.proof.take((queries.slots,))
-            if queries.slots:
-                session.batch().copy(queries.indices.buffer, queries.indices.offset, out.buffer, out.offset,
-                                     4 * queries.slots)
-            opened = carried_oracle if isinstance(carried_oracle, tuple) else \
-                backend.commitments.open_rows(carried_oracle, queries)
-            self.group_openings.append((out, opened))
+            self.group_openings.append((group.width, backend.commitments.open_rows(carried, queries),
+                                        backend.commitments.open_rows(fresh, queries)))
 
     # -- the read ---------------------------------------------------------------------------------------------
     def resolve(self, words: np.ndarray, query_words: np.ndarray, inputs):
@@ -386,12 +401,12 @@ class OpeningRun:
             return None
         values = np.array([read(v).reshape(4) for v in self.values], np.uint32).reshape(-1, 4)
         sumchecks, mask_roots = [], []
-        for b, (ell, recorded) in enumerate(self.batches):
+        for b, (ell, recorded, oracle) in enumerate(self.batches):
             k = len(recorded.wires)
             wires = np.stack([read(x) for x in recorded.wires]).reshape(k, -1, 4)
             witnesses = np.array([int(read(x).reshape(-1)[0]) for x in recorded.witnesses], np.uint32)
             sumchecks.append(ZkSumcheckData(np.asarray(inputs.mu[b], np.uint32), ell, wires, witnesses))
-            mask_roots.append(inputs.batch_oracles[b].cap)
+            mask_roots.append(_cap(read(oracle.root)))
         rounds = []
         for switch, mask_commitment, kind in self.rounds:
             witness = int(read(switch.witness).reshape(-1)[0]) if switch.witness is not None else 0
@@ -400,16 +415,14 @@ class OpeningRun:
                                        witness, _openings(kind, *resolve_value(words, switch.openings))))
         opened, kind = self.source_openings
         mask_openings = []
-        for g, (indices, carried) in enumerate(self.group_openings):
-            positions = read_q(indices).astype(np.int64).tolist()
-            if isinstance(carried, tuple):  # a batch's oracle, committed on the host
-                carried_openings = inputs.batch_oracles[carried[1]].open(positions)
-            else:
-                carried_openings = _openings("extension", *resolve_value(query_words, carried))
-            mask_openings.append(MaskOpeningPair(carried_openings, inputs.group_oracles[g].open(positions)))
+        for width, carried, fresh in self.group_openings:
+            # commit_matrix's rows are gathered whole (a power-of-two count of EF entries): the oracle's come first
+            pair = [_openings("extension", np.asarray(rows, np.uint32)[:, :width], siblings)
+                    for rows, siblings in (resolve_value(query_words, carried), resolve_value(query_words, fresh))]
+            mask_openings.append(MaskOpeningPair(*pair))
         witness = int(read_q(self.final_witness).reshape(-1)[0]) if self.final_witness is not None else 0
         base_case = BaseCaseZkProof(
-            _cap(read(self.fresh_main.root)), tuple(o.cap for o in inputs.group_oracles),
+            _cap(read(self.fresh_main.root)), tuple(_cap(read(o.root)) for o in self.fresh_groups),
             read(self.masked_claim).reshape(4), read(self.blinded_message).reshape(-1, 4),
             read(self.blinded_randomness).reshape(-1, 4),
             tuple(BlindedMask(read(m).reshape(-1, 4), read(t).reshape(-1, 4)) for m, t in self.blinded_masks),
