@@ -161,8 +161,8 @@ class DeviceOpening:
         device challenger's words."""
         challenger = zk_challenger(self.config, self.field)
         load_challenger(challenger, run.final_state.read(words))
-        for value in run.blinded:
-            challenger.observe_many(np.asarray(value.read(words), np.uint32).reshape(-1))
+        # one absorb of them all: observing words in order does not depend on how the calls split them
+        challenger.observe_many(np.concatenate([np.asarray(v.read(words), np.uint32).reshape(-1) for v in run.blinded]))
         return challenger_words(challenger.sponge_state, challenger.input_buffer, len(challenger.output_buffer))
 
     def _session(self, sizes: tuple, record_key, body, release):
