@@ -24,7 +24,8 @@ def log2_exact(h: int) -> int:
 
 
 @lru_cache(maxsize=64)
-def _bit_reverse_permutation(log_h: int) -> np.ndarray:
+def bit_reverse_permutation(log_h: int) -> np.ndarray:
+    """rev(i) for i < 2^log_h: row i's bit-reversed index (the NTT's input order)."""
     idx = np.arange(1 << log_h, dtype=np.uint32)
     rev = np.zeros_like(idx)
     for bit in range(log_h):
@@ -49,7 +50,7 @@ def dft_batch(m: np.ndarray, field: Field = BABYBEAR) -> np.ndarray:
     log_h = log2_exact(h)
     if log_h > field.TWO_ADICITY:
         raise ValueError(f"NTT size 2^{log_h} exceeds the field's two-adicity 2^{field.TWO_ADICITY}")
-    x = m[_bit_reverse_permutation(log_h)]
+    x = m[bit_reverse_permutation(log_h)]
     for log_half in range(log_h):
         half = 1 << log_half
         blocks = x.reshape(h // (2 * half), 2, half, w)

@@ -48,21 +48,26 @@ class DeviceMemory:
         self.state = state
 
 
-    def upload(self, array: np.ndarray, mode: StorageMode = StorageMode.SHARED) -> DeviceBuffer:
+    def upload(self, array: np.ndarray, mode: StorageMode = StorageMode.SHARED,
+               source: str | None = None) -> DeviceBuffer:
         """``mode`` says what the table is to the caller (SHARED: an input; PRIVATE: a starting value the device
-        then updates, such as zero weights); the buffer gets the mode the policy gives that role."""
+        then updates, such as zero weights); the buffer gets the mode the policy gives that role. ``source``: the
+        proof input the words are, for a recording (each buffer's write named (source, first word, end))."""
         array = np.ascontiguousarray(array, dtype=np.uint32)
         host_facing = mode is StorageMode.SHARED
         entries = array.shape[0] if array.ndim else 1
         elem = array.nbytes // max(entries, 1)
+        words = array.reshape(-1)
         if array.nbytes <= self.state.buffer_limit:
-            table = SplitArray([self.state.upload_words(array, host_facing)], entries, elem, entries, entries)
+            table = SplitArray([self.state.upload_words(array, host_facing,
+                                                        source=(source, 0, words.size) if source else None)],
+                               entries, elem, entries, entries)
         else:
             table = self.state.new_table(entries, elem, host_facing)
-            words = array.reshape(-1)
             per = table.buffer_rows * elem // 4
             for i, buffer in enumerate(table.buffers):
-                self.state.drivers.write(buffer, words[i * per:(i + 1) * per])
+                self.state.drivers.write(buffer, words[i * per:(i + 1) * per],
+                                         source=(source, i * per, (i + 1) * per) if source else None)
         return DeviceBuffer(table, array.shape, table.mode)
 
     def upload_canonical(self, source: np.ndarray | DeviceTable) -> DeviceBuffer:

@@ -19,12 +19,11 @@ group). ``mu``: each batch's mu tilde. No mask oracle is committed on the host: 
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
 from ....field import Field
 from ....ref.field_np import field_ops
+from ....ref.ntt import bit_reverse_permutation
 from ....ref.rng import random_base
 from .config import ZkWhirConfig
 from .draws import draw_opening
@@ -35,15 +34,6 @@ def pow2_at_least(n: int) -> int:
     return 1 << (int(n) - 1).bit_length() if n > 1 else 1
 
 
-@functools.lru_cache(maxsize=16)
-def _bit_reversal(log_n: int) -> np.ndarray:
-    rows = np.arange(1 << log_n, dtype=np.int64)
-    out = np.zeros_like(rows)
-    for b in range(log_n):
-        out |= ((rows >> b) & 1) << (log_n - 1 - b)
-    return out
-
-
 def coefficient_matrix(messages: np.ndarray, randomness: np.ndarray, domain_size: int) -> np.ndarray:
     """(domain, next_pow2(w), 4): column c = messages[c] ‖ randomness[c] ‖ zeros (w columns, the rest zero), rows
     in bit-reversed order (``Commitments.commit_matrix``'s input; ``oracles.mask_matrix`` before its DFT)."""
@@ -52,7 +42,7 @@ def coefficient_matrix(messages: np.ndarray, randomness: np.ndarray, domain_size
     coeffs = np.zeros((domain_size, pow2_at_least(width), 4), np.uint32)
     coeffs[:m, :width] = np.swapaxes(messages, 0, 1)
     coeffs[m:m + t, :width] = np.swapaxes(randomness, 0, 1)
-    return coeffs[_bit_reversal(domain_size.bit_length() - 1)]
+    return coeffs[bit_reverse_permutation(domain_size.bit_length() - 1)]
 
 
 class _NoOracles:

@@ -21,7 +21,6 @@ from ....backends.code_switch import CodeSwitchPlan
 from ....backends.device_transcript import NOT_FOUND
 from ....backends.device_values import resolve_value
 from ....backends.gpu.geometry import EF_BYTES
-from ....kernels.split import SplitArray
 from ..proof import MerkleCap, QueryOpenings
 from .proof import BaseCaseZkProof, BlindedMask, MaskOpeningPair, ZkRoundProof, ZkSumcheckData, ZkWhirProof
 
@@ -86,23 +85,6 @@ class OpeningRun:
         self.state.drivers.write(value.buffer, words.reshape(-1), value.offset, source=source)
         return value
 
-    def _upload(self, words: np.ndarray, shape: tuple, source: tuple | None, split_source: str | None = None):
-        """A table written at the session's start (before any launch: pooled storage), ``source`` naming it;
-        ``split_source``: the input whose (name, start, stop) slices name the buffers of a table split over several
-        buffers."""
-        state = self.state
-        words = np.ascontiguousarray(words, np.uint32).reshape(-1)
-        elem = 4 * (words.size // shape[0])
-        if words.nbytes <= state.buffer_limit:
-            table = SplitArray([state.upload_words(words, True, source=source)], shape[0], elem, shape[0], shape[0])
-        else:
-            table = state.new_table(shape[0], elem, host_facing=True)
-            per = table.buffer_rows * elem // 4
-            for i, buffer in enumerate(table.buffers):
-                state.drivers.write(buffer, words[i * per:(i + 1) * per],
-                                    source=(split_source, i * per, (i + 1) * per) if split_source else None)
-        return DeviceBuffer(table, shape, table.mode)
-
     # -- recording --------------------------------------------------------------------------------------------
     def record(self, canonical: bool) -> None:
         config, backend, alg, transcript, inputs = self.config, self.backend, self.alg, self.transcript, self.inputs
@@ -112,12 +94,12 @@ class OpeningRun:
         if canonical:
             table = backend.memory.upload_canonical(inputs.polynomial)
         else:
-            table = self._upload(inputs.polynomial, (1 << n,), ("table", 0, 1 << n), "table")
+            table = backend.memory.upload(inputs.polynomial, source="table")
         # the base case's coefficients: storage now, its words (from the mask draws) written just before use
         rows = pow2_at_least(sum(config.source_code()[:2]))
         handle = self.state.new_table(rows, EF_BYTES, host_facing=True)  # one buffer (DeviceOpening.supported)
         fresh_table = DeviceBuffer(handle, (rows, 4), handle.mode)
-        weights = None if statements else self._upload(np.zeros((1 << n, 4), np.uint32), (1 << n, 4), None)
+        weights = None if statements else backend.memory.upload(np.zeros((1 << n, 4), np.uint32))
         # storage for every mask oracle's coefficients, written just before its commitment
         self.batch_matrices = [self.state.pool.alloc(inputs.words(_host("batch_matrix", b)).nbytes, True)
                                for b in range(len(inputs.draws.batches))]
