@@ -1,21 +1,24 @@
 // Field samples from rand's StdRng keystream (ChaCha12, legacy layout: state words 4..11 the key, 12..13 a 64-bit
 // block counter, 14..15 the stream id 0): Plonky3's StandardUniform for the composed field takes u = word >> 1 and
-// accepts it when u < BB_P (u is then the Montgomery word); a rejected word is consumed. The keystream window is
-// the n_words words from block counter (block_hi:block_lo), word position p = 16 b + k for block b (relative) and
-// word k. The first n_samples accepted u, in keystream order, are the samples. Three launches (whirgpu/kernels/
-// mask_rng.py): chacha_sample_count (thread = one block of 16 words, threadgroup g = blocks g WG .. g WG + WG - 1:
-// counts[g] = its accepted words), chacha_sample_scan (one threadgroup, any number of groups: counts becomes the
-// exclusive prefix sums; status[status_at] = 0 when n_samples = 0, 0xFFFFFFFF (NOT_FOUND) when fewer than
-// n_samples words were accepted), chacha_sample_compact (the keystream again: accepted word of rank r with
-// rank_first <= r < min(rank_end, n_samples) is written to out[out_off + r - rank_first]; when rank_first = 0 the
-// thread holding rank n_samples - 1 writes its position + 1, the words consumed, to status[status_at]).
-// Bindings: 0 counts, 1 status (scan, compact), 2 out (compact), then params. Ranges: n_words < 2^32 - 1, groups =
-// ceil(ceil(n_words / 16) / WG), WG a power of two <= MAX_WG; the counter wraps mod 2^64. Launch: count and compact
-// over `groups` threadgroups (2-D grid; the overhang returns), scan over one.
+// accepts it when u < BB_P (u is then the Montgomery word); a rejected word is consumed. The key is the 8 words
+// status[key_at .. key_at + 7] (a per-proof input written before the launches; none of them writes there). The
+// keystream window is the n_words words from block counter (block_hi:block_lo), word position p = 16 b + k for
+// block b (relative) and word k. The first n_samples accepted u, in keystream order, are the samples. Three
+// launches (whirgpu/kernels/mask_rng.py): chacha_sample_count (thread = one block of 16 words, threadgroup g =
+// blocks g WG .. g WG + WG - 1: counts[g] = its accepted words), chacha_sample_scan (one threadgroup, any number of
+// groups: counts becomes the exclusive prefix sums; status[status_at] = 0 when n_samples = 0, 0xFFFFFFFF
+// (NOT_FOUND) when fewer than n_samples words were accepted), chacha_sample_compact (the keystream again: accepted
+// word of rank r with rank_first <= r < min(rank_end, n_samples) is written to out[out_off + r - rank_first]; when
+// rank_first = 0 the thread holding rank n_samples - 1 writes its position + 1, the words consumed, to
+// status[status_at]).
+// Bindings: 0 counts, 1 status, 2 out (compact), then params. Ranges: n_words < 2^32 - 1, groups =
+// ceil(ceil(n_words / 16) / WG), WG a power of two <= MAX_WG; status_at outside [key_at, key_at + 8); the counter
+// wraps mod 2^64. Launch: count and compact over `groups` threadgroups (2-D grid; the overhang returns), scan
+// over one.
 
 struct Params {
-    uint4 key_lo; uint4 key_hi; uint block_lo; uint block_hi; uint n_words; uint n_samples;
-    uint rank_first; uint rank_end; uint out_off; uint status_at; uint groups; uint _pad0; uint _pad1; uint _pad2;
+    uint key_at; uint block_lo; uint block_hi; uint n_words; uint n_samples; uint rank_first; uint rank_end;
+    uint out_off; uint status_at; uint groups; uint _pad0; uint _pad1;
 };
 
 constant constexpr uint MAX_WG = 256u;
@@ -37,13 +40,18 @@ Block quarter4(Block s) {
     return s;
 }
 
-// Keystream block `rel` blocks after (block_hi:block_lo) (64-bit add, carry into the high word): words 0..15 as
-// a.xyzw, b.xyzw, c.xyzw, d.xyzw.
-Block chacha12(constant Params& p, uint rel) {
+// Key words k .. k + 3 of the status binding.
+uint4 key4(device const uint* status, uint k) {
+    return uint4(status[k], status[k + 1u], status[k + 2u], status[k + 3u]);
+}
+
+// Keystream block `rel` blocks after (block_hi:block_lo) (64-bit add, carry into the high word) of the key at
+// status[key_at ..]: words 0..15 as a.xyzw, b.xyzw, c.xyzw, d.xyzw.
+Block chacha12(constant Params& p, device const uint* status, uint rel) {
     uint lo = p.block_lo + rel;
     uint hi = p.block_hi + (lo < p.block_lo ? 1u : 0u);
-    Block init = {uint4(0x61707865u, 0x3320646eu, 0x79622d32u, 0x6b206574u), p.key_lo, p.key_hi,
-                  uint4(lo, hi, 0u, 0u)};
+    Block init = {uint4(0x61707865u, 0x3320646eu, 0x79622d32u, 0x6b206574u), key4(status, p.key_at),
+                  key4(status, p.key_at + 4u), uint4(lo, hi, 0u, 0u)};
     Block s = init;
     for (uint i = 0u; i < 6u; i++) {
         s = quarter4(s);  // columns
@@ -90,7 +98,8 @@ uint scan_inclusive(uint lid, uint v, threadgroup uint* sums) {
     return sums[lid];
 }
 
-kernel void chacha_sample_count(device uint* counts [[buffer(0)]], constant Params& params [[buffer(1)]],
+kernel void chacha_sample_count(device uint* counts [[buffer(0)]], device uint* status [[buffer(1)]],
+                                constant Params& params [[buffer(2)]],
                                 uint lid [[thread_index_in_threadgroup]],
                                 uint3 wid [[threadgroup_position_in_grid]], uint3 nwg [[threadgroups_per_grid]]) {
     threadgroup uint sums[MAX_WG];
@@ -100,7 +109,7 @@ kernel void chacha_sample_count(device uint* counts [[buffer(0)]], constant Para
     }
     uint rel = g * WG + lid;
     uint pos = rel * 16u;
-    uint c = pos < params.n_words ? block_count(chacha12(params, rel), pos, params.n_words) : 0u;
+    uint c = pos < params.n_words ? block_count(chacha12(params, status, rel), pos, params.n_words) : 0u;
     uint total = scan_inclusive(lid, c, sums);
     if (lid == WG - 1u) {
         counts[g] = total;
@@ -170,7 +179,7 @@ kernel void chacha_sample_compact(device uint* counts [[buffer(0)]], device uint
     Block s = {uint4(0u), uint4(0u), uint4(0u), uint4(0u)};
     uint c = 0u;
     if (pos < params.n_words) {
-        s = chacha12(params, rel);
+        s = chacha12(params, status, rel);
         c = block_count(s, pos, params.n_words);
     }
     uint incl = scan_inclusive(lid, c, sums);

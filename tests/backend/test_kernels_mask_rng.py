@@ -3,8 +3,10 @@
 every threshold: n = 0 and 1, one workgroup, several, more workgroups than the fixture's 7 per grid dimension
 (the 2-D grid), more than the scan's WG threads (its chunking, reached with a lowered WG), a first block counter
 whose 64-bit add carries into the high word (and one wrapping at 2^64), compaction in several output windows
-(a lowered binding limit), and the NOT_FOUND status (W forced too small). Output words outside the written range
-keep their garbage."""
+(a lowered binding limit), and the NOT_FOUND status (W forced too small). The key is read from the status binding
+(written there before the launches): next to the status word, at offset 0, far in, through a view, and replayed
+launches recorded once draw each newly written key's samples. Output and status words outside the written ones
+keep their garbage (the key words their key)."""
 
 from __future__ import annotations
 
@@ -17,6 +19,8 @@ from whirgpu.field import field_by_name
 from whirgpu.kernels import mask_rng
 from whirgpu.ref.chacha_rng import StdRng, chacha_blocks
 from whirgpu.ref.rng import random_base
+from whirgpu.runtime.base import RtView
+from whirgpu.runtime.program import Copy, Dispatch
 
 GARBAGE = 0xDEADBEEF
 STATUS_GARBAGE = 0x5EED5EED
@@ -46,25 +50,43 @@ def _expected(key: np.ndarray, n: int, field: str, first_block: int = 0, n_words
     return samples, consumed
 
 
-def _run(rt, key, n: int, field: str, out_offset: int = 3, status_at: int = 2, **kwargs):
-    """(out words, status words, launches) of one recorded call into a fresh batch."""
+def _status_words(key, status_at: int, key_at: int) -> np.ndarray:
+    """The status binding's words before the launches: garbage, the key at ``key_at``."""
+    words = np.full(max(status_at + 1, key_at + 8) + 3, STATUS_GARBAGE, np.uint32)
+    words[key_at:key_at + 8] = mask_rng.key_words(key)
+    return words
+
+
+def _run(rt, key, n: int, field: str, out_offset: int = 3, status_at: int = 2, key_at: int | None = None,
+         **kwargs):
+    """(out words, status words before, status words after, launches) of one recorded call into a fresh batch; the
+    key at status word ``key_at`` (default: right after the status word)."""
+    key_at = status_at + 1 if key_at is None else key_at
     out = _upload(rt, np.full(out_offset + n + 5, GARBAGE, np.uint32))
-    status = _upload(rt, np.full(status_at + 3, STATUS_GARBAGE, np.uint32))
+    before = _status_words(key, status_at, key_at)
+    status = _upload(rt, before)
     batch = rt.batch()
-    launches = mask_rng.record_samples(rt, batch, key, n, out, out_offset, status, status_at, field=field, **kwargs)
+    launches = mask_rng.record_samples(rt, batch, key_at, n, out, out_offset, status, status_at, field=field,
+                                       **kwargs)
     batch.submit()
-    return rt.read(out), rt.read(status), launches
+    return rt.read(out), before, rt.read(status), launches
 
 
-def _check(rt, key, n, field, first_block=0, n_words=None, out_offset=3, status_at=2, **kwargs):
-    got, status, launches = _run(rt, key, n, field, out_offset, status_at, first_block=first_block, n_words=n_words,
-                                 **kwargs)
-    samples, consumed = _expected(np.asarray(key, np.uint32), n, field, first_block, n_words)
+def _check_words(key, n, field, got, before, status, out_offset, status_at, first_block=0, n_words=None):
+    """The samples at ``out_offset`` and the status word as the reference draws them; every other word kept."""
+    samples, consumed = _expected(np.asarray(mask_rng.key_words(key), np.uint32), n, field, first_block, n_words)
     assert status[status_at] == consumed
-    assert (status[:status_at] == STATUS_GARBAGE).all() and (status[status_at + 1:] == STATUS_GARBAGE).all()
+    others = np.arange(before.size) != status_at
+    np.testing.assert_array_equal(status[:before.size][others], before[others])
     written = samples.size  # on NOT_FOUND, the accepted words there were, at their ranks
     np.testing.assert_array_equal(got[out_offset:out_offset + written], samples)
     assert (got[:out_offset] == GARBAGE).all() and (got[out_offset + written:] == GARBAGE).all()
+
+
+def _check(rt, key, n, field, first_block=0, n_words=None, out_offset=3, status_at=2, key_at=None, **kwargs):
+    got, before, status, launches = _run(rt, key, n, field, out_offset, status_at, key_at, first_block=first_block,
+                                         n_words=n_words, **kwargs)
+    _check_words(key, n, field, got, before, status, out_offset, status_at, first_block, n_words)
     return launches
 
 
@@ -163,3 +185,79 @@ def test_default_workgroup_past_the_scan_threads(gpu_runtime, field):
     chunking at the production workgroup size)."""
     launches = _check(gpu_runtime, _key(11), 1_100_000, field)
     assert launches.groups > mask_rng.WG
+
+
+@pytest.mark.parametrize("field", FIELDS)
+@pytest.mark.parametrize("status_at,key_at", [(8, 0), (0, 1), (3, 40), (45, 37)])
+def test_key_anywhere_in_the_status_binding(gpu_runtime, field, status_at, key_at):
+    """The key at word 0, next to the status word, far past it, right before it."""
+    _check(gpu_runtime, _key(key_at), 3000, field, status_at=status_at, key_at=key_at)
+
+
+@pytest.mark.parametrize("field", FIELDS)
+def test_key_in_a_status_view(gpu_runtime, field):
+    """The status bound as a view: key_at and status_at count from the view's first word."""
+    rt = gpu_runtime
+    align = max(4, int(rt.offset_alignment)) // 4
+    first = -(-32 // align) * align  # the view's first word: 32 words or more in, aligned
+    key, n, status_at, key_at = _key(99), 2000, 5, 11
+    words = np.full(first + 64, STATUS_GARBAGE, np.uint32)
+    words[first + key_at:first + key_at + 8] = mask_rng.key_words(key)
+    status = _upload(rt, words)
+    out = _upload(rt, np.full(n + 8, GARBAGE, np.uint32))
+    batch = rt.batch()
+    mask_rng.record_samples(rt, batch, key_at, n, out, 3, RtView(status, 4 * first, 4 * 32), status_at, field=field)
+    batch.submit()
+    got, view = rt.read(status), slice(first, first + 32)
+    _check_words(key, n, field, rt.read(out), words[view], got[view], 3, status_at)
+    outside = np.ones(words.size, bool)
+    outside[view] = False
+    np.testing.assert_array_equal(got[outside], words[outside])
+
+
+class _Recorder:
+    """A batch that keeps its launches (``runtime.program`` steps) to submit again and again."""
+
+    def __init__(self):
+        self.launches = []
+
+    def dispatch(self, kernel, buffers, params, n_groups):
+        self.launches.append(Dispatch(kernel, tuple(buffers), np.array(params, np.uint32), n_groups))
+
+    def copy(self, src, src_offset, dst, dst_offset, nbytes):
+        self.launches.append(Copy(src, src_offset, dst, dst_offset, nbytes))
+
+
+@pytest.mark.parametrize("field", FIELDS)
+@pytest.mark.parametrize("n,key_at,status_at", [(5000, 9, 4), (17, 0, 8)])
+def test_recorded_launches_draw_each_written_key(gpu_runtime, field, n, key_at, status_at):
+    """Launches recorded once (params fixed) and submitted again after each new key is written to the status
+    binding: each submission draws the samples of the key written before it."""
+    rt = gpu_runtime
+    out = _upload(rt, np.full(n + 8, GARBAGE, np.uint32))
+    status = _upload(rt, _status_words(_key(0), status_at, key_at))
+    recorder = _Recorder()
+    mask_rng.record_samples(rt, recorder, key_at, n, out, 3, status, status_at, field=field)
+    recorded = rt.recorded_batch(recorder.launches)
+    try:
+        for seed in (1, 2, 3):
+            key = _key(1000 + seed)
+            before = _status_words(key, status_at, key_at)
+            rt.write(status, before)
+            rt.write(out, np.full(n + 8, GARBAGE, np.uint32))
+            recorded.submit()
+            _check_words(key, n, field, rt.read(out), before, rt.read(status), 3, status_at)
+    finally:
+        recorded.close()
+
+
+def test_key_and_status_words_are_checked(gpu_runtime):
+    rt = gpu_runtime
+    status, out = _upload(rt, np.zeros(12, np.uint32)), _upload(rt, np.zeros(16, np.uint32))
+    for key_at, status_at, match in [(5, 0, "key words 5 .. 12 outside the 12-word"), (-1, 9, "key words -1"),
+                                     (0, 12, "status word 12 outside"), (2, 9, "overlaps the key words 2 .. 9"),
+                                     (2, 2, "overlaps")]:
+        with pytest.raises(ValueError, match=match):
+            mask_rng.record_samples(rt, rt.batch(), key_at, 4, out, 0, status, status_at)
+    mask_rng.record_samples(rt, rt.batch(), 4, 4, out, 0, status, 3)  # the words just apart
+    mask_rng.record_samples(rt, rt.batch(), 0, 4, out, 0, status, 8)

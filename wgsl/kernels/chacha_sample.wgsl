@@ -1,21 +1,24 @@
 // Field samples from rand's StdRng keystream (ChaCha12, legacy layout: state words 4..11 the key, 12..13 a 64-bit
 // block counter, 14..15 the stream id 0): Plonky3's StandardUniform for the composed field takes u = word >> 1 and
-// accepts it when u < BB_P (u is then the Montgomery word); a rejected word is consumed. The keystream window is
-// the n_words words from block counter (block_hi:block_lo), word position p = 16 b + k for block b (relative) and
-// word k. The first n_samples accepted u, in keystream order, are the samples. Three launches (whirgpu/kernels/
-// mask_rng.py): chacha_sample_count (thread = one block of 16 words, workgroup g = blocks g WG .. g WG + WG - 1:
-// counts[g] = its accepted words), chacha_sample_scan (one workgroup, any number of groups: counts becomes the
-// exclusive prefix sums; status[status_at] = 0 when n_samples = 0, 0xFFFFFFFF (NOT_FOUND) when fewer than
-// n_samples words were accepted), chacha_sample_compact (the keystream again: accepted word of rank r with
-// rank_first <= r < min(rank_end, n_samples) is written to out[out_off + r - rank_first]; when rank_first = 0 the
-// thread holding rank n_samples - 1 writes its position + 1, the words consumed, to status[status_at]).
-// Bindings: 0 counts, 1 status (scan, compact), 2 out (compact), then params. Ranges: n_words < 2^32 - 1, groups =
-// ceil(ceil(n_words / 16) / WG), WG a power of two <= MAX_WG; the counter wraps mod 2^64. Launch: count and compact
-// over `groups` workgroups (2-D grid; the overhang returns), scan over one.
+// accepts it when u < BB_P (u is then the Montgomery word); a rejected word is consumed. The key is the 8 words
+// status[key_at .. key_at + 7] (a per-proof input written before the launches; none of them writes there). The
+// keystream window is the n_words words from block counter (block_hi:block_lo), word position p = 16 b + k for
+// block b (relative) and word k. The first n_samples accepted u, in keystream order, are the samples. Three
+// launches (whirgpu/kernels/mask_rng.py): chacha_sample_count (thread = one block of 16 words, workgroup g =
+// blocks g WG .. g WG + WG - 1: counts[g] = its accepted words), chacha_sample_scan (one workgroup, any number of
+// groups: counts becomes the exclusive prefix sums; status[status_at] = 0 when n_samples = 0, 0xFFFFFFFF
+// (NOT_FOUND) when fewer than n_samples words were accepted), chacha_sample_compact (the keystream again: accepted
+// word of rank r with rank_first <= r < min(rank_end, n_samples) is written to out[out_off + r - rank_first]; when
+// rank_first = 0 the thread holding rank n_samples - 1 writes its position + 1, the words consumed, to
+// status[status_at]).
+// Bindings: 0 counts, 1 status, 2 out (compact), then params. Ranges: n_words < 2^32 - 1, groups =
+// ceil(ceil(n_words / 16) / WG), WG a power of two <= MAX_WG; status_at outside [key_at, key_at + 8); the counter
+// wraps mod 2^64. Launch: count and compact over `groups` workgroups (2-D grid; the overhang returns), scan
+// over one.
 
 struct Params {
-    key_lo: vec4<u32>, key_hi: vec4<u32>, block_lo: u32, block_hi: u32, n_words: u32, n_samples: u32,
-    rank_first: u32, rank_end: u32, out_off: u32, status_at: u32, groups: u32, _pad0: u32, _pad1: u32, _pad2: u32
+    key_at: u32, block_lo: u32, block_hi: u32, n_words: u32, n_samples: u32, rank_first: u32, rank_end: u32,
+    out_off: u32, status_at: u32, groups: u32, _pad0: u32, _pad1: u32
 }
 
 const MAX_WG: u32 = 256u;
@@ -26,9 +29,8 @@ const NOT_FOUND: u32 = 0xFFFFFFFFu;
 @group(0) @binding(0) var<storage, read_write> counts: array<u32>;
 @group(0) @binding(1) var<storage, read_write> status: array<u32>;
 @group(0) @binding(2) var<storage, read_write> out: array<u32>;
-@group(0) @binding(1) var<uniform> params_count: Params;
-@group(0) @binding(2) var<uniform> params_scan: Params;
-@group(0) @binding(3) var<uniform> params: Params;
+@group(0) @binding(2) var<uniform> params_cs: Params;  // count and scan
+@group(0) @binding(3) var<uniform> params: Params;  // compact
 
 var<workgroup> sums: array<u32, MAX_WG>;
 
@@ -47,13 +49,18 @@ fn quarter4(s: Block) -> Block {
     return r;
 }
 
-// Keystream block `rel` blocks after (block_hi:block_lo) (64-bit add, carry into the high word): words 0..15 as
-// a.xyzw, b.xyzw, c.xyzw, d.xyzw.
+// Key words k .. k + 3 of the status binding.
+fn key4(k: u32) -> vec4<u32> {
+    return vec4<u32>(status[k], status[k + 1u], status[k + 2u], status[k + 3u]);
+}
+
+// Keystream block `rel` blocks after (block_hi:block_lo) (64-bit add, carry into the high word) of the key at
+// status[key_at ..]: words 0..15 as a.xyzw, b.xyzw, c.xyzw, d.xyzw.
 fn chacha12(p: Params, rel: u32) -> Block {
     let lo = p.block_lo + rel;
     let hi = p.block_hi + select(0u, 1u, lo < p.block_lo);
-    let init = Block(vec4<u32>(0x61707865u, 0x3320646eu, 0x79622d32u, 0x6b206574u), p.key_lo, p.key_hi,
-                     vec4<u32>(lo, hi, 0u, 0u));
+    let init = Block(vec4<u32>(0x61707865u, 0x3320646eu, 0x79622d32u, 0x6b206574u), key4(p.key_at),
+                     key4(p.key_at + 4u), vec4<u32>(lo, hi, 0u, 0u));
     var s = init;
     for (var i = 0u; i < 6u; i++) {
         s = quarter4(s);  // columns
@@ -96,14 +103,14 @@ fn scan_inclusive(lid: u32, v: u32) -> u32 {
 fn chacha_sample_count(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
                        @builtin(num_workgroups) nwg: vec3<u32>) {
     let g = wid.x + wid.y * nwg.x;
-    if (g >= params_count.groups) {
+    if (g >= params_cs.groups) {
         return;
     }
     let rel = g * WG + lid;
     let pos = rel * 16u;
     var c = 0u;
-    if (pos < params_count.n_words) {
-        c = block_count(chacha12(params_count, rel), pos, params_count.n_words);
+    if (pos < params_cs.n_words) {
+        c = block_count(chacha12(params_cs, rel), pos, params_cs.n_words);
     }
     let total = scan_inclusive(lid, c);
     if (lid == WG - 1u) {
@@ -113,7 +120,7 @@ fn chacha_sample_count(@builtin(local_invocation_index) lid: u32, @builtin(workg
 
 @compute @workgroup_size(WG)
 fn chacha_sample_scan(@builtin(local_invocation_index) lid: u32) {
-    let groups = params_scan.groups;
+    let groups = params_cs.groups;
     let chunk = (groups + WG - 1u) / WG;
     let first = min(lid * chunk, groups);
     let end = min(first + chunk, groups);
@@ -129,10 +136,10 @@ fn chacha_sample_scan(@builtin(local_invocation_index) lid: u32) {
         run += c;
     }
     if (lid == WG - 1u) {
-        if (params_scan.n_samples == 0u) {
-            status[params_scan.status_at] = 0u;
-        } else if (incl < params_scan.n_samples) {
-            status[params_scan.status_at] = NOT_FOUND;
+        if (params_cs.n_samples == 0u) {
+            status[params_cs.status_at] = 0u;
+        } else if (incl < params_cs.n_samples) {
+            status[params_cs.status_at] = NOT_FOUND;
         }
     }
 }

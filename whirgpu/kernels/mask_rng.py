@@ -3,18 +3,22 @@
 ``ref.chacha_rng.StdRng`` (docs/ZK-PROTOCOL.md §4, §15).
 
 Contracts:
-- A fork of upstream's mask RNG is a key (8 u32 words, the 32-byte seed read little-endian; ``StdRng.key``) at
-  word position 0. Drawing n base samples from it (Plonky3's ``StandardUniform``: ``u = next_u32() >> 1`` until
-  ``u < P``, u the Montgomery word; a rejected word is consumed) is taking the first n keystream words whose
-  ``u < P``, in order. ``record_samples`` writes those n words (uint32 Montgomery words in [0, P), draw order) to
-  ``out`` words ``out_offset .. out_offset + n - 1``; an EF element is 4 consecutive words (c0..c3), so k EF
-  elements are ``n = 4 k`` samples. Nothing else of ``out`` is written (on NOT_FOUND, only the accepted words
-  there were, at their ranks). P is the field's, a compile-time constant of the kernels composed for ``field``.
-- The status word ``status[status_at]`` receives the keystream words the n samples consumed (the position of
-  the n-th accepted word + 1, counted from word 0 of block ``first_block``; 0 when n = 0), which is the fork's
-  ``word_pos`` after the draws when ``first_block`` = 0; or ``NOT_FOUND`` (0xFFFFFFFF) when the ``n_words``
-  words drawn held fewer than n accepted ones. Nothing is read back: the caller checks the status after the
-  proof's readback, as proof-of-work's NOT_FOUND is checked.
+- A fork of upstream's mask RNG is a key (8 u32 words, the 32-byte seed read little-endian; ``StdRng.key``;
+  ``key_words``) at word position 0. The kernels read the key from the ``status`` binding, words
+  ``key_at .. key_at + 7`` (relative to the binding), which the caller writes before the launches run: the
+  launches are recorded once and replayed with other proofs' keys (params are fixed at recording, a buffer word
+  is a per-proof input). No launch writes those words.
+- Drawing n base samples from a fork (Plonky3's ``StandardUniform``: ``u = next_u32() >> 1`` until ``u < P``,
+  u the Montgomery word; a rejected word is consumed) is taking the first n keystream words whose ``u < P``, in
+  order. ``record_samples`` writes those n words (uint32 Montgomery words in [0, P), draw order) to ``out`` words
+  ``out_offset .. out_offset + n - 1``; an EF element is 4 consecutive words (c0..c3), so k EF elements are
+  ``n = 4 k`` samples. Nothing else of ``out`` is written (on NOT_FOUND, only the accepted words there were, at
+  their ranks). P is the field's, a compile-time constant of the kernels composed for ``field``.
+- The status word ``status[status_at]`` (not one of the key words) receives the keystream words the n samples
+  consumed (the position of the n-th accepted word + 1, counted from word 0 of block ``first_block``; 0 when
+  n = 0), which is the fork's ``word_pos`` after the draws when ``first_block`` = 0; or ``NOT_FOUND``
+  (0xFFFFFFFF) when the ``n_words`` words drawn held fewer than n accepted ones. Nothing is read back: the caller
+  checks the status after the proof's readback, as proof-of-work's NOT_FOUND is checked.
 - ``n_words`` (W): by default ``words_for(n, field)`` = n + ``margin(n, field)`` rounded up to whole blocks of
   16 words, for which a shortfall has probability below 2^-FAIL_LOG2 (``margin``'s bound, below). Tests pass a
   smaller W to reach NOT_FOUND. W <= MAX_WORDS (2^31: word positions and ranks stay 32-bit).
@@ -24,8 +28,9 @@ Contracts:
   ``chacha_sample_compact`` (the keystream recomputed, each accepted word written at its rank) once per window of
   ``out``: one launch when ``out``'s buffer fits a storage binding, else windows of at most the binding limit
   (each launch recomputes the whole keystream and writes only its ranks). Bindings per launch: at most 3 storage
-  buffers. The workgroup counts (``groups_for(W)`` words) live in ``scratch`` (allocated when None); ``status``
-  is bound whole (a buffer or an ``RtView`` within the binding limit).
+  buffers; every launch binds ``status`` (count: counts, status; scan: counts, status; compact: counts, status,
+  out). The workgroup counts (``groups_for(W)`` words) live in ``scratch`` (allocated when None); ``status`` is
+  bound whole (a buffer or an ``RtView`` within the binding limit).
 
 The margin bound: with the keystream modelled as uniform words, acceptance is independent with probability
 1 - q, q = (2^31 - P) / 2^31 (KoalaBear q = (2^24 - 1) / 2^31 ~ 2^-7, BabyBear (2^27 - 1) / 2^31 ~ 1/16).
@@ -129,10 +134,23 @@ def key_words(key) -> np.ndarray:
     return words.astype(np.uint32)
 
 
-def _params(key: np.ndarray, first_block: int, n_words: int, n: int, groups: int, status_at: int,
+def _params(key_at: int, first_block: int, n_words: int, n: int, groups: int, status_at: int,
             rank_first: int = 0, rank_end: int = 0, out_off: int = 0) -> np.ndarray:
-    return np.concatenate([key, np.array([first_block & 0xFFFFFFFF, first_block >> 32, n_words, n, rank_first,
-                                          rank_end, out_off, status_at, groups, 0, 0, 0], np.uint32)])
+    """The registry's ``chacha_sample`` params: key_at block_lo block_hi n_words n_samples rank_first rank_end
+    out_off status_at groups _pad0 _pad1."""
+    return np.array([key_at, first_block & 0xFFFFFFFF, first_block >> 32, n_words, n, rank_first, rank_end, out_off,
+                     status_at, groups, 0, 0], np.uint32)
+
+
+def _check_status(status: RtBuffer | RtView, key_at: int, status_at: int) -> None:
+    """ValueError unless the key words and the status word lie inside the status binding, apart."""
+    words = binding_range(status)[2] // 4
+    if not 0 <= key_at <= words - 8:
+        raise ValueError(f"mask samples: key words {key_at} .. {key_at + 7} outside the {words}-word status binding")
+    if not 0 <= status_at < words:
+        raise ValueError(f"mask samples: status word {status_at} outside the {words}-word status binding")
+    if key_at <= status_at < key_at + 8:
+        raise ValueError(f"mask samples: status word {status_at} overlaps the key words {key_at} .. {key_at + 7}")
 
 
 def _out_windows(rt: Runtime, out: RtBuffer | RtView, out_offset: int, n: int):
@@ -157,15 +175,19 @@ def _out_windows(rt: Runtime, out: RtBuffer | RtView, out_offset: int, n: int):
     return windows
 
 
-def record_samples(rt: Runtime, batch: Batch, key, n: int, out: RtBuffer | RtView, out_offset: int,
+def record_samples(rt: Runtime, batch: Batch, key_at: int, n: int, out: RtBuffer | RtView, out_offset: int,
                    status: RtBuffer | RtView, status_at: int = 0, *, field: str = "babybear", first_block: int = 0,
                    n_words: int | None = None, scratch: RtBuffer | None = None, wg: int = WG) -> SampleLaunches:
-    """Record the launches that write the first ``n`` accepted samples of ChaCha12 keystream ``key`` (from block
-    counter ``first_block``, 0 <= first_block < 2^64) to ``out[out_offset ..]`` and the words they consumed (or
-    NOT_FOUND) to ``status[status_at]`` (contracts in the module doc). ``field`` is composed into the kernels
-    (its P decides acceptance). ``n_words`` overrides W (tests); ``scratch`` holds ``groups_for(W)`` words;
-    ``wg`` (a power of two <= MAX_WG) the workgroup size (tests lower it to cross the scan's chunking)."""
-    key = key_words(key)
+    """Record the launches that write the first ``n`` accepted samples of the ChaCha12 keystream whose key is
+    ``status`` words ``key_at .. key_at + 7`` (written by the caller before the launches run, e.g. the words of
+    ``key_words(key)``; from block counter ``first_block``, 0 <= first_block < 2^64) to ``out[out_offset ..]`` and
+    the words they consumed (or NOT_FOUND) to ``status[status_at]`` (contracts in the module doc). ValueError when
+    the key words or the status word leave the status binding, or the status word is a key word. ``field`` is
+    composed into the kernels (its P decides acceptance). ``n_words`` overrides W (tests); ``scratch`` holds
+    ``groups_for(W)`` words; ``wg`` (a power of two <= MAX_WG) the workgroup size (tests lower it to cross the
+    scan's chunking)."""
+    key_at, status_at = int(key_at), int(status_at)
+    _check_status(status, key_at, status_at)
     if n < 0:
         raise ValueError(f"mask samples: n = {n} must be >= 0")
     if not 0 <= first_block < 1 << 64:
@@ -183,14 +205,14 @@ def record_samples(rt: Runtime, batch: Batch, key, n: int, out: RtBuffer | RtVie
         raise ValueError(f"scratch of {scratch.nbytes} bytes holds fewer than {groups} workgroup counts")
     windows = _out_windows(rt, out, out_offset, n) if n and groups else []
     constants = {"WG": wg}
-    base = _params(key, first_block, words, n, groups, status_at)
+    base = _params(key_at, first_block, words, n, groups, status_at)
     if groups:
-        batch.dispatch(rt.kernel(STEM, "chacha_sample_count", constants=constants, field=field), [scratch], base,
-                       groups)
+        batch.dispatch(rt.kernel(STEM, "chacha_sample_count", constants=constants, field=field), [scratch, status],
+                       base, groups)
     batch.dispatch(rt.kernel(STEM, "chacha_sample_scan", constants=constants, field=field), [scratch, status], base,
                    1)
     compact = rt.kernel(STEM, "chacha_sample_compact", constants=constants, field=field) if windows else None
     for binding, out_off, first, last in windows:
-        params = _params(key, first_block, words, n, groups, status_at, first, last, out_off)
+        params = _params(key_at, first_block, words, n, groups, status_at, first, last, out_off)
         batch.dispatch(compact, [scratch, status, binding], params, groups)
     return SampleLaunches(n, words, groups, len(windows))

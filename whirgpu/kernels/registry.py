@@ -157,9 +157,10 @@ KERNELS: dict[str, KernelSpec] = {spec.stem: spec for spec in (
     _spec("transcript", "n_ops _pad0 _pad1 _pad2 ops:vec4x11",
           {"transcript": (("scratch", "proof", "points", _P2), 64)}, _CH),
     # rand's StdRng keystream as field samples (the hiding PCS's masks; kernels/mask_rng.py)
-    _spec("chacha_sample", "key_lo:vec4 key_hi:vec4 block_lo block_hi n_words n_samples rank_first rank_end out_off "
-          "status_at groups _pad0 _pad1 _pad2", {
-              "chacha_sample_count": (("counts",), "WG"),
+    # (the key: status words key_at .. key_at + 7, a per-proof input of a recorded launch)
+    _spec("chacha_sample", "key_at block_lo block_hi n_words n_samples rank_first rank_end out_off status_at groups "
+          "_pad0 _pad1", {
+              "chacha_sample_count": (("counts", "status"), "WG"),
               "chacha_sample_scan": (("counts", "status"), "WG"),
               "chacha_sample_compact": (("counts", "status", "out"), "WG")}, _WG),
     # the hiding PCS's masked sumcheck round message (backends/gpu/masked_rounds.py)
