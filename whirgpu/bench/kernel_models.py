@@ -15,8 +15,8 @@ be set against a calibration ceiling (``whirgpu.kernels.calibrate``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 POSEIDON2_PRODUCTS = 8 * 16 * 4 + 13 * 4
 POSEIDON2_24_PRODUCTS = 8 * 24 * 4 + 21 * (4 + 24)
@@ -63,6 +63,8 @@ _MODELS: dict[str, Callable[[list[int]], Work]] = {
     "mle_eval.mle_eval_ext": _bytes(lambda p: p[0] * _EF),
     "gather_rows": _bytes(lambda p: 2 * _WORD * p[0]),
     "interleave_columns": _bytes(lambda p: 2 * _WORD * p[0]),  # each word written once, read at most once
+    # every word written once; columns x (msg_len + rnd_len) EF entries read once
+    "mask_matrix": _bytes(lambda p: _WORD * p[0] + _EF * p[3] * (p[6] + p[9])),
     # rows (when the launch has a codeword window) and 8 words per bound level, per slot; read and written once
     "openings": _bytes(lambda p: 2 * _WORD * p[0] * (((1 << p[1]) if p[5] else 0) + 8 * p[7])),
     "merkle_leaves": _permutations(lambda p: p[0] * -(-p[1] // 8)),

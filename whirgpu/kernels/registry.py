@@ -120,6 +120,9 @@ KERNELS: dict[str, KernelSpec] = {spec.stem: spec for spec in (
           {"gather_rows": (("matrix", "indices", "out"), 256)}),
     _spec("interleave_columns", "n_words log_elem out_first log_rows m t tbl_base _pad0",
           {"interleave_columns": (("table", "randomness", "out"), 256)}),
+    # a hiding-PCS mask oracle's coefficient matrix from mask draws on the device (kernels/mask_matrix.py)
+    _spec("mask_matrix", "n_words log_rows log_cols columns msg_at msg_stride msg_len rnd_at rnd_stride rnd_len "
+          "reversed _pad0", {"mask_matrix": (("src", "out"), 256)}),
     _spec("sumcheck", "len lo_off hi_off partial_base groups total out_at _pad0" + _TAIL, {
         "sumcheck_base": (("table_lo_base", "table_hi_base", "weights_lo", "weights_hi") + _TAIL_IO, 256),
         "sumcheck_ext": (("table_lo_ext", "table_hi_ext", "weights_lo", "weights_hi") + _TAIL_IO, 256)}, _CH_SUFFIX),
