@@ -118,7 +118,7 @@ KERNELS: dict[str, KernelSpec] = {spec.stem: spec for spec in (
     _spec("compact_rows", "n_words w_in w_out _pad0", {"compact_rows": (("matrix", "out"), 256)}),
     _spec("gather_rows", "n_words log_w out_off row_first row_count _pad0 _pad1 _pad2",
           {"gather_rows": (("matrix", "indices", "out"), 256)}),
-    _spec("interleave_columns", "n_words log_elem out_first log_rows m t tbl_base _pad0",
+    _spec("interleave_columns", "n_words log_elem out_first log_rows m t tbl_base rnd_base",
           {"interleave_columns": (("table", "randomness", "out"), 256)}),
     # a hiding-PCS mask oracle's coefficient matrix from mask draws on the device (kernels/mask_matrix.py)
     _spec("mask_matrix", "n_words log_rows log_cols columns msg_at msg_stride msg_len rnd_at rnd_stride rnd_len "
