@@ -1,6 +1,7 @@
 """``mask_matrix`` (a hiding-PCS mask oracle's coefficient matrix built on the device from mask draws in a buffer,
-``kernels/mask_matrix``) against its numpy twin (``mask_matrix_reference``) and against the host function it
-replaces (``zk.device_inputs.coefficient_matrix``), word for word, on every runtime: the batch layout (messages,
+``kernels/mask_matrix``) against its numpy twin (``mask_matrix_reference``) and against the host form
+(``zk.oracles.coefficient_matrix``: the coefficients ``oracles.mask_matrix`` evaluates, padded and bit-reversed),
+word for word, on every runtime: the batch layout (messages,
 then randomness rows, each contiguous) and the group layout (each column's message then its randomness), one
 column, 2^log_cols columns and a non-power-of-two count, no randomness, a full column (msg_len + rnd_len =
 2^log_rows), a single row (log_rows 0), rows bit-reversed and natural, draws at a nonzero entry of the binding,
@@ -15,7 +16,7 @@ import pytest
 from whirgpu.bench.kernel_models import BYTES, launch_work
 from whirgpu.field import BABYBEAR, KOALABEAR
 from whirgpu.kernels.mask_matrix import mask_matrix_reference, record_mask_matrix
-from whirgpu.profiles.p3_whir.zk.device_inputs import coefficient_matrix
+from whirgpu.profiles.p3_whir.zk.oracles import coefficient_matrix
 from whirgpu.ref.ntt import bit_reverse_permutation
 from whirgpu.runtime.base import RtView
 

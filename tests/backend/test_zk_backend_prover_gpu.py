@@ -138,7 +138,7 @@ def test_a_device_run_left_to_the_steps_gives_the_same_proof(gpu_runtime, monkey
 
     calls = []
 
-    def refuse(self, words, query_words, inputs):
+    def refuse(self, words, query_words):
         calls.append(len(words))
         return None
 
@@ -149,6 +149,30 @@ def test_a_device_run_left_to_the_steps_gives_the_same_proof(gpu_runtime, monkey
     finally:
         backend.layout = CpuBackend.layout
     assert len(calls) == 1
+
+
+def test_a_mask_stream_run_short_is_left_to_the_steps(gpu_runtime, monkeypatch):
+    """A device mask stream whose keystream words hold too few accepted samples (the sampler's NOT_FOUND, odds
+    below 2^-40 at its default margin; forced here with 16 words a stream) leaves the proof to the steps, whose
+    host draws give the reference's bytes; the device run took the proof that far (its launches recorded)."""
+    from whirgpu.kernels import mask_rng
+    from whirgpu.profiles.p3_whir.zk import device_run
+
+    shorts = []
+    resolve = device_run.OpeningRun.resolve
+
+    def watch(self, words, query_words):
+        shorts.append(self.draws.short(words))
+        return resolve(self, words, query_words)
+
+    monkeypatch.setattr(mask_rng, "words_for", lambda n, field="babybear": 16)
+    monkeypatch.setattr(device_run.OpeningRun, "resolve", watch)
+    backend = GpuBackend(gpu_runtime)
+    try:
+        assert assert_same_proof(backend, *synthetic(SYNTHETIC[3])) == "steps"
+    finally:
+        backend.layout = CpuBackend.layout
+    assert shorts == [True]
 
 
 @pytest.mark.parametrize("case", [SYNTHETIC[1], SYNTHETIC[4]], ids=case_id)

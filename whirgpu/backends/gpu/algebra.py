@@ -68,6 +68,10 @@ class DeviceAlgebra:
     def _count(value: DeviceValue) -> int:
         return 1 if len(value.shape) == 1 else value.shape[0]
 
+    def reserve(self, shape: tuple[int, ...]) -> DeviceValue:
+        """Arena room for a value that a launch the caller records fills (before any op that reads it)."""
+        return self._take(shape)
+
     def const(self, array, source: tuple | None = None) -> DeviceValue:
         """A host array as a value; ``source``: the proof input its words are (a recording keeps the name, and a
         replay writes that input's new words there: ``blocks``)."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...kernels import merkle, ntt, split
+from ...runtime.base import RtView
 from ..base import Commitment, DeviceBuffer
 from ..device_transcript import TailLaunch
 from ..device_values import DeviceOpenings, DeviceQueries, DeviceValue, resolve_value
@@ -97,9 +98,15 @@ class Commitments:
         the new table, each binding the one window of ``table`` it reads); None when the randomness does not fit
         one binding (the caller then takes the host path). Called outside a proof, it runs in a session of its
         own; in a proof it is recorded into the running batch (the randomness is written at once; ``source``
-        names it as the proof's input for a recording, ``Drivers.write``)."""
+        names it as the proof's input for a recording, ``Drivers.write``). In a proof ``randomness`` may be a
+        ``DeviceValue`` (base words or EF entries, as the table's) in the session's scratch: bound where it lies,
+        read by the launches recorded after whatever wrote it."""
         state = self.state
-        randomness = np.ascontiguousarray(randomness, dtype=np.uint32)
+        on_device = isinstance(randomness, DeviceValue)
+        if on_device and state.session is None:
+            raise ValueError("interleave_columns: device randomness is read in a proof's session only")
+        if not on_device:
+            randomness = np.ascontiguousarray(randomness, dtype=np.uint32)
         n = table.shape[0]
         m, t = n >> log_folding, randomness.shape[0] >> log_folding
         if m << log_folding != n or t << log_folding != randomness.shape[0] or m + t > rows \
@@ -114,7 +121,8 @@ class Commitments:
             state.pool.free(scratch)
             return out
         out, scratch = self._interleave(table, randomness, log_folding, rows, m, t, source)
-        state.session.after_submit.append(scratch)  # the randomness rows back to the pool once submitted
+        if scratch is not None:
+            state.session.after_submit.append(scratch)  # the randomness rows back to the pool once submitted
         return out
 
     def _interleave(self, table: DeviceBuffer, randomness: np.ndarray, log_folding: int, rows: int, m: int, t: int,
@@ -123,9 +131,15 @@ class Commitments:
         elem, log_elem = (16, 2) if table.is_ext else (4, 0)
         source = table.handle
         out = state.new_table(rows << log_folding, elem)
-        # a randomness buffer of at least one entry (t = 0 reads none)
-        scratch = state.upload_words(randomness.reshape(-1) if t else np.zeros(1 << log_elem, np.uint32),
-                                     source=input_source if t else None)
+        scratch, rnd_base = None, 0
+        if isinstance(randomness, DeviceValue):  # bound from an aligned offset at or before it
+            lo = randomness.offset // state.alignment() * state.alignment()
+            rnd_binding = RtView(randomness.buffer, lo, max(elem, -(-(randomness.offset + randomness.nbytes - lo)
+                                                                     // 16) * 16))
+            rnd_base = (randomness.offset - lo) // elem
+        else:  # a randomness buffer of at least one entry (t = 0 reads none)
+            scratch = rnd_binding = state.upload_words(
+                randomness.reshape(-1) if t else np.zeros(1 << log_elem, np.uint32), source=input_source if t else None)
         kernel, batch = state.drivers.kernel("interleave_columns"), state.batch()
         n, n_out = source.rows, rows << log_folding
         window, window_in = state.window_len(n_out, elem), state.window_len(n, elem)
@@ -144,8 +158,8 @@ class Commitments:
             if hi > base + window_in:
                 raise AssertionError(f"interleave_columns: entries [{lo}, {hi}) cross a window of {window_in}")
             table_binding = table_view(source, base, min(window_in, n - base), window_in == n)
-            params = np.array([count << log_elem, log_elem, first, log2(rows), m, t, base, 0], np.uint32)
-            batch.dispatch(kernel, [table_binding, scratch, table_view(out, first, count, window == n_out)], params,
+            params = np.array([count << log_elem, log_elem, first, log2(rows), m, t, base, rnd_base], np.uint32)
+            batch.dispatch(kernel, [table_binding, rnd_binding, table_view(out, first, count, window == n_out)], params,
                            workgroups(count << log_elem))
         return DeviceBuffer(out, (rows << log_folding,) + table.shape[1:], out.mode), scratch
 

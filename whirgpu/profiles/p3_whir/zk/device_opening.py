@@ -16,14 +16,14 @@ Record and replay (as ``backends/gpu/replay.py`` does for the plain proof, with 
 ``LaunchProgram`` and region sets): per backend and shape (the configuration, the number of points, canonical or
 not, the backend's limits) the first proof runs unrecorded (it fills the kernel and twiddle caches), the second is
 recorded, and from the third on a proof is the recording's program run again: each of its writes takes the new
-proof's input of that name (``device_inputs.DeviceInputs``: the polynomial, the points, the mask draws and what the
-host derives from them; the algebra's staged constants rebuilt segment by segment), its launches replayed; the
-proof region is read once and resolved by the recorded run with the new inputs' host oracles. A proof is not
-replayed while a pooled buffer of the program is held elsewhere (it then runs unrecorded).
+proof's input of that name (``device_inputs.DeviceInputs``: the polynomial, the points, the two forks' keys; the
+algebra's staged constants rebuilt segment by segment), its launches replayed; each session's proof region is
+read once and resolved by the recorded run. A proof is not replayed while a pooled buffer of the program is held
+elsewhere (it then runs unrecorded).
 
-What stays on the host: the mask draws (ChaCha, compiled) and what the host derives from them alone (each mask
-oracle's coefficient matrix, each batch's round templates and mu tilde); every oracle is committed and opened on
-the device.
+What stays on the host: forking the generator (two keys, ``device_inputs``) and absorbing the blinded vectors.
+Every mask is drawn on the device from the keys (``device_draws``), every oracle built, committed and opened
+there.
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ from ....backends.gpu.transcript import challenger_words, copy_challenger, from_
 from ....errors import ProverBusy
 from ....field import Field
 from .config import ZkWhirConfig
+from .device_draws import KEY_SLOT, commitment_samples, opening_layout
 from .device_inputs import DeviceInputs
 from .device_run import DIGEST, OpeningRun, log2
 from .prover import zk_challenger
@@ -128,7 +129,7 @@ class DeviceOpening:
                                        lambda session: self._record(session, inputs, canonical, sizes[3]),
                                        lambda run: run.held)
             programs.append(first[1])
-            challenger = self._observe_blinded(run, first[0], inputs)
+            challenger = self._observe_blinded(run, first[0])
             second, _ = self._session(sizes, record_key,
                                       lambda session: self._record_queries(session, run, challenger),
                                       lambda run: run.held_queries)
@@ -138,7 +139,7 @@ class DeviceOpening:
         backend.memory.check_canonical(first[2])
         if record_key is not None and all(p is not None for p in programs):
             self._keep(record_key, (programs[0], programs[1], run))
-        return run.resolve(first[0], second[0], inputs)
+        return run.resolve(first[0], second[0])
 
     def _record(self, session, inputs: DeviceInputs, canonical: bool, arena: int) -> OpeningRun:
         state = self.backend.state
@@ -156,7 +157,7 @@ class DeviceOpening:
         run.record_queries(session)
         return run
 
-    def _observe_blinded(self, run: OpeningRun, words: np.ndarray, inputs: DeviceInputs) -> np.ndarray:
+    def _observe_blinded(self, run: OpeningRun, words: np.ndarray) -> np.ndarray:
         """The host challenger after the first session and the blinded vectors (read back there), as the
         device challenger's words."""
         challenger = zk_challenger(self.config, self.field)
@@ -219,7 +220,7 @@ class DeviceOpening:
             raise ProverBusy(f"a proof is already being built on this {state.rt.name} backend")
         try:
             words = self._run_program(first, words_of)
-            challenger = self._observe_blinded(run, words, inputs)
+            challenger = self._observe_blinded(run, words)
             query_words = self._run_program(second, lambda source: challenger if source == ("challenger",)
                                             else words_of(source))
         finally:
@@ -229,7 +230,7 @@ class DeviceOpening:
             index = int(check.read(words)[0])
             if index != NOT_FOUND:
                 raise non_canonical(index, int(inputs.polynomial[index]), what, prime=self.field.P)
-        return run.resolve(words, query_words, inputs)
+        return run.resolve(words, query_words)
 
     def _run_program(self, program: LaunchProgram, words_of) -> np.ndarray:
         """One recorded session executed with the inputs ``words_of`` gives: its proof region's words."""
@@ -251,9 +252,11 @@ class DeviceOpening:
         slot = self.backend.state.alignment() // 4
         ell, mask_q = config.sumcheck_mask.message_len, config.mask_queries
         w = max(ell, 3) - 1
-        takes = 64 + 2 * statements
-        data = 4 * statements * (n + 2)
-        scratch_takes, arena, points, m = 64, 4096, statements * n * 4, n
+        takes = 66 + 2 * statements  # the two keys' slots (device_draws) among them
+        data = 4 * statements * (n + 2) + 2 * KEY_SLOT
+        # the draws: both streams in the arena
+        scratch_takes, arena, points, m = 64, 4096 + commitment_samples(config) + 4 * opening_layout(config).total, \
+            statements * n * 4, n
         for r in range(len(inner.round_parameters) + 1):
             k = config.fold(r)
             takes += 8 + 4 * k

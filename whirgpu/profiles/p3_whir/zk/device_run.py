@@ -1,11 +1,11 @@
 """One hiding proof recorded into two GPU sessions (``OpeningRun``). ``record(canonical)`` makes every launch of
-the proof in transcript order into the first (commitment, statement, each masked batch, each code switch, the base
-case up to its blinded vectors, computed and put in the proof region but not observed), every per-proof host word
-written as a named input of ``device_inputs.DeviceInputs``; the host observes the blinded vectors (``blinded``,
-in transcript order: a few thousand words, which the host's compiled sponge absorbs in about a millisecond and a
-one-thread device sponge in tens); ``record_queries()`` makes the second (the proof of work, the final positions,
-the openings). ``resolve(words, query_words, inputs)`` turns the two proof regions into the ``ZkWhirProof`` with
-the host oracles of ``inputs`` (so replayed sessions resolve with their own proof's inputs). The steps follow
+the proof in transcript order into the first (the mask draws from the forks' keys, ``device_draws``; commitment,
+statement, each masked batch, each code switch, the base case up to its blinded vectors, computed and put in the
+proof region but not observed), every per-proof host word written as a named input of
+``device_inputs.DeviceInputs``; the host observes the blinded vectors (``blinded``, in transcript order: a few
+thousand words, which the host's compiled sponge absorbs in about a millisecond and a one-thread device sponge in
+tens); ``record_queries()`` makes the second (the proof of work, the final positions, the openings).
+``resolve(words, query_words)`` turns the two proof regions into the ``ZkWhirProof``. The steps follow
 ``backend_prover.ZkBackendProver`` (docs/ZK-PROTOCOL.md §15); the field steps between transcript ops are
 ``DeviceAlgebra`` ops.
 """
@@ -22,6 +22,7 @@ from ....backends.device_transcript import NOT_FOUND
 from ....backends.device_values import resolve_value
 from ....backends.gpu.geometry import EF_BYTES
 from ..proof import MerkleCap, QueryOpenings
+from .device_draws import DeviceDraws
 from .proof import BaseCaseZkProof, BlindedMask, MaskOpeningPair, ZkRoundProof, ZkSumcheckData, ZkWhirProof
 
 DIGEST = 8
@@ -39,15 +40,10 @@ def interleaved_rows(message_len: int, randomness_len: int, folding: int) -> int
     return pow2_at_least((message_len + randomness_len) >> folding)
 
 
-def _host(*name) -> tuple:
-    return ("host",) + name
-
-
 @dataclass
 class _Ledger:
-    """The prover's masks (upstream ``ProverMasks``) with device covectors: per mask its message (a device value,
-    or the input naming a host one), randomness (an input), covector (device); per group (k, the oracle: ("batch",
-    b) for a host-committed batch oracle, or a device commitment); ``aux`` = sum <covector, message>."""
+    """The prover's masks (upstream ``ProverMasks``) as device values: per mask its message, randomness and
+    covector; per group (k, its oracle's commitment); ``aux`` = sum <covector, message>."""
 
     aux: object
     messages: list = dataclass_field(default_factory=list)
@@ -58,7 +54,7 @@ class _Ledger:
 
 class OpeningRun:
     """``record(canonical)`` into ``session`` (a ``ProofSession`` of ``backend``) with ``alg`` over it; the
-    shapes come from ``inputs`` (a ``DeviceInputs``), whose words are written as named inputs."""
+    polynomial, points and keys come from ``inputs`` (a ``DeviceInputs``), written as named inputs."""
 
     def __init__(self, backend, config, field, session, alg, inputs):
         self.backend, self.config, self.field = backend, config, field
@@ -74,10 +70,6 @@ class OpeningRun:
         self.zero = alg.const(np.zeros(4, np.uint32))
 
     # -- inputs -----------------------------------------------------------------------------------------------
-    def _in(self, source: tuple):
-        """A named input as an algebra value."""
-        return self.alg.const(self.inputs.words(source), source=source)
-
     def _put(self, source: tuple):
         """A named input into the proof region (where the transcript observes it)."""
         words = np.ascontiguousarray(self.inputs.words(source), np.uint32)
@@ -95,20 +87,23 @@ class OpeningRun:
             table = backend.memory.upload_canonical(inputs.polynomial)
         else:
             table = backend.memory.upload(inputs.polynomial, source="table")
-        # the base case's coefficients: storage now, its words (from the mask draws) written just before use
+        # the base case's coefficients: storage now, copied from the mask draws just before use
         rows = pow2_at_least(sum(config.source_code()[:2]))
-        handle = self.state.new_table(rows, EF_BYTES, host_facing=True)  # one buffer (DeviceOpening.supported)
+        handle = self.state.new_table(rows, EF_BYTES)  # one buffer (DeviceOpening.supported)
         fresh_table = DeviceBuffer(handle, (rows, 4), handle.mode)
         weights = None if statements else backend.memory.upload(np.zeros((1 << n, 4), np.uint32))
-        # storage for every mask oracle's coefficients, written just before its commitment
-        self.batch_matrices = [self.state.pool.alloc(inputs.words(_host("batch_matrix", b)).nbytes, True)
-                               for b in range(len(inputs.draws.batches))]
-        self.group_matrices = [self.state.pool.alloc(inputs.words(_host("group_matrix", g)).nbytes, True)
-                               for g in range(len(inputs.draws.base.groups))]
+        self.draws = draws = DeviceDraws(self.state, self.session, alg, config, self.field)
+        layout = draws.layout
+        # storage for every mask oracle's coefficients, made on the device just before its commitment
+        self.batch_matrices = [self.state.pool.alloc(EF_BYTES * config.sumcheck_mask.domain_size
+                                                     * pow2_at_least(slot.k), False) for slot in layout.batches]
+        self.group_matrices = [self.state.pool.alloc(EF_BYTES * group.shape.domain_size * pow2_at_least(group.width),
+                                                     False) for group in config.mask_groups()]
+        draws.record(lambda name: inputs.words(("key", name)))
         height = ((1 << n) >> k0) << inner.starting_log_inv_rate
-        randomness = inputs.randomness
+        randomness = draws.randomness
         interleaved = backend.commitments.interleave_columns(
-            table, randomness, k0, interleaved_rows(1 << n, randomness.shape[0], k0), _host("randomness"))
+            table, randomness, k0, interleaved_rows(1 << n, randomness.shape[0], k0))
         source = backend.commitments.commit(interleaved, k0, log2(height))
         backend.memory.release(interleaved)
         self.held.append(source)
@@ -133,35 +128,38 @@ class OpeningRun:
         self.ledger = _Ledger(self.zero)
         self.batches, self.rounds = [], []
         gammas = self._batch(0, inner.starting_folding_pow_bits)
-        carried, eq = self._fold_limbs(_host("randomness_ef"), gammas)
+        carried, eq = self._fold_limbs(alg.lift(draws.randomness), gammas)
         for r, params in enumerate(inner.round_parameters):
             source = self._switch(r, params, carried, eq, source)
             gammas = self._batch(r + 1, params.folding_pow_bits)
-            carried, eq = self._fold_limbs(_host("fresh", r), gammas)
+            carried, eq = self._fold_limbs(draws.fresh(r), gammas)
         self._base_case(carried, source, fresh_table)
 
     def _batch(self, b: int, pow_bits: int) -> list:
         """Masked sumcheck batch b (``sumcheck.prove_batch``) over the residual: its gammas."""
-        ops, alg, transcript, backend = self.ops, self.alg, self.transcript, self.backend
-        masks = self.inputs.draws.batches[b].masks
-        k, ell = masks.shape[0], masks.shape[1]
+        ops, alg, transcript, backend, draws = self.ops, self.alg, self.transcript, self.backend, self.draws
+        slot = draws.layout.batches[b]
+        k, ell = slot.k, slot.ell
         size = max(ell, 3)
         ledger = self.ledger
+        mu, heads, tails = draws.batch_parts(b)
         transcript.observe(alg.publish(alg.add(self.claim, ledger.aux)))
-        oracle = self._commit_oracle(self.batch_matrices[b], _host("batch_matrix", b),
-                                     self.config.sumcheck_mask.domain_size, k)
+        domain_size = self.config.sumcheck_mask.domain_size
+        draws.batch_matrix(b, self.batch_matrices[b], log2(domain_size))
+        oracle = self._commit_oracle(self.batch_matrices[b], domain_size, k)
         transcript.observe(oracle.root)
-        transcript.observe(self._put(_host("mu", b)))
+        mu = alg.publish(mu)
+        transcript.observe(mu)
         eps = transcript.sample_ef()
         self.nonzero.append(alg.publish(eps))
         e = alg.mul(eps, self.factor)
         consts = []
         for j in range(k):
             half_j = ops.ef_from_base(ops.constant(pow(2, -(j + 1), ops.P)))
-            first = alg.linear(eps, alg.scale(ledger.aux, alg.const(half_j)), self._in(_host("template_head", b, j)))
+            first = alg.linear(eps, alg.scale(ledger.aux, alg.const(half_j)), heads[j])
             live = ops.ef_from_base(ops.constant(pow(2, k - j - 1, ops.P)))
-            previous = self._in(_host("mask", b, j - 1)) if j else alg.const(np.zeros((ell, 4), np.uint32))
-            consts.append(alg.concat([first, self._in(_host("template_tail", b, j)), alg.const(live), e, previous]))
+            previous = draws.mask(b, j - 1) if j else alg.const(np.zeros((ell, 4), np.uint32))
+            consts.append(alg.concat([first, *tails[j], alg.const(live), e, previous]))
         recorded = backend.masked.record(self.evals, self.weights, consts, size - 1, ell, pow_bits)
         self.witnesses.extend(recorded.witnesses)
         backend.memory.release(self.evals, self.weights)
@@ -178,19 +176,17 @@ class OpeningRun:
         ledger.aux = alg.mul(ledger.aux, scale)
         for j, gamma in enumerate(recorded.gammas):
             covector = alg.powers(gamma, ell)
-            ledger.aux = alg.add(ledger.aux, alg.dot(covector, self._in(_host("mask", b, j))))
+            ledger.aux = alg.add(ledger.aux, alg.dot(covector, draws.mask(b, j)))
             ledger.covectors.append(covector)
-            ledger.messages.append(_host("mask", b, j))
-            ledger.randomness.append(_host("mask_randomness", b, j))
+            ledger.messages.append(draws.mask(b, j))
+            ledger.randomness.append(draws.mask_randomness(b, j))
         ledger.groups.append((k, oracle))
-        self.batches.append((ell, recorded, oracle))
+        self.batches.append((ell, recorded, oracle, mu))
         return recorded.gammas
 
-    def _commit_oracle(self, matrix, source: tuple, domain_size: int, columns: int):
-        """A mask oracle fixed by the draws alone, committed on the device from its coefficients (input
-        ``source``, written into ``matrix`` now: storage no launch of the session has used)."""
-        words = np.ascontiguousarray(self.inputs.words(source), np.uint32).reshape(-1)
-        self.state.drivers.write(matrix, words, 0, source=source)
+    def _commit_oracle(self, matrix, domain_size: int, columns: int):
+        """A mask oracle fixed by the draws alone, committed on the device from its coefficients (``matrix``,
+        just recorded from the draws)."""
         commitment = self.backend.commitments.commit_matrix(matrix, log2(domain_size), columns)
         self.held.append(commitment)
         return commitment
@@ -201,11 +197,11 @@ class OpeningRun:
         out = alg.add(alg.mul(h0, alg.sub(self.one, g)), alg.mul(h1, g))
         return alg.add(out, alg.mul(c_inf, alg.mul(g, alg.sub(g, self.one))))
 
-    def _fold_limbs(self, source: tuple, gammas: list):
-        """(sum_b eq(gammas, b) rows[b], the eq table): the randomness rows of input ``source`` folded."""
+    def _fold_limbs(self, rows, gammas: list):
+        """(sum_b eq(gammas, b) rows[b], the eq table): the randomness ``rows`` (EF, a device value) folded."""
         alg = self.alg
         eq = alg.eq(alg.concat(gammas))
-        return alg.vecmat(eq, self._in(source)), eq
+        return alg.vecmat(eq, rows), eq
 
     def _switch(self, r: int, params, carried, eq, source):
         """Code-switching round r (``backend_prover.ZkBackendProver._switch``): the new oracle."""
@@ -213,16 +209,16 @@ class OpeningRun:
         k, k_next = config.fold(r), config.fold(r + 1)
         n_msg = self.evals.shape[0]
         m = log2(n_msg)
-        drawn = self.inputs.draws.switches[r]
-        t, s = carried.shape[0], drawn.pad.shape[0]
-        mask_message = alg.concat([carried, self._in(_host("pad", r))]) if s else carried
-        mask_commitment = self._commit_mask(mask_message, _host("switch_randomness", r),
-                                            config.switch_masks[r].domain_size)
-        plan = CodeSwitchPlan(drawn.fresh, k_next, interleaved_rows(n_msg, drawn.fresh.shape[0], k_next),
+        draws = self.draws
+        fresh = draws.fresh(r)
+        t, s = carried.shape[0], draws.layout.switches[r].pad_len
+        mask_message = alg.concat([carried, draws.pad(r)]) if s else carried
+        mask_randomness = draws.switch_randomness(r)
+        mask_commitment = self._commit_mask(mask_message, mask_randomness, config.switch_masks[r].domain_size)
+        plan = CodeSwitchPlan(fresh, k_next, interleaved_rows(n_msg, fresh.shape[0], k_next),
                               log2(config.inv_rate(r) * (n_msg >> k_next)), None, None, params.ood_samples,
                               params.pow_bits, params.domain_size, k, params.num_queries)
-        switch = backend.switch.record(self.evals, source, plan, mask_commitment.root, mask_message,
-                                       _host("fresh", r))
+        switch = backend.switch.record(self.evals, source, plan, mask_commitment.root, mask_message)
         self.held.append(switch.commitment)
         if switch.witness is not None:
             self.witnesses.append(switch.witness)
@@ -275,70 +271,71 @@ class OpeningRun:
         ledger.aux = alg.add(ledger.aux, alg.dot(covector, mask_message))
         ledger.covectors.append(covector)
         ledger.messages.append(mask_message)
-        ledger.randomness.append(_host("switch_randomness", r))
+        ledger.randomness.append(mask_randomness)
         ledger.groups.append((1, mask_commitment))
         self.rounds.append((switch, mask_commitment, "extension" if source.is_ext else "base"))
         return switch.commitment
 
-    def _commit_mask(self, message, randomness: tuple, domain_size: int):
-        """The switch mask oracle (``oracles.mask_matrix`` of one column, committed) from its device message and
-        the randomness input: the coefficients message ‖ randomness ‖ zeros copied into a table."""
-        alg, state, backend = self.alg, self.state, self.backend
-        randomness_len = self.inputs.words(randomness).shape[0]
-        used = message.shape[0] + randomness_len
-        rows = pow2_at_least(used)
-        parts = [message, self._in(randomness)]
-        if rows > used:
-            parts.append(alg.const(np.zeros((rows - used, 4), np.uint32)))
-        coefficients = alg.concat(parts)
-        alg.flush()
-        handle = state.new_table(rows, EF_BYTES)
-        batch = state.batch()
-        per = handle.buffer_rows * handle.row_bytes
-        for i, buffer in enumerate(handle.buffers):
-            batch.copy(coefficients.buffer, coefficients.offset + i * per, buffer, 0, min(per, rows * EF_BYTES - i * per))
-        table = DeviceBuffer(handle, (rows, 4), handle.mode)
+    def _commit_mask(self, message, randomness, domain_size: int):
+        """The switch mask oracle (``oracles.mask_matrix`` of one column, committed) from its message and
+        randomness (device values): the coefficients message ‖ randomness ‖ zeros copied into a table."""
+        backend = self.backend
+        table = self._coefficients_table([message, randomness])
         commitment = backend.commitments.commit(table, 0, log2(domain_size))
         backend.memory.release(table)
         self.held.append(commitment)
         return commitment
 
+    def _coefficients_table(self, parts: list, handle=None) -> DeviceBuffer:
+        """A one-column EF table of the device values ``parts`` then zeros to a power of two of rows (into
+        ``handle``'s storage when given, else a new table's)."""
+        alg, state = self.alg, self.state
+        used = sum(part.shape[0] for part in parts)
+        rows = pow2_at_least(used)
+        if rows > used:
+            parts = parts + [alg.const(np.zeros((rows - used, 4), np.uint32))]
+        coefficients = alg.concat(parts)
+        alg.flush()
+        handle = state.new_table(rows, EF_BYTES) if handle is None else handle
+        batch = state.batch()
+        per = handle.buffer_rows * handle.row_bytes
+        for i, buffer in enumerate(handle.buffers):
+            batch.copy(coefficients.buffer, coefficients.offset + i * per, buffer, 0,
+                       min(per, rows * EF_BYTES - i * per))
+        return DeviceBuffer(handle, (rows, 4), handle.mode)
+
     def _base_case(self, carried, source, fresh_table) -> None:
         """The masked base case (``base_case.prove_base_case``)."""
-        config, alg, backend, transcript = self.config, self.alg, self.backend, self.transcript
+        config, alg, backend, transcript, draws = self.config, self.alg, self.backend, self.transcript, self.draws
         _, _, domain_size = config.source_code()
-        coefficients = self.inputs.words(_host("base_coefficients"))
-        self.state.drivers.write(fresh_table.handle.buffers[0], coefficients.reshape(-1), 0,
-                                 source=_host("base_coefficients"))
+        fresh_table = self._coefficients_table([draws.base_coefficients()], fresh_table.handle)
         fresh_main = backend.commitments.commit(fresh_table, 0, log2(domain_size))
         backend.memory.release(fresh_table)
         self.held.append(fresh_main)
         self.fresh_main = fresh_main
         transcript.observe(fresh_main.root)
-        groups = self.inputs.draws.base.groups
         self.fresh_groups = []
         for g, group in enumerate(config.mask_groups()):
-            oracle = self._commit_oracle(self.group_matrices[g], _host("group_matrix", g), group.shape.domain_size,
-                                         group.width)
+            draws.group_matrix(g, self.group_matrices[g], log2(group.shape.domain_size))
+            oracle = self._commit_oracle(self.group_matrices[g], group.shape.domain_size, group.width)
             transcript.observe(oracle.root)
             self.fresh_groups.append(oracle)
         ledger = self.ledger
         source_covector = alg.scale(alg.from_table(self.weights), self.factor)
-        masked = alg.dot(self._in(_host("base_message")), source_covector)
-        fresh = [(_host("group_message", g, i), _host("group_randomness", g, i))
-                 for g, (messages, _, _) in enumerate(groups) for i in range(len(messages))]
+        masked = alg.dot(draws.base_message(), source_covector)
+        fresh = [(draws.group_message(g, i), draws.group_randomness(g, i))
+                 for g, group in enumerate(config.mask_groups()) for i in range(group.width)]
         for (message, _), covector in zip(fresh, ledger.covectors):
-            masked = alg.add(masked, alg.dot(self._in(message), covector))
+            masked = alg.add(masked, alg.dot(message, covector))
         self.masked_claim = alg.publish(masked)
         transcript.observe(self.masked_claim)
         gamma = transcript.sample_ef()
 
-        def blind(fresh_source: tuple, hidden):
-            hidden = self._in(hidden) if isinstance(hidden, tuple) else hidden
-            return alg.publish(alg.linear(gamma, hidden, self._in(fresh_source)))  # observed by the host
+        def blind(fresh_value, hidden):
+            return alg.publish(alg.linear(gamma, hidden, fresh_value))  # observed by the host
 
-        self.blinded_message = blind(_host("base_message"), alg.from_table(self.evals))
-        self.blinded_randomness = blind(_host("base_randomness"), carried)
+        self.blinded_message = blind(draws.base_message(), alg.from_table(self.evals))
+        self.blinded_randomness = blind(draws.base_randomness(), carried)
         self.blinded_masks = [(blind(fm, hm), blind(ft, ht))
                               for (fm, ft), hm, ht in zip(fresh, ledger.messages, ledger.randomness)]
         self.blinded = [self.blinded_message, self.blinded_randomness] + [v for pair in self.blinded_masks for v in pair]
@@ -371,23 +368,23 @@ class OpeningRun:
                                         backend.commitments.open_rows(fresh, queries)))
 
     # -- the read ---------------------------------------------------------------------------------------------
-    def resolve(self, words: np.ndarray, query_words: np.ndarray, inputs):
-        """(commitment cap, proof) from the two sessions' proof regions (``words``, ``query_words``) and the
-        proof's ``inputs``; None when a check failed (``witnesses``, ``nonzero``)."""
+    def resolve(self, words: np.ndarray, query_words: np.ndarray):
+        """(commitment cap, proof) from the two sessions' proof regions (``words``, ``query_words``); None when a
+        check failed (a mask stream run short, ``witnesses``, ``nonzero``)."""
         read = lambda value: np.asarray(value.read(words), np.uint32).copy()  # noqa: E731
         read_q = lambda value: np.asarray(value.read(query_words), np.uint32).copy()  # noqa: E731
         if any(int(read(w).reshape(-1)[0]) == NOT_FOUND for w in self.witnesses) or \
                 any(int(read_q(w).reshape(-1)[0]) == NOT_FOUND for w in self.query_witnesses):
             return None
-        if any(not read(v).any() for v in self.nonzero):
+        if any(not read(v).any() for v in self.nonzero) or self.draws.short(words):
             return None
         values = np.array([read(v).reshape(4) for v in self.values], np.uint32).reshape(-1, 4)
         sumchecks, mask_roots = [], []
-        for b, (ell, recorded, oracle) in enumerate(self.batches):
+        for ell, recorded, oracle, mu in self.batches:
             k = len(recorded.wires)
             wires = np.stack([read(x) for x in recorded.wires]).reshape(k, -1, 4)
             witnesses = np.array([int(read(x).reshape(-1)[0]) for x in recorded.witnesses], np.uint32)
-            sumchecks.append(ZkSumcheckData(np.asarray(inputs.mu[b], np.uint32), ell, wires, witnesses))
+            sumchecks.append(ZkSumcheckData(read(mu).reshape(4), ell, wires, witnesses))
             mask_roots.append(_cap(read(oracle.root)))
         rounds = []
         for switch, mask_commitment, kind in self.rounds:

@@ -24,7 +24,7 @@ import numpy as np
 from ....field import Field
 from ....ref.field_np import field_ops
 from ....ref.merkle_pruned import prune
-from ....ref.ntt import dft_batch, dft_ext_batch
+from ....ref.ntt import bit_reverse_permutation, dft_batch, dft_ext_batch
 from ....ref.p3_codeword import merkle_levels
 from ....ref.poseidon2_constants import Poseidon2Constants
 from ....native.permute import native_permute_lanes
@@ -49,15 +49,31 @@ def encode(matrix: np.ndarray, field: Field) -> np.ndarray:
     return dft_batch(matrix, field) if matrix.ndim == 2 else dft_ext_batch(matrix, field)
 
 
-def mask_matrix(messages: np.ndarray, randomness: np.ndarray, domain_size: int, field: Field) -> np.ndarray:
-    """(domain_size, w, 4): column c encodes messages[c] (m, 4) with randomness[c] (t, 4)."""
+def mask_coefficients(messages: np.ndarray, randomness: np.ndarray, domain_size: int) -> np.ndarray:
+    """(domain_size, w, 4): column c = messages[c] (m, 4) ‖ randomness[c] (t, 4) ‖ zeros, the rows in natural
+    order (the coefficients ``mask_matrix`` evaluates)."""
     messages, randomness = np.asarray(messages, np.uint32), np.asarray(randomness, np.uint32)
     width, m = messages.shape[:2]
     t = randomness.shape[1]
     coeffs = np.zeros((domain_size, width, 4), np.uint32)
     coeffs[:m] = np.swapaxes(messages, 0, 1)
     coeffs[m:m + t] = np.swapaxes(randomness, 0, 1)
-    return dft_ext_batch(coeffs, field)
+    return coeffs
+
+
+def coefficient_matrix(messages: np.ndarray, randomness: np.ndarray, domain_size: int) -> np.ndarray:
+    """(domain, next_pow2(w), 4): ``mask_coefficients`` with the columns past w zero and the rows in bit-reversed
+    order: what ``Commitments.commit_matrix`` takes and ``kernels/mask_matrix.py`` makes on the device."""
+    coeffs = mask_coefficients(messages, randomness, domain_size)
+    width = coeffs.shape[1]
+    padded = np.zeros((domain_size, 1 << (width - 1).bit_length() if width > 1 else 1, 4), np.uint32)
+    padded[:, :width] = coeffs
+    return padded[bit_reverse_permutation(domain_size.bit_length() - 1)]
+
+
+def mask_matrix(messages: np.ndarray, randomness: np.ndarray, domain_size: int, field: Field) -> np.ndarray:
+    """(domain_size, w, 4): column c encodes messages[c] (m, 4) with randomness[c] (t, 4)."""
+    return dft_ext_batch(mask_coefficients(messages, randomness, domain_size), field)
 
 
 @functools.lru_cache(maxsize=None)
