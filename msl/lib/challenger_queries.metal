@@ -7,24 +7,38 @@
 bool ch_distinct_step(thread Challenger& ch, thread const ChIo& io, uint4 op, uint i) {
     uint wanted = op.z & 0xffffu;
     uint log_size = op.z >> 16u;
-    if (i == 0u) {
-        ch.found = 0u;
-    }
     if (wanted == 0u || log_size == 0u) {
         for (uint j = 0u; j < wanted; j++) {
             ch_scratch_set(io, op.y + j, 0u);  // a folded domain of one point: index 0, sampled from nothing
         }
         return true;
     }
+    if (i == 0u) {
+        ch.found = 0u;
+        if (op.w != 0xffffffffu) {  // the domain's bitmap, cleared (0xffffffff: none)
+            for (uint j = 0u; j < max(1u, (1u << log_size) >> 5u); j++) {
+                ch_scratch_set(io, op.w + j, 0u);
+            }
+        }
+    }
     uint mask = (1u << log_size) - 1u;
     uint v = bb_mul(ch_pop(ch), 1u);
     if (v < (BB_P & ~mask)) {  // else rejected: the draw takes the next sample
         uint index = v & mask;
         bool fresh = true;
-        for (uint j = 0u; j < ch.found; j++) {
-            if (ch_scratch_get(io, op.y + j) == index) {
-                fresh = false;
-                break;
+        if (op.w != 0xffffffffu) {  // one word of the bitmap, not a scan of those found
+            uint at = op.w + (index >> 5u);
+            uint bits = ch_scratch_get(io, at);
+            fresh = (bits & (1u << (index & 31u))) == 0u;
+            if (fresh) {
+                ch_scratch_set(io, at, bits | (1u << (index & 31u)));
+            }
+        } else {
+            for (uint j = 0u; j < ch.found; j++) {
+                if (ch_scratch_get(io, op.y + j) == index) {
+                    fresh = false;
+                    break;
+                }
             }
         }
         if (fresh) {

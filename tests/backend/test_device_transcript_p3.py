@@ -145,9 +145,10 @@ def test_grind_bits(gpu, field, absorbed):
     _run_both(gpu, variant, ops, rng, _start(variant, rng, 8 + 3))
 
 
-# (log folded size, queries): fewer, as many and more queries than the folded domain has points; L = 0 and q = 0
-QUERY_CASES = [(1, 1), (1, 2), (1, 5), (2, 3), (2, 4), (2, 9), (6, 20), (6, 64), (6, 150), (12, 100), (20, 1),
-               (20, 80), (0, 1), (0, 3), (5, 0)]
+# (log folded size, queries): fewer, as many and more queries than the folded domain has points; L = 0 and q = 0;
+# the DISTINCT op's bitmap (L <= BITMAP_MAX_LOG = 10) and its scan of those found (L > 10) on each side of the seam
+QUERY_CASES = [(1, 1), (1, 2), (1, 5), (2, 3), (2, 4), (2, 9), (6, 20), (6, 64), (6, 150), (9, 400), (10, 1024),
+               (11, 300), (12, 100), (20, 1), (20, 80), (0, 1), (0, 3), (5, 0)]
 
 
 @pytest.mark.parametrize("field", FIELDS, ids=lambda f: f.name)

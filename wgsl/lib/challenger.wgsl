@@ -27,7 +27,9 @@
 //               sample_uniform_bits(L) (samples redrawn while canonical >= P with its low L bits cleared, then
 //               masked to L bits; L at most the field's MAX_SINGLE_SAMPLE_BITS, which no folded domain exceeds),
 //               a draw equal to an earlier one dropped, until t are found (L = 0: t <= 1 zeros, no sample). A SORT
-//               of the t words follows (they are distinct: its count is t).
+//               of the t words follows (they are distinct: its count is t). w: 0xffffffff, or the scratch word
+//               of a bitmap of max(1, 2^L / 32) words (cleared by the op) that tells an earlier draw in one read
+//               instead of a scan of those found.
 // The variant (compile-time constants, default 0: whir-p3's challenger): CH_LENGTH_TAGGED (challenger_sponge.wgsl);
 // CH_DISTINCT_QUERIES 1, the DISTINCT op (else it is skipped, its words never written).
 // The whole workgroup runs a program: transcript_run(lid, size), called by its `size` >= 16 threads in uniform

@@ -10,24 +10,38 @@ var<workgroup> ch_distinct: atomic<u32>;
 fn ch_distinct_step(op: vec4<u32>, i: u32) -> bool {
     let wanted = op.z & 0xffffu;
     let log_size = op.z >> 16u;
-    if (i == 0u) {
-        ch_found = 0u;
-    }
     if (wanted == 0u || log_size == 0u) {
         for (var j = 0u; j < wanted; j++) {
             scratch_set(op.y + j, 0u);   // a folded domain of one point: index 0, sampled from nothing
         }
         return true;
     }
+    if (i == 0u) {
+        ch_found = 0u;
+        if (op.w != CH_NOT_FOUND) {              // the domain's bitmap, cleared
+            for (var j = 0u; j < max(1u, (1u << log_size) >> 5u); j++) {
+                scratch_set(op.w + j, 0u);
+            }
+        }
+    }
     let mask = (1u << log_size) - 1u;
     let v = bb_mul(ch_pop(), 1u);
     if (v < (BB_P & ~mask)) {                    // else rejected: the draw takes the next sample
         let index = v & mask;
         var fresh = true;
-        for (var j = 0u; j < ch_found; j++) {
-            if (scratch_get(op.y + j) == index) {
-                fresh = false;
-                break;
+        if (op.w != CH_NOT_FOUND) {              // one word of the bitmap, not a scan of those found
+            let at = op.w + (index >> 5u);
+            let bits = scratch_get(at);
+            fresh = (bits & (1u << (index & 31u))) == 0u;
+            if (fresh) {
+                scratch_set(at, bits | (1u << (index & 31u)));
+            }
+        } else {
+            for (var j = 0u; j < ch_found; j++) {
+                if (scratch_get(op.y + j) == index) {
+                    fresh = false;
+                    break;
+                }
             }
         }
         if (fresh) {

@@ -48,6 +48,7 @@ from .device_values import POW_MAX_COUNTERS, DeviceQueries, DeviceValue
 
 OP_OBSERVE, OP_SAMPLE, OP_WITNESS, OP_QUERIES, OP_POW_RESET, OP_EXPAND, OP_POWERS, OP_SORT = 1, 2, 3, 4, 5, 6, 7, 8
 OP_DISTINCT = 9  # distinct_queries variants only
+BITMAP_MAX_LOG = 10  # DISTINCT keeps a bitmap of folded domains up to 2^10 points (32 scratch words)
 OP_SLOTS = {OP_POWERS: 2, OP_SORT: 3}  # program slots of the ops followed by data slots
 MAX_OPS = 11  # ops a program holds (the params structs end with 11 op slots: a launch's params are at most 64 words)
 POW_WG = 64
@@ -361,7 +362,10 @@ class DeviceTranscript:
             raise ConfigError(f"{target} distinct query indices exceed the op's 16-bit count")
         regions = self.session.regions
         raw = regions.scratch.take((target,))
-        self._op(OP_DISTINCT, raw.word, target | (log_size << 16))
+        # a small domain's bitmap: one read a draw where a scan of those found took t reads, one thread, of storage
+        bitmap = regions.scratch.take((max(1, (1 << log_size) >> 5),)).word if log_size <= BITMAP_MAX_LOG \
+            else NOT_FOUND
+        self._op(OP_DISTINCT, raw.word, target | (log_size << 16), bitmap)
         flags = regions.scratch.take((target,))
         indices = regions.scratch.take((target,))
         count = regions.scratch.take((1,))
