@@ -1,0 +1,63 @@
+"""Where a replayed hiding proof's wall time goes on a GPU: ``ZkBackendProver`` on a wgpu ``GpuBackend`` (its one
+launch program, ``zk/device_opening.py``; KoalaBear, one column of 2^n, upstream's example at rate 2, the
+instance of ``benchmarks.zk_backend_prover``), with timers, no profiler, around the replay's steps: the forks'
+keys drawn, each recorded program run (its writes, encoding and submissions, and the wait for its proof region,
+shown apart), the host absorbing the blinded vectors, resolving the proof. Per n: 3 untimed proofs (the third is
+the first replay), then 5 timed, one column each. Nothing here asserts a time.
+
+Usage: python3 -m benchmarks.zk_replay_phases [N ...]   (default 20)
+"""
+import sys
+import time
+
+from benchmarks.zk_instance import zk_instance
+
+from whirgpu.backends.gpu import GpuBackend, drivers
+from whirgpu.field import KOALABEAR
+from whirgpu.native import chacha
+from whirgpu.native.permute import build_now
+from whirgpu.profiles.p3_whir.zk import device_inputs, device_opening, device_run
+from whirgpu.profiles.p3_whir.zk.backend_prover import ZkBackendProver
+from whirgpu.profiles.p3_whir.zk.randomness import mask_rng
+from whirgpu.runtime.wgpu_rt import WgpuRuntime, encode
+
+seconds: dict = {}
+
+
+def timed(owner, name: str, label: str) -> None:
+    inner = getattr(owner, name)
+
+    def call(*args, **kwargs):
+        start = time.perf_counter()
+        try:
+            return inner(*args, **kwargs)
+        finally:
+            seconds[label] = seconds.get(label, 0.0) + time.perf_counter() - start
+
+    setattr(owner, name, call)
+
+
+timed(device_inputs.DeviceInputs, "draw", "the forks' keys")
+timed(device_opening.DeviceOpening, "_run_program", "the programs run (all below)")
+timed(encode, "encode", "  encoding and submitting")
+timed(drivers.Drivers, "read", "  waiting for the proof regions")
+timed(device_opening.DeviceOpening, "_observe_blinded", "absorbing the blinded vectors")
+timed(device_run.OpeningRun, "resolve", "resolving")
+timed(ZkBackendProver, "prove", "the proof")
+
+build_now()
+chacha.build_now()
+backend = GpuBackend(WgpuRuntime())
+for n in [int(a) for a in sys.argv[1:]] or [20]:
+    instance = zk_instance(n)
+    prover = ZkBackendProver(backend, instance.config, KOALABEAR)
+    for _ in range(3):
+        prover.prove(instance.polynomial, instance.statement_points, mask_rng(None))
+    runs = []
+    for _ in range(5):
+        seconds.clear()
+        prover.prove(instance.polynomial, instance.statement_points, mask_rng(None))
+        assert prover.last_path == "one session", prover.last_path
+        runs.append(dict(seconds))
+    for label in runs[0]:
+        print(f"n={n} {label:36s} " + " ".join(f"{run.get(label, 0.0) * 1e3:6.2f}" for run in runs) + " ms")
