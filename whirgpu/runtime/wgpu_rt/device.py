@@ -21,6 +21,24 @@ COLLECT_EVERY = {"wgpu": 8, "dawn": 1}  # runtimes opened between two collection
 _opened = {"wgpu": 0, "dawn": 0}
 
 
+class NativePass:
+    """webgpu.h's compute-pass calls (set pipeline, set bind group, dispatch) of one implementation's C library,
+    called directly on the handles of wgpu-py objects (``handle``). wgpu-py's methods wrap each call in an error
+    capture; encoding a replayed proof's hundreds of launches paid for that on the host. What these calls get
+    wrong is reported when the pass ends or the encoder finishes (calls made through wgpu-py)."""
+
+    def __init__(self, lib, null):
+        self.set_pipeline = lib.wgpuComputePassEncoderSetPipeline
+        self.set_bind_group = lib.wgpuComputePassEncoderSetBindGroup
+        self.dispatch = lib.wgpuComputePassEncoderDispatchWorkgroups
+        self.null = null
+
+    @staticmethod
+    def handle(obj):
+        """The C handle of a wgpu-py pass encoder, pipeline or bind group."""
+        return obj._internal
+
+
 def _collect_dropped_devices(impl: str) -> None:
     """Run Python's cycle collector before every ``COLLECT_EVERY[impl]``-th runtime of ``impl`` opens a device.
     wgpu-py's and wgpudawn's device objects refer to themselves through their queues, so a dropped runtime's
@@ -104,6 +122,12 @@ class WgpuRuntime(Pipelines, Buffers, Runtime):
         """A shader compiler's message with source positions written as wgsl:LINE:COLUMN."""
         return message  # naga already writes them so
 
+    def native_pass(self) -> NativePass:
+        """This implementation's compute-pass calls, made directly (``NativePass``)."""
+        from wgpu.backends.wgpu_native import ffi, lib  # noqa: PLC0415
+
+        return NativePass(lib, ffi.NULL)
+
     def wait(self) -> None:
         from wgpu.backends.wgpu_native import ffi, lib  # noqa: PLC0415
 
@@ -164,6 +188,11 @@ class DawnRuntime(WgpuRuntime):
 
             return fail
         return promise.sync_wait
+
+    def native_pass(self) -> NativePass:
+        from wgpudawn.backends.dawn import ffi, lib  # noqa: PLC0415
+
+        return NativePass(lib, ffi.NULL)
 
     def timestamp_period(self) -> float:
         return 1.0  # Dawn converts ticks to nanoseconds when it resolves a query set (the WebGPU contract)

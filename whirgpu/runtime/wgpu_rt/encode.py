@@ -1,7 +1,10 @@
 """Encoding launches into one WebGPU submission, shared by the batches that record as they go (``_WgpuBatch``)
 and the recorded ones replayed whole (``RecordedBatch``): an encoded step is a ``DispatchStep`` (pipeline, bind
 group, grid, label) or a ``CopyStep``; ``encode`` puts consecutive dispatches in one compute pass (one pass per
-dispatch, with timestamps, while the runtime profiles) and submits."""
+dispatch, with timestamps, while the runtime profiles) and submits. Outside profiling a pass's dispatches are
+the implementation's C calls made directly (``device.NativePass``: wgpu-py's wrappers capture errors around each
+call, about 1,000 of them a replayed hiding proof); passes, copies, the encoder and the submission go through
+wgpu-py, which reports what the direct calls got wrong when the pass ends."""
 
 from __future__ import annotations
 
@@ -54,6 +57,7 @@ def encode(rt, steps: list) -> None:
     once for a run of dispatches that share it."""
     encoder = rt.device.create_command_encoder()
     timing = rt.profiler.start(sum(isinstance(s, DispatchStep) for s in steps)) if rt.profiler else None
+    native = rt.native_calls if timing is None else None
     cpass = None
     current = None
     for step in steps:
@@ -71,6 +75,14 @@ def encode(rt, steps: list) -> None:
         elif cpass is None:
             cpass = encoder.begin_compute_pass()
             current = None
+            handle = native.handle(cpass) if native is not None else None
+        if native is not None:  # the C calls themselves (module doc)
+            if step.pipeline is not current:
+                native.set_pipeline(handle, native.handle(step.pipeline))
+                current = step.pipeline
+            native.set_bind_group(handle, 0, native.handle(step.bind_group), 0, native.null)
+            native.dispatch(handle, step.gx, step.gy, 1)
+            continue
         if step.pipeline is not current:
             cpass.set_pipeline(step.pipeline)
             current = step.pipeline

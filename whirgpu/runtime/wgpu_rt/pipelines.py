@@ -192,12 +192,14 @@ class Pipelines:
         self._params = None
         self._params_host: np.ndarray | None = None  # the batches' params table, between recordings
         self.profiler: KernelProfiler | None = None
+        self.native_calls = self.native_pass()  # a pass's dispatches as direct C calls (encode.py)
 
     def close_pipelines(self) -> None:
         """Drop the kernels and bind groups and destroy the params buffer."""
         if self._params is not None:
             self._params.destroy()
         self._kernels, self._bind_groups, self._params, self.profiler = {}, {}, None, None
+        self.native_calls = None
 
     # -- profiling ---------------------------------------------------------------------------------------------
     def set_profiling(self, on: bool) -> None:
