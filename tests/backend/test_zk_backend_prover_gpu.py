@@ -175,6 +175,23 @@ def test_a_mask_stream_run_short_is_left_to_the_steps(gpu_runtime, monkeypatch):
     assert shorts == [True]
 
 
+def test_a_replay_left_to_the_steps_gives_the_same_proof(gpu_runtime, monkeypatch):
+    """A replayed proof whose first session fails a check (here its mask stream reported short) is proved by the
+    steps from the same draws: the reference's bytes; the second session ran while the first was resolved."""
+    from whirgpu.profiles.p3_whir.zk import device_draws
+
+    backend = GpuBackend(gpu_runtime)
+    try:
+        for seed in range(2):
+            assert assert_same_proof(backend, *synthetic(SYNTHETIC[1], seed=seed)) == "one session"
+        before = backend.replay.replays
+        monkeypatch.setattr(device_draws.DeviceDraws, "short", lambda self, words: True)
+        assert assert_same_proof(backend, *synthetic(SYNTHETIC[1], seed=2)) == "steps"
+        assert backend.replay.replays == before + 1
+    finally:
+        backend.layout = CpuBackend.layout
+
+
 @pytest.mark.parametrize("case", [SYNTHETIC[1], SYNTHETIC[4]], ids=case_id)
 def test_replayed_proofs_are_the_reference(gpu_runtime, case):
     """Proofs of one shape from the third on replay the recorded session (``device_opening``): each with its own

@@ -221,8 +221,9 @@ class DeviceOpening:
         try:
             words = self._run_program(first, words_of)
             challenger = self._observe_blinded(run, words)
+            resolved = []  # the first session's part, resolved while the second runs
             query_words = self._run_program(second, lambda source: challenger if source == ("challenger",)
-                                            else words_of(source))
+                                            else words_of(source), lambda: resolved.append(run.resolve_first(words)))
         finally:
             state.building.release()
         self.backend.replay.replays += 1
@@ -230,16 +231,19 @@ class DeviceOpening:
             index = int(check.read(words)[0])
             if index != NOT_FOUND:
                 raise non_canonical(index, int(inputs.polynomial[index]), what, prime=self.field.P)
-        return run.resolve(words, query_words)
+        return None if resolved[0] is None else run.resolve_queries(resolved[0], query_words)
 
-    def _run_program(self, program: LaunchProgram, words_of) -> np.ndarray:
-        """One recorded session executed with the inputs ``words_of`` gives: its proof region's words."""
+    def _run_program(self, program: LaunchProgram, words_of, meanwhile=None) -> np.ndarray:
+        """One recorded session executed with the inputs ``words_of`` gives: its proof region's words.
+        ``meanwhile()``: host work done once the session is submitted, before its words are waited for."""
         state = self.backend.state
         region_set = program.region_set(state)
         try:
             region_set.prepared.run(lambda w: state.drivers.write(
                 w.buffer, w.data if w.source is None else words_of(w.source), w.offset))
             state.stats.copied += program.copied
+            if meanwhile is not None:
+                meanwhile()
             return state.drivers.read(region_set.buffers[0], program.proof_bytes)
         finally:
             program.release(state.pool, region_set)

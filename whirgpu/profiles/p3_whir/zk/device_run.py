@@ -371,10 +371,14 @@ class OpeningRun:
     def resolve(self, words: np.ndarray, query_words: np.ndarray):
         """(commitment cap, proof) from the two sessions' proof regions (``words``, ``query_words``); None when a
         check failed (a mask stream run short, ``witnesses``, ``nonzero``)."""
+        first = self.resolve_first(words)
+        return None if first is None else self.resolve_queries(first, query_words)
+
+    def resolve_first(self, words: np.ndarray):
+        """What the first session's proof region (``words``) gives of the proof, or None when one of its checks
+        failed; ``resolve_queries`` finishes it (a replay resolves this while the second session runs)."""
         read = lambda value: np.asarray(value.read(words), np.uint32).copy()  # noqa: E731
-        read_q = lambda value: np.asarray(value.read(query_words), np.uint32).copy()  # noqa: E731
-        if any(int(read(w).reshape(-1)[0]) == NOT_FOUND for w in self.witnesses) or \
-                any(int(read_q(w).reshape(-1)[0]) == NOT_FOUND for w in self.query_witnesses):
+        if any(int(read(w).reshape(-1)[0]) == NOT_FOUND for w in self.witnesses):
             return None
         if any(not read(v).any() for v in self.nonzero) or self.draws.short(words):
             return None
@@ -392,6 +396,19 @@ class OpeningRun:
             answers = np.array([read(a).reshape(4) for a in switch.answers], np.uint32).reshape(-1, 4)
             rounds.append(ZkRoundProof(_cap(read(switch.commitment.root)), _cap(read(mask_commitment.root)), answers,
                                        witness, _openings(kind, *resolve_value(words, switch.openings))))
+        base = (_cap(read(self.fresh_main.root)), tuple(_cap(read(o.root)) for o in self.fresh_groups),
+                read(self.masked_claim).reshape(4), read(self.blinded_message).reshape(-1, 4),
+                read(self.blinded_randomness).reshape(-1, 4),
+                tuple(BlindedMask(read(m).reshape(-1, 4), read(t).reshape(-1, 4)) for m, t in self.blinded_masks))
+        return _cap(read(self.commitment_root)), values, tuple(sumchecks), tuple(mask_roots), tuple(rounds), base
+
+    def resolve_queries(self, first: tuple, query_words: np.ndarray):
+        """(commitment cap, proof): ``resolve_first``'s part and the second session's (``query_words``); None when
+        its proof of work found no witness in range."""
+        read_q = lambda value: np.asarray(value.read(query_words), np.uint32).copy()  # noqa: E731
+        if any(int(read_q(w).reshape(-1)[0]) == NOT_FOUND for w in self.query_witnesses):
+            return None
+        cap, values, sumchecks, mask_roots, rounds, base = first
         opened, kind = self.source_openings
         mask_openings = []
         for width, carried, fresh in self.group_openings:
@@ -401,14 +418,9 @@ class OpeningRun:
             mask_openings.append(MaskOpeningPair(*pair))
         witness = int(read_q(self.final_witness).reshape(-1)[0]) if self.final_witness is not None else 0
         base_case = BaseCaseZkProof(
-            _cap(read(self.fresh_main.root)), tuple(_cap(read(o.root)) for o in self.fresh_groups),
-            read(self.masked_claim).reshape(4), read(self.blinded_message).reshape(-1, 4),
-            read(self.blinded_randomness).reshape(-1, 4),
-            tuple(BlindedMask(read(m).reshape(-1, 4), read(t).reshape(-1, 4)) for m, t in self.blinded_masks),
-            witness, _openings(kind, *resolve_value(query_words, opened)),
+            *base, witness, _openings(kind, *resolve_value(query_words, opened)),
             _openings("extension", *resolve_value(query_words, self.fresh_openings)), tuple(mask_openings))
-        proof = ZkWhirProof(values, tuple(sumchecks), tuple(mask_roots), tuple(rounds), base_case)
-        return _cap(read(self.commitment_root)), proof
+        return cap, ZkWhirProof(values, sumchecks, mask_roots, rounds, base_case)
 
 
 def _cap(root: np.ndarray) -> MerkleCap:
