@@ -2,7 +2,8 @@
 launch program, ``zk/device_opening.py``; KoalaBear, one column of 2^n, upstream's example at rate 2, the
 instance of ``benchmarks.zk_backend_prover``), with timers, no profiler, around the replay's steps: the forks'
 keys drawn, each recorded program run (its writes, encoding and submissions, and the wait for its proof region,
-shown apart), the host absorbing the blinded vectors, resolving the proof. Per n: 3 untimed proofs (the third is
+shown apart; the first session's part of the proof is resolved while the second runs, inside its run), the host
+absorbing the blinded vectors. Per n: 3 untimed proofs (the third is
 the first replay), then 5 timed, one column each. Nothing here asserts a time.
 
 Usage: python3 -m benchmarks.zk_replay_phases [N ...]   (default 20)
@@ -42,7 +43,8 @@ timed(device_opening.DeviceOpening, "_run_program", "the programs run (all below
 timed(encode, "encode", "  encoding and submitting")
 timed(drivers.Drivers, "read", "  waiting for the proof regions")
 timed(device_opening.DeviceOpening, "_observe_blinded", "absorbing the blinded vectors")
-timed(device_run.OpeningRun, "resolve", "resolving")
+timed(device_run.OpeningRun, "resolve_first", "  resolving the first session's part")
+timed(device_run.OpeningRun, "resolve_queries", "resolving the second session's part")
 timed(ZkBackendProver, "prove", "the proof")
 
 build_now()
