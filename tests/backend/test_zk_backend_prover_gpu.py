@@ -143,12 +143,17 @@ def test_a_device_run_left_to_the_steps_gives_the_same_proof(gpu_runtime, monkey
         return None
 
     monkeypatch.setattr(device_run.OpeningRun, "resolve", refuse)
+    assert _path_of_one_proof(gpu_runtime, SYNTHETIC[3]) == "steps"
+    assert len(calls) == 1
+
+
+def _path_of_one_proof(gpu_runtime, case) -> str:
+    """The path a fresh GPU backend's proof of ``case`` took, its bytes the reference's."""
     backend = GpuBackend(gpu_runtime)
     try:
-        assert assert_same_proof(backend, *synthetic(SYNTHETIC[3])) == "steps"
+        return assert_same_proof(backend, *synthetic(case))
     finally:
         backend.layout = CpuBackend.layout
-    assert len(calls) == 1
 
 
 def test_a_mask_stream_run_short_is_left_to_the_steps(gpu_runtime, monkeypatch):
@@ -167,11 +172,7 @@ def test_a_mask_stream_run_short_is_left_to_the_steps(gpu_runtime, monkeypatch):
 
     monkeypatch.setattr(mask_rng, "words_for", lambda n, field="babybear": 16)
     monkeypatch.setattr(device_run.OpeningRun, "resolve", watch)
-    backend = GpuBackend(gpu_runtime)
-    try:
-        assert assert_same_proof(backend, *synthetic(SYNTHETIC[3])) == "steps"
-    finally:
-        backend.layout = CpuBackend.layout
+    assert _path_of_one_proof(gpu_runtime, SYNTHETIC[3]) == "steps"
     assert shorts == [True]
 
 
