@@ -8,7 +8,9 @@ significant bit). The backend is called with host values only (no ``begin_proof`
 ``P3_WHIR_LAYOUT(field, "prefix")``, which ``prove`` sets for its duration (restoring the backend's layout
 after); it holds ``backend.proof_lock`` meanwhile.
 
-What runs where (docs/ZK-PROTOCOL.md §15):
+On a GPU backend that ``DeviceOpening.supported`` accepts the proof is ``device_opening``'s instead (one launch
+program, every mask drawn on the device); the steps below are then its fallback. What runs where on the steps
+(docs/ZK-PROTOCOL.md §15):
 - backend: the interleaved encodings' tables (``interleave_columns``: 2^k columns of message ‖ randomness ‖
   zeros, next_pow2(m + t) entries each, from the uploaded polynomial and from each round's folded residual) and
   their commitments at the oracle's height (``commit``: NTT + Merkle tree, ``commit_interleaved``), the claimed
