@@ -1,7 +1,8 @@
 // requires: bb_ext4
 // A program of extension-field operations on words of the scratch and proof regions (kernels/ef_program.py): the
 // host's arithmetic between a hiding proof's transcript steps, done where its operands already are.
-// params.ops[0 .. n_ops), each op (code, dst, a, b) followed by its more slots. An operand is a word offset in
+// The program is n_slots 4-word slots in scratch from word params.table (written by the host before the launch,
+// never by an op), each op (code, dst, a, b) followed by its more slots: one launch runs a whole program. An operand is a word offset in
 // scratch, or in proof with bit 31 set; an EF value is 4 consecutive words; a vector's entries are EF values
 // `stride` EF values apart (a stride of 0 repeats one value). Ops run in order, one at a time; an op may read
 // what an earlier one wrote.
@@ -31,7 +32,7 @@ const IN_PROOF: u32 = 0x80000000u;
 const EF_WG: u32 = 64u;
 const NO_OPERAND: u32 = 0xffffffffu;
 
-struct Params { n_ops: u32, _pad0: u32, _pad1: u32, _pad2: u32, ops: array<vec4<u32>, 15> }
+struct Params { n_slots: u32, table: u32, _pad0: u32, _pad1: u32 }
 
 @group(0) @binding(0) var<storage, read_write> scratch: array<u32>;
 @group(0) @binding(1) var<storage, read_write> proof: array<u32>;
@@ -82,17 +83,28 @@ fn ef_inverse(a: vec4<u32>) -> vec4<u32> {
     return ef_mul_base(conj, bb_pow(norm, BB_P - 2u));
 }
 
+var<workgroup> current: vec4<u32>;  // the op at slot k, made uniform: what follows it depends on its code
+
+// Slot k of the program (every thread reads the same words).
+fn slot(k: u32) -> vec4<u32> {
+    let at = params.table + 4u * k;
+    return vec4<u32>(scratch[at], scratch[at + 1u], scratch[at + 2u], scratch[at + 3u]);
+}
+
 @compute @workgroup_size(64)
 fn ef_program(@builtin(local_invocation_index) lid: u32) {
     var k = 0u;
     loop {
-        if (k >= params.n_ops) {
+        if (k >= params.n_slots) {
             break;
         }
-        let op = params.ops[k];
+        if (lid == 0u) {
+            current = slot(k);
+        }
+        let op = workgroupUniformLoad(&current);
         switch op.x {
             case EF_LINEAR: {
-                let more = params.ops[k + 1u];
+                let more = slot(k + 1u);
                 let s = get_ef(more.y, 0u);
                 for (var i = lid; i < more.x; i += EF_WG) {
                     var v = ef_mul(s, get_ef(op.z, i * more.z));
@@ -104,8 +116,8 @@ fn ef_program(@builtin(local_invocation_index) lid: u32) {
                 k += 2u;
             }
             case EF_DOT: {
-                let more = params.ops[k + 1u];
-                let step = params.ops[k + 2u];
+                let more = slot(k + 1u);
+                let step = slot(k + 2u);
                 for (var j = lid; j < more.y; j += EF_WG) {
                     var acc = vec4<u32>(0u);
                     for (var i = 0u; i < more.x; i++) {
@@ -140,7 +152,7 @@ fn ef_program(@builtin(local_invocation_index) lid: u32) {
                 k += 1u;
             }
             case EF_POWERS: {
-                let more = params.ops[k + 1u];
+                let more = slot(k + 1u);
                 var start = vec4<u32>(BB_R, 0u, 0u, 0u);
                 if (op.w != NO_OPERAND) {
                     start = get_ef(op.w, 0u);
@@ -156,7 +168,7 @@ fn ef_program(@builtin(local_invocation_index) lid: u32) {
                 k += 2u;
             }
             case EF_SQUARES: {
-                let more = params.ops[k + 1u];
+                let more = slot(k + 1u);
                 for (var j = lid; j < max(more.z, 1u); j += EF_WG) {
                     var acc = get_ef(op.z, j * more.w);
                     for (var i = 0u; i < more.x; i++) {
@@ -171,7 +183,7 @@ fn ef_program(@builtin(local_invocation_index) lid: u32) {
                 k += 2u;
             }
             case EF_LIFT: {
-                let more = params.ops[k + 1u];
+                let more = slot(k + 1u);
                 for (var i = lid; i < more.x; i += EF_WG) {
                     set_ef(op.y, i, vec4<u32>(word(op.z + i * more.y), 0u, 0u, 0u));
                 }

@@ -18,9 +18,10 @@ Contract:
   x[j sx]^(2^i), reversed: each j's n entries in reverse order); ``lift(dst, a, n, sa=1)``
   (dst[i] = the base word a[i sa] as an EF value; ``a`` and ``sa`` in words; dst must not overlap a). Ops run in
   order, each seeing what the earlier ones wrote.
-- ``record(rt, batch, scratch, proof, field)`` records the program into ``batch`` as ``launches()`` one-thread
-  launches of at most ``MAX_SLOTS`` op slots each (linear and dot take two slots), on the kernels composed for
-  ``field``; both buffers bound whole. ``run_reference(ops, scratch, proof, field)`` is the numpy twin, in place
+- A program is one launch of one workgroup, whatever its length: its ops are ``table()``, 4-word slots (linear,
+  powers, squares and lift take two, dot three) that the kernel reads from scratch at the word ``params(table_at)``
+  names; no op may write the table. ``record(rt, batch, scratch, proof, field, table_at)`` writes the table there
+  and records the launch, on the kernels composed for ``field``; both buffers bound whole. ``run_reference(ops, scratch, proof, field)`` is the numpy twin, in place
   on word arrays: the tests' oracle.
 """
 
@@ -36,7 +37,6 @@ STEM = "ef_program"
 LINEAR, DOT, INV, EQ, POWERS, SQUARES, LIFT = 1, 2, 3, 4, 5, 6, 7
 IN_PROOF = 0x80000000
 NO_OPERAND = 0xFFFFFFFF
-MAX_SLOTS = 15  # op slots a launch's params hold (4 + 4 * 15 words: the params struct's 64 words)
 _SLOTS = {LINEAR: 2, DOT: 3, INV: 1, EQ: 1, POWERS: 2, SQUARES: 2, LIFT: 2}
 
 
@@ -75,31 +75,23 @@ class EfProgram:
     def lift(self, dst: int, a: int, n: int, sa: int = 1) -> None:
         self.ops.append([(LIFT, dst, a, 0), (int(n), int(sa), 0, 0)])
 
-    def launches(self) -> list[np.ndarray]:
-        """Each launch's params words: n_slots, 3 pad words, then the slots (ops never split across launches)."""
-        out, current = [], []
-        for op in self.ops:
-            if len(current) + len(op) > MAX_SLOTS:
-                out.append(current)
-                current = []
-            current.extend(op)
-        if current:
-            out.append(current)
-        params = []
-        for slots in out:
-            words = np.zeros(4 + 4 * MAX_SLOTS, np.uint32)
-            words[0] = len(slots)
-            words[4:4 + 4 * len(slots)] = np.asarray(slots, np.uint64).astype(np.uint32).reshape(-1)
-            params.append(words)
-        return params
+    def table(self) -> np.ndarray:
+        """The program's slots as words (4 a slot, ops in order): what the kernel reads from scratch."""
+        slots = [slot for op in self.ops for slot in op]
+        return np.asarray(slots, np.uint64).astype(np.uint32).reshape(-1) if slots else np.zeros(0, np.uint32)
 
-    def record(self, rt, batch, scratch, proof, field: Field) -> int:
-        """Record the program into ``batch``; returns its launches."""
-        launches = self.launches()
-        kernel = rt.kernel(STEM, field=field.name) if launches else None
-        for params in launches:
-            batch.dispatch(kernel, [scratch, proof], params, 1)
-        return len(launches)
+    def params(self, table_at: int) -> np.ndarray:
+        """The launch's params: the slot count and the scratch word where ``table()`` lies."""
+        return np.array([sum(len(op) for op in self.ops), table_at, 0, 0], np.uint32)
+
+    def record(self, rt, batch, scratch, proof, field: Field, table_at: int) -> int:
+        """Write ``table()`` to ``scratch`` words ``table_at ..`` and record the program into ``batch`` as one
+        launch (none for no ops); returns the launches."""
+        if not self.ops:
+            return 0
+        rt.write(scratch, self.table(), 4 * table_at)
+        batch.dispatch(rt.kernel(STEM, field=field.name), [scratch, proof], self.params(table_at), 1)
+        return 1
 
 
 def run_reference(ops, scratch: np.ndarray, proof: np.ndarray, field: Field) -> None:

@@ -119,15 +119,14 @@ class DeviceAlgebra:
         return self.pending
 
     def flush(self) -> None:
-        """Record the pending ops into the session's batch."""
+        """Record the pending ops into the session's batch: one launch, its op table an arena constant."""
         if not self.pending.ops:
             return
         program, self.pending = self.pending, EfProgram()
-        batch = self.session.runtime_batch
-        kernel = self.state.drivers.kernel(STEM, field=self.field.name)
-        for params in program.launches():
-            batch.dispatch(kernel, [self._buffer, self._proof], params, 1)
-            self.launches += 1
+        table = self.const(program.table())  # staged: written before the submission that runs it
+        self.session.runtime_batch.dispatch(self.state.drivers.kernel(STEM, field=self.field.name),
+                                            [self._buffer, self._proof], program.params(table.word), 1)
+        self.launches += 1
 
     def lift(self, base: DeviceValue) -> DeviceValue:
         n = base.words  # every word: a matrix of base words lifts whole
