@@ -49,7 +49,9 @@ bool ch_distinct_step(thread Challenger& ch, thread const ChIo& io, uint4 op, ui
     return ch.found >= wanted;
 }
 
-// The SORT at op k, by the `size` threads of the threadgroup: each distinct value finds its rank by counting.
+// The SORT at op k, by the `size` threads of the threadgroup: each distinct value finds its rank by counting; after
+// a DISTINCT with a bitmap (its third slot's z, w: where, how many words) the bitmap's set bits are the sorted
+// indices, each word's rank the popcount of those before it.
 void ch_sort(uint lid, uint size, uint k, thread const ChIo& io, threadgroup atomic_uint* ch_distinct) {
     uint4 a = io.ops[k];
     uint4 b = io.ops[k + 1u];
@@ -57,6 +59,32 @@ void ch_sort(uint lid, uint size, uint k, thread const ChIo& io, threadgroup ato
     uint raw = a.y;
     uint q = a.z;
     uint flags = a.w;
+    if (c.w != 0u) {  // a DISTINCT's bitmap (c.w words at c.z): its q indices, in order
+        for (uint w = lid; w < c.w; w += size) {
+            uint rank = 0u;
+            for (uint j = 0u; j < w; j++) {
+                rank += popcount(ch_scratch_get(io, c.z + j));
+            }
+            uint bits = ch_scratch_get(io, c.z + w);
+            while (bits != 0u) {
+                uint v = 32u * w + ctz(bits);
+                ch_scratch_set(io, b.x + rank, v);
+                ch_scratch_set(io, b.w + rank, bb_pow(c.x, v));
+                rank += 1u;
+                bits &= bits - 1u;
+            }
+        }
+        for (uint i = q + lid; i < b.y; i += size) {
+            ch_scratch_set(io, b.x + i, 0u);
+            ch_scratch_set(io, b.w + i, BB_R);
+        }
+        if (lid == 0u) {
+            ch_scratch_set(io, b.z, q);
+            io.proof[c.y] = q;
+        }
+        threadgroup_barrier(mem_flags::mem_device | mem_flags::mem_threadgroup);
+        return;
+    }
     if (lid == 0u) {
         atomic_store_explicit(&ch_distinct[0], 0u, memory_order_relaxed);
     }

@@ -21,7 +21,9 @@
 //               0, 0)) the q drawn indices scratch[raw ..) become their `count` distinct values ascending in
 //               scratch[sorted ..), zero-padded to `slots`; count goes to scratch[count_at] and proof[proof_count];
 //               scratch[points_at + i] = generator^sorted[i] (1 for padding); scratch[flags .. flags + q) is work
-//               space. Made by the whole workgroup (protocol/query_indices.py's order).
+//               space. Made by the whole workgroup (protocol/query_indices.py's order). After a DISTINCT with a
+//               bitmap the third slot is (generator, proof_count, bitmap, bitmap words): the set bits are the
+//               sorted indices (count q), no flags used.
 //   9 DISTINCT  (CH_DISTINCT_QUERIES only) z & 0xffff = t, z >> 16 = L: t distinct indices < 2^L into
 //               scratch[y ..) in draw order (protocol/query_indices.py's distinct_query_indices): each draw is one
 //               sample_uniform_bits(L) (samples redrawn while canonical >= P with its low L bits cleared, then

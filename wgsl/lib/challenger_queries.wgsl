@@ -52,7 +52,9 @@ fn ch_distinct_step(op: vec4<u32>, i: u32) -> bool {
     return ch_found >= wanted;
 }
 
-// The SORT at op k, by the `size` threads of the workgroup: each distinct value finds its rank by counting.
+// The SORT at op k, by the `size` threads of the workgroup: each distinct value finds its rank by counting; after
+// a DISTINCT with a bitmap (its third slot's z, w: where, how many words) the bitmap's set bits are the sorted
+// indices, each word's rank the popcount of those before it.
 fn ch_sort(lid: u32, size: u32, k: u32) {
     let a = params.ops[k];
     let b = params.ops[k + 1u];
@@ -60,6 +62,36 @@ fn ch_sort(lid: u32, size: u32, k: u32) {
     let raw = a.y;
     let q = a.z;
     let flags = a.w;
+    if (c.w != 0u) {                             // a DISTINCT's bitmap (c.w words at c.z): its q indices, in order
+        for (var w = lid; w < c.w; w += size) {
+            var rank = 0u;
+            for (var j = 0u; j < w; j++) {
+                rank += countOneBits(scratch_get(c.z + j));
+            }
+            var bits = scratch_get(c.z + w);
+            loop {
+                if (bits == 0u) {
+                    break;
+                }
+                let v = 32u * w + firstTrailingBit(bits);
+                scratch_set(b.x + rank, v);
+                scratch_set(b.w + rank, bb_pow(c.x, v));
+                rank += 1u;
+                bits &= bits - 1u;
+            }
+        }
+        for (var i = q + lid; i < b.y; i += size) {
+            scratch_set(b.x + i, 0u);
+            scratch_set(b.w + i, BB_R);
+        }
+        if (lid == 0u) {
+            scratch_set(b.z, q);
+            proof_set(c.y, q);
+        }
+        storageBarrier();
+        workgroupBarrier();
+        return;
+    }
     if (lid == 0u) {
         atomicStore(&ch_distinct, 0u);
     }

@@ -363,8 +363,8 @@ class DeviceTranscript:
         regions = self.session.regions
         raw = regions.scratch.take((target,))
         # a small domain's bitmap: one read a draw where a scan of those found took t reads, one thread, of storage
-        bitmap = regions.scratch.take((max(1, (1 << log_size) >> 5),)).word if log_size <= BITMAP_MAX_LOG \
-            else NOT_FOUND
+        bitmap_words = max(1, (1 << log_size) >> 5) if 0 < log_size <= BITMAP_MAX_LOG and target else 0
+        bitmap = regions.scratch.take((bitmap_words,)).word if bitmap_words else NOT_FOUND
         self._op(OP_DISTINCT, raw.word, target | (log_size << 16), bitmap)
         flags = regions.scratch.take((target,))
         indices = regions.scratch.take((target,))
@@ -372,7 +372,9 @@ class DeviceTranscript:
         points = regions.scratch.take((target,))
         proof_count = regions.proof.take((1,))
         generator = field.to_monty_int(field.TWO_ADIC_GENERATORS[log_size])
+        # with a bitmap, the SORT reads the indices off it in order (no ranking by counting)
         self._op(OP_SORT, raw.word, target, flags.word, data=((indices.word, target, count.word, points.word),
-                                                              (generator, proof_count.word, 0, 0)))
+                                                              (generator, proof_count.word,
+                                                               bitmap if bitmap_words else 0, bitmap_words)))
         self.proof_words.append((proof_count.word, proof_count.word + 1))
         return DeviceQueries(indices, count, proof_count, points, target)
