@@ -1,9 +1,9 @@
 // requires: bb_ext4
 // A program of extension-field operations on words of the scratch and proof regions (ef_program.wgsl's twin: the
 // same ops, the same words; kernels/ef_program.py): the host's arithmetic between a hiding proof's transcript
-// steps, done where its operands already are. The program is n_slots 4-word slots in scratch from word
-// params.table (written by the host before the launch, never by an op), each op (code, dst, a, b) followed by its
-// more slots; an operand is a word offset in scratch, or in proof with bit 31 set; a vector's entries are EF
+// steps, done where its operands already are. The program is n_slots <= 512 4-word slots in scratch from word
+// params.table (written by the host before the launch, never by an op; read once into threadgroup memory), each op
+// (code, dst, a, b) followed by its more slots; an operand is a word offset in scratch, or in proof with bit 31 set; a vector's entries are EF
 // values `stride` EF values apart (0 repeats one value).
 //   1 LINEAR  (n, s, sa, sb)         dst[i] = s * a[i sa] + b[i sb], i < n; b = 0xffffffff: no b term
 //   2 DOT     (n, m, sa, sb)         dst[j] = sum_{i < n} a[i sa + j ja] * b[i sb + j jb], j < m
@@ -31,11 +31,7 @@ constant constexpr uint NO_OPERAND = 0xffffffffu;
 
 struct Params { uint n_slots; uint table; uint _pad0; uint _pad1; };
 
-// Slot k of the program (every thread reads the same words).
-static uint4 slot(device const uint* scratch, constant Params& params, uint k) {
-    uint at = params.table + 4u * k;
-    return uint4(scratch[at], scratch[at + 1u], scratch[at + 2u], scratch[at + 3u]);
-}
+constant constexpr uint MAX_SLOTS = 512u;  // a launch's table, kept in threadgroup memory (8 KiB)
 
 struct Regions {
     device uint* scratch;
@@ -87,12 +83,18 @@ static uint4 ef_inverse(uint4 a) {
 kernel void ef_program(device uint* scratch [[buffer(0)]], device uint* proof [[buffer(1)]],
                        constant Params& params [[buffer(2)]], uint lid [[thread_index_in_threadgroup]]) {
     Regions r = {scratch, proof};
+    threadgroup uint4 table[512];
+    for (uint i = lid; i < min(params.n_slots, MAX_SLOTS); i += EF_WG) {  // the table read once, together
+        uint at = params.table + 4u * i;
+        table[i] = uint4(scratch[at], scratch[at + 1u], scratch[at + 2u], scratch[at + 3u]);
+    }
+    threadgroup_barrier(mem_flags::mem_threadgroup);
     uint k = 0u;
-    while (k < params.n_slots) {
-        uint4 op = slot(scratch, params, k);
+    while (k < min(params.n_slots, MAX_SLOTS)) {
+        uint4 op = table[k];
         switch (op.x) {
             case EF_LINEAR: {
-                uint4 more = slot(scratch, params, k + 1u);
+                uint4 more = table[k + 1u];
                 uint4 s = get_ef(r, more.y, 0u);
                 for (uint i = lid; i < more.x; i += EF_WG) {
                     uint4 v = ef_mul(s, get_ef(r, op.z, i * more.z));
@@ -105,8 +107,8 @@ kernel void ef_program(device uint* scratch [[buffer(0)]], device uint* proof [[
                 break;
             }
             case EF_DOT: {
-                uint4 more = slot(scratch, params, k + 1u);
-                uint4 step = slot(scratch, params, k + 2u);
+                uint4 more = table[k + 1u];
+                uint4 step = table[k + 2u];
                 for (uint j = lid; j < more.y; j += EF_WG) {
                     uint4 acc = uint4(0u);
                     for (uint i = 0u; i < more.x; i++) {
@@ -139,7 +141,7 @@ kernel void ef_program(device uint* scratch [[buffer(0)]], device uint* proof [[
                 break;
             }
             case EF_POWERS: {
-                uint4 more = slot(scratch, params, k + 1u);
+                uint4 more = table[k + 1u];
                 uint4 start = op.w != NO_OPERAND ? get_ef(r, op.w, 0u) : uint4(BB_R, 0u, 0u, 0u);
                 for (uint j = lid; j < max(more.y, 1u); j += EF_WG) {
                     uint4 x = get_ef(r, op.z, j * more.z);
@@ -153,7 +155,7 @@ kernel void ef_program(device uint* scratch [[buffer(0)]], device uint* proof [[
                 break;
             }
             case EF_SQUARES: {
-                uint4 more = slot(scratch, params, k + 1u);
+                uint4 more = table[k + 1u];
                 for (uint j = lid; j < max(more.z, 1u); j += EF_WG) {
                     uint4 acc = get_ef(r, op.z, j * more.w);
                     for (uint i = 0u; i < more.x; i++) {
@@ -165,7 +167,7 @@ kernel void ef_program(device uint* scratch [[buffer(0)]], device uint* proof [[
                 break;
             }
             case EF_LIFT: {
-                uint4 more = slot(scratch, params, k + 1u);
+                uint4 more = table[k + 1u];
                 for (uint i = lid; i < more.x; i += EF_WG) {
                     set_ef(r, op.y, i, uint4(word(r, op.z + i * more.y), 0u, 0u, 0u));
                 }

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from whirgpu.field import field_by_name
-from whirgpu.kernels.ef_program import EfProgram, in_proof, run_reference
+from whirgpu.kernels.ef_program import MAX_SLOTS, EfProgram, in_proof, run_reference
 from whirgpu.ref.field_np import field_ops
 
 FIELDS = ("babybear", "koalabear")
@@ -29,7 +29,7 @@ def _words(rng, field) -> np.ndarray:
 def _run(rt, field, program: EfProgram, scratch: np.ndarray, proof: np.ndarray):
     buffers = []
     for words in (scratch, proof):
-        buffer = rt.alloc(words.nbytes + 4 * max(4, program.table().size))  # the op table past the ops' words
+        buffer = rt.alloc(words.nbytes + 16 * max(1, sum(len(op) for op in program.ops)))  # the tables past them
         rt.write(buffer, words)
         buffers.append(buffer)
     batch = rt.batch()
@@ -87,18 +87,19 @@ def test_an_inverse_times_its_value_is_one(gpu_runtime, field_name):
         np.testing.assert_array_equal(got[2100 + 4 * i:2104 + 4 * i], one)
 
 
-def test_a_long_program_is_one_launch(gpu_runtime):
-    """2-slot and 1-slot ops mixed, 150 of them (the params held 15 slots when the ops rode in them): one launch,
-    every op in order."""
+def test_a_long_program_takes_several_launches(gpu_runtime):
+    """2-slot and 1-slot ops mixed past MAX_SLOTS (each launch's table in workgroup memory) twice over: three
+    launches, ops never split, every op in order."""
     field = field_by_name("koalabear")
     p = EfProgram()
-    for i in range(150):
+    for i in range(3 * MAX_SLOTS // 2):
         if i % 3:
             p.linear(3000, 3000, 16 + 4 * (i % 7), 64, 4)
         else:
             p.inv(3100, 3000 + 4 * (i % 4))
-    assert _check(gpu_runtime, field, p, 3) == 1
-    assert p.params(WORDS)[0] == sum(len(op) for op in p.ops) == p.table().size // 4 == 250
+    slots = sum(len(op) for op in p.ops)
+    assert _check(gpu_runtime, field, p, 3) == len(p.launches()) == -(-slots // MAX_SLOTS) == 3
+    assert all(table.size <= 4 * MAX_SLOTS for table in p.launches())
 
 
 @pytest.mark.parametrize("field_name", FIELDS)

@@ -1,8 +1,8 @@
 // requires: bb_ext4
 // A program of extension-field operations on words of the scratch and proof regions (kernels/ef_program.py): the
 // host's arithmetic between a hiding proof's transcript steps, done where its operands already are.
-// The program is n_slots 4-word slots in scratch from word params.table (written by the host before the launch,
-// never by an op), each op (code, dst, a, b) followed by its more slots: one launch runs a whole program. An operand is a word offset in
+// The program is n_slots <= 512 4-word slots in scratch from word params.table (written by the host before the
+// launch, never by an op; read once into workgroup memory), each op (code, dst, a, b) followed by its more slots. An operand is a word offset in
 // scratch, or in proof with bit 31 set; an EF value is 4 consecutive words; a vector's entries are EF values
 // `stride` EF values apart (a stride of 0 repeats one value). Ops run in order, one at a time; an op may read
 // what an earlier one wrote.
@@ -83,28 +83,29 @@ fn ef_inverse(a: vec4<u32>) -> vec4<u32> {
     return ef_mul_base(conj, bb_pow(norm, BB_P - 2u));
 }
 
+const MAX_SLOTS: u32 = 512u;             // a launch's table, kept in workgroup memory (8 KiB)
+var<workgroup> table: array<vec4<u32>, 512>;
 var<workgroup> current: vec4<u32>;  // the op at slot k, made uniform: what follows it depends on its code
-
-// Slot k of the program (every thread reads the same words).
-fn slot(k: u32) -> vec4<u32> {
-    let at = params.table + 4u * k;
-    return vec4<u32>(scratch[at], scratch[at + 1u], scratch[at + 2u], scratch[at + 3u]);
-}
 
 @compute @workgroup_size(64)
 fn ef_program(@builtin(local_invocation_index) lid: u32) {
+    for (var i = lid; i < min(params.n_slots, MAX_SLOTS); i += EF_WG) {  // the table read once, together
+        let at = params.table + 4u * i;
+        table[i] = vec4<u32>(scratch[at], scratch[at + 1u], scratch[at + 2u], scratch[at + 3u]);
+    }
+    workgroupBarrier();
     var k = 0u;
     loop {
-        if (k >= params.n_slots) {
+        if (k >= min(params.n_slots, MAX_SLOTS)) {
             break;
         }
         if (lid == 0u) {
-            current = slot(k);
+            current = table[k];
         }
         let op = workgroupUniformLoad(&current);
         switch op.x {
             case EF_LINEAR: {
-                let more = slot(k + 1u);
+                let more = table[k + 1u];
                 let s = get_ef(more.y, 0u);
                 for (var i = lid; i < more.x; i += EF_WG) {
                     var v = ef_mul(s, get_ef(op.z, i * more.z));
@@ -116,8 +117,8 @@ fn ef_program(@builtin(local_invocation_index) lid: u32) {
                 k += 2u;
             }
             case EF_DOT: {
-                let more = slot(k + 1u);
-                let step = slot(k + 2u);
+                let more = table[k + 1u];
+                let step = table[k + 2u];
                 for (var j = lid; j < more.y; j += EF_WG) {
                     var acc = vec4<u32>(0u);
                     for (var i = 0u; i < more.x; i++) {
@@ -152,7 +153,7 @@ fn ef_program(@builtin(local_invocation_index) lid: u32) {
                 k += 1u;
             }
             case EF_POWERS: {
-                let more = slot(k + 1u);
+                let more = table[k + 1u];
                 var start = vec4<u32>(BB_R, 0u, 0u, 0u);
                 if (op.w != NO_OPERAND) {
                     start = get_ef(op.w, 0u);
@@ -168,7 +169,7 @@ fn ef_program(@builtin(local_invocation_index) lid: u32) {
                 k += 2u;
             }
             case EF_SQUARES: {
-                let more = slot(k + 1u);
+                let more = table[k + 1u];
                 for (var j = lid; j < max(more.z, 1u); j += EF_WG) {
                     var acc = get_ef(op.z, j * more.w);
                     for (var i = 0u; i < more.x; i++) {
@@ -183,7 +184,7 @@ fn ef_program(@builtin(local_invocation_index) lid: u32) {
                 k += 2u;
             }
             case EF_LIFT: {
-                let more = slot(k + 1u);
+                let more = table[k + 1u];
                 for (var i = lid; i < more.x; i += EF_WG) {
                     set_ef(op.y, i, vec4<u32>(word(op.z + i * more.y), 0u, 0u, 0u));
                 }

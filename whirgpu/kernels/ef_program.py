@@ -18,10 +18,11 @@ Contract:
   x[j sx]^(2^i), reversed: each j's n entries in reverse order); ``lift(dst, a, n, sa=1)``
   (dst[i] = the base word a[i sa] as an EF value; ``a`` and ``sa`` in words; dst must not overlap a). Ops run in
   order, each seeing what the earlier ones wrote.
-- A program is one launch of one workgroup, whatever its length: its ops are ``table()``, 4-word slots (linear,
-  powers, squares and lift take two, dot three) that the kernel reads from scratch at the word ``params(table_at)``
-  names; no op may write the table. ``record(rt, batch, scratch, proof, field, table_at)`` writes the table there
-  and records the launch, on the kernels composed for ``field``; both buffers bound whole. ``run_reference(ops, scratch, proof, field)`` is the numpy twin, in place
+- A launch of one workgroup runs up to ``MAX_SLOTS`` op slots (linear, powers, squares and lift take two, dot
+  three, the rest one; ops never split): its table of slots, which the kernel reads from scratch at the word its
+  params name into workgroup memory (``launches()``, ``params(table, at)``); no op may write a table.
+  ``record(rt, batch, scratch, proof, field, table_at)`` writes the tables from ``table_at`` on and records the
+  launches, on the kernels composed for ``field``; both buffers bound whole. ``run_reference(ops, scratch, proof, field)`` is the numpy twin, in place
   on word arrays: the tests' oracle.
 """
 
@@ -34,6 +35,7 @@ from ..ref.field_np import field_ops
 from ..ref.multilinear import eq_table
 
 STEM = "ef_program"
+MAX_SLOTS = 512  # op slots a launch's table holds (the kernels' workgroup array: 8 KiB)
 LINEAR, DOT, INV, EQ, POWERS, SQUARES, LIFT = 1, 2, 3, 4, 5, 6, 7
 IN_PROOF = 0x80000000
 NO_OPERAND = 0xFFFFFFFF
@@ -75,23 +77,33 @@ class EfProgram:
     def lift(self, dst: int, a: int, n: int, sa: int = 1) -> None:
         self.ops.append([(LIFT, dst, a, 0), (int(n), int(sa), 0, 0)])
 
-    def table(self) -> np.ndarray:
-        """The program's slots as words (4 a slot, ops in order): what the kernel reads from scratch."""
-        slots = [slot for op in self.ops for slot in op]
-        return np.asarray(slots, np.uint64).astype(np.uint32).reshape(-1) if slots else np.zeros(0, np.uint32)
+    def launches(self) -> list[np.ndarray]:
+        """Each launch's table: the program's slots as words (4 a slot, ops in order, never split), at most
+        ``MAX_SLOTS`` slots a launch."""
+        out, current = [], []
+        for op in self.ops:
+            if len(current) + len(op) > MAX_SLOTS:
+                out.append(current)
+                current = []
+            current.extend(op)
+        if current:
+            out.append(current)
+        return [np.asarray(slots, np.uint64).astype(np.uint32).reshape(-1) for slots in out]
 
-    def params(self, table_at: int) -> np.ndarray:
-        """The launch's params: the slot count and the scratch word where ``table()`` lies."""
-        return np.array([sum(len(op) for op in self.ops), table_at, 0, 0], np.uint32)
+    @staticmethod
+    def params(table: np.ndarray, table_at: int) -> np.ndarray:
+        """A launch's params: its slot count and the scratch word where its ``table`` lies."""
+        return np.array([table.size // 4, table_at, 0, 0], np.uint32)
 
     def record(self, rt, batch, scratch, proof, field: Field, table_at: int) -> int:
-        """Write ``table()`` to ``scratch`` words ``table_at ..`` and record the program into ``batch`` as one
-        launch (none for no ops); returns the launches."""
-        if not self.ops:
-            return 0
-        rt.write(scratch, self.table(), 4 * table_at)
-        batch.dispatch(rt.kernel(STEM, field=field.name), [scratch, proof], self.params(table_at), 1)
-        return 1
+        """Write the launches' tables to ``scratch`` from word ``table_at`` on, one after another, and record the
+        launches into ``batch``; returns how many."""
+        launches = self.launches()
+        for table in launches:
+            rt.write(scratch, table, 4 * table_at)
+            batch.dispatch(rt.kernel(STEM, field=field.name), [scratch, proof], self.params(table, table_at), 1)
+            table_at += table.size
+        return len(launches)
 
 
 def run_reference(ops, scratch: np.ndarray, proof: np.ndarray, field: Field) -> None:

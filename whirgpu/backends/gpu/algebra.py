@@ -119,14 +119,16 @@ class DeviceAlgebra:
         return self.pending
 
     def flush(self) -> None:
-        """Record the pending ops into the session's batch: one launch, its op table an arena constant."""
+        """Record the pending ops into the session's batch: a launch per ``MAX_SLOTS`` op slots, each table an arena
+        constant."""
         if not self.pending.ops:
             return
         program, self.pending = self.pending, EfProgram()
-        table = self.const(program.table())  # staged: written before the submission that runs it
-        self.session.runtime_batch.dispatch(self.state.drivers.kernel(STEM, field=self.field.name),
-                                            [self._buffer, self._proof], program.params(table.word), 1)
-        self.launches += 1
+        kernel = self.state.drivers.kernel(STEM, field=self.field.name)
+        for table in program.launches():
+            at = self.const(table)  # staged: written before the submission that runs it
+            self.session.runtime_batch.dispatch(kernel, [self._buffer, self._proof], program.params(table, at.word), 1)
+            self.launches += 1
 
     def lift(self, base: DeviceValue) -> DeviceValue:
         n = base.words  # every word: a matrix of base words lifts whole
