@@ -152,17 +152,20 @@ class DuplexChallenger:
         if words.min() < 0 or words.max() >= self._p:  # the first bad word, as observe names it
             _word(next(int(w) for w in words.tolist() if not 0 <= w < self._p), self._p)
         # as observe word by word: output cleared, a duplex each time the rate fills; whole runs at a time
-        pending = words.tolist()
         self.output_buffer = []
+        at = 0
         if self.input_buffer:  # complete the pending run first
-            pending = self._fill(pending)
-        runs = len(pending) // RATE
+            at = min(RATE - len(self.input_buffer), words.size)
+            self._fill(words[:at].tolist())
+        runs = (words.size - at) // RATE
         absorb = absorber(self.constants) if runs > 1 else None
         if absorb is not None:  # whole runs in one compiled call: the same states as a duplex per run
-            canonical = np.asarray(pending[:runs * RATE], np.uint64) * np.uint64(self._r_inv) % np.uint64(self._p)
-            self._state = absorb(self._state, canonical, RATE if self.length_tagged else 0)
+            run = words[at:at + runs * RATE].astype(np.uint64)
+            self._state = absorb(self._state, run * np.uint64(self._r_inv) % np.uint64(self._p),
+                                 RATE if self.length_tagged else 0)
             self.output_buffer = [x * self._r % self._p for x in self._state[:RATE]]
-            pending = pending[runs * RATE:]
+            at += runs * RATE
+        pending = words[at:].tolist()
         while pending:
             pending = self._fill(pending)
         if self.input_buffer:

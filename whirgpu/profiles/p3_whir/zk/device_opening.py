@@ -160,7 +160,9 @@ class DeviceOpening:
     def _observe_blinded(self, run: OpeningRun, words: np.ndarray) -> np.ndarray:
         """The host challenger after the first session and the blinded vectors (read back there), as the
         device challenger's words."""
-        challenger = zk_challenger(self.config, self.field)
+        if run.host_challenger is None:  # one made per recording (its domain separator absorbed), copied after
+            run.host_challenger = zk_challenger(self.config, self.field)
+        challenger = run.host_challenger.clone()
         load_challenger(challenger, run.final_state.read(words))
         # one absorb of them all: observing words in order does not depend on how the calls split them
         challenger.observe_many(np.concatenate([np.asarray(v.read(words), np.uint32).reshape(-1) for v in run.blinded]))

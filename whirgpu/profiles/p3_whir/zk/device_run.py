@@ -66,6 +66,7 @@ class OpeningRun:
         self.nonzero: list = []  # 0 read back: eps = 0 or no eq form for an OOD point (left to the steps)
         self.held: list = []  # tables and commitments to release once the first session is submitted
         self.held_queries: list = []  # the commitments the second session opens: released after it
+        self.host_challenger = None  # DeviceOpening's host challenger, copied for each proof's blinded vectors
         self.one = alg.const(self.ops.ef_from_base(self.ops.ONE))
         self.zero = alg.const(np.zeros(4, np.uint32))
 
