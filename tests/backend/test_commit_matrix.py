@@ -69,3 +69,51 @@ def test_commit_matrix_is_the_mask_oracle(gpu_runtime, field, columns, m, t, dom
         backend.release(commitment)
     finally:
         backend.layout = CpuBackend.layout
+
+
+@pytest.mark.parametrize("field", [BABYBEAR, KOALABEAR], ids=lambda f: f.name)
+@pytest.mark.parametrize("count, columns, domain", [(2, 5, 256), (3, 1, 512), (6, 5, 256), (5, 4, 64), (8, 3, 16)])
+def test_commit_matrices_are_each_mask_oracle(gpu_runtime, field, count, columns, domain):
+    """Several matrices in one forest: each root and each opening is its own oracle's (matrices past ``count`` in
+    the forest's room are junk and never reach them)."""
+    from whirgpu.backends.gpu.commit import forest_size
+
+    backend = GpuBackend(gpu_runtime)
+    backend.layout = P3_WHIR_LAYOUT(field, "prefix")
+    try:
+        rng = np.random.default_rng(count * columns * domain)
+        m, t = 3, domain // 4
+        padded = 1 << (columns - 1).bit_length()
+        wants, blocks = [], []
+        for _ in range(count):
+            messages = random_monty(rng, field, (columns, m, 4))
+            randomness = random_monty(rng, field, (columns, t, 4))
+            wants.append(Committed(mask_matrix(messages, randomness, domain, field), field))
+            coeffs = np.zeros((domain, padded, 4), np.uint32)
+            coeffs[:m, :columns] = np.swapaxes(messages, 0, 1)
+            coeffs[m:m + t, :columns] = np.swapaxes(randomness, 0, 1)
+            blocks.append(_bit_reversed(coeffs).reshape(-1))
+        junk = rng.integers(0, 2**32, (forest_size(count) - count) * domain * padded * 4, dtype=np.uint64)
+        state = backend.state
+        assert backend.commitments.forest_fits(count, domain.bit_length() - 1, columns)
+        with state.host_call(proof_words=8 * count + 64) as session:
+            matrix = state.upload_words(np.concatenate(blocks + [junk.astype(np.uint32)]))
+            commitments = backend.commitments.commit_matrices(matrix, count, domain.bit_length() - 1, columns)
+        assert len(commitments) == count
+        for want, commitment in zip(wants, commitments):
+            np.testing.assert_array_equal(session.read(commitment.root).reshape(-1), want.root.reshape(-1))
+        indices = [1, domain - 1, 3, 0]
+        for want, commitment in zip(wants, commitments):
+            rows, siblings = backend.open_rows(commitment, indices)
+            reference = want.open(indices)
+            np.testing.assert_array_equal(np.asarray(rows)[:, :columns], reference.rows)
+            np.testing.assert_array_equal(np.asarray(siblings).reshape(-1, 8),
+                                          reference.sibling_hashes.reshape(-1, 8))
+        backend.release(*commitments)
+    finally:
+        backend.layout = CpuBackend.layout
+
+
+def test_commit_matrices_refuses_a_lone_tree(gpu_runtime):
+    backend = GpuBackend(gpu_runtime)
+    assert not backend.commitments.forest_fits(1, 8, 5)

@@ -92,6 +92,61 @@ class Commitments:
             state.session.transcript.defer(self._root_launch(last, root))
         return Commitment(root, height, padded, True, handle=(split.wrap(rt, matrix, height, 4 * padded), levels))
 
+    def forest_fits(self, count: int, log_height: int, columns: int) -> bool:
+        """Whether ``commit_matrices`` can commit ``count`` matrices of this shape at once on this runtime: every
+        level of the shared tree in one buffer, and each matrix at an aligned offset of the shared one."""
+        rt = self.state.drivers
+        binding_limit, buffer_limit, alignment = split.runtime_limits(rt)
+        trees = forest_size(count)
+        matrix_bytes = 4 * 4 * (1 << (columns - 1).bit_length()) << log_height
+        return (count >= 2 and matrix_bytes % alignment == 0 and trees * matrix_bytes <= self.state.window_limit
+                and merkle.packed_levels(trees << log_height, binding_limit, buffer_limit, alignment)[0] == 0)
+
+    def commit_matrices(self, matrix, count: int, log_height: int, columns: int) -> list[Commitment]:
+        """Commit, in the running proof, ``count`` coefficient matrices of one shape, each as ``commit_matrix``
+        commits it, in one set of launches (the hiding proof's mask oracles, fixed by the draws alone, are several
+        small trees of the same shape, each launch of which costs its latency). ``matrix`` (an ``RtBuffer``)
+        holds ``forest_size(count)`` matrices back to back, matrix t at byte ``t * 16 P 2^log_height`` (rows as
+        ``commit_matrix`` takes them, P = next_pow2(``columns``)); those past ``count`` are hashed and never read.
+        Each matrix gets its own column NTT; then one tree over all their rows: a power of two of trees side by
+        side, each matrix's tree is the subtree whose root is node t of level ``log_height``. The ``count`` roots
+        are copied into the proof region; each commitment's root is its digest there, its codeword and levels
+        views of the shared ones (released with any of them; hold them all until the last is opened). Nothing is
+        observed: the caller observes each root where the protocol does. ``forest_fits`` must hold."""
+        state = self.state
+        if not self.forest_fits(count, log_height, columns):
+            raise ValueError(f"commit_matrices: {count} trees of 2^{log_height} rows of {columns} EF columns do not "
+                             f"share one tree on this runtime")
+        rt, batch = state.drivers, state.batch()
+        padded, width = 4 * (1 << (columns - 1).bit_length()), 4 * columns
+        height, trees = 1 << log_height, forest_size(count)
+        matrix_bytes = 4 * padded * height
+        field = state.layout.field.name
+        for t in range(count):
+            ntt.ntt_columns(rt, batch, RtView(matrix, t * matrix_bytes, matrix_bytes), log_height, padded,
+                            rows_reversed=True, field=field)
+        leaves = matrix
+        if padded != width:
+            leaves = state.pool.alloc(4 * width * height * trees)
+            state.session.after_submit.append(leaves)  # back to the pool once the session is submitted
+            n_words = width * height * trees
+            batch.dispatch(rt.kernel("compact_rows"), [matrix, leaves], np.array([n_words, padded, width, 0], np.uint32),
+                           workgroups(n_words))
+        levels, last = merkle.record_tree(rt, batch, leaves, height * trees, width, **self._tree_options())
+        if last is not None:
+            last.record(rt, batch)
+        roots = state.session.regions.proof.take((count, merkle.DIGEST))
+        batch.copy(*levels[log_height].locate(0), roots.buffer, roots.offset, roots.nbytes)
+        state.submit()
+        commitments = []
+        for t in range(count):
+            codeword = split.SplitArray([matrix], height, 4 * padded, height, height, t * matrix_bytes)
+            own = [split.SplitArray(level.buffers, height >> d, merkle.DIGEST * 4, height >> d, height >> d,
+                                    level.offset + t * (height >> d) * merkle.DIGEST * 4)
+                   for d, level in enumerate(levels[:log_height + 1])]
+            commitments.append(Commitment(roots[t], height, padded, True, handle=(codeword, own)))
+        return commitments
+
     def interleave_columns(self, table: DeviceBuffer, randomness, log_folding: int, rows: int,
                            source: tuple | None = None):
         """``Backend.interleave_columns`` on the device (``interleave_columns`` kernel, one launch per window of
@@ -232,3 +287,8 @@ class Commitments:
             batch.dispatch(kernel, [window, index_view, out.view()] + bound,
                            np.concatenate([np.array(head, np.uint32), offsets]), workgroups(slots * per))
         return openings
+
+
+def forest_size(count: int) -> int:
+    """The trees ``Commitments.commit_matrices`` builds for ``count`` matrices: the power of two at least it."""
+    return 1 << max(0, count - 1).bit_length()

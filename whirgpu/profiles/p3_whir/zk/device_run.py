@@ -20,7 +20,9 @@ from ....backends.base import DeviceBuffer
 from ....backends.code_switch import CodeSwitchPlan
 from ....backends.device_transcript import NOT_FOUND
 from ....backends.device_values import resolve_value
+from ....backends.gpu.commit import forest_size
 from ....backends.gpu.geometry import EF_BYTES
+from ....runtime.base import RtView
 from ..proof import MerkleCap, QueryOpenings
 from .device_draws import DeviceDraws
 from .proof import BaseCaseZkProof, BlindedMask, MaskOpeningPair, ZkRoundProof, ZkSumcheckData, ZkWhirProof
@@ -95,12 +97,11 @@ class OpeningRun:
         weights = None if statements else backend.memory.upload(np.zeros((1 << n, 4), np.uint32))
         self.draws = draws = DeviceDraws(self.state, self.session, alg, config, self.field)
         layout = draws.layout
-        # storage for every mask oracle's coefficients, made on the device just before its commitment
-        self.batch_matrices = [self.state.pool.alloc(EF_BYTES * config.sumcheck_mask.domain_size
-                                                     * pow2_at_least(slot.k), False) for slot in layout.batches]
-        self.group_matrices = [self.state.pool.alloc(EF_BYTES * group.shape.domain_size * pow2_at_least(group.width),
-                                                     False) for group in config.mask_groups()]
+        # storage for every mask oracle's coefficients: those of one shape together, made on the device and
+        # committed at once after the draws; each other one made just before its commitment
+        forests, self.matrices = self._oracle_storage(layout)
         draws.record(lambda name: inputs.words(("key", name)))
+        self.oracles = self._commit_forests(forests)
         height = ((1 << n) >> k0) << inner.starting_log_inv_rate
         randomness = draws.randomness
         interleaved = backend.commitments.interleave_columns(
@@ -145,9 +146,7 @@ class OpeningRun:
         ledger = self.ledger
         mu, heads, tails = draws.batch_parts(b)
         transcript.observe(alg.publish(alg.add(self.claim, ledger.aux)))
-        domain_size = self.config.sumcheck_mask.domain_size
-        draws.batch_matrix(b, self.batch_matrices[b], log2(domain_size))
-        oracle = self._commit_oracle(self.batch_matrices[b], domain_size, k)
+        oracle = self._oracle(("batch", b))
         transcript.observe(oracle.root)
         mu = alg.publish(mu)
         transcript.observe(mu)
@@ -185,10 +184,55 @@ class OpeningRun:
         self.batches.append((ell, recorded, oracle, mu))
         return recorded.gammas
 
-    def _commit_oracle(self, matrix, domain_size: int, columns: int):
-        """A mask oracle fixed by the draws alone, committed on the device from its coefficients (``matrix``,
-        just recorded from the draws)."""
-        commitment = self.backend.commitments.commit_matrix(matrix, log2(domain_size), columns)
+    def _oracle_shapes(self, layout) -> dict:
+        """The mask oracles fixed by the draws alone, by shape: {(log2 rows, columns): [("batch", b) or
+        ("group", g), ...]} in transcript order."""
+        shapes: dict = {}
+        log_rows = log2(self.config.sumcheck_mask.domain_size)
+        for b, slot in enumerate(layout.batches):
+            shapes.setdefault((log_rows, slot.k), []).append(("batch", b))
+        for g, group in enumerate(self.config.mask_groups()):
+            shapes.setdefault((log2(group.shape.domain_size), group.width), []).append(("group", g))
+        return shapes
+
+    def _oracle_storage(self, layout) -> tuple[list, dict]:
+        """(forests: (shape, members, one buffer for all their matrices) where ``Commitments.forest_fits``, the
+        other oracles' matrices: {member: (shape, buffer)})."""
+        forests, lone = [], {}
+        commitments, pool = self.backend.commitments, self.state.pool
+        for (log_rows, columns), members in self._oracle_shapes(layout).items():
+            matrix_bytes = EF_BYTES * pow2_at_least(columns) << log_rows
+            if commitments.forest_fits(len(members), log_rows, columns):
+                forests.append(((log_rows, columns), members,
+                                pool.alloc(forest_size(len(members)) * matrix_bytes, False)))
+            else:
+                lone.update((member, ((log_rows, columns), pool.alloc(matrix_bytes, False))) for member in members)
+        return forests, lone
+
+    def _record_matrix(self, member: tuple, matrix, log_rows: int) -> None:
+        kind, index = member
+        (self.draws.batch_matrix if kind == "batch" else self.draws.group_matrix)(index, matrix, log_rows)
+
+    def _commit_forests(self, forests: list) -> dict:
+        """The forests' oracles made and committed (``Commitments.commit_matrices``): {member: commitment}, each
+        held until the second session (which opens it) is submitted."""
+        oracles = {}
+        for (log_rows, columns), members, matrix in forests:
+            matrix_bytes = EF_BYTES * pow2_at_least(columns) << log_rows
+            for t, member in enumerate(members):
+                self._record_matrix(member, RtView(matrix, t * matrix_bytes, matrix_bytes), log_rows)
+            oracles.update(zip(members, self.backend.commitments.commit_matrices(matrix, len(members), log_rows,
+                                                                                  columns)))
+        return oracles
+
+    def _oracle(self, member: tuple):
+        """A mask oracle fixed by the draws alone: committed with its forest, or now from its coefficients
+        (recorded from the draws just before)."""
+        if member in self.oracles:
+            return self.oracles[member]
+        (log_rows, columns), matrix = self.matrices[member]
+        self._record_matrix(member, matrix, log_rows)
+        commitment = self.backend.commitments.commit_matrix(matrix, log_rows, columns)
         self.held.append(commitment)
         return commitment
 
@@ -317,8 +361,7 @@ class OpeningRun:
         transcript.observe(fresh_main.root)
         self.fresh_groups = []
         for g, group in enumerate(config.mask_groups()):
-            draws.group_matrix(g, self.group_matrices[g], log2(group.shape.domain_size))
-            oracle = self._commit_oracle(self.group_matrices[g], group.shape.domain_size, group.width)
+            oracle = self._oracle(("group", g))
             transcript.observe(oracle.root)
             self.fresh_groups.append(oracle)
         ledger = self.ledger
