@@ -16,7 +16,8 @@
 //                                    entries of each j in reverse order)
 //   7 LIFT    (n, sa, 0, 0)          dst[i] = (a[i sa], 0, 0, 0): base words as EF values
 // Bindings: 0 scratch, 1 proof (both whole), 2 params. Launch: one threadgroup of EF_WG threads; an op's outputs
-// are spread over the threads, a device-memory barrier between ops. Words Montgomery in [0, P).
+// are spread over the threads, a device-memory barrier after it; a run of ops of one output each runs on thread
+// 0, one barrier after the run. Words Montgomery in [0, P).
 
 constant constexpr uint EF_LINEAR = 1u;
 constant constexpr uint EF_DOT = 2u;
@@ -80,104 +81,150 @@ static uint4 ef_inverse(uint4 a) {
     return ef_mul_base(conj, bb_pow(norm, BB_P - 2u));
 }
 
+// The op at slot k by thread lid of `size` (its outputs spread over them); the slot after it.
+static uint exec_op(thread const Regions& r, threadgroup const uint4* table, uint k, uint lid, uint size) {
+    uint4 op = table[k];
+    switch (op.x) {
+        case EF_LINEAR: {
+            uint4 more = table[k + 1u];
+            uint4 s = get_ef(r, more.y, 0u);
+            for (uint i = lid; i < more.x; i += size) {
+                uint4 v = ef_mul(s, get_ef(r, op.z, i * more.z));
+                if (op.w != NO_OPERAND) {
+                    v = ef_add(v, get_ef(r, op.w, i * more.w));
+                }
+                set_ef(r, op.y, i, v);
+            }
+            k += 2u;
+            break;
+        }
+        case EF_DOT: {
+            uint4 more = table[k + 1u];
+            uint4 step = table[k + 2u];
+            for (uint j = lid; j < more.y; j += size) {
+                uint4 acc = uint4(0u);
+                for (uint i = 0u; i < more.x; i++) {
+                    acc = ef_add(acc, ef_mul(get_ef(r, op.z, i * more.z + j * step.x),
+                                             get_ef(r, op.w, i * more.w + j * step.y)));
+                }
+                set_ef(r, op.y, j, acc);
+            }
+            k += 3u;
+            break;
+        }
+        case EF_INV:
+            if (lid == 0u) {
+                set_ef(r, op.y, 0u, ef_inverse(get_ef(r, op.z, 0u)));
+            }
+            k += 1u;
+            break;
+        case EF_EQ: {
+            // entry j = prod_t (bit t of j, from the top ? a[t] : 1 - a[t]), each entry on its own
+            uint4 one = uint4(BB_R, 0u, 0u, 0u);
+            for (uint j = lid; j < (1u << op.w); j += size) {
+                uint4 acc = one;
+                for (uint t = 0u; t < op.w; t++) {
+                    uint4 p = get_ef(r, op.z, t);
+                    acc = ef_mul(acc, ((j >> (op.w - 1u - t)) & 1u) != 0u ? p : ef_sub(one, p));
+                }
+                set_ef(r, op.y, j, acc);
+            }
+            k += 1u;
+            break;
+        }
+        case EF_POWERS: {
+            uint4 more = table[k + 1u];
+            uint4 start = op.w != NO_OPERAND ? get_ef(r, op.w, 0u) : uint4(BB_R, 0u, 0u, 0u);
+            for (uint j = lid; j < max(more.y, 1u); j += size) {
+                uint4 x = get_ef(r, op.z, j * more.z);
+                uint4 acc = start;
+                for (uint i = 0u; i < more.x; i++) {
+                    set_ef(r, op.y, j * more.x + i, acc);
+                    acc = ef_mul(acc, x);
+                }
+            }
+            k += 2u;
+            break;
+        }
+        case EF_SQUARES: {
+            uint4 more = table[k + 1u];
+            for (uint j = lid; j < max(more.z, 1u); j += size) {
+                uint4 acc = get_ef(r, op.z, j * more.w);
+                for (uint i = 0u; i < more.x; i++) {
+                    set_ef(r, op.y, j * more.x + (more.y != 0u ? more.x - 1u - i : i), acc);
+                    acc = ef_mul(acc, acc);
+                }
+            }
+            k += 2u;
+            break;
+        }
+        case EF_LIFT: {
+            uint4 more = table[k + 1u];
+            for (uint i = lid; i < more.x; i += size) {
+                set_ef(r, op.y, i, uint4(word(r, op.z + i * more.y), 0u, 0u, 0u));
+            }
+            k += 2u;
+            break;
+        }
+        default:
+            k += 1u;
+            break;
+    }
+    return k;
+}
+
+// Outputs of the op at slot k, each made by one thread (an op of at most one runs on thread 0 alone).
+static uint outputs(threadgroup const uint4* table, uint k) {
+    uint4 op = table[k];
+    uint4 more = table[min(k + 1u, MAX_SLOTS - 1u)];
+    switch (op.x) {
+        case EF_LINEAR:
+        case EF_LIFT:
+            return more.x;
+        case EF_DOT:
+            return more.y;
+        case EF_EQ:
+            return 1u << op.w;
+        case EF_POWERS:
+            return max(more.y, 1u);
+        case EF_SQUARES:
+            return max(more.z, 1u);
+        default:
+            return 1u;
+    }
+}
+
+static uint slots(uint code) {
+    return code == EF_DOT ? 3u : (code == EF_LINEAR || code == EF_POWERS || code == EF_SQUARES || code == EF_LIFT) ? 2u
+                                                                                                                : 1u;
+}
+
+// Ops of one output each run back to back on thread 0 (its own writes are in program order): a barrier after each
+// run of them and after each op of more outputs.
 kernel void ef_program(device uint* scratch [[buffer(0)]], device uint* proof [[buffer(1)]],
                        constant Params& params [[buffer(2)]], uint lid [[thread_index_in_threadgroup]]) {
     Regions r = {scratch, proof};
     threadgroup uint4 table[512];
-    for (uint i = lid; i < min(params.n_slots, MAX_SLOTS); i += EF_WG) {  // the table read once, together
+    uint n = min(params.n_slots, MAX_SLOTS);
+    for (uint i = lid; i < n; i += EF_WG) {  // the table read once, together
         uint at = params.table + 4u * i;
         table[i] = uint4(scratch[at], scratch[at + 1u], scratch[at + 2u], scratch[at + 3u]);
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
     uint k = 0u;
-    while (k < min(params.n_slots, MAX_SLOTS)) {
-        uint4 op = table[k];
-        switch (op.x) {
-            case EF_LINEAR: {
-                uint4 more = table[k + 1u];
-                uint4 s = get_ef(r, more.y, 0u);
-                for (uint i = lid; i < more.x; i += EF_WG) {
-                    uint4 v = ef_mul(s, get_ef(r, op.z, i * more.z));
-                    if (op.w != NO_OPERAND) {
-                        v = ef_add(v, get_ef(r, op.w, i * more.w));
-                    }
-                    set_ef(r, op.y, i, v);
-                }
-                k += 2u;
-                break;
-            }
-            case EF_DOT: {
-                uint4 more = table[k + 1u];
-                uint4 step = table[k + 2u];
-                for (uint j = lid; j < more.y; j += EF_WG) {
-                    uint4 acc = uint4(0u);
-                    for (uint i = 0u; i < more.x; i++) {
-                        acc = ef_add(acc, ef_mul(get_ef(r, op.z, i * more.z + j * step.x),
-                                                 get_ef(r, op.w, i * more.w + j * step.y)));
-                    }
-                    set_ef(r, op.y, j, acc);
-                }
-                k += 3u;
-                break;
-            }
-            case EF_INV:
-                if (lid == 0u) {
-                    set_ef(r, op.y, 0u, ef_inverse(get_ef(r, op.z, 0u)));
-                }
-                k += 1u;
-                break;
-            case EF_EQ: {
-                // entry j = prod_t (bit t of j, from the top ? a[t] : 1 - a[t]), each entry on its own
-                uint4 one = uint4(BB_R, 0u, 0u, 0u);
-                for (uint j = lid; j < (1u << op.w); j += EF_WG) {
-                    uint4 acc = one;
-                    for (uint t = 0u; t < op.w; t++) {
-                        uint4 p = get_ef(r, op.z, t);
-                        acc = ef_mul(acc, ((j >> (op.w - 1u - t)) & 1u) != 0u ? p : ef_sub(one, p));
-                    }
-                    set_ef(r, op.y, j, acc);
-                }
-                k += 1u;
-                break;
-            }
-            case EF_POWERS: {
-                uint4 more = table[k + 1u];
-                uint4 start = op.w != NO_OPERAND ? get_ef(r, op.w, 0u) : uint4(BB_R, 0u, 0u, 0u);
-                for (uint j = lid; j < max(more.y, 1u); j += EF_WG) {
-                    uint4 x = get_ef(r, op.z, j * more.z);
-                    uint4 acc = start;
-                    for (uint i = 0u; i < more.x; i++) {
-                        set_ef(r, op.y, j * more.x + i, acc);
-                        acc = ef_mul(acc, x);
-                    }
-                }
-                k += 2u;
-                break;
-            }
-            case EF_SQUARES: {
-                uint4 more = table[k + 1u];
-                for (uint j = lid; j < max(more.z, 1u); j += EF_WG) {
-                    uint4 acc = get_ef(r, op.z, j * more.w);
-                    for (uint i = 0u; i < more.x; i++) {
-                        set_ef(r, op.y, j * more.x + (more.y != 0u ? more.x - 1u - i : i), acc);
-                        acc = ef_mul(acc, acc);
-                    }
-                }
-                k += 2u;
-                break;
-            }
-            case EF_LIFT: {
-                uint4 more = table[k + 1u];
-                for (uint i = lid; i < more.x; i += EF_WG) {
-                    set_ef(r, op.y, i, uint4(word(r, op.z + i * more.y), 0u, 0u, 0u));
-                }
-                k += 2u;
-                break;
-            }
-            default:
-                k += 1u;
-                break;
+    while (k < n) {
+        uint end = k;  // every thread reads the same table: the same run
+        while (end < n && outputs(table, end) <= 1u) {
+            end += slots(table[end].x);
         }
+        bool single = end > k;
+        if (!single || lid == 0u) {
+            uint j = k;
+            do {
+                j = exec_op(r, table, j, single ? 0u : lid, single ? 1u : EF_WG);
+            } while (single && j < end);
+        }
+        k = single ? end : k + slots(table[k].x);
         threadgroup_barrier(mem_flags::mem_device);  // the next op may read what this one wrote, in any thread
     }
 }

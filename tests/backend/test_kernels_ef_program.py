@@ -145,3 +145,28 @@ def test_powers_and_squares_agree(gpu_runtime, field_name):
     squares = got[2100:2100 + 4 * 5].reshape(5, 4)
     for i in range(5):
         np.testing.assert_array_equal(squares[i], powers[1 << i])
+
+
+@pytest.mark.parametrize("field_name", FIELDS)
+def test_runs_of_one_output_ops_meet_wide_ops(gpu_runtime, field_name):
+    """Runs of one-output ops (made back to back by one thread) between ops whose outputs every thread makes: a
+    run reading what a wide op's other threads wrote, a wide op reading a run's last result, runs of every op kind
+    chained on each other's outputs (each starting where the one before ends), and a run ending the program."""
+    field = field_by_name(field_name)
+    p = EfProgram()
+    p.linear(1000, 16, 4, 200, 130)            # wide: 130 entries over the threads
+    p.dot(2000, 1000, 1000, 130)               # one output: a sum over every thread's entries
+    p.inv(2004, 2000)
+    p.linear(2008, 2004, 2000, 2004, 1)        # a chain on one thread, each op on the one before
+    p.powers(2012, 2008, 1, start=2004)
+    p.squares(2016, 2012, 1)
+    p.lift(2020, 2017, 1)
+    p.eq(2024, 2020, 0)
+    p.dot(2028, 2024, 2020, 3, sa=0)
+    p.linear(3000, 1000, 2028, 16, 100)         # wide, reading the run's last result as its scale
+    p.dot(3400, 3000, 2028, 100, sb=0)          # one output again
+    p.linear(in_proof(3500), 3400, 3400, None, 1)
+    p.eq(3600, in_proof(3500), 1)               # two outputs: wide
+    p.dot(3700, 3600, 3604, 1)                  # and the program ends on a run
+    p.inv(3704, 3700)
+    assert _check(gpu_runtime, field, p, 7) == 1

@@ -19,7 +19,7 @@
 //   7 LIFT    (n, sa, 0, 0)          dst[i] = (a[i sa], 0, 0, 0): base words as EF values; dst must not overlap a
 // Bindings: 0 scratch, 1 proof (both whole), 2 params. Launch: one workgroup of EF_WG threads; an op's outputs
 // (LINEAR's i, DOT's j, EQ's entries, POWERS' and SQUARES' j, LIFT's i) are spread over the threads, a storage
-// barrier between ops. Words Montgomery in [0, P).
+// barrier after it; a run of ops of one output each runs on thread 0, one barrier after the run. Words Montgomery in [0, P).
 
 const EF_LINEAR: u32 = 1u;
 const EF_DOT: u32 = 2u;
@@ -85,115 +85,180 @@ fn ef_inverse(a: vec4<u32>) -> vec4<u32> {
 
 const MAX_SLOTS: u32 = 512u;             // a launch's table, kept in workgroup memory (8 KiB)
 var<workgroup> table: array<vec4<u32>, 512>;
-var<workgroup> current: vec4<u32>;  // the op at slot k, made uniform: what follows it depends on its code
+var<workgroup> run_step: vec2<u32>;  // (end of the run of one-output ops from k, or k; the slot after it), made uniform
 
+// The op at slot k by thread lid of `size` (its outputs spread over them); the slot after it.
+fn exec_op(k_in: u32, lid: u32, size: u32) -> u32 {
+    var k = k_in;
+    let op = table[k];
+    switch op.x {
+        case EF_LINEAR: {
+            let more = table[k + 1u];
+            let s = get_ef(more.y, 0u);
+            for (var i = lid; i < more.x; i += size) {
+                var v = ef_mul(s, get_ef(op.z, i * more.z));
+                if (op.w != NO_OPERAND) {
+                    v = ef_add(v, get_ef(op.w, i * more.w));
+                }
+                set_ef(op.y, i, v);
+            }
+            k += 2u;
+        }
+        case EF_DOT: {
+            let more = table[k + 1u];
+            let step = table[k + 2u];
+            for (var j = lid; j < more.y; j += size) {
+                var acc = vec4<u32>(0u);
+                for (var i = 0u; i < more.x; i++) {
+                    acc = ef_add(acc, ef_mul(get_ef(op.z, i * more.z + j * step.x),
+                                             get_ef(op.w, i * more.w + j * step.y)));
+                }
+                set_ef(op.y, j, acc);
+            }
+            k += 3u;
+        }
+        case EF_INV: {
+            if (lid == 0u) {
+                set_ef(op.y, 0u, ef_inverse(get_ef(op.z, 0u)));
+            }
+            k += 1u;
+        }
+        case EF_EQ: {
+            // entry j = prod_t (bit t of j, from the top ? a[t] : 1 - a[t]), each entry on its own
+            let one = vec4<u32>(BB_R, 0u, 0u, 0u);
+            for (var j = lid; j < (1u << op.w); j += size) {
+                var acc = one;
+                for (var t = 0u; t < op.w; t++) {
+                    let p = get_ef(op.z, t);
+                    if (((j >> (op.w - 1u - t)) & 1u) != 0u) {
+                        acc = ef_mul(acc, p);
+                    } else {
+                        acc = ef_mul(acc, ef_sub(one, p));
+                    }
+                }
+                set_ef(op.y, j, acc);
+            }
+            k += 1u;
+        }
+        case EF_POWERS: {
+            let more = table[k + 1u];
+            var start = vec4<u32>(BB_R, 0u, 0u, 0u);
+            if (op.w != NO_OPERAND) {
+                start = get_ef(op.w, 0u);
+            }
+            for (var j = lid; j < max(more.y, 1u); j += size) {
+                let x = get_ef(op.z, j * more.z);
+                var acc = start;
+                for (var i = 0u; i < more.x; i++) {
+                    set_ef(op.y, j * more.x + i, acc);
+                    acc = ef_mul(acc, x);
+                }
+            }
+            k += 2u;
+        }
+        case EF_SQUARES: {
+            let more = table[k + 1u];
+            for (var j = lid; j < max(more.z, 1u); j += size) {
+                var acc = get_ef(op.z, j * more.w);
+                for (var i = 0u; i < more.x; i++) {
+                    var at = i;
+                    if (more.y != 0u) {
+                        at = more.x - 1u - i;
+                    }
+                    set_ef(op.y, j * more.x + at, acc);
+                    acc = ef_mul(acc, acc);
+                }
+            }
+            k += 2u;
+        }
+        case EF_LIFT: {
+            let more = table[k + 1u];
+            for (var i = lid; i < more.x; i += size) {
+                set_ef(op.y, i, vec4<u32>(word(op.z + i * more.y), 0u, 0u, 0u));
+            }
+            k += 2u;
+        }
+        default: {
+            k += 1u;
+        }
+    }
+    return k;
+}
+
+// Outputs of the op at slot k, each made by one thread (an op of at most one runs on thread 0 alone).
+fn outputs(k: u32) -> u32 {
+    let op = table[k];
+    let more = table[min(k + 1u, MAX_SLOTS - 1u)];
+    switch op.x {
+        case EF_LINEAR, EF_LIFT: {
+            return more.x;
+        }
+        case EF_DOT: {
+            return more.y;
+        }
+        case EF_EQ: {
+            return 1u << op.w;
+        }
+        case EF_POWERS: {
+            return max(more.y, 1u);
+        }
+        case EF_SQUARES: {
+            return max(more.z, 1u);
+        }
+        default: {
+            return 1u;
+        }
+    }
+}
+
+fn slots(code: u32) -> u32 {
+    switch code {
+        case EF_DOT: {
+            return 3u;
+        }
+        case EF_LINEAR, EF_POWERS, EF_SQUARES, EF_LIFT: {
+            return 2u;
+        }
+        default: {
+            return 1u;
+        }
+    }
+}
+
+// Ops of one output each run back to back on thread 0 (its own writes are in program order): a barrier after each
+// run of them and after each op of more outputs, which all threads make.
 @compute @workgroup_size(64)
 fn ef_program(@builtin(local_invocation_index) lid: u32) {
-    for (var i = lid; i < min(params.n_slots, MAX_SLOTS); i += EF_WG) {  // the table read once, together
+    let n = min(params.n_slots, MAX_SLOTS);
+    for (var i = lid; i < n; i += EF_WG) {  // the table read once, together
         let at = params.table + 4u * i;
         table[i] = vec4<u32>(scratch[at], scratch[at + 1u], scratch[at + 2u], scratch[at + 3u]);
     }
     workgroupBarrier();
     var k = 0u;
     loop {
-        if (k >= min(params.n_slots, MAX_SLOTS)) {
+        if (k >= n) {
             break;
         }
         if (lid == 0u) {
-            current = table[k];
+            var end = k;
+            while (end < n && outputs(end) <= 1u) {
+                end += slots(table[end].x);
+            }
+            run_step = vec2<u32>(end, select(k + slots(table[k].x), end, end > k));
         }
-        let op = workgroupUniformLoad(&current);
-        switch op.x {
-            case EF_LINEAR: {
-                let more = table[k + 1u];
-                let s = get_ef(more.y, 0u);
-                for (var i = lid; i < more.x; i += EF_WG) {
-                    var v = ef_mul(s, get_ef(op.z, i * more.z));
-                    if (op.w != NO_OPERAND) {
-                        v = ef_add(v, get_ef(op.w, i * more.w));
-                    }
-                    set_ef(op.y, i, v);
+        let s = workgroupUniformLoad(&run_step);
+        let single = s.x > k;
+        if (!single || lid == 0u) {  // one call site: the shader inlines exec_op once
+            var j = k;
+            loop {
+                j = exec_op(j, select(lid, 0u, single), select(EF_WG, 1u, single));
+                if (!single || j >= s.x) {
+                    break;
                 }
-                k += 2u;
-            }
-            case EF_DOT: {
-                let more = table[k + 1u];
-                let step = table[k + 2u];
-                for (var j = lid; j < more.y; j += EF_WG) {
-                    var acc = vec4<u32>(0u);
-                    for (var i = 0u; i < more.x; i++) {
-                        acc = ef_add(acc, ef_mul(get_ef(op.z, i * more.z + j * step.x),
-                                                 get_ef(op.w, i * more.w + j * step.y)));
-                    }
-                    set_ef(op.y, j, acc);
-                }
-                k += 3u;
-            }
-            case EF_INV: {
-                if (lid == 0u) {
-                    set_ef(op.y, 0u, ef_inverse(get_ef(op.z, 0u)));
-                }
-                k += 1u;
-            }
-            case EF_EQ: {
-                // entry j = prod_t (bit t of j, from the top ? a[t] : 1 - a[t]), each entry on its own
-                let one = vec4<u32>(BB_R, 0u, 0u, 0u);
-                for (var j = lid; j < (1u << op.w); j += EF_WG) {
-                    var acc = one;
-                    for (var t = 0u; t < op.w; t++) {
-                        let p = get_ef(op.z, t);
-                        if (((j >> (op.w - 1u - t)) & 1u) != 0u) {
-                            acc = ef_mul(acc, p);
-                        } else {
-                            acc = ef_mul(acc, ef_sub(one, p));
-                        }
-                    }
-                    set_ef(op.y, j, acc);
-                }
-                k += 1u;
-            }
-            case EF_POWERS: {
-                let more = table[k + 1u];
-                var start = vec4<u32>(BB_R, 0u, 0u, 0u);
-                if (op.w != NO_OPERAND) {
-                    start = get_ef(op.w, 0u);
-                }
-                for (var j = lid; j < max(more.y, 1u); j += EF_WG) {
-                    let x = get_ef(op.z, j * more.z);
-                    var acc = start;
-                    for (var i = 0u; i < more.x; i++) {
-                        set_ef(op.y, j * more.x + i, acc);
-                        acc = ef_mul(acc, x);
-                    }
-                }
-                k += 2u;
-            }
-            case EF_SQUARES: {
-                let more = table[k + 1u];
-                for (var j = lid; j < max(more.z, 1u); j += EF_WG) {
-                    var acc = get_ef(op.z, j * more.w);
-                    for (var i = 0u; i < more.x; i++) {
-                        var at = i;
-                        if (more.y != 0u) {
-                            at = more.x - 1u - i;
-                        }
-                        set_ef(op.y, j * more.x + at, acc);
-                        acc = ef_mul(acc, acc);
-                    }
-                }
-                k += 2u;
-            }
-            case EF_LIFT: {
-                let more = table[k + 1u];
-                for (var i = lid; i < more.x; i += EF_WG) {
-                    set_ef(op.y, i, vec4<u32>(word(op.z + i * more.y), 0u, 0u, 0u));
-                }
-                k += 2u;
-            }
-            default: {
-                k += 1u;
             }
         }
+        k = s.y;
         storageBarrier();  // the next op may read what this one wrote, in any thread
     }
 }
