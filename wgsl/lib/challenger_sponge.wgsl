@@ -69,19 +69,24 @@ fn ch_publish(lid: u32, x: u32, parity: u32) {
     workgroupBarrier();
 }
 
-// mds_light of the state whose word x this lane holds: M4 on each chunk, plus the sum of the chunks.
+// mds_light of the state whose word x this lane holds: M4 on each chunk, plus the sum of the chunks. By linearity
+// that is M4(own chunk + column sums t) at this lane's position i, and row i of M4 is sum(v) + v[i] + 2 v[i + 1]
+// (indices mod 4): a few sums of words read by address, no M4 per chunk and no dynamic vector index.
 fn ch_coop_mds(lid: u32, x: u32, parity: u32) -> u32 {
     ch_publish(lid, x, parity);
     let at = 16u * parity;
-    let q = (lid >> 2u) & 3u;
-    var sum = vec4<u32>(0u);
-    var own = vec4<u32>(0u);
-    for (var c = 0u; c < 4u; c++) {
-        let y = p2_mat4(ch_lanes_in(at, c));
-        sum = bb_add4(sum, y);
-        own = select(own, y, vec4<bool>(c == q));
-    }
-    return bb_add4(own, sum)[lid & 3u];
+    let own = at + (lid & 12u);                  // the lane's chunk
+    let i = lid & 3u;
+    let i1 = (i + 1u) & 3u;
+    let t = bb_add4(bb_add4(ch_lanes_in(at, 0u), ch_lanes_in(at, 1u)),
+                    bb_add4(ch_lanes_in(at, 2u), ch_lanes_in(at, 3u)));
+    let total = bb_add(bb_add(t.x, t.y), bb_add(t.z, t.w));
+    let col = bb_add(bb_add(ch_swap[at + i], ch_swap[at + 4u + i]), bb_add(ch_swap[at + 8u + i], ch_swap[at + 12u + i]));
+    let col1 = bb_add(bb_add(ch_swap[at + i1], ch_swap[at + 4u + i1]),
+                      bb_add(ch_swap[at + 8u + i1], ch_swap[at + 12u + i1]));
+    let chunk = bb_add(bb_add(ch_swap[own], ch_swap[own + 1u]), bb_add(ch_swap[own + 2u], ch_swap[own + 3u]));
+    let next = bb_add(ch_swap[own + i1], col1);
+    return bb_add(bb_add(chunk, total), bb_add(bb_add(ch_swap[own + i], col), bb_add(next, next)));
 }
 
 // ch_rc from p2_rc, by the `size` threads of the workgroup.
