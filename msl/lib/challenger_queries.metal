@@ -13,11 +13,12 @@ bool ch_distinct_step(thread Challenger& ch, thread const ChIo& io, uint4 op, ui
         }
         return true;
     }
+    uint words = max(1u, (1u << log_size) >> 5u);
     if (i == 0u) {
         ch.found = 0u;
         if (op.w != 0xffffffffu) {  // the domain's bitmap, cleared (0xffffffff: none)
-            for (uint j = 0u; j < max(1u, (1u << log_size) >> 5u); j++) {
-                ch_scratch_set(io, op.w + j, 0u);
+            for (uint j = 0u; j < words; j++) {
+                ch.bitmap[j] = 0u;
             }
         }
     }
@@ -27,11 +28,10 @@ bool ch_distinct_step(thread Challenger& ch, thread const ChIo& io, uint4 op, ui
         uint index = v & mask;
         bool fresh = true;
         if (op.w != 0xffffffffu) {  // one word of the bitmap, not a scan of those found
-            uint at = op.w + (index >> 5u);
-            uint bits = ch_scratch_get(io, at);
+            uint bits = ch.bitmap[index >> 5u];
             fresh = (bits & (1u << (index & 31u))) == 0u;
             if (fresh) {
-                ch_scratch_set(io, at, bits | (1u << (index & 31u)));
+                ch.bitmap[index >> 5u] = bits | (1u << (index & 31u));
             }
         } else {
             for (uint j = 0u; j < ch.found; j++) {
@@ -46,7 +46,13 @@ bool ch_distinct_step(thread Challenger& ch, thread const ChIo& io, uint4 op, ui
             ch.found += 1u;
         }
     }
-    return ch.found >= wanted;
+    bool done = ch.found >= wanted;
+    if (done && op.w != 0xffffffffu) {  // the bitmap to its scratch words, for the SORT
+        for (uint j = 0u; j < words; j++) {
+            ch_scratch_set(io, op.w + j, ch.bitmap[j]);
+        }
+    }
+    return done;
 }
 
 // The SORT at op k, by the `size` threads of the threadgroup: each distinct value finds its rank by counting; after

@@ -31,6 +31,7 @@ struct Challenger {
     uint k;  // ch_advance's position: op k, its step i
     uint i;
     uint found;  // DISTINCT: indices found so far
+    uint bitmap[32];  // DISTINCT's bitmap while it draws (thread 0's), copied to its scratch words when done
 };
 
 uint ch_scratch_get(thread const ChIo& io, uint i) {

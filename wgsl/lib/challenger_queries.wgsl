@@ -5,6 +5,9 @@
 
 var<private> ch_found: u32;              // DISTINCT: indices found so far
 var<workgroup> ch_distinct: atomic<u32>;
+// DISTINCT's bitmap while it draws (thread 0's; copied to its scratch words when the op is done): a draw's test
+// and mark cost no round trip to device memory. Domains of up to 2^10 points (device_transcript.BITMAP_MAX_LOG).
+var<workgroup> ch_bitmap: array<u32, 32>;
 
 // Step i of a DISTINCT op (one sample, or none when t or L is 0); whether the op is done.
 fn ch_distinct_step(op: vec4<u32>, i: u32) -> bool {
@@ -16,11 +19,12 @@ fn ch_distinct_step(op: vec4<u32>, i: u32) -> bool {
         }
         return true;
     }
+    let words = max(1u, (1u << log_size) >> 5u);
     if (i == 0u) {
         ch_found = 0u;
         if (op.w != CH_NOT_FOUND) {              // the domain's bitmap, cleared
-            for (var j = 0u; j < max(1u, (1u << log_size) >> 5u); j++) {
-                scratch_set(op.w + j, 0u);
+            for (var j = 0u; j < words; j++) {
+                ch_bitmap[j] = 0u;
             }
         }
     }
@@ -30,11 +34,10 @@ fn ch_distinct_step(op: vec4<u32>, i: u32) -> bool {
         let index = v & mask;
         var fresh = true;
         if (op.w != CH_NOT_FOUND) {              // one word of the bitmap, not a scan of those found
-            let at = op.w + (index >> 5u);
-            let bits = scratch_get(at);
+            let bits = ch_bitmap[index >> 5u];
             fresh = (bits & (1u << (index & 31u))) == 0u;
             if (fresh) {
-                scratch_set(at, bits | (1u << (index & 31u)));
+                ch_bitmap[index >> 5u] = bits | (1u << (index & 31u));
             }
         } else {
             for (var j = 0u; j < ch_found; j++) {
@@ -49,7 +52,13 @@ fn ch_distinct_step(op: vec4<u32>, i: u32) -> bool {
             ch_found += 1u;
         }
     }
-    return ch_found >= wanted;
+    let done = ch_found >= wanted;
+    if (done && op.w != CH_NOT_FOUND) {          // the bitmap to its scratch words, for the SORT
+        for (var j = 0u; j < words; j++) {
+            scratch_set(op.w + j, ch_bitmap[j]);
+        }
+    }
+    return done;
 }
 
 // The SORT at op k, by the `size` threads of the workgroup: each distinct value finds its rank by counting; after
