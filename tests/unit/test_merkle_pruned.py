@@ -10,7 +10,8 @@ import pytest
 
 from tests.conftest import load_golden_p3
 from whirgpu.field import P, field_by_name
-from whirgpu.ref.merkle_pruned import boundary_arrays, boundary_nodes, prune, prune_paths, root_from_pruned
+from whirgpu.ref.merkle_pruned import (boundary_arrays, boundary_nodes, prune, prune_many, prune_paths,
+                                       root_from_pruned)
 from whirgpu.ref.poseidon2 import compress, hash_rows_24
 from whirgpu.ref.poseidon2_constants import Poseidon2Constants
 
@@ -86,6 +87,31 @@ def test_random_trees(depth, count, seed):
     paths = np.stack([np.stack([levels[d][(i >> d) ^ 1] for d in range(depth)]) for i in distinct])
     reorder = rng.permutation(len(distinct))
     np.testing.assert_array_equal(prune_paths(np.asarray(distinct)[reorder], paths[reorder]), siblings)
+
+
+def test_prune_many_is_each_prune():
+    """Several jobs at once (pairs at the same positions, sets of one size and depth walked together, other sizes
+    and depths, repeated indices, empty jobs): each exactly ``prune_paths`` of its own, and each the proof
+    ``prune`` makes from its tree's levels."""
+    rng = np.random.default_rng(11)
+    jobs, trees = [], []
+    for depth, count in [(8, 40), (8, 40), (8, 40), (9, 40), (8, 13), (3, 8), (1, 2), (5, 0), (0, 1)]:
+        leaves = rng.integers(0, P, size=(1 << depth, 8), dtype=np.uint64).astype(np.uint32)
+        levels = _levels(leaves)
+        indices = rng.integers(0, 1 << depth, size=count)
+        if count > 2:
+            indices[1] = indices[0]  # a repeat
+        for _ in range(2):  # two trees opened at the same positions
+            paths = np.stack([np.stack([levels[d][(i >> d) ^ 1] for d in range(depth)]) if depth else
+                              np.zeros((0, 8), np.uint32) for i in indices]) if count else np.zeros((0, depth, 8),
+                                                                                                     np.uint32)
+            jobs.append((indices, paths))
+            trees.append(levels)
+            levels = _levels(rng.integers(0, P, size=(1 << depth, 8), dtype=np.uint64).astype(np.uint32))
+    for (indices, paths), got, levels in zip(jobs, prune_many(jobs), trees):
+        np.testing.assert_array_equal(got, prune_paths(indices, paths))
+        if indices.size:
+            np.testing.assert_array_equal(got, prune(levels, indices.tolist()).reshape(-1, 8))
 
 
 def test_a_wrong_proof_is_refused_or_gives_another_root():

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from ..ref.merkle_pruned import prune_paths
+from ..ref.merkle_pruned import prune_many, prune_paths
 from ..runtime.base import RtBuffer, RtView
 
 STATE_WORDS = 26  # sponge 16, input length, output length, input buffer 8
@@ -186,3 +186,19 @@ def resolve_value(words: np.ndarray, value):
     if isinstance(value, DeviceValue):
         return value.read(words)
     return value
+
+
+def resolve_openings(words: np.ndarray, openings: list) -> list:
+    """``resolve_value`` of each ``DeviceOpenings`` in ``openings``: (rows, sibling paths), the pruned ones' paths
+    pruned together (``prune_many``: a round's trees opened at the same positions share one walk)."""
+    out, jobs, pruned = [], [], []
+    for value in openings:
+        count = int(value.count.read(words)[0])
+        rows, paths = value.rows.read(words)[:count], value.siblings.read(words)[:count]
+        out.append([rows, paths])
+        if value.indices is not None:
+            jobs.append((value.indices.read(words)[:count], paths))
+            pruned.append(len(out) - 1)
+    for k, siblings in zip(pruned, prune_many(jobs)):
+        out[k][1] = siblings
+    return [tuple(pair) for pair in out]

@@ -12,6 +12,7 @@ parent having at most one missing child in a binary tree). Every other node is r
   the root; (n, 8) uint32 words each).
 - ``prune_paths(indices, paths)``: the same proof from the queried leaves' full paths (q, depth, 8), leaf level
   first (every boundary digest is a sibling on some queried leaf's path), for a prover that gathered paths.
+- ``prune_many(jobs)``: ``prune_paths`` of several (indices, paths) jobs at once.
 - ``root_from_pruned(indices, leaf_digests, siblings, depth, compress)``: the root the verifier recomputes, or
   ``ValueError`` naming the problem when the sibling count is not the one the indices call for.
 
@@ -67,27 +68,34 @@ def boundary_arrays(indices, depth: int) -> tuple[np.ndarray, np.ndarray]:
 def _boundary_rows(indices: np.ndarray, depth: int) -> tuple[np.ndarray, np.ndarray]:
     """(level, row) of every boundary digest in proof order, for ``indices`` ascending (repeats allowed): the
     boundary digest is the sibling of row's level-``level`` ancestor."""
-    q = indices.size
-    if q == 0 or depth == 0:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    # nodes[j, l]: the level-l ancestor of the j-th smallest index; each column ascends, so equal nodes and equal
-    # parents form runs of rows.
-    nodes = indices[:, None] >> np.arange(depth + 1, dtype=np.int64)[None, :]
-    rows = np.arange(q)[:, None]
-    first = np.ones((q, depth), bool)
-    first[1:] = nodes[1:, :depth] != nodes[:-1, :depth]
-    starts = np.ones((q, depth), bool)
-    starts[1:] = nodes[1:, 1:] != nodes[:-1, 1:]
-    ends = np.ones((q, depth), bool)
-    ends[:-1] = nodes[:-1, 1:] != nodes[1:, 1:]
+    _, level, row = _boundary_rows_batch(indices[None, :], depth)
+    return level, row
+
+
+def _boundary_rows_batch(indices: np.ndarray, depth: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(item, level, row) of every boundary digest of each row of ``indices`` (B, q), each ascending (repeats
+    allowed), item by item, each in proof order: ``_boundary_rows`` of B index sets of one size at once."""
+    count, q = indices.shape
+    if count == 0 or q == 0 or depth == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
+    # nodes[b, j, l]: the level-l ancestor of item b's j-th smallest index; each column ascends, so equal nodes and
+    # equal parents form runs of rows.
+    nodes = indices[:, :, None] >> np.arange(depth + 1, dtype=np.int64)[None, None, :]
+    rows = np.arange(q)[None, :, None]
+    first = np.ones((count, q, depth), bool)
+    first[:, 1:] = nodes[:, 1:, :depth] != nodes[:, :-1, :depth]
+    starts = np.ones((count, q, depth), bool)
+    starts[:, 1:] = nodes[:, 1:, 1:] != nodes[:, :-1, 1:]
+    ends = np.ones((count, q, depth), bool)
+    ends[:, :-1] = nodes[:, :-1, 1:] != nodes[:, 1:, 1:]
     # the first and last row of each row's parent run: both children are queried iff their nodes differ
-    run_first = np.maximum.accumulate(np.where(starts, rows, 0), axis=0)
-    run_last = np.minimum.accumulate(np.where(ends, rows, q)[::-1], axis=0)[::-1]
-    level = nodes[:, :depth]
-    both = np.take_along_axis(level, run_first, 0) != np.take_along_axis(level, run_last, 0)
-    # level-major, then ascending rows = ascending parents, with at most one missing child per parent
-    lv, row = np.nonzero((first & ~both).T)
-    return lv.astype(np.int64), row.astype(np.int64)
+    run_first = np.maximum.accumulate(np.where(starts, rows, 0), axis=1)
+    run_last = np.minimum.accumulate(np.where(ends, rows, q)[:, ::-1], axis=1)[:, ::-1]
+    level = nodes[:, :, :depth]
+    both = np.take_along_axis(level, run_first, 1) != np.take_along_axis(level, run_last, 1)
+    # item-major, then level-major, then ascending rows = ascending parents (at most one missing child each)
+    item, lv, row = np.nonzero((first & ~both).transpose(0, 2, 1))
+    return item.astype(np.int64), lv.astype(np.int64), row.astype(np.int64)
 
 
 def prune(levels: list[np.ndarray], indices) -> np.ndarray:
@@ -115,6 +123,34 @@ def prune_paths(indices, paths) -> np.ndarray:
     order = np.argsort(indices, kind="stable")
     lv, row = _boundary_rows(indices[order], paths.shape[1])
     return paths[order][row, lv].astype(np.uint32, copy=False)
+
+
+def prune_many(jobs) -> list[np.ndarray]:
+    """``prune_paths(indices, paths)`` of each (indices, paths) job, in order: jobs with the same indices and depth
+    share one walk, and the walks of one (query count, depth) run together (a prover's last round prunes several
+    trees, pairs of them at the same positions)."""
+    out: list = [None] * len(jobs)
+    walks: dict = {}  # (q, depth) -> {sorted indices' bytes: (sorted indices, [(job, order, paths)])}
+    for job, (indices, paths) in enumerate(jobs):
+        paths = np.asarray(paths, np.uint32)
+        indices = np.asarray(indices, np.int64).reshape(-1)
+        if paths.ndim != 3 or paths.shape[0] != indices.size:
+            raise ValueError(f"prune_paths: {indices.size} indices with paths of shape {paths.shape}")
+        if paths.shape[0] == 0 or paths.shape[1] == 0:
+            out[job] = np.zeros((0, paths.shape[-1]), np.uint32)
+            continue
+        order = np.argsort(indices, kind="stable")
+        ordered = indices[order]
+        same = walks.setdefault((indices.size, paths.shape[1]), {})
+        same.setdefault(ordered.tobytes(), (ordered, []))[1].append((job, order, paths))
+    for (_, depth), sets in walks.items():
+        item, lv, row = _boundary_rows_batch(np.stack([ordered for ordered, _ in sets.values()]), depth)
+        cuts = np.searchsorted(item, np.arange(len(sets) + 1))
+        for k, (_, users) in enumerate(sets.values()):
+            at = slice(cuts[k], cuts[k + 1])
+            for job, order, paths in users:
+                out[job] = paths[order][row[at], lv[at]].astype(np.uint32, copy=False)
+    return out
 
 
 def root_from_pruned(indices, leaf_digests, siblings, depth: int, compress: Compress) -> np.ndarray:

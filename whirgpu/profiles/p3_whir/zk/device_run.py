@@ -19,7 +19,7 @@ import numpy as np
 from ....backends.base import DeviceBuffer
 from ....backends.code_switch import CodeSwitchPlan
 from ....backends.device_transcript import NOT_FOUND
-from ....backends.device_values import resolve_value
+from ....backends.device_values import resolve_openings, resolve_value
 from ....backends.gpu.commit import forest_size
 from ....backends.gpu.geometry import EF_BYTES
 from ....runtime.base import RtView
@@ -454,16 +454,18 @@ class OpeningRun:
             return None
         cap, values, sumchecks, mask_roots, rounds, base = first
         opened, kind = self.source_openings
+        resolved = iter(resolve_openings(query_words, [opened, self.fresh_openings] + [
+            value for _, carried, fresh in self.group_openings for value in (carried, fresh)]))
+        source, fresh_main = next(resolved), next(resolved)
         mask_openings = []
-        for width, carried, fresh in self.group_openings:
+        for width, _, _ in self.group_openings:
             # commit_matrix's rows are gathered whole (a power-of-two count of EF entries): the oracle's come first
             pair = [_openings("extension", np.asarray(rows, np.uint32)[:, :width], siblings)
-                    for rows, siblings in (resolve_value(query_words, carried), resolve_value(query_words, fresh))]
+                    for rows, siblings in (next(resolved), next(resolved))]
             mask_openings.append(MaskOpeningPair(*pair))
         witness = int(read_q(self.final_witness).reshape(-1)[0]) if self.final_witness is not None else 0
-        base_case = BaseCaseZkProof(
-            *base, witness, _openings(kind, *resolve_value(query_words, opened)),
-            _openings("extension", *resolve_value(query_words, self.fresh_openings)), tuple(mask_openings))
+        base_case = BaseCaseZkProof(*base, witness, _openings(kind, *source), _openings("extension", *fresh_main),
+                                    tuple(mask_openings))
         return cap, ZkWhirProof(values, sumchecks, mask_roots, rounds, base_case)
 
 
