@@ -82,7 +82,7 @@ static uint4 ef_inverse(uint4 a) {
 }
 
 // The op at slot k by thread lid of `size` (its outputs spread over them); the slot after it.
-static uint exec_op(thread const Regions& r, threadgroup const uint4* table, uint k, uint lid, uint size) {
+static uint exec_op(thread const Regions& r, threadgroup uint4* table, uint k, uint lid, uint size) {
     uint4 op = table[k];
     switch (op.x) {
         case EF_LINEAR: {
@@ -174,7 +174,7 @@ static uint exec_op(thread const Regions& r, threadgroup const uint4* table, uin
 }
 
 // Outputs of the op at slot k, each made by one thread (an op of at most one runs on thread 0 alone).
-static uint outputs(threadgroup const uint4* table, uint k) {
+static uint outputs(threadgroup uint4* table, uint k) {
     uint4 op = table[k];
     uint4 more = table[min(k + 1u, MAX_SLOTS - 1u)];
     switch (op.x) {

@@ -60,7 +60,7 @@ def fresh(tmp_path, monkeypatch):
     """An empty cache folder and a fresh library object, the callers' caches cleared before and after, notices
     captured in a list."""
     monkeypatch.setenv("WHIRGPU_CACHE_DIR", str(tmp_path / "cache"))
-    library = native_build.NativeLibrary("host-p2", native._SOURCE, native._NATIVE.flags, native._CDEF,
+    library = native_build.NativeLibrary("host-p2", native.SOURCE, native._NATIVE.flags, native._CDEF,
                                          native._NATIVE.what, native._NATIVE.fallback)
     monkeypatch.setattr(native, "_NATIVE", library)
     monkeypatch.setattr(activity, "_said", set())

@@ -16,17 +16,7 @@ compiler running, and the next process loads the library. ``whirgpu warmup`` bui
 Why compiled: a verification absorbs and squeezes through ~50-100 single permutations one after another, which
 numpy cannot batch, and permutes ~7,500 Merkle states in batches; in Python a single permutation costs ~0.24 ms.
 
-Two C paths, the same results:
-- fast: Montgomery arithmetic on 64-bit lanes holding 32-bit residues, the external matrix in its O(width) form,
-  reductions only where a bound requires one, 4 or 8 states per SIMD block; compiled for widths 16 and 24 with
-  S-box degrees 7 and 3 (BabyBear and KoalaBear as Plonky3 defines them), any odd prime 2^16 < p < 2^31, and
-  Plonky3's external matrix (checked in Python). On x86-64 the lane kernel is compiled for SSE2, AVX2 and AVX-512
-  in the same library (function target attributes) and picked at run time from the CPU, so a cache copied to
-  another x86 machine stays valid; on arm64 it uses NEON; elsewhere GCC/Clang vectors; the single state runs the
-  same kernel on scalars.
-- generic: the reference's arithmetic as written (dense matrix, a remainder after each step), for any other
-  instance the Python API accepts (other widths, a matrix that is not Plonky3's structured one), and for C
-  compilers without GCC/Clang vectors (lanes then run one state at a time).
+The C source and its two paths: ``native/permute_c.py``.
 """
 
 from __future__ import annotations
@@ -39,344 +29,15 @@ import numpy as np
 from ..ref.poseidon2 import permutation_layers, permute_ints, permute_lanes
 from ..ref.poseidon2_constants import Poseidon2Constants
 from .build import NativeLibrary
+from .permute_c import HEADER, MAX_WIDTH, SPECIALISED, SOURCE
 
-# The table every call gets (one uint64 buffer): a header, the canonical constants and matrix (generic path), then
-# the Montgomery-form constants (fast path). Header slots, in this order (the C enum below repeats them):
-_HEADER = ("fast", "p", "width", "degree", "half", "rounds", "neg_p_inv", "r2", "mu")
-_MAX_WIDTH = 32
-# The (width, S-box degree) pairs the fast path is compiled for: Plonky3's BabyBear (7) and KoalaBear (3) at 16, 24.
-_SPECIALISED = ((16, 7), (16, 3), (24, 7), (24, 3))
-
-_COMMON = r"""
-#include <stdint.h>
-#include <string.h>
-
-#if defined(__GNUC__) || defined(__clang__)
-#define P2_INLINE static inline __attribute__((always_inline))
-#pragma GCC diagnostic ignored "-Wpsabi"
-#else
-#define P2_INLINE static inline
-#endif
-#define P2_M32 0xffffffffULL
-#define P2_MAX_W 32
-
-/* The table's header slots (native_permute._HEADER), then: canonical rc_init (half * w), rc_term (half * w),
-   rc_int (rounds), diag (w), matrix (w * w); then the same four constant tables in Montgomery form (R = 2^32). */
-enum { T_FAST, T_P, T_W, T_DEG, T_HALF, T_ROUNDS, T_NPINV, T_R2, T_MU, T_HEADER };
-
-/* Generic path: ref/poseidon2.permute_ints step by step, for p < 2^31 and matrix entries and a diagonal small
-   enough that every sum of products fits 64 bits (the reference's own uint64 arithmetic needs the same). */
-static uint64_t gen_sbox(uint64_t x, uint64_t p, int degree) {
-    uint64_t r = 1;
-    for (int i = 0; i < degree; i++) r = r * x % p;
-    return r;
-}
-static void gen_matrix(uint64_t *s, uint64_t *t, int w, const uint64_t *m) {
-    for (int i = 0; i < w; i++) { uint64_t a = 0; for (int j = 0; j < w; j++) a += m[i * w + j] * s[j]; t[i] = a; }
-}
-static void gen_permute(uint64_t *s, const uint64_t *tab) {
-    const uint64_t p = tab[T_P];
-    const int w = (int)tab[T_W], degree = (int)tab[T_DEG], half = (int)tab[T_HALF], rounds = (int)tab[T_ROUNDS];
-    const uint64_t *rc_init = tab + T_HEADER, *rc_term = rc_init + half * w, *rc_int = rc_term + half * w;
-    const uint64_t *diag = rc_int + rounds, *m = diag + w;
-    uint64_t t[P2_MAX_W];
-    gen_matrix(s, t, w, m);
-    for (int r = 0; r < half; r++) {
-        for (int i = 0; i < w; i++) s[i] = gen_sbox((t[i] + rc_init[r * w + i]) % p, p, degree);
-        gen_matrix(s, t, w, m);
-    }
-    for (int i = 0; i < w; i++) s[i] = t[i] % p;
-    for (int r = 0; r < rounds; r++) {
-        s[0] = gen_sbox((s[0] + rc_int[r]) % p, p, degree);
-        uint64_t sum = 0;
-        for (int i = 0; i < w; i++) sum += s[i];
-        for (int i = 0; i < w; i++) s[i] = (sum + diag[i] * s[i]) % p;
-    }
-    for (int r = 0; r < half; r++) {
-        for (int i = 0; i < w; i++) s[i] = gen_sbox((s[i] + rc_term[r * w + i]) % p, p, degree);
-        gen_matrix(s, t, w, m);
-        for (int i = 0; i < w; i++) s[i] = t[i];
-    }
-    for (int i = 0; i < w; i++) s[i] = s[i] % p;
-}
-"""
-
-# The fast kernel, instantiated once per instruction set: every "_X" below becomes that set's suffix, V its vector
-# (or scalar) type of 64-bit lanes, and the prelude before it defines V_X, splat_X (a scalar in every lane), mul_X
-# (the full 64-bit products of the lanes' low 32 bits, what x86's pmuludq does) and csub_X (u - p when u >= p, for
-# u < p + 2^32). Values are Montgomery residues (x R mod p, R = 2^32); the comments give each value's bound, which
-# is what lets a step skip a reduction.
-_KERNEL = r"""
-/* t / 2^32 mod p, in [0, 2p), for t < p 2^32: (t + m p) is a multiple of 2^32 below 2^33 p < 2^64. */
-P2_INLINE V_X redc_X(V_X t, V_X p, V_X npinv) { return (t + mul_X(mul_X(t, npinv), p)) >> 32; }
-
-/* x mod p for x < 2^38 (Barrett: q = floor(x / 64) floor(2^38 / p) / 2^32 is floor(x / p) or up to 2 less). */
-P2_INLINE V_X barrett_X(V_X x, V_X p, V_X mu) {
-    V_X q = mul_X(x >> 6, mu) >> 32;
-    return csub_X(csub_X(x - mul_X(q, p), p), p);
-}
-
-/* x^degree for x < p, result < 2p: a product of one factor < 2p and one < p stays below p 2^32. */
-P2_INLINE V_X sbox_X(V_X x, int degree, V_X p, V_X n) {
-    V_X x2 = csub_X(redc_X(mul_X(x, x), p, n), p);
-    if (degree == 3) return redc_X(mul_X(x2, x), p, n);
-    V_X x3 = csub_X(redc_X(mul_X(x2, x), p, n), p), x4 = redc_X(mul_X(x2, x2), p, n);
-    return redc_X(mul_X(x3, x4), p, n);
-}
-
-/* The external matrix circ(2 M4, M4, ...): M4 on each block of 4, then each word plus the sum of its position's
-   words over all blocks. Inputs < 2p give outputs < 14 (w / 4 + 1) p <= 98 p < 2^38 for w <= 24. */
-P2_INLINE void matrix_X(V_X *x, int w) {
-    V_X s0 = splat_X(0), s1 = s0, s2 = s0, s3 = s0;
-    for (int c = 0; c < w; c += 4) {
-        V_X a = x[c], b = x[c + 1], cc = x[c + 2], d = x[c + 3];
-        V_X ab = a + b, cd = cc + d, all = ab + cd;
-        x[c] = all + ab + b;            /* 2a + 3b + c + d */
-        x[c + 1] = all + b + cc + cc;   /* a + 2b + 3c + d */
-        x[c + 2] = all + cd + d;        /* a + b + 2c + 3d */
-        x[c + 3] = all + a + a + d;     /* 3a + b + c + 2d */
-        s0 += x[c]; s1 += x[c + 1]; s2 += x[c + 2]; s3 += x[c + 3];
-    }
-    for (int c = 0; c < w; c += 4) { x[c] += s0; x[c + 1] += s1; x[c + 2] += s2; x[c + 3] += s3; }
-}
-
-/* One block of states, word i in x[i] (canonical values < p in, canonical out), as ref/poseidon2 computes it. */
-P2_INLINE void block_X(V_X *x, int w, int degree, const uint64_t *tab) {
-    const V_X p = splat_X(tab[T_P]), n = splat_X(tab[T_NPINV]), r2 = splat_X(tab[T_R2]), mu = splat_X(tab[T_MU]);
-    const int half = (int)tab[T_HALF], rounds = (int)tab[T_ROUNDS];
-    const uint64_t *rc_init = tab + T_HEADER + 2 * half * w + rounds + w + w * w;
-    const uint64_t *rc_term = rc_init + half * w, *rc_int = rc_term + half * w, *diag = rc_int + rounds;
-    for (int i = 0; i < w; i++) x[i] = redc_X(mul_X(x[i], r2), p, n);  /* into Montgomery form, < 2p */
-    matrix_X(x, w);
-    for (int r = 0; r < half; r++) {
-        for (int i = 0; i < w; i++) x[i] = sbox_X(barrett_X(x[i] + splat_X(rc_init[r * w + i]), p, mu), degree, p, n);
-        matrix_X(x, w);
-    }
-    for (int i = 0; i < w; i++) x[i] = barrett_X(x[i], p, mu);
-    /* Internal rounds keep every word < 2p: the sum reduced below p plus a product reduced below p. */
-    for (int r = 0; r < rounds; r++) {
-        /* Word 0's S-box is the round's latency chain: the other words' sum is formed beside it. */
-        V_X rest = x[1];
-        for (int i = 2; i < w; i++) rest += x[i];
-        x[0] = sbox_X(csub_X(csub_X(x[0] + splat_X(rc_int[r]), p), p), degree, p, n);
-        V_X sum = barrett_X(rest + x[0], p, mu);
-        for (int i = 0; i < w; i++) x[i] = sum + csub_X(redc_X(mul_X(x[i], splat_X(diag[i])), p, n), p);
-    }
-    for (int r = 0; r < half; r++) {
-        for (int i = 0; i < w; i++) x[i] = sbox_X(barrett_X(x[i] + splat_X(rc_term[r * w + i]), p, mu), degree, p, n);
-        matrix_X(x, w);
-    }
-    for (int i = 0; i < w; i++) x[i] = csub_X(redc_X(x[i], p, n), p);  /* out of Montgomery form, < p */
-}
-"""
-
-# The lane loop around block_X for a vector type of LANES_X lanes: whole blocks read and written in place in the
-# lane-major arrays, the last partial block through a zero-padded copy.
-_LANES = r"""
-P2_INLINE void lanes_X(const uint64_t *in, uint64_t *out, long n, const uint64_t *tab, int w, int degree) {
-    V_X x[P2_MAX_W];
-    long base = 0;
-    for (; base + LANES_X <= n; base += LANES_X) {
-        for (int i = 0; i < w; i++) memcpy(&x[i], in + i * n + base, sizeof(V_X));
-        block_X(x, w, degree, tab);
-        for (int i = 0; i < w; i++) memcpy(out + i * n + base, &x[i], sizeof(V_X));
-    }
-    if (base < n) {
-        uint64_t pad[P2_MAX_W][LANES_X];
-        memset(pad, 0, sizeof pad);
-        for (int i = 0; i < w; i++) memcpy(pad[i], in + i * n + base, (size_t)(n - base) * sizeof(uint64_t));
-        for (int i = 0; i < w; i++) memcpy(&x[i], pad[i], sizeof(V_X));
-        block_X(x, w, degree, tab);
-        for (int i = 0; i < w; i++) memcpy(out + i * n + base, &x[i], (size_t)(n - base) * sizeof(uint64_t));
-    }
-}
-"""
-
-_SCALAR_PRELUDE = r"""
-typedef uint64_t V_scalar;
-P2_INLINE V_scalar splat_scalar(uint64_t a) { return a; }
-P2_INLINE V_scalar mul_scalar(V_scalar a, V_scalar b) { return (a & P2_M32) * (b & P2_M32); }
-P2_INLINE V_scalar csub_scalar(V_scalar u, V_scalar p) { return u >= p ? u - p : u; }
-"""
-
-# Lane kernels: (guard macro, suffix, function attribute, lanes per block, native vector type, its lanes, its widening
-# multiplication, its unsigned 64-bit minimum or None). GCC and Clang vectors carry the arithmetic; the
-# multiplication goes through the native instruction (x86 pmuludq, arm64 umull) because compilers do not all see
-# that masked operands need only that. Lanes per block: one native vector where registers are 256 or 512 bits
-# (wider blocks spill and measured slower on x86), several SSE2 or NEON vectors (measured no slower with SSE2).
-_ISAS = [
-    ("P2_VEC_GENERIC", "vec", "", 4, None, 0, None, None),
-    ("P2_X86", "sse2", "", 8, "__m128i", 2, "_mm_mul_epu32", None),
-    ("P2_X86", "avx2", '__attribute__((target("avx2")))', 4, "__m256i", 4, "_mm256_mul_epu32", None),
-    ("P2_X86", "avx512", '__attribute__((target("avx512f")))', 8, "__m512i", 8, "_mm512_mul_epu32",
-     "_mm512_min_epu64"),
-    ("P2_NEON", "neon", "", 4, "uint64x2_t", 2, "p2_umull", None),
-]
-
-
-def _prelude(lanes: int, native: str | None, native_lanes: int, multiply: str | None, minimum: str | None) -> str:
-    """The definitions the kernel template expects of one instruction set (see ``_KERNEL``)."""
-    lines = [f"#define LANES_X {lanes}",
-             "typedef uint64_t V_X __attribute__((vector_size(8 * LANES_X)));",
-             "P2_INLINE V_X splat_X(uint64_t a) { V_X v = {" + ", ".join(["a"] * lanes) + "}; return v; }"]
-    if native is None:
-        lines.append("P2_INLINE V_X mul_X(V_X a, V_X b) { return (a & P2_M32) * (b & P2_M32); }")
-    else:
-        parts = lanes // native_lanes
-        lines += [f"typedef union {{ V_X v; {native} h[{parts}]; }} U_X;",
-                  "P2_INLINE V_X mul_X(V_X a, V_X b) {",
-                  "    U_X x = {a}, y = {b}, r;",
-                  f"    for (int i = 0; i < {parts}; i++) r.h[i] = {multiply}(x.h[i], y.h[i]);",
-                  "    return r.v;", "}"]
-    if minimum is not None:
-        # min(u, u - p) is u - p exactly when u >= p (u - p wraps above u otherwise): two instructions.
-        lines += ["P2_INLINE V_X csub_X(V_X u, V_X p) {",
-                  "    U_X x = {u}, y = {u - p}, r;",
-                  f"    for (int i = 0; i < {lanes // native_lanes}; i++) r.h[i] = {minimum}(x.h[i], y.h[i]);",
-                  "    return r.v;", "}"]
-    else:
-        lines.append("P2_INLINE V_X csub_X(V_X u, V_X p) { V_X r = u - p; return r + ((r >> 32) & p); }")
-    return "\n".join(lines) + "\n"
-
-
-_ENTRY = r"""
-/* The instruction sets this library has a lane kernel for and this CPU runs, as a bit mask: 1 the portable one
-   (GCC/Clang vectors, or SSE2 or NEON), 2 AVX2, 4 AVX-512; 0 when only the per-state loops exist. */
-int p2_isa_mask(void) {
-    int mask = 0;
-#if defined(P2_VEC_GENERIC) || defined(P2_X86) || defined(P2_NEON)
-    mask |= 1;
-#endif
-#if defined(P2_X86)
-    /* cpuid for the instructions, xgetbv for the operating system saving their registers (YMM: XCR0 bits 1-2;
-       ZMM and mask registers: bits 5-7 as well); no libgcc or compiler-rt helper needed. */
-    unsigned a, b, c, d;
-    if (__get_cpuid_max(0, 0) < 7) return mask;
-    __cpuid_count(1, 0, a, b, c, d);
-    if (!(c & (1u << 27))) return mask;
-    unsigned xcr0, xcr0_high;
-    __asm__ volatile("xgetbv" : "=a"(xcr0), "=d"(xcr0_high) : "c"(0));
-    (void)xcr0_high;
-    __cpuid_count(7, 0, a, b, c, d);
-    if ((xcr0 & 0x6u) == 0x6u && (b & (1u << 5))) mask |= 2;
-    if ((xcr0 & 0xe6u) == 0xe6u && (b & (1u << 16))) mask |= 4;
-#endif
-    return mask;
-}
-
-/* n states, lane-major (word i of state k at [i * n + k]), from in to out (the same array or disjoint ones),
-   through the lane kernel of instruction set isa (one bit of p2_isa_mask, 0 for none), else per state. */
-void p2_permute_lanes(const uint64_t *in, uint64_t *out, long n, const uint64_t *t, int isa) {
-    int w = (int)t[T_W], degree = (int)t[T_DEG];
-    void (*kernel)(const uint64_t *, uint64_t *, long, const uint64_t *) = 0;
-    (void)degree, (void)isa;  /* unused where no lane kernel is compiled */
-    if (t[T_FAST]) {
-#if defined(P2_VEC_GENERIC)
-        if (isa == 1) kernel = pick_vec(w, degree);
-#endif
-#if defined(P2_X86)
-        if (isa == 1) kernel = pick_sse2(w, degree);
-        if (isa == 2) kernel = pick_avx2(w, degree);
-        if (isa == 4) kernel = pick_avx512(w, degree);
-#endif
-#if defined(P2_NEON)
-        if (isa == 1) kernel = pick_neon(w, degree);
-#endif
-    }
-    if (kernel) { kernel(in, out, n, t); return; }
-    uint64_t s[P2_MAX_W];
-    for (long k = 0; k < n; k++) {
-        for (int i = 0; i < w; i++) s[i] = in[i * n + k];
-        p2_permute(s, t);
-        for (int i = 0; i < w; i++) out[i * n + k] = s[i];
-    }
-}
-"""
-
-_GUARDS = r"""
-/* P2_PORTABLE (define it to build without instruction-set code) leaves only the GCC/Clang vector kernel. */
-#if (defined(__GNUC__) || defined(__clang__)) && defined(P2_PORTABLE)
-#define P2_VEC_GENERIC 1
-#elif (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(_M_X64))
-#define P2_X86 1
-#include <cpuid.h>
-#include <immintrin.h>
-#elif (defined(__GNUC__) || defined(__clang__)) && (defined(__aarch64__) || defined(_M_ARM64))
-#define P2_NEON 1
-#include <arm_neon.h>
-/* The full products of two lanes' low 32 bits (umull), what x86's pmuludq computes. */
-P2_INLINE uint64x2_t p2_umull(uint64x2_t a, uint64x2_t b) { return vmull_u32(vmovn_u64(a), vmovn_u64(b)); }
-#elif defined(__GNUC__) || defined(__clang__)
-#define P2_VEC_GENERIC 1
-#endif
-"""
-
-
-def _specialised(suffix: str, attribute: str) -> str:
-    """One instruction set's lane entry points, one per (width, degree) of ``_SPECIALISED``, and its picker."""
-    lines = []
-    for w, degree in _SPECIALISED:
-        lines.append(f"{attribute} static void lanes_{suffix}_{w}_{degree}(const uint64_t *in, uint64_t *out, "
-                     f"long n, const uint64_t *t) {{ lanes_{suffix}(in, out, n, t, {w}, {degree}); }}")
-    lines.append("/* The specialisation for (w, degree), or 0 when there is none. */")
-    lines.append(f"static void (*pick_{suffix}(int w, int degree))(const uint64_t *, uint64_t *, long, "
-                 "const uint64_t *) {")
-    for w, degree in _SPECIALISED:
-        lines.append(f"    if (w == {w} && degree == {degree}) return lanes_{suffix}_{w}_{degree};")
-    lines += ["    return 0;", "}"]
-    return "\n".join(lines) + "\n"
-
-
-def _single() -> str:
-    """The single-state entry point: the scalar kernel per (width, degree) of ``_SPECIALISED``, else generic."""
-    lines = ["/* One state in place: the fast scalar kernel where the table allows it, else the generic path. */",
-             "void p2_permute(uint64_t *s, const uint64_t *t) {",
-             "    int w = (int)t[T_W], degree = (int)t[T_DEG];"]
-    for w, degree in _SPECIALISED:
-        lines.append(f"    if (t[T_FAST] && w == {w} && degree == {degree}) {{ block_scalar(s, {w}, {degree}, t); "
-                     "return; }")
-    lines += ["    gen_permute(s, t);", "}"]
-    return "\n".join(lines) + "\n"
-
-
-def _source() -> str:
-    """The whole C source: common parts, the scalar kernel, every guarded lane kernel, the entry points."""
-    parts = [_COMMON, _GUARDS, _SCALAR_PRELUDE, _KERNEL.replace("_X", "_scalar"), _single()]
-    for guard, suffix, attribute, lanes, native, native_lanes, multiply, minimum in _ISAS:
-        # Every function of an instruction set's kernel carries its target attribute: GCC inlines a function into
-        # another only when the callee's target is a subset of the caller's.
-        body = _prelude(lanes, native, native_lanes, multiply, minimum) + _KERNEL + _LANES + "#undef LANES_X\n"
-        body = body.replace("P2_INLINE", "ATTR_X P2_INLINE").replace("ATTR_X", attribute).replace("_X", "_" + suffix)
-        parts.append(f"#if defined({guard})\n{body}{_specialised(suffix, attribute)}#endif\n")
-    parts.append(_ENTRY)
-    parts.append(_ABSORB)
-    return "\n".join(parts)
-
-
-_ABSORB = r"""
-/* A width-16, rate-8 duplex sponge absorbing whole runs: per run the 8 canonical words overwrite s[0..8), s[8]
-   gains the length tag (mod p; 0: none), then one permutation in place. */
-void p2_absorb(uint64_t *s, const uint64_t *words, long runs, const uint64_t *t, uint64_t tag) {
-    const uint64_t p = t[T_P];
-    for (long r = 0; r < runs; r++) {
-        for (int i = 0; i < 8; i++) s[i] = words[8 * r + i];
-        if (tag) s[8] = (s[8] + tag) % p;
-        p2_permute(s, t);
-    }
-}
-"""
-
-
-_SOURCE = _source()
-# Pointers are declared void * (ABI-identical to the C definitions' uint64_t *): calls then pass numpy buffers as
-# ``ffi.from_buffer(array)`` and parse no C type string (a first proof parses none: tests/backend/test_cold_start).
 _CDEF = ("void p2_permute(void *s, void *t);"
          "int p2_isa_mask(void);"
          "void p2_permute_lanes(void *in, void *out, long n, void *t, int isa);"
          "void p2_absorb(void *s, void *words, long runs, void *t, uint64_t tag);")
 
 
-_NATIVE = NativeLibrary("host-p2", _SOURCE, ("-O3", "-shared", "-fPIC"), _CDEF,
+_NATIVE = NativeLibrary("host-p2", SOURCE, ("-O3", "-shared", "-fPIC"), _CDEF,
                         what="the C Poseidon2 permutation", fallback="the numpy Poseidon2 permutation")
 
 
@@ -420,7 +81,7 @@ class _Swap:
 def _soon(constants: Poseidon2Constants, reference, make):
     """``make(loaded)`` when the library is loaded now; a ``_Swap`` from ``reference`` to it when its build is
     under way; None when there is no compiled library to wait for (module contract)."""
-    if constants.params.width > _MAX_WIDTH:
+    if constants.params.width > MAX_WIDTH:
         return None
     loaded, pending = _NATIVE.poll()
     if loaded is not None:
@@ -457,7 +118,7 @@ def _table(constants: Poseidon2Constants, generic: bool = False) -> np.ndarray:
     p, width, degree = layers.p, params.width, layers.degree
     rc_init, rc_term, rc_int = constants.canonical
     matrix = np.asarray(params.external_matrix, dtype=np.int64)
-    fast = (not generic and (width, degree) in _SPECIALISED and p % 2 == 1 and (1 << 16) < p < (1 << 31)
+    fast = (not generic and (width, degree) in SPECIALISED and p % 2 == 1 and (1 << 16) < p < (1 << 31)
             and _is_structured(matrix))
     canonical = [v for row in rc_init for v in row] + [v for row in rc_term for v in row] + list(rc_int) \
         + list(layers.diagonal)
@@ -465,7 +126,7 @@ def _table(constants: Poseidon2Constants, generic: bool = False) -> np.ndarray:
               "rounds": len(rc_int), "neg_p_inv": (-pow(p, -1, 1 << 32)) % (1 << 32) if p % 2 else 0,
               "r2": (1 << 64) % p, "mu": (1 << 38) // p}
     montgomery = [v * (1 << 32) % p for v in canonical]
-    table = np.array([header[k] for k in _HEADER] + canonical + matrix.reshape(-1).tolist() + montgomery,
+    table = np.array([header[k] for k in HEADER] + canonical + matrix.reshape(-1).tolist() + montgomery,
                      dtype=np.uint64)
     table.setflags(write=False)
     return table
@@ -541,7 +202,7 @@ def native_permute_lanes(constants: Poseidon2Constants, *, _generic: bool = Fals
     CPU runs, or 0 for the per-state loop); either waits for the library."""
     if _isa is not None or _generic:
         loaded = _library()
-        return None if loaded is None or constants.params.width > _MAX_WIDTH else \
+        return None if loaded is None or constants.params.width > MAX_WIDTH else \
             _compiled_lanes(loaded, constants, _generic, _isa)
     width = constants.params.width
 
