@@ -34,7 +34,8 @@ from .permute_c import HEADER, MAX_WIDTH, SPECIALISED, SOURCE
 _CDEF = ("void p2_permute(void *s, void *t);"
          "int p2_isa_mask(void);"
          "void p2_permute_lanes(void *in, void *out, long n, void *t, int isa);"
-         "void p2_absorb(void *s, void *words, long runs, void *t, uint64_t tag);")
+         "void p2_absorb(void *s, void *words, long runs, void *t, uint64_t tag, int isa);"
+         "int p2_single_isa(void);")
 
 
 _NATIVE = NativeLibrary("host-p2", SOURCE, ("-O3", "-shared", "-fPIC"), _CDEF,
@@ -155,11 +156,14 @@ def _compiled_single(loaded, constants: Poseidon2Constants, generic: bool):
     return permute
 
 
-def native_absorb(constants: Poseidon2Constants, *, _generic: bool = False):
+def native_absorb(constants: Poseidon2Constants, *, _generic: bool = False, _isa: int | None = None):
     """A compiled duplex absorption for ``constants``' width-16 instance, or None (module contract: while the
     library's first build runs, the Python loop until it is loaded): ``absorb(state, words, tag)`` with ``state``
     16 canonical ints and ``words`` 8 * runs canonical words (uint64) returns the state after, per run, the run
-    overwriting state[0..8), state[8] += tag mod p (the length tag; 0 for none) and one permutation."""
+    overwriting state[0..8), state[8] += tag mod p (the length tag; 0 for none) and one permutation (on the
+    4-lane kernel ``p2_single_isa`` names where this CPU has one). Tests only: ``_generic`` forces the generic C
+    path, ``_isa`` the single-state kernel (0: the scalar one, or ``single_isa()``); either waits for the
+    library."""
     if constants.params.width != 16:
         return None
     p = constants.params.field.P
@@ -174,21 +178,31 @@ def native_absorb(constants: Poseidon2Constants, *, _generic: bool = False):
             state = permute_ints(state, constants)
         return state
 
-    if _generic:
+    if _generic or _isa is not None:
         loaded = _library()
-        return None if loaded is None else _compiled_absorb(loaded, constants, True)
+        return None if loaded is None else _compiled_absorb(loaded, constants, _generic, _isa)
     return _soon(constants, reference, lambda loaded: _compiled_absorb(loaded, constants, False))
 
 
-def _compiled_absorb(loaded, constants: Poseidon2Constants, generic: bool):
+def single_isa() -> int:
+    """The instruction set (a bit of ``p2_isa_mask``) whose 4-lane kernel permutes one width-16 state on this CPU,
+    0 for none (the scalar kernel then does); waits for the library (0 without one)."""
+    loaded = _library()
+    return 0 if loaded is None else int(loaded[1].p2_single_isa())
+
+
+def _compiled_absorb(loaded, constants: Poseidon2Constants, generic: bool, isa: int | None = None):
     ffi, lib = loaded
+    if isa is not None and isa not in (0, lib.p2_single_isa()):
+        raise ValueError(f"native_absorb: no single-state kernel {isa} here (this CPU's: {lib.p2_single_isa()})")
+    isa = -1 if isa is None else isa
     table = _table(constants, generic)
     tab, call, from_buffer = ffi.from_buffer(table), lib.p2_absorb, ffi.from_buffer
 
     def absorb(state, words, tag: int) -> list:
         s = array("Q", state)
         words = np.ascontiguousarray(words, dtype=np.uint64).reshape(-1)
-        call(from_buffer(s), from_buffer(words), words.size // 8, tab, tag)
+        call(from_buffer(s), from_buffer(words), words.size // 8, tab, tag, isa)
         return s.tolist()
 
     absorb.keep = table

@@ -168,6 +168,60 @@ P2_INLINE void lanes_X(const uint64_t *in, uint64_t *out, long n, const uint64_t
 }
 """
 
+# One width-16 state on a 4-lane vector type (the sponge's duplexes, one after another, can only be fast inside a
+# permutation): v[i] lane c holds word 4c + i (block c, position i), so M4 runs across the four vectors and the
+# matrix's block sums are sums of a vector's lanes. The same steps and bounds as block_X on one state.
+_SINGLE4 = r"""
+P2_INLINE V_X hsum_X(V_X y) { return splat_X(y[0] + y[1] + y[2] + y[3]); }
+
+P2_INLINE V_X column_X(const uint64_t *row, int i) { V_X r = {row[i], row[4 + i], row[8 + i], row[12 + i]}; return r; }
+
+P2_INLINE void matrix16_X(V_X *v) {
+    V_X a = v[0], b = v[1], c = v[2], d = v[3];
+    V_X ab = a + b, cd = c + d, all = ab + cd;
+    V_X y0 = all + ab + b, y1 = all + b + c + c, y2 = all + cd + d, y3 = all + a + a + d;
+    v[0] = y0 + hsum_X(y0); v[1] = y1 + hsum_X(y1); v[2] = y2 + hsum_X(y2); v[3] = y3 + hsum_X(y3);
+}
+
+/* s: 16 canonical words in place. */
+P2_INLINE void single16_X(uint64_t *s, int degree, const uint64_t *tab) {
+    const V_X p = splat_X(tab[T_P]), n = splat_X(tab[T_NPINV]), r2 = splat_X(tab[T_R2]), mu = splat_X(tab[T_MU]);
+    const int w = 16, half = (int)tab[T_HALF], rounds = (int)tab[T_ROUNDS];
+    const uint64_t *rc_init = tab + T_HEADER + 2 * half * w + rounds + w + w * w;
+    const uint64_t *rc_term = rc_init + half * w, *rc_int = rc_term + half * w, *diag = rc_int + rounds;
+    V_X v[4], dg[4];
+    for (int i = 0; i < 4; i++) {
+        v[i] = redc_X(mul_X(column_X(s, i), r2), p, n);
+        dg[i] = column_X(diag, i);
+    }
+    matrix16_X(v);
+    for (int r = 0; r < half; r++) {
+        for (int i = 0; i < 4; i++) v[i] = sbox_X(barrett_X(v[i] + column_X(rc_init + r * w, i), p, mu), degree, p, n);
+        matrix16_X(v);
+    }
+    for (int i = 0; i < 4; i++) v[i] = barrett_X(v[i], p, mu);
+    for (int r = 0; r < rounds; r++) {
+        /* word 0's S-box is the round's latency chain: the other words' products are formed beside it */
+        V_X all = v[0] + v[1] + v[2] + v[3], prod[4];
+        uint64_t x0 = v[0][0], rest = all[0] + all[1] + all[2] + all[3] - x0;
+        for (int i = 0; i < 4; i++) prod[i] = csub_X(redc_X(mul_X(v[i], dg[i]), p, n), p);
+        V_X x0s = sbox_X(csub_X(csub_X(splat_X(x0 + rc_int[r]), p), p), degree, p, n);
+        V_X sum = barrett_X(splat_X(rest + x0s[0]), p, mu);
+        V_X p0 = csub_X(redc_X(mul_X(x0s, dg[0]), p, n), p);  /* lane 0: word 0's product, after its S-box */
+        for (int i = 0; i < 4; i++) v[i] = sum + prod[i];
+        v[0][0] = sum[0] + p0[0];
+    }
+    for (int r = 0; r < half; r++) {
+        for (int i = 0; i < 4; i++) v[i] = sbox_X(barrett_X(v[i] + column_X(rc_term + r * w, i), p, mu), degree, p, n);
+        matrix16_X(v);
+    }
+    for (int i = 0; i < 4; i++) {
+        V_X out = csub_X(redc_X(v[i], p, n), p);
+        for (int c = 0; c < 4; c++) s[4 * c + i] = out[c];
+    }
+}
+"""
+
 _SCALAR_PRELUDE = r"""
 typedef uint64_t V_scalar;
 P2_INLINE V_scalar splat_scalar(uint64_t a) { return a; }
@@ -288,9 +342,13 @@ P2_INLINE uint64x2_t p2_umull(uint64x2_t a, uint64x2_t b) { return vmull_u32(vmo
 """
 
 
-def _specialised(suffix: str, attribute: str) -> str:
-    """One instruction set's lane entry points, one per (width, degree) of ``SPECIALISED``, and its picker."""
+def _specialised(suffix: str, attribute: str, single: bool = False) -> str:
+    """One instruction set's lane entry points, one per (width, degree) of ``SPECIALISED``, and its picker; with
+    ``single``, its one-state width-16 entry points too (``single16_<suffix>_<degree>``)."""
     lines = []
+    for degree in sorted({d for w, d in SPECIALISED if w == 16} if single else ()):
+        lines.append(f"{attribute} static void single16_{suffix}_{degree}(uint64_t *s, const uint64_t *t) "
+                     f"{{ single16_{suffix}(s, {degree}, t); }}")
     for w, degree in SPECIALISED:
         lines.append(f"{attribute} static void lanes_{suffix}_{w}_{degree}(const uint64_t *in, uint64_t *out, "
                      f"long n, const uint64_t *t) {{ lanes_{suffix}(in, out, n, t, {w}, {degree}); }}")
@@ -321,23 +379,54 @@ def _source() -> str:
     for guard, suffix, attribute, lanes, native, native_lanes, multiply, minimum in _ISAS:
         # Every function of an instruction set's kernel carries its target attribute: GCC inlines a function into
         # another only when the callee's target is a subset of the caller's.
-        body = _prelude(lanes, native, native_lanes, multiply, minimum) + _KERNEL + _LANES + "#undef LANES_X\n"
+        single = _SINGLE4 if lanes == 4 else ""
+        body = _prelude(lanes, native, native_lanes, multiply, minimum) + _KERNEL + _LANES + single + "#undef LANES_X\n"
         body = body.replace("P2_INLINE", "ATTR_X P2_INLINE").replace("ATTR_X", attribute).replace("_X", "_" + suffix)
-        parts.append(f"#if defined({guard})\n{body}{_specialised(suffix, attribute)}#endif\n")
+        parts.append(f"#if defined({guard})\n{body}{_specialised(suffix, attribute, lanes == 4)}#endif\n")
     parts.append(_ENTRY)
     parts.append(_ABSORB)
     return "\n".join(parts)
 
 
 _ABSORB = r"""
+/* The instruction set (a bit of p2_isa_mask) whose 4-lane kernel permutes one width-16 state here: AVX2 on x86,
+   the portable one on arm64 and with GCC/Clang vectors; 0 when none does (SSE2 and AVX-512 blocks are 8 lanes). */
+int p2_single_isa(void) {
+    int mask = p2_isa_mask();
+#if defined(P2_X86)
+    return mask & 2;
+#else
+    return mask & 1;
+#endif
+}
+
+typedef void (*p2_one_state)(uint64_t *, const uint64_t *);
+
+static p2_one_state pick_single16(int degree, int isa) {
+    (void)degree, (void)isa;
+#if defined(P2_VEC_GENERIC)
+    if (isa == 1) return degree == 3 ? single16_vec_3 : degree == 7 ? single16_vec_7 : 0;
+#endif
+#if defined(P2_X86)
+    if (isa == 2) return degree == 3 ? single16_avx2_3 : degree == 7 ? single16_avx2_7 : 0;
+#endif
+#if defined(P2_NEON)
+    if (isa == 1) return degree == 3 ? single16_neon_3 : degree == 7 ? single16_neon_7 : 0;
+#endif
+    return 0;
+}
+
 /* A width-16, rate-8 duplex sponge absorbing whole runs: per run the 8 canonical words overwrite s[0..8), s[8]
-   gains the length tag (mod p; 0: none), then one permutation in place. */
-void p2_absorb(uint64_t *s, const uint64_t *words, long runs, const uint64_t *t, uint64_t tag) {
+   gains the length tag (mod p; 0: none), then one permutation in place, on the 4-lane kernel of instruction set
+   isa (p2_single_isa's, or 0 for the scalar one; -1: p2_single_isa's) where the table is the fast one. */
+void p2_absorb(uint64_t *s, const uint64_t *words, long runs, const uint64_t *t, uint64_t tag, int isa) {
     const uint64_t p = t[T_P];
+    p2_one_state one = 0;
+    if (t[T_FAST] && t[T_W] == 16) one = pick_single16((int)t[T_DEG], isa < 0 ? p2_single_isa() : isa);
     for (long r = 0; r < runs; r++) {
         for (int i = 0; i < 8; i++) s[i] = words[8 * r + i];
         if (tag) s[8] = (s[8] + tag) % p;
-        p2_permute(s, t);
+        if (one) one(s, t); else p2_permute(s, t);
     }
 }
 """
