@@ -110,7 +110,7 @@ fn ch_powers(src: u32, dst: u32, count_at: u32, n: u32, n_slots: u32) {
 }
 
 // Thread 0: advances the program from step ch_i of op ch_k (both kept across calls) until a permutation is due
-// (returns CH_DUPLEX: the caller permutes, ch_duplex_input to ch_duplex_output, and calls again) or the next SORT or the end (returns that op's
+// (returns CH_DUPLEX: the caller permutes the sponge with the pending input, and calls again) or the next SORT or the end (returns that op's
 // index). One step at a time: an observed word, a sampled word, a query draw call, or a whole op that touches no
 // sponge word; a permutation is due when the input is full (as the host duplexes eagerly) or the next step takes
 // an output word while input is pending or the output is empty. The caller owns the permutation so that a shader

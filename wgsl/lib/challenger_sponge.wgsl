@@ -3,15 +3,16 @@
 // state, absorb and pop, and the duplex as one permutation on 16 cooperating lanes of a workgroup.
 // The challenger lives in scratch words [0, 26): [0, 16) sponge state, 16 input length, 17 output length,
 // [18, 26) input buffer (the output buffer is sponge[0 .. output length), popped from the end).
-// ch_load / ch_store move it between scratch and thread 0's private state through the accessors a kernel defines
-// (challenger.wgsl states them). The variant (a compile-time constant, default 0: whir-p3's challenger):
+// ch_load / ch_store move it between scratch and the workgroup's copy (thread 0's: the sponge and input words in
+// workgroup memory, where the cooperative permutation reads and writes them; the lengths thread 0's own) through
+// the accessors a kernel defines (challenger.wgsl states them). The variant (a compile-time constant, default 0: whir-p3's challenger):
 // CH_LENGTH_TAGGED 1, a duplex absorbing k > 0 words writes them to sponge[0 .. k), zeroes sponge[k .. 8) and adds
 // k to sponge[8] (upstream Plonky3's DuplexChallenger). Words Montgomery in [0, P).
 
 @id(16) override CH_LENGTH_TAGGED: u32 = 0u;
 
-var<private> ch_sponge: array<u32, 16>;
-var<private> ch_input: array<u32, 8>;
+var<workgroup> ch_sponge: array<u32, 16>;
+var<workgroup> ch_input: array<u32, 8>;
 var<private> ch_in_len: u32;
 var<private> ch_out_len: u32;
 var<workgroup> ch_swap: array<u32, 32>;  // the cooperative permutation's exchange, [parity][lane]
@@ -23,9 +24,9 @@ const CH_RC_DIAG: u32 = CH_RC_INTERNAL + P2_INTERNAL_ROUNDS;
 const CH_RC_WORDS: u32 = CH_RC_DIAG + 16u;
 var<workgroup> ch_rc: array<u32, CH_RC_WORDS>;
 
-// The state a duplex permutes: the pending input over the sponge's first lanes (length-tagged: the rest of the
-// rate zeroed and the input length added to the first capacity word, when there is input).
-fn ch_duplex_input() -> P2State {
+// Thread 0: the pending input over the sponge's first words (length-tagged: the rest of the rate zeroed and the
+// input length added to the first capacity word, when there is input), as the duplex permutes it.
+fn ch_duplex_input() {
     for (var i = 0u; i < ch_in_len; i++) {
         ch_sponge[i] = ch_input[i];
     }
@@ -35,22 +36,6 @@ fn ch_duplex_input() -> P2State {
         }
         ch_sponge[8] = bb_add(ch_sponge[8], bb_mul(ch_in_len, BB_R2));  // + monty(k)
     }
-    return P2State(vec4<u32>(ch_sponge[0], ch_sponge[1], ch_sponge[2], ch_sponge[3]),
-                   vec4<u32>(ch_sponge[4], ch_sponge[5], ch_sponge[6], ch_sponge[7]),
-                   vec4<u32>(ch_sponge[8], ch_sponge[9], ch_sponge[10], ch_sponge[11]),
-                   vec4<u32>(ch_sponge[12], ch_sponge[13], ch_sponge[14], ch_sponge[15]));
-}
-
-// The duplex's end: the permuted state becomes the sponge, its rate the output.
-fn ch_duplex_output(s: P2State) {
-    for (var i = 0u; i < 4u; i++) {
-        ch_sponge[i] = s.a[i];
-        ch_sponge[4u + i] = s.b[i];
-        ch_sponge[8u + i] = s.c[i];
-        ch_sponge[12u + i] = s.d[i];
-    }
-    ch_in_len = 0u;
-    ch_out_len = 8u;
 }
 
 // The cooperative permutation: lane l < 16 of the workgroup holds state word l (chunk l / 4, position l mod 4);
@@ -135,25 +120,21 @@ fn ch_coop_permute(lid: u32, x0: u32) -> vec2<u32> {
     return vec2<u32>(x, parity);
 }
 
-// A duplex by the whole workgroup (uniform control flow): thread 0's pending input and sponge in, the permuted
-// state back to thread 0's sponge.
+// A duplex by the whole workgroup (uniform control flow): the sponge with thread 0's pending input permuted in
+// place, its rate the output.
 fn ch_duplex_coop(lid: u32) {
     if (lid == 0u) {
-        let s = ch_duplex_input();
-        for (var i = 0u; i < 4u; i++) {
-            ch_swap[i] = s.a[i];
-            ch_swap[4u + i] = s.b[i];
-            ch_swap[8u + i] = s.c[i];
-            ch_swap[12u + i] = s.d[i];
-        }
+        ch_duplex_input();
     }
     workgroupBarrier();
-    let out = ch_coop_permute(lid, ch_swap[lid & 15u]);
-    ch_publish(lid, out.x, out.y);
+    let out = ch_coop_permute(lid, ch_sponge[lid & 15u]);
+    if (lid < 16u) {                             // every lane read its input words many barriers ago
+        ch_sponge[lid] = out.x;
+    }
+    workgroupBarrier();
     if (lid == 0u) {
-        let at = 16u * out.y;
-        ch_duplex_output(P2State(ch_lanes_in(at, 0u), ch_lanes_in(at, 1u), ch_lanes_in(at, 2u),
-                                 ch_lanes_in(at, 3u)));
+        ch_in_len = 0u;
+        ch_out_len = 8u;
     }
 }
 
