@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from ..ref.merkle_pruned import prune_many, prune_paths
+from ..ref.merkle_pruned import prune_many
 from ..runtime.base import RtBuffer, RtView
 
 STATE_WORDS = 26  # sponge 16, input length, output length, input buffer 8
@@ -178,11 +178,7 @@ def resolve_value(words: np.ndarray, value):
     (rows, sibling paths) of the drawn count (one pruned multiproof, from the paths, for pruned openings);
     anything else as it is."""
     if isinstance(value, DeviceOpenings):
-        count = int(value.count.read(words)[0])
-        rows, paths = value.rows.read(words)[:count], value.siblings.read(words)[:count]
-        if value.indices is not None:
-            return rows, prune_paths(value.indices.read(words)[:count], paths)
-        return rows, paths
+        return resolve_openings(words, [value])[0]
     if isinstance(value, DeviceValue):
         return value.read(words)
     return value
