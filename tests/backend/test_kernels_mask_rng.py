@@ -228,11 +228,13 @@ class _Recorder:
         self.launches.append(Copy(src, src_offset, dst, dst_offset, nbytes))
 
 
+@pytest.mark.parametrize("primed", [False, True], ids=["encoded-when-sent", "primed"])
 @pytest.mark.parametrize("field", FIELDS)
 @pytest.mark.parametrize("n,key_at,status_at", [(5000, 9, 4), (17, 0, 8)])
-def test_recorded_launches_draw_each_written_key(gpu_runtime, field, n, key_at, status_at):
+def test_recorded_launches_draw_each_written_key(gpu_runtime, field, n, key_at, status_at, primed):
     """Launches recorded once (params fixed) and submitted again after each new key is written to the status
-    binding: each submission draws the samples of the key written before it."""
+    binding: each submission draws the samples of the key written before it, also when it was encoded ahead
+    (``prime``) before that key was written."""
     rt = gpu_runtime
     out = _upload(rt, np.full(n + 8, GARBAGE, np.uint32))
     status = _upload(rt, _status_words(_key(0), status_at, key_at))
@@ -243,6 +245,9 @@ def test_recorded_launches_draw_each_written_key(gpu_runtime, field, n, key_at, 
         for seed in (1, 2, 3):
             key = _key(1000 + seed)
             before = _status_words(key, status_at, key_at)
+            if primed:
+                recorded.prime()
+                assert getattr(recorded, "primed", "none kept") is not None  # wgpu / Dawn keep a command buffer
             rt.write(status, before)
             rt.write(out, np.full(n + 8, GARBAGE, np.uint32))
             recorded.submit()

@@ -194,15 +194,22 @@ def test_a_replay_left_to_the_steps_gives_the_same_proof(gpu_runtime, monkeypatc
 
 
 @pytest.mark.parametrize("case", [SYNTHETIC[1], SYNTHETIC[4]], ids=case_id)
-def test_replayed_proofs_are_the_reference(gpu_runtime, case):
+def test_replayed_proofs_are_the_reference(gpu_runtime, case, monkeypatch):
     """Proofs of one shape from the third on replay the recorded session (``device_opening``): each with its own
-    polynomial, points and mask seed is the reference's proof byte for byte."""
+    polynomial, points and mask seed is the reference's proof byte for byte, the second session encoded ahead
+    (``PreparedProgram.prime``) while the first runs."""
+    from whirgpu.runtime.program import PreparedProgram
+
+    primed = []
+    prime = PreparedProgram.prime
+    monkeypatch.setattr(PreparedProgram, "prime", lambda self: (primed.append(self), prime(self))[1])
     backend = GpuBackend(gpu_runtime)
     try:
         for seed in range(4):
             before = backend.replay.replays
             assert assert_same_proof(backend, *synthetic(case, seed=seed)) == "one session"
             assert backend.replay.replays == before + (seed >= 2)
+        assert len(primed) == 2
     finally:
         backend.layout = CpuBackend.layout
 

@@ -113,6 +113,9 @@ class ReissuedBatch:
         self.rt = rt
         self.launches = launches
 
+    def prime(self) -> None:
+        """Nothing to encode ahead: the launches are issued when submitted."""
+
     def submit(self) -> None:
         batch = self.rt.batch()
         for launch in self.launches:
@@ -188,7 +191,8 @@ class Runtime(ABC):
 
     def recorded_batch(self, launches: list):
         """``launches`` (``runtime.program`` ``Dispatch`` / ``Copy`` steps) as a batch to submit again and again
-        (``submit``, ``close``). Default: re-issued into a new batch at every submit."""
+        (``submit``, ``close``; ``prime``: encode the next submission ahead where the runtime can, so that
+        ``submit`` only sends it). Default: re-issued into a new batch at every submit, nothing primed."""
         return ReissuedBatch(self, launches)
 
     @abstractmethod

@@ -16,7 +16,8 @@ prepares for repeated submission.
 ``buffers()`` lists every buffer they touch; ``repointed(remap)`` is the same program on other buffers (a replay's
 own regions); ``counts()`` its submissions, dispatches, copies, writes and bytes. ``PreparedProgram(rt, program)``
 is a program made ready on one runtime (each segment's launches a ``recorded_batch``); ``run(write)`` executes it,
-calling ``write(step)`` for every ``Write`` (the caller supplies inputs) and submitting each segment.
+calling ``write(step)`` for every ``Write`` (the caller supplies inputs) and submitting each segment; ``prime()``
+encodes its submissions ahead, so that the next ``run`` only writes and sends them.
 """
 
 from __future__ import annotations
@@ -201,6 +202,13 @@ class PreparedProgram:
                 write(step)
             if batch is not None:
                 batch.submit()
+
+    def prime(self) -> None:
+        """Encode every submission ahead (``recorded_batch``'s ``prime``): the next ``run`` only writes and sends.
+        Call it while the device is busy with earlier work; a later ``run`` is correct whether or not it was."""
+        for _, batch in self.parts:
+            if batch is not None:
+                batch.prime()
 
     def close(self) -> None:
         for _, batch in self.parts:

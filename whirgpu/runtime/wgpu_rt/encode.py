@@ -1,7 +1,8 @@
 """Encoding launches into one WebGPU submission, shared by the batches that record as they go (``_WgpuBatch``)
 and the recorded ones replayed whole (``RecordedBatch``): an encoded step is a ``DispatchStep`` (pipeline, bind
 group, grid, label) or a ``CopyStep``; ``encode`` puts consecutive dispatches in one compute pass (one pass per
-dispatch, with timestamps, while the runtime profiles) and submits. Outside profiling a pass's dispatches are
+dispatch, with timestamps, while the runtime profiles) and submits; ``command_buffer`` only encodes (a
+``RecordedBatch`` can be ``prime``d: encoded ahead, sent as is by its next submission). Outside profiling a pass's dispatches are
 the implementation's C calls made directly (``device.NativePass``: wgpu-py's wrappers capture errors around each
 call, about 1,000 of them a replayed hiding proof); passes, copies, the encoder and the submission go through
 wgpu-py, which reports what the direct calls got wrong when the pass ends."""
@@ -53,8 +54,19 @@ class PendingDispatch:
 
 
 def encode(rt, steps: list) -> None:
-    """Encode ``steps`` (``DispatchStep`` / ``CopyStep``) into one command buffer and submit it. A pipeline is set
-    once for a run of dispatches that share it."""
+    """Encode ``steps`` (``DispatchStep`` / ``CopyStep``) into one command buffer and submit it."""
+    submit_encoded(rt, command_buffer(rt, steps))
+
+
+def submit_encoded(rt, buffer) -> None:
+    """Submit a finished command buffer (``command_buffer``'s)."""
+    rt.device.queue.submit([buffer])
+
+
+def command_buffer(rt, steps: list):
+    """``steps`` (``DispatchStep`` / ``CopyStep``) encoded into one finished command buffer, not submitted. A
+    pipeline is set once for a run of dispatches that share it. Host writes made between this and its submission
+    still reach the device before it (the queue orders them by submission, not by encoding)."""
     encoder = rt.device.create_command_encoder()
     timing = rt.profiler.start(sum(isinstance(s, DispatchStep) for s in steps)) if rt.profiler else None
     native = rt.native_calls if timing is None else None
@@ -92,7 +104,7 @@ def encode(rt, steps: list) -> None:
         cpass.end()
     if timing is not None:
         timing.resolve(encoder)
-    rt.device.queue.submit([encoder.finish()])
+    return encoder.finish()
 
 
 class RecordedBatch:
@@ -122,6 +134,7 @@ class RecordedBatch:
         self.params = rt.device.create_buffer(size=table.nbytes, usage=usage.UNIFORM | usage.COPY_DST)
         rt.device.queue.write_buffer(self.params, 0, table)
         self.steps: list | None = None
+        self.primed = None  # a command buffer encoded ahead (``prime``), sent by the next ``submit``
 
     def _resolve(self) -> list:
         steps = []
@@ -136,7 +149,20 @@ class RecordedBatch:
                                       label))
         return steps
 
+    def prime(self) -> None:
+        """Encode the next submission now, so that ``submit`` only sends it: host work moved off a proof's
+        critical path (done while the device runs something before it). Not while the runtime profiles (a
+        profiled submission is encoded with its timestamps when sent)."""
+        if self.primed is None and self.rt.profiler is None:
+            if self.steps is None:
+                self.steps = self._resolve()
+            self.primed = command_buffer(self.rt, self.steps)
+
     def submit(self) -> None:
+        primed, self.primed = self.primed, None
+        if primed is not None and self.rt.profiler is None:
+            submit_encoded(self.rt, primed)
+            return
         if self.steps is None:
             self.steps = self._resolve()
         encode(self.rt, self.steps)
@@ -144,6 +170,7 @@ class RecordedBatch:
     def close(self) -> None:
         """Free the params buffer and drop the bind groups (the recording is not submitted again)."""
         self.steps = None
+        self.primed = None
         if self.params is not None:
             self.params.destroy()
             self.params = None

@@ -18,8 +18,9 @@ not, the backend's limits) the first proof runs unrecorded (it fills the kernel 
 recorded, and from the third on a proof is the recording's program run again: each of its writes takes the new
 proof's input of that name (``device_inputs.DeviceInputs``: the polynomial, the points, the two forks' keys; the
 algebra's staged constants rebuilt segment by segment), its launches replayed; each session's proof region is
-read once and resolved by the recorded run. A proof is not replayed while a pooled buffer of the program is held
-elsewhere (it then runs unrecorded).
+read once and resolved by the recorded run. The second session's submissions are encoded while the device runs
+the first (``PreparedProgram.prime``), so that after the host's absorb it is only written and sent. A proof is
+not replayed while a pooled buffer of the program is held elsewhere (it then runs unrecorded).
 
 What stays on the host: forking the generator (two keys, ``device_inputs``) and absorbing the blinded vectors.
 Every mask is drawn on the device from the keys (``device_draws``), every oracle built, committed and opened
@@ -221,11 +222,17 @@ class DeviceOpening:
         if not state.building.acquire(blocking=False):
             raise ProverBusy(f"a proof is already being built on this {state.rt.name} backend")
         try:
-            words = self._run_program(first, words_of)
+            second_set = second.region_set(state)
+            try:  # the second session encoded while the device runs the first: then only written and sent
+                words = self._run_program(first, words_of, second_set.prepared.prime)
+            except BaseException:
+                second.release(state.pool, second_set)
+                raise
             challenger = self._observe_blinded(run, words)
             resolved = []  # the first session's part, resolved while the second runs
             query_words = self._run_program(second, lambda source: challenger if source == ("challenger",)
-                                            else words_of(source), lambda: resolved.append(run.resolve_first(words)))
+                                            else words_of(source), lambda: resolved.append(run.resolve_first(words)),
+                                            second_set)
         finally:
             state.building.release()
         self.backend.replay.replays += 1
@@ -235,11 +242,13 @@ class DeviceOpening:
                 raise non_canonical(index, int(inputs.polynomial[index]), what, prime=self.field.P)
         return None if resolved[0] is None else run.resolve_queries(resolved[0], query_words)
 
-    def _run_program(self, program: LaunchProgram, words_of, meanwhile=None) -> np.ndarray:
+    def _run_program(self, program: LaunchProgram, words_of, meanwhile=None, region_set=None) -> np.ndarray:
         """One recorded session executed with the inputs ``words_of`` gives: its proof region's words.
-        ``meanwhile()``: host work done once the session is submitted, before its words are waited for."""
+        ``meanwhile()``: host work done once the session is submitted, before its words are waited for.
+        ``region_set``: the program's region set to run on (one it handed out; default: a free one), released
+        after."""
         state = self.backend.state
-        region_set = program.region_set(state)
+        region_set = program.region_set(state) if region_set is None else region_set
         try:
             region_set.prepared.run(lambda w: state.drivers.write(
                 w.buffer, w.data if w.source is None else words_of(w.source), w.offset))
