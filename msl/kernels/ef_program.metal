@@ -15,9 +15,11 @@
 //   6 SQUARES (n, reverse, m, sa)    dst[j n + i] = a[j sa]^(2^i), i < n, j < max(m, 1) (reverse != 0: the n
 //                                    entries of each j in reverse order)
 //   7 LIFT    (n, sa, 0, 0)          dst[i] = (a[i sa], 0, 0, 0): base words as EF values
-// Bindings: 0 scratch, 1 proof (both whole), 2 params. Launch: one threadgroup of EF_WG threads; an op's outputs
-// are spread over the threads, a device-memory barrier after it; a run of ops of one output each runs on thread
-// 0, one barrier after the run. Words Montgomery in [0, P).
+// The table lists the ops level by level, EF_LEVEL_END set in the code word of each level's last op: the ops of a
+// level touch nothing another of them writes, so they run together, their outputs dealt round the threads from
+// where the level's previous op's left off, with one device-memory barrier after the level.
+// Bindings: 0 scratch, 1 proof (both whole), 2 params. Launch: one threadgroup of EF_WG threads. Words Montgomery
+// in [0, P).
 
 constant constexpr uint EF_LINEAR = 1u;
 constant constexpr uint EF_DOT = 2u;
@@ -26,6 +28,8 @@ constant constexpr uint EF_EQ = 4u;
 constant constexpr uint EF_POWERS = 5u;
 constant constexpr uint EF_SQUARES = 6u;
 constant constexpr uint EF_LIFT = 7u;
+constant constexpr uint EF_LEVEL_END = 0x100u;
+constant constexpr uint EF_CODE = 0xffu;
 constant constexpr uint IN_PROOF = 0x80000000u;
 constant constexpr uint EF_WG = 64u;
 constant constexpr uint NO_OPERAND = 0xffffffffu;
@@ -81,10 +85,11 @@ static uint4 ef_inverse(uint4 a) {
     return ef_mul_base(conj, bb_pow(norm, BB_P - 2u));
 }
 
-// The op at slot k by thread lid of `size` (its outputs spread over them); the slot after it.
+// The op at slot k by thread lid of `size` (its outputs spread over them: output i on thread i mod size); the slot
+// after it.
 static uint exec_op(thread const Regions& r, threadgroup uint4* table, uint k, uint lid, uint size) {
     uint4 op = table[k];
-    switch (op.x) {
+    switch (op.x & EF_CODE) {
         case EF_LINEAR: {
             uint4 more = table[k + 1u];
             uint4 s = get_ef(r, more.y, 0u);
@@ -173,11 +178,11 @@ static uint exec_op(thread const Regions& r, threadgroup uint4* table, uint k, u
     return k;
 }
 
-// Outputs of the op at slot k, each made by one thread (an op of at most one runs on thread 0 alone).
+// Outputs of the op at slot k, each made by one thread.
 static uint outputs(threadgroup uint4* table, uint k) {
     uint4 op = table[k];
     uint4 more = table[min(k + 1u, MAX_SLOTS - 1u)];
-    switch (op.x) {
+    switch (op.x & EF_CODE) {
         case EF_LINEAR:
         case EF_LIFT:
             return more.x;
@@ -195,12 +200,11 @@ static uint outputs(threadgroup uint4* table, uint k) {
 }
 
 static uint slots(uint code) {
+    code &= EF_CODE;
     return code == EF_DOT ? 3u : (code == EF_LINEAR || code == EF_POWERS || code == EF_SQUARES || code == EF_LIFT) ? 2u
                                                                                                                 : 1u;
 }
 
-// Ops of one output each run back to back on thread 0 (its own writes are in program order): a barrier after each
-// run of them and after each op of more outputs.
 kernel void ef_program(device uint* scratch [[buffer(0)]], device uint* proof [[buffer(1)]],
                        constant Params& params [[buffer(2)]], uint lid [[thread_index_in_threadgroup]]) {
     Regions r = {scratch, proof};
@@ -213,18 +217,19 @@ kernel void ef_program(device uint* scratch [[buffer(0)]], device uint* proof [[
     threadgroup_barrier(mem_flags::mem_threadgroup);
     uint k = 0u;
     while (k < n) {
-        uint end = k;  // every thread reads the same table: the same run
-        while (end < n && outputs(table, end) <= 1u) {
+        uint end = k;  // every thread reads the same table: the same level
+        bool last = false;
+        while (!last && end < n) {
+            last = (table[end].x & EF_LEVEL_END) != 0u;
             end += slots(table[end].x);
         }
-        bool single = end > k;
-        if (!single || lid == 0u) {
-            uint j = k;
-            do {
-                j = exec_op(r, table, j, single ? 0u : lid, single ? 1u : EF_WG);
-            } while (single && j < end);
+        uint dealt = 0u;  // outputs of the level's earlier ops mod EF_WG: the next op's output i on thread dealt + i
+        for (uint j = k; j < end;) {
+            uint next = exec_op(r, table, j, (lid + EF_WG - dealt) % EF_WG, EF_WG);
+            dealt = (dealt + outputs(table, j)) % EF_WG;
+            j = next;
         }
-        k = single ? end : k + slots(table[k].x);
-        threadgroup_barrier(mem_flags::mem_device);  // the next op may read what this one wrote, in any thread
+        k = end;
+        threadgroup_barrier(mem_flags::mem_device);  // the next level may read what this one wrote, in any thread
     }
 }

@@ -11,8 +11,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from tests.ef_programs import random_program
 from whirgpu.field import field_by_name
-from whirgpu.kernels.ef_program import MAX_SLOTS, EfProgram, in_proof, run_reference
+from whirgpu.kernels.ef_program import MAX_SLOTS, EfProgram, in_proof, levels, run_reference
 from whirgpu.ref.field_np import field_ops
 
 FIELDS = ("babybear", "koalabear")
@@ -170,3 +171,29 @@ def test_runs_of_one_output_ops_meet_wide_ops(gpu_runtime, field_name):
     p.dot(3700, 3600, 3604, 1)                  # and the program ends on a run
     p.inv(3704, 3700)
     assert _check(gpu_runtime, field, p, 7) == 1
+
+
+@pytest.mark.parametrize("field_name", FIELDS)
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_random_programs_run_level_by_level(gpu_runtime, field_name, seed):
+    """300 random ops over a few blocks of both buffers (reads, overwrites and re-reads of what earlier ops wrote),
+    in two launches of a dozen levels or so, against the numpy twin run op by op."""
+    program = random_program(seed, 300)
+    assert len(levels(program.ops)) > 5
+    assert _check(gpu_runtime, field_by_name(field_name), program, seed) == len(program.launches()) == 2
+
+
+@pytest.mark.parametrize("field_name", FIELDS)
+def test_a_level_deals_its_outputs_round_the_threads(gpu_runtime, field_name):
+    """One level of 100 inverses and three 50-entry LINEARs (outputs dealt round the 64 threads from where the op
+    before left off, several times over), then ops reading all of it, each level after the one it reads."""
+    field = field_by_name(field_name)
+    p = EfProgram()
+    for i in range(100):
+        p.inv(1000 + 4 * i, 12 + 4 * (i % 40))
+    for j in range(3):
+        p.linear(1500 + 200 * j, 16, 4 * j, 200, 50)
+    p.dot(in_proof(0), 1000, 1500, 100)
+    p.linear(in_proof(16), 1500, in_proof(0), 2100, 150)
+    assert [len(level) for level in levels(p.ops)] == [103, 1, 1]
+    assert _check(gpu_runtime, field, p, 11) == 1

@@ -17,9 +17,12 @@
 //   6 SQUARES (n, reverse, m, sa)    dst[j n + i] = a[j sa]^(2^i), i < n, j < max(m, 1) (reverse != 0: the n
 //                                    entries of each j in reverse order)
 //   7 LIFT    (n, sa, 0, 0)          dst[i] = (a[i sa], 0, 0, 0): base words as EF values; dst must not overlap a
-// Bindings: 0 scratch, 1 proof (both whole), 2 params. Launch: one workgroup of EF_WG threads; an op's outputs
-// (LINEAR's i, DOT's j, EQ's entries, POWERS' and SQUARES' j, LIFT's i) are spread over the threads, a storage
-// barrier after it; a run of ops of one output each runs on thread 0, one barrier after the run. Words Montgomery in [0, P).
+// The table lists the ops level by level, EF_LEVEL_END set in the code word of each level's last op: the ops of a
+// level touch nothing another of them writes (kernels/ef_program.py `levels`), so they run together, their outputs
+// (LINEAR's i, DOT's j, EQ's entries, POWERS' and SQUARES' j, LIFT's i; INV's one) dealt round the threads from
+// where the level's previous op's left off, with one storage barrier after the level.
+// Bindings: 0 scratch, 1 proof (both whole), 2 params. Launch: one workgroup of EF_WG threads. Words Montgomery in
+// [0, P).
 
 const EF_LINEAR: u32 = 1u;
 const EF_DOT: u32 = 2u;
@@ -28,6 +31,8 @@ const EF_EQ: u32 = 4u;
 const EF_POWERS: u32 = 5u;
 const EF_SQUARES: u32 = 6u;
 const EF_LIFT: u32 = 7u;
+const EF_LEVEL_END: u32 = 0x100u;
+const EF_CODE: u32 = 0xffu;
 const IN_PROOF: u32 = 0x80000000u;
 const EF_WG: u32 = 64u;
 const NO_OPERAND: u32 = 0xffffffffu;
@@ -85,13 +90,14 @@ fn ef_inverse(a: vec4<u32>) -> vec4<u32> {
 
 const MAX_SLOTS: u32 = 512u;             // a launch's table, kept in workgroup memory (8 KiB)
 var<workgroup> table: array<vec4<u32>, 512>;
-var<workgroup> run_step: vec2<u32>;  // (end of the run of one-output ops from k, or k; the slot after it), made uniform
+var<workgroup> level_end: u32;  // the slot after the current level, made uniform
 
-// The op at slot k by thread lid of `size` (its outputs spread over them); the slot after it.
+// The op at slot k by thread lid of `size` (its outputs spread over them: output i on thread i mod size); the slot
+// after it.
 fn exec_op(k_in: u32, lid: u32, size: u32) -> u32 {
     var k = k_in;
     let op = table[k];
-    switch op.x {
+    switch op.x & EF_CODE {
         case EF_LINEAR: {
             let more = table[k + 1u];
             let s = get_ef(more.y, 0u);
@@ -185,11 +191,11 @@ fn exec_op(k_in: u32, lid: u32, size: u32) -> u32 {
     return k;
 }
 
-// Outputs of the op at slot k, each made by one thread (an op of at most one runs on thread 0 alone).
+// Outputs of the op at slot k, each made by one thread.
 fn outputs(k: u32) -> u32 {
     let op = table[k];
     let more = table[min(k + 1u, MAX_SLOTS - 1u)];
-    switch op.x {
+    switch op.x & EF_CODE {
         case EF_LINEAR, EF_LIFT: {
             return more.x;
         }
@@ -212,7 +218,7 @@ fn outputs(k: u32) -> u32 {
 }
 
 fn slots(code: u32) -> u32 {
-    switch code {
+    switch code & EF_CODE {
         case EF_DOT: {
             return 3u;
         }
@@ -225,8 +231,6 @@ fn slots(code: u32) -> u32 {
     }
 }
 
-// Ops of one output each run back to back on thread 0 (its own writes are in program order): a barrier after each
-// run of them and after each op of more outputs, which all threads make.
 @compute @workgroup_size(64)
 fn ef_program(@builtin(local_invocation_index) lid: u32) {
     let n = min(params.n_slots, MAX_SLOTS);
@@ -242,23 +246,27 @@ fn ef_program(@builtin(local_invocation_index) lid: u32) {
         }
         if (lid == 0u) {
             var end = k;
-            while (end < n && outputs(end) <= 1u) {
-                end += slots(table[end].x);
-            }
-            run_step = vec2<u32>(end, select(k + slots(table[k].x), end, end > k));
-        }
-        let s = workgroupUniformLoad(&run_step);
-        let single = s.x > k;
-        if (!single || lid == 0u) {  // one call site: the shader inlines exec_op once
-            var j = k;
             loop {
-                j = exec_op(j, select(lid, 0u, single), select(EF_WG, 1u, single));
-                if (!single || j >= s.x) {
+                let code = table[end].x;
+                end += slots(code);
+                if ((code & EF_LEVEL_END) != 0u || end >= n) {
                     break;
                 }
             }
+            level_end = end;
         }
-        k = s.y;
-        storageBarrier();  // the next op may read what this one wrote, in any thread
+        let end = workgroupUniformLoad(&level_end);
+        var dealt = 0u;  // outputs of the level's earlier ops mod EF_WG: the next op's output i on thread dealt + i
+        var j = k;
+        loop {
+            if (j >= end) {
+                break;
+            }
+            let next = exec_op(j, (lid + EF_WG - dealt) % EF_WG, EF_WG);
+            dealt = (dealt + outputs(j)) % EF_WG;
+            j = next;
+        }
+        k = end;
+        storageBarrier();  // the next level may read what this one wrote, in any thread
     }
 }

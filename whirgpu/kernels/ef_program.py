@@ -18,6 +18,11 @@ Contract:
   x[j sx]^(2^i), reversed: each j's n entries in reverse order); ``lift(dst, a, n, sa=1)``
   (dst[i] = the base word a[i sa] as an EF value; ``a`` and ``sa`` in words; dst must not overlap a). Ops run in
   order, each seeing what the earlier ones wrote.
+- A launch runs its ops level by level (``levels``): an op's level is one past the highest level of an earlier op
+  it depends on (it reads what that one writes, or writes what that one reads or writes; ``footprint``, whole
+  bounding ranges), so the ops of one level touch nothing another of them writes and run together: their outputs
+  dealt round the threads, one storage barrier after each level. The table lists the ops level by level (in
+  program order within a level), ``LEVEL_END`` set in the code word of each level's last op.
 - A launch of one workgroup runs up to ``MAX_SLOTS`` op slots (linear, powers, squares and lift take two, dot
   three, the rest one; ops never split): its table of slots, which the kernel reads from scratch at the word its
   params name into workgroup memory (``launches()``, ``params(table, at)``); no op may write a table.
@@ -37,9 +42,69 @@ from ..ref.multilinear import eq_table
 STEM = "ef_program"
 MAX_SLOTS = 512  # op slots a launch's table holds (the kernels' workgroup array: 8 KiB)
 LINEAR, DOT, INV, EQ, POWERS, SQUARES, LIFT = 1, 2, 3, 4, 5, 6, 7
+LEVEL_END = 0x100  # in an op's code word: the last op of its level (a storage barrier follows it)
 IN_PROOF = 0x80000000
 NO_OPERAND = 0xFFFFFFFF
 _SLOTS = {LINEAR: 2, DOT: 3, INV: 1, EQ: 1, POWERS: 2, SQUARES: 2, LIFT: 2}
+
+
+def _span(at: int, words: int) -> list[tuple[bool, int, int]]:
+    """The words [at, at + words) of ``at``'s buffer as (in proof, first, end); none when empty."""
+    return [(bool(at & IN_PROOF), at & ~IN_PROOF, (at & ~IN_PROOF) + words)] if words > 0 else []
+
+
+def footprint(op) -> tuple[list, list]:
+    """(read ranges, written ranges) of an op (``EfProgram.ops``' entry), each (in proof, first word, end): every
+    word it may read or write lies in one of them (bounding ranges of strided operands)."""
+    code, dst, a, b = op[0]
+    if code == LINEAR:
+        n, s, sa, sb = op[1]
+        reads = _span(s, 4) + _span(a, 4 * (sa * (n - 1) + 1) if n else 0)
+        if b != NO_OPERAND:
+            reads += _span(b, 4 * (sb * (n - 1) + 1) if n else 0)
+        return reads, _span(dst, 4 * n)
+    if code == DOT:
+        (n, m, sa, sb), (ja, jb, _, _) = op[1], op[2]
+        if not m:
+            return [], []
+        return (_span(a, 4 * ((n - 1) * sa + (m - 1) * ja + 1) if n else 0)
+                + _span(b, 4 * ((n - 1) * sb + (m - 1) * jb + 1) if n else 0)), _span(dst, 4 * m)
+    if code == INV:
+        return _span(a, 4), _span(dst, 4)
+    if code == EQ:
+        return _span(a, 4 * b), _span(dst, 4 << b)
+    if code == POWERS:
+        n, m, sx = op[1][0], max(op[1][1], 1), op[1][2]
+        return _span(a, 4 * ((m - 1) * sx + 1)) + (_span(b, 4) if b != NO_OPERAND else []), _span(dst, 4 * n * m)
+    if code == SQUARES:
+        n, m, sx = op[1][0], max(op[1][2], 1), op[1][3]
+        return _span(a, 4 * ((m - 1) * sx + 1)), _span(dst, 4 * n * m)
+    if code == LIFT:
+        n, sa = op[1][0], op[1][1]
+        return _span(a, sa * (n - 1) + 1 if n else 0), _span(dst, 4 * n)
+    raise ValueError(f"unknown ef_program op {code}")
+
+
+def _meet(x: list, y: list) -> bool:
+    return any(p == q and lo < end2 and lo2 < end for p, lo, end in x for q, lo2, end2 in y)
+
+
+def levels(ops: list) -> list[list]:
+    """``ops`` as levels (module contract): each level's ops in program order, none of them touching what another
+    of its level writes, each after every earlier op it depends on."""
+    placed: list[tuple[list, list, int]] = []
+    out: list[list] = []
+    for op in ops:
+        reads, writes = footprint(op)
+        level = 0
+        for reads2, writes2, level2 in placed:
+            if level2 >= level and (_meet(reads, writes2) or _meet(writes, reads2) or _meet(writes, writes2)):
+                level = level2 + 1
+        placed.append((reads, writes, level))
+        if level == len(out):
+            out.append([])
+        out[level].append(op)
+    return out
 
 
 def in_proof(word: int) -> int:
@@ -78,17 +143,27 @@ class EfProgram:
         self.ops.append([(LIFT, dst, a, 0), (int(n), int(sa), 0, 0)])
 
     def launches(self) -> list[np.ndarray]:
-        """Each launch's table: the program's slots as words (4 a slot, ops in order, never split), at most
-        ``MAX_SLOTS`` slots a launch."""
-        out, current = [], []
+        """Each launch's table: the program's ops in order split into launches of at most ``MAX_SLOTS`` slots
+        (never an op), each launch's ops listed level by level (``levels``, ``LEVEL_END``), 4 words a slot."""
+        windows, current, used = [], [], 0
         for op in self.ops:
-            if len(current) + len(op) > MAX_SLOTS:
-                out.append(current)
-                current = []
-            current.extend(op)
+            if used + len(op) > MAX_SLOTS:
+                windows.append(current)
+                current, used = [], 0
+            current.append(op)
+            used += len(op)
         if current:
-            out.append(current)
-        return [np.asarray(slots, np.uint64).astype(np.uint32).reshape(-1) for slots in out]
+            windows.append(current)
+        tables = []
+        for window in windows:
+            slots = []
+            for level in levels(window):
+                for i, op in enumerate(level):
+                    head = op[0]
+                    slots.append((head[0] | (LEVEL_END if i == len(level) - 1 else 0),) + tuple(head[1:]))
+                    slots.extend(op[1:])
+            tables.append(np.asarray(slots, np.uint64).astype(np.uint32).reshape(-1))
+        return tables
 
     @staticmethod
     def params(table: np.ndarray, table_at: int) -> np.ndarray:
