@@ -31,7 +31,7 @@ constant constexpr uint EF_LIFT = 7u;
 constant constexpr uint EF_LEVEL_END = 0x100u;
 constant constexpr uint EF_CODE = 0xffu;
 constant constexpr uint IN_PROOF = 0x80000000u;
-constant constexpr uint EF_WG = 64u;
+constant constexpr uint EF_WG = 256u;
 constant constexpr uint NO_OPERAND = 0xffffffffu;
 
 struct Params { uint n_slots; uint table; uint _pad0; uint _pad1; };
@@ -55,17 +55,20 @@ static void set_word(thread const Regions& r, uint at, uint v) {
     }
 }
 
+// An EF value's words: the buffer chosen once, then four loads issued together.
 static uint4 get_ef(thread const Regions& r, uint at, uint i) {
-    uint base = at + 4u * i;  // bit 31 stays: offsets are below 2^31
-    return uint4(word(r, base), word(r, base + 1u), word(r, base + 2u), word(r, base + 3u));
+    device uint* words = (at & IN_PROOF) != 0u ? r.proof : r.scratch;
+    uint base = (at & ~IN_PROOF) + 4u * i;
+    return uint4(words[base], words[base + 1u], words[base + 2u], words[base + 3u]);
 }
 
 static void set_ef(thread const Regions& r, uint at, uint i, uint4 v) {
-    uint base = at + 4u * i;
-    set_word(r, base, v.x);
-    set_word(r, base + 1u, v.y);
-    set_word(r, base + 2u, v.z);
-    set_word(r, base + 3u, v.w);
+    device uint* words = (at & IN_PROOF) != 0u ? r.proof : r.scratch;
+    uint base = (at & ~IN_PROOF) + 4u * i;
+    words[base] = v.x;
+    words[base + 1u] = v.y;
+    words[base + 2u] = v.z;
+    words[base + 3u] = v.w;
 }
 
 // c_i X^i -> c_i z^i X^i with z = W^((P-1)/4): a^P.
@@ -92,7 +95,7 @@ static uint exec_op(thread const Regions& r, threadgroup uint4* table, uint k, u
     switch (op.x & EF_CODE) {
         case EF_LINEAR: {
             uint4 more = table[k + 1u];
-            uint4 s = get_ef(r, more.y, 0u);
+            uint4 s = lid < more.x ? get_ef(r, more.y, 0u) : uint4(0u);  // threads with no entry load nothing
             for (uint i = lid; i < more.x; i += size) {
                 uint4 v = ef_mul(s, get_ef(r, op.z, i * more.z));
                 if (op.w != NO_OPERAND) {
@@ -107,10 +110,19 @@ static uint exec_op(thread const Regions& r, threadgroup uint4* table, uint k, u
             uint4 more = table[k + 1u];
             uint4 step = table[k + 2u];
             for (uint j = lid; j < more.y; j += size) {
+                uint a0 = op.z + 4u * j * step.x;
+                uint b0 = op.w + 4u * j * step.y;
                 uint4 acc = uint4(0u);
-                for (uint i = 0u; i < more.x; i++) {
-                    acc = ef_add(acc, ef_mul(get_ef(r, op.z, i * more.z + j * step.x),
-                                             get_ef(r, op.w, i * more.w + j * step.y)));
+                uint i = 0u;
+                for (; i + 4u <= more.x; i += 4u) {  // four terms' loads in flight at once (sums are exact)
+                    uint4 t0 = ef_mul(get_ef(r, a0, i * more.z), get_ef(r, b0, i * more.w));
+                    uint4 t1 = ef_mul(get_ef(r, a0, (i + 1u) * more.z), get_ef(r, b0, (i + 1u) * more.w));
+                    uint4 t2 = ef_mul(get_ef(r, a0, (i + 2u) * more.z), get_ef(r, b0, (i + 2u) * more.w));
+                    uint4 t3 = ef_mul(get_ef(r, a0, (i + 3u) * more.z), get_ef(r, b0, (i + 3u) * more.w));
+                    acc = ef_add(acc, ef_add(ef_add(t0, t1), ef_add(t2, t3)));
+                }
+                for (; i < more.x; i++) {
+                    acc = ef_add(acc, ef_mul(get_ef(r, a0, i * more.z), get_ef(r, b0, i * more.w)));
                 }
                 set_ef(r, op.y, j, acc);
             }
@@ -139,7 +151,7 @@ static uint exec_op(thread const Regions& r, threadgroup uint4* table, uint k, u
         }
         case EF_POWERS: {
             uint4 more = table[k + 1u];
-            uint4 start = op.w != NO_OPERAND ? get_ef(r, op.w, 0u) : uint4(BB_R, 0u, 0u, 0u);
+            uint4 start = op.w != NO_OPERAND && lid < max(more.y, 1u) ? get_ef(r, op.w, 0u) : uint4(BB_R, 0u, 0u, 0u);
             for (uint j = lid; j < max(more.y, 1u); j += size) {
                 uint4 x = get_ef(r, op.z, j * more.z);
                 uint4 acc = start;

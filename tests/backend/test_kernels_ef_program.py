@@ -185,15 +185,16 @@ def test_random_programs_run_level_by_level(gpu_runtime, field_name, seed):
 
 @pytest.mark.parametrize("field_name", FIELDS)
 def test_a_level_deals_its_outputs_round_the_threads(gpu_runtime, field_name):
-    """One level of 100 inverses and three 50-entry LINEARs (outputs dealt round the 64 threads from where the op
-    before left off, several times over), then ops reading all of it, each level after the one it reads."""
+    """One level of 200 inverses and three 120-entry LINEARs (560 outputs dealt round the workgroup's threads from
+    where the op before left off, past its size twice), then ops reading all of it, each level after the one it
+    reads."""
     field = field_by_name(field_name)
     p = EfProgram()
-    for i in range(100):
+    for i in range(200):
         p.inv(1000 + 4 * i, 12 + 4 * (i % 40))
     for j in range(3):
-        p.linear(1500 + 200 * j, 16, 4 * j, 200, 50)
-    p.dot(in_proof(0), 1000, 1500, 100)
-    p.linear(in_proof(16), 1500, in_proof(0), 2100, 150)
-    assert [len(level) for level in levels(p.ops)] == [103, 1, 1]
+        p.linear(1900 + 480 * j, 16, 4 * j, 200, 120)
+    p.dot(in_proof(0), 1000, 1900, 200)
+    p.linear(in_proof(16), 1900, in_proof(0), 200, 300)
+    assert [len(level) for level in levels(p.ops)] == [203, 1, 1]
     assert _check(gpu_runtime, field, p, 11) == 1

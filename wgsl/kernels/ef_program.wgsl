@@ -34,7 +34,7 @@ const EF_LIFT: u32 = 7u;
 const EF_LEVEL_END: u32 = 0x100u;
 const EF_CODE: u32 = 0xffu;
 const IN_PROOF: u32 = 0x80000000u;
-const EF_WG: u32 = 64u;
+const EF_WG: u32 = 256u;
 const NO_OPERAND: u32 = 0xffffffffu;
 
 struct Params { n_slots: u32, table: u32, _pad0: u32, _pad1: u32 }
@@ -58,17 +58,29 @@ fn set_word(at: u32, v: u32) {
     }
 }
 
+// An EF value's words: one branch on the buffer, then four loads issued together (a branch a word kept each load
+// waiting on the one before).
 fn get_ef(at: u32, i: u32) -> vec4<u32> {
-    let base = at + 4u * i;  // bit 31 stays: offsets are below 2^31
-    return vec4<u32>(word(base), word(base + 1u), word(base + 2u), word(base + 3u));
+    let base = (at & ~IN_PROOF) + 4u * i;
+    if ((at & IN_PROOF) != 0u) {
+        return vec4<u32>(proof[base], proof[base + 1u], proof[base + 2u], proof[base + 3u]);
+    }
+    return vec4<u32>(scratch[base], scratch[base + 1u], scratch[base + 2u], scratch[base + 3u]);
 }
 
 fn set_ef(at: u32, i: u32, v: vec4<u32>) {
-    let base = at + 4u * i;
-    set_word(base, v.x);
-    set_word(base + 1u, v.y);
-    set_word(base + 2u, v.z);
-    set_word(base + 3u, v.w);
+    let base = (at & ~IN_PROOF) + 4u * i;
+    if ((at & IN_PROOF) != 0u) {
+        proof[base] = v.x;
+        proof[base + 1u] = v.y;
+        proof[base + 2u] = v.z;
+        proof[base + 3u] = v.w;
+    } else {
+        scratch[base] = v.x;
+        scratch[base + 1u] = v.y;
+        scratch[base + 2u] = v.z;
+        scratch[base + 3u] = v.w;
+    }
 }
 
 // c_i X^i -> c_i z^i X^i with z = W^((P-1)/4): a^P.
@@ -100,7 +112,10 @@ fn exec_op(k_in: u32, lid: u32, size: u32) -> u32 {
     switch op.x & EF_CODE {
         case EF_LINEAR: {
             let more = table[k + 1u];
-            let s = get_ef(more.y, 0u);
+            var s = vec4<u32>(0u);
+            if (lid < more.x) {  // threads with no entry of this op load nothing
+                s = get_ef(more.y, 0u);
+            }
             for (var i = lid; i < more.x; i += size) {
                 var v = ef_mul(s, get_ef(op.z, i * more.z));
                 if (op.w != NO_OPERAND) {
@@ -114,10 +129,19 @@ fn exec_op(k_in: u32, lid: u32, size: u32) -> u32 {
             let more = table[k + 1u];
             let step = table[k + 2u];
             for (var j = lid; j < more.y; j += size) {
+                let a0 = op.z + 4u * j * step.x;
+                let b0 = op.w + 4u * j * step.y;
                 var acc = vec4<u32>(0u);
-                for (var i = 0u; i < more.x; i++) {
-                    acc = ef_add(acc, ef_mul(get_ef(op.z, i * more.z + j * step.x),
-                                             get_ef(op.w, i * more.w + j * step.y)));
+                var i = 0u;
+                for (; i + 4u <= more.x; i += 4u) {  // four terms' loads in flight at once (sums are exact)
+                    let t0 = ef_mul(get_ef(a0, i * more.z), get_ef(b0, i * more.w));
+                    let t1 = ef_mul(get_ef(a0, (i + 1u) * more.z), get_ef(b0, (i + 1u) * more.w));
+                    let t2 = ef_mul(get_ef(a0, (i + 2u) * more.z), get_ef(b0, (i + 2u) * more.w));
+                    let t3 = ef_mul(get_ef(a0, (i + 3u) * more.z), get_ef(b0, (i + 3u) * more.w));
+                    acc = ef_add(acc, ef_add(ef_add(t0, t1), ef_add(t2, t3)));
+                }
+                for (; i < more.x; i++) {
+                    acc = ef_add(acc, ef_mul(get_ef(a0, i * more.z), get_ef(b0, i * more.w)));
                 }
                 set_ef(op.y, j, acc);
             }
@@ -149,7 +173,7 @@ fn exec_op(k_in: u32, lid: u32, size: u32) -> u32 {
         case EF_POWERS: {
             let more = table[k + 1u];
             var start = vec4<u32>(BB_R, 0u, 0u, 0u);
-            if (op.w != NO_OPERAND) {
+            if (op.w != NO_OPERAND && lid < max(more.y, 1u)) {
                 start = get_ef(op.w, 0u);
             }
             for (var j = lid; j < max(more.y, 1u); j += size) {
@@ -231,7 +255,7 @@ fn slots(code: u32) -> u32 {
     }
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(256)
 fn ef_program(@builtin(local_invocation_index) lid: u32) {
     let n = min(params.n_slots, MAX_SLOTS);
     for (var i = lid; i < n; i += EF_WG) {  // the table read once, together

@@ -170,7 +170,7 @@ KERNELS: dict[str, KernelSpec] = {spec.stem: spec for spec in (
     _spec("zk_wire", "sums_at wire_at past_at gamma_at consts_at wire_len mask_len _pad0",
           {"zk_wire": (("scratch", "proof"), 1)}),
     # extension-field arithmetic on the proof's scratch and proof words (kernels/ef_program.py)
-    _spec("ef_program", "n_slots table _pad0 _pad1", {"ef_program": (("scratch", "proof"), 64)}),
+    _spec("ef_program", "n_slots table _pad0 _pad1", {"ef_program": (("scratch", "proof"), 256)}),
     # an out-of-domain answer of its code switch (backends/gpu/code_switch.py)
     _spec("zk_ood", "at_at z_at consts_at n_coeffs log_n out_at _pad0 _pad1", {"zk_ood": (("scratch", "proof"), 1)}),
     _spec("to_monty", "n base check_at _pad0", {
