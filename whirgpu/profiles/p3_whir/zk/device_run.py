@@ -85,6 +85,12 @@ class OpeningRun:
         config, backend, alg, transcript, inputs = self.config, self.backend, self.alg, self.transcript, self.inputs
         inner, n, k0 = config.inner, config.num_variables, config.fold(0)
         statements = inputs.points.size // (4 * n)
+        # the session's uploads first, before any launch (their pooled storage is then nobody's; and a large write
+        # made while the device is busy costs wgpu fresh staging memory: 4 MiB took 10 ms on the H200)
+        if canonical:
+            table = backend.memory.upload_canonical(inputs.polynomial)
+        else:
+            table = backend.memory.upload(inputs.polynomial, source="table")
         # the base case's coefficients: storage now, copied from the mask draws just before use
         rows = pow2_at_least(sum(config.source_code()[:2]))
         handle = self.state.new_table(rows, EF_BYTES)  # one buffer (DeviceOpening.supported)
@@ -97,13 +103,6 @@ class OpeningRun:
         forests, self.matrices = self._oracle_storage(layout)
         draws.record(lambda name: inputs.words(("key", name)))
         self.oracles = self._commit_forests(forests)
-        # the polynomial goes up while the device draws the masks and commits their forests (none reads it): those
-        # launches are sent first, so the write, in the next submission, follows everything whose storage it reuses
-        self.session.submit()
-        if canonical:
-            table = backend.memory.upload_canonical(inputs.polynomial)
-        else:
-            table = backend.memory.upload(inputs.polynomial, source="table")
         height = ((1 << n) >> k0) << inner.starting_log_inv_rate
         randomness = draws.randomness
         interleaved = backend.commitments.interleave_columns(
