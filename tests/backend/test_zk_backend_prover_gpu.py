@@ -236,3 +236,24 @@ def test_a_replayed_proof_refuses_a_non_canonical_word(gpu_runtime):
         assert backend.replay.replays == 2
     finally:
         backend.layout = CpuBackend.layout
+
+
+def test_the_backends_replays_closed_drop_the_hiding_programs(gpu_runtime):
+    """``Replays.close`` (``GpuBackend.close``'s first step) drops the recorded hiding proofs with the backend's own
+    programs; the next proofs of the shape record and replay afresh, and the next close drops those."""
+    from whirgpu.profiles.p3_whir.zk import device_opening
+
+    backend = GpuBackend(gpu_runtime)
+    try:
+        for _ in range(2):
+            for seed in range(3):
+                assert assert_same_proof(backend, *synthetic(SYNTHETIC[1], seed=seed)) == "one session"
+            kept = device_opening.recorded_programs(backend).kept
+            assert len(kept) == 1 and backend.replay.replays >= 1
+            programs = next(iter(kept.values()))[:2]
+            assert len(backend.replay.on_close) == 1
+            backend.replay.close()
+            assert not kept and all(program.closed for program in programs) and not backend.replay.on_close
+            assert device_opening._PROGRAMS.get(backend) is None
+    finally:
+        backend.layout = CpuBackend.layout

@@ -195,6 +195,7 @@ class Replays:
         self.replays = 0
         self.enabled = True
         self._seen: dict[Any, int] = {}
+        self.on_close: list[Callable[[], None]] = []  # other recorded programs' owners, dropped with these
 
     def full_key(self, key: ProgramKey) -> ProgramKey:
         """``key`` with what the backend adds: its layout limits, search range and storage."""
@@ -253,11 +254,14 @@ class Replays:
         program.close(self.state.pool)
 
     def close(self) -> None:
-        """Drop every program (their free region sets back to the pool)."""
+        """Drop every program (their free region sets back to the pool), and those of ``on_close``'s owners."""
         for program in self.programs.values():
             program.close(self.state.pool)
         self.programs.clear()
         self.last_program = None
+        for drop in self.on_close:
+            drop()
+        self.on_close.clear()
 
     def replay_proof(self, key, words: np.ndarray | None, points: np.ndarray, deferred: bool,
                      inputs: dict | None = None, prover=None):

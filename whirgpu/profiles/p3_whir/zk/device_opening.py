@@ -58,15 +58,31 @@ class _Programs:
         self.kept: OrderedDict = OrderedDict()
         self.seen: dict = {}
 
+    def close(self, pool) -> None:
+        """Drop every kept program (their free region sets back to ``pool``)."""
+        for kept in self.kept.values():
+            for program in kept[:2]:
+                program.close(pool)
+        self.kept.clear()
+        self.seen.clear()
+
 
 _PROGRAMS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 def recorded_programs(backend) -> _Programs:
-    """``backend``'s recorded hiding proofs (made on first use)."""
+    """``backend``'s recorded hiding proofs (made on first use; dropped by ``backend.close()``)."""
     programs = _PROGRAMS.get(backend)
     if programs is None:
         programs = _PROGRAMS[backend] = _Programs()
+        owner, pool = weakref.ref(backend), backend.state.pool
+
+        def drop():  # the backend's programs go: these too, and a later proof starts afresh
+            programs.close(pool)
+            if owner() is not None and _PROGRAMS.get(owner()) is programs:
+                del _PROGRAMS[owner()]
+
+        backend.replay.on_close.append(drop)
     return programs
 
 
