@@ -18,10 +18,15 @@ PARAMS = ProtocolParameters.default(num_variables=10, folding_factor=2, starting
 INSTANCES = [random_canonical_instance(10, seed) for seed in range(7)]
 
 
-@pytest.fixture(scope="module")
-def expected():
+def expected_proofs() -> list:
+    """The numpy reference's proofs of INSTANCES, serialized."""
     prover = Prover(PARAMS, backend="cpu")
     return [dump(prover.prove(*instance), "binary") for instance in INSTANCES]
+
+
+@pytest.fixture(scope="module")
+def expected():
+    return expected_proofs()
 
 
 @pytest.mark.parametrize("name,mul", [("wgpu", "u64"), ("dawn", "emulated")])

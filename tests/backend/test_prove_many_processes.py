@@ -19,7 +19,12 @@ from whirgpu.many.processes import BackendRecipe, ProcessProvers
 from whirgpu.profiles.whir_p3_metal.serialize import dump
 
 from .conftest import open_runtime
-from .test_prove_many_devices import INSTANCES, PARAMS, expected  # noqa: F401 - the same instances and proofs
+from .test_prove_many_devices import INSTANCES, PARAMS, expected_proofs  # the same instances and proofs
+
+
+@pytest.fixture(scope="module")
+def expected():
+    return expected_proofs()
 
 
 @pytest.mark.parametrize("name,mul", [("wgpu", "u64"), ("dawn", "emulated"), ("msl-cpu", "mulhi")])
