@@ -55,6 +55,21 @@ bool ch_distinct_step(thread Challenger& ch, thread const ChIo& io, uint4 op, ui
     return done;
 }
 
+// The end of a SORT of `count` indices (b, c: its second and third slots): the slots past them padded (index 0,
+// point 1), the count to scratch and proof, then a barrier (every thread's sorted entries and domain points
+// visible to thread 0's next ops, e.g. POWERS reads the count).
+void ch_sort_finish(uint lid, uint size, uint4 b, uint4 c, uint count, thread const ChIo& io) {
+    for (uint i = count + lid; i < b.y; i += size) {
+        ch_scratch_set(io, b.x + i, 0u);
+        ch_scratch_set(io, b.w + i, BB_R);
+    }
+    if (lid == 0u) {
+        ch_scratch_set(io, b.z, count);
+        io.proof[c.y] = count;
+    }
+    threadgroup_barrier(mem_flags::mem_device | mem_flags::mem_threadgroup);
+}
+
 // The SORT at op k, by the `size` threads of the threadgroup: each distinct value finds its rank by counting; after
 // a DISTINCT with a bitmap (its third slot's z, w: where, how many words) the bitmap's set bits are the sorted
 // indices, each word's rank the popcount of those before it.
@@ -80,15 +95,7 @@ void ch_sort(uint lid, uint size, uint k, thread const ChIo& io, threadgroup ato
                 bits &= bits - 1u;
             }
         }
-        for (uint i = q + lid; i < b.y; i += size) {
-            ch_scratch_set(io, b.x + i, 0u);
-            ch_scratch_set(io, b.w + i, BB_R);
-        }
-        if (lid == 0u) {
-            ch_scratch_set(io, b.z, q);
-            io.proof[c.y] = q;
-        }
-        threadgroup_barrier(mem_flags::mem_device | mem_flags::mem_threadgroup);
+        ch_sort_finish(lid, size, b, c, q, io);
         return;
     }
     if (lid == 0u) {
@@ -125,15 +132,5 @@ void ch_sort(uint lid, uint size, uint k, thread const ChIo& io, threadgroup ato
             ch_scratch_set(io, b.w + rank, bb_pow(c.x, v));
         }
     }
-    for (uint i = count + lid; i < b.y; i += size) {
-        ch_scratch_set(io, b.x + i, 0u);
-        ch_scratch_set(io, b.w + i, BB_R);
-    }
-    if (lid == 0u) {
-        ch_scratch_set(io, b.z, count);
-        io.proof[c.y] = count;
-    }
-    // every thread's sorted entries and domain points are visible to thread 0's next ops (e.g. POWERS reads the
-    // count)
-    threadgroup_barrier(mem_flags::mem_device | mem_flags::mem_threadgroup);
+    ch_sort_finish(lid, size, b, c, count, io);
 }

@@ -61,6 +61,21 @@ fn ch_distinct_step(op: vec4<u32>, i: u32) -> bool {
     return done;
 }
 
+// The end of a SORT of `count` indices (b, c: its second and third slots): the slots past them padded (index 0,
+// point 1), the count to scratch and proof, then a barrier (every thread's entries visible to the next ops).
+fn ch_sort_finish(lid: u32, size: u32, b: vec4<u32>, c: vec4<u32>, count: u32) {
+    for (var i = count + lid; i < b.y; i += size) {
+        scratch_set(b.x + i, 0u);
+        scratch_set(b.w + i, BB_R);
+    }
+    if (lid == 0u) {
+        scratch_set(b.z, count);
+        proof_set(c.y, count);
+    }
+    storageBarrier();
+    workgroupBarrier();
+}
+
 // The SORT at op k, by the `size` threads of the workgroup: each distinct value finds its rank by counting; after
 // a DISTINCT with a bitmap (its third slot's z, w: where, how many words) the bitmap's set bits are the sorted
 // indices, each word's rank the popcount of those before it.
@@ -89,16 +104,7 @@ fn ch_sort(lid: u32, size: u32, k: u32) {
                 bits &= bits - 1u;
             }
         }
-        for (var i = q + lid; i < b.y; i += size) {
-            scratch_set(b.x + i, 0u);
-            scratch_set(b.w + i, BB_R);
-        }
-        if (lid == 0u) {
-            scratch_set(b.z, q);
-            proof_set(c.y, q);
-        }
-        storageBarrier();
-        workgroupBarrier();
+        ch_sort_finish(lid, size, b, c, q);
         return;
     }
     if (lid == 0u) {
@@ -135,14 +141,5 @@ fn ch_sort(lid: u32, size: u32, k: u32) {
             scratch_set(b.w + rank, bb_pow(c.x, v));
         }
     }
-    for (var i = count + lid; i < b.y; i += size) {
-        scratch_set(b.x + i, 0u);
-        scratch_set(b.w + i, BB_R);
-    }
-    if (lid == 0u) {
-        scratch_set(b.z, count);
-        proof_set(c.y, count);
-    }
-    storageBarrier();
-    workgroupBarrier();
+    ch_sort_finish(lid, size, b, c, count);
 }
