@@ -47,14 +47,6 @@ static uint word(thread const Regions& r, uint at) {
     return (at & IN_PROOF) != 0u ? r.proof[at & ~IN_PROOF] : r.scratch[at];
 }
 
-static void set_word(thread const Regions& r, uint at, uint v) {
-    if ((at & IN_PROOF) != 0u) {
-        r.proof[at & ~IN_PROOF] = v;
-    } else {
-        r.scratch[at] = v;
-    }
-}
-
 // An EF value's words: the buffer chosen once, then four loads issued together.
 static uint4 get_ef(thread const Regions& r, uint at, uint i) {
     device uint* words = (at & IN_PROOF) != 0u ? r.proof : r.scratch;

@@ -50,14 +50,6 @@ fn word(at: u32) -> u32 {
     return scratch[at];
 }
 
-fn set_word(at: u32, v: u32) {
-    if ((at & IN_PROOF) != 0u) {
-        proof[at & ~IN_PROOF] = v;
-    } else {
-        scratch[at] = v;
-    }
-}
-
 // An EF value's words: one branch on the buffer, then four loads issued together (a branch a word kept each load
 // waiting on the one before).
 fn get_ef(at: u32, i: u32) -> vec4<u32> {
