@@ -16,8 +16,8 @@
 //                                    entries of each j in reverse order)
 //   7 LIFT    (n, sa, 0, 0)          dst[i] = (a[i sa], 0, 0, 0): base words as EF values
 // The table lists the ops level by level, EF_LEVEL_END set in the code word of each level's last op: the ops of a
-// level touch nothing another of them writes, so they run together, their outputs dealt round the threads from
-// where the level's previous op's left off, with one device-memory barrier after the level.
+// level touch nothing another of them writes, so they run together, their outputs counted in op order and output g
+// on thread g mod EF_WG, with one device-memory barrier after the level.
 // Bindings: 0 scratch, 1 proof (both whole), 2 params. Launch: one threadgroup of EF_WG threads. Words Montgomery
 // in [0, P).
 
@@ -80,106 +80,75 @@ static uint4 ef_inverse(uint4 a) {
     return ef_mul_base(conj, bb_pow(norm, BB_P - 2u));
 }
 
-// The op at slot k by thread lid of `size` (its outputs spread over them: output i on thread i mod size); the slot
-// after it.
-static uint exec_op(thread const Regions& r, threadgroup uint4* table, uint k, uint lid, uint size) {
+// Output i of the op at slot k (LINEAR's, LIFT's and EQ's entry i; DOT's, POWERS' and SQUARES' j = i; INV's one).
+static void exec_output(thread const Regions& r, threadgroup uint4* table, uint k, uint i) {
     uint4 op = table[k];
+    uint4 more = table[min(k + 1u, MAX_SLOTS - 1u)];
     switch (op.x & EF_CODE) {
         case EF_LINEAR: {
-            uint4 more = table[k + 1u];
-            uint4 s = lid < more.x ? get_ef(r, more.y, 0u) : uint4(0u);  // threads with no entry load nothing
-            for (uint i = lid; i < more.x; i += size) {
-                uint4 v = ef_mul(s, get_ef(r, op.z, i * more.z));
-                if (op.w != NO_OPERAND) {
-                    v = ef_add(v, get_ef(r, op.w, i * more.w));
-                }
-                set_ef(r, op.y, i, v);
+            uint4 v = ef_mul(get_ef(r, more.y, 0u), get_ef(r, op.z, i * more.z));
+            if (op.w != NO_OPERAND) {
+                v = ef_add(v, get_ef(r, op.w, i * more.w));
             }
-            k += 2u;
+            set_ef(r, op.y, i, v);
             break;
         }
         case EF_DOT: {
-            uint4 more = table[k + 1u];
-            uint4 step = table[k + 2u];
-            for (uint j = lid; j < more.y; j += size) {
-                uint a0 = op.z + 4u * j * step.x;
-                uint b0 = op.w + 4u * j * step.y;
-                uint4 acc = uint4(0u);
-                uint i = 0u;
-                for (; i + 4u <= more.x; i += 4u) {  // four terms' loads in flight at once (sums are exact)
-                    uint4 t0 = ef_mul(get_ef(r, a0, i * more.z), get_ef(r, b0, i * more.w));
-                    uint4 t1 = ef_mul(get_ef(r, a0, (i + 1u) * more.z), get_ef(r, b0, (i + 1u) * more.w));
-                    uint4 t2 = ef_mul(get_ef(r, a0, (i + 2u) * more.z), get_ef(r, b0, (i + 2u) * more.w));
-                    uint4 t3 = ef_mul(get_ef(r, a0, (i + 3u) * more.z), get_ef(r, b0, (i + 3u) * more.w));
-                    acc = ef_add(acc, ef_add(ef_add(t0, t1), ef_add(t2, t3)));
-                }
-                for (; i < more.x; i++) {
-                    acc = ef_add(acc, ef_mul(get_ef(r, a0, i * more.z), get_ef(r, b0, i * more.w)));
-                }
-                set_ef(r, op.y, j, acc);
+            uint4 step = table[min(k + 2u, MAX_SLOTS - 1u)];
+            uint a0 = op.z + 4u * i * step.x;
+            uint b0 = op.w + 4u * i * step.y;
+            uint4 acc = uint4(0u);
+            uint t = 0u;
+            for (; t + 4u <= more.x; t += 4u) {  // four terms' loads in flight at once (sums are exact)
+                uint4 t0 = ef_mul(get_ef(r, a0, t * more.z), get_ef(r, b0, t * more.w));
+                uint4 t1 = ef_mul(get_ef(r, a0, (t + 1u) * more.z), get_ef(r, b0, (t + 1u) * more.w));
+                uint4 t2 = ef_mul(get_ef(r, a0, (t + 2u) * more.z), get_ef(r, b0, (t + 2u) * more.w));
+                uint4 t3 = ef_mul(get_ef(r, a0, (t + 3u) * more.z), get_ef(r, b0, (t + 3u) * more.w));
+                acc = ef_add(acc, ef_add(ef_add(t0, t1), ef_add(t2, t3)));
             }
-            k += 3u;
+            for (; t < more.x; t++) {
+                acc = ef_add(acc, ef_mul(get_ef(r, a0, t * more.z), get_ef(r, b0, t * more.w)));
+            }
+            set_ef(r, op.y, i, acc);
             break;
         }
         case EF_INV:
-            if (lid == 0u) {
-                set_ef(r, op.y, 0u, ef_inverse(get_ef(r, op.z, 0u)));
-            }
-            k += 1u;
+            set_ef(r, op.y, 0u, ef_inverse(get_ef(r, op.z, 0u)));
             break;
         case EF_EQ: {
-            // entry j = prod_t (bit t of j, from the top ? a[t] : 1 - a[t]), each entry on its own
+            // entry i = prod_t (bit t of i, from the top ? a[t] : 1 - a[t])
             uint4 one = uint4(BB_R, 0u, 0u, 0u);
-            for (uint j = lid; j < (1u << op.w); j += size) {
-                uint4 acc = one;
-                for (uint t = 0u; t < op.w; t++) {
-                    uint4 p = get_ef(r, op.z, t);
-                    acc = ef_mul(acc, ((j >> (op.w - 1u - t)) & 1u) != 0u ? p : ef_sub(one, p));
-                }
-                set_ef(r, op.y, j, acc);
+            uint4 acc = one;
+            for (uint t = 0u; t < op.w; t++) {
+                uint4 p = get_ef(r, op.z, t);
+                acc = ef_mul(acc, ((i >> (op.w - 1u - t)) & 1u) != 0u ? p : ef_sub(one, p));
             }
-            k += 1u;
+            set_ef(r, op.y, i, acc);
             break;
         }
         case EF_POWERS: {
-            uint4 more = table[k + 1u];
-            uint4 start = op.w != NO_OPERAND && lid < max(more.y, 1u) ? get_ef(r, op.w, 0u) : uint4(BB_R, 0u, 0u, 0u);
-            for (uint j = lid; j < max(more.y, 1u); j += size) {
-                uint4 x = get_ef(r, op.z, j * more.z);
-                uint4 acc = start;
-                for (uint i = 0u; i < more.x; i++) {
-                    set_ef(r, op.y, j * more.x + i, acc);
-                    acc = ef_mul(acc, x);
-                }
+            uint4 acc = op.w != NO_OPERAND ? get_ef(r, op.w, 0u) : uint4(BB_R, 0u, 0u, 0u);
+            uint4 x = get_ef(r, op.z, i * more.z);
+            for (uint t = 0u; t < more.x; t++) {
+                set_ef(r, op.y, i * more.x + t, acc);
+                acc = ef_mul(acc, x);
             }
-            k += 2u;
             break;
         }
         case EF_SQUARES: {
-            uint4 more = table[k + 1u];
-            for (uint j = lid; j < max(more.z, 1u); j += size) {
-                uint4 acc = get_ef(r, op.z, j * more.w);
-                for (uint i = 0u; i < more.x; i++) {
-                    set_ef(r, op.y, j * more.x + (more.y != 0u ? more.x - 1u - i : i), acc);
-                    acc = ef_mul(acc, acc);
-                }
+            uint4 acc = get_ef(r, op.z, i * more.w);
+            for (uint t = 0u; t < more.x; t++) {
+                set_ef(r, op.y, i * more.x + (more.y != 0u ? more.x - 1u - t : t), acc);
+                acc = ef_mul(acc, acc);
             }
-            k += 2u;
             break;
         }
-        case EF_LIFT: {
-            uint4 more = table[k + 1u];
-            for (uint i = lid; i < more.x; i += size) {
-                set_ef(r, op.y, i, uint4(word(r, op.z + i * more.y), 0u, 0u, 0u));
-            }
-            k += 2u;
+        case EF_LIFT:
+            set_ef(r, op.y, i, uint4(word(r, op.z + i * more.y), 0u, 0u, 0u));
             break;
-        }
         default:
-            k += 1u;
             break;
     }
-    return k;
 }
 
 // Outputs of the op at slot k, each made by one thread.
@@ -227,11 +196,23 @@ kernel void ef_program(device uint* scratch [[buffer(0)]], device uint* proof [[
             last = (table[end].x & EF_LEVEL_END) != 0u;
             end += slots(table[end].x);
         }
-        uint dealt = 0u;  // outputs of the level's earlier ops mod EF_WG: the next op's output i on thread dealt + i
-        for (uint j = k; j < end;) {
-            uint next = exec_op(r, table, j, (lid + EF_WG - dealt) % EF_WG, EF_WG);
-            dealt = (dealt + outputs(table, j)) % EF_WG;
-            j = next;
+        // Output g of the level (its ops' outputs counted in order) on thread g mod EF_WG: each thread walks the
+        // level's ops once, to the op of each of its outputs in turn, so the lanes of a SIMD group make outputs of
+        // different ops at the same time.
+        uint stop = min(end, n);
+        uint j = k;  // the op of output g
+        uint first = 0u;  // the level's outputs before op j
+        uint count = outputs(table, j);
+        for (uint g = lid;; g += EF_WG) {
+            while (j < stop && g >= first + count) {
+                first += count;
+                j += slots(table[j].x);
+                count = outputs(table, min(j, MAX_SLOTS - 1u));
+            }
+            if (j >= stop) {
+                break;
+            }
+            exec_output(r, table, j, g - first);
         }
         k = end;
         threadgroup_barrier(mem_flags::mem_device);  // the next level may read what this one wrote, in any thread

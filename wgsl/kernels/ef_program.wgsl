@@ -2,10 +2,10 @@
 // A program of extension-field operations on words of the scratch and proof regions (kernels/ef_program.py): the
 // host's arithmetic between a hiding proof's transcript steps, done where its operands already are.
 // The program is n_slots <= 512 4-word slots in scratch from word params.table (written by the host before the
-// launch, never by an op; read once into workgroup memory), each op (code, dst, a, b) followed by its more slots. An operand is a word offset in
-// scratch, or in proof with bit 31 set; an EF value is 4 consecutive words; a vector's entries are EF values
-// `stride` EF values apart (a stride of 0 repeats one value). Ops run in order, one at a time; an op may read
-// what an earlier one wrote.
+// launch, never by an op; read once into workgroup memory), each op (code, dst, a, b) followed by its more slots.
+// An operand is a word offset in scratch, or in proof with bit 31 set; an EF value is 4 consecutive words; a
+// vector's entries are EF values `stride` EF values apart (a stride of 0 repeats one value). An op sees what every
+// earlier op wrote (the levels below).
 //   1 LINEAR  (n, s, sa, sb)         dst[i] = s * a[i sa] + b[i sb], i < n; b = 0xffffffff: no b term; dst may
 //                                    alias a or b element for element (strides 1)
 //   2 DOT     (n, m, sa, sb)         dst[j] = sum_{i < n} a[i sa + j ja] * b[i sb + j jb], j < m (0 for n = 0);
@@ -19,8 +19,8 @@
 //   7 LIFT    (n, sa, 0, 0)          dst[i] = (a[i sa], 0, 0, 0): base words as EF values; dst must not overlap a
 // The table lists the ops level by level, EF_LEVEL_END set in the code word of each level's last op: the ops of a
 // level touch nothing another of them writes (kernels/ef_program.py `levels`), so they run together, their outputs
-// (LINEAR's i, DOT's j, EQ's entries, POWERS' and SQUARES' j, LIFT's i; INV's one) dealt round the threads from
-// where the level's previous op's left off, with one storage barrier after the level.
+// (LINEAR's i, DOT's j, EQ's entries, POWERS' and SQUARES' j, LIFT's i; INV's one) counted in op order and output
+// g on thread g mod EF_WG, with one storage barrier after the level.
 // Bindings: 0 scratch, 1 proof (both whole), 2 params. Launch: one workgroup of EF_WG threads. Words Montgomery in
 // [0, P).
 
@@ -96,115 +96,80 @@ const MAX_SLOTS: u32 = 512u;             // a launch's table, kept in workgroup 
 var<workgroup> table: array<vec4<u32>, 512>;
 var<workgroup> level_end: u32;  // the slot after the current level, made uniform
 
-// The op at slot k by thread lid of `size` (its outputs spread over them: output i on thread i mod size); the slot
-// after it.
-fn exec_op(k_in: u32, lid: u32, size: u32) -> u32 {
-    var k = k_in;
+// Output i of the op at slot k (LINEAR's, LIFT's and EQ's entry i; DOT's, POWERS' and SQUARES' j = i; INV's one).
+fn exec_output(k: u32, i: u32) {
     let op = table[k];
+    let more = table[min(k + 1u, MAX_SLOTS - 1u)];
     switch op.x & EF_CODE {
         case EF_LINEAR: {
-            let more = table[k + 1u];
-            var s = vec4<u32>(0u);
-            if (lid < more.x) {  // threads with no entry of this op load nothing
-                s = get_ef(more.y, 0u);
+            var v = ef_mul(get_ef(more.y, 0u), get_ef(op.z, i * more.z));
+            if (op.w != NO_OPERAND) {
+                v = ef_add(v, get_ef(op.w, i * more.w));
             }
-            for (var i = lid; i < more.x; i += size) {
-                var v = ef_mul(s, get_ef(op.z, i * more.z));
-                if (op.w != NO_OPERAND) {
-                    v = ef_add(v, get_ef(op.w, i * more.w));
-                }
-                set_ef(op.y, i, v);
-            }
-            k += 2u;
+            set_ef(op.y, i, v);
         }
         case EF_DOT: {
-            let more = table[k + 1u];
-            let step = table[k + 2u];
-            for (var j = lid; j < more.y; j += size) {
-                let a0 = op.z + 4u * j * step.x;
-                let b0 = op.w + 4u * j * step.y;
-                var acc = vec4<u32>(0u);
-                var i = 0u;
-                for (; i + 4u <= more.x; i += 4u) {  // four terms' loads in flight at once (sums are exact)
-                    let t0 = ef_mul(get_ef(a0, i * more.z), get_ef(b0, i * more.w));
-                    let t1 = ef_mul(get_ef(a0, (i + 1u) * more.z), get_ef(b0, (i + 1u) * more.w));
-                    let t2 = ef_mul(get_ef(a0, (i + 2u) * more.z), get_ef(b0, (i + 2u) * more.w));
-                    let t3 = ef_mul(get_ef(a0, (i + 3u) * more.z), get_ef(b0, (i + 3u) * more.w));
-                    acc = ef_add(acc, ef_add(ef_add(t0, t1), ef_add(t2, t3)));
-                }
-                for (; i < more.x; i++) {
-                    acc = ef_add(acc, ef_mul(get_ef(a0, i * more.z), get_ef(b0, i * more.w)));
-                }
-                set_ef(op.y, j, acc);
+            let step = table[min(k + 2u, MAX_SLOTS - 1u)];
+            let a0 = op.z + 4u * i * step.x;
+            let b0 = op.w + 4u * i * step.y;
+            var acc = vec4<u32>(0u);
+            var t = 0u;
+            for (; t + 4u <= more.x; t += 4u) {  // four terms' loads in flight at once (sums are exact)
+                let t0 = ef_mul(get_ef(a0, t * more.z), get_ef(b0, t * more.w));
+                let t1 = ef_mul(get_ef(a0, (t + 1u) * more.z), get_ef(b0, (t + 1u) * more.w));
+                let t2 = ef_mul(get_ef(a0, (t + 2u) * more.z), get_ef(b0, (t + 2u) * more.w));
+                let t3 = ef_mul(get_ef(a0, (t + 3u) * more.z), get_ef(b0, (t + 3u) * more.w));
+                acc = ef_add(acc, ef_add(ef_add(t0, t1), ef_add(t2, t3)));
             }
-            k += 3u;
+            for (; t < more.x; t++) {
+                acc = ef_add(acc, ef_mul(get_ef(a0, t * more.z), get_ef(b0, t * more.w)));
+            }
+            set_ef(op.y, i, acc);
         }
         case EF_INV: {
-            if (lid == 0u) {
-                set_ef(op.y, 0u, ef_inverse(get_ef(op.z, 0u)));
-            }
-            k += 1u;
+            set_ef(op.y, 0u, ef_inverse(get_ef(op.z, 0u)));
         }
         case EF_EQ: {
-            // entry j = prod_t (bit t of j, from the top ? a[t] : 1 - a[t]), each entry on its own
+            // entry i = prod_t (bit t of i, from the top ? a[t] : 1 - a[t])
             let one = vec4<u32>(BB_R, 0u, 0u, 0u);
-            for (var j = lid; j < (1u << op.w); j += size) {
-                var acc = one;
-                for (var t = 0u; t < op.w; t++) {
-                    let p = get_ef(op.z, t);
-                    if (((j >> (op.w - 1u - t)) & 1u) != 0u) {
-                        acc = ef_mul(acc, p);
-                    } else {
-                        acc = ef_mul(acc, ef_sub(one, p));
-                    }
+            var acc = one;
+            for (var t = 0u; t < op.w; t++) {
+                let p = get_ef(op.z, t);
+                if (((i >> (op.w - 1u - t)) & 1u) != 0u) {
+                    acc = ef_mul(acc, p);
+                } else {
+                    acc = ef_mul(acc, ef_sub(one, p));
                 }
-                set_ef(op.y, j, acc);
             }
-            k += 1u;
+            set_ef(op.y, i, acc);
         }
         case EF_POWERS: {
-            let more = table[k + 1u];
-            var start = vec4<u32>(BB_R, 0u, 0u, 0u);
-            if (op.w != NO_OPERAND && lid < max(more.y, 1u)) {
-                start = get_ef(op.w, 0u);
+            var acc = vec4<u32>(BB_R, 0u, 0u, 0u);
+            if (op.w != NO_OPERAND) {
+                acc = get_ef(op.w, 0u);
             }
-            for (var j = lid; j < max(more.y, 1u); j += size) {
-                let x = get_ef(op.z, j * more.z);
-                var acc = start;
-                for (var i = 0u; i < more.x; i++) {
-                    set_ef(op.y, j * more.x + i, acc);
-                    acc = ef_mul(acc, x);
-                }
+            let x = get_ef(op.z, i * more.z);
+            for (var t = 0u; t < more.x; t++) {
+                set_ef(op.y, i * more.x + t, acc);
+                acc = ef_mul(acc, x);
             }
-            k += 2u;
         }
         case EF_SQUARES: {
-            let more = table[k + 1u];
-            for (var j = lid; j < max(more.z, 1u); j += size) {
-                var acc = get_ef(op.z, j * more.w);
-                for (var i = 0u; i < more.x; i++) {
-                    var at = i;
-                    if (more.y != 0u) {
-                        at = more.x - 1u - i;
-                    }
-                    set_ef(op.y, j * more.x + at, acc);
-                    acc = ef_mul(acc, acc);
+            var acc = get_ef(op.z, i * more.w);
+            for (var t = 0u; t < more.x; t++) {
+                var at = t;
+                if (more.y != 0u) {
+                    at = more.x - 1u - t;
                 }
+                set_ef(op.y, i * more.x + at, acc);
+                acc = ef_mul(acc, acc);
             }
-            k += 2u;
         }
         case EF_LIFT: {
-            let more = table[k + 1u];
-            for (var i = lid; i < more.x; i += size) {
-                set_ef(op.y, i, vec4<u32>(word(op.z + i * more.y), 0u, 0u, 0u));
-            }
-            k += 2u;
+            set_ef(op.y, i, vec4<u32>(word(op.z + i * more.y), 0u, 0u, 0u));
         }
-        default: {
-            k += 1u;
-        }
+        default: {}
     }
-    return k;
 }
 
 // Outputs of the op at slot k, each made by one thread.
@@ -272,15 +237,28 @@ fn ef_program(@builtin(local_invocation_index) lid: u32) {
             level_end = end;
         }
         let end = workgroupUniformLoad(&level_end);
-        var dealt = 0u;  // outputs of the level's earlier ops mod EF_WG: the next op's output i on thread dealt + i
-        var j = k;
+        // Output g of the level (its ops' outputs counted in order) on thread g mod EF_WG: each thread walks the
+        // level's ops once, to the op of each of its outputs in turn, so the lanes of a warp make outputs of
+        // different ops at the same time (one op after another, a warp of one-output ops ran one lane at a time).
+        let stop = min(end, n);
+        var j = k;          // the op of output g
+        var first = 0u;     // the level's outputs before op j
+        var count = outputs(j);
+        var g = lid;
         loop {
-            if (j >= end) {
+            loop {
+                if (j >= stop || g < first + count) {
+                    break;
+                }
+                first += count;
+                j += slots(table[j].x);
+                count = outputs(min(j, MAX_SLOTS - 1u));
+            }
+            if (j >= stop) {
                 break;
             }
-            let next = exec_op(j, (lid + EF_WG - dealt) % EF_WG, EF_WG);
-            dealt = (dealt + outputs(j)) % EF_WG;
-            j = next;
+            exec_output(j, g - first);
+            g += EF_WG;
         }
         k = end;
         storageBarrier();  // the next level may read what this one wrote, in any thread
