@@ -197,19 +197,31 @@ def test_a_replay_left_to_the_steps_gives_the_same_proof(gpu_runtime, monkeypatc
 def test_replayed_proofs_are_the_reference(gpu_runtime, case, monkeypatch):
     """Proofs of one shape from the third on replay the recorded session (``device_opening``): each with its own
     polynomial, points and mask seed is the reference's proof byte for byte, the second session encoded ahead
-    (``PreparedProgram.prime``) while the first runs."""
+    (``PreparedProgram.prime``) while the first runs, and so the next proof's first session, on a spare region set
+    the next replay then runs on (where the runtime encodes ahead: wgpu and Dawn; Metal re-issues its launches)."""
+    from whirgpu.backends.gpu.replay import LaunchProgram
     from whirgpu.runtime.program import PreparedProgram
 
-    primed = []
-    prime = PreparedProgram.prime
+    primed, handed = [], []
+    prime, region_set = PreparedProgram.prime, LaunchProgram.region_set
     monkeypatch.setattr(PreparedProgram, "prime", lambda self: (primed.append(self), prime(self))[1])
+
+    def hand_out(self, state):
+        chosen = region_set(self, state)
+        handed.append(chosen.prepared.primed)
+        return chosen
+
+    monkeypatch.setattr(LaunchProgram, "region_set", hand_out)
     backend = GpuBackend(gpu_runtime)
     try:
-        for seed in range(4):
-            before = backend.replay.replays
+        for seed in range(5):
+            before, handed[:] = backend.replay.replays, []
             assert assert_same_proof(backend, *synthetic(case, seed=seed)) == "one session"
             assert backend.replay.replays == before + (seed >= 2)
-        assert len(primed) == 2
+            if seed >= 2:  # the second session's set, then the first's: primed from the second replay on
+                encodes_ahead = backend.state.rt.name in ("wgpu", "dawn")
+                assert handed == [False, encodes_ahead and seed >= 3], handed
+        assert len(primed) == 3 * 2
     finally:
         backend.layout = CpuBackend.layout
 

@@ -210,6 +210,11 @@ class PreparedProgram:
             if batch is not None:
                 batch.prime()
 
+    @property
+    def primed(self) -> bool:
+        """Whether a submission waits encoded ahead (a runtime that re-issues its launches never has one)."""
+        return any(getattr(batch, "primed", None) is not None for _, batch in self.parts)
+
     def close(self) -> None:
         for _, batch in self.parts:
             if batch is not None:

@@ -141,14 +141,26 @@ class LaunchProgram:
         return region_set
 
     def region_set(self, state) -> _RegionSet:
-        for region_set in self.sets:
-            if not region_set.busy:
-                region_set.busy = True
-                return region_set
+        """A free region set, marked busy: one encoded ahead (``prime_spare``) first, else any, else a new one."""
+        free = [region_set for region_set in self.sets if not region_set.busy]
+        region_set = next((s for s in free if s.prepared.primed), free[0] if free else None)
+        if region_set is None:
+            region_set = self._new_set(state)
+        region_set.busy = True
+        return region_set
+
+    def prime_spare(self, state) -> None:
+        """Encode the next run's submissions ahead on a free region set (a new one when none is free), left free:
+        the next ``region_set`` hands it out, and that run only writes and sends. Call it while the device runs
+        earlier work; a set so primed stays valid until it runs (its buffers are the program's own)."""
+        free = [region_set for region_set in self.sets if not region_set.busy]
+        spare = next((s for s in free if s.prepared.primed), free[0] if free else None)
+        (spare or self._new_set(state)).prepared.prime()
+
+    def _new_set(self, state) -> _RegionSet:
         fresh = tuple(state.pool.alloc(b.nbytes, host_facing=True) for b in self.recorded)
         region_set = _RegionSet(state.rt, self.program, fresh,
                                 {id(old): new for old, new in zip(self.recorded, fresh)})
-        region_set.busy = True
         self.sets.append(region_set)
         return region_set
 

@@ -19,8 +19,10 @@ recorded, and from the third on a proof is the recording's program run again: ea
 proof's input of that name (``device_inputs.DeviceInputs``: the polynomial, the points, the two forks' keys; the
 algebra's staged constants rebuilt segment by segment), its launches replayed; each session's proof region is
 read once and resolved by the recorded run. The second session's submissions are encoded while the device runs
-the first (``PreparedProgram.prime``), so that after the host's absorb it is only written and sent. A proof is
-not replayed while a pooled buffer of the program is held elsewhere (it then runs unrecorded).
+the first (``PreparedProgram.prime``), so that after the host's absorb it is only written and sent; so is the next
+proof's first session, on a spare region set (``LaunchProgram.prime_spare``), so that the next replay's device work
+starts once its inputs are written. A proof is not replayed while a pooled buffer of the program is held elsewhere
+(it then runs unrecorded).
 
 What stays on the host: forking the generator (two keys, ``device_inputs``) and absorbing the blinded vectors.
 Every mask is drawn on the device from the keys (``device_draws``), every oracle built, committed and opened
@@ -239,8 +241,12 @@ class DeviceOpening:
             raise ProverBusy(f"a proof is already being built on this {state.rt.name} backend")
         try:
             second_set = second.region_set(state)
+            def ahead():  # while the device runs the first session: the second's encoding, then the next proof's first
+                second_set.prepared.prime()
+                first.prime_spare(state)
+
             try:  # the second session encoded while the device runs the first: then only written and sent
-                words = self._run_program(first, words_of, second_set.prepared.prime)
+                words = self._run_program(first, words_of, ahead)
             except BaseException:
                 second.release(state.pool, second_set)
                 raise
