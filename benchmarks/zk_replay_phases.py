@@ -41,7 +41,27 @@ def timed(owner, name: str, label: str) -> None:
 timed(device_inputs.DeviceInputs, "draw", "the forks' keys")
 timed(device_opening.DeviceOpening, "_run_program", "the programs run (all below)")
 timed(encode, "encode", "  encoding and submitting")
+def timed_wait(owner, name: str, label: str) -> None:
+    """``owner.name`` returns a function that waits: that wait timed."""
+    inner = getattr(owner, name)
+
+    def call(*args, **kwargs):
+        wait = inner(*args, **kwargs)
+
+        def waited():
+            start = time.perf_counter()
+            try:
+                return wait()
+            finally:
+                seconds[label] = seconds.get(label, 0.0) + time.perf_counter() - start
+
+        return waited
+
+    setattr(owner, name, call)
+
+
 timed(drivers.Drivers, "read", "  waiting for the proof regions")
+timed_wait(drivers.Drivers, "read_later", "  waiting for the proof regions")
 timed(device_opening.DeviceOpening, "_observe_blinded", "absorbing the blinded vectors")
 timed(device_run.OpeningRun, "resolve_first", "  resolving the first session's part")
 timed(device_run.OpeningRun, "resolve_queries", "resolving the second session's part")
