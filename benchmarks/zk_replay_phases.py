@@ -2,9 +2,9 @@
 launch program, ``zk/device_opening.py``; KoalaBear, one column of 2^n, upstream's example at rate 2, the
 instance of ``benchmarks.zk_backend_prover``), with timers, no profiler, around the replay's steps: the forks'
 keys drawn, each recorded program run (its writes, encoding and submissions, and the wait for its proof region,
-shown apart; the first session's part of the proof is resolved while the second runs, inside its run), the host
-absorbing the blinded vectors. Per n: 3 untimed proofs (the third is
-the first replay), then 5 timed, one column each. Nothing here asserts a time.
+shown apart), the host absorbing the blinded vectors, and resolving each session's part of the proof (the first's
+on a worker thread, beside the absorb and the second session: its time overlaps theirs). Per n: 3 untimed proofs
+(the third is the first replay), then 5 timed, one column each. Nothing here asserts a time.
 
 Usage: python3 -m benchmarks.zk_replay_phases [N ...]   (default 20)
 """

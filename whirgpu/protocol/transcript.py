@@ -144,8 +144,10 @@ class DuplexChallenger:
         if len(self.input_buffer) == RATE:
             self._duplex()
 
-    def observe_many(self, xs) -> None:
-        """Absorb words in order (e.g. a Merkle root's 8 words, or a flattened array of EF elements)."""
+    def observe_many(self, xs, before_compiled=None) -> None:
+        """Absorb words in order (e.g. a Merkle root's 8 words, or a flattened array of EF elements).
+        ``before_compiled()``, when given, is called just before the compiled absorb of the whole runs starts (which
+        lets other Python threads run), or not at all: a caller overlaps its own work with that call."""
         words = np.asarray(xs, dtype=np.int64).reshape(-1)
         if words.size == 0:
             return
@@ -160,9 +162,10 @@ class DuplexChallenger:
         runs = (words.size - at) // RATE
         absorb = absorber(self.constants) if runs > 1 else None
         if absorb is not None:  # whole runs in one compiled call: the same states as a duplex per run
-            run = words[at:at + runs * RATE].astype(np.uint64)
-            self._state = absorb(self._state, run * np.uint64(self._r_inv) % np.uint64(self._p),
-                                 RATE if self.length_tagged else 0)
+            run = words[at:at + runs * RATE].astype(np.uint64) * np.uint64(self._r_inv) % np.uint64(self._p)
+            if before_compiled is not None:
+                before_compiled()
+            self._state = absorb(self._state, run, RATE if self.length_tagged else 0)
             self.output_buffer = [x * self._r % self._p for x in self._state[:RATE]]
             at += runs * RATE
         pending = words[at:].tolist()

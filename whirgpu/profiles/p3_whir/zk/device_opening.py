@@ -18,7 +18,8 @@ not, the backend's limits) the first proof runs unrecorded (it fills the kernel 
 recorded, and from the third on a proof is the recording's program run again: each of its writes takes the new
 proof's input of that name (``device_inputs.DeviceInputs``: the polynomial, the points, the two forks' keys; the
 algebra's staged constants rebuilt segment by segment), its launches replayed; each session's proof region is
-read once and resolved by the recorded run. The second session's submissions are encoded while the device runs
+read once and resolved by the recorded run (the first session's while a worker thread absorbs the blinded vectors
+in a compiled call). The second session's submissions are encoded while the device runs
 the first (``PreparedProgram.prime``), so that after the host's absorb it is only written and sent; so is the next
 proof's first session, on a spare region set (``LaunchProgram.prime_spare``), so that the next replay's device work
 starts once its inputs are written. A proof is not replayed while a pooled buffer of the program is held elsewhere
@@ -31,8 +32,11 @@ there.
 
 from __future__ import annotations
 
+import threading
 import weakref
 from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
+from functools import lru_cache
 
 import numpy as np
 
@@ -70,6 +74,12 @@ class _Programs:
 
 
 _PROGRAMS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+@lru_cache(maxsize=1)
+def _worker() -> ThreadPoolExecutor:
+    """The threads that absorb a replay's blinded vectors while its own thread resolves (made on first use)."""
+    return ThreadPoolExecutor(max_workers=4, thread_name_prefix="whirgpu-zk-absorb")
 
 
 def recorded_programs(backend) -> _Programs:
@@ -176,15 +186,16 @@ class DeviceOpening:
         run.record_queries(session)
         return run
 
-    def _observe_blinded(self, run: OpeningRun, words: np.ndarray) -> np.ndarray:
+    def _observe_blinded(self, run: OpeningRun, words: np.ndarray, before_compiled=None) -> np.ndarray:
         """The host challenger after the first session and the blinded vectors (read back there), as the
-        device challenger's words."""
+        device challenger's words (``before_compiled``: ``observe_many``'s)."""
         if run.host_challenger is None:  # one made per recording (its domain separator absorbed), copied after
             run.host_challenger = zk_challenger(self.config, self.field)
         challenger = run.host_challenger.clone()
         load_challenger(challenger, run.final_state.read(words))
         # one absorb of them all: observing words in order does not depend on how the calls split them
-        challenger.observe_many(np.concatenate([np.asarray(v.read(words), np.uint32).reshape(-1) for v in run.blinded]))
+        challenger.observe_many(np.concatenate([np.asarray(v.read(words), np.uint32).reshape(-1) for v in run.blinded]),
+                                before_compiled)
         return challenger_words(challenger.sponge_state, challenger.input_buffer, len(challenger.output_buffer))
 
     def _session(self, sizes: tuple, record_key, body, release):
@@ -250,11 +261,24 @@ class DeviceOpening:
             except BaseException:
                 second.release(state.pool, second_set)
                 raise
-            challenger = self._observe_blinded(run, words)
-            resolved = []  # the first session's part, resolved while the second runs
+            # The blinded vectors absorbed on a worker thread while this one resolves the first session's part: once
+            # the worker is inside the compiled absorb (``started``), which lets Python threads run, the two overlap.
+            started = threading.Event()
+
+            def absorb():
+                try:
+                    return self._observe_blinded(run, words, started.set)
+                finally:
+                    started.set()
+
+            absorbing = _worker().submit(absorb)
+            started.wait()
+            try:
+                first_part = run.resolve_first(words)
+            finally:
+                challenger = absorbing.result()
             query_words = self._run_program(second, lambda source: challenger if source == ("challenger",)
-                                            else words_of(source), lambda: resolved.append(run.resolve_first(words)),
-                                            second_set)
+                                            else words_of(source), None, second_set)
         finally:
             state.building.release()
         self.backend.replay.replays += 1
@@ -262,7 +286,7 @@ class DeviceOpening:
             index = int(check.read(words)[0])
             if index != NOT_FOUND:
                 raise non_canonical(index, int(inputs.polynomial[index]), what, prime=self.field.P)
-        return None if resolved[0] is None else run.resolve_queries(resolved[0], query_words)
+        return None if first_part is None else run.resolve_queries(first_part, query_words)
 
     def _run_program(self, program: LaunchProgram, words_of, meanwhile=None, region_set=None) -> np.ndarray:
         """One recorded session executed with the inputs ``words_of`` gives: its proof region's words.
