@@ -229,6 +229,25 @@ def test_observe_many_equals_observing_word_by_word(pending, count, sampled, kin
     assert [one.sample() for _ in range(9)] == [many.sample() for _ in range(9)]
 
 
+@pytest.mark.parametrize("count", [0, 9, 16, 17, 40])
+def test_observe_many_calls_before_compiled_at_most_once_and_changes_nothing(count):
+    """``before_compiled`` is called once, just before the compiled absorb of whole runs (two or more here, once
+    the library is built), never otherwise; the state is the same as without it."""
+    from whirgpu.errors import BackendUnavailable
+    from whirgpu.native.permute import build_now
+
+    try:
+        build_now()
+    except BackendUnavailable:
+        pytest.skip("no C compiler: the compiled absorption is not built")
+    words = np.random.default_rng(count).integers(0, P, count)
+    plain, hooked, calls = DuplexChallenger(), DuplexChallenger(), []
+    plain.observe_many(words)
+    hooked.observe_many(words, lambda: calls.append(len(calls)))
+    assert plain.same_state(hooked)
+    assert calls == ([0] if count // 8 > 1 else [])
+
+
 def test_observe_many_rejects_a_bad_word_by_name():
     with pytest.raises(ValueError, match=f"word {P} outside"):
         DuplexChallenger().observe_many([1, 2, P, 3])
