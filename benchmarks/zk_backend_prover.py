@@ -22,11 +22,12 @@ from whirgpu.profiles.p3_whir.zk.format import zk_proof_to_postcard
 from whirgpu.field import KOALABEAR
 from whirgpu.ref.chacha_rng import StdRng
 from whirgpu.native.permute import build_now
-from whirgpu.native import chacha
+from whirgpu.native import chacha, prune
 
 sizes = [int(a) for a in sys.argv[1:]] or [20, 22, 24]
 build_now()  # the compiled Poseidon2 (transcript, host Merkle trees) loaded, as after `whirgpu warmup`
 chacha.build_now()  # and the mask generator's compiled keystream
+prune.build_now()  # and the provers' compiled multiproof pruning
 runs, warm = 3, 2
 field = KOALABEAR
 backend = GpuBackend(WgpuRuntime())

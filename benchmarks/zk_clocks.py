@@ -18,7 +18,7 @@ from benchmarks.zk_instance import zk_instance
 
 from whirgpu.backends.gpu import GpuBackend
 from whirgpu.field import KOALABEAR
-from whirgpu.native import chacha
+from whirgpu.native import chacha, prune
 from whirgpu.native.permute import build_now
 from whirgpu.profiles.p3_whir.tables.api import P3Tables
 from whirgpu.profiles.p3_whir.zk import backend_prover, draws
@@ -47,6 +47,7 @@ def samples(process) -> list:
 def main() -> None:
     build_now()
     chacha.build_now()
+    prune.build_now()  # and the provers' compiled multiproof pruning
     backend = GpuBackend(WgpuRuntime())
     threaded = draws.OracleBuilder.thread
     smi = sampler()

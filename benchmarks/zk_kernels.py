@@ -13,7 +13,7 @@ from benchmarks.zk_instance import zk_instance
 
 from whirgpu.backends.gpu import GpuBackend
 from whirgpu.field import KOALABEAR
-from whirgpu.native import chacha
+from whirgpu.native import chacha, prune
 from whirgpu.native.permute import build_now
 from whirgpu.profiles.p3_whir.tables.api import P3Tables
 from whirgpu.profiles.p3_whir.zk.backend_prover import ZkBackendProver
@@ -43,6 +43,7 @@ def profiled(rt, prove, warm: int, title: str, top: int) -> None:
 
 build_now()
 chacha.build_now()
+prune.build_now()  # and the provers' compiled multiproof pruning
 field = KOALABEAR
 rt = WgpuRuntime()
 backend = GpuBackend(rt)

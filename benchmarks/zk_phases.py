@@ -16,7 +16,7 @@ from benchmarks.zk_instance import zk_instance
 
 from whirgpu.backends.gpu import GpuBackend
 from whirgpu.field import KOALABEAR
-from whirgpu.native import chacha
+from whirgpu.native import chacha, prune
 from whirgpu.native.permute import build_now
 from whirgpu.profiles.p3_whir.zk import backend_prover, base_case, oracles, prover, sumcheck
 from whirgpu.profiles.p3_whir.zk.randomness import mask_rng
@@ -67,6 +67,7 @@ timed(backend_prover, "fold_limbs", "host.fold_limbs")
 
 build_now()
 chacha.build_now()
+prune.build_now()  # and the provers' compiled multiproof pruning
 field = KOALABEAR
 backend = GpuBackend(WgpuRuntime())
 runs = 5

@@ -15,7 +15,7 @@ from whirgpu.profiles.p3_whir.zk.backend_prover import ZkBackendProver
 from whirgpu.profiles.p3_whir.zk.randomness import mask_rng
 from whirgpu.field import KOALABEAR
 from whirgpu.native.permute import build_now
-from whirgpu.native import chacha
+from whirgpu.native import chacha, prune
 
 args = sys.argv[1:]
 target = None
@@ -25,6 +25,7 @@ if "--out" in args:
 sizes = [int(a) for a in args] or [20, 24]
 build_now()
 chacha.build_now()  # the mask generator's compiled keystream
+prune.build_now()  # and the provers' compiled multiproof pruning
 field = KOALABEAR
 backend = GpuBackend(WgpuRuntime())
 out = open(target, "w") if target else sys.stdout

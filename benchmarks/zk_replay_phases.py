@@ -15,7 +15,7 @@ from benchmarks.zk_instance import zk_instance
 
 from whirgpu.backends.gpu import GpuBackend, drivers
 from whirgpu.field import KOALABEAR
-from whirgpu.native import chacha
+from whirgpu.native import chacha, prune
 from whirgpu.native.permute import build_now
 from whirgpu.profiles.p3_whir.zk import device_inputs, device_opening, device_run
 from whirgpu.profiles.p3_whir.zk.backend_prover import ZkBackendProver
@@ -69,6 +69,7 @@ timed(ZkBackendProver, "prove", "the proof")
 
 build_now()
 chacha.build_now()
+prune.build_now()  # and the provers' compiled multiproof pruning
 backend = GpuBackend(WgpuRuntime())
 for n in [int(a) for a in sys.argv[1:]] or [20]:
     instance = zk_instance(n)

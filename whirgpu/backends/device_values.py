@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from ..ref.merkle_pruned import prune_many
+from ..native.prune import prune_many
 from ..runtime.base import RtBuffer, RtView
 
 STATE_WORDS = 26  # sponge 16, input length, output length, input buffer 8
@@ -186,7 +186,8 @@ def resolve_value(words: np.ndarray, value):
 
 def resolve_openings(words: np.ndarray, openings: list) -> list:
     """``resolve_value`` of each ``DeviceOpenings`` in ``openings``: (rows, sibling paths), the pruned ones' paths
-    pruned together (``prune_many``: a round's trees opened at the same positions share one walk)."""
+    pruned together (``native.prune.prune_many``, compiled once built: a round's trees opened at the same positions
+    share one walk)."""
     out, jobs, pruned = [], [], []
     for value in openings:
         count = int(value.count.read(words)[0])

@@ -159,12 +159,17 @@ def _permutation(part) -> None:
         return
     from ..native import chacha  # noqa: PLC0415
 
-    try:  # the mask generator's keystream (hiding proofs), from the same compiler: said on the same line
-        chacha_how, _ = chacha.build_now(retry_failed=True)
-        keystream = f"; C ChaCha keystream {'built' if chacha_how == 'built' else 'already built'}"
-    except WhirGpuError as exc:
-        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        keystream = f"; C ChaCha keystream not built ({reason}): the numpy one is used"
+    from ..native import prune  # noqa: PLC0415
+
+    keystream = ""  # the mask generator's keystream (hiding proofs) and the provers' pruning, same compiler, same line
+    for library, label, fallback in ((chacha, "C ChaCha keystream", "the numpy one"),
+                                     (prune, "C multiproof pruning", "the numpy one")):
+        try:
+            built, _ = library.build_now(retry_failed=True)
+            keystream += f"; {label} {'built' if built == 'built' else 'already built'}"
+        except WhirGpuError as exc:
+            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            keystream += f"; {label} not built ({reason}): {fallback} is used"
     took = time.perf_counter() - start
     part(name, (f"built in {took:.1f} s ({path})" if how == "built" else f"already built ({path})") + keystream,
          took)
