@@ -226,6 +226,36 @@ def test_replayed_proofs_are_the_reference(gpu_runtime, case, monkeypatch):
         backend.layout = CpuBackend.layout
 
 
+def test_a_replay_whose_absorb_fails_raises_it_and_leaves_the_backend_proving(gpu_runtime, monkeypatch):
+    """The blinded vectors are absorbed on a worker thread while the proof's thread resolves: an error there
+    reaches the caller, the second session's region set is free again, and the backend's next proof is the
+    reference's again."""
+    from whirgpu.profiles.p3_whir.zk.device_opening import recorded_programs
+
+    backend = GpuBackend(gpu_runtime)
+    case = SYNTHETIC[1]
+    try:
+        for seed in range(3):
+            assert assert_same_proof(backend, *synthetic(case, seed=seed)) == "one session"
+        replays = backend.replay.replays
+        absorb = DeviceOpening._observe_blinded
+
+        def broken(*args, **kwargs):
+            raise RuntimeError("the absorb broke")
+
+        monkeypatch.setattr(DeviceOpening, "_observe_blinded", broken)
+        config, field, polynomial, points, seed = synthetic(case, seed=3)
+        with pytest.raises(RuntimeError, match="the absorb broke"):
+            ZkBackendProver(backend, config, field).prove(polynomial, points, StdRng.seed_from_u64(seed))
+        (kept,) = recorded_programs(backend).kept.values()
+        assert not any(region_set.busy for program in kept[:2] for region_set in program.sets)
+        monkeypatch.setattr(DeviceOpening, "_observe_blinded", absorb)
+        assert assert_same_proof(backend, *synthetic(case, seed=4)) == "one session"
+        assert backend.replay.replays == replays + 1
+    finally:
+        backend.layout = CpuBackend.layout
+
+
 def test_a_replayed_proof_refuses_a_non_canonical_word(gpu_runtime):
     """``canonical=True`` through a replay: the range check is the recording's, read with the replayed proof."""
     import numpy as np

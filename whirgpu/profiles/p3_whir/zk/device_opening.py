@@ -32,6 +32,7 @@ there.
 
 from __future__ import annotations
 
+import os
 import threading
 import weakref
 from collections import OrderedDict
@@ -78,8 +79,13 @@ _PROGRAMS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 @lru_cache(maxsize=1)
 def _worker() -> ThreadPoolExecutor:
-    """The threads that absorb a replay's blinded vectors while its own thread resolves (made on first use)."""
+    """The threads that absorb a replay's blinded vectors while its own thread resolves (made on first use; a
+    forked child makes its own, the parent's threads not being there)."""
     return ThreadPoolExecutor(max_workers=4, thread_name_prefix="whirgpu-zk-absorb")
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_worker.cache_clear)
 
 
 def recorded_programs(backend) -> _Programs:
@@ -252,31 +258,17 @@ class DeviceOpening:
             raise ProverBusy(f"a proof is already being built on this {state.rt.name} backend")
         try:
             second_set = second.region_set(state)
+
             def ahead():  # while the device runs the first session: the second's encoding, then the next proof's first
                 second_set.prepared.prime()
                 first.prime_spare(state)
 
             try:  # the second session encoded while the device runs the first: then only written and sent
                 words = self._run_program(first, words_of, ahead)
+                first_part, challenger = self._absorb_beside(run, words)
             except BaseException:
                 second.release(state.pool, second_set)
                 raise
-            # The blinded vectors absorbed on a worker thread while this one resolves the first session's part: once
-            # the worker is inside the compiled absorb (``started``), which lets Python threads run, the two overlap.
-            started = threading.Event()
-
-            def absorb():
-                try:
-                    return self._observe_blinded(run, words, started.set)
-                finally:
-                    started.set()
-
-            absorbing = _worker().submit(absorb)
-            started.wait()
-            try:
-                first_part = run.resolve_first(words)
-            finally:
-                challenger = absorbing.result()
             query_words = self._run_program(second, lambda source: challenger if source == ("challenger",)
                                             else words_of(source), None, second_set)
         finally:
@@ -287,6 +279,26 @@ class DeviceOpening:
             if index != NOT_FOUND:
                 raise non_canonical(index, int(inputs.polynomial[index]), what, prime=self.field.P)
         return None if first_part is None else run.resolve_queries(first_part, query_words)
+
+    def _absorb_beside(self, run: OpeningRun, words: np.ndarray) -> tuple:
+        """(``run.resolve_first(words)``, ``_observe_blinded(run, words)``): the blinded vectors absorbed on a worker
+        thread while this one resolves; once the worker is inside the compiled absorb (``started``), which lets
+        Python threads run, the two overlap."""
+        started = threading.Event()
+
+        def absorb():
+            try:
+                return self._observe_blinded(run, words, started.set)
+            finally:
+                started.set()
+
+        absorbing = _worker().submit(absorb)
+        started.wait()
+        try:
+            first_part = run.resolve_first(words)
+        finally:
+            challenger = absorbing.result()
+        return first_part, challenger
 
     def _run_program(self, program: LaunchProgram, words_of, meanwhile=None, region_set=None) -> np.ndarray:
         """One recorded session executed with the inputs ``words_of`` gives: its proof region's words.
