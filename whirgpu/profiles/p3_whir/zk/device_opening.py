@@ -200,8 +200,7 @@ class DeviceOpening:
         challenger = run.host_challenger.clone()
         load_challenger(challenger, run.final_state.read(words))
         # one absorb of them all: observing words in order does not depend on how the calls split them
-        challenger.observe_many(np.concatenate([np.asarray(v.read(words), np.uint32).reshape(-1) for v in run.blinded]),
-                                before_compiled)
+        challenger.observe_many(words[run.blinded_words], before_compiled)
         return challenger_words(challenger.sponge_state, challenger.input_buffer, len(challenger.output_buffer))
 
     def _session(self, sizes: tuple, record_key, body, release):

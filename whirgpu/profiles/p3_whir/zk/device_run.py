@@ -384,6 +384,8 @@ class OpeningRun:
         self.blinded_masks = [(blind(fm, hm), blind(ft, ht))
                               for (fm, ft), hm, ht in zip(fresh, ledger.messages, ledger.randomness)]
         self.blinded = [self.blinded_message, self.blinded_randomness] + [v for pair in self.blinded_masks for v in pair]
+        # where their words lie in the proof region, in observation order: one gather reads them all
+        self.blinded_words = np.concatenate([np.arange(v.word, v.word + v.words) for v in self.blinded])
         self.source, self.fresh_main = source, fresh_main
         # what the second session opens stays alive until it is submitted
         self.held_queries = [fresh_main, source] + [o for _, o in ledger.groups] + self.fresh_groups
