@@ -403,14 +403,18 @@ class OpeningRun:
         if config.final_pow_bits > 0:
             self.final_witness = transcript.grind(config.final_pow_bits)
             self.query_witnesses.append(self.final_witness)
+        # every draw first, in the transcript's order, then every opening: the draws share transcript launches
+        # (two a launch), where a draw between openings was a launch of its own
         positions = transcript.sample_queries(domain_size, 0, config.final_queries)
+        group_queries = [transcript.sample_queries(group.shape.domain_size, 0, config.mask_queries)
+                         for group in config.mask_groups()]
         source = self.source
         self.source_openings = (backend.commitments.open_rows(source, positions),
                                 "extension" if source.is_ext else "base")
         self.fresh_openings = backend.commitments.open_rows(self.fresh_main, positions)
         self.group_openings = []
-        for group, (_, carried), fresh in zip(config.mask_groups(), self.ledger.groups, self.fresh_groups):
-            queries = transcript.sample_queries(group.shape.domain_size, 0, config.mask_queries)
+        for group, (_, carried), fresh, queries in zip(config.mask_groups(), self.ledger.groups, self.fresh_groups,
+                                                       group_queries):
             self.group_openings.append((group.width, backend.commitments.open_rows(carried, queries),
                                         backend.commitments.open_rows(fresh, queries)))
 
