@@ -104,7 +104,11 @@ def test_ctrl_c_during_a_compile_kills_the_compilers_children(tmp_path):
     cxx.write_text(FAKE_CXX)
     cxx.chmod(0o755)
     marker = tmp_path / "child.pid"
+    # The child takes SIGINT as a terminal delivers it, whatever signal state this test process hands down.
     script = textwrap.dedent("""
+        import signal
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         from whirgpu.runtime.msl_cpu_rt import build
         try:
             build("int x;", "probe", None)
@@ -122,7 +126,13 @@ def test_ctrl_c_during_a_compile_kills_the_compilers_children(tmp_path):
         child = int(marker.read_text())
         assert _alive(child)
         proc.send_signal(signal.SIGINT)
-        assert proc.wait(timeout=60) == 130
+        try:
+            code = proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            with open(f"/proc/{proc.pid}/status") as status:  # what the interpreter was doing, for the log
+                state = [line.strip() for line in status if line.startswith(("State", "Threads", "Sig", "Shd"))]
+            raise AssertionError(f"the interrupted process did not exit within 60 s: {state}") from None
+        assert code == 130
         deadline = time.monotonic() + 10
         while _alive(child) and time.monotonic() < deadline:
             time.sleep(0.05)
