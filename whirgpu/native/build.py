@@ -7,6 +7,8 @@ with ``flags`` into ``<cache>/msl-cpu/<stem>-<hash of source>.so`` and loaded th
   on disk; otherwise None, with ``pending`` True after starting its build in the background (once per process)
   when a compiler exists. Without a compiler, or after a failed build, it says so once (``activity.notice``)
   and the caller keeps its reference path.
+- ``CompiledFunction(library, make)``: the function ``make((ffi, lib))`` makes from a loaded library, as the
+  compiled ChaCha and pruning use it: ``get()`` never waits (None until loaded), ``build_now()`` builds first.
 - ``when_loaded(callback)``: ``callback((ffi, lib))`` once the library is loaded: at once if it is, else from the
   build's thread when the background build ends well (never when it fails).
 - ``load()``: waits: builds the library now if needed (or waits for the build under way, this process's or
@@ -284,3 +286,32 @@ class NativeLibrary:
     def _say_failed(self, failed: Path) -> None:
         activity.notice(f"{self._failed_text(failed)}: {self.fallback} is used; `whirgpu warmup` retries",
                         key=self.stem)
+
+
+class CompiledFunction:
+    """A function made by ``make((ffi, lib))`` from a ``NativeLibrary`` once it is loaded. ``get()``: the function,
+    or None while the library is not loaded (the first call starts its build in the background; it never waits
+    on a compiler). ``build_now(retry_failed)``: ("cached" | "built", library path), building now, then installed."""
+
+    def __init__(self, library: NativeLibrary, make: Callable):
+        self.library, self._make = library, make
+        self.function: Callable | None = None
+        self._asked = False
+
+    def _install(self, loaded) -> None:
+        self.function = self._make(loaded)
+
+    def get(self) -> Callable | None:
+        if self.function is None and not self._asked:
+            self._asked = True
+            loaded, pending = self.library.poll()
+            if loaded is not None:
+                self._install(loaded)
+            elif pending:
+                self.library.when_loaded(self._install)
+        return self.function
+
+    def build_now(self, retry_failed: bool = True):
+        how, path, loaded = self.library.ensure(retry_failed=retry_failed)
+        self._install(loaded)
+        return how, path

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ref.chacha_rng import StdRng
-from .build import NativeLibrary
+from .build import CompiledFunction, NativeLibrary
 
 _SOURCE = r"""
 #include <stdint.h>
@@ -60,13 +60,6 @@ _NATIVE = NativeLibrary("host-chacha", _SOURCE, ("-O3", "-shared", "-fPIC"), _CD
                         what="the C ChaCha block function", fallback="the numpy ChaCha")
 
 
-class _Compiled:
-    """The compiled function once loaded (None before), and whether the build was asked for."""
-
-    blocks = None
-    asked = False
-
-
 def _make(loaded):
     ffi, lib = loaded
     call, from_buffer = lib.chacha_blocks, ffi.from_buffer
@@ -82,27 +75,17 @@ def _make(loaded):
     return blocks
 
 
-def _install(loaded) -> None:
-    _Compiled.blocks = _make(loaded)
+_COMPILED = CompiledFunction(_NATIVE, _make)
 
 
 def compiled_blocks():
     """The compiled block function, or None while it is not loaded (module contract)."""
-    if _Compiled.blocks is None and not _Compiled.asked:
-        _Compiled.asked = True
-        loaded, pending = _NATIVE.poll()
-        if loaded is not None:
-            _install(loaded)
-        elif pending:
-            _NATIVE.when_loaded(_install)
-    return _Compiled.blocks
+    return _COMPILED.get()
 
 
 def build_now(retry_failed: bool = True):
     """("cached" | "built", library path), building it now; installs it for ``compiled_blocks``."""
-    how, path, loaded = _NATIVE.ensure(retry_failed=retry_failed)
-    _install(loaded)
-    return how, path
+    return _COMPILED.build_now(retry_failed)
 
 
 class CompiledStdRng(StdRng):

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ref import merkle_pruned
-from .build import NativeLibrary
+from .build import CompiledFunction, NativeLibrary
 
 _SOURCE = r"""
 #include <stdint.h>
@@ -87,13 +87,6 @@ _NATIVE = NativeLibrary("host-prune", _SOURCE, ("-O2", "-shared", "-fPIC"), _CDE
                         what="the C multiproof pruning", fallback="the numpy pruning")
 
 
-class _Compiled:
-    """The compiled function once loaded (None before), and whether the build was asked for."""
-
-    prune_many = None
-    asked = False
-
-
 def _make(loaded):
     ffi, lib = loaded
     call, from_buffer = lib.prune_many, ffi.from_buffer
@@ -139,20 +132,12 @@ def _make(loaded):
     return compiled
 
 
-def _install(loaded) -> None:
-    _Compiled.prune_many = _make(loaded)
+_COMPILED = CompiledFunction(_NATIVE, _make)
 
 
 def compiled_prune_many():
     """The compiled pruning, or None while it is not loaded (module contract)."""
-    if _Compiled.prune_many is None and not _Compiled.asked:
-        _Compiled.asked = True
-        loaded, pending = _NATIVE.poll()
-        if loaded is not None:
-            _install(loaded)
-        elif pending:
-            _NATIVE.when_loaded(_install)
-    return _Compiled.prune_many
+    return _COMPILED.get()
 
 
 def prune_many(jobs) -> list:
@@ -163,6 +148,4 @@ def prune_many(jobs) -> list:
 
 def build_now(retry_failed: bool = True):
     """("cached" | "built", library path), building it now; installs it for ``compiled_prune_many``."""
-    how, path, loaded = _NATIVE.ensure(retry_failed=retry_failed)
-    _install(loaded)
-    return how, path
+    return _COMPILED.build_now(retry_failed)
