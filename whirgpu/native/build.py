@@ -112,6 +112,10 @@ class NativeLibrary:
         return thread is None or not thread.is_alive()
 
     # ---- not waiting ----------------------------------------------------------------------------------------
+    def loaded_now(self):
+        """(ffi, lib) when loaded (``poll`` once it is there; no compiler lookup after), else None. Never waits."""
+        return self._loaded if self._loaded is not None else self.poll()[0]
+
     def poll(self):
         """(loaded, pending): (ffi, lib) now, or None; ``pending`` True when it is None because the build runs in
         the background (this call started it, or an earlier one did). Never waits on a compiler."""

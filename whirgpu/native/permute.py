@@ -35,7 +35,10 @@ _CDEF = ("void p2_permute(void *s, void *t);"
          "int p2_isa_mask(void);"
          "void p2_permute_lanes(void *in, void *out, long n, void *t, int isa);"
          "void p2_absorb(void *s, void *words, long runs, void *t, uint64_t tag, int isa);"
-         "int p2_single_isa(void);")
+         "int p2_single_isa(void);"
+         "long p2_distinct(void *s, void *buffered, long nbuf, int bits, uint64_t bound, long target, void *draws, "
+         "void *t, int isa);"
+         "long p2_grind(void *base, int index, uint64_t mask, uint64_t start, long count, void *t, int isa);")
 
 
 _NATIVE = NativeLibrary("host-p2", SOURCE, ("-O3", "-shared", "-fPIC"), _CDEF,
@@ -195,7 +198,8 @@ def _compiled_absorb(loaded, constants: Poseidon2Constants, generic: bool, isa: 
     ffi, lib = loaded
     if isa is not None and isa not in (0, lib.p2_single_isa()):
         raise ValueError(f"native_absorb: no single-state kernel {isa} here (this CPU's: {lib.p2_single_isa()})")
-    isa = -1 if isa is None else isa
+    # resolved once here: p2_single_isa's cpuid costs microseconds a call where a hypervisor traps it
+    isa = int(lib.p2_single_isa()) if isa is None else isa
     table = _table(constants, generic)
     tab, call, from_buffer = ffi.from_buffer(table), lib.p2_absorb, ffi.from_buffer
 
@@ -257,3 +261,58 @@ def fast_permute_lanes():
     then runs ``permute_lanes``); equal word for word. What the verifier's Merkle batch and the GPU path hashing's
     host side both take."""
     return native_permute_lanes(Poseidon2Constants.smallrng(1))
+
+
+def native_distinct(constants: Poseidon2Constants):
+    """Compiled distinct uniform draws for ``constants``' width-16 instance where the library is loaded now, else
+    None (never waits; the caller then draws one by one): ``distinct(state, buffered, bits, target)`` with ``state``
+    16 canonical ints (the sponge after its last duplex), ``buffered`` the canonical samples still to pop, in pop
+    order, 1 <= bits <= 16 and target <= 2^bits returns (draws, used, state): the first ``target`` distinct values
+    of ``sample_uniform_bits(bits)`` in the order drawn, the samples they used, and the sponge after the last
+    permutation a used sample came from (16 ints; ``state`` when none)."""
+    loaded = _NATIVE.loaded_now() if constants.params.width == 16 else None
+    return None if loaded is None else _compiled_distinct(loaded, constants)
+
+
+def native_grind(constants: Poseidon2Constants):
+    """A compiled width-16 proof-of-work search for ``constants`` where the library is loaded now, else None (never
+    waits): ``grind(base, index, bits, start, count)`` with ``base`` 16 canonical ints returns the least k in
+    [0, count) such that ``base`` with word ``index`` set to start + k, permuted, has a word 7 whose low ``bits``
+    bits are zero, or -1 when none is (start + count <= P)."""
+    loaded = _NATIVE.loaded_now() if constants.params.width == 16 else None
+    return None if loaded is None else _compiled_grind(loaded, constants)
+
+
+@lru_cache(maxsize=16)
+def _compiled_distinct(loaded, constants: Poseidon2Constants):
+    ffi, lib = loaded
+    table = _table(constants)
+    tab, call, from_buffer, p = ffi.from_buffer(table), lib.p2_distinct, ffi.from_buffer, constants.params.field.P
+    isa = int(lib.p2_single_isa())  # once: see _compiled_absorb
+
+    def distinct(state, buffered, bits: int, target: int) -> tuple[list, int, list]:
+        if not 1 <= bits <= 16 or not 0 <= target <= 1 << bits:
+            raise ValueError(f"distinct: bits {bits} outside [1, 16] or target {target} outside [0, 2^bits]")
+        s, ahead = array("Q", state), array("Q", buffered or [0])
+        draws = array("Q", bytes(8 * max(1, target)))
+        used = call(from_buffer(s), from_buffer(ahead), len(buffered), bits, p & ~((1 << bits) - 1), target,
+                    from_buffer(draws), tab, isa)
+        return draws.tolist()[:target], int(used), s.tolist()
+
+    distinct.keep = table
+    return distinct
+
+
+@lru_cache(maxsize=16)
+def _compiled_grind(loaded, constants: Poseidon2Constants):
+    ffi, lib = loaded
+    table = _table(constants)
+    tab, call, from_buffer, isa = ffi.from_buffer(table), lib.p2_grind, ffi.from_buffer, _best_isa()
+
+    def grind(base, index: int, bits: int, start: int, count: int) -> int:
+        if not 0 <= index < 16:
+            raise ValueError(f"grind: index {index} outside [0, 16)")
+        return int(call(from_buffer(array("Q", base)), index, (1 << bits) - 1, start, count, tab, isa))
+
+    grind.keep = table
+    return grind

@@ -429,6 +429,54 @@ void p2_absorb(uint64_t *s, const uint64_t *words, long runs, const uint64_t *t,
         if (one) one(s, t); else p2_permute(s, t);
     }
 }
+
+/* Distinct uniform draws, as the challenger's distinct_uniform_bits: the samples are the nbuf canonical words of
+   buffered (in the order they pop), then, per permutation of s in place (16 canonical words), its words 7, 6, ..., 0;
+   a sample below bound gives its low bits (bits <= 16), kept when not kept before, until target are kept (written
+   in order to draws; target <= 2^bits). s is left at the last permutation a used sample came from. Returns the
+   number of samples used. */
+long p2_distinct(uint64_t *s, const uint64_t *buffered, long nbuf, int bits, uint64_t bound, long target,
+                 uint64_t *draws, const uint64_t *t, int isa) {
+    uint8_t seen[(1 << 16) / 8];
+    const uint64_t mask = (1ULL << bits) - 1;
+    long used = 0, kept = 0;
+    p2_one_state one = 0;
+    if (t[T_FAST] && t[T_W] == 16) one = pick_single16((int)t[T_DEG], isa < 0 ? p2_single_isa() : isa);
+    memset(seen, 0, sizeof seen);
+    for (long i = 0; kept < target; i++) {
+        uint64_t v;
+        if (i < nbuf) v = buffered[i];
+        else {
+            int at = (int)((i - nbuf) % 8);
+            if (at == 0) { if (one) one(s, t); else p2_permute(s, t); }
+            v = s[7 - at];
+        }
+        used++;
+        if (v < bound) {
+            uint64_t d = v & mask;
+            if (!((seen[d >> 3] >> (d & 7)) & 1)) { seen[d >> 3] |= (uint8_t)(1u << (d & 7)); draws[kept++] = d; }
+        }
+    }
+    return used;
+}
+
+/* A width-16 proof-of-work search: the least k in [0, count) such that base (16 canonical words) with word index
+   set to start + k, permuted, has (word 7 & mask) == 0; -1 when none. Candidates go 64 at a time through the lane
+   kernel of instruction set isa (a bit of p2_isa_mask, 0 for the per-state loop); start + count <= p. */
+long p2_grind(const uint64_t *base, int index, uint64_t mask, uint64_t start, long count, const uint64_t *t, int isa) {
+    enum { B = 64 };
+    uint64_t in[16 * B], out[16 * B];
+    for (long first = 0; first < count; first += B) {
+        long n = count - first < B ? count - first : B;
+        for (int i = 0; i < 16; i++)
+            for (long k = 0; k < n; k++) in[i * n + k] = base[i];
+        for (long k = 0; k < n; k++) in[index * n + k] = start + (uint64_t)(first + k);
+        p2_permute_lanes(in, out, n, t, isa);
+        for (long k = 0; k < n; k++)
+            if ((out[7 * n + k] & mask) == 0) return first + k;
+    }
+    return -1;
+}
 """
 
 

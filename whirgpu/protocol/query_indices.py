@@ -76,6 +76,9 @@ def distinct_query_indices(
     folded_size = folded_domain_size(domain_size, folding_factor, num_queries)
     log_size = folded_size.bit_length() - 1
     target = min(num_queries, folded_size)
+    distinct = getattr(challenger, "distinct_uniform_bits", None)
+    if distinct is not None:  # the host challenger's: the same draws, squeezed ahead
+        return sorted(distinct(log_size, target))
     seen: set[int] = set()
     while len(seen) < target:
         seen.add(challenger.sample_uniform_bits(log_size))

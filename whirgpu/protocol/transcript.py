@@ -31,7 +31,7 @@ import numpy as np
 from ..field import Field
 from ..ref.field_np import field_ops
 from ..ref.poseidon2 import Poseidon2Constants, permute, permute_ints
-from ..native.permute import native_absorb, native_permute
+from ..native.permute import native_absorb, native_distinct, native_grind, native_permute
 
 WIDTH = 16
 RATE = 8
@@ -214,6 +214,32 @@ class DuplexChallenger:
         low = bits // 2
         return self._uniform_draw(low) | (self._uniform_draw(bits - low) << low)
 
+    def distinct_uniform_bits(self, bits: int, target: int) -> list[int]:
+        """Draws of ``sample_uniform_bits(bits)`` until ``target`` distinct values are drawn (a repeat is dropped),
+        in the order first drawn; the challenger left as that loop leaves it. 0 <= target <= 2^bits. Where the
+        compiled library is loaded and 1 <= bits <= 16, one C call draws them (``native_distinct``)."""
+        bits, target = _check_bits(bits, "distinct_uniform_bits"), int(target)
+        if not 0 <= target <= 1 << bits:
+            raise ValueError(f"distinct_uniform_bits: target {target} outside [0, 2^{bits}]")
+        distinct = native_distinct(self.constants) if 0 < bits <= 16 else None  # 16 < MAX_SINGLE_SAMPLE_BITS
+        if distinct is None or target == 0:
+            seen: dict[int, None] = {}
+            while len(seen) < target:
+                seen[self.sample_uniform_bits(bits)] = None
+            return list(seen)
+        if self.input_buffer or not self.output_buffer:
+            self._duplex()  # what the first sample does
+        p, r, r_inv = self._p, self._r, self._r_inv
+        buffered = [w * r_inv % p for w in reversed(self.output_buffer)]  # popped last first
+        draws, used, state = distinct(self._state, buffered, bits, target)
+        if used <= len(buffered):
+            del self.output_buffer[len(self.output_buffer) - used:]
+        else:
+            self._state = state
+            left = -(used - len(buffered)) % RATE
+            self.output_buffer = [x * r % p for x in state[:left]]
+        return draws
+
     def _uniform_draw(self, bits: int) -> int:
         p, r_inv = self._p, self._r_inv
         bound = p & ~((1 << bits) - 1)
@@ -254,9 +280,18 @@ class DuplexChallenger:
         if bits == 0:
             return np.uint32(0)
         base, index = self.pow_base_state()
+        ops = field_ops(self.field)
+        search = native_grind(self.constants)
+        if search is not None:  # the compiled search: candidates in order, stopping at the first hit
+            found = search([int(w) * self._r_inv % self._p for w in base.tolist()], index, bits, 0, self._p)
+            if found < 0:
+                raise RuntimeError(f"grind: no witness in [0, P) for bits = {bits}")
+            witness = np.uint32(ops.to_monty(np.array([found], np.uint64))[0])
+            if not self.check_witness(bits, witness):
+                raise AssertionError(f"grind: witness {found} found but rejected")
+            return witness
         mask = np.uint32((1 << bits) - 1)
         start, batch = 0, _GRIND_FIRST_BATCH
-        ops = field_ops(self.field)
         while start < self._p:
             candidates = np.arange(start, min(start + batch, self._p), dtype=np.uint64)
             words = ops.to_monty(candidates)

@@ -1,0 +1,110 @@
+"""The host challenger's compiled proof-of-work search (``native_grind``) and distinct draws (``native_distinct``,
+behind ``distinct_uniform_bits`` and so ``distinct_query_indices``) against the one-at-a-time reference: the same
+witness and draws and the challenger left in the same state (sponge, input and output buffers), both fields,
+length-tagged and not, every output-buffer depth and a pending input, bits 1 to 16 (and 17, drawn one by one),
+targets 0, 1, a duplex's worth, a whole small domain; the numbers a call gets wrong refused."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from whirgpu.field import BABYBEAR, KOALABEAR
+from whirgpu.native import permute as native
+from whirgpu.protocol import transcript
+from whirgpu.protocol.query_indices import distinct_query_indices
+from whirgpu.protocol.transcript import DuplexChallenger
+from whirgpu.ref.poseidon2_constants import Poseidon2Constants
+
+pytestmark = pytest.mark.skipif(native._library() is None, reason="no C compiler: the compiled paths do not exist")
+
+# (label, challenger factory): whir-p3's (BabyBear, untagged) and p3-whir's (both fields, length-tagged)
+CHALLENGERS = [("whir-p3", lambda: DuplexChallenger())] + \
+    [(f"p3-{field.name}", lambda field=field: DuplexChallenger(Poseidon2Constants.smallrng_16_24(field)[0], True))
+     for field in (KOALABEAR, BABYBEAR)]
+
+
+def _positioned(make, seed: int) -> DuplexChallenger:
+    """A challenger after random observations, 0-8 samples popped and, sometimes, one observation pending."""
+    rnd = random.Random(seed)
+    ch = make()
+    ch.observe_many([rnd.randrange(ch.field.P) for _ in range(rnd.randrange(0, 30))])
+    for _ in range(rnd.randrange(0, 9)):
+        ch.sample()
+    if rnd.random() < 0.3:
+        ch.observe(rnd.randrange(ch.field.P))
+    return ch
+
+
+def _reference_draws(ch: DuplexChallenger, bits: int, target: int) -> list:
+    seen: dict = {}
+    while len(seen) < target:
+        seen[ch.sample_uniform_bits(bits)] = None
+    return list(seen)
+
+
+@pytest.mark.parametrize("label,make", CHALLENGERS, ids=[c[0] for c in CHALLENGERS])
+@pytest.mark.parametrize("bits,target", [(1, 0), (1, 1), (1, 2), (2, 4), (3, 8), (4, 9), (8, 101), (8, 256),
+                                         (9, 101), (15, 9), (16, 300), (17, 20)])
+def test_distinct_draws_and_state_match_the_loop(label, make, bits, target):
+    assert native.native_distinct(make().constants) is not None  # the compiled path is what runs below
+    for seed in range(12):
+        fast, slow = _positioned(make, seed), _positioned(make, seed)
+        assert fast.distinct_uniform_bits(bits, target) == _reference_draws(slow, bits, target)
+        assert fast.same_state(slow), (seed, bits, target)
+        assert fast.sample() == slow.sample()  # and the stream goes on alike
+
+
+def test_query_indices_take_the_compiled_draws():
+    make = CHALLENGERS[1][1]
+    fast, slow = _positioned(make, 5), _positioned(make, 5)
+    indices = distinct_query_indices(fast, 1 << 12, 4, 101)
+    assert indices == sorted(_reference_draws(slow, 8, 101)) and fast.same_state(slow)
+
+
+def test_a_rejected_sample_is_skipped_as_the_loop_skips_it():
+    """A sample at or above P's bound for the bits (P - 1 for one bit: its low bit cleared is P - 1) is dropped,
+    not drawn: a sponge forced to output P - 1 first."""
+    make = CHALLENGERS[1][1]
+    fast = make()
+    p = fast.field.P
+    fast.output_buffer = [fast.field.R * v % p for v in (1, 0, 1, 1, p - 1)]  # popped last first: P - 1, 1, 1, 0
+    slow = fast.clone()
+    assert fast.distinct_uniform_bits(1, 2) == _reference_draws(slow, 1, 2) == [1, 0]
+    assert fast.same_state(slow)
+
+
+@pytest.mark.parametrize("label,make", CHALLENGERS, ids=[c[0] for c in CHALLENGERS])
+@pytest.mark.parametrize("bits", [1, 4, 10, 13])
+def test_compiled_grind_finds_the_reference_witness(label, make, bits, monkeypatch):
+    assert native.native_grind(make().constants) is not None
+    for seed in range(4):
+        fast, slow = _positioned(make, 100 + seed), _positioned(make, 100 + seed)
+        witness = fast.grind(bits)
+        with monkeypatch.context() as m:
+            m.setattr(transcript, "native_grind", lambda constants: None)  # the numpy batches
+            assert slow.grind(bits) == witness
+        assert fast.same_state(slow)
+
+
+def test_compiled_entries_refuse_what_they_cannot_do():
+    constants = CHALLENGERS[1][1]().constants
+    distinct, grind = native.native_distinct(constants), native.native_grind(constants)
+    with pytest.raises(ValueError, match="bits 17 outside"):
+        distinct([0] * 16, [], 17, 1)
+    with pytest.raises(ValueError, match="target 5 outside"):
+        distinct([0] * 16, [], 2, 5)
+    with pytest.raises(ValueError, match="index 16 outside"):
+        grind([0] * 16, 16, 4, 0, 10)
+    assert grind([0] * 16, 3, 30, 0, 64) == -1  # no hit among 64 candidates at 30 bits: none, not a wrong one
+    with pytest.raises(ValueError, match="target 3 outside"):
+        DuplexChallenger().distinct_uniform_bits(1, 3)
+    assert native.native_distinct(Poseidon2Constants.smallrng_16_24(KOALABEAR)[1]) is None  # width 24: none
+
+
+def test_without_the_library_the_loop_draws(monkeypatch):
+    make = CHALLENGERS[2][1]
+    fast, slow = _positioned(make, 9), _positioned(make, 9)
+    monkeypatch.setattr(transcript, "native_distinct", lambda constants: None)
+    assert fast.distinct_uniform_bits(8, 50) == _reference_draws(slow, 8, 50) and fast.same_state(slow)
