@@ -2,11 +2,11 @@
 ``ZkBackendProver`` on a wgpu ``GpuBackend`` (the hiding prover's size-2^n work on the backend, host-valued calls)
 and ``P3Tables(..., layout="prefix", backend="wgpu")``, one column of 2^n values, KoalaBear, upstream's example at
 starting rate 2, the oracle's instance (SmallRng(1)); the compiled Poseidon2 built first (``whirgpu warmup`` does
-the same); 2 warm-ups then 3 timed runs of each, alternating. At n <= 14
+the same); 2 warm-ups then R timed runs of each (default 7), alternating; medians. At n <= 14
 the hiding proof is also checked byte for byte against the numpy reference (same mask seed). Nothing here asserts
 a time.
 
-Usage: python3 -m benchmarks.zk_backend_prover [N ...]   (default 20 22 24)
+Usage: python3 -m benchmarks.zk_backend_prover [--runs R] [N ...]   (default 20 22 24)
 """
 
 import statistics, sys, time
@@ -24,11 +24,15 @@ from whirgpu.ref.chacha_rng import StdRng
 from whirgpu.native.permute import build_now
 from whirgpu.native import chacha, prune
 
-sizes = [int(a) for a in sys.argv[1:]] or [20, 22, 24]
+args = sys.argv[1:]
+runs = 7
+if args[:1] == ["--runs"]:
+    runs, args = int(args[1]), args[2:]
+sizes = [int(a) for a in args] or [20, 22, 24]
 build_now()  # the compiled Poseidon2 (transcript, host Merkle trees) loaded, as after `whirgpu warmup`
 chacha.build_now()  # and the mask generator's compiled keystream
 prune.build_now()  # and the provers' compiled multiproof pruning
-runs, warm = 3, 2
+warm = 2
 field = KOALABEAR
 backend = GpuBackend(WgpuRuntime())
 for n in sizes:

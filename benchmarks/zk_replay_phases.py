@@ -2,7 +2,8 @@
 launch program, ``zk/device_opening.py``; KoalaBear, one column of 2^n, upstream's example at rate 2, the
 instance of ``benchmarks.zk_backend_prover``), with timers, no profiler, around the replay's steps: the forks'
 keys drawn, each recorded program run (its writes, encoding and submissions, and the wait for its proof region,
-shown apart), the host absorbing the blinded vectors, and resolving each session's part of the proof (the first's
+shown apart), the host absorbing the blinded vectors and, for a short final proof of work, grinding it and drawing
+the positions, and resolving each session's part of the proof (the first's
 on a worker thread, beside the absorb and the second session: its time overlaps theirs). Per n: 3 untimed proofs
 (the third is the first replay), then 5 timed, one column each. Nothing here asserts a time.
 
@@ -62,7 +63,8 @@ def timed_wait(owner, name: str, label: str) -> None:
 
 timed(drivers.Drivers, "read", "  waiting for the proof regions")
 timed_wait(drivers.Drivers, "read_later", "  waiting for the proof regions")
-timed(device_opening.DeviceOpening, "_observe_blinded", "absorbing the blinded vectors")
+timed(device_opening.DeviceOpening, "_second_inputs", "absorbing the blinded vectors (and drawing)")
+timed(device_run.HostDraws, "draw", "  the host's proof of work and positions")
 timed(device_run.OpeningRun, "resolve_first", "  resolving the first session's part")
 timed(device_run.OpeningRun, "resolve_queries", "resolving the second session's part")
 timed(ZkBackendProver, "prove", "the proof")

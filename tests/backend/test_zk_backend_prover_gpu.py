@@ -193,14 +193,22 @@ def test_a_replay_left_to_the_steps_gives_the_same_proof(gpu_runtime, monkeypatc
         backend.layout = CpuBackend.layout
 
 
-@pytest.mark.parametrize("case", [SYNTHETIC[1], SYNTHETIC[4]], ids=case_id)
-def test_replayed_proofs_are_the_reference(gpu_runtime, case, monkeypatch):
+@pytest.mark.parametrize("draws", ["host", "device"])
+@pytest.mark.parametrize("case", [SYNTHETIC[3], SYNTHETIC[4]], ids=case_id)
+def test_replayed_proofs_are_the_reference(gpu_runtime, case, draws, monkeypatch):
     """Proofs of one shape from the third on replay the recorded session (``device_opening``): each with its own
     polynomial, points and mask seed is the reference's proof byte for byte, the second session encoded ahead
     (``PreparedProgram.prime``) while the first runs, and so the next proof's first session, on a spare region set
-    the next replay then runs on (where the runtime encodes ahead: wgpu and Dawn; Metal re-issues its launches)."""
+    the next replay then runs on (where the runtime encodes ahead: wgpu and Dawn; Metal re-issues its launches).
+    Both ways of drawing the second session's witness and positions: on the host (short searches, the default
+    here) and on the device (``HOST_GRIND_BITS`` lowered below the case's bits)."""
     from whirgpu.backends.gpu.replay import LaunchProgram
+    from whirgpu.profiles.p3_whir.zk import device_opening
+    from whirgpu.profiles.p3_whir.zk.device_opening import recorded_programs
     from whirgpu.runtime.program import PreparedProgram
+
+    if draws == "device":
+        monkeypatch.setattr(device_opening, "HOST_GRIND_BITS", -1)
 
     primed, handed = [], []
     prime, region_set = PreparedProgram.prime, LaunchProgram.region_set
@@ -222,6 +230,8 @@ def test_replayed_proofs_are_the_reference(gpu_runtime, case, monkeypatch):
                 encodes_ahead = backend.state.rt.name in ("wgpu", "dawn")
                 assert handed == [False, encodes_ahead and seed >= 3], handed
         assert len(primed) == 3 * 2
+        (kept,) = recorded_programs(backend).kept.values()
+        assert kept[2].draws_on_host == (draws == "host")
     finally:
         backend.layout = CpuBackend.layout
 
@@ -238,18 +248,18 @@ def test_a_replay_whose_absorb_fails_raises_it_and_leaves_the_backend_proving(gp
         for seed in range(3):
             assert assert_same_proof(backend, *synthetic(case, seed=seed)) == "one session"
         replays = backend.replay.replays
-        absorb = DeviceOpening._observe_blinded
+        absorb = DeviceOpening._second_inputs
 
         def broken(*args, **kwargs):
             raise RuntimeError("the absorb broke")
 
-        monkeypatch.setattr(DeviceOpening, "_observe_blinded", broken)
+        monkeypatch.setattr(DeviceOpening, "_second_inputs", broken)
         config, field, polynomial, points, seed = synthetic(case, seed=3)
         with pytest.raises(RuntimeError, match="the absorb broke"):
             ZkBackendProver(backend, config, field).prove(polynomial, points, StdRng.seed_from_u64(seed))
         (kept,) = recorded_programs(backend).kept.values()
         assert not any(region_set.busy for program in kept[:2] for region_set in program.sets)
-        monkeypatch.setattr(DeviceOpening, "_observe_blinded", absorb)
+        monkeypatch.setattr(DeviceOpening, "_second_inputs", absorb)
         assert assert_same_proof(backend, *synthetic(case, seed=4)) == "one session"
         assert backend.replay.replays == replays + 1
     finally:

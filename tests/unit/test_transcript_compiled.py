@@ -91,10 +91,10 @@ def test_compiled_grind_finds_the_reference_witness(label, make, bits, monkeypat
 def test_compiled_entries_refuse_what_they_cannot_do():
     constants = CHALLENGERS[1][1]().constants
     distinct, grind = native.native_distinct(constants), native.native_grind(constants)
-    with pytest.raises(ValueError, match="bits 17 outside"):
-        distinct([0] * 16, [], 17, 1)
-    with pytest.raises(ValueError, match="target 5 outside"):
-        distinct([0] * 16, [], 2, 5)
+    with pytest.raises(ValueError, match="outside bits"):
+        distinct([0] * 16, [], [(17, 1)])
+    with pytest.raises(ValueError, match="outside bits"):
+        distinct([0] * 16, [], [(2, 5)])
     with pytest.raises(ValueError, match="index 16 outside"):
         grind([0] * 16, 16, 4, 0, 10)
     assert grind([0] * 16, 3, 30, 0, 64) == -1  # no hit among 64 candidates at 30 bits: none, not a wrong one
@@ -108,3 +108,44 @@ def test_without_the_library_the_loop_draws(monkeypatch):
     fast, slow = _positioned(make, 9), _positioned(make, 9)
     monkeypatch.setattr(transcript, "native_distinct", lambda constants: None)
     assert fast.distinct_uniform_bits(8, 50) == _reference_draws(slow, 8, 50) and fast.same_state(slow)
+
+
+@pytest.mark.parametrize("label,make", CHALLENGERS, ids=[c[0] for c in CHALLENGERS])
+def test_sets_drawn_in_one_call_are_the_calls_one_after_another(label, make):
+    sets = [(15, 9), (8, 101), (0, 1), (9, 101), (8, 0), (1, 2), (8, 101)]
+    for seed in range(6):
+        fast, slow = _positioned(make, 200 + seed), _positioned(make, 200 + seed)
+        assert fast.distinct_uniform_sets(sets) == [_reference_draws(slow, bits, n) for bits, n in sets]
+        assert fast.same_state(slow)
+
+
+@pytest.mark.parametrize("threads", [2, 3, 8])
+def test_a_search_on_threads_finds_the_one_thread_witness(threads):
+    """Threads claim blocks of candidates in order and stop past the least hit: the least hit, whichever thread
+    finds it first (many seeds, bits where hits fall in early and late blocks)."""
+    ch = CHALLENGERS[1][1]()
+    grind = native.native_grind(ch.constants)
+    for seed in range(24):
+        base = [random.Random(seed).randrange(ch.field.P) for _ in range(16)]
+        for bits in (6, 10, 12):
+            assert grind(base, seed % 8, bits, 0, 1 << 20, threads) == grind(base, seed % 8, bits, 0, 1 << 20, 1)
+    assert grind([0] * 16, 3, 30, 0, 200, threads) == -1
+
+
+@pytest.mark.parametrize("label,make", CHALLENGERS, ids=[c[0] for c in CHALLENGERS])
+@pytest.mark.parametrize("bits", [1, 5, 10])
+def test_grind_then_draw_in_one_call_is_grind_then_the_draws(label, make, bits, monkeypatch):
+    assert native.native_grind_draw(make().constants) is not None
+    sets = [(15, 9), (8, 101), (0, 1), (9, 3), (1, 1)]
+    for seed in range(5):
+        fast, slow = _positioned(make, 300 + seed), _positioned(make, 300 + seed)
+        witness, draws = fast.grind_then_draw(bits, sets)
+        with monkeypatch.context() as m:
+            m.setattr(transcript, "native_grind", lambda constants: None)
+            assert slow.grind(bits) == witness
+        assert draws == [_reference_draws(slow, b, n) for b, n in sets]
+        assert fast.same_state(slow)
+    fast, slow = _positioned(make, 400), _positioned(make, 400)  # draws that stay inside the witness's duplex
+    witness, draws = fast.grind_then_draw(bits, [(1, 1), (2, 1)])
+    assert witness == slow.grind(bits)
+    assert draws == [_reference_draws(slow, 1, 1), _reference_draws(slow, 2, 1)] and fast.same_state(slow)

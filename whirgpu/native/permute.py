@@ -36,12 +36,15 @@ _CDEF = ("void p2_permute(void *s, void *t);"
          "void p2_permute_lanes(void *in, void *out, long n, void *t, int isa);"
          "void p2_absorb(void *s, void *words, long runs, void *t, uint64_t tag, int isa);"
          "int p2_single_isa(void);"
-         "long p2_distinct(void *s, void *buffered, long nbuf, int bits, uint64_t bound, long target, void *draws, "
-         "void *t, int isa);"
-         "long p2_grind(void *base, int index, uint64_t mask, uint64_t start, long count, void *t, int isa);")
+         "long p2_distinct(void *s, void *buffered, long nbuf, long sets, void *bits, void *targets, void *bounds, "
+         "void *draws, void *t, int isa);"
+         "long p2_grind(void *base, int index, uint64_t mask, uint64_t start, long count, void *t, int isa, "
+         "int threads);"
+         "long p2_grind_draw(void *s, int index, uint64_t mask, long count, void *t, int lane_isa, int threads, "
+         "long sets, void *bits, void *targets, void *bounds, void *draws, int single_isa, void *used);")
 
 
-_NATIVE = NativeLibrary("host-p2", SOURCE, ("-O3", "-shared", "-fPIC"), _CDEF,
+_NATIVE = NativeLibrary("host-p2", SOURCE, ("-O3", "-shared", "-fPIC", "-pthread"), _CDEF,
                         what="the C Poseidon2 permutation", fallback="the numpy Poseidon2 permutation")
 
 
@@ -265,10 +268,11 @@ def fast_permute_lanes():
 
 def native_distinct(constants: Poseidon2Constants):
     """Compiled distinct uniform draws for ``constants``' width-16 instance where the library is loaded now, else
-    None (never waits; the caller then draws one by one): ``distinct(state, buffered, bits, target)`` with ``state``
-    16 canonical ints (the sponge after its last duplex), ``buffered`` the canonical samples still to pop, in pop
-    order, 1 <= bits <= 16 and target <= 2^bits returns (draws, used, state): the first ``target`` distinct values
-    of ``sample_uniform_bits(bits)`` in the order drawn, the samples they used, and the sponge after the last
+    None (never waits; the caller then draws one by one): ``distinct(state, buffered, sets)`` with ``state`` 16
+    canonical ints (the sponge after its last duplex), ``buffered`` the canonical samples still to pop, in pop
+    order, and ``sets`` a list of (bits, target), 1 <= bits <= 16, target <= 2^bits, returns (draws, used, state):
+    per set, the first ``target`` distinct values of ``sample_uniform_bits(bits)`` in the order drawn (the sets
+    drawn one after another from the one stream), the samples used in all, and the sponge after the last
     permutation a used sample came from (16 ints; ``state`` when none)."""
     loaded = _NATIVE.loaded_now() if constants.params.width == 16 else None
     return None if loaded is None else _compiled_distinct(loaded, constants)
@@ -276,11 +280,29 @@ def native_distinct(constants: Poseidon2Constants):
 
 def native_grind(constants: Poseidon2Constants):
     """A compiled width-16 proof-of-work search for ``constants`` where the library is loaded now, else None (never
-    waits): ``grind(base, index, bits, start, count)`` with ``base`` 16 canonical ints returns the least k in
-    [0, count) such that ``base`` with word ``index`` set to start + k, permuted, has a word 7 whose low ``bits``
-    bits are zero, or -1 when none is (start + count <= P)."""
+    waits): ``grind(base, index, bits, start, count, threads=1)`` with ``base`` 16 canonical ints returns the least
+    k in [0, count) such that ``base`` with word ``index`` set to start + k, permuted, has a word 7 whose low
+    ``bits`` bits are zero, or -1 when none is (start + count <= P); on ``threads`` threads (POSIX), the same k."""
     loaded = _NATIVE.loaded_now() if constants.params.width == 16 else None
     return None if loaded is None else _compiled_grind(loaded, constants)
+
+
+def _draw_sets(sets, p: int) -> tuple:
+    """``p2_distinct``'s set arrays (bits, targets, bounds) for ``sets`` of (bits, target), and room for the draws."""
+    bits = array("q", [int(b) for b, _ in sets] or [1])
+    targets = array("q", [int(n) for _, n in sets] or [0])
+    if any(not 1 <= b <= 16 or not 0 <= n <= 1 << b for b, n in zip(bits, targets)):
+        raise ValueError(f"distinct: a set {list(zip(bits, targets))} outside bits [1, 16], target [0, 2^bits]")
+    bounds = array("Q", [p & ~((1 << b) - 1) for b in bits])
+    return bits, targets, bounds, array("Q", bytes(8 * max(1, sum(targets))))
+
+
+def _split_draws(draws, targets, sets: int) -> list:
+    out, at = [], 0
+    for n in targets[:sets]:
+        out.append(draws[at:at + n].tolist())
+        at += n
+    return out
 
 
 @lru_cache(maxsize=16)
@@ -290,14 +312,12 @@ def _compiled_distinct(loaded, constants: Poseidon2Constants):
     tab, call, from_buffer, p = ffi.from_buffer(table), lib.p2_distinct, ffi.from_buffer, constants.params.field.P
     isa = int(lib.p2_single_isa())  # once: see _compiled_absorb
 
-    def distinct(state, buffered, bits: int, target: int) -> tuple[list, int, list]:
-        if not 1 <= bits <= 16 or not 0 <= target <= 1 << bits:
-            raise ValueError(f"distinct: bits {bits} outside [1, 16] or target {target} outside [0, 2^bits]")
+    def distinct(state, buffered, sets) -> tuple[list, int, list]:
+        bits, targets, bounds, draws = _draw_sets(sets, p)
         s, ahead = array("Q", state), array("Q", buffered or [0])
-        draws = array("Q", bytes(8 * max(1, target)))
-        used = call(from_buffer(s), from_buffer(ahead), len(buffered), bits, p & ~((1 << bits) - 1), target,
-                    from_buffer(draws), tab, isa)
-        return draws.tolist()[:target], int(used), s.tolist()
+        used = call(from_buffer(s), from_buffer(ahead), len(buffered), len(sets), from_buffer(bits),
+                    from_buffer(targets), from_buffer(bounds), from_buffer(draws), tab, isa)
+        return _split_draws(draws, targets, len(sets)), int(used), s.tolist()
 
     distinct.keep = table
     return distinct
@@ -309,10 +329,45 @@ def _compiled_grind(loaded, constants: Poseidon2Constants):
     table = _table(constants)
     tab, call, from_buffer, isa = ffi.from_buffer(table), lib.p2_grind, ffi.from_buffer, _best_isa()
 
-    def grind(base, index: int, bits: int, start: int, count: int) -> int:
+    def grind(base, index: int, bits: int, start: int, count: int, threads: int = 1) -> int:
         if not 0 <= index < 16:
             raise ValueError(f"grind: index {index} outside [0, 16)")
-        return int(call(from_buffer(array("Q", base)), index, (1 << bits) - 1, start, count, tab, isa))
+        return int(call(from_buffer(array("Q", base)), index, (1 << bits) - 1, start, count, tab, isa,
+                        max(1, int(threads))))
 
     grind.keep = table
     return grind
+
+
+def native_grind_draw(constants: Poseidon2Constants):
+    """The compiled proof-of-work search and the distinct draws after it in one call, for ``constants``' width-16
+    instance where the library is loaded now, else None (never waits): ``grind_draw(base, index, bits, sets,
+    threads=1)`` with ``base``, ``index`` as ``native_grind`` takes them (bits >= 1) and ``sets`` as
+    ``native_distinct`` does returns (witness, draws, used, state): the least witness (canonical; -1 when none in
+    [0, P), draws None), then what ``native_distinct`` gives from the sponge ``check_witness`` leaves (its output
+    words 6 .. 0 still to pop)."""
+    loaded = _NATIVE.loaded_now() if constants.params.width == 16 else None
+    return None if loaded is None else _compiled_grind_draw(loaded, constants)
+
+
+@lru_cache(maxsize=16)
+def _compiled_grind_draw(loaded, constants: Poseidon2Constants):
+    ffi, lib = loaded
+    table = _table(constants)
+    tab, call, from_buffer, p = ffi.from_buffer(table), lib.p2_grind_draw, ffi.from_buffer, constants.params.field.P
+    lane_isa, single = _best_isa(), int(lib.p2_single_isa())
+
+    def grind_draw(base, index: int, bits: int, sets, threads: int = 1) -> tuple:
+        if not 0 <= index < 16 or not 1 <= bits <= 30:
+            raise ValueError(f"grind_draw: index {index} outside [0, 16) or bits {bits} outside [1, 30]")
+        set_bits, targets, bounds, draws = _draw_sets(sets, p)
+        s, used = array("Q", base), array("q", [0])
+        witness = call(from_buffer(s), index, (1 << bits) - 1, p, tab, lane_isa, max(1, int(threads)), len(sets),
+                       from_buffer(set_bits), from_buffer(targets), from_buffer(bounds), from_buffer(draws), single,
+                       from_buffer(used))
+        if witness < 0:
+            return -1, None, 0, list(base)
+        return int(witness), _split_draws(draws, targets, len(sets)), int(used[0]), s.tolist()
+
+    grind_draw.keep = table
+    return grind_draw

@@ -77,7 +77,7 @@ def distinct_query_indices(
     log_size = folded_size.bit_length() - 1
     target = min(num_queries, folded_size)
     distinct = getattr(challenger, "distinct_uniform_bits", None)
-    if distinct is not None:  # the host challenger's: the same draws, squeezed ahead
+    if distinct is not None:  # the host challenger's: the same draws, compiled where it can
         return sorted(distinct(log_size, target))
     seen: set[int] = set()
     while len(seen) < target:

@@ -25,13 +25,14 @@ Montgomery words in [0, P); only ``sample_bits`` and proof of work look at canon
 from __future__ import annotations
 
 import functools
+import os
 
 import numpy as np
 
 from ..field import Field
 from ..ref.field_np import field_ops
 from ..ref.poseidon2 import Poseidon2Constants, permute, permute_ints
-from ..native.permute import native_absorb, native_distinct, native_grind, native_permute
+from ..native.permute import native_absorb, native_distinct, native_grind, native_grind_draw, native_permute
 
 WIDTH = 16
 RATE = 8
@@ -69,6 +70,32 @@ def absorber(constants: Poseidon2Constants):
     """The compiled absorption of whole runs for ``constants`` (``native.permute.native_absorb``), or None where
     there is no compiler (``observe_many`` then duplexes run by run)."""
     return native_absorb(constants)
+
+
+def grind_threads(bits: int) -> int:
+    """Threads for a compiled search of ``bits`` bits: one below 2^12 expected candidates (starting threads costs
+    more than they save there: measured on a 16-core host), else up to 4 of this machine's CPUs, one left to the
+    caller's other work."""
+    return 1 if bits < 12 else max(1, min(4, (os.cpu_count() or 1) - 1))
+
+
+def _checked_sets(sets) -> tuple[list, list]:
+    """(sets, the sets with a target > 0) of (bits, target) pairs, checked: 0 <= bits <= 30, 0 <= target <= 2^bits."""
+    sets = [(_check_bits(bits, "distinct_uniform_bits"), int(target)) for bits, target in sets]
+    for bits, target in sets:
+        if not 0 <= target <= 1 << bits:
+            raise ValueError(f"distinct_uniform_bits: target {target} outside [0, 2^{bits}]")
+    return sets, [(bits, target) for bits, target in sets if target > 0]
+
+
+def _compiled_sets(live) -> bool:
+    """Whether the compiled draws take these sets (each of 1 to 16 bits; a 0-bit draw takes no sample)."""
+    return bool(live) and all(1 <= bits <= 16 for bits, _ in live)
+
+
+def _with_empty_sets(sets, draws) -> list[list[int]]:
+    drawn = iter(draws)
+    return [next(drawn) if target > 0 else [] for _, target in sets]
 
 
 class DuplexChallenger:
@@ -216,29 +243,59 @@ class DuplexChallenger:
 
     def distinct_uniform_bits(self, bits: int, target: int) -> list[int]:
         """Draws of ``sample_uniform_bits(bits)`` until ``target`` distinct values are drawn (a repeat is dropped),
-        in the order first drawn; the challenger left as that loop leaves it. 0 <= target <= 2^bits. Where the
-        compiled library is loaded and 1 <= bits <= 16, one C call draws them (``native_distinct``)."""
-        bits, target = _check_bits(bits, "distinct_uniform_bits"), int(target)
-        if not 0 <= target <= 1 << bits:
-            raise ValueError(f"distinct_uniform_bits: target {target} outside [0, 2^{bits}]")
-        distinct = native_distinct(self.constants) if 0 < bits <= 16 else None  # 16 < MAX_SINGLE_SAMPLE_BITS
-        if distinct is None or target == 0:
-            seen: dict[int, None] = {}
-            while len(seen) < target:
-                seen[self.sample_uniform_bits(bits)] = None
-            return list(seen)
+        in the order first drawn; the challenger left as that loop leaves it. 0 <= target <= 2^bits."""
+        return self.distinct_uniform_sets([(bits, target)])[0]
+
+    def distinct_uniform_sets(self, sets) -> list[list[int]]:
+        """``distinct_uniform_bits(bits, target)`` for each (bits, target) of ``sets`` in order, as those calls
+        one after another give them and leave the challenger. Where the compiled library is loaded and every set
+        has 1 <= bits <= 16 (``native_distinct``), one C call draws them all."""
+        sets, live = _checked_sets(sets)
+        distinct = native_distinct(self.constants) if _compiled_sets(live) else None
+        if distinct is None:
+            return self._distinct_one_by_one(sets)
         if self.input_buffer or not self.output_buffer:
             self._duplex()  # what the first sample does
         p, r, r_inv = self._p, self._r, self._r_inv
         buffered = [w * r_inv % p for w in reversed(self.output_buffer)]  # popped last first
-        draws, used, state = distinct(self._state, buffered, bits, target)
+        draws, used, state = distinct(self._state, buffered, live)
         if used <= len(buffered):
             del self.output_buffer[len(self.output_buffer) - used:]
         else:
             self._state = state
             left = -(used - len(buffered)) % RATE
             self.output_buffer = [x * r % p for x in state[:left]]
-        return draws
+        return _with_empty_sets(sets, draws)
+
+    def _distinct_one_by_one(self, sets) -> list[list[int]]:
+        out = []
+        for bits, target in sets:
+            seen: dict[int, None] = {}
+            while len(seen) < target:
+                seen[self.sample_uniform_bits(bits)] = None
+            out.append(list(seen))
+        return out
+
+    def grind_then_draw(self, bits: int, sets) -> tuple[np.uint32, list[list[int]]]:
+        """(``grind(bits)``, then ``distinct_uniform_sets(sets)``): the same witness and draws, the challenger left
+        as the two calls leave it; where the compiled library is loaded (``native_grind_draw``), the search and
+        the draws are one C call, so no Python (and no wait for the interpreter lock) runs between them."""
+        bits = _check_bits(bits, "grind")
+        sets, live = _checked_sets(sets)
+        fast = native_grind_draw(self.constants) if bits > 0 and _compiled_sets(live) else None
+        if fast is None:
+            return self.grind(bits), self.distinct_uniform_sets(sets)
+        base, index = self.pow_base_state()
+        p, r, r_inv = self._p, self._r, self._r_inv
+        found, draws, used, state = fast([int(w) * r_inv % p for w in base.tolist()], index, bits, live,
+                                         grind_threads(bits))
+        if found < 0:
+            raise RuntimeError(f"grind: no witness in [0, P) for bits = {bits}")
+        # check_witness's duplex popped word 7: words 6 .. 0 were left to pop, of which the draws used ``used``
+        self.input_buffer, self._state = [], state
+        left = 7 - used if used <= 7 else -(used - 7) % RATE
+        self.output_buffer = [x * r % p for x in state[:left]]
+        return np.uint32(found * r % p), _with_empty_sets(sets, draws)
 
     def _uniform_draw(self, bits: int) -> int:
         p, r_inv = self._p, self._r_inv
@@ -283,7 +340,8 @@ class DuplexChallenger:
         ops = field_ops(self.field)
         search = native_grind(self.constants)
         if search is not None:  # the compiled search: candidates in order, stopping at the first hit
-            found = search([int(w) * self._r_inv % self._p for w in base.tolist()], index, bits, 0, self._p)
+            found = search([int(w) * self._r_inv % self._p for w in base.tolist()], index, bits, 0, self._p,
+                           grind_threads(bits))
             if found < 0:
                 raise RuntimeError(f"grind: no witness in [0, P) for bits = {bits}")
             witness = np.uint32(ops.to_monty(np.array([found], np.uint64))[0])

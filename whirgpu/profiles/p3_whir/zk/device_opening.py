@@ -53,7 +53,7 @@ from ....field import Field
 from .config import ZkWhirConfig
 from .device_draws import KEY_SLOT, commitment_samples, opening_layout
 from .device_inputs import DeviceInputs
-from .device_run import DIGEST, OpeningRun, log2
+from .device_run import DIGEST, HostDraws, OpeningRun, log2
 from .prover import zk_challenger
 
 
@@ -75,6 +75,9 @@ class _Programs:
 
 
 _PROGRAMS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+# The most proof-of-work bits the host searches for the second session (2^12 candidates expected: well under a
+# millisecond on one core with the compiled search, where the device's search and draws cost a session's kernels)
+HOST_GRIND_BITS = 12
 
 
 @lru_cache(maxsize=1)
@@ -107,6 +110,7 @@ def recorded_programs(backend) -> _Programs:
 class DeviceOpening:
     def __init__(self, backend, config: ZkWhirConfig, field: Field):
         self.backend, self.config, self.field = backend, config, field
+        self.host_draws = False
 
     @staticmethod
     def supported(backend, config: ZkWhirConfig) -> bool:
@@ -136,9 +140,10 @@ class DeviceOpening:
             raise ValueError(f"commit: expected 2^{n} evaluations, got shape {polynomial.shape}")
         points = np.asarray(points, np.uint32).reshape(-1, n, 4)
         inputs = DeviceInputs.draw(config, field, polynomial, points, rng)
+        self.host_draws = self._draws_on_host()  # fixed for this proof (a recording keeps its own)
         state = backend.state
         key = (repr(config), field.name, bool(canonical), len(points), state.binding_limit, state.buffer_limit,
-               state.storage)
+               state.storage, self.host_draws)
         replays = backend.replay
         if not replays.replayable():
             return self._run(inputs, canonical, None)
@@ -164,9 +169,9 @@ class DeviceOpening:
                                        lambda session: self._record(session, inputs, canonical, sizes[3]),
                                        lambda run: run.held)
             programs.append(first[1])
-            challenger = self._observe_blinded(run, first[0])
+            drawn = self._second_inputs(run, first[0])
             second, _ = self._session(sizes, record_key,
-                                      lambda session: self._record_queries(session, run, challenger),
+                                      lambda session: self._record_queries(session, run, drawn),
                                       lambda run: run.held_queries)
             programs.append(second[1])
         finally:
@@ -183,25 +188,38 @@ class DeviceOpening:
                                                                                      arena), inputs)
         run.record(canonical)
         run.final_state = copy_challenger(state, session)
+        run.draws_on_host = self.host_draws
         return run
 
-    def _record_queries(self, session, run: OpeningRun, challenger_state: np.ndarray) -> OpeningRun:
-        state = self.backend.state
-        state.drivers.write(session.regions.scratch.buffer, challenger_state, session.regions.state.offset,
-                            source=("challenger",))
-        run.record_queries(session)
+    def _record_queries(self, session, run: OpeningRun, drawn: HostDraws) -> OpeningRun:
+        if ("challenger",) in drawn.inputs:  # the draws made on the device, from the host's challenger
+            self.backend.state.drivers.write(session.regions.scratch.buffer, drawn.inputs[("challenger",)],
+                                             session.regions.state.offset, source=("challenger",))
+            run.record_queries(session)
+        else:
+            run.record_queries(session, drawn)
         return run
 
-    def _observe_blinded(self, run: OpeningRun, words: np.ndarray, before_compiled=None) -> np.ndarray:
-        """The host challenger after the first session and the blinded vectors (read back there), as the
-        device challenger's words (``before_compiled``: ``observe_many``'s)."""
+    def _draws_on_host(self) -> bool:
+        """Whether the second session's proof of work and positions are found on the host (then the session only
+        opens): where its search is short (``HOST_GRIND_BITS``). Not whether the compiled search is loaded yet:
+        a shape's recording must not change with that (without it the numpy search takes some milliseconds)."""
+        return self.config.final_pow_bits <= HOST_GRIND_BITS
+
+    def _second_inputs(self, run: OpeningRun, words: np.ndarray, before_compiled=None) -> HostDraws:
+        """The host challenger after the first session and the blinded vectors (read back there; one compiled
+        absorb, ``before_compiled``: ``observe_many``'s), then the second session's named inputs: the witness and
+        positions drawn from it (``_draws_on_host``), else its words as the device challenger's ("challenger",)."""
         if run.host_challenger is None:  # one made per recording (its domain separator absorbed), copied after
             run.host_challenger = zk_challenger(self.config, self.field)
         challenger = run.host_challenger.clone()
         load_challenger(challenger, run.final_state.read(words))
         # one absorb of them all: observing words in order does not depend on how the calls split them
         challenger.observe_many(words[run.blinded_words], before_compiled)
-        return challenger_words(challenger.sponge_state, challenger.input_buffer, len(challenger.output_buffer))
+        if run.draws_on_host:
+            return HostDraws.draw(self.config, challenger)
+        return HostDraws({("challenger",): challenger_words(challenger.sponge_state, challenger.input_buffer,
+                                                            len(challenger.output_buffer))})
 
     def _session(self, sizes: tuple, record_key, body, release):
         """One session of ``sizes`` (proof, scratch, points words; the arena), ``body(session)`` recording into it,
@@ -264,11 +282,11 @@ class DeviceOpening:
 
             try:  # the second session encoded while the device runs the first: then only written and sent
                 words = self._run_program(first, words_of, ahead)
-                first_part, challenger = self._absorb_beside(run, words)
+                first_part, drawn = self._absorb_beside(run, words)
             except BaseException:
                 second.release(state.pool, second_set)
                 raise
-            query_words = self._run_program(second, lambda source: challenger if source == ("challenger",)
+            query_words = self._run_program(second, lambda source: drawn.inputs[source] if source in drawn.inputs
                                             else words_of(source), None, second_set)
         finally:
             state.building.release()
@@ -280,14 +298,14 @@ class DeviceOpening:
         return None if first_part is None else run.resolve_queries(first_part, query_words)
 
     def _absorb_beside(self, run: OpeningRun, words: np.ndarray) -> tuple:
-        """(``run.resolve_first(words)``, ``_observe_blinded(run, words)``): the blinded vectors absorbed on a worker
-        thread while this one resolves; once the worker is inside the compiled absorb (``started``), which lets
-        Python threads run, the two overlap."""
+        """(``run.resolve_first(words)``, ``_second_inputs(run, words)``): the blinded vectors absorbed (and the
+        host's draws made) on a worker thread while this one resolves; once the worker is inside the compiled
+        absorb (``started``), which lets Python threads run, the two overlap."""
         started = threading.Event()
 
         def absorb():
             try:
-                return self._observe_blinded(run, words, started.set)
+                return self._second_inputs(run, words, started.set)
             finally:
                 started.set()
 

@@ -19,7 +19,7 @@ import numpy as np
 from ....backends.base import DeviceBuffer
 from ....backends.code_switch import CodeSwitchPlan
 from ....backends.device_transcript import NOT_FOUND
-from ....backends.device_values import resolve_openings, resolve_value
+from ....backends.device_values import DeviceQueries, resolve_openings, resolve_value
 from ....backends.gpu.commit import forest_size
 from ....backends.gpu.geometry import EF_BYTES
 from ....runtime.base import RtView
@@ -52,6 +52,36 @@ class _Ledger:
     randomness: list = dataclass_field(default_factory=list)
     covectors: list = dataclass_field(default_factory=list)
     groups: list = dataclass_field(default_factory=list)
+
+
+@dataclass
+class HostDraws:
+    """The second session's draws made on the host (the final proof of work on the compiled search, the positions
+    by ``distinct_query_indices``): ``inputs`` by name, ("final_witness",) (1,) Montgomery word and ("positions", i)
+    (count,) uint32 ascending, i = 0 the final positions, i = 1.. each mask group's; what a replay writes."""
+
+    inputs: dict
+
+    @classmethod
+    def draw(cls, config, challenger) -> "HostDraws":
+        """Grind and draw on ``challenger`` (the host's, after the blinded vectors) in the transcript's order."""
+        from ....protocol.query_indices import folded_domain_size  # noqa: PLC0415 - host path only
+
+        _, _, domain_size = config.source_code()
+        inputs = {}
+        sets = [(domain_size, config.final_queries)]
+        sets += [(group.shape.domain_size, config.mask_queries) for group in config.mask_groups()]
+        # distinct_query_indices of each set in turn, in one call: its draws are those of consecutive calls
+        sizes = [folded_domain_size(size, 0, count) for size, count in sets]
+        sets = [(log2(size), min(count, size)) for size, (_, count) in zip(sizes, sets)]
+        if config.final_pow_bits > 0:  # the search and the draws in one call
+            witness, drawn = challenger.grind_then_draw(config.final_pow_bits, sets)
+            inputs[("final_witness",)] = np.array([witness], np.uint32)
+        else:
+            drawn = challenger.distinct_uniform_sets(sets)
+        for i, draws in enumerate(drawn):
+            inputs[("positions", i)] = np.array(sorted(draws), np.uint32)
+        return cls(inputs)
 
 
 class OpeningRun:
@@ -392,22 +422,27 @@ class OpeningRun:
         self.held = [h for h in self.held if all(h is not q for q in self.held_queries)]
         self.held.extend([self.evals, self.weights])
 
-    def record_queries(self, session) -> None:
+    def record_queries(self, session, drawn: "HostDraws | None" = None) -> None:
         """The base case's proof of work, final positions and openings, then each mask group's positions and
-        openings, into ``session`` (the second: its challenger the host's after the blinded vectors)."""
+        openings, into ``session`` (the second). ``drawn`` None: the witness and positions found on the device
+        (its challenger the host's after the blinded vectors, written there); else the host's (``HostDraws``),
+        written as the named inputs ("final_witness",) and ("positions", i), and only the openings run here."""
         config, backend = self.config, self.backend
         transcript = session.transcript
         _, _, domain_size = config.source_code()
         self.query_witnesses = []
         self.final_witness = None
-        if config.final_pow_bits > 0:
-            self.final_witness = transcript.grind(config.final_pow_bits)
-            self.query_witnesses.append(self.final_witness)
-        # every draw first, in the transcript's order, then every opening: the draws share transcript launches
-        # (two a launch), where a draw between openings was a launch of its own
-        positions = transcript.sample_queries(domain_size, 0, config.final_queries)
-        group_queries = [transcript.sample_queries(group.shape.domain_size, 0, config.mask_queries)
-                         for group in config.mask_groups()]
+        if drawn is not None:
+            positions, *group_queries = self._host_queries(session, drawn)
+        else:
+            if config.final_pow_bits > 0:
+                self.final_witness = transcript.grind(config.final_pow_bits)
+                self.query_witnesses.append(self.final_witness)
+            # every draw first, in the transcript's order, then every opening: the draws share transcript launches
+            # (two a launch), where a draw between openings was a launch of its own
+            positions = transcript.sample_queries(domain_size, 0, config.final_queries)
+            group_queries = [transcript.sample_queries(group.shape.domain_size, 0, config.mask_queries)
+                             for group in config.mask_groups()]
         source = self.source
         self.source_openings = (backend.commitments.open_rows(source, positions),
                                 "extension" if source.is_ext else "base")
@@ -417,6 +452,24 @@ class OpeningRun:
                                                        group_queries):
             self.group_openings.append((group.width, backend.commitments.open_rows(carried, queries),
                                         backend.commitments.open_rows(fresh, queries)))
+
+    def _host_queries(self, session, drawn: "HostDraws") -> list:
+        """``drawn``'s witness into the proof region and its position sets into scratch slots, as named inputs:
+        the final positions' ``DeviceQueries``, then each mask group's (their counts are the configuration's,
+        constant words)."""
+        regions, write = session.regions, self.state.drivers.write
+        if self.config.final_pow_bits > 0:
+            self.final_witness = regions.proof.take((1,))
+            write(self.final_witness.buffer, drawn.inputs[("final_witness",)], self.final_witness.offset,
+                  source=("final_witness",))
+        queries = []
+        for i in range(1 + len(self.config.mask_groups())):
+            words = drawn.inputs[("positions", i)]
+            indices = regions.scratch.take(words.shape)
+            write(indices.buffer, words, indices.offset, source=("positions", i))
+            count = self.state.put(regions.proof, np.array([words.size], np.uint32))
+            queries.append(DeviceQueries(indices, None, count, None, int(words.size)))
+        return queries
 
     # -- the read ---------------------------------------------------------------------------------------------
     def resolve(self, words: np.ndarray, query_words: np.ndarray):
