@@ -187,6 +187,21 @@ P2_INLINE void matrix16_X(V_X *v) {
     v[0] = y0 + hsum_X(y0); v[1] = y1 + hsum_X(y1); v[2] = y2 + hsum_X(y2); v[3] = y3 + hsum_X(y3);
 }
 
+/* *y = x^degree (< 2p, as sbox_X) and *yd = x^degree d (< p), for x < p and d < p: d meets x in a product beside
+   x^2, so yd is ready when y is. */
+P2_INLINE void sbox_times_X(V_X x, V_X d, int degree, V_X p, V_X n, V_X *y, V_X *yd) {
+    V_X x2 = csub_X(redc_X(mul_X(x, x), p, n), p), xd = csub_X(redc_X(mul_X(x, d), p, n), p);
+    if (degree == 3) {
+        *y = redc_X(mul_X(x2, x), p, n);
+        *yd = csub_X(redc_X(mul_X(x2, xd), p, n), p);
+        return;
+    }
+    V_X x3 = csub_X(redc_X(mul_X(x2, x), p, n), p), x3d = csub_X(redc_X(mul_X(x2, xd), p, n), p);
+    V_X x4 = redc_X(mul_X(x2, x2), p, n);
+    *y = redc_X(mul_X(x3, x4), p, n);
+    *yd = csub_X(redc_X(mul_X(x3d, x4), p, n), p);
+}
+
 /* s: 16 canonical words in place. */
 P2_INLINE void single16_X(uint64_t *s, int degree, const uint64_t *tab) {
     const V_X p = splat_X(tab[T_P]), n = splat_X(tab[T_NPINV]), r2 = splat_X(tab[T_R2]), mu = splat_X(tab[T_MU]);
@@ -209,9 +224,10 @@ P2_INLINE void single16_X(uint64_t *s, int degree, const uint64_t *tab) {
         V_X all = v[0] + v[1] + v[2] + v[3], prod[4];
         uint64_t x0 = v[0][0], rest = all[0] + all[1] + all[2] + all[3] - x0;
         for (int i = 0; i < 4; i++) prod[i] = csub_X(redc_X(mul_X(v[i], dg[i]), p, n), p);
-        V_X x0s = sbox_X(csub_X(csub_X(splat_X(x0 + rc_int[r]), p), p), degree, p, n);
+        V_X x0s, p0;  /* word 0's S-box, and (lane 0) its product by diag[0]: the factor taken in beside the
+                         S-box's first product, so the product costs no step of the chain after it */
+        sbox_times_X(csub_X(csub_X(splat_X(x0 + rc_int[r]), p), p), dg[0], degree, p, n, &x0s, &p0);
         V_X sum = barrett_X(splat_X(rest + x0s[0]), p, mu);
-        V_X p0 = csub_X(redc_X(mul_X(x0s, dg[0]), p, n), p);  /* lane 0: word 0's product, after its S-box */
         for (int i = 0; i < 4; i++) v[i] = sum + prod[i];
         v[0][0] = sum[0] + p0[0];
     }
