@@ -149,3 +149,29 @@ def test_grind_then_draw_in_one_call_is_grind_then_the_draws(label, make, bits, 
     witness, draws = fast.grind_then_draw(bits, [(1, 1), (2, 1)])
     assert witness == slow.grind(bits)
     assert draws == [_reference_draws(slow, 1, 1), _reference_draws(slow, 2, 1)] and fast.same_state(slow)
+
+
+@pytest.mark.parametrize("label,make", CHALLENGERS, ids=[c[0] for c in CHALLENGERS])
+@pytest.mark.parametrize("count", [16, 17, 23, 24, 1000, 7496])
+def test_observe_grind_draw_in_one_call_is_the_three_calls(label, make, count):
+    """Pending input before (completed in Python), whole runs, and a tail of 0 to 7 words left as the input buffer
+    the witness meets: the same witness, draws and challenger as observe_many, grind, then the draws."""
+    assert native.native_absorb_grind_draw(make().constants) is not None
+    sets = [(15, 9), (8, 101), (9, 101)]
+    for seed in range(4):
+        fast, slow = _positioned(make, 500 + seed), _positioned(make, 500 + seed)
+        words = [random.Random(seed).randrange(fast.field.P) for _ in range(count + seed)]
+        called = []
+        pending = len(fast.input_buffer)
+        runs = (len(words) - (min(8 - pending, len(words)) if pending else 0)) // 8
+        witness, draws = fast.observe_grind_draw(words, 10, sets, lambda: called.append(1))
+        slow.observe_many(words)
+        assert witness == slow.grind(10)
+        assert draws == [_reference_draws(slow, b, n) for b, n in sets] and fast.same_state(slow)
+        assert called == ([1] if runs > 1 else [])  # the compiled absorb ran, told just before (none: no runs)
+
+
+def test_observe_grind_draw_refuses_a_word_outside_the_field():
+    ch = CHALLENGERS[1][1]()
+    with pytest.raises(ValueError, match="outside"):
+        ch.observe_grind_draw([1] * 20 + [ch.field.P], 4, [(8, 3)])

@@ -41,7 +41,10 @@ _CDEF = ("void p2_permute(void *s, void *t);"
          "long p2_grind(void *base, int index, uint64_t mask, uint64_t start, long count, void *t, int isa, "
          "int threads);"
          "long p2_grind_draw(void *s, int index, uint64_t mask, long count, void *t, int lane_isa, int threads, "
-         "long sets, void *bits, void *targets, void *bounds, void *draws, int single_isa, void *used);")
+         "long sets, void *bits, void *targets, void *bounds, void *draws, int single_isa, void *used);"
+         "long p2_absorb_grind_draw(void *s, void *words, long runs, uint64_t tag, void *tail, int ntail, "
+         "uint64_t mask, long count, void *t, int lane_isa, int threads, long sets, void *bits, void *targets, "
+         "void *bounds, void *draws, int single_isa, void *used);")
 
 
 _NATIVE = NativeLibrary("host-p2", SOURCE, ("-O3", "-shared", "-fPIC", "-pthread"), _CDEF,
@@ -371,3 +374,39 @@ def _compiled_grind_draw(loaded, constants: Poseidon2Constants):
 
     grind_draw.keep = table
     return grind_draw
+
+
+def native_absorb_grind_draw(constants: Poseidon2Constants):
+    """``native_absorb``, then ``native_grind_draw``, in one call (so the caller's thread holds no interpreter lock
+    from the absorb to the last draw), for ``constants``' width-16 instance where the library is loaded now, else
+    None (never waits): ``absorb_grind_draw(state, words, tag, tail, bits, sets, threads=1)`` absorbs ``words``
+    (8 * runs canonical words, ``tag`` the length tag or 0) into ``state`` (16 canonical ints), puts ``tail`` (< 8
+    canonical words: the input buffer left) where a proof-of-work candidate meets them (as ``pow_base_state``:
+    with a tag, the rest of the rate zeroed and word 8 plus len(tail) + 1) and returns what ``native_grind_draw``
+    returns from there, the witness at word len(tail)."""
+    loaded = _NATIVE.loaded_now() if constants.params.width == 16 else None
+    return None if loaded is None else _compiled_absorb_grind_draw(loaded, constants)
+
+
+@lru_cache(maxsize=16)
+def _compiled_absorb_grind_draw(loaded, constants: Poseidon2Constants):
+    ffi, lib = loaded
+    table = _table(constants)
+    tab, call, from_buffer = ffi.from_buffer(table), lib.p2_absorb_grind_draw, ffi.from_buffer
+    p, lane_isa, single = constants.params.field.P, _best_isa(), int(lib.p2_single_isa())
+
+    def absorb_grind_draw(state, words, tag: int, tail, bits: int, sets, threads: int = 1) -> tuple:
+        if not 0 <= len(tail) < 8 or not 1 <= bits <= 30:
+            raise ValueError(f"absorb_grind_draw: {len(tail)} tail words (at most 7) or bits {bits} outside [1, 30]")
+        words = np.ascontiguousarray(words, dtype=np.uint64).reshape(-1)
+        set_bits, targets, bounds, draws = _draw_sets(sets, p)
+        s, rest, used = array("Q", state), array("Q", list(tail) or [0]), array("q", [0])
+        witness = call(from_buffer(s), from_buffer(words), words.size // 8, tag, from_buffer(rest), len(tail),
+                       (1 << bits) - 1, p, tab, lane_isa, max(1, int(threads)), len(sets), from_buffer(set_bits),
+                       from_buffer(targets), from_buffer(bounds), from_buffer(draws), single, from_buffer(used))
+        if witness < 0:
+            return -1, None, 0, s.tolist()
+        return int(witness), _split_draws(draws, targets, len(sets)), int(used[0]), s.tolist()
+
+    absorb_grind_draw.keep = table
+    return absorb_grind_draw

@@ -560,6 +560,24 @@ long p2_grind_draw(uint64_t *s, int index, uint64_t mask, long count, const uint
     *used = p2_distinct(s, buffered, 7, sets, bits, targets, bounds, draws, t, single_isa);
     return k;
 }
+
+/* p2_absorb of runs whole runs of words (tag: its length tag, 0 for none), then the ntail < 8 words of tail put in
+   the rate as the input buffer a candidate meets (with a tag: the rest of the rate zeroed and s[8] += ntail + 1, as
+   pow_base_state does), then p2_grind_draw with the witness at word ntail: the challenger's observe_many, grind and
+   draws with no Python between them. */
+long p2_absorb_grind_draw(uint64_t *s, const uint64_t *words, long runs, uint64_t tag, const uint64_t *tail, int ntail,
+                          uint64_t mask, long count, const uint64_t *t, int lane_isa, int threads, long sets,
+                          const int64_t *bits, const int64_t *targets, const uint64_t *bounds, uint64_t *draws,
+                          int single_isa, long *used) {
+    p2_absorb(s, words, runs, t, tag, single_isa);
+    for (int i = 0; i < ntail; i++) s[i] = tail[i];
+    if (tag) {
+        for (int i = ntail + 1; i < 8; i++) s[i] = 0;
+        s[8] = (s[8] + (uint64_t)ntail + 1) % t[T_P];
+    }
+    return p2_grind_draw(s, ntail, mask, count, t, lane_isa, threads, sets, bits, targets, bounds, draws, single_isa,
+                         used);
+}
 """
 
 

@@ -32,7 +32,8 @@ import numpy as np
 from ..field import Field
 from ..ref.field_np import field_ops
 from ..ref.poseidon2 import Poseidon2Constants, permute, permute_ints
-from ..native.permute import native_absorb, native_distinct, native_grind, native_grind_draw, native_permute
+from ..native.permute import (native_absorb, native_absorb_grind_draw, native_distinct, native_grind, native_grind_draw,
+                              native_permute)
 
 WIDTH = 16
 RATE = 8
@@ -175,11 +176,9 @@ class DuplexChallenger:
         """Absorb words in order (e.g. a Merkle root's 8 words, or a flattened array of EF elements).
         ``before_compiled()``, when given, is called just before the compiled absorb of the whole runs starts (which
         lets other Python threads run), or not at all: a caller overlaps its own work with that call."""
-        words = np.asarray(xs, dtype=np.int64).reshape(-1)
+        words = self._checked_words(xs)
         if words.size == 0:
             return
-        if words.min() < 0 or words.max() >= self._p:  # the first bad word, as observe names it
-            _word(next(int(w) for w in words.tolist() if not 0 <= w < self._p), self._p)
         # as observe word by word: output cleared, a duplex each time the rate fills; whole runs at a time
         self.output_buffer = []
         at = 0
@@ -200,6 +199,13 @@ class DuplexChallenger:
             pending = self._fill(pending)
         if self.input_buffer:
             self.output_buffer = []
+
+    def _checked_words(self, xs) -> np.ndarray:
+        """``xs`` as a flat int64 array, every word in [0, P) (the first bad one named, as observe names it)."""
+        words = np.asarray(xs, dtype=np.int64).reshape(-1)
+        if words.size and (words.min() < 0 or words.max() >= self._p):
+            _word(next(int(w) for w in words.tolist() if not 0 <= w < self._p), self._p)
+        return words
 
     def _fill(self, pending: list) -> list:
         """Move words of ``pending`` into the input buffer up to a whole run (duplexed when full); the rest."""
@@ -275,6 +281,37 @@ class DuplexChallenger:
                 seen[self.sample_uniform_bits(bits)] = None
             out.append(list(seen))
         return out
+
+    def observe_grind_draw(self, xs, bits: int, sets, before_compiled=None) -> tuple[np.uint32, list[list[int]]]:
+        """``observe_many(xs, before_compiled)``, then ``grind_then_draw(bits, sets)``: the same witness, draws and
+        challenger; where compiled (``native_absorb_grind_draw``) and ``xs`` holds whole runs, their absorb, the
+        search and the draws are one C call (``before_compiled()`` just before it), so this thread takes the
+        interpreter lock back only when all of them are done."""
+        bits = _check_bits(bits, "grind")
+        sets, live = _checked_sets(sets)
+        words = self._checked_words(xs)
+        fast = native_absorb_grind_draw(self.constants) if bits > 0 and _compiled_sets(live) else None
+        at = min(RATE - len(self.input_buffer), words.size) if self.input_buffer else 0
+        runs = (words.size - at) // RATE
+        if fast is None or runs < 2:
+            self.observe_many(words, before_compiled)
+            return self.grind_then_draw(bits, sets)
+        self.output_buffer = []
+        if at:  # complete the pending run first
+            self._fill(words[:at].tolist())
+        p, r, r_inv = self._p, self._r, self._r_inv
+        canonical = words[at:].astype(np.uint64) * np.uint64(r_inv) % np.uint64(p)
+        tail = canonical[runs * RATE:].tolist()
+        if before_compiled is not None:
+            before_compiled()
+        found, draws, used, state = fast(self._state, canonical[:runs * RATE], RATE if self.length_tagged else 0,
+                                         tail, bits, live, grind_threads(bits))
+        if found < 0:
+            raise RuntimeError(f"grind: no witness in [0, P) for bits = {bits}")
+        self.input_buffer, self._state = [], state
+        left = 7 - used if used <= 7 else -(used - 7) % RATE
+        self.output_buffer = [x * r % p for x in state[:left]]
+        return np.uint32(found * r % p), _with_empty_sets(sets, draws)
 
     def grind_then_draw(self, bits: int, sets) -> tuple[np.uint32, list[list[int]]]:
         """(``grind(bits)``, then ``distinct_uniform_sets(sets)``): the same witness and draws, the challenger left

@@ -215,9 +215,9 @@ class DeviceOpening:
         challenger = run.host_challenger.clone()
         load_challenger(challenger, run.final_state.read(words))
         # one absorb of them all: observing words in order does not depend on how the calls split them
-        challenger.observe_many(words[run.blinded_words], before_compiled)
         if run.draws_on_host:
-            return HostDraws.draw(self.config, challenger)
+            return HostDraws.draw(self.config, challenger, words[run.blinded_words], before_compiled)
+        challenger.observe_many(words[run.blinded_words], before_compiled)
         return HostDraws({("challenger",): challenger_words(challenger.sponge_state, challenger.input_buffer,
                                                             len(challenger.output_buffer))})
 

@@ -63,8 +63,10 @@ class HostDraws:
     inputs: dict
 
     @classmethod
-    def draw(cls, config, challenger) -> "HostDraws":
-        """Grind and draw on ``challenger`` (the host's, after the blinded vectors) in the transcript's order."""
+    def draw(cls, config, challenger, blinded, before_compiled=None) -> "HostDraws":
+        """Observe ``blinded`` (the blinded vectors' words) on ``challenger`` (the host's, before them), then grind
+        and draw in the transcript's order: one compiled call from the absorb to the last draw where it can
+        (``DuplexChallenger.observe_grind_draw``; ``before_compiled``: its)."""
         from ....protocol.query_indices import folded_domain_size  # noqa: PLC0415 - host path only
 
         _, _, domain_size = config.source_code()
@@ -74,10 +76,11 @@ class HostDraws:
         # distinct_query_indices of each set in turn, in one call: its draws are those of consecutive calls
         sizes = [folded_domain_size(size, 0, count) for size, count in sets]
         sets = [(log2(size), min(count, size)) for size, (_, count) in zip(sizes, sets)]
-        if config.final_pow_bits > 0:  # the search and the draws in one call
-            witness, drawn = challenger.grind_then_draw(config.final_pow_bits, sets)
+        if config.final_pow_bits > 0:  # the absorb, the search and the draws in one call
+            witness, drawn = challenger.observe_grind_draw(blinded, config.final_pow_bits, sets, before_compiled)
             inputs[("final_witness",)] = np.array([witness], np.uint32)
         else:
+            challenger.observe_many(blinded, before_compiled)
             drawn = challenger.distinct_uniform_sets(sets)
         for i, draws in enumerate(drawn):
             inputs[("positions", i)] = np.array(sorted(draws), np.uint32)
