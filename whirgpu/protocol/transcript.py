@@ -20,6 +20,12 @@ Montgomery words in [0, P); only ``sample_bits`` and proof of work look at canon
   ``sample_bits(b) == 0``.
 - ``grind(b)``: the witness (a Montgomery word) whose canonical value is the smallest valid nonce in [0, P);
   leaves the challenger exactly as ``check_witness(b, w)`` does. b = 0 returns 0 and touches nothing.
+- ``distinct_uniform_bits(b, n)`` / ``distinct_uniform_sets``: ``sample_uniform_bits(b)`` until n distinct values
+  (the p3-whir query sampler's loop); ``grind_then_draw`` and ``observe_grind_draw``: those calls in a row.
+
+Where the compiled Poseidon2 is loaded (``native.permute``), the search, the draws and the absorb run in C, with the
+same results as the loops here (tests/unit/test_transcript_compiled.py); until then, and without a C compiler, the
+loops and numpy batches run.
 """
 
 from __future__ import annotations
