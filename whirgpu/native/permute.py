@@ -269,6 +269,12 @@ def fast_permute_lanes():
     return native_permute_lanes(Poseidon2Constants.smallrng(1))
 
 
+def _width16_now(constants: Poseidon2Constants, compiled):
+    """``compiled(loaded, constants)`` for a width-16 instance where the library is loaded now, else None."""
+    loaded = _NATIVE.loaded_now() if constants.params.width == 16 else None
+    return None if loaded is None else compiled(loaded, constants)
+
+
 def native_distinct(constants: Poseidon2Constants):
     """Compiled distinct uniform draws for ``constants``' width-16 instance where the library is loaded now, else
     None (never waits; the caller then draws one by one): ``distinct(state, buffered, sets)`` with ``state`` 16
@@ -277,8 +283,7 @@ def native_distinct(constants: Poseidon2Constants):
     per set, the first ``target`` distinct values of ``sample_uniform_bits(bits)`` in the order drawn (the sets
     drawn one after another from the one stream), the samples used in all, and the sponge after the last
     permutation a used sample came from (16 ints; ``state`` when none)."""
-    loaded = _NATIVE.loaded_now() if constants.params.width == 16 else None
-    return None if loaded is None else _compiled_distinct(loaded, constants)
+    return _width16_now(constants, _compiled_distinct)
 
 
 def native_grind(constants: Poseidon2Constants):
@@ -286,8 +291,7 @@ def native_grind(constants: Poseidon2Constants):
     waits): ``grind(base, index, bits, start, count, threads=1)`` with ``base`` 16 canonical ints returns the least
     k in [0, count) such that ``base`` with word ``index`` set to start + k, permuted, has a word 7 whose low
     ``bits`` bits are zero, or -1 when none is (start + count <= P); on ``threads`` threads (POSIX), the same k."""
-    loaded = _NATIVE.loaded_now() if constants.params.width == 16 else None
-    return None if loaded is None else _compiled_grind(loaded, constants)
+    return _width16_now(constants, _compiled_grind)
 
 
 def _draw_sets(sets, p: int) -> tuple:
@@ -349,8 +353,7 @@ def native_grind_draw(constants: Poseidon2Constants):
     ``native_distinct`` does returns (witness, draws, used, state): the least witness (canonical; -1 when none in
     [0, P), draws None), then what ``native_distinct`` gives from the sponge ``check_witness`` leaves (its output
     words 6 .. 0 still to pop)."""
-    loaded = _NATIVE.loaded_now() if constants.params.width == 16 else None
-    return None if loaded is None else _compiled_grind_draw(loaded, constants)
+    return _width16_now(constants, _compiled_grind_draw)
 
 
 @lru_cache(maxsize=16)
@@ -384,8 +387,7 @@ def native_absorb_grind_draw(constants: Poseidon2Constants):
     canonical words: the input buffer left) where a proof-of-work candidate meets them (as ``pow_base_state``:
     with a tag, the rest of the rate zeroed and word 8 plus len(tail) + 1) and returns what ``native_grind_draw``
     returns from there, the witness at word len(tail)."""
-    loaded = _NATIVE.loaded_now() if constants.params.width == 16 else None
-    return None if loaded is None else _compiled_absorb_grind_draw(loaded, constants)
+    return _width16_now(constants, _compiled_absorb_grind_draw)
 
 
 @lru_cache(maxsize=16)

@@ -305,19 +305,24 @@ class DuplexChallenger:
         self.output_buffer = []
         if at:  # complete the pending run first
             self._fill(words[:at].tolist())
-        p, r, r_inv = self._p, self._r, self._r_inv
-        canonical = words[at:].astype(np.uint64) * np.uint64(r_inv) % np.uint64(p)
+        canonical = words[at:].astype(np.uint64) * np.uint64(self._r_inv) % np.uint64(self._p)
         tail = canonical[runs * RATE:].tolist()
         if before_compiled is not None:
             before_compiled()
         found, draws, used, state = fast(self._state, canonical[:runs * RATE], RATE if self.length_tagged else 0,
                                          tail, bits, live, grind_threads(bits))
+        return self._witnessed(found, bits, state, used), _with_empty_sets(sets, draws)
+
+    def _witnessed(self, found: int, bits: int, state: list, used: int) -> np.uint32:
+        """The challenger after a compiled search found ``found`` (canonical; -1: none) and its draws used ``used``
+        samples, ``state`` the sponge at their last permutation (check_witness's when used <= 7): check_witness
+        popped word 7, words 6 .. 0 were left to pop. Returns the witness as a Montgomery word."""
         if found < 0:
             raise RuntimeError(f"grind: no witness in [0, P) for bits = {bits}")
         self.input_buffer, self._state = [], state
         left = 7 - used if used <= 7 else -(used - 7) % RATE
-        self.output_buffer = [x * r % p for x in state[:left]]
-        return np.uint32(found * r % p), _with_empty_sets(sets, draws)
+        self.output_buffer = [x * self._r % self._p for x in state[:left]]
+        return np.uint32(found * self._r % self._p)
 
     def grind_then_draw(self, bits: int, sets) -> tuple[np.uint32, list[list[int]]]:
         """(``grind(bits)``, then ``distinct_uniform_sets(sets)``): the same witness and draws, the challenger left
@@ -329,16 +334,9 @@ class DuplexChallenger:
         if fast is None:
             return self.grind(bits), self.distinct_uniform_sets(sets)
         base, index = self.pow_base_state()
-        p, r, r_inv = self._p, self._r, self._r_inv
-        found, draws, used, state = fast([int(w) * r_inv % p for w in base.tolist()], index, bits, live,
+        found, draws, used, state = fast([int(w) * self._r_inv % self._p for w in base.tolist()], index, bits, live,
                                          grind_threads(bits))
-        if found < 0:
-            raise RuntimeError(f"grind: no witness in [0, P) for bits = {bits}")
-        # check_witness's duplex popped word 7: words 6 .. 0 were left to pop, of which the draws used ``used``
-        self.input_buffer, self._state = [], state
-        left = 7 - used if used <= 7 else -(used - 7) % RATE
-        self.output_buffer = [x * r % p for x in state[:left]]
-        return np.uint32(found * r % p), _with_empty_sets(sets, draws)
+        return self._witnessed(found, bits, state, used), _with_empty_sets(sets, draws)
 
     def _uniform_draw(self, bits: int) -> int:
         p, r_inv = self._p, self._r_inv
