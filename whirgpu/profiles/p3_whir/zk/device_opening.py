@@ -110,7 +110,6 @@ def recorded_programs(backend) -> _Programs:
 class DeviceOpening:
     def __init__(self, backend, config: ZkWhirConfig, field: Field):
         self.backend, self.config, self.field = backend, config, field
-        self.host_draws = False
 
     @staticmethod
     def supported(backend, config: ZkWhirConfig) -> bool:
@@ -140,10 +139,9 @@ class DeviceOpening:
             raise ValueError(f"commit: expected 2^{n} evaluations, got shape {polynomial.shape}")
         points = np.asarray(points, np.uint32).reshape(-1, n, 4)
         inputs = DeviceInputs.draw(config, field, polynomial, points, rng)
-        self.host_draws = self._draws_on_host()  # fixed for this proof (a recording keeps its own)
         state = backend.state
         key = (repr(config), field.name, bool(canonical), len(points), state.binding_limit, state.buffer_limit,
-               state.storage, self.host_draws)
+               state.storage, self.host_draws)  # the draws' place: part of the recording
         replays = backend.replay
         if not replays.replayable():
             return self._run(inputs, canonical, None)
@@ -200,7 +198,8 @@ class DeviceOpening:
             run.record_queries(session, drawn)
         return run
 
-    def _draws_on_host(self) -> bool:
+    @property
+    def host_draws(self) -> bool:
         """Whether the second session's proof of work and positions are found on the host (then the session only
         opens): where its search is short (``HOST_GRIND_BITS``). Not whether the compiled search is loaded yet:
         a shape's recording must not change with that (without it the numpy search takes some milliseconds)."""
@@ -209,7 +208,7 @@ class DeviceOpening:
     def _second_inputs(self, run: OpeningRun, words: np.ndarray, before_compiled=None) -> HostDraws:
         """The host challenger after the first session and the blinded vectors (read back there; one compiled
         absorb, ``before_compiled``: ``observe_many``'s), then the second session's named inputs: the witness and
-        positions drawn from it (``_draws_on_host``), else its words as the device challenger's ("challenger",)."""
+        positions drawn from it (``host_draws``), else its words as the device challenger's ("challenger",)."""
         if run.host_challenger is None:  # one made per recording (its domain separator absorbed), copied after
             run.host_challenger = zk_challenger(self.config, self.field)
         challenger = run.host_challenger.clone()
@@ -218,8 +217,8 @@ class DeviceOpening:
         if run.draws_on_host:
             return HostDraws.draw(self.config, challenger, words[run.blinded_words], before_compiled)
         challenger.observe_many(words[run.blinded_words], before_compiled)
-        return HostDraws({("challenger",): challenger_words(challenger.sponge_state, challenger.input_buffer,
-                                                            len(challenger.output_buffer))})
+        return HostDraws.device(challenger_words(challenger.sponge_state, challenger.input_buffer,
+                                                 len(challenger.output_buffer)))
 
     def _session(self, sizes: tuple, record_key, body, release):
         """One session of ``sizes`` (proof, scratch, points words; the arena), ``body(session)`` recording into it,

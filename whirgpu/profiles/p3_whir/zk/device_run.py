@@ -56,11 +56,16 @@ class _Ledger:
 
 @dataclass
 class HostDraws:
-    """The second session's draws made on the host (the final proof of work on the compiled search, the positions
-    by ``distinct_query_indices``): ``inputs`` by name, ("final_witness",) (1,) Montgomery word and ("positions", i)
-    (count,) uint32 ascending, i = 0 the final positions, i = 1.. each mask group's; what a replay writes."""
+    """The second session's named inputs, what a replay writes. Drawn on the host (``draw``: the final proof of
+    work on the compiled search, the positions by ``distinct_query_indices``): ("final_witness",) (1,) Montgomery
+    word and ("positions", i) (count,) uint32 ascending, i = 0 the final positions, i = 1.. each mask group's. Or,
+    where the device searches and draws (``device``): ("challenger",), the host challenger's words for it."""
 
     inputs: dict
+
+    @classmethod
+    def device(cls, challenger_words: np.ndarray) -> "HostDraws":
+        return cls({("challenger",): challenger_words})
 
     @classmethod
     def draw(cls, config, challenger, blinded, before_compiled=None) -> "HostDraws":
