@@ -138,7 +138,7 @@ def test_a_device_run_left_to_the_steps_gives_the_same_proof(gpu_runtime, monkey
 
     calls = []
 
-    def refuse(self, words, query_words):
+    def refuse(self, words, query_words, drawn=None):
         calls.append(len(words))
         return None
 
@@ -166,9 +166,9 @@ def test_a_mask_stream_run_short_is_left_to_the_steps(gpu_runtime, monkeypatch):
     shorts = []
     resolve = device_run.OpeningRun.resolve
 
-    def watch(self, words, query_words):
+    def watch(self, words, query_words, drawn=None):
         shorts.append(self.draws.short(words))
-        return resolve(self, words, query_words)
+        return resolve(self, words, query_words, drawn)
 
     monkeypatch.setattr(mask_rng, "words_for", lambda n, field="babybear": 16)
     monkeypatch.setattr(device_run.OpeningRun, "resolve", watch)

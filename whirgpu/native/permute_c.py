@@ -187,21 +187,6 @@ P2_INLINE void matrix16_X(V_X *v) {
     v[0] = y0 + hsum_X(y0); v[1] = y1 + hsum_X(y1); v[2] = y2 + hsum_X(y2); v[3] = y3 + hsum_X(y3);
 }
 
-/* *y = x^degree (< 2p, as sbox_X) and *yd = x^degree d (< p), for x < p and d < p: d meets x in a product beside
-   x^2, so yd is ready when y is. */
-P2_INLINE void sbox_times_X(V_X x, V_X d, int degree, V_X p, V_X n, V_X *y, V_X *yd) {
-    V_X x2 = csub_X(redc_X(mul_X(x, x), p, n), p), xd = csub_X(redc_X(mul_X(x, d), p, n), p);
-    if (degree == 3) {
-        *y = redc_X(mul_X(x2, x), p, n);
-        *yd = csub_X(redc_X(mul_X(x2, xd), p, n), p);
-        return;
-    }
-    V_X x3 = csub_X(redc_X(mul_X(x2, x), p, n), p), x3d = csub_X(redc_X(mul_X(x2, xd), p, n), p);
-    V_X x4 = redc_X(mul_X(x2, x2), p, n);
-    *y = redc_X(mul_X(x3, x4), p, n);
-    *yd = csub_X(redc_X(mul_X(x3d, x4), p, n), p);
-}
-
 /* s: 16 canonical words in place. */
 P2_INLINE void single16_X(uint64_t *s, int degree, const uint64_t *tab) {
     const V_X p = splat_X(tab[T_P]), n = splat_X(tab[T_NPINV]), r2 = splat_X(tab[T_R2]), mu = splat_X(tab[T_MU]);
@@ -219,17 +204,29 @@ P2_INLINE void single16_X(uint64_t *s, int degree, const uint64_t *tab) {
         matrix16_X(v);
     }
     for (int i = 0; i < 4; i++) v[i] = barrett_X(v[i], p, mu);
+    /* The internal rounds, word 0's chain in scalars: z (word 0 plus the round constant, < p) -> its S-box y (< 2p)
+       and y d0 (< p) -> the next z = y + y d0 + (rest + the next constant). The rest (the other words' sum) comes
+       from the vectors beside it: rest' = 15 sum + T, T = sum of d_i s_i over i >= 1, and sum = y + rest, so
+       neither a horizontal sum nor a Barrett reduction lies on the chain. Every word stays < 2p as before. */
+    const uint64_t ps = tab[T_P], ns = tab[T_NPINV], mus = tab[T_MU], d0 = diag[0];
+    V_X all = v[0] + v[1] + v[2] + v[3];
+    uint64_t rest = barrett_scalar(all[0] + all[1] + all[2] + all[3] - v[0][0], ps, mus);  /* < p */
+    uint64_t z = csub_scalar(csub_scalar(v[0][0] + rc_int[0], ps), ps);
     for (int r = 0; r < rounds; r++) {
-        /* word 0's S-box is the round's latency chain: the other words' products are formed beside it */
-        V_X all = v[0] + v[1] + v[2] + v[3], prod[4];
-        uint64_t x0 = v[0][0], rest = all[0] + all[1] + all[2] + all[3] - x0;
+        V_X prod[4];
         for (int i = 0; i < 4; i++) prod[i] = csub_X(redc_X(mul_X(v[i], dg[i]), p, n), p);
-        V_X x0s, p0;  /* word 0's S-box, and (lane 0) its product by diag[0]: the factor taken in beside the
-                         S-box's first product, so the product costs no step of the chain after it */
-        sbox_times_X(csub_X(csub_X(splat_X(x0 + rc_int[r]), p), p), dg[0], degree, p, n, &x0s, &p0);
-        V_X sum = barrett_X(splat_X(rest + x0s[0]), p, mu);
-        for (int i = 0; i < 4; i++) v[i] = sum + prod[i];
-        v[0][0] = sum[0] + p0[0];
+        V_X tsum = prod[0] + prod[1] + prod[2] + prod[3];
+        uint64_t t = tsum[0] + tsum[1] + tsum[2] + tsum[3] - prod[0][0];  /* < 15p */
+        uint64_t y, yd;
+        sbox_times_scalar(z, d0, degree, ps, ns, &y, &yd);
+        uint64_t sum = csub_scalar(csub_scalar(y + rest, ps), ps);  /* < p */
+        uint64_t next = r + 1 < rounds ? rc_int[r + 1] : 0;
+        uint64_t ahead = csub_scalar(rest + next, ps);  /* rest + the next constant, < p */
+        z = csub_scalar(csub_scalar(y + yd + ahead, 2 * ps), ps);
+        rest = barrett_scalar(15 * sum + t, ps, mus);
+        V_X at = splat_X(sum);
+        for (int i = 0; i < 4; i++) v[i] = at + prod[i];
+        v[0][0] = sum + yd;
     }
     for (int r = 0; r < half; r++) {
         for (int i = 0; i < 4; i++) v[i] = sbox_X(barrett_X(v[i] + column_X(rc_term + r * w, i), p, mu), degree, p, n);
@@ -239,6 +236,26 @@ P2_INLINE void single16_X(uint64_t *s, int degree, const uint64_t *tab) {
         V_X out = csub_X(redc_X(v[i], p, n), p);
         for (int c = 0; c < 4; c++) s[4 * c + i] = out[c];
     }
+}
+"""
+
+# One word's S-box beside its product by a constant, in scalars: the single-state kernels' latency chain.
+_SBOX_TIMES_SCALAR = r"""
+/* *y = x^degree (< 2p) and *yd = x^degree d (< p), for x < p and d < p: d meets x in a product beside x^2. */
+P2_INLINE void sbox_times_scalar(uint64_t x, uint64_t d, int degree, uint64_t p, uint64_t n, uint64_t *y,
+                                 uint64_t *yd) {
+    uint64_t x2 = csub_scalar(redc_scalar(mul_scalar(x, x), p, n), p);
+    uint64_t xd = csub_scalar(redc_scalar(mul_scalar(x, d), p, n), p);
+    if (degree == 3) {
+        *y = redc_scalar(mul_scalar(x2, x), p, n);
+        *yd = csub_scalar(redc_scalar(mul_scalar(x2, xd), p, n), p);
+        return;
+    }
+    uint64_t x3 = csub_scalar(redc_scalar(mul_scalar(x2, x), p, n), p);
+    uint64_t x3d = csub_scalar(redc_scalar(mul_scalar(x2, xd), p, n), p);
+    uint64_t x4 = redc_scalar(mul_scalar(x2, x2), p, n);
+    *y = redc_scalar(mul_scalar(x3, x4), p, n);
+    *yd = csub_scalar(redc_scalar(mul_scalar(x3d, x4), p, n), p);
 }
 """
 
@@ -395,7 +412,7 @@ def _single() -> str:
 
 def _source() -> str:
     """The whole C source: common parts, the scalar kernel, every guarded lane kernel, the entry points."""
-    parts = [_COMMON, _GUARDS, _SCALAR_PRELUDE, _KERNEL.replace("_X", "_scalar"), _single()]
+    parts = [_COMMON, _GUARDS, _SCALAR_PRELUDE, _KERNEL.replace("_X", "_scalar"), _SBOX_TIMES_SCALAR, _single()]
     for guard, suffix, attribute, lanes, native, native_lanes, multiply, minimum in _ISAS:
         # Every function of an instruction set's kernel carries its target attribute: GCC inlines a function into
         # another only when the callee's target is a subset of the caller's.

@@ -177,7 +177,7 @@ class DeviceOpening:
         backend.memory.check_canonical(first[2])
         if record_key is not None and all(p is not None for p in programs):
             self._keep(record_key, (programs[0], programs[1], run))
-        return run.resolve(first[0], second[0])
+        return run.resolve(first[0], second[0], drawn)
 
     def _record(self, session, inputs: DeviceInputs, canonical: bool, arena: int) -> OpeningRun:
         state = self.backend.state
@@ -215,7 +215,8 @@ class DeviceOpening:
         load_challenger(challenger, run.final_state.read(words))
         # one absorb of them all: observing words in order does not depend on how the calls split them
         if run.draws_on_host:
-            return HostDraws.draw(self.config, challenger, words[run.blinded_words], before_compiled)
+            return HostDraws.draw(self.config, challenger, words[run.blinded_words], before_compiled,
+                                  max(1, int(self.backend.state.rt.offset_alignment) // 4))
         challenger.observe_many(words[run.blinded_words], before_compiled)
         return HostDraws.device(challenger_words(challenger.sponge_state, challenger.input_buffer,
                                                  len(challenger.output_buffer)))
@@ -294,7 +295,7 @@ class DeviceOpening:
             index = int(check.read(words)[0])
             if index != NOT_FOUND:
                 raise non_canonical(index, int(inputs.polynomial[index]), what, prime=self.field.P)
-        return None if first_part is None else run.resolve_queries(first_part, query_words)
+        return None if first_part is None else run.resolve_queries(first_part, query_words, drawn)
 
     def _absorb_beside(self, run: OpeningRun, words: np.ndarray) -> tuple:
         """(``run.resolve_first(words)``, ``_second_inputs(run, words)``): the blinded vectors absorbed (and the

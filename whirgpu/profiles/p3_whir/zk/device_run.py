@@ -19,7 +19,7 @@ import numpy as np
 from ....backends.base import DeviceBuffer
 from ....backends.code_switch import CodeSwitchPlan
 from ....backends.device_transcript import NOT_FOUND
-from ....backends.device_values import DeviceQueries, resolve_openings, resolve_value
+from ....backends.device_values import DeviceQueries, DeviceValue, resolve_openings, resolve_value
 from ....backends.gpu.commit import forest_size
 from ....backends.gpu.geometry import EF_BYTES
 from ....runtime.base import RtView
@@ -57,39 +57,61 @@ class _Ledger:
 @dataclass
 class HostDraws:
     """The second session's named inputs, what a replay writes. Drawn on the host (``draw``: the final proof of
-    work on the compiled search, the positions by ``distinct_query_indices``): ("final_witness",) (1,) Montgomery
-    word and ("positions", i) (count,) uint32 ascending, i = 0 the final positions, i = 1.. each mask group's. Or,
+    work on the compiled search, the positions by ``distinct_query_indices``): ``witness`` the final proof of work's
+    witness (None without one), which only the proof holds, and ``sets`` the position sets (uint32 ascending: the
+    final positions, then each mask group's), written as the one input ("positions",) (``positions_words``). Or,
     where the device searches and draws (``device``): ("challenger",), the host challenger's words for it."""
 
     inputs: dict
+    witness: int | None = None
+    sets: tuple = ()
 
     @classmethod
     def device(cls, challenger_words: np.ndarray) -> "HostDraws":
         return cls({("challenger",): challenger_words})
 
     @classmethod
-    def draw(cls, config, challenger, blinded, before_compiled=None) -> "HostDraws":
+    def draw(cls, config, challenger, blinded, before_compiled=None, align_words: int = 1) -> "HostDraws":
         """Observe ``blinded`` (the blinded vectors' words) on ``challenger`` (the host's, before them), then grind
         and draw in the transcript's order: one compiled call from the absorb to the last draw where it can
-        (``DuplexChallenger.observe_grind_draw``; ``before_compiled``: its)."""
+        (``DuplexChallenger.observe_grind_draw``; ``before_compiled``: its). ``align_words``: where each set starts
+        in ("positions",) (``positions_words``)."""
         from ....protocol.query_indices import folded_domain_size  # noqa: PLC0415 - host path only
 
         _, _, domain_size = config.source_code()
-        inputs = {}
         sets = [(domain_size, config.final_queries)]
         sets += [(group.shape.domain_size, config.mask_queries) for group in config.mask_groups()]
         # distinct_query_indices of each set in turn, in one call: its draws are those of consecutive calls
         sizes = [folded_domain_size(size, 0, count) for size, count in sets]
         sets = [(log2(size), min(count, size)) for size, (_, count) in zip(sizes, sets)]
+        witness = None
         if config.final_pow_bits > 0:  # the absorb, the search and the draws in one call
             witness, drawn = challenger.observe_grind_draw(blinded, config.final_pow_bits, sets, before_compiled)
-            inputs[("final_witness",)] = np.array([witness], np.uint32)
+            witness = int(witness)
         else:
             challenger.observe_many(blinded, before_compiled)
             drawn = challenger.distinct_uniform_sets(sets)
-        for i, draws in enumerate(drawn):
-            inputs[("positions", i)] = np.array(sorted(draws), np.uint32)
-        return cls(inputs)
+        drawn = tuple(np.array(sorted(draws), np.uint32) for draws in drawn)
+        return cls({("positions",): positions_words(drawn, align_words)}, witness, drawn)
+
+
+def set_starts(counts, align_words: int) -> list[int]:
+    """Where each of position sets of ``counts`` entries starts in ``positions_words``, and (last) its length:
+    every start a multiple of ``align_words`` (so each set binds as a window of its own)."""
+    starts = [0]
+    for count in counts:
+        starts.append(starts[-1] + -(-max(1, int(count)) // align_words) * align_words)
+    return starts
+
+
+def positions_words(sets, align_words: int) -> np.ndarray:
+    """The position sets one after another at ``set_starts``, zeros between: the one write the second session's
+    positions take."""
+    starts = set_starts([len(x) for x in sets], align_words)
+    words = np.zeros(starts[-1], np.uint32)
+    for start, values in zip(starts, sets):
+        words[start:start + len(values)] = values
+    return words
 
 
 class OpeningRun:
@@ -433,8 +455,9 @@ class OpeningRun:
     def record_queries(self, session, drawn: "HostDraws | None" = None) -> None:
         """The base case's proof of work, final positions and openings, then each mask group's positions and
         openings, into ``session`` (the second). ``drawn`` None: the witness and positions found on the device
-        (its challenger the host's after the blinded vectors, written there); else the host's (``HostDraws``),
-        written as the named inputs ("final_witness",) and ("positions", i), and only the openings run here."""
+        (its challenger the host's after the blinded vectors, written there); else the host's (``HostDraws``):
+        the positions written as the named input ("positions",), the witness kept for ``resolve_queries``, and
+        only the openings run here."""
         config, backend = self.config, self.backend
         transcript = session.transcript
         _, _, domain_size = config.source_code()
@@ -462,29 +485,29 @@ class OpeningRun:
                                         backend.commitments.open_rows(fresh, queries)))
 
     def _host_queries(self, session, drawn: "HostDraws") -> list:
-        """``drawn``'s witness into the proof region and its position sets into scratch slots, as named inputs:
-        the final positions' ``DeviceQueries``, then each mask group's (their counts are the configuration's,
-        constant words)."""
-        regions, write = session.regions, self.state.drivers.write
-        if self.config.final_pow_bits > 0:
-            self.final_witness = regions.proof.take((1,))
-            write(self.final_witness.buffer, drawn.inputs[("final_witness",)], self.final_witness.offset,
-                  source=("final_witness",))
+        """``drawn``'s position sets as the one named input ("positions",) in a scratch slot, each set at an aligned
+        start (``set_starts``): the final positions' ``DeviceQueries``, then each mask group's (their counts are the
+        configuration's, constant words). The witness stays on the host: the second session does not read it."""
+        regions = session.regions
+        align = max(1, int(self.state.rt.offset_alignment) // 4)
+        counts = [len(x) for x in drawn.sets]
+        starts = set_starts(counts, align)
+        slot = regions.scratch.take((starts[-1],))
+        self.state.drivers.write(slot.buffer, drawn.inputs[("positions",)], slot.offset, source=("positions",))
         queries = []
-        for i in range(1 + len(self.config.mask_groups())):
-            words = drawn.inputs[("positions", i)]
-            indices = regions.scratch.take(words.shape)
-            write(indices.buffer, words, indices.offset, source=("positions", i))
-            count = self.state.put(regions.proof, np.array([words.size], np.uint32))
-            queries.append(DeviceQueries(indices, None, count, None, int(words.size)))
+        for start, count in zip(starts, counts):
+            indices = DeviceValue(slot.buffer, slot.offset + 4 * start, (count,))
+            proof_count = self.state.put(regions.proof, np.array([count], np.uint32))
+            queries.append(DeviceQueries(indices, None, proof_count, None, count))
         return queries
 
     # -- the read ---------------------------------------------------------------------------------------------
-    def resolve(self, words: np.ndarray, query_words: np.ndarray):
-        """(commitment cap, proof) from the two sessions' proof regions (``words``, ``query_words``); None when a
-        check failed (a mask stream run short, ``witnesses``, ``nonzero``)."""
+    def resolve(self, words: np.ndarray, query_words: np.ndarray, drawn: "HostDraws | None" = None):
+        """(commitment cap, proof) from the two sessions' proof regions (``words``, ``query_words``) and the host's
+        draws (``drawn``, where the host drew: its witness); None when a check failed (a mask stream run short,
+        ``witnesses``, ``nonzero``)."""
         first = self.resolve_first(words)
-        return None if first is None else self.resolve_queries(first, query_words)
+        return None if first is None else self.resolve_queries(first, query_words, drawn)
 
     def resolve_first(self, words: np.ndarray):
         """What the first session's proof region (``words``) gives of the proof, or None when one of its checks
@@ -514,9 +537,10 @@ class OpeningRun:
                 tuple(BlindedMask(read(m).reshape(-1, 4), read(t).reshape(-1, 4)) for m, t in self.blinded_masks))
         return _cap(read(self.commitment_root)), values, tuple(sumchecks), tuple(mask_roots), tuple(rounds), base
 
-    def resolve_queries(self, first: tuple, query_words: np.ndarray):
-        """(commitment cap, proof): ``resolve_first``'s part and the second session's (``query_words``); None when
-        its proof of work found no witness in range."""
+    def resolve_queries(self, first: tuple, query_words: np.ndarray, drawn: "HostDraws | None" = None):
+        """(commitment cap, proof): ``resolve_first``'s part and the second session's (``query_words``), the final
+        witness ``drawn``'s where the host drew (``HostDraws``), else read back; None when its proof of work found
+        no witness in range."""
         read_q = lambda value: np.asarray(value.read(query_words), np.uint32).copy()  # noqa: E731
         if any(int(read_q(w).reshape(-1)[0]) == NOT_FOUND for w in self.query_witnesses):
             return None
@@ -531,7 +555,10 @@ class OpeningRun:
             pair = [_openings("extension", np.asarray(rows, np.uint32)[:, :width], siblings)
                     for rows, siblings in (next(resolved), next(resolved))]
             mask_openings.append(MaskOpeningPair(*pair))
-        witness = int(read_q(self.final_witness).reshape(-1)[0]) if self.final_witness is not None else 0
+        if drawn is not None and drawn.witness is not None:
+            witness = drawn.witness
+        else:
+            witness = int(read_q(self.final_witness).reshape(-1)[0]) if self.final_witness is not None else 0
         base_case = BaseCaseZkProof(*base, witness, _openings(kind, *source), _openings("extension", *fresh_main),
                                     tuple(mask_openings))
         return cap, ZkWhirProof(values, sumchecks, mask_roots, rounds, base_case)
