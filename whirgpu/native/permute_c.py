@@ -242,20 +242,16 @@ P2_INLINE void single16_X(uint64_t *s, int degree, const uint64_t *tab) {
 # One word's S-box beside its product by a constant, in scalars: the single-state kernels' latency chain.
 _SBOX_TIMES_SCALAR = r"""
 /* *y = x^degree (< 2p) and *yd = x^degree d (< p), for x < p and d < p: d meets x in a product beside x^2. */
+P2_INLINE uint64_t mont_scalar(uint64_t a, uint64_t b, uint64_t p, uint64_t n) {  /* < p, for a, b < 2p */
+    return csub_scalar(redc_scalar(mul_scalar(a, b), p, n), p);
+}
 P2_INLINE void sbox_times_scalar(uint64_t x, uint64_t d, int degree, uint64_t p, uint64_t n, uint64_t *y,
                                  uint64_t *yd) {
-    uint64_t x2 = csub_scalar(redc_scalar(mul_scalar(x, x), p, n), p);
-    uint64_t xd = csub_scalar(redc_scalar(mul_scalar(x, d), p, n), p);
-    if (degree == 3) {
-        *y = redc_scalar(mul_scalar(x2, x), p, n);
-        *yd = csub_scalar(redc_scalar(mul_scalar(x2, xd), p, n), p);
-        return;
-    }
-    uint64_t x3 = csub_scalar(redc_scalar(mul_scalar(x2, x), p, n), p);
-    uint64_t x3d = csub_scalar(redc_scalar(mul_scalar(x2, xd), p, n), p);
-    uint64_t x4 = redc_scalar(mul_scalar(x2, x2), p, n);
-    *y = redc_scalar(mul_scalar(x3, x4), p, n);
-    *yd = csub_scalar(redc_scalar(mul_scalar(x3d, x4), p, n), p);
+    uint64_t x2 = mont_scalar(x, x, p, n), xd = mont_scalar(x, d, p, n);
+    uint64_t base = degree == 3 ? x : mont_scalar(x2, x, p, n), based = degree == 3 ? xd : mont_scalar(x2, xd, p, n);
+    uint64_t top = degree == 3 ? x2 : mont_scalar(x2, x2, p, n);  /* x^3 = x2 x; x^7 = x3 x4 */
+    *y = redc_scalar(mul_scalar(base, top), p, n);
+    *yd = mont_scalar(based, top, p, n);
 }
 """
 
