@@ -154,8 +154,9 @@ class TailLaunch:
     dispatches of ``kernel`` (the windows of one reduction; whichever holds the last workgroup runs the program),
     each ``(buffers, head, n_groups)`` with ``PROOF_WINDOW`` where the proof window goes and ``head`` the params
     before the program's fields. ``out``: the (first, end) proof words the kernel itself writes, whose window-
-    relative first word goes to ``head[out_field]``; ``points``: the kernel binds the points region (may EXPAND);
-    ``ops``: the launch's own program steps (4-tuples), run before the ops recorded after it."""
+    relative first word goes to ``head[out_field]``; ``reads``: (field, first, end) proof words the kernel reads,
+    the window-relative first word going to ``head[field]``; ``points``: the kernel binds the points region (may
+    EXPAND); ``ops``: the launch's own program steps (4-tuples), run before the ops recorded after it."""
 
     kernel: object
     dispatches: list
@@ -163,6 +164,7 @@ class TailLaunch:
     out_field: int = -1
     points: bool = True
     ops: tuple = ()
+    reads: tuple = ()
 
 
 class DeviceTranscript:
@@ -230,6 +232,8 @@ class DeviceTranscript:
         touched, self.proof_words = self.proof_words, []
         if tail is not None and tail.out is not None:
             touched.append(tail.out)
+        if tail is not None:
+            touched.extend((a, b) for _, a, b in tail.reads)
         regions = self.session.regions
         align = regions.proof.align
         first = min((a for a, _ in touched), default=0) * 4 // align * align  # bytes, aligned down
@@ -259,6 +263,8 @@ class DeviceTranscript:
             head = np.array(head, np.uint32)
             if tail.out is not None:
                 head[tail.out_field] = tail.out[0] - first // 4
+            for field, at, _ in tail.reads:
+                head[field] = at - first // 4
             buffers = [window if b is PROOF_WINDOW else b for b in buffers]
             batch.dispatch(tail.kernel, buffers, np.concatenate([head, program]), n_groups)
 

@@ -167,8 +167,8 @@ KERNELS: dict[str, KernelSpec] = {spec.stem: spec for spec in (
               "chacha_sample_scan": (("counts", "status"), "WG"),
               "chacha_sample_compact": (("counts", "status", "out"), "WG")}, _WG),
     # the hiding PCS's masked sumcheck round message (backends/gpu/masked_rounds.py)
-    _spec("zk_wire", "sums_at wire_at past_at gamma_at consts_at wire_len mask_len _pad0",
-          {"zk_wire": (("scratch", "proof"), 1)}),
+    _spec("zk_wire", "sums_at wire_at past_at gamma_at consts_at wire_len mask_len _pad0" + _TAIL,
+          {"zk_wire": (("scratch", "proof", _P2), 64)}, _CH),
     # extension-field arithmetic on the proof's scratch and proof words (kernels/ef_program.py)
     _spec("ef_program", "n_slots table _pad0 _pad1", {"ef_program": (("scratch", "proof"), 256)}),
     # an out-of-domain answer of its code switch (backends/gpu/code_switch.py)

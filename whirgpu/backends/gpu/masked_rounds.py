@@ -2,8 +2,8 @@
 PCS in ONE host-valued session, the transcript on the device.
 
 The host challenger's state goes up with the plan's constants; per round the sums (the first by
-``sumcheck_round``, the others by the previous fold, ``fold_and_sum``), the round message (``zk_wire``), its
-observation, the proof of work (``pow_search``), the challenge and the fold are recorded in order; the last fold
+``sumcheck_round``, the others by the previous fold, ``fold_and_sum``), the round message (``zk_wire``, whose
+epilogue observes it), the proof of work (``pow_search``), the challenge and the fold are recorded in order; the last fold
 sums nothing. The sums, messages, witnesses, challenges and the challenger's final state are read back once, and
 the host challenger takes that state. A search that finds no witness (odds below e^-32) runs the batch again
 with full-range searches.
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..base import DeviceBuffer
-from ..device_transcript import NOT_FOUND
+from ..device_transcript import NOT_FOUND, PROOF_WINDOW, TailLaunch
 from ..device_values import POW_MAX_COUNTERS, STATE_WORDS
 from ..masked_rounds import MaskedRoundsPlan, MaskedRoundsTrace
 from .transcript import copy_challenger, from_host_challenger, load_challenger, until_found
@@ -96,16 +96,18 @@ class MaskedRounds:
         regions = state.session.regions
         transcript = state.session.transcript
         past = state.put(regions.scratch, np.zeros(4, np.uint32))
-        kernel = state.drivers.kernel("zk_wire")
+        kernel = transcript.kernel("zk_wire")
+        io = [regions.scratch.buffer, PROOF_WINDOW, transcript.round_constants()]
         out = RecordedRounds([], [], [], [], (table, weights))
         h = self.reductions.sumcheck_round(table, weights)
         current = (table, weights)
         for j in range(k):
             out.sums.append(h)
             wire = regions.proof.take((w, 4))
-            params = np.array([h.word, wire.word, past.word, out.gammas[-1].word if j else 0, consts[j].word, w,
-                               ell if j else 0, 0], np.uint32)
-            state.batch().dispatch(kernel, [regions.scratch.buffer, regions.proof.buffer], params, 1)
+            head = [0, 0, past.word, out.gammas[-1].word if j else 0, consts[j].word, w, ell if j else 0, 0]
+            # the wire made and observed in one launch: its observation (and what follows) the kernel's epilogue
+            transcript.defer(TailLaunch(kernel, [(io, head, 1)], out=(wire.word, wire.word + 4 * w), out_field=1,
+                                        points=False, reads=((0, h.word, h.word + 8),)))
             out.wires.append(wire)
             transcript.observe(wire)
             if pow_bits > 0:
