@@ -18,7 +18,7 @@ from whirgpu.backends.gpu import GpuBackend, drivers
 from whirgpu.field import KOALABEAR
 from whirgpu.native import chacha, prune
 from whirgpu.native.permute import build_now
-from whirgpu.profiles.p3_whir.zk import device_inputs, device_opening, device_run
+from whirgpu.profiles.p3_whir.zk import device_inputs, device_opening, device_run, host_draws
 from whirgpu.profiles.p3_whir.zk.backend_prover import ZkBackendProver
 from whirgpu.profiles.p3_whir.zk.randomness import mask_rng
 from whirgpu.runtime.wgpu_rt import WgpuRuntime, encode
@@ -64,7 +64,7 @@ def timed_wait(owner, name: str, label: str) -> None:
 timed(drivers.Drivers, "read", "  waiting for the proof regions")
 timed_wait(drivers.Drivers, "read_later", "  waiting for the proof regions")
 timed(device_opening.DeviceOpening, "_second_inputs", "absorbing the blinded vectors (and drawing)")
-timed(device_run.HostDraws, "draw", "  the host's proof of work and positions")
+timed(host_draws.HostDraws, "draw", "  the host's proof of work and positions")
 timed(device_run.OpeningRun, "resolve_first", "  resolving the first session's part")
 timed(device_run.OpeningRun, "resolve_queries", "resolving the second session's part")
 timed(ZkBackendProver, "prove", "the proof")

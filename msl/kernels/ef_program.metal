@@ -1,4 +1,4 @@
-// requires: bb_ext4
+// requires: challenger bb_ext4
 // A program of extension-field operations on words of the scratch and proof regions (ef_program.wgsl's twin: the
 // same ops, the same words; kernels/ef_program.py): the host's arithmetic between a hiding proof's transcript
 // steps, done where its operands already are. The program is n_slots <= 512 4-word slots in scratch from word
@@ -18,8 +18,10 @@
 // The table lists the ops level by level, EF_LEVEL_END set in the code word of each level's last op: the ops of a
 // level touch nothing another of them writes, so they run together, their outputs counted in op order and output g
 // on thread g mod EF_WG, with one device-memory barrier after the level.
-// Bindings: 0 scratch, 1 proof (both whole), 2 params. Launch: one threadgroup of EF_WG threads. Words Montgomery
-// in [0, P).
+// Then the transcript program params.ops[0 .. n_ops) runs as the epilogue (challenger.metal; its proof offsets
+// relative to proof word params.window), so the transcript steps after a run of algebra need no launch of their own.
+// Bindings: 0 scratch, 1 proof (both whole), 2 points (whole), 3 p2_rc, 4 params. Launch: one threadgroup of EF_WG
+// threads. Words Montgomery in [0, P).
 
 constant constexpr uint EF_LINEAR = 1u;
 constant constexpr uint EF_DOT = 2u;
@@ -34,7 +36,8 @@ constant constexpr uint IN_PROOF = 0x80000000u;
 constant constexpr uint EF_WG = 256u;
 constant constexpr uint NO_OPERAND = 0xffffffffu;
 
-struct Params { uint n_slots; uint table; uint _pad0; uint _pad1; };
+struct Params { uint n_slots; uint table; uint window; uint _pad0; uint n_ops; uint _t0; uint _t1; uint _t2;
+                uint4 ops[11]; };
 
 constant constexpr uint MAX_SLOTS = 512u;  // a launch's table, kept in threadgroup memory (8 KiB)
 
@@ -179,7 +182,10 @@ static uint slots(uint code) {
 }
 
 kernel void ef_program(device uint* scratch [[buffer(0)]], device uint* proof [[buffer(1)]],
-                       constant Params& params [[buffer(2)]], uint lid [[thread_index_in_threadgroup]]) {
+                       device uint4* points [[buffer(2)]], constant uint4* p2_rc [[buffer(3)]],
+                       constant Params& params [[buffer(4)]], uint lid [[thread_index_in_threadgroup]]) {
+    threadgroup uint ch_next[1];
+    threadgroup atomic_uint ch_distinct[1];
     Regions r = {scratch, proof};
     threadgroup uint4 table[512];
     uint n = min(params.n_slots, MAX_SLOTS);
@@ -217,4 +223,7 @@ kernel void ef_program(device uint* scratch [[buffer(0)]], device uint* proof [[
         k = end;
         threadgroup_barrier(mem_flags::mem_device);  // the next level may read what this one wrote, in any thread
     }
+    threadgroup_barrier(mem_flags::mem_device | mem_flags::mem_threadgroup);
+    ChIo io = {scratch, nullptr, proof + params.window, points, p2_rc, params.ops, params.n_ops};
+    transcript_run(lid, EF_WG, io, ch_next, ch_distinct);
 }

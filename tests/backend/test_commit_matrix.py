@@ -2,7 +2,8 @@
 ``Commitments.commit_matrix`` (a host-written, bit-reversed EF coefficient matrix committed on the device: the
 hiding proof's mask oracles) against the reference's ``Committed(mask_matrix(...))``: the root and the openings,
 word for word, both fields, every runtime fixture; 1, 3, 4 and 5 columns (padded and not), domains of 16 to 512
-rows, outputs past one row of workgroups of the lowered grid (the 2-D path)."""
+rows, outputs past one row of workgroups of the lowered grid (the 2-D path); forests of one shape and of
+several (``commit_matrices``, ``commit_forest``), each tree against its own oracle."""
 
 from __future__ import annotations
 
@@ -110,6 +111,61 @@ def test_commit_matrices_are_each_mask_oracle(gpu_runtime, field, count, columns
             np.testing.assert_array_equal(np.asarray(siblings).reshape(-1, 8),
                                           reference.sibling_hashes.reshape(-1, 8))
         backend.release(*commitments)
+    finally:
+        backend.layout = CpuBackend.layout
+
+
+def _oracle_blocks(rng, field, count: int, columns: int, domain: int, m: int) -> tuple[list, np.ndarray]:
+    """``count`` random mask oracles of one shape: their references, and their bit-reversed coefficient matrices
+    back to back (as ``commit_forest`` takes a part)."""
+    padded = 1 << (columns - 1).bit_length()
+    wants, blocks = [], []
+    for _ in range(count):
+        messages = random_monty(rng, field, (columns, m, 4))
+        randomness = random_monty(rng, field, (columns, domain // 4, 4))
+        wants.append(Committed(mask_matrix(messages, randomness, domain, field), field))
+        coeffs = np.zeros((domain, padded, 4), np.uint32)
+        coeffs[:m, :columns] = np.swapaxes(messages, 0, 1)
+        coeffs[m:m + domain // 4, :columns] = np.swapaxes(randomness, 0, 1)
+        blocks.append(_bit_reversed(coeffs).reshape(-1))
+    return wants, np.concatenate(blocks)
+
+
+# (count, columns, domain) per part, in the caller's order: shorter trees before taller ones, a lone tree of a shape,
+# widths that are and are not a power of two (compacted leaves), a forest whose rows are not a power of two
+MIXED = [[(3, 5, 256), (1, 1, 512), (1, 1, 256)], [(1, 3, 16), (2, 4, 64)], [(2, 1, 64), (1, 5, 128), (3, 2, 16)]]
+
+
+@pytest.mark.parametrize("field", [BABYBEAR, KOALABEAR], ids=lambda f: f.name)
+@pytest.mark.parametrize("parts", MIXED, ids=lambda parts: "+".join(f"{c}x{w}x{d}" for c, w, d in parts))
+def test_a_forest_of_several_shapes_is_each_mask_oracle(gpu_runtime, field, parts):
+    """Matrices of several shapes in one forest (``commit_forest``): each root and opening is its own oracle's."""
+    backend = GpuBackend(gpu_runtime)
+    backend.layout = P3_WHIR_LAYOUT(field, "prefix")
+    try:
+        rng = np.random.default_rng(len(parts) * 7 + parts[0][2])
+        shapes = [(count, domain.bit_length() - 1, columns) for count, columns, domain in parts]
+        assert backend.commitments.forest_fits_shapes(shapes)
+        state = backend.state
+        wants = []
+        with state.host_call(proof_words=8 * sum(c for c, _, _ in parts) + 64) as session:
+            uploads = []
+            for count, columns, domain in parts:
+                part_wants, words = _oracle_blocks(rng, field, count, columns, domain, 3)
+                wants.append(part_wants)
+                uploads.append((state.upload_words(words), count, domain.bit_length() - 1, columns))
+            committed = backend.commitments.commit_forest(uploads)
+        assert [len(c) for c in committed] == [count for count, _, _ in parts]
+        for (count, columns, domain), part_wants, commitments in zip(parts, wants, committed):
+            indices = [1, domain - 1, 3, 0]
+            for want, commitment in zip(part_wants, commitments):
+                np.testing.assert_array_equal(session.read(commitment.root).reshape(-1), want.root.reshape(-1))
+                rows, siblings = backend.open_rows(commitment, indices)
+                reference = want.open(indices)
+                np.testing.assert_array_equal(np.asarray(rows)[:, :columns], reference.rows)
+                np.testing.assert_array_equal(np.asarray(siblings).reshape(-1, 8),
+                                              reference.sibling_hashes.reshape(-1, 8))
+        backend.release(*[c for part in committed for c in part])
     finally:
         backend.layout = CpuBackend.layout
 

@@ -1,4 +1,4 @@
-// requires: bb_ext4
+// requires: challenger bb_ext4
 // A program of extension-field operations on words of the scratch and proof regions (kernels/ef_program.py): the
 // host's arithmetic between a hiding proof's transcript steps, done where its operands already are.
 // The program is n_slots <= 512 4-word slots in scratch from word params.table (written by the host before the
@@ -21,8 +21,10 @@
 // level touch nothing another of them writes (kernels/ef_program.py `levels`), so they run together, their outputs
 // (LINEAR's i, DOT's j, EQ's entries, POWERS' and SQUARES' j, LIFT's i; INV's one) counted in op order and output
 // g on thread g mod EF_WG, with one storage barrier after the level.
-// Bindings: 0 scratch, 1 proof (both whole), 2 params. Launch: one workgroup of EF_WG threads. Words Montgomery in
-// [0, P).
+// Then the transcript program params.ops[0 .. n_ops) runs as the epilogue (challenger.wgsl; its proof offsets
+// relative to proof word params.window), so the transcript steps after a run of algebra need no launch of their own.
+// Bindings: 0 scratch, 1 proof (both whole), 2 points (whole), 3 p2_rc, 4 params. Launch: one workgroup of EF_WG
+// threads. Words Montgomery in [0, P).
 
 const EF_LINEAR: u32 = 1u;
 const EF_DOT: u32 = 2u;
@@ -37,11 +39,20 @@ const IN_PROOF: u32 = 0x80000000u;
 const EF_WG: u32 = 256u;
 const NO_OPERAND: u32 = 0xffffffffu;
 
-struct Params { n_slots: u32, table: u32, _pad0: u32, _pad1: u32 }
+struct Params { n_slots: u32, table: u32, window: u32, _pad0: u32, n_ops: u32, _t0: u32, _t1: u32, _t2: u32,
+                ops: array<vec4<u32>, 11> }
 
 @group(0) @binding(0) var<storage, read_write> scratch: array<u32>;
 @group(0) @binding(1) var<storage, read_write> proof: array<u32>;
-@group(0) @binding(2) var<uniform> params: Params;
+@group(0) @binding(2) var<storage, read_write> points: array<vec4<u32>>;
+@group(0) @binding(3) var<storage, read> p2_rc: array<vec4<u32>, P2_RC_VEC4S>;
+@group(0) @binding(4) var<uniform> params: Params;
+
+fn scratch_get(i: u32) -> u32 { return scratch[i]; }
+fn scratch_set(i: u32, v: u32) { scratch[i] = v; }
+fn proof_get(i: u32) -> u32 { return proof[params.window + i]; }
+fn proof_set(i: u32, v: u32) { proof[params.window + i] = v; }
+fn point_set(i: u32, v: vec4<u32>) { points[i] = v; }
 
 fn word(at: u32) -> u32 {
     if ((at & IN_PROOF) != 0u) {
@@ -263,4 +274,6 @@ fn ef_program(@builtin(local_invocation_index) lid: u32) {
         k = end;
         storageBarrier();  // the next level may read what this one wrote, in any thread
     }
+    workgroupBarrier();
+    transcript_run(lid, EF_WG);
 }

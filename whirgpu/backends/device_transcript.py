@@ -155,8 +155,10 @@ class TailLaunch:
     each ``(buffers, head, n_groups)`` with ``PROOF_WINDOW`` where the proof window goes and ``head`` the params
     before the program's fields. ``out``: the (first, end) proof words the kernel itself writes, whose window-
     relative first word goes to ``head[out_field]``; ``reads``: (field, first, end) proof words the kernel reads,
-    the window-relative first word going to ``head[field]``; ``points``: the kernel binds the points region (may
-    EXPAND); ``ops``: the launch's own program steps (4-tuples), run before the ops recorded after it."""
+    the window-relative first word going to ``head[field]``; ``window_field``: where a kernel that binds the whole
+    proof region takes the window's first word (its program's offsets relative to it); ``points``: the kernel
+    binds the points region (may EXPAND); ``ops``: the launch's own program steps (4-tuples), run before the ops
+    recorded after it."""
 
     kernel: object
     dispatches: list
@@ -165,6 +167,7 @@ class TailLaunch:
     points: bool = True
     ops: tuple = ()
     reads: tuple = ()
+    window_field: int = -1
 
 
 class DeviceTranscript:
@@ -265,6 +268,8 @@ class DeviceTranscript:
                 head[tail.out_field] = tail.out[0] - first // 4
             for field, at, _ in tail.reads:
                 head[field] = at - first // 4
+            if tail.window_field >= 0:
+                head[tail.window_field] = first // 4
             buffers = [window if b is PROOF_WINDOW else b for b in buffers]
             batch.dispatch(tail.kernel, buffers, np.concatenate([head, program]), n_groups)
 

@@ -167,18 +167,27 @@ class EfProgram:
 
     @staticmethod
     def params(table: np.ndarray, table_at: int) -> np.ndarray:
-        """A launch's params: its slot count and the scratch word where its ``table`` lies."""
+        """A launch's params head: its slot count, the scratch word where its ``table`` lies, the proof window of
+        its transcript epilogue (0; set by a transcript tail) and a pad. The epilogue's fields follow (zeros: none)."""
         return np.array([table.size // 4, table_at, 0, 0], np.uint32)
 
     def record(self, rt, batch, scratch, proof, field: Field, table_at: int) -> int:
         """Write the launches' tables to ``scratch`` from word ``table_at`` on, one after another, and record the
-        launches into ``batch``; returns how many."""
+        launches into ``batch``, running no transcript program; returns how many."""
         launches = self.launches()
         for table in launches:
             rt.write(scratch, table, 4 * table_at)
-            batch.dispatch(rt.kernel(STEM, field=field.name), [scratch, proof], self.params(table, table_at), 1)
+            batch.dispatch(rt.kernel(STEM, field=field.name), [scratch, proof] + no_transcript(rt, field),
+                           self.params(table, table_at), 1)
             table_at += table.size
         return len(launches)
+
+
+def no_transcript(rt, field: Field) -> list:
+    """The points and round-constant bindings of a launch that runs no transcript program: nothing reads them."""
+    from .merkle import round_constants, tail_placeholder  # noqa: PLC0415 - merkle's tables, made on first use
+
+    return [tail_placeholder(rt)[2], round_constants(rt, field.name)]
 
 
 def run_reference(ops, scratch: np.ndarray, proof: np.ndarray, field: Field) -> None:

@@ -338,15 +338,22 @@ def record_tree(rt: Runtime, batch: Batch, matrix: "RtBuffer | SplitArray", heig
     matrix = split.wrap(rt, matrix, height, 4 * width)
     levels = alloc_tree(rt, height)
     hash_leaves(rt, batch, matrix, levels[0], height, width, leaf_width, field)
+    return levels, record_levels(rt, batch, levels, field)
+
+
+def record_levels(rt: Runtime, batch: Batch, levels: list[SplitArray], field: str = "babybear") -> TopLaunch | None:
+    """Record every level above the leaves of ``levels`` (``alloc_tree``'s, level 0 written by the launches
+    recorded before) but the last merkle_top launch, which is returned as ``record_tree`` returns it."""
+    height = levels[0].rows
     top = top_level(height, min(split.runtime_limits(rt)[:2]))
     for d in range(top - 1):
         compress_level(rt, batch, levels[d], levels[d + 1], height >> (d + 1), field=field)
     if top == len(levels):
-        return levels, None
+        return None
     *launches, last = top_dispatches(rt, levels, top, field)
     for launch in launches:
         launch.record(rt, batch)
-    return levels, last
+    return last
 
 
 def build_tree(rt: Runtime, matrix: "RtBuffer | SplitArray", height: int, width: int,

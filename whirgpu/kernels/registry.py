@@ -170,9 +170,11 @@ KERNELS: dict[str, KernelSpec] = {spec.stem: spec for spec in (
     _spec("zk_wire", "sums_at wire_at past_at gamma_at consts_at wire_len mask_len _pad0" + _TAIL,
           {"zk_wire": (("scratch", "proof", _P2), 64)}, _CH),
     # extension-field arithmetic on the proof's scratch and proof words (kernels/ef_program.py)
-    _spec("ef_program", "n_slots table _pad0 _pad1", {"ef_program": (("scratch", "proof"), 256)}),
+    _spec("ef_program", "n_slots table window _pad0" + _TAIL,
+          {"ef_program": (("scratch", "proof", "points", _P2), 256)}, _CH),
     # an out-of-domain answer of its code switch (backends/gpu/code_switch.py)
-    _spec("zk_ood", "at_at z_at consts_at n_coeffs log_n out_at _pad0 _pad1", {"zk_ood": (("scratch", "proof"), 1)}),
+    _spec("zk_ood", "at_at z_at consts_at n_coeffs log_n out_at _pad0 _pad1" + _TAIL,
+          {"zk_ood": (("scratch", "proof", "points", _P2), 64)}, _CH),
     _spec("to_monty", "n base check_at _pad0", {
         "to_monty_inplace": (("check", "table"), 256),
         "to_monty_copy": (("check", "table", "canonical"), 256)}),

@@ -15,8 +15,9 @@ from __future__ import annotations
 import numpy as np
 
 from ...field import Field
-from ...kernels.ef_program import STEM, EfProgram, in_proof
+from ...kernels.ef_program import STEM, EfProgram, in_proof, no_transcript
 from ...ref.field_np import field_ops
+from ..device_transcript import TailLaunch
 from ..device_values import DeviceValue
 
 EF_WORDS = 4
@@ -120,14 +121,26 @@ class DeviceAlgebra:
 
     def flush(self) -> None:
         """Record the pending ops into the session's batch: a launch per ``MAX_SLOTS`` op slots, each table an arena
-        constant."""
+        constant. In a session with a transcript of the algebra's field the last launch is its tail: the transcript ops
+        recorded next run as its epilogue."""
         if not self.pending.ops:
             return
         program, self.pending = self.pending, EfProgram()
-        kernel = self.state.drivers.kernel(STEM, field=self.field.name)
-        for table in program.launches():
+        transcript = self.session.transcript
+        if transcript is not None and transcript.variant.field.name != self.field.name:
+            transcript = None  # the epilogue would run in the algebra's field: only a transcript of that field rides
+        drivers = self.state.drivers
+        kernel = drivers.kernel(STEM, field=self.field.name) if transcript is None else transcript.kernel(STEM)
+        tables = program.launches()
+        for i, table in enumerate(tables):
             at = self.const(table)  # staged: written before the submission that runs it
-            self.session.runtime_batch.dispatch(kernel, [self._buffer, self._proof], program.params(table, at.word), 1)
+            params = program.params(table, at.word)
+            if transcript is not None and i == len(tables) - 1:
+                io = [self._buffer, self._proof, self.session.regions.points.buffer, transcript.round_constants()]
+                transcript.defer(TailLaunch(kernel, [(io, params, 1)], window_field=2))
+            else:
+                self.session.runtime_batch.dispatch(
+                    kernel, [self._buffer, self._proof] + no_transcript(drivers, self.field), params, 1)
             self.launches += 1
 
     def lift(self, base: DeviceValue) -> DeviceValue:

@@ -4,11 +4,11 @@ host-valued session, the transcript on the device.
 The host challenger's state goes up with the plan; the interleaved table and its commitment are recorded and the
 root observed as the tree's last launch ends (``Commitments``); the mask root, put in the proof region, is
 observed; per OOD sample the challenge is expanded (y^(2^(m-1)), ..., y) in the points region, the residual
-evaluated there in the kernel's powers mode (sum_b f[b] z^b), the answer made by ``zk_ood`` and observed; then the
-proof of work, the dropped sample, the distinct query draw, the source's openings at those indices and the
-combination challenge. One read brings back the root, the samples, evaluations, answers, witness, indices, rows,
-paths (pruned on the host), the combination and the challenger's state, which the host challenger takes. A
-search that finds no witness (odds below e^-32) runs the round again with a full-range search.
+evaluated there in the kernel's powers mode (sum_b f[b] z^b), the answer made by ``zk_ood`` and observed (its
+epilogue); then the proof of work, the dropped sample, the distinct query draw, the source's openings at those
+indices and the combination challenge. One read brings back the root, the samples, evaluations, answers, witness,
+indices, rows, paths (pruned on the host), the combination and the challenger's state, which the host challenger
+takes. A search that finds no witness (odds below e^-32) runs the round again with a full-range search.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import numpy as np
 from ...kernels.merkle import DIGEST
 from ..base import Commitment, DeviceBuffer
 from ..code_switch import CodeSwitchPlan, CodeSwitchTrace
-from ..device_transcript import NOT_FOUND
+from ..device_transcript import NOT_FOUND, TailLaunch
 from ..device_values import POW_MAX_COUNTERS, STATE_WORDS, DeviceValue, resolve_value
 from .geometry import log2
 from .transcript import copy_challenger, from_host_challenger, load_challenger, until_found
@@ -112,15 +112,18 @@ class CodeSwitch:
         self.memory.release(interleaved)
         transcript.observe(commitment.root)
         transcript.observe(mask_root)
-        kernel = state.drivers.kernel("zk_ood")
+        kernel = transcript.kernel("zk_ood")
+        io = state.tail_io(points=True)
+        io[-1] = transcript.round_constants()
         out = RecordedSwitch(commitment, [], [], [])
         for _ in range(s):
             z = transcript.sample_ef()
             evaluation = self.reductions.evaluate(table, self.proofs.expand_point(z, m), powers=True)
             answer = regions.proof.take((4,))
-            params = np.array([evaluation.word, z.word, mask_message.word, mask_message.shape[0], m, answer.word, 0,
-                               0], np.uint32)
-            state.batch().dispatch(kernel, [regions.scratch.buffer, regions.proof.buffer], params, 1)
+            head = [0, z.word, mask_message.word, mask_message.shape[0], m, 0, 0, 0]
+            # the answer made and observed in one launch: its observation (and what follows) the kernel's epilogue
+            transcript.defer(TailLaunch(kernel, [(io, head, 1)], out=(answer.word, answer.word + 4), out_field=5,
+                                        reads=((0, evaluation.word, evaluation.word + 4),)))
             transcript.observe(answer)
             out.zs.append(z)
             out.evaluations.append(evaluation)

@@ -93,59 +93,90 @@ class Commitments:
         return Commitment(root, height, padded, True, handle=(split.wrap(rt, matrix, height, 4 * padded), levels))
 
     def forest_fits(self, count: int, log_height: int, columns: int) -> bool:
-        """Whether ``commit_matrices`` can commit ``count`` matrices of this shape at once on this runtime: every
-        level of the shared tree in one buffer, and each matrix at an aligned offset of the shared one."""
-        rt = self.state.drivers
-        binding_limit, buffer_limit, alignment = split.runtime_limits(rt)
-        trees = forest_size(count)
-        matrix_bytes = 4 * 4 * (1 << (columns - 1).bit_length()) << log_height
-        return (count >= 2 and matrix_bytes % alignment == 0 and trees * matrix_bytes <= self.state.window_limit
-                and merkle.packed_levels(trees << log_height, binding_limit, buffer_limit, alignment)[0] == 0)
+        """Whether ``commit_matrices`` can commit ``count`` matrices of this shape at once on this runtime
+        (``forest_fits_shapes``)."""
+        return self.forest_fits_shapes([(count, log_height, columns)])
+
+    def forest_fits_shapes(self, shapes) -> bool:
+        """Whether ``commit_forest`` can commit matrices of ``shapes`` ((count, log_height, columns) each) at once on
+        this runtime: two trees or more, every level of the shared tree in one buffer, each shape's matrices in one
+        binding at aligned offsets, and each tree's leaves at an aligned offset of the shared leaf level."""
+        binding_limit, buffer_limit, alignment = split.runtime_limits(self.state.drivers)
+        if sum(count for count, _, _ in shapes) < 2:
+            return False
+        for count, log_height, columns in shapes:
+            matrix_bytes = 16 * (1 << (columns - 1).bit_length()) << log_height
+            if (matrix_bytes % alignment or count * matrix_bytes > self.state.window_limit
+                    or (4 * merkle.DIGEST << log_height) % alignment):
+                return False
+        rows = forest_size(sum(count << log_height for count, log_height, _ in shapes))
+        return merkle.packed_levels(rows, binding_limit, buffer_limit, alignment)[0] == 0
 
     def commit_matrices(self, matrix, count: int, log_height: int, columns: int) -> list[Commitment]:
-        """Commit, in the running proof, ``count`` coefficient matrices of one shape, each as ``commit_matrix``
-        commits it, in one set of launches (the hiding proof's mask oracles, fixed by the draws alone, are several
-        small trees of the same shape, each launch of which costs its latency). ``matrix`` (an ``RtBuffer``)
-        holds ``forest_size(count)`` matrices back to back, matrix t at byte ``t * 16 P 2^log_height`` (rows as
-        ``commit_matrix`` takes them, P = next_pow2(``columns``)); those past ``count`` are hashed and never read.
-        Each matrix gets its own column NTT; then one tree over all their rows: a power of two of trees side by
-        side, each matrix's tree is the subtree whose root is node t of level ``log_height``. The ``count`` roots
-        are copied into the proof region; each commitment's root is its digest there, its codeword and levels
-        views of the shared ones (released with any of them; hold them all until the last is opened). Nothing is
-        observed: the caller observes each root where the protocol does. ``forest_fits`` must hold."""
+        """``commit_forest`` of ``count`` matrices of one shape, back to back in ``matrix``: their commitments."""
+        return self.commit_forest([(matrix, count, log_height, columns)])[0]
+
+    def commit_forest(self, parts) -> list[list[Commitment]]:
+        """Commit, in the running proof, every coefficient matrix of ``parts`` as ``commit_matrix`` commits it, in
+        one set of launches (the hiding proof's mask oracles, fixed by the draws alone, are several small trees, and
+        each launch costs its latency). A part (matrix, count, log_height, columns) is ``count`` matrices of one
+        shape back to back in ``matrix`` (an ``RtBuffer``; matrix t at byte t 16 P 2^log_height, P =
+        next_pow2(columns)). Each matrix gets its own column NTT and each part's leaves one launch; then one tree
+        over all their rows, the taller trees first (so each tree starts at a multiple of its height): each
+        matrix's tree is the subtree whose root is node first >> log_height of level log_height, first its first
+        row. The rows past the last tree, up to a power of two, are never written and their nodes never read.
+        The roots are copied into the proof region; each commitment's root is its digest there, its codeword and
+        levels views of the shared ones (released with any of them; hold them all until the last is opened).
+        Returns the commitments per part, in order. Nothing is observed: the caller observes each root where the
+        protocol does. ``forest_fits_shapes`` must hold."""
         state = self.state
-        if not self.forest_fits(count, log_height, columns):
-            raise ValueError(f"commit_matrices: {count} trees of 2^{log_height} rows of {columns} EF columns do not "
-                             f"share one tree on this runtime")
+        shapes = [(count, log_height, columns) for _, count, log_height, columns in parts]
+        if not self.forest_fits_shapes(shapes):
+            raise ValueError(f"commit_forest: matrices of shapes {shapes} (count, log2 rows, EF columns) do not share "
+                             f"one tree on this runtime")
         rt, batch = state.drivers, state.batch()
-        padded, width = 4 * (1 << (columns - 1).bit_length()), 4 * columns
-        height, trees = 1 << log_height, forest_size(count)
-        matrix_bytes = 4 * padded * height
-        field = state.layout.field.name
-        for t in range(count):
-            ntt.ntt_columns(rt, batch, RtView(matrix, t * matrix_bytes, matrix_bytes), log_height, padded,
-                            rows_reversed=True, field=field)
-        leaves = matrix
-        if padded != width:
-            leaves = state.pool.alloc(4 * width * height * trees)
-            state.session.after_submit.append(leaves)  # back to the pool once the session is submitted
-            n_words = width * height * trees
-            batch.dispatch(rt.kernel("compact_rows"), [matrix, leaves], np.array([n_words, padded, width, 0], np.uint32),
-                           workgroups(n_words))
-        levels, last = merkle.record_tree(rt, batch, leaves, height * trees, width, **self._tree_options())
+        field, options = state.layout.field.name, self._tree_options()
+        firsts, at = {}, 0
+        for p in sorted(range(len(parts)), key=lambda p: -parts[p][2]):
+            firsts[p] = at
+            at += parts[p][1] << parts[p][2]
+        levels = merkle.alloc_tree(rt, forest_size(at))
+        leaf_level, leaf_offset = levels[0].buffers[0], levels[0].offset
+        for p, (matrix, count, log_height, columns) in enumerate(parts):
+            padded, width = 4 * (1 << (columns - 1).bit_length()), 4 * columns
+            rows, matrix_bytes = count << log_height, 4 * padded << log_height
+            for t in range(count):
+                ntt.ntt_columns(rt, batch, RtView(matrix, t * matrix_bytes, matrix_bytes), log_height, padded,
+                                rows_reversed=True, field=field)
+            leaves = matrix
+            if padded != width:
+                leaves = state.pool.alloc(4 * width * rows)
+                state.session.after_submit.append(leaves)  # back to the pool once the session is submitted
+                batch.dispatch(rt.kernel("compact_rows"), [matrix, leaves],
+                               np.array([width * rows, padded, width, 0], np.uint32), workgroups(width * rows))
+            digests = RtView(leaf_level, leaf_offset + 4 * merkle.DIGEST * firsts[p], 4 * merkle.DIGEST * rows)
+            merkle.hash_leaves(rt, batch, leaves, digests, rows, width, **options)
+        last = merkle.record_levels(rt, batch, levels, options.get("field", "babybear"))
         if last is not None:
             last.record(rt, batch)
-        roots = state.session.regions.proof.take((count, merkle.DIGEST))
-        batch.copy(*levels[log_height].locate(0), roots.buffer, roots.offset, roots.nbytes)
+        roots = state.session.regions.proof.take((sum(shape[0] for shape in shapes), merkle.DIGEST))
+        out, k = [], 0
+        for p, (matrix, count, log_height, columns) in enumerate(parts):
+            height, padded = 1 << log_height, 1 << (columns - 1).bit_length()
+            matrix_bytes = 16 * padded * height
+            out.append([])
+            for t in range(count):
+                first = firsts[p] + t * height
+                batch.copy(*levels[log_height].locate(first >> log_height), roots.buffer,
+                           roots.offset + 4 * merkle.DIGEST * k, 4 * merkle.DIGEST)
+                codeword = split.SplitArray([matrix], height, 16 * padded, height, height, t * matrix_bytes)
+                own = [split.SplitArray(level.buffers, height >> d, merkle.DIGEST * 4, height >> d, height >> d,
+                                        level.offset + (first >> d) * merkle.DIGEST * 4)
+                       for d, level in enumerate(levels[:log_height + 1])]
+                out[-1].append(Commitment(roots[k], height, 4 * padded, True, handle=(codeword, own)))
+                k += 1
         state.submit()
-        commitments = []
-        for t in range(count):
-            codeword = split.SplitArray([matrix], height, 4 * padded, height, height, t * matrix_bytes)
-            own = [split.SplitArray(level.buffers, height >> d, merkle.DIGEST * 4, height >> d, height >> d,
-                                    level.offset + t * (height >> d) * merkle.DIGEST * 4)
-                   for d, level in enumerate(levels[:log_height + 1])]
-            commitments.append(Commitment(roots[t], height, padded, True, handle=(codeword, own)))
-        return commitments
+        return out
 
     def interleave_columns(self, table: DeviceBuffer, randomness, log_folding: int, rows: int,
                            source: tuple | None = None):

@@ -53,7 +53,8 @@ from ....field import Field
 from .config import ZkWhirConfig
 from .device_draws import KEY_SLOT, commitment_samples, opening_layout
 from .device_inputs import DeviceInputs
-from .device_run import DIGEST, HostDraws, OpeningRun, log2
+from .device_run import DIGEST, OpeningRun, log2
+from .host_draws import HostDraws
 from .prover import zk_challenger
 
 

@@ -20,11 +20,11 @@ from ....backends.base import DeviceBuffer
 from ....backends.code_switch import CodeSwitchPlan
 from ....backends.device_transcript import NOT_FOUND
 from ....backends.device_values import DeviceQueries, DeviceValue, resolve_openings, resolve_value
-from ....backends.gpu.commit import forest_size
 from ....backends.gpu.geometry import EF_BYTES
 from ....runtime.base import RtView
 from ..proof import MerkleCap, QueryOpenings
 from .device_draws import DeviceDraws
+from .host_draws import HostDraws, set_starts
 from .proof import BaseCaseZkProof, BlindedMask, MaskOpeningPair, ZkRoundProof, ZkSumcheckData, ZkWhirProof
 
 DIGEST = 8
@@ -52,66 +52,6 @@ class _Ledger:
     randomness: list = dataclass_field(default_factory=list)
     covectors: list = dataclass_field(default_factory=list)
     groups: list = dataclass_field(default_factory=list)
-
-
-@dataclass
-class HostDraws:
-    """The second session's named inputs, what a replay writes. Drawn on the host (``draw``: the final proof of
-    work on the compiled search, the positions by ``distinct_query_indices``): ``witness`` the final proof of work's
-    witness (None without one), which only the proof holds, and ``sets`` the position sets (uint32 ascending: the
-    final positions, then each mask group's), written as the one input ("positions",) (``positions_words``). Or,
-    where the device searches and draws (``device``): ("challenger",), the host challenger's words for it."""
-
-    inputs: dict
-    witness: int | None = None
-    sets: tuple = ()
-
-    @classmethod
-    def device(cls, challenger_words: np.ndarray) -> "HostDraws":
-        return cls({("challenger",): challenger_words})
-
-    @classmethod
-    def draw(cls, config, challenger, blinded, before_compiled=None, align_words: int = 1) -> "HostDraws":
-        """Observe ``blinded`` (the blinded vectors' words) on ``challenger`` (the host's, before them), then grind
-        and draw in the transcript's order: one compiled call from the absorb to the last draw where it can
-        (``DuplexChallenger.observe_grind_draw``; ``before_compiled``: its). ``align_words``: where each set starts
-        in ("positions",) (``positions_words``)."""
-        from ....protocol.query_indices import folded_domain_size  # noqa: PLC0415 - host path only
-
-        _, _, domain_size = config.source_code()
-        sets = [(domain_size, config.final_queries)]
-        sets += [(group.shape.domain_size, config.mask_queries) for group in config.mask_groups()]
-        # distinct_query_indices of each set in turn, in one call: its draws are those of consecutive calls
-        sizes = [folded_domain_size(size, 0, count) for size, count in sets]
-        sets = [(log2(size), min(count, size)) for size, (_, count) in zip(sizes, sets)]
-        witness = None
-        if config.final_pow_bits > 0:  # the absorb, the search and the draws in one call
-            witness, drawn = challenger.observe_grind_draw(blinded, config.final_pow_bits, sets, before_compiled)
-            witness = int(witness)
-        else:
-            challenger.observe_many(blinded, before_compiled)
-            drawn = challenger.distinct_uniform_sets(sets)
-        drawn = tuple(np.array(sorted(draws), np.uint32) for draws in drawn)
-        return cls({("positions",): positions_words(drawn, align_words)}, witness, drawn)
-
-
-def set_starts(counts, align_words: int) -> list[int]:
-    """Where each of position sets of ``counts`` entries starts in ``positions_words``, and (last) its length:
-    every start a multiple of ``align_words`` (so each set binds as a window of its own)."""
-    starts = [0]
-    for count in counts:
-        starts.append(starts[-1] + -(-max(1, int(count)) // align_words) * align_words)
-    return starts
-
-
-def positions_words(sets, align_words: int) -> np.ndarray:
-    """The position sets one after another at ``set_starts``, zeros between: the one write the second session's
-    positions take."""
-    starts = set_starts([len(x) for x in sets], align_words)
-    words = np.zeros(starts[-1], np.uint32)
-    for start, values in zip(starts, sets):
-        words[start:start + len(values)] = values
-    return words
 
 
 class OpeningRun:
@@ -257,17 +197,23 @@ class OpeningRun:
         return shapes
 
     def _oracle_storage(self, layout) -> tuple[list, dict]:
-        """(forests: (shape, members, one buffer for all their matrices) where ``Commitments.forest_fits``, the
-        other oracles' matrices: {member: (shape, buffer)})."""
-        forests, lone = [], {}
+        """(forests: each a list of (shape, members, one buffer for their matrices), committed together
+        (``Commitments.commit_forest``): every oracle in one forest where ``forest_fits_shapes`` allows it, else a
+        forest per shape where ``forest_fits`` does; the other oracles' matrices: {member: (shape, buffer)})."""
+        shapes = self._oracle_shapes(layout)
         commitments, pool = self.backend.commitments, self.state.pool
-        for (log_rows, columns), members in self._oracle_shapes(layout).items():
-            matrix_bytes = EF_BYTES * pow2_at_least(columns) << log_rows
-            if commitments.forest_fits(len(members), log_rows, columns):
-                forests.append(((log_rows, columns), members,
-                                pool.alloc(forest_size(len(members)) * matrix_bytes, False)))
+
+        def storage(count: int, log_rows: int, columns: int):
+            return pool.alloc(count * EF_BYTES * pow2_at_least(columns) << log_rows, False)
+
+        if commitments.forest_fits_shapes([(len(members), *shape) for shape, members in shapes.items()]):
+            return [[(shape, members, storage(len(members), *shape)) for shape, members in shapes.items()]], {}
+        forests, lone = [], {}
+        for shape, members in shapes.items():
+            if commitments.forest_fits(len(members), *shape):
+                forests.append([(shape, members, storage(len(members), *shape))])
             else:
-                lone.update((member, ((log_rows, columns), pool.alloc(matrix_bytes, False))) for member in members)
+                lone.update((member, (shape, storage(1, *shape))) for member in members)
         return forests, lone
 
     def _record_matrix(self, member: tuple, matrix, log_rows: int) -> None:
@@ -275,15 +221,18 @@ class OpeningRun:
         (self.draws.batch_matrix if kind == "batch" else self.draws.group_matrix)(index, matrix, log_rows)
 
     def _commit_forests(self, forests: list) -> dict:
-        """The forests' oracles made and committed (``Commitments.commit_matrices``): {member: commitment}, each
+        """The forests' oracles made and committed (``Commitments.commit_forest``): {member: commitment}, each
         held until the second session (which opens it) is submitted."""
         oracles = {}
-        for (log_rows, columns), members, matrix in forests:
-            matrix_bytes = EF_BYTES * pow2_at_least(columns) << log_rows
-            for t, member in enumerate(members):
-                self._record_matrix(member, RtView(matrix, t * matrix_bytes, matrix_bytes), log_rows)
-            oracles.update(zip(members, self.backend.commitments.commit_matrices(matrix, len(members), log_rows,
-                                                                                  columns)))
+        for forest in forests:
+            for (log_rows, columns), members, matrix in forest:
+                matrix_bytes = EF_BYTES * pow2_at_least(columns) << log_rows
+                for t, member in enumerate(members):
+                    self._record_matrix(member, RtView(matrix, t * matrix_bytes, matrix_bytes), log_rows)
+            committed = self.backend.commitments.commit_forest(
+                [(matrix, len(members), *shape) for shape, members, matrix in forest])
+            for (_, members, _), commitments in zip(forest, committed):
+                oracles.update(zip(members, commitments))
         return oracles
 
     def _oracle(self, member: tuple):

@@ -1,0 +1,72 @@
+"""The second session's draws where the host makes them (``HostDraws``): a hiding proof on a GPU whose final proof
+of work is short finds the witness and every final and mask-group position on the host, in one compiled call with
+the blinded vectors' absorb (``DuplexChallenger.observe_grind_draw``), and writes the positions as one named input.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ....backends.gpu.geometry import log2
+
+
+@dataclass
+class HostDraws:
+    """The second session's named inputs, what a replay writes. Drawn on the host (``draw``: the final proof of
+    work on the compiled search, the positions by ``distinct_query_indices``): ``witness`` the final proof of work's
+    witness (None without one), which only the proof holds, and ``sets`` the position sets (uint32 ascending: the
+    final positions, then each mask group's), written as the one input ("positions",) (``positions_words``). Or,
+    where the device searches and draws (``device``): ("challenger",), the host challenger's words for it."""
+
+    inputs: dict
+    witness: int | None = None
+    sets: tuple = ()
+
+    @classmethod
+    def device(cls, challenger_words: np.ndarray) -> "HostDraws":
+        return cls({("challenger",): challenger_words})
+
+    @classmethod
+    def draw(cls, config, challenger, blinded, before_compiled=None, align_words: int = 1) -> "HostDraws":
+        """Observe ``blinded`` (the blinded vectors' words) on ``challenger`` (the host's, before them), then grind
+        and draw in the transcript's order: one compiled call from the absorb to the last draw where it can
+        (``DuplexChallenger.observe_grind_draw``; ``before_compiled``: its). ``align_words``: where each set starts
+        in ("positions",) (``positions_words``)."""
+        from ....protocol.query_indices import folded_domain_size  # noqa: PLC0415 - host path only
+
+        _, _, domain_size = config.source_code()
+        sets = [(domain_size, config.final_queries)]
+        sets += [(group.shape.domain_size, config.mask_queries) for group in config.mask_groups()]
+        # distinct_query_indices of each set in turn, in one call: its draws are those of consecutive calls
+        sizes = [folded_domain_size(size, 0, count) for size, count in sets]
+        sets = [(log2(size), min(count, size)) for size, (_, count) in zip(sizes, sets)]
+        witness = None
+        if config.final_pow_bits > 0:  # the absorb, the search and the draws in one call
+            witness, drawn = challenger.observe_grind_draw(blinded, config.final_pow_bits, sets, before_compiled)
+            witness = int(witness)
+        else:
+            challenger.observe_many(blinded, before_compiled)
+            drawn = challenger.distinct_uniform_sets(sets)
+        drawn = tuple(np.array(sorted(draws), np.uint32) for draws in drawn)
+        return cls({("positions",): positions_words(drawn, align_words)}, witness, drawn)
+
+
+def set_starts(counts, align_words: int) -> list[int]:
+    """Where each of position sets of ``counts`` entries starts in ``positions_words``, and (last) its length:
+    every start a multiple of ``align_words`` (so each set binds as a window of its own)."""
+    starts = [0]
+    for count in counts:
+        starts.append(starts[-1] + -(-max(1, int(count)) // align_words) * align_words)
+    return starts
+
+
+def positions_words(sets, align_words: int) -> np.ndarray:
+    """The position sets one after another at ``set_starts``, zeros between: the one write the second session's
+    positions take."""
+    starts = set_starts([len(x) for x in sets], align_words)
+    words = np.zeros(starts[-1], np.uint32)
+    for start, values in zip(starts, sets):
+        words[start:start + len(values)] = values
+    return words
