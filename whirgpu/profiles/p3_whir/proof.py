@@ -61,7 +61,7 @@ def _words(value, tail: tuple[int, ...], what: str) -> np.ndarray:
     if array.ndim != ndim or (tail and array.shape[-len(tail):] != tail):
         shape = "(n" + "".join(f", {t}" for t in tail) + ")"
         raise ProofFormatError(f"{what}: expected an array of shape {shape}, got {array.shape}")
-    if array.size and (int(array.min()) < 0 or int(array.max()) >> 32):
+    if array.size and array.dtype != np.uint32 and (int(array.min()) < 0 or int(array.max()) >> 32):
         raise ProofFormatError(f"{what}: words must lie in [0, 2^32)")
     array = np.array(array, dtype=np.uint32)  # a private copy, so freezing it freezes nothing of the caller's
     array.setflags(write=False)

@@ -287,8 +287,10 @@ class DeviceOpening:
             except BaseException:
                 second.release(state.pool, second_set)
                 raise
+            pruning = []  # found from the host's positions while the device gathers the openings
             query_words = self._run_program(second, lambda source: drawn.inputs[source] if source in drawn.inputs
-                                            else words_of(source), None, second_set)
+                                            else words_of(source), lambda: pruning.append(run.pruning(drawn)),
+                                            second_set)
         finally:
             state.building.release()
         self.backend.replay.replays += 1
@@ -296,7 +298,7 @@ class DeviceOpening:
             index = int(check.read(words)[0])
             if index != NOT_FOUND:
                 raise non_canonical(index, int(inputs.polynomial[index]), what, prime=self.field.P)
-        return None if first_part is None else run.resolve_queries(first_part, query_words, drawn)
+        return None if first_part is None else run.resolve_queries(first_part, query_words, drawn, pruning[0])
 
     def _absorb_beside(self, run: OpeningRun, words: np.ndarray) -> tuple:
         """(``run.resolve_first(words)``, ``_second_inputs(run, words)``): the blinded vectors absorbed (and the

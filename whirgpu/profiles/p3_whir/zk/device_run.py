@@ -20,6 +20,7 @@ from ....backends.base import DeviceBuffer
 from ....backends.code_switch import CodeSwitchPlan
 from ....backends.device_transcript import NOT_FOUND
 from ....backends.device_values import DeviceQueries, DeviceValue, resolve_openings, resolve_value
+from ....native.prune import prune_many
 from ....backends.gpu.geometry import EF_BYTES
 from ....runtime.base import RtView
 from ..proof import MerkleCap, QueryOpenings
@@ -486,17 +487,54 @@ class OpeningRun:
                 tuple(BlindedMask(read(m).reshape(-1, 4), read(t).reshape(-1, 4)) for m, t in self.blinded_masks))
         return _cap(read(self.commitment_root)), values, tuple(sumchecks), tuple(mask_roots), tuple(rounds), base
 
-    def resolve_queries(self, first: tuple, query_words: np.ndarray, drawn: "HostDraws | None" = None):
+    def _second_openings(self) -> list:
+        """The second session's openings in proof order, each with the position set it opens (0 the final one)."""
+        pairs = [(self.source_openings[0], 0), (self.fresh_openings, 0)]
+        for g, (_, carried, fresh) in enumerate(self.group_openings):
+            pairs += [(carried, g + 1), (fresh, g + 1)]
+        return pairs
+
+    def pruning(self, drawn: "HostDraws") -> list | None:
+        """Per opening of the second session (proof order), which digests of its paths its pruned multiproof keeps,
+        as positions (slot * depth + level) into them: from the host's position sets alone (``prune_many`` over
+        position ids), so a replay finds them while the session runs. None where the positions are the device's
+        or an opening is not pruned."""
+        openings = self._second_openings()
+        if not drawn.sets or any(value.indices is None for value, _ in openings):
+            return None
+        jobs = []
+        for value, k in openings:
+            indices, depth = drawn.sets[k], value.siblings.shape[1]
+            ids = np.arange(indices.size * depth, dtype=np.uint32).reshape(indices.size, depth, 1)
+            jobs.append((indices.astype(np.int64), ids))
+        return [kept.reshape(-1) for kept in prune_many(jobs)]
+
+    def _resolve_openings(self, query_words: np.ndarray, drawn, pruning) -> list:
+        """(rows, pruned siblings) of each of the second session's openings: cut by ``pruning`` (``pruning(drawn)``,
+        computed now when None), else pruned from the indices read back."""
+        openings = self._second_openings()
+        if pruning is None and drawn is not None:
+            pruning = self.pruning(drawn)
+        if pruning is None:
+            return resolve_openings(query_words, [value for value, _ in openings])
+        out = []
+        for (value, k), kept in zip(openings, pruning):
+            count = drawn.sets[k].size
+            paths = value.siblings.read(query_words)[:count].reshape(-1, DIGEST)
+            out.append((value.rows.read(query_words)[:count], paths[kept]))
+        return out
+
+    def resolve_queries(self, first: tuple, query_words: np.ndarray, drawn: "HostDraws | None" = None,
+                        pruning: list | None = None):
         """(commitment cap, proof): ``resolve_first``'s part and the second session's (``query_words``), the final
-        witness ``drawn``'s where the host drew (``HostDraws``), else read back; None when its proof of work found
-        no witness in range."""
+        witness ``drawn``'s where the host drew (``HostDraws``), else read back, and the multiproofs cut by
+        ``pruning`` where given; None when its proof of work found no witness in range."""
         read_q = lambda value: np.asarray(value.read(query_words), np.uint32).copy()  # noqa: E731
         if any(int(read_q(w).reshape(-1)[0]) == NOT_FOUND for w in self.query_witnesses):
             return None
         cap, values, sumchecks, mask_roots, rounds, base = first
-        opened, kind = self.source_openings
-        resolved = iter(resolve_openings(query_words, [opened, self.fresh_openings] + [
-            value for _, carried, fresh in self.group_openings for value in (carried, fresh)]))
+        kind = self.source_openings[1]
+        resolved = iter(self._resolve_openings(query_words, drawn, pruning))
         source, fresh_main = next(resolved), next(resolved)
         mask_openings = []
         for width, _, _ in self.group_openings:
