@@ -3,8 +3,8 @@ launch program, ``zk/device_opening.py``; KoalaBear, one column of 2^n, upstream
 instance of ``benchmarks.zk_backend_prover``), with timers, no profiler, around the replay's steps: the forks'
 keys drawn, each recorded program run (its writes, encoding and submissions, and the wait for its proof region,
 shown apart), the host absorbing the blinded vectors and, for a short final proof of work, grinding it and drawing
-the positions, and resolving each session's part of the proof (the first's
-on a worker thread, beside the absorb and the second session: its time overlaps theirs). Per n: 3 untimed proofs
+the positions, and resolving each session's part of the proof (the first's while the device runs the second
+session: its time is inside that program's). Per n: 3 untimed proofs
 (the third is the first replay), then 5 timed, one column each. Nothing here asserts a time.
 
 Usage: python3 -m benchmarks.zk_replay_phases [N ...]   (default 20)

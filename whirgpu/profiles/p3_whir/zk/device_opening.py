@@ -32,12 +32,8 @@ there.
 
 from __future__ import annotations
 
-import os
-import threading
 import weakref
 from collections import OrderedDict
-from concurrent.futures import ThreadPoolExecutor
-from functools import lru_cache
 
 import numpy as np
 
@@ -79,17 +75,6 @@ _PROGRAMS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 # The most proof-of-work bits the host searches for the second session (2^12 candidates expected: well under a
 # millisecond on one core with the compiled search, where the device's search and draws cost a session's kernels)
 HOST_GRIND_BITS = 12
-
-
-@lru_cache(maxsize=1)
-def _worker() -> ThreadPoolExecutor:
-    """The threads that absorb a replay's blinded vectors while its own thread resolves (made on first use; a
-    forked child makes its own, the parent's threads not being there)."""
-    return ThreadPoolExecutor(max_workers=4, thread_name_prefix="whirgpu-zk-absorb")
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_worker.cache_clear)
 
 
 def recorded_programs(backend) -> _Programs:
@@ -206,19 +191,19 @@ class DeviceOpening:
         a shape's recording must not change with that (without it the numpy search takes some milliseconds)."""
         return self.config.final_pow_bits <= HOST_GRIND_BITS
 
-    def _second_inputs(self, run: OpeningRun, words: np.ndarray, before_compiled=None) -> HostDraws:
+    def _second_inputs(self, run: OpeningRun, words: np.ndarray) -> HostDraws:
         """The host challenger after the first session and the blinded vectors (read back there; one compiled
-        absorb, ``before_compiled``: ``observe_many``'s), then the second session's named inputs: the witness and
-        positions drawn from it (``host_draws``), else its words as the device challenger's ("challenger",)."""
+        absorb), then the second session's named inputs: the witness and positions drawn from it (``host_draws``),
+        else its words as the device challenger's ("challenger",)."""
         if run.host_challenger is None:  # one made per recording (its domain separator absorbed), copied after
             run.host_challenger = zk_challenger(self.config, self.field)
         challenger = run.host_challenger.clone()
         load_challenger(challenger, run.final_state.read(words))
         # one absorb of them all: observing words in order does not depend on how the calls split them
         if run.draws_on_host:
-            return HostDraws.draw(self.config, challenger, words[run.blinded_words], before_compiled,
-                                  max(1, int(self.backend.state.rt.offset_alignment) // 4))
-        challenger.observe_many(words[run.blinded_words], before_compiled)
+            return HostDraws.draw(self.config, challenger, words[run.blinded_words],
+                                  align_words=max(1, int(self.backend.state.rt.offset_alignment) // 4))
+        challenger.observe_many(words[run.blinded_words])
         return HostDraws.device(challenger_words(challenger.sponge_state, challenger.input_buffer,
                                                  len(challenger.output_buffer)))
 
@@ -283,14 +268,19 @@ class DeviceOpening:
 
             try:  # the second session encoded while the device runs the first: then only written and sent
                 words = self._run_program(first, words_of, ahead)
-                first_part, drawn = self._absorb_beside(run, words)
+                # the absorb first, alone: the second session waits for it, and the rest can wait for the session
+                drawn = self._second_inputs(run, words)
             except BaseException:
                 second.release(state.pool, second_set)
                 raise
-            pruning = []  # found from the host's positions while the device gathers the openings
+            parts = []
+
+            def meanwhile():  # while the device gathers the openings: the first session's part, the multiproofs' cut
+                parts.extend((run.resolve_first(words), run.pruning(drawn)))
+
             query_words = self._run_program(second, lambda source: drawn.inputs[source] if source in drawn.inputs
-                                            else words_of(source), lambda: pruning.append(run.pruning(drawn)),
-                                            second_set)
+                                            else words_of(source), meanwhile, second_set)
+            first_part, pruning = parts
         finally:
             state.building.release()
         self.backend.replay.replays += 1
@@ -298,27 +288,7 @@ class DeviceOpening:
             index = int(check.read(words)[0])
             if index != NOT_FOUND:
                 raise non_canonical(index, int(inputs.polynomial[index]), what, prime=self.field.P)
-        return None if first_part is None else run.resolve_queries(first_part, query_words, drawn, pruning[0])
-
-    def _absorb_beside(self, run: OpeningRun, words: np.ndarray) -> tuple:
-        """(``run.resolve_first(words)``, ``_second_inputs(run, words)``): the blinded vectors absorbed (and the
-        host's draws made) on a worker thread while this one resolves; once the worker is inside the compiled
-        absorb (``started``), which lets Python threads run, the two overlap."""
-        started = threading.Event()
-
-        def absorb():
-            try:
-                return self._second_inputs(run, words, started.set)
-            finally:
-                started.set()
-
-        absorbing = _worker().submit(absorb)
-        started.wait()
-        try:
-            first_part = run.resolve_first(words)
-        finally:
-            challenger = absorbing.result()
-        return first_part, challenger
+        return None if first_part is None else run.resolve_queries(first_part, query_words, drawn, pruning)
 
     def _run_program(self, program: LaunchProgram, words_of, meanwhile=None, region_set=None) -> np.ndarray:
         """One recorded session executed with the inputs ``words_of`` gives: its proof region's words.
