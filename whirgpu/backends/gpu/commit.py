@@ -77,12 +77,7 @@ class Commitments:
             raise ValueError(f"commit_matrix: a {height} x {padded}-word matrix exceeds one binding")
         field = state.layout.field.name
         ntt.ntt_columns(rt, batch, matrix, log_height, padded, rows_reversed=True, field=field)
-        leaves = matrix
-        if padded != width:
-            leaves = state.pool.alloc(4 * width * height)
-            state.session.after_submit.append(leaves)  # back to the pool once the session is submitted
-            batch.dispatch(rt.kernel("compact_rows"), [matrix, leaves],
-                           np.array([width * height, padded, width, 0], np.uint32), workgroups(width * height))
+        leaves = self._leaves(batch, matrix, height, padded, width)
         levels, last = merkle.record_tree(rt, batch, leaves, height, width, **self._tree_options())
         root = state.session.regions.proof.take((merkle.DIGEST,))
         if last is None:
@@ -91,6 +86,19 @@ class Commitments:
         if last is not None:
             state.session.transcript.defer(self._root_launch(last, root))
         return Commitment(root, height, padded, True, handle=(split.wrap(rt, matrix, height, 4 * padded), levels))
+
+    def _leaves(self, batch, matrix, rows: int, padded: int, width: int):
+        """The rows of ``matrix`` (``rows`` of ``padded`` words) as leaves of ``width`` words: ``matrix`` itself
+        where they are the same, else a pooled copy cut by ``compact_rows`` (back to the pool once the session is
+        submitted)."""
+        if padded == width:
+            return matrix
+        state = self.state
+        leaves = state.pool.alloc(4 * width * rows)
+        state.session.after_submit.append(leaves)
+        batch.dispatch(state.drivers.kernel("compact_rows"), [matrix, leaves],
+                       np.array([width * rows, padded, width, 0], np.uint32), workgroups(width * rows))
+        return leaves
 
     def forest_fits(self, count: int, log_height: int, columns: int) -> bool:
         """Whether ``commit_matrices`` can commit ``count`` matrices of this shape at once on this runtime
@@ -148,12 +156,7 @@ class Commitments:
             for t in range(count):
                 ntt.ntt_columns(rt, batch, RtView(matrix, t * matrix_bytes, matrix_bytes), log_height, padded,
                                 rows_reversed=True, field=field)
-            leaves = matrix
-            if padded != width:
-                leaves = state.pool.alloc(4 * width * rows)
-                state.session.after_submit.append(leaves)  # back to the pool once the session is submitted
-                batch.dispatch(rt.kernel("compact_rows"), [matrix, leaves],
-                               np.array([width * rows, padded, width, 0], np.uint32), workgroups(width * rows))
+            leaves = self._leaves(batch, matrix, rows, padded, width)
             digests = RtView(leaf_level, leaf_offset + 4 * merkle.DIGEST * firsts[p], 4 * merkle.DIGEST * rows)
             merkle.hash_leaves(rt, batch, leaves, digests, rows, width, **options)
         last = merkle.record_levels(rt, batch, levels, options.get("field", "babybear"))
