@@ -48,17 +48,34 @@ class DeviceMemory:
         self.state = state
 
 
+    def reserve(self, shape: tuple) -> SplitArray:
+        """Storage for a later ``upload`` (``into``) of a uint32 array of ``shape``, taken now: a caller that
+        launches work before writing its input takes the input's storage first, so that no launch of the proof
+        has used it when the host writes it (a host-visible buffer is written directly, not in queue order)."""
+        entries = shape[0] if shape else 1
+        return self.state.new_table(entries, 4 * int(np.prod(shape)) // max(entries, 1), True)
+
     def upload(self, array: np.ndarray, mode: StorageMode = StorageMode.SHARED,
-               source: str | None = None) -> DeviceBuffer:
+               source: str | None = None, into: SplitArray | None = None) -> DeviceBuffer:
         """``mode`` says what the table is to the caller (SHARED: an input; PRIVATE: a starting value the device
         then updates, such as zero weights); the buffer gets the mode the policy gives that role. ``source``: the
-        proof input the words are, for a recording (each buffer's write named (source, first word, end))."""
+        proof input the words are, for a recording (each buffer's write named (source, first word, end)).
+        ``into``: storage ``reserve`` took for this shape (SHARED only), written instead of new storage."""
         array = np.ascontiguousarray(array, dtype=np.uint32)
         host_facing = mode is StorageMode.SHARED
         entries = array.shape[0] if array.ndim else 1
         elem = array.nbytes // max(entries, 1)
         words = array.reshape(-1)
-        if array.nbytes <= self.state.buffer_limit:
+        if into is not None:
+            if not host_facing or (into.rows, into.row_bytes) != (entries, elem):
+                raise ValueError(f"upload into storage of {into.rows} x {into.row_bytes} B: the array is "
+                                 f"{entries} x {elem} B ({mode.name})")
+            table = into
+            per = table.buffer_rows * elem // 4
+            for i, buffer in enumerate(table.buffers):
+                self.state.drivers.write(buffer, words[i * per:(i + 1) * per],
+                                         source=(source, i * per, (i + 1) * per) if source else None)
+        elif array.nbytes <= self.state.buffer_limit:
             table = SplitArray([self.state.upload_words(array, host_facing,
                                                         source=(source, 0, words.size) if source else None)],
                                entries, elem, entries, entries)
@@ -70,11 +87,12 @@ class DeviceMemory:
                                          source=(source, i * per, (i + 1) * per) if source else None)
         return DeviceBuffer(table, array.shape, table.mode)
 
-    def upload_canonical(self, source: np.ndarray | DeviceTable) -> DeviceBuffer:
+    def upload_canonical(self, source: np.ndarray | DeviceTable, into: SplitArray | None = None) -> DeviceBuffer:
         """The canonical words of ``source`` (a C-contiguous uint32 array, written to a new table and converted
         there; or a ``DeviceTable``, converted into a new table) as Montgomery words, range-checked on the device:
         in a proof the check is read with the proof (``end_proof`` raises ``non_canonical`` before returning any
-        value); called outside one, it is read at once."""
+        value); called outside one, it is read at once. ``into``: storage ``reserve`` took for ``source``'s
+        words, used instead of a new table."""
         if self.state.session is None:
             with self.state.host_call(proof_words=1) as session:
                 table = self.upload_canonical(source)
@@ -87,7 +105,10 @@ class DeviceMemory:
                     and source.flags.c_contiguous):
                 raise ValueError("upload_canonical takes a C-contiguous 1-D uint32 array or a DeviceTable")
             n = source.shape[0]
-        table = self.state.new_table(n, 4, host_facing=True)
+        table = self.state.new_table(n, 4, host_facing=True) if into is None else into
+        if (table.rows, table.row_bytes) != (n, 4):
+            raise ValueError(f"upload_canonical into storage of {table.rows} x {table.row_bytes} B: the source is "
+                             f"{n} words")
         if not isinstance(source, DeviceTable):
             per = table.buffer_rows
             for i, buffer in enumerate(table.buffers):

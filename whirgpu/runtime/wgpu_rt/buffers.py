@@ -223,6 +223,10 @@ class Buffers:
         encoder.copy_buffer_to_buffer(buffer.handle, 0, staging, 0, nbytes)
         self.device.queue.submit([encoder.finish()])
         mapped = staging.map_async(self.wgpu.MapMode.READ, 0, nbytes)
+        # the upload slots' maps asked with it: they resolve in the same poll (their copies came before), so the
+        # next proof's input finds its slot mapped and is written while the device runs earlier work, where a map
+        # asked then would wait for all of it (wgpu-native's poll drains the queue)
+        self._ask_maps(0, len(self._uploads))
 
         def words() -> np.ndarray:
             try:
@@ -232,6 +236,7 @@ class Buffers:
                 if staging.map_state != "unmapped":
                     staging.unmap()
                 free.append(staging)
+                self.settle_maps()  # no map is left pending past the read (close_buffers' reason)
 
         return words
 

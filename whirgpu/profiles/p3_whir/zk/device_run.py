@@ -86,12 +86,11 @@ class OpeningRun:
         config, backend, alg, transcript, inputs = self.config, self.backend, self.alg, self.transcript, self.inputs
         inner, n, k0 = config.inner, config.num_variables, config.fold(0)
         statements = inputs.points.size // (4 * n)
-        # the session's uploads first, before any launch (their pooled storage is then nobody's; and a large write
-        # made while the device is busy costs wgpu fresh staging memory: 4 MiB took 10 ms on the H200)
-        if canonical:
-            table = backend.memory.upload_canonical(inputs.polynomial)
-        else:
-            table = backend.memory.upload(inputs.polynomial, source="table")
+        # the polynomial's storage before any launch (no launch of the session has used it when the host writes
+        # it), its write after the masks and their oracles are submitted: the device makes those (about 0.4 ms at
+        # n = 20 on the H200) while the host copies the polynomial (0.6 ms for 4 MiB). The upload's staging slot is
+        # mapped again with the last proof's readback (wgpu_rt), so the write does not wait for the device.
+        polynomial_storage = backend.memory.reserve(inputs.polynomial.shape)
         # the base case's coefficients: storage now, copied from the mask draws just before use
         rows = pow2_at_least(sum(config.source_code()[:2]))
         handle = self.state.new_table(rows, EF_BYTES)  # one buffer (DeviceOpening.supported)
@@ -104,6 +103,11 @@ class OpeningRun:
         forests, self.matrices = self._oracle_storage(layout)
         draws.record(lambda name: inputs.words(("key", name)))
         self.oracles = self._commit_forests(forests)
+        self.state.submit()
+        if canonical:
+            table = backend.memory.upload_canonical(inputs.polynomial, polynomial_storage)
+        else:
+            table = backend.memory.upload(inputs.polynomial, source="table", into=polynomial_storage)
         height = ((1 << n) >> k0) << inner.starting_log_inv_rate
         randomness = draws.randomness
         interleaved = backend.commitments.interleave_columns(
@@ -444,11 +448,11 @@ class OpeningRun:
         starts = set_starts(counts, align)
         slot = regions.scratch.take((starts[-1],))
         self.state.drivers.write(slot.buffer, drawn.inputs[("positions",)], slot.offset, source=("positions",))
+        proof_counts = self.state.put(regions.proof, np.array(counts, np.uint32))  # one write for every set's
         queries = []
-        for start, count in zip(starts, counts):
+        for i, (start, count) in enumerate(zip(starts, counts)):
             indices = DeviceValue(slot.buffer, slot.offset + 4 * start, (count,))
-            proof_count = self.state.put(regions.proof, np.array([count], np.uint32))
-            queries.append(DeviceQueries(indices, None, proof_count, None, count))
+            queries.append(DeviceQueries(indices, None, proof_counts[i:i + 1], None, count))
         return queries
 
     # -- the read ---------------------------------------------------------------------------------------------
