@@ -21,7 +21,7 @@ from ....backends.code_switch import CodeSwitchPlan
 from ....backends.device_transcript import NOT_FOUND
 from ....backends.device_values import DeviceQueries, DeviceValue, resolve_openings, resolve_value
 from ....native.prune import prune_many
-from ....backends.gpu.geometry import EF_BYTES
+from ....backends.gpu.geometry import EF_BYTES, log2
 from ....runtime.base import RtView
 from ..proof import MerkleCap, QueryOpenings
 from .device_draws import DeviceDraws
@@ -29,10 +29,6 @@ from .host_draws import HostDraws, set_starts
 from .proof import BaseCaseZkProof, BlindedMask, MaskOpeningPair, ZkRoundProof, ZkSumcheckData, ZkWhirProof
 
 DIGEST = 8
-
-
-def log2(n: int) -> int:
-    return int(n).bit_length() - 1
 
 
 def pow2_at_least(n: int) -> int:
@@ -70,6 +66,7 @@ class OpeningRun:
         self.held: list = []  # tables and commitments to release once the first session is submitted
         self.held_queries: list = []  # the commitments the second session opens: released after it
         self.host_challenger = None  # DeviceOpening's host challenger, copied for each proof's blinded vectors
+        self._first_reads = None  # resolve_first's gather indices, made at its first call
         self.one = alg.const(self.ops.ef_from_base(self.ops.ONE))
         self.zero = alg.const(np.zeros(4, np.uint32))
 
@@ -467,29 +464,44 @@ class OpeningRun:
         """What the first session's proof region (``words``) gives of the proof, or None when one of its checks
         failed; ``resolve_queries`` finishes it (a replay resolves this while the second session runs)."""
         read = lambda value: np.asarray(value.read(words), np.uint32).copy()  # noqa: E731
-        if any(int(read(w).reshape(-1)[0]) == NOT_FOUND for w in self.witnesses):
+        plan = self._first_plan()
+        if (words[plan.witnesses] == NOT_FOUND).any() or self.draws.short(words):
             return None
-        if any(not read(v).any() for v in self.nonzero) or self.draws.short(words):
+        if plan.nonzero_starts.size and not np.logical_or.reduceat(words[plan.nonzero] != 0,
+                                                                   plan.nonzero_starts).all():
             return None
-        values = np.array([read(v).reshape(4) for v in self.values], np.uint32).reshape(-1, 4)
+        values = words[plan.values].reshape(-1, 4)
         sumchecks, mask_roots = [], []
-        for ell, recorded, oracle, mu in self.batches:
-            k = len(recorded.wires)
-            wires = np.stack([read(x) for x in recorded.wires]).reshape(k, -1, 4)
-            witnesses = np.array([int(read(x).reshape(-1)[0]) for x in recorded.witnesses], np.uint32)
-            sumchecks.append(ZkSumcheckData(read(mu).reshape(4), ell, wires, witnesses))
+        for (ell, recorded, oracle, mu), (wires, witnesses) in zip(self.batches, plan.batches):
+            sumchecks.append(ZkSumcheckData(read(mu).reshape(4), ell, words[wires].reshape(len(recorded.wires), -1, 4),
+                                            words[witnesses]))
             mask_roots.append(_cap(read(oracle.root)))
         rounds = []
-        for switch, mask_commitment, kind in self.rounds:
+        for (switch, mask_commitment, kind), answers in zip(self.rounds, plan.answers):
             witness = int(read(switch.witness).reshape(-1)[0]) if switch.witness is not None else 0
-            answers = np.array([read(a).reshape(4) for a in switch.answers], np.uint32).reshape(-1, 4)
-            rounds.append(ZkRoundProof(_cap(read(switch.commitment.root)), _cap(read(mask_commitment.root)), answers,
-                                       witness, _openings(kind, *resolve_value(words, switch.openings))))
+            rounds.append(ZkRoundProof(_cap(read(switch.commitment.root)), _cap(read(mask_commitment.root)),
+                                       words[answers].reshape(-1, 4), witness,
+                                       _openings(kind, *resolve_value(words, switch.openings))))
         base = (_cap(read(self.fresh_main.root)), tuple(_cap(read(o.root)) for o in self.fresh_groups),
                 read(self.masked_claim).reshape(4), read(self.blinded_message).reshape(-1, 4),
                 read(self.blinded_randomness).reshape(-1, 4),
                 tuple(BlindedMask(read(m).reshape(-1, 4), read(t).reshape(-1, 4)) for m, t in self.blinded_masks))
         return _cap(read(self.commitment_root)), values, tuple(sumchecks), tuple(mask_roots), tuple(rounds), base
+
+    def _first_plan(self) -> "_FirstReads":
+        """Where ``resolve_first`` finds its many small values, as gather indices into the proof region's words:
+        made once per recorded run (a replay reads the same places), so each kind is one numpy gather."""
+        if self._first_reads is None:
+            nonzero = [_word_index([v]) for v in self.nonzero]
+            self._first_reads = _FirstReads(
+                np.array([w.word for w in self.witnesses], np.intp),
+                _word_index(self.nonzero),
+                np.cumsum([0] + [x.size for x in nonzero[:-1]], dtype=np.intp) if nonzero else np.zeros(0, np.intp),
+                _word_index(self.values),
+                [(_word_index(recorded.wires), np.array([x.word for x in recorded.witnesses], np.intp))
+                 for _, recorded, _, _ in self.batches],
+                [_word_index(switch.answers) for switch, _, _ in self.rounds])
+        return self._first_reads
 
     def _second_openings(self) -> list:
         """The second session's openings in proof order, each with the position set it opens (0 the final one)."""
@@ -553,6 +565,27 @@ class OpeningRun:
         base_case = BaseCaseZkProof(*base, witness, _openings(kind, *source), _openings("extension", *fresh_main),
                                     tuple(mask_openings))
         return cap, ZkWhirProof(values, sumchecks, mask_roots, rounds, base_case)
+
+
+@dataclass
+class _FirstReads:
+    """``OpeningRun._first_plan``: proof-word indices of the proofs of work's witnesses (their first words), of the
+    values that must not be zero (each value's words from ``nonzero_starts``), of the statement's values, per batch
+    (its wires, its witnesses) and per round its OOD answers."""
+
+    witnesses: np.ndarray
+    nonzero: np.ndarray
+    nonzero_starts: np.ndarray
+    values: np.ndarray
+    batches: list
+    answers: list
+
+
+def _word_index(values) -> np.ndarray:
+    """The proof words of ``values`` (``DeviceValue``s) one after another: a gather index."""
+    if not values:
+        return np.zeros(0, np.intp)
+    return np.concatenate([np.arange(v.word, v.word + v.words, dtype=np.intp) for v in values])
 
 
 def _cap(root: np.ndarray) -> MerkleCap:
