@@ -123,10 +123,10 @@ class LaunchProgram:
         # the storage of the proof's outputs its caller keeps (``end_proof(outputs=)``): a replay claims it again
         self.held = list(held)
 
-    def buffers_free(self, pool: DevicePool) -> bool:
+    def buffers_free(self, pool: DevicePool, free_now: set | None = None) -> bool:
         """Whether every pooled buffer the launches use, and the outputs' storage, is free in ``pool`` (else the
-        proof is not replayed)."""
-        free_now = pool.free_ids()
+        proof is not replayed). ``free_now``: ``pool.free_ids()`` when the caller has it."""
+        free_now = pool.free_ids() if free_now is None else free_now
         return all(id(b) in free_now for b in self.pooled) and all(id(b) in free_now for b in self.held)
 
     def claim_held(self, pool: DevicePool) -> None:

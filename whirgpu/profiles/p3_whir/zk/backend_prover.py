@@ -144,6 +144,8 @@ class ZkBackendProver:
         self.ops = field_ops(field)
         self.one_session = one_session
         self.last_path = None  # "one session" or "steps": how the last proof ran (tests and benchmarks read it)
+        self._opening = DeviceOpening(backend, config, field)  # its shape key made once
+        self._supported: dict = {}  # DeviceOpening.supported by the backend's layout and limits
 
     def prove(self, polynomial, points, rng: StdRng, canonical: bool = False) -> tuple[MerkleCap, ZkWhirProof]:
         """``canonical``: ``polynomial`` holds canonical words (converted on the backend, ``upload_canonical``; a
@@ -153,9 +155,9 @@ class ZkBackendProver:
             saved = backend.layout
             backend.layout = P3_WHIR_LAYOUT(self.field, "prefix")
             try:
-                if self.one_session and DeviceOpening.supported(backend, self.config):
+                if self.one_session and self._one_session_supported():
                     before = rng.clone()
-                    out = DeviceOpening(backend, self.config, self.field).prove(polynomial, points, rng, canonical)
+                    out = self._opening.prove(polynomial, points, rng, canonical)
                     if out is not None:
                         self.last_path = "one session"
                         return out
@@ -168,6 +170,16 @@ class ZkBackendProver:
                 return out
             finally:
                 backend.layout = saved
+
+    def _one_session_supported(self) -> bool:
+        """``DeviceOpening.supported`` for the backend as it is now (its layout and limits: tests lower them)."""
+        state = getattr(self.backend, "state", None)
+        if state is None:
+            return False
+        key = (state.layout.openings, state.window_limit, state.buffer_limit)
+        if key not in self._supported:
+            self._supported[key] = DeviceOpening.supported(self.backend, self.config)
+        return self._supported[key]
 
     def _prove(self, polynomial, points, rng: StdRng, canonical: bool) -> tuple[MerkleCap, ZkWhirProof]:
         config, field, ops, backend = self.config, self.field, self.ops, self.backend

@@ -111,6 +111,7 @@ def recorded_programs(backend) -> _Programs:
 class DeviceOpening:
     def __init__(self, backend, config: ZkWhirConfig, field: Field):
         self.backend, self.config, self.field = backend, config, field
+        self._config_key = repr(config)  # the shape key's part that does not change between proofs
 
     @staticmethod
     def supported(backend, config: ZkWhirConfig) -> bool:
@@ -141,14 +142,15 @@ class DeviceOpening:
         points = np.asarray(points, np.uint32).reshape(-1, n, 4)
         inputs = DeviceInputs.draw(config, field, polynomial, points, rng)
         state = backend.state
-        key = (repr(config), field.name, bool(canonical), len(points), state.binding_limit, state.buffer_limit,
+        key = (self._config_key, field.name, bool(canonical), len(points), state.binding_limit, state.buffer_limit,
                state.storage, self.host_draws)  # the draws' place: part of the recording
         replays = backend.replay
         if not replays.replayable():
             return self._run(inputs, canonical, None)
         programs = recorded_programs(backend)
         kept = programs.kept.get(key)
-        if kept is not None and all(program.buffers_free(state.pool) for program in kept[:2]):
+        free_now = state.pool.free_ids() if kept is not None else None
+        if kept is not None and all(program.buffers_free(state.pool, free_now) for program in kept[:2]):
             programs.kept.move_to_end(key)
             return self._replay(*kept, inputs)
         seen = programs.seen.get(key, 0)
