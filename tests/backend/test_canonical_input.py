@@ -113,3 +113,23 @@ def test_a_device_buffer_is_adopted_once(gpu_runtime):
     first = gpu_runtime.adopt(source, 256)
     assert gpu_runtime.adopt(source, 256) is first
     assert gpu_runtime.adopt(source, 128) is not first
+
+
+@pytest.mark.parametrize("n,binding,buffer", LAYOUTS)
+def test_uploads_into_reserved_storage_are_the_uploads(gpu_runtime, n, binding, buffer):
+    """``DeviceMemory.reserve`` takes the storage first; ``upload_canonical`` and ``upload`` into it write those
+    buffers (no new ones) and give what they give into new storage; storage of another shape is refused by name."""
+    backend = _backend(gpu_runtime, binding, buffer)
+    words = _words(n, n + 2)
+    reserved = backend.memory.reserve(words.shape)
+    table = backend.memory.upload_canonical(words, reserved)
+    assert table.handle is reserved
+    assert np.array_equal(backend.download(table), F.to_monty(words))
+    monty = F.to_monty(_words(n, n + 3))
+    again = backend.memory.reserve(monty.shape)
+    plain = backend.memory.upload(monty, into=again)
+    assert plain.handle is again and np.array_equal(backend.download(plain), monty)
+    with pytest.raises(ValueError, match=f"storage of {n} x 4 B: the array is {n // 2} x 4 B"):
+        backend.memory.upload(monty[:n // 2], into=backend.memory.reserve(monty.shape))
+    with pytest.raises(ValueError, match=f"storage of {n} x 4 B: the source is {2 * n} words"):
+        backend.memory.upload_canonical(np.concatenate([words, words]), backend.memory.reserve(words.shape))

@@ -203,3 +203,19 @@ def test_a_larger_write_grows_the_ring(monkeypatch):
     rt.write(buffer, small, 4 << 20)
     assert rt._uploads == ring
     np.testing.assert_array_equal(rt.read(buffer), np.concatenate([large[:1 << 20], small, large[(1 << 20) + (1 << 18):]]))
+
+
+def test_a_read_later_maps_the_upload_slots_again(runtime):
+    """A staged write leaves its slot unmapped (its copy in flight); a ``read_later`` asks for every unmapped
+    slot's map with its own, and its words settle them: afterwards every slot is mapped and no map is pending, so
+    the next write finds its slot ready; the data read back and written later stay exact."""
+    if runtime.name not in ("wgpu", "dawn"):
+        pytest.skip(f"{runtime.name} writes host memory directly")
+    buffer, model = _filled(runtime, PRIVATE, 11)
+    assert any(slot.map_state == "unmapped" for slot in runtime._uploads)
+    words = runtime.read_later(buffer, 4 * BUFFER_WORDS)
+    np.testing.assert_array_equal(words(), model)
+    assert all(slot.map_state == "mapped" for slot in runtime._uploads)
+    assert all(pending is None for pending in runtime._upload_maps)
+    _write(runtime, buffer, model, 333, 8, 12)  # the ring wraps: every slot taken mapped, one again unmapped
+    np.testing.assert_array_equal(runtime.read(buffer), model)

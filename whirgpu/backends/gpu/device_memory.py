@@ -95,7 +95,7 @@ class DeviceMemory:
         words, used instead of a new table."""
         if self.state.session is None:
             with self.state.host_call(proof_words=1) as session:
-                table = self.upload_canonical(source)
+                table = self.upload_canonical(source, into)
             self.check_canonical(session)
             return table
         if isinstance(source, DeviceTable):
