@@ -177,7 +177,6 @@ P2_INLINE void lanes_X(const uint64_t *in, uint64_t *out, long n, const uint64_t
 # matrix's block sums are sums of a vector's lanes. The same steps and bounds as block_X on one state.
 _SINGLE4 = r"""
 P2_INLINE V_X hsum_X(V_X y) { return splat_X(y[0] + y[1] + y[2] + y[3]); }
-
 P2_INLINE V_X column_X(const uint64_t *row, int i) { V_X r = {row[i], row[4 + i], row[8 + i], row[12 + i]}; return r; }
 
 P2_INLINE void matrix16_X(V_X *v) {
@@ -211,12 +210,13 @@ P2_INLINE void single16_X(uint64_t *s, int degree, const uint64_t *tab) {
     const uint64_t ps = tab[T_P], ns = tab[T_NPINV], mus = tab[T_MU], d0 = diag[0];
     V_X all = v[0] + v[1] + v[2] + v[3];
     uint64_t rest = barrett_scalar(all[0] + all[1] + all[2] + all[3] - v[0][0], ps, mus);  /* < p */
-    uint64_t z = csub_scalar(csub_scalar(v[0][0] + rc_int[0], ps), ps);
+    uint64_t z = csub_scalar(csub_scalar(v[0][0] + rc_int[0], ps), ps), word0 = v[0][0];
+    dg[0][0] = 0;  /* word 0 in word0 until the end: a lane store reloaded as a vector stalled every round */
     for (int r = 0; r < rounds; r++) {
         V_X prod[4];
         for (int i = 0; i < 4; i++) prod[i] = csub_X(redc_X(mul_X(v[i], dg[i]), p, n), p);
         V_X tsum = prod[0] + prod[1] + prod[2] + prod[3];
-        uint64_t t = tsum[0] + tsum[1] + tsum[2] + tsum[3] - prod[0][0];  /* < 15p */
+        uint64_t t = tsum[0] + tsum[1] + tsum[2] + tsum[3];  /* < 15p */
         uint64_t y, yd;
         sbox_times_scalar(z, d0, degree, ps, ns, &y, &yd);
         uint64_t sum = csub_scalar(csub_scalar(y + rest, ps), ps);  /* < p */
@@ -226,8 +226,9 @@ P2_INLINE void single16_X(uint64_t *s, int degree, const uint64_t *tab) {
         rest = barrett_scalar(15 * sum + t, ps, mus);
         V_X at = splat_X(sum);
         for (int i = 0; i < 4; i++) v[i] = at + prod[i];
-        v[0][0] = sum + yd;
+        word0 = sum + yd;
     }
+    v[0][0] = word0;
     for (int r = 0; r < half; r++) {
         for (int i = 0; i < 4; i++) v[i] = sbox_X(barrett_X(v[i] + column_X(rc_term + r * w, i), p, mu), degree, p, n);
         matrix16_X(v);
@@ -434,7 +435,6 @@ int p2_single_isa(void) {
 }
 
 typedef void (*p2_one_state)(uint64_t *, const uint64_t *);
-
 static p2_one_state pick_single16(int degree, int isa) {
     (void)degree, (void)isa;
 #if defined(P2_VEC_GENERIC)
