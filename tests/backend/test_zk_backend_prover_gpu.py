@@ -237,9 +237,8 @@ def test_replayed_proofs_are_the_reference(gpu_runtime, case, draws, monkeypatch
 
 
 def test_a_replay_whose_absorb_fails_raises_it_and_leaves_the_backend_proving(gpu_runtime, monkeypatch):
-    """An error while a replay absorbs the blinded vectors (between its two sessions, on a worker thread while the
-    proof's thread resolves) reaches the caller, the second session's region set is free again, and the backend's
-    next proof is the reference's again."""
+    """An error while a replay absorbs the blinded vectors (between its two sessions) reaches the caller, the
+    second session's region set is free again, and the backend's next proof is the reference's again."""
     from whirgpu.profiles.p3_whir.zk.device_opening import recorded_programs
 
     backend = GpuBackend(gpu_runtime)

@@ -18,8 +18,8 @@ not, the backend's limits) the first proof runs unrecorded (it fills the kernel 
 recorded, and from the third on a proof is the recording's program run again: each of its writes takes the new
 proof's input of that name (``device_inputs.DeviceInputs``: the polynomial, the points, the two forks' keys; the
 algebra's staged constants rebuilt segment by segment), its launches replayed; each session's proof region is
-read once and resolved by the recorded run (the first session's while a worker thread absorbs the blinded vectors
-in a compiled call). The second session's submissions are encoded while the device runs
+read once and resolved by the recorded run (the first session's while the device runs the second, after the host
+absorbed the blinded vectors in a compiled call). The second session's submissions are encoded while the device runs
 the first (``PreparedProgram.prime``), so that after the host's absorb it is only written and sent; so is the next
 proof's first session, on a spare region set (``LaunchProgram.prime_spare``), so that the next replay's device work
 starts once its inputs are written. A proof is not replayed while a pooled buffer of the program is held elsewhere
@@ -32,12 +32,8 @@ there.
 
 from __future__ import annotations
 
-import os
-import threading
 import weakref
 from collections import OrderedDict
-from concurrent.futures import ThreadPoolExecutor
-from functools import lru_cache
 
 import numpy as np
 
@@ -79,17 +75,6 @@ _PROGRAMS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 # The most proof-of-work bits the host searches for the second session (2^12 candidates expected: well under a
 # millisecond on one core with the compiled search, where the device's search and draws cost a session's kernels)
 HOST_GRIND_BITS = 12
-
-
-@lru_cache(maxsize=1)
-def _worker() -> ThreadPoolExecutor:
-    """The thread that absorbs a replay's blinded vectors while the proof's own thread resolves (made on first use;
-    a forked child makes its own, the parent's thread not being there)."""
-    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="whirgpu-zk-absorb")
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_worker.cache_clear)
 
 
 def recorded_programs(backend) -> _Programs:
@@ -208,10 +193,10 @@ class DeviceOpening:
         a shape's recording must not change with that (without it the numpy search takes some milliseconds)."""
         return self.config.final_pow_bits <= HOST_GRIND_BITS
 
-    def _second_inputs(self, run: OpeningRun, words: np.ndarray, before_compiled=None) -> HostDraws:
+    def _second_inputs(self, run: OpeningRun, words: np.ndarray) -> HostDraws:
         """The host challenger after the first session and the blinded vectors (read back there; one compiled
-        absorb, ``before_compiled`` called just before it), then the second session's named inputs: the witness
-        and positions drawn from it (``host_draws``), else its words as the device challenger's ("challenger",)."""
+        absorb), then the second session's named inputs: the witness and positions drawn from it (``host_draws``),
+        else its words as the device challenger's ("challenger",)."""
         if run.host_challenger is None:  # one made per recording (its domain separator absorbed), copied after
             run.host_challenger = zk_challenger(self.config, self.field)
         challenger = run.host_challenger.clone()
@@ -219,8 +204,8 @@ class DeviceOpening:
         # one absorb of them all: observing words in order does not depend on how the calls split them
         if run.draws_on_host:
             return HostDraws.draw(self.config, challenger, words[run.blinded_words],
-                                  max(1, int(self.backend.state.rt.offset_alignment) // 4), before_compiled)
-        challenger.observe_many(words[run.blinded_words], before_compiled)
+                                  align_words=max(1, int(self.backend.state.rt.offset_alignment) // 4))
+        challenger.observe_many(words[run.blinded_words])
         return HostDraws.device(challenger_words(challenger.sponge_state, challenger.input_buffer,
                                                  len(challenger.output_buffer)))
 
@@ -285,15 +270,20 @@ class DeviceOpening:
 
             try:  # the second session encoded while the device runs the first: then only written and sent
                 words = self._run_program(first, words_of, ahead)
-                first_part, drawn = self._absorb_beside(run, words)
+                # the absorb first, on this thread: the second session waits for it. On a worker beside the first
+                # session's resolve it measured slower on the H200's host, whose thread wake-ups cost 0.1-0.4 ms
+                drawn = self._second_inputs(run, words)
             except BaseException:
                 second.release(state.pool, second_set)
                 raise
-            pruning = []  # the multiproofs' cut, found from the host's positions while the device gathers openings
+            parts = []
+
+            def meanwhile():  # while the device gathers the openings: the first session's part, the multiproofs' cut
+                parts.extend((run.resolve_first(words), run.pruning(drawn)))
+
             query_words = self._run_program(second, lambda source: drawn.inputs[source] if source in drawn.inputs
-                                            else words_of(source), lambda: pruning.append(run.pruning(drawn)),
-                                            second_set)
-            pruning = pruning[0]
+                                            else words_of(source), meanwhile, second_set)
+            first_part, pruning = parts
         finally:
             state.building.release()
         self.backend.replay.replays += 1
@@ -302,28 +292,6 @@ class DeviceOpening:
             if index != NOT_FOUND:
                 raise non_canonical(index, int(inputs.polynomial[index]), what, prime=self.field.P)
         return None if first_part is None else run.resolve_queries(first_part, query_words, drawn, pruning)
-
-    def _absorb_beside(self, run: OpeningRun, words: np.ndarray) -> tuple:
-        """(``run.resolve_first(words)``, ``_second_inputs(run, words)``): the blinded vectors absorbed (and the
-        host's draws made) on a worker thread while this one resolves. This thread waits until the worker is
-        inside the compiled call (``entered``), which lets Python threads run: otherwise a worker asking for the
-        interpreter lock while this thread runs Python gets it only at the switch interval (5 ms). On the H200's
-        host the absorb and draws take about 1.4 ms and the resolve 0.7 ms, which this hides."""
-        entered = threading.Event()
-
-        def absorb():
-            try:
-                return self._second_inputs(run, words, entered.set)
-            finally:
-                entered.set()
-
-        absorbing = _worker().submit(absorb)
-        entered.wait()
-        try:
-            first_part = run.resolve_first(words)
-        finally:
-            drawn = absorbing.result()
-        return first_part, drawn
 
     def _run_program(self, program: LaunchProgram, words_of, meanwhile=None, region_set=None) -> np.ndarray:
         """One recorded session executed with the inputs ``words_of`` gives: its proof region's words.

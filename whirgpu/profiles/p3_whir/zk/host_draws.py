@@ -29,11 +29,11 @@ class HostDraws:
         return cls({("challenger",): challenger_words})
 
     @classmethod
-    def draw(cls, config, challenger, blinded, align_words: int = 1, before_compiled=None) -> "HostDraws":
+    def draw(cls, config, challenger, blinded, align_words: int = 1) -> "HostDraws":
         """Observe ``blinded`` (the blinded vectors' words) on ``challenger`` (the host's, before them), then grind
         and draw in the transcript's order: one compiled call from the absorb to the last draw where it can
-        (``DuplexChallenger.observe_grind_draw``; ``before_compiled``: called just before that call, or before
-        the absorb's). ``align_words``: where each set starts in ("positions",) (``positions_words``)."""
+        (``DuplexChallenger.observe_grind_draw``). ``align_words``: where each set starts in ("positions",)
+        (``positions_words``)."""
         from ....protocol.query_indices import folded_domain_size  # noqa: PLC0415 - host path only
 
         _, _, domain_size = config.source_code()
@@ -44,10 +44,10 @@ class HostDraws:
         sets = [(log2(size), min(count, size)) for size, (_, count) in zip(sizes, sets)]
         witness = None
         if config.final_pow_bits > 0:  # the absorb, the search and the draws in one call
-            witness, drawn = challenger.observe_grind_draw(blinded, config.final_pow_bits, sets, before_compiled)
+            witness, drawn = challenger.observe_grind_draw(blinded, config.final_pow_bits, sets)
             witness = int(witness)
         else:
-            challenger.observe_many(blinded, before_compiled)
+            challenger.observe_many(blinded)
             drawn = challenger.distinct_uniform_sets(sets)
         drawn = tuple(np.array(sorted(draws), np.uint32) for draws in drawn)
         return cls({("positions",): positions_words(drawn, align_words)}, witness, drawn)
