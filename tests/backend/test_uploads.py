@@ -220,19 +220,3 @@ def test_a_read_later_maps_the_upload_slots_again(runtime):
     _write(runtime, buffer, model, 333, 8, 12)  # the ring wraps: every slot taken mapped, one again unmapped
     np.testing.assert_array_equal(runtime.read(buffer), model)
 
-
-def test_a_read_later_spins_only_off_cpu_adapters_and_reads_the_same(runtime, monkeypatch):
-    """``read_later`` spins on non-blocking polls before it blocks, except on a CPU adapter (lavapipe: its work
-    runs on the host's cores); made to spin there anyway, it polls and reads the same words."""
-    if runtime.name not in ("wgpu", "dawn"):
-        pytest.skip(f"{runtime.name} reads host memory directly")
-    cpu = runtime.adapter.info.get("adapter_type") == "CPU"
-    assert (runtime.read_spin_seconds == 0) == cpu
-    buffer, model = _filled(runtime, PRIVATE, 13)
-    monkeypatch.setattr(runtime, "read_spin_seconds", 5.0)
-    polls = []
-    poll = getattr(runtime.device, "_poll", None)
-    if poll is not None:
-        monkeypatch.setattr(runtime.device, "_poll", lambda block=False: polls.append(block) or poll(block))
-    np.testing.assert_array_equal(runtime.read_later(buffer, 4 * BUFFER_WORDS)(), model)
-    assert all(block is False for block in polls)
