@@ -7,6 +7,8 @@ few hundred words take every path. The Metal runtime runs these checks against t
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 
@@ -220,3 +222,22 @@ def test_a_read_later_maps_the_upload_slots_again(runtime):
     _write(runtime, buffer, model, 333, 8, 12)  # the ring wraps: every slot taken mapped, one again unmapped
     np.testing.assert_array_equal(runtime.read(buffer), model)
 
+
+def test_a_read_later_spins_only_off_cpu_adapters_and_reads_the_same(runtime, monkeypatch):
+    """``read_later`` spins on non-blocking polls before it blocks, except on a CPU adapter (lavapipe: its work
+    runs on the host's cores); made to spin there anyway, it polls and reads the same words."""
+    if runtime.name not in ("wgpu", "dawn"):
+        pytest.skip(f"{runtime.name} reads host memory directly")
+    cpu = runtime.adapter.info.get("adapter_type") == "CPU"
+    assert (runtime.read_spin_seconds == 0) == cpu
+    buffer, model = _filled(runtime, PRIVATE, 13)
+    monkeypatch.setattr(runtime, "read_spin_seconds", 5.0)
+    polls = []
+    poll = getattr(runtime.device, "_poll", None)
+    if poll is not None:
+        monkeypatch.setattr(runtime.device, "_poll", lambda block=False: polls.append(block) or poll(block))
+    start = time.perf_counter()
+    np.testing.assert_array_equal(runtime.read_later(buffer, 4 * BUFFER_WORDS)(), model)
+    # the spin ends when the map resolves, not at its bound (a correctness bound, far above any device's time)
+    assert time.perf_counter() - start < 2.5, "the spin ran to its bound: it does not see the map resolve"
+    assert all(block is False for block in polls)

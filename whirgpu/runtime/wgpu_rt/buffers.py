@@ -3,6 +3,7 @@ through the queue, large ones through the ring of mapped staging buffers) and re
 
 from __future__ import annotations
 
+import time
 import weakref
 from typing import Any
 
@@ -17,6 +18,12 @@ from .adapters import IMPLS
 MAP_ALIGNMENT = 8  # wgpu's map offset alignment (the size must be a multiple of 4)
 READ_STAGING_MIN = 1 << 16  # the readback staging buffer's smallest size
 READ_LATER_GRAIN = 256  # read_later's staging buffers are whole multiples of this
+# How long a read_later's words spin on non-blocking device polls before blocking. A blocking wait wakes two
+# threads when the device finishes (wgpu-py's poll thread, then the waiter): 0.1-0.4 ms on the H200 machine's host,
+# a fifth of a small proof's host share; spinning also keeps the core's clock up for the host work that follows.
+# A proof's readback is waited for only once its host work is done, so the spin is short; past this it blocks.
+# Not on a CPU adapter (lavapipe): its device work runs on the host's cores, one of which the spin would take.
+READ_SPIN_SECONDS = 0.02
 
 
 def read_staging_bytes(nbytes: int) -> int:
@@ -50,6 +57,8 @@ class Buffers:
         self._upload_maps: list[Any] = []  # per slot, the map promise asked for after its last copy (or None)
         self._next_upload = 0
         self._adopted: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # caller's buffer -> its RtBuffer
+        cpu = self.adapter.info.get("adapter_type") == "CPU"
+        self.read_spin_seconds = 0.0 if cpu else READ_SPIN_SECONDS  # read_later's spin (``_spin_on``)
 
     def close_buffers(self) -> None:
         """Destroy every staging buffer (after the device's work is done)."""
@@ -230,6 +239,7 @@ class Buffers:
 
         def words() -> np.ndarray:
             try:
+                self._spin_on(mapped)
                 mapped.sync_wait()
                 return np.frombuffer(staging.read_mapped(0, nbytes, copy=False), dtype=np.uint32).copy()
             finally:
@@ -239,6 +249,17 @@ class Buffers:
                 self.settle_maps()  # no map is left pending past the read (close_buffers' reason)
 
         return words
+
+    def _spin_on(self, promise) -> None:
+        """Poll the device without blocking while ``promise`` (a map's) is pending, up to ``read_spin_seconds``:
+        the map's callback then runs on this thread's poll (or the poll thread's) with no wake-up between. The
+        promise's own state (the buffer's ``map_state`` turns "mapped" only once the promise is waited for). Only
+        where the implementation polls that way (wgpu-native through wgpu-py: ``device._poll``); a no-op elsewhere."""
+        if not self.read_spin_seconds or not hasattr(self.device, "_poll") or not hasattr(promise, "_state"):
+            return
+        end = time.perf_counter() + self.read_spin_seconds
+        while promise._state == "pending" and time.perf_counter() < end:
+            self.device._poll(False)
 
     def _read_mapped(self, buffer: RtBuffer, nbytes: int, offset: int) -> np.ndarray:
         """Map the buffer itself (waits for the work that uses it), copy the words out, unmap."""
