@@ -224,12 +224,15 @@ def test_a_read_later_maps_the_upload_slots_again(runtime):
 
 
 def test_a_read_later_spins_only_off_cpu_adapters_and_reads_the_same(runtime, monkeypatch):
-    """``read_later`` spins on non-blocking polls before it blocks, except on a CPU adapter (lavapipe: its work
-    runs on the host's cores); made to spin there anyway, it polls and reads the same words."""
+    """``read_later`` spins on non-blocking polls before it blocks, on wgpu-native off a CPU adapter (lavapipe: its
+    work runs on the host's cores; Dawn: its map callbacks do not fire on a device poll); made to spin on lavapipe
+    anyway, it polls, stops when the map resolves and reads the same words."""
     if runtime.name not in ("wgpu", "dawn"):
         pytest.skip(f"{runtime.name} reads host memory directly")
     cpu = runtime.adapter.info.get("adapter_type") == "CPU"
-    assert (runtime.read_spin_seconds == 0) == cpu
+    assert (runtime.read_spin_seconds == 0) == (cpu or runtime.name == "dawn")
+    if runtime.name == "dawn":
+        return
     buffer, model = _filled(runtime, PRIVATE, 13)
     monkeypatch.setattr(runtime, "read_spin_seconds", 5.0)
     polls = []

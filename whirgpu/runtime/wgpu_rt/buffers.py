@@ -23,6 +23,7 @@ READ_LATER_GRAIN = 256  # read_later's staging buffers are whole multiples of th
 # a fifth of a small proof's host share; spinning also keeps the core's clock up for the host work that follows.
 # A proof's readback is waited for only once its host work is done, so the spin is short; past this it blocks.
 # Not on a CPU adapter (lavapipe): its device work runs on the host's cores, one of which the spin would take.
+# Not on Dawn: its map callbacks do not fire on a device poll, so a spin there would run to its bound.
 READ_SPIN_SECONDS = 0.02
 
 
@@ -57,8 +58,8 @@ class Buffers:
         self._upload_maps: list[Any] = []  # per slot, the map promise asked for after its last copy (or None)
         self._next_upload = 0
         self._adopted: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # caller's buffer -> its RtBuffer
-        cpu = self.adapter.info.get("adapter_type") == "CPU"
-        self.read_spin_seconds = 0.0 if cpu else READ_SPIN_SECONDS  # read_later's spin (``_spin_on``)
+        spins = self.name == "wgpu" and self.adapter.info.get("adapter_type") != "CPU"
+        self.read_spin_seconds = READ_SPIN_SECONDS if spins else 0.0  # read_later's spin (``_spin_on``)
 
     def close_buffers(self) -> None:
         """Destroy every staging buffer (after the device's work is done)."""
@@ -254,7 +255,7 @@ class Buffers:
         """Poll the device without blocking while ``promise`` (a map's) is pending, up to ``read_spin_seconds``:
         the map's callback then runs on this thread's poll (or the poll thread's) with no wake-up between. The
         promise's own state (the buffer's ``map_state`` turns "mapped" only once the promise is waited for). Only
-        where the implementation polls that way (wgpu-native through wgpu-py: ``device._poll``); a no-op elsewhere."""
+        where the implementation polls that way (wgpu-native through wgpu-py: ``device._poll``; not Dawn)."""
         if not self.read_spin_seconds or not hasattr(self.device, "_poll") or not hasattr(promise, "_state"):
             return
         end = time.perf_counter() + self.read_spin_seconds
