@@ -71,20 +71,17 @@ class DeviceMemory:
                 raise ValueError(f"upload into storage of {into.rows} x {into.row_bytes} B: the array is "
                                  f"{entries} x {elem} B ({mode.name})")
             table = into
-            per = table.buffer_rows * elem // 4
-            for i, buffer in enumerate(table.buffers):
-                self.state.drivers.write(buffer, words[i * per:(i + 1) * per],
-                                         source=(source, i * per, (i + 1) * per) if source else None)
         elif array.nbytes <= self.state.buffer_limit:
             table = SplitArray([self.state.upload_words(array, host_facing,
                                                         source=(source, 0, words.size) if source else None)],
                                entries, elem, entries, entries)
+            return DeviceBuffer(table, array.shape, table.mode)
         else:
             table = self.state.new_table(entries, elem, host_facing)
-            per = table.buffer_rows * elem // 4
-            for i, buffer in enumerate(table.buffers):
-                self.state.drivers.write(buffer, words[i * per:(i + 1) * per],
-                                         source=(source, i * per, (i + 1) * per) if source else None)
+        per = table.buffer_rows * elem // 4  # reserved or split storage: written buffer by buffer
+        for i, buffer in enumerate(table.buffers):
+            self.state.drivers.write(buffer, words[i * per:(i + 1) * per],
+                                     source=(source, i * per, (i + 1) * per) if source else None)
         return DeviceBuffer(table, array.shape, table.mode)
 
     def upload_canonical(self, source: np.ndarray | DeviceTable, into: SplitArray | None = None) -> DeviceBuffer:
