@@ -201,14 +201,21 @@ def test_replayed_proofs_are_the_reference(gpu_runtime, case, draws, monkeypatch
     (``PreparedProgram.prime``) while the first runs, and so the next proof's first session, on a spare region set
     the next replay then runs on (where the runtime encodes ahead: wgpu and Dawn; Metal re-issues its launches).
     Both ways of drawing the second session's witness and positions: on the host (short searches, the default
-    here) and on the device (``HOST_GRIND_BITS`` lowered below the case's bits)."""
+    here) and on the device (``HOST_GRIND_BITS`` lowered below the case's bits). On the host, with the compiled
+    library, a replay's absorb, search and draws are made on a ``HostWorker``'s thread while the first session's
+    part is resolved."""
     from whirgpu.backends.gpu.replay import LaunchProgram
+    from whirgpu.native import permute as native
     from whirgpu.profiles.p3_whir.zk import device_opening
     from whirgpu.profiles.p3_whir.zk.device_opening import recorded_programs
     from whirgpu.runtime.program import PreparedProgram
 
     if draws == "device":
         monkeypatch.setattr(device_opening, "HOST_GRIND_BITS", -1)
+    compiled = native._library() is not None  # built now if it is not yet
+    taken, take = [], native.HostWorker.take
+    monkeypatch.setattr(native.HostWorker, "take",
+                        lambda self, entry, args: (taken.append(take(self, entry, args)), taken[-1])[1])
 
     primed, handed = [], []
     prime, region_set = PreparedProgram.prime, LaunchProgram.region_set
@@ -223,9 +230,11 @@ def test_replayed_proofs_are_the_reference(gpu_runtime, case, draws, monkeypatch
     backend = GpuBackend(gpu_runtime)
     try:
         for seed in range(5):
-            before, handed[:] = backend.replay.replays, []
+            before, handed[:], taken[:] = backend.replay.replays, [], []
             assert assert_same_proof(backend, *synthetic(case, seed=seed)) == "one session"
             assert backend.replay.replays == before + (seed >= 2)
+            grinds = synthetic(case, seed=seed)[0].final_pow_bits > 0  # else no compiled call: no worker
+            assert taken == ([True] if seed >= 2 and draws == "host" and compiled and grinds else []), taken
             if seed >= 2:  # the second session's set, then the first's: primed from the second replay on
                 encodes_ahead = backend.state.rt.name in ("wgpu", "dawn")
                 assert handed == [False, encodes_ahead and seed >= 3], handed

@@ -2,11 +2,13 @@
 behind ``distinct_uniform_bits`` and so ``distinct_query_indices``) against the one-at-a-time reference: the same
 witness and draws and the challenger left in the same state (sponge, input and output buffers), both fields,
 length-tagged and not, every output-buffer depth and a pending input, bits 1 to 16 (and 17, drawn one by one),
-targets 0, 1, a duplex's worth, a whole small domain; the numbers a call gets wrong refused."""
+targets 0, 1, a duplex's worth, a whole small domain; the absorb, search and draws in one call, here or on a
+``HostWorker``'s thread (waiting, given up, finished before use); the numbers a call gets wrong refused."""
 
 from __future__ import annotations
 
 import random
+import time
 
 import pytest
 
@@ -164,11 +166,66 @@ def test_observe_grind_draw_in_one_call_is_the_three_calls(label, make, count):
         called = []
         pending = len(fast.input_buffer)
         runs = (len(words) - (min(8 - pending, len(words)) if pending else 0)) // 8
-        witness, draws = fast.observe_grind_draw(words, 10, sets, lambda: called.append(1))
+        witness, draws = fast.observe_grind_draw(words, 10, sets, lambda: called.append(runs))
         slow.observe_many(words)
         assert witness == slow.grind(10)
         assert draws == [_reference_draws(slow, b, n) for b, n in sets] and fast.same_state(slow)
-        assert called == ([1] if runs > 1 else [])  # the compiled absorb ran, told just before (none: no runs)
+        assert called == [runs]  # meanwhile ran once, compiled absorb or not
+
+
+class _Watched:
+    """A ``HostWorker`` whose ``take`` answers are kept (whether its thread made the call)."""
+
+    def __init__(self, worker):
+        self.worker, self.taken = worker, []
+
+    def take(self, entry, args):
+        self.taken.append(self.worker.take(entry, args))
+        return self.taken[-1]
+
+    def finish(self):
+        return self.worker.finish()
+
+
+@pytest.mark.parametrize("label,make", CHALLENGERS, ids=[c[0] for c in CHALLENGERS])
+@pytest.mark.parametrize("how", ["waiting", "gave_up", "finished_first"])
+def test_observe_grind_draw_on_a_worker_is_the_same(label, make, how):
+    """The compiled call made on a ``HostWorker``'s thread while this one runs ``meanwhile`` (a worker waiting),
+    here (its thread gave up waiting, or it was finished before use): the same witness, draws and challenger as
+    the steps one by one, ``meanwhile`` run once, the worker finished after."""
+    sets = [(15, 9), (8, 101), (9, 101)]
+    for seed in range(3):
+        fast, slow = _positioned(make, 700 + seed), _positioned(make, 700 + seed)
+        words = [random.Random(seed).randrange(fast.field.P) for _ in range(7496 + seed)]
+        worker = native.HostWorker.start(5.0 if how == "waiting" else 0.0)
+        assert worker is not None
+        if how == "gave_up":
+            while worker.state == "waiting":  # its thread stops after 256 turns past its budget of 0
+                time.sleep(0.001)
+            assert worker.state == "gave up"
+        elif how == "finished_first":
+            assert worker.finish() == -2  # nothing taken: cancelled and joined
+        watched, called = _Watched(worker), []
+        witness, draws = fast.observe_grind_draw(words, 10, sets, lambda: called.append(1), watched)
+        slow.observe_many(words)
+        assert witness == slow.grind(10)
+        assert draws == [_reference_draws(slow, b, n) for b, n in sets] and fast.same_state(slow)
+        assert called == [1] and watched.taken == [how == "waiting"]
+        assert worker.finish() == -2  # finished: a second finish has nothing left
+
+
+def test_observe_grind_draw_waits_for_its_worker_when_meanwhile_raises():
+    """An error in ``meanwhile`` still waits for the worker's call (its buffers are this call's) and is raised."""
+    make = CHALLENGERS[1][1]
+    ch = make()
+    worker = native.HostWorker.start(5.0)
+
+    def fails():
+        raise KeyError("meanwhile")
+
+    with pytest.raises(KeyError, match="meanwhile"):
+        ch.observe_grind_draw(list(range(1, 7497)), 10, [(8, 101)], fails, worker)
+    assert worker.finish() == -2
 
 
 def test_observe_grind_draw_refuses_a_word_outside_the_field():

@@ -21,6 +21,8 @@ The C source and its two paths: ``native/permute_c.py``.
 
 from __future__ import annotations
 
+import os
+import weakref
 from array import array
 from functools import lru_cache, partial
 
@@ -29,6 +31,7 @@ import numpy as np
 from ..ref.poseidon2 import permutation_layers, permute_ints, permute_lanes
 from ..ref.poseidon2_constants import Poseidon2Constants
 from .build import NativeLibrary
+from . import job_c
 from .permute_c import HEADER, MAX_WIDTH, SPECIALISED, SOURCE
 
 _CDEF = ("void p2_permute(void *s, void *t);"
@@ -44,10 +47,10 @@ _CDEF = ("void p2_permute(void *s, void *t);"
          "long sets, void *bits, void *targets, void *bounds, void *draws, int single_isa, void *used);"
          "long p2_absorb_grind_draw(void *s, void *words, long runs, uint64_t tag, void *tail, int ntail, "
          "uint64_t mask, long count, void *t, int lane_isa, int threads, long sets, void *bits, void *targets, "
-         "void *bounds, void *draws, int single_isa, void *used);")
+         "void *bounds, void *draws, int single_isa, void *used);" + job_c.CDEF)
 
 
-_NATIVE = NativeLibrary("host-p2", SOURCE, ("-O3", "-shared", "-fPIC", "-pthread"), _CDEF,
+_NATIVE = NativeLibrary("host-p2", SOURCE + job_c.SOURCE, ("-O3", "-shared", "-fPIC", "-pthread"), _CDEF,
                         what="the C Poseidon2 permutation", fallback="the numpy Poseidon2 permutation")
 
 
@@ -386,8 +389,58 @@ def native_absorb_grind_draw(constants: Poseidon2Constants):
     (8 * runs canonical words, ``tag`` the length tag or 0) into ``state`` (16 canonical ints), puts ``tail`` (< 8
     canonical words: the input buffer left) where a proof-of-work candidate meets them (as ``pow_base_state``:
     with a tag, the rest of the rate zeroed and word 8 plus len(tail) + 1) and returns what ``native_grind_draw``
-    returns from there, the witness at word len(tail)."""
+    returns from there, the witness at word len(tail). ``worker`` (a ``HostWorker``): the call is made on its
+    thread while this one runs ``meanwhile()`` (then waits for it); without one, or where its thread gave up
+    waiting, ``meanwhile()`` runs first and the call here. Either way the same results."""
     return _width16_now(constants, _compiled_absorb_grind_draw)
+
+
+class HostWorker:
+    """One compiled call made on a thread of the library's own (``job_c``): ``start`` starts the thread, which
+    spins (up to ``spin_seconds``) until a call is handed to it, so the hand-off costs no thread wake-up and no
+    interpreter lock; ``take(entry, args)`` hands it the arguments (True), or returns False when it gave up
+    waiting; ``finish()`` waits for the call (spinning) and joins the thread: its result, or -2 when nothing was
+    taken. ``finish`` is idempotent and also runs when the object is collected. Only
+    ``p2_job_absorb_grind_draw`` is a job's call (``native_absorb_grind_draw``'s ``worker``)."""
+
+    STATES = ("waiting", "called", "done", "gave up")  # job_c's job states, in its order
+
+    def __init__(self, handle, lib):
+        self._handle, self._state = handle, lib.p2_job_state
+        self._finish = weakref.finalize(self, lib.p2_job_finish, handle)
+
+    @classmethod
+    def start(cls, spin_seconds: float) -> "HostWorker | None":
+        """A worker whose thread runs now, or None where the library is not loaded, has no threads (not POSIX)
+        or this process may run on one CPU only (a spinning thread would take the caller's)."""
+        loaded = _NATIVE.loaded_now()
+        if loaded is None or _cpus() < 2:
+            return None
+        ffi, lib = loaded
+        if not lib.p2_job_threads():
+            return None
+        handle = lib.p2_job_start(max(0, int(spin_seconds * 1e9)))
+        return None if handle == ffi.NULL else cls(handle, lib)
+
+    def take(self, entry, args: tuple) -> bool:
+        return self._finish.alive and bool(entry(self._handle, *args))
+
+    def finish(self) -> int:
+        result = self._finish()
+        return -2 if result is None else int(result)
+
+    @property
+    def state(self) -> str:
+        """The job's state (``STATES``), "finished" once ``finish`` ran."""
+        return self.STATES[self._state(self._handle)] if self._finish.alive else "finished"
+
+
+@lru_cache(maxsize=1)
+def _cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
 
 
 @lru_cache(maxsize=16)
@@ -397,15 +450,29 @@ def _compiled_absorb_grind_draw(loaded, constants: Poseidon2Constants):
     tab, call, from_buffer = ffi.from_buffer(table), lib.p2_absorb_grind_draw, ffi.from_buffer
     p, lane_isa, single = constants.params.field.P, _best_isa(), int(lib.p2_single_isa())
 
-    def absorb_grind_draw(state, words, tag: int, tail, bits: int, sets, threads: int = 1) -> tuple:
+    def absorb_grind_draw(state, words, tag: int, tail, bits: int, sets, threads: int = 1, worker=None,
+                          meanwhile=None) -> tuple:
         if not 0 <= len(tail) < 8 or not 1 <= bits <= 30:
             raise ValueError(f"absorb_grind_draw: {len(tail)} tail words (at most 7) or bits {bits} outside [1, 30]")
         words = np.ascontiguousarray(words, dtype=np.uint64).reshape(-1)
         set_bits, targets, bounds, draws = _draw_sets(sets, p)
         s, rest, used = array("Q", state), array("Q", list(tail) or [0]), array("q", [0])
-        witness = call(from_buffer(s), from_buffer(words), words.size // 8, tag, from_buffer(rest), len(tail),
-                       (1 << bits) - 1, p, tab, lane_isa, max(1, int(threads)), len(sets), from_buffer(set_bits),
-                       from_buffer(targets), from_buffer(bounds), from_buffer(draws), single, from_buffer(used))
+        args = (from_buffer(s), from_buffer(words), words.size // 8, tag, from_buffer(rest), len(tail),
+                (1 << bits) - 1, p, tab, lane_isa, max(1, int(threads)), len(sets), from_buffer(set_bits),
+                from_buffer(targets), from_buffer(bounds), from_buffer(draws), single, from_buffer(used))
+        witness = None
+        if worker is not None and worker.take(lib.p2_job_absorb_grind_draw, args):
+            try:  # this thread's own work while the worker's thread makes the call; the buffers live till finish
+                if meanwhile is not None:
+                    meanwhile()
+            finally:
+                witness = worker.finish()
+        else:
+            if worker is not None:
+                worker.finish()  # it gave up waiting: its thread is joined, the call made here
+            if meanwhile is not None:
+                meanwhile()
+            witness = call(*args)
         if witness < 0:
             return -1, None, 0, s.tolist()
         return int(witness), _split_draws(draws, targets, len(sets)), int(used[0]), s.tolist()

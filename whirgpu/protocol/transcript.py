@@ -288,11 +288,12 @@ class DuplexChallenger:
             out.append(list(seen))
         return out
 
-    def observe_grind_draw(self, xs, bits: int, sets, before_compiled=None) -> tuple[np.uint32, list[list[int]]]:
-        """``observe_many(xs, before_compiled)``, then ``grind_then_draw(bits, sets)``: the same witness, draws and
-        challenger; where compiled (``native_absorb_grind_draw``) and ``xs`` holds whole runs, their absorb, the
-        search and the draws are one C call (``before_compiled()`` just before it), so this thread takes the
-        interpreter lock back only when all of them are done."""
+    def observe_grind_draw(self, xs, bits: int, sets, meanwhile=None, worker=None) -> tuple[np.uint32, list[list[int]]]:
+        """``observe_many(xs)``, then ``grind_then_draw(bits, sets)``: the same witness, draws and challenger; where
+        compiled (``native_absorb_grind_draw``) and ``xs`` holds whole runs, their absorb, the search and the draws
+        are one C call. ``meanwhile()``, when given, runs once on this thread: while ``worker`` (a started
+        ``native.permute.HostWorker``, used up here) makes that call, else before it (or before the steps one by
+        one)."""
         bits = _check_bits(bits, "grind")
         sets, live = _checked_sets(sets)
         words = self._checked_words(xs)
@@ -300,17 +301,19 @@ class DuplexChallenger:
         at = min(RATE - len(self.input_buffer), words.size) if self.input_buffer else 0
         runs = (words.size - at) // RATE
         if fast is None or runs < 2:
-            self.observe_many(words, before_compiled)
+            if worker is not None:
+                worker.finish()
+            if meanwhile is not None:
+                meanwhile()
+            self.observe_many(words)
             return self.grind_then_draw(bits, sets)
         self.output_buffer = []
         if at:  # complete the pending run first
             self._fill(words[:at].tolist())
         canonical = words[at:].astype(np.uint64) * np.uint64(self._r_inv) % np.uint64(self._p)
         tail = canonical[runs * RATE:].tolist()
-        if before_compiled is not None:
-            before_compiled()
         found, draws, used, state = fast(self._state, canonical[:runs * RATE], RATE if self.length_tagged else 0,
-                                         tail, bits, live, grind_threads(bits))
+                                         tail, bits, live, grind_threads(bits), worker, meanwhile)
         return self._witnessed(found, bits, state, used), _with_empty_sets(sets, draws)
 
     def _witnessed(self, found: int, bits: int, state: list, used: int) -> np.uint32:

@@ -46,6 +46,7 @@ from ....backends.gpu.replay import MAX_PROGRAMS, RECORD_AFTER, LaunchProgram, R
 from ....backends.gpu.transcript import challenger_words, copy_challenger, from_host_challenger, load_challenger
 from ....errors import ProverBusy
 from ....field import Field
+from ....native.permute import HostWorker
 from .config import ZkWhirConfig
 from .device_draws import KEY_SLOT, commitment_samples, opening_layout
 from .device_inputs import DeviceInputs
@@ -75,6 +76,9 @@ _PROGRAMS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 # The most proof-of-work bits the host searches for the second session (2^12 candidates expected: well under a
 # millisecond on one core with the compiled search, where the device's search and draws cost a session's kernels)
 HOST_GRIND_BITS = 12
+# How long the absorb's worker thread spins for its call (``HostWorker``): it is started just before the call's
+# arguments are made (some 0.1-0.2 ms of Python), so this only bounds a proof that fails in between
+WORKER_SPIN_SECONDS = 0.005
 
 
 def recorded_programs(backend) -> _Programs:
@@ -193,10 +197,14 @@ class DeviceOpening:
         a shape's recording must not change with that (without it the numpy search takes some milliseconds)."""
         return self.config.final_pow_bits <= HOST_GRIND_BITS
 
-    def _second_inputs(self, run: OpeningRun, words: np.ndarray) -> HostDraws:
+    def _second_inputs(self, run: OpeningRun, words: np.ndarray, meanwhile=None) -> HostDraws:
         """The host challenger after the first session and the blinded vectors (read back there; one compiled
         absorb), then the second session's named inputs: the witness and positions drawn from it (``host_draws``),
-        else its words as the device challenger's ("challenger",)."""
+        else its words as the device challenger's ("challenger",). ``meanwhile()``: host work run once, while a
+        worker thread makes the compiled absorb, search and draws where it can (``HostWorker``)."""
+        # started first: its thread is spinning by the time the call's arguments are ready
+        compiled_call = run.draws_on_host and self.config.final_pow_bits > 0 and meanwhile is not None
+        worker = HostWorker.start(WORKER_SPIN_SECONDS) if compiled_call else None
         if run.host_challenger is None:  # one made per recording (its domain separator absorbed), copied after
             run.host_challenger = zk_challenger(self.config, self.field)
         challenger = run.host_challenger.clone()
@@ -204,7 +212,9 @@ class DeviceOpening:
         # one absorb of them all: observing words in order does not depend on how the calls split them
         if run.draws_on_host:
             return HostDraws.draw(self.config, challenger, words[run.blinded_words],
-                                  align_words=max(1, int(self.backend.state.rt.offset_alignment) // 4))
+                                  max(1, int(self.backend.state.rt.offset_alignment) // 4), meanwhile, worker)
+        if meanwhile is not None:
+            meanwhile()
         challenger.observe_many(words[run.blinded_words])
         return HostDraws.device(challenger_words(challenger.sponge_state, challenger.input_buffer,
                                                  len(challenger.output_buffer)))
@@ -268,21 +278,19 @@ class DeviceOpening:
                 second_set.prepared.prime()
                 first.prime_spare(state)
 
+            parts = []
             try:  # the second session encoded while the device runs the first: then only written and sent
                 words = self._run_program(first, words_of, ahead)
-                # the absorb first, on this thread: the second session waits for it. On a worker beside the first
-                # session's resolve it measured slower on the H200's host, whose thread wake-ups cost 0.1-0.4 ms
-                drawn = self._second_inputs(run, words)
+                # the first session's part resolved here while a spinning worker thread absorbs the blinded vectors
+                # and draws (a Python worker cost 0.1-0.4 ms a hand-off on the H200's host, and waited for the
+                # interpreter lock besides)
+                drawn = self._second_inputs(run, words, lambda: parts.append(run.resolve_first(words)))
             except BaseException:
                 second.release(state.pool, second_set)
                 raise
-            parts = []
-
-            def meanwhile():  # while the device gathers the openings: the first session's part, the multiproofs' cut
-                parts.extend((run.resolve_first(words), run.pruning(drawn)))
-
             query_words = self._run_program(second, lambda source: drawn.inputs[source] if source in drawn.inputs
-                                            else words_of(source), meanwhile, second_set)
+                                            else words_of(source), lambda: parts.append(run.pruning(drawn)),
+                                            second_set)
             first_part, pruning = parts
         finally:
             state.building.release()

@@ -29,11 +29,12 @@ class HostDraws:
         return cls({("challenger",): challenger_words})
 
     @classmethod
-    def draw(cls, config, challenger, blinded, align_words: int = 1) -> "HostDraws":
+    def draw(cls, config, challenger, blinded, align_words: int = 1, meanwhile=None, worker=None) -> "HostDraws":
         """Observe ``blinded`` (the blinded vectors' words) on ``challenger`` (the host's, before them), then grind
         and draw in the transcript's order: one compiled call from the absorb to the last draw where it can
-        (``DuplexChallenger.observe_grind_draw``). ``align_words``: where each set starts in ("positions",)
-        (``positions_words``)."""
+        (``DuplexChallenger.observe_grind_draw``), on ``worker``'s thread (a started ``HostWorker``, used up here)
+        while this one runs ``meanwhile()`` (once, whichever way the draws are made). ``align_words``: where each
+        set starts in ("positions",) (``positions_words``)."""
         from ....protocol.query_indices import folded_domain_size  # noqa: PLC0415 - host path only
 
         _, _, domain_size = config.source_code()
@@ -44,9 +45,13 @@ class HostDraws:
         sets = [(log2(size), min(count, size)) for size, (_, count) in zip(sizes, sets)]
         witness = None
         if config.final_pow_bits > 0:  # the absorb, the search and the draws in one call
-            witness, drawn = challenger.observe_grind_draw(blinded, config.final_pow_bits, sets)
+            witness, drawn = challenger.observe_grind_draw(blinded, config.final_pow_bits, sets, meanwhile, worker)
             witness = int(witness)
         else:
+            if worker is not None:
+                worker.finish()
+            if meanwhile is not None:
+                meanwhile()
             challenger.observe_many(blinded)
             drawn = challenger.distinct_uniform_sets(sets)
         drawn = tuple(np.array(sorted(draws), np.uint32) for draws in drawn)

@@ -1,0 +1,124 @@
+"""The C source of the host worker (``native/worker.py`` binds it): a thread started before its call's arguments
+exist, spinning until they are handed to it, so a proof's thread hands off a compiled call in well under a
+microsecond and goes on with its own Python meanwhile (a sleeping thread's wake-up, and the interpreter lock a
+Python worker must take first, cost 0.1-0.4 ms on a GPU machine's host).
+
+Job states (one int, atomics): WAITING (the thread spins), CALLED (the arguments are in; the thread runs the call),
+DONE (the result is in), GAVE_UP (nobody called within the spin budget, or the owner cancelled: the thread has
+left or is leaving). WAITING -> CALLED and WAITING -> GAVE_UP are compare-and-swaps, so exactly one of the owner's
+call and the thread's give-up wins. Appended to ``permute_c.SOURCE`` (it calls ``p2_absorb_grind_draw``).
+"""
+
+SOURCE = r"""
+#if defined(P2_THREADS)
+#include <stdlib.h>
+#include <time.h>
+#if defined(__x86_64__) || defined(__i386__)
+#define P2_RELAX() __builtin_ia32_pause()
+#elif defined(__aarch64__)
+#define P2_RELAX() __asm__ __volatile__("yield")
+#else
+#define P2_RELAX() do {} while (0)
+#endif
+enum { JOB_WAITING, JOB_CALLED, JOB_DONE, JOB_GAVE_UP };
+
+typedef struct {
+    int state;
+    long spin_ns, result;
+    pthread_t thread;
+    /* p2_absorb_grind_draw's arguments, in its order */
+    uint64_t *s; const uint64_t *words; long runs; uint64_t tag; const uint64_t *tail; int ntail; uint64_t mask;
+    long count; const uint64_t *t; int lane_isa, threads; long sets; const int64_t *bits, *targets;
+    const uint64_t *bounds; uint64_t *draws; int single_isa; long *used;
+} p2_job;
+
+static long p2_now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long)ts.tv_sec * 1000000000L + ts.tv_nsec;
+}
+
+static void *p2_job_thread(void *arg) {
+    p2_job *job = (p2_job *)arg;
+    long until = p2_now_ns() + job->spin_ns;
+    for (long i = 0;; i++) {
+        int state = __atomic_load_n(&job->state, __ATOMIC_ACQUIRE);
+        if (state == JOB_CALLED) break;
+        if (state == JOB_GAVE_UP) return 0;
+        P2_RELAX();
+        if ((i & 255) == 255 && p2_now_ns() > until) {
+            int waiting = JOB_WAITING;
+            if (__atomic_compare_exchange_n(&job->state, &waiting, JOB_GAVE_UP, 0, __ATOMIC_ACQ_REL,
+                                            __ATOMIC_ACQUIRE)) return 0;
+        }
+    }
+    job->result = p2_absorb_grind_draw(job->s, job->words, job->runs, job->tag, job->tail, job->ntail, job->mask,
+                                       job->count, job->t, job->lane_isa, job->threads, job->sets, job->bits,
+                                       job->targets, job->bounds, job->draws, job->single_isa, job->used);
+    __atomic_store_n(&job->state, JOB_DONE, __ATOMIC_RELEASE);
+    return 0;
+}
+
+/* A job whose thread spins for its call up to spin_ns; NULL when the thread could not be started. */
+void *p2_job_start(long spin_ns) {
+    p2_job *job = (p2_job *)calloc(1, sizeof(p2_job));
+    if (!job) return 0;
+    job->state = JOB_WAITING;
+    job->spin_ns = spin_ns;
+    if (pthread_create(&job->thread, 0, p2_job_thread, job) != 0) { free(job); return 0; }
+    return job;
+}
+
+/* Hand p2_absorb_grind_draw's arguments to the job's thread: 1 when it takes them, 0 when it gave up (the caller
+   then makes the call itself). The buffers must stay alive until p2_job_finish returns. */
+int p2_job_absorb_grind_draw(void *handle, uint64_t *s, const uint64_t *words, long runs, uint64_t tag,
+                             const uint64_t *tail, int ntail, uint64_t mask, long count, const uint64_t *t,
+                             int lane_isa, int threads, long sets, const int64_t *bits, const int64_t *targets,
+                             const uint64_t *bounds, uint64_t *draws, int single_isa, long *used) {
+    p2_job *job = (p2_job *)handle;
+    job->s = s; job->words = words; job->runs = runs; job->tag = tag; job->tail = tail; job->ntail = ntail;
+    job->mask = mask; job->count = count; job->t = t; job->lane_isa = lane_isa; job->threads = threads;
+    job->sets = sets; job->bits = bits; job->targets = targets; job->bounds = bounds; job->draws = draws;
+    job->single_isa = single_isa; job->used = used;
+    int waiting = JOB_WAITING;
+    return __atomic_compare_exchange_n(&job->state, &waiting, JOB_CALLED, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
+
+/* Wait for the job (spinning: its call is short), join its thread and free it: the call's result, or -2 when it
+   was never called (a job still waiting is cancelled). */
+long p2_job_finish(void *handle) {
+    p2_job *job = (p2_job *)handle;
+    int waiting = JOB_WAITING;
+    __atomic_compare_exchange_n(&job->state, &waiting, JOB_GAVE_UP, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+    while (__atomic_load_n(&job->state, __ATOMIC_ACQUIRE) == JOB_CALLED) P2_RELAX();
+    long result = __atomic_load_n(&job->state, __ATOMIC_ACQUIRE) == JOB_DONE ? job->result : -2;
+    pthread_join(job->thread, 0);
+    free(job);
+    return result;
+}
+int p2_job_state(void *handle) { return __atomic_load_n(&((p2_job *)handle)->state, __ATOMIC_ACQUIRE); }
+int p2_job_threads(void) { return 1; }
+#else
+void *p2_job_start(long spin_ns) { (void)spin_ns; return 0; }
+int p2_job_absorb_grind_draw(void *handle, uint64_t *s, const uint64_t *words, long runs, uint64_t tag,
+                             const uint64_t *tail, int ntail, uint64_t mask, long count, const uint64_t *t,
+                             int lane_isa, int threads, long sets, const int64_t *bits, const int64_t *targets,
+                             const uint64_t *bounds, uint64_t *draws, int single_isa, long *used) {
+    (void)handle, (void)s, (void)words, (void)runs, (void)tag, (void)tail, (void)ntail, (void)mask, (void)count;
+    (void)t, (void)lane_isa, (void)threads, (void)sets, (void)bits, (void)targets, (void)bounds, (void)draws;
+    (void)single_isa, (void)used;
+    return 0;
+}
+long p2_job_finish(void *handle) { (void)handle; return -2; }
+int p2_job_state(void *handle) { (void)handle; return 3; }
+int p2_job_threads(void) { return 0; }
+#endif
+"""
+
+CDEF = ("void *p2_job_start(long spin_ns);"
+        "int p2_job_absorb_grind_draw(void *job, void *s, void *words, long runs, uint64_t tag, void *tail, int ntail, "
+        "uint64_t mask, long count, void *t, int lane_isa, int threads, long sets, void *bits, void *targets, "
+        "void *bounds, void *draws, int single_isa, void *used);"
+        "long p2_job_finish(void *job);"
+        "int p2_job_state(void *job);"
+        "int p2_job_threads(void);")
