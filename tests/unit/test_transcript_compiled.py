@@ -10,6 +10,7 @@ from __future__ import annotations
 import random
 import time
 
+import numpy as np
 import pytest
 
 from whirgpu.field import BABYBEAR, KOALABEAR
@@ -155,14 +156,19 @@ def test_grind_then_draw_in_one_call_is_grind_then_the_draws(label, make, bits, 
 
 @pytest.mark.parametrize("label,make", CHALLENGERS, ids=[c[0] for c in CHALLENGERS])
 @pytest.mark.parametrize("count", [16, 17, 23, 24, 1000, 7496])
-def test_observe_grind_draw_in_one_call_is_the_three_calls(label, make, count):
+@pytest.mark.parametrize("form", ["list", "uint32"])
+def test_observe_grind_draw_in_one_call_is_the_three_calls(label, make, count, form):
     """Pending input before (completed in Python), whole runs, and a tail of 0 to 7 words left as the input buffer
-    the witness meets: the same witness, draws and challenger as observe_many, grind, then the draws."""
+    the witness meets: the same witness, draws and challenger as observe_many, grind, then the draws; words given
+    as a list (converted in numpy) or as a uint32 array (``native_absorb_grind_draw_monty``: converted in C)."""
     assert native.native_absorb_grind_draw(make().constants) is not None
+    assert native.native_absorb_grind_draw_monty(make().constants) is not None
     sets = [(15, 9), (8, 101), (9, 101)]
     for seed in range(4):
         fast, slow = _positioned(make, 500 + seed), _positioned(make, 500 + seed)
         words = [random.Random(seed).randrange(fast.field.P) for _ in range(count + seed)]
+        if form == "uint32":
+            words = np.array(words, np.uint32)
         called = []
         pending = len(fast.input_buffer)
         runs = (len(words) - (min(8 - pending, len(words)) if pending else 0)) // 8
@@ -188,15 +194,17 @@ class _Watched:
 
 
 @pytest.mark.parametrize("label,make", CHALLENGERS, ids=[c[0] for c in CHALLENGERS])
-@pytest.mark.parametrize("how", ["waiting", "gave_up", "finished_first"])
+@pytest.mark.parametrize("how", ["waiting", "gave_up", "finished_first", "list"])
 def test_observe_grind_draw_on_a_worker_is_the_same(label, make, how):
-    """The compiled call made on a ``HostWorker``'s thread while this one runs ``meanwhile`` (a worker waiting),
-    here (its thread gave up waiting, or it was finished before use): the same witness, draws and challenger as
-    the steps one by one, ``meanwhile`` run once, the worker finished after."""
+    """The compiled call made on a ``HostWorker``'s thread while this one runs ``meanwhile`` (a worker waiting,
+    words a uint32 array), here (its thread gave up waiting, it was finished before use, or the words are a list):
+    the same witness, draws and challenger as the steps one by one, ``meanwhile`` run once, the worker finished
+    after."""
     sets = [(15, 9), (8, 101), (9, 101)]
     for seed in range(3):
         fast, slow = _positioned(make, 700 + seed), _positioned(make, 700 + seed)
         words = [random.Random(seed).randrange(fast.field.P) for _ in range(7496 + seed)]
+        given = words if how == "list" else np.array(words, np.uint32)
         worker = native.HostWorker.start(5.0 if how == "waiting" else 0.0)
         assert worker is not None
         if how == "gave_up":
@@ -206,11 +214,11 @@ def test_observe_grind_draw_on_a_worker_is_the_same(label, make, how):
         elif how == "finished_first":
             assert worker.finish() == -2  # nothing taken: cancelled and joined
         watched, called = _Watched(worker), []
-        witness, draws = fast.observe_grind_draw(words, 10, sets, lambda: called.append(1), watched)
+        witness, draws = fast.observe_grind_draw(given, 10, sets, lambda: called.append(1), watched)
         slow.observe_many(words)
         assert witness == slow.grind(10)
         assert draws == [_reference_draws(slow, b, n) for b, n in sets] and fast.same_state(slow)
-        assert called == [1] and watched.taken == [how == "waiting"]
+        assert called == [1] and watched.taken == ([] if how == "list" else [how == "waiting"])
         assert worker.finish() == -2  # finished: a second finish has nothing left
 
 
@@ -224,11 +232,25 @@ def test_observe_grind_draw_waits_for_its_worker_when_meanwhile_raises():
         raise KeyError("meanwhile")
 
     with pytest.raises(KeyError, match="meanwhile"):
-        ch.observe_grind_draw(list(range(1, 7497)), 10, [(8, 101)], fails, worker)
+        ch.observe_grind_draw(np.arange(1, 7497, dtype=np.uint32), 10, [(8, 101)], fails, worker)
     assert worker.finish() == -2
 
 
-def test_observe_grind_draw_refuses_a_word_outside_the_field():
+@pytest.mark.parametrize("form", ["list", "uint32"])
+def test_observe_grind_draw_refuses_a_word_outside_the_field(form):
     ch = CHALLENGERS[1][1]()
+    before = ch.clone()
+    words = [1] * 20 + [ch.field.P] + [2] * 20
     with pytest.raises(ValueError, match="outside"):
-        ch.observe_grind_draw([1] * 20 + [ch.field.P], 4, [(8, 3)])
+        ch.observe_grind_draw(words if form == "list" else np.array(words, np.uint32), 4, [(8, 3)])
+    assert ch.same_state(before)  # refused before anything is absorbed
+
+
+def test_the_uint32_call_refuses_a_word_outside_the_field_itself():
+    """``native_absorb_grind_draw_monty`` checks its words in C too (a caller that skipped the check): refused,
+    nothing absorbed."""
+    ch = CHALLENGERS[1][1]()
+    fast = native.native_absorb_grind_draw_monty(ch.constants)
+    state = [1] * 16
+    with pytest.raises(ValueError, match="not below P"):
+        fast(state, np.array([1] * 20 + [ch.field.P], np.uint32), 8, 4, [(8, 3)])

@@ -6,12 +6,37 @@ Python worker must take first, cost 0.1-0.4 ms on a GPU machine's host).
 Job states (one int, atomics): WAITING (the thread spins), CALLED (the arguments are in; the thread runs the call),
 DONE (the result is in), GAVE_UP (nobody called within the spin budget, or the owner cancelled: the thread has
 left or is leaving). WAITING -> CALLED and WAITING -> GAVE_UP are compare-and-swaps, so exactly one of the owner's
-call and the thread's give-up wins. Appended to ``permute_c.SOURCE`` (it calls ``p2_absorb_grind_draw``).
+call and the thread's give-up wins. Appended to ``permute_c.SOURCE`` (it calls ``p2_absorb_grind_draw``), with that call's entry for words in Montgomery form
+(``p2_absorb_grind_draw_monty``: converted and range-checked in C, on the worker's thread when there is one).
 """
 
 SOURCE = r"""
-#if defined(P2_THREADS)
 #include <stdlib.h>
+/* p2_absorb_grind_draw on nwords words in Montgomery form (uint32, as the device keeps them): each converted here
+   (REDC: canonical = word / 2^32 mod p), the whole runs absorbed and the rest (< 8 words) the tail; -3 and nothing
+   done when a word is not below p, -4 when out of memory. */
+long p2_absorb_grind_draw_monty(uint64_t *s, const uint32_t *mont, long nwords, uint64_t tag, uint64_t mask,
+                                long count, const uint64_t *t, int lane_isa, int threads, long sets,
+                                const int64_t *bits, const int64_t *targets, const uint64_t *bounds, uint64_t *draws,
+                                int single_isa, long *used) {
+    const uint64_t p = t[T_P], npinv = t[T_NPINV];
+    for (long i = 0; i < nwords; i++)
+        if (mont[i] >= p) return -3;
+    uint64_t *canonical = (uint64_t *)malloc(sizeof(uint64_t) * (size_t)(nwords > 0 ? nwords : 1));
+    if (!canonical) return -4;
+    for (long i = 0; i < nwords; i++) {
+        uint64_t m = ((uint64_t)mont[i] * npinv) & P2_M32, u = ((uint64_t)mont[i] + m * p) >> 32;
+        canonical[i] = u >= p ? u - p : u;
+    }
+    long runs = nwords / 8;
+    long result = p2_absorb_grind_draw(s, canonical, runs, tag, canonical + 8 * runs, (int)(nwords - 8 * runs), mask,
+                                       count, t, lane_isa, threads, sets, bits, targets, bounds, draws, single_isa,
+                                       used);
+    free(canonical);
+    return result;
+}
+
+#if defined(P2_THREADS)
 #include <time.h>
 #if defined(__x86_64__) || defined(__i386__)
 #define P2_RELAX() __builtin_ia32_pause()
@@ -26,10 +51,10 @@ typedef struct {
     int state;
     long spin_ns, result;
     pthread_t thread;
-    /* p2_absorb_grind_draw's arguments, in its order */
-    uint64_t *s; const uint64_t *words; long runs; uint64_t tag; const uint64_t *tail; int ntail; uint64_t mask;
-    long count; const uint64_t *t; int lane_isa, threads; long sets; const int64_t *bits, *targets;
-    const uint64_t *bounds; uint64_t *draws; int single_isa; long *used;
+    /* p2_absorb_grind_draw_monty's arguments, in its order */
+    uint64_t *s; const uint32_t *mont; long nwords; uint64_t tag; uint64_t mask; long count; const uint64_t *t;
+    int lane_isa, threads; long sets; const int64_t *bits, *targets; const uint64_t *bounds; uint64_t *draws;
+    int single_isa; long *used;
 } p2_job;
 
 static long p2_now_ns(void) {
@@ -52,9 +77,9 @@ static void *p2_job_thread(void *arg) {
                                             __ATOMIC_ACQUIRE)) return 0;
         }
     }
-    job->result = p2_absorb_grind_draw(job->s, job->words, job->runs, job->tag, job->tail, job->ntail, job->mask,
-                                       job->count, job->t, job->lane_isa, job->threads, job->sets, job->bits,
-                                       job->targets, job->bounds, job->draws, job->single_isa, job->used);
+    job->result = p2_absorb_grind_draw_monty(job->s, job->mont, job->nwords, job->tag, job->mask, job->count, job->t,
+                                             job->lane_isa, job->threads, job->sets, job->bits, job->targets,
+                                             job->bounds, job->draws, job->single_isa, job->used);
     __atomic_store_n(&job->state, JOB_DONE, __ATOMIC_RELEASE);
     return 0;
 }
@@ -69,17 +94,16 @@ void *p2_job_start(long spin_ns) {
     return job;
 }
 
-/* Hand p2_absorb_grind_draw's arguments to the job's thread: 1 when it takes them, 0 when it gave up (the caller
-   then makes the call itself). The buffers must stay alive until p2_job_finish returns. */
-int p2_job_absorb_grind_draw(void *handle, uint64_t *s, const uint64_t *words, long runs, uint64_t tag,
-                             const uint64_t *tail, int ntail, uint64_t mask, long count, const uint64_t *t,
-                             int lane_isa, int threads, long sets, const int64_t *bits, const int64_t *targets,
-                             const uint64_t *bounds, uint64_t *draws, int single_isa, long *used) {
+/* Hand p2_absorb_grind_draw_monty's arguments to the job's thread: 1 when it takes them, 0 when it gave up (the
+   caller then makes the call itself). The buffers must stay alive until p2_job_finish returns. */
+int p2_job_absorb_grind_draw_monty(void *handle, uint64_t *s, const uint32_t *mont, long nwords, uint64_t tag,
+                                   uint64_t mask, long count, const uint64_t *t, int lane_isa, int threads, long sets,
+                                   const int64_t *bits, const int64_t *targets, const uint64_t *bounds,
+                                   uint64_t *draws, int single_isa, long *used) {
     p2_job *job = (p2_job *)handle;
-    job->s = s; job->words = words; job->runs = runs; job->tag = tag; job->tail = tail; job->ntail = ntail;
-    job->mask = mask; job->count = count; job->t = t; job->lane_isa = lane_isa; job->threads = threads;
-    job->sets = sets; job->bits = bits; job->targets = targets; job->bounds = bounds; job->draws = draws;
-    job->single_isa = single_isa; job->used = used;
+    job->s = s; job->mont = mont; job->nwords = nwords; job->tag = tag; job->mask = mask; job->count = count;
+    job->t = t; job->lane_isa = lane_isa; job->threads = threads; job->sets = sets; job->bits = bits;
+    job->targets = targets; job->bounds = bounds; job->draws = draws; job->single_isa = single_isa; job->used = used;
     int waiting = JOB_WAITING;
     return __atomic_compare_exchange_n(&job->state, &waiting, JOB_CALLED, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 }
@@ -100,13 +124,12 @@ int p2_job_state(void *handle) { return __atomic_load_n(&((p2_job *)handle)->sta
 int p2_job_threads(void) { return 1; }
 #else
 void *p2_job_start(long spin_ns) { (void)spin_ns; return 0; }
-int p2_job_absorb_grind_draw(void *handle, uint64_t *s, const uint64_t *words, long runs, uint64_t tag,
-                             const uint64_t *tail, int ntail, uint64_t mask, long count, const uint64_t *t,
-                             int lane_isa, int threads, long sets, const int64_t *bits, const int64_t *targets,
-                             const uint64_t *bounds, uint64_t *draws, int single_isa, long *used) {
-    (void)handle, (void)s, (void)words, (void)runs, (void)tag, (void)tail, (void)ntail, (void)mask, (void)count;
-    (void)t, (void)lane_isa, (void)threads, (void)sets, (void)bits, (void)targets, (void)bounds, (void)draws;
-    (void)single_isa, (void)used;
+int p2_job_absorb_grind_draw_monty(void *handle, uint64_t *s, const uint32_t *mont, long nwords, uint64_t tag,
+                                   uint64_t mask, long count, const uint64_t *t, int lane_isa, int threads, long sets,
+                                   const int64_t *bits, const int64_t *targets, const uint64_t *bounds,
+                                   uint64_t *draws, int single_isa, long *used) {
+    (void)handle, (void)s, (void)mont, (void)nwords, (void)tag, (void)mask, (void)count, (void)t, (void)lane_isa;
+    (void)threads, (void)sets, (void)bits, (void)targets, (void)bounds, (void)draws, (void)single_isa, (void)used;
     return 0;
 }
 long p2_job_finish(void *handle) { (void)handle; return -2; }
@@ -115,10 +138,12 @@ int p2_job_threads(void) { return 0; }
 #endif
 """
 
-CDEF = ("void *p2_job_start(long spin_ns);"
-        "int p2_job_absorb_grind_draw(void *job, void *s, void *words, long runs, uint64_t tag, void *tail, int ntail, "
-        "uint64_t mask, long count, void *t, int lane_isa, int threads, long sets, void *bits, void *targets, "
-        "void *bounds, void *draws, int single_isa, void *used);"
+_MONTY_ARGS = ("void *s, void *mont, long nwords, uint64_t tag, uint64_t mask, long count, void *t, int lane_isa, "
+               "int threads, long sets, void *bits, void *targets, void *bounds, void *draws, int single_isa, "
+               "void *used")
+CDEF = (f"long p2_absorb_grind_draw_monty({_MONTY_ARGS});"
+        "void *p2_job_start(long spin_ns);"
+        f"int p2_job_absorb_grind_draw_monty(void *job, {_MONTY_ARGS});"
         "long p2_job_finish(void *job);"
         "int p2_job_state(void *job);"
         "int p2_job_threads(void);")

@@ -299,12 +299,19 @@ def native_grind(constants: Poseidon2Constants):
 
 def _draw_sets(sets, p: int) -> tuple:
     """``p2_distinct``'s set arrays (bits, targets, bounds) for ``sets`` of (bits, target), and room for the draws."""
+    bits, targets, bounds = _set_arrays(tuple((int(b), int(n)) for b, n in sets), p)
+    return bits, targets, bounds, array("Q", bytes(8 * max(1, sum(targets))))
+
+
+@lru_cache(maxsize=64)
+def _set_arrays(sets: tuple, p: int) -> tuple:
+    """``_draw_sets``' (bits, targets, bounds), made once per sets (read-only in C; a proof draws the same sets)."""
     bits = array("q", [int(b) for b, _ in sets] or [1])
     targets = array("q", [int(n) for _, n in sets] or [0])
     if any(not 1 <= b <= 16 or not 0 <= n <= 1 << b for b, n in zip(bits, targets)):
         raise ValueError(f"distinct: a set {list(zip(bits, targets))} outside bits [1, 16], target [0, 2^bits]")
     bounds = array("Q", [p & ~((1 << b) - 1) for b in bits])
-    return bits, targets, bounds, array("Q", bytes(8 * max(1, sum(targets))))
+    return bits, targets, bounds
 
 
 def _split_draws(draws, targets, sets: int) -> list:
@@ -389,9 +396,7 @@ def native_absorb_grind_draw(constants: Poseidon2Constants):
     (8 * runs canonical words, ``tag`` the length tag or 0) into ``state`` (16 canonical ints), puts ``tail`` (< 8
     canonical words: the input buffer left) where a proof-of-work candidate meets them (as ``pow_base_state``:
     with a tag, the rest of the rate zeroed and word 8 plus len(tail) + 1) and returns what ``native_grind_draw``
-    returns from there, the witness at word len(tail). ``worker`` (a ``HostWorker``): the call is made on its
-    thread while this one runs ``meanwhile()`` (then waits for it); without one, or where its thread gave up
-    waiting, ``meanwhile()`` runs first and the call here. Either way the same results."""
+    returns from there, the witness at word len(tail)."""
     return _width16_now(constants, _compiled_absorb_grind_draw)
 
 
@@ -401,7 +406,7 @@ class HostWorker:
     interpreter lock; ``take(entry, args)`` hands it the arguments (True), or returns False when it gave up
     waiting; ``finish()`` waits for the call (spinning) and joins the thread: its result, or -2 when nothing was
     taken. ``finish`` is idempotent and also runs when the object is collected. Only
-    ``p2_job_absorb_grind_draw`` is a job's call (``native_absorb_grind_draw``'s ``worker``)."""
+    ``p2_job_absorb_grind_draw_monty`` is a job's call (``native_absorb_grind_draw_monty``'s ``worker``)."""
 
     STATES = ("waiting", "called", "done", "gave up")  # job_c's job states, in its order
 
@@ -450,18 +455,55 @@ def _compiled_absorb_grind_draw(loaded, constants: Poseidon2Constants):
     tab, call, from_buffer = ffi.from_buffer(table), lib.p2_absorb_grind_draw, ffi.from_buffer
     p, lane_isa, single = constants.params.field.P, _best_isa(), int(lib.p2_single_isa())
 
-    def absorb_grind_draw(state, words, tag: int, tail, bits: int, sets, threads: int = 1, worker=None,
-                          meanwhile=None) -> tuple:
+    def absorb_grind_draw(state, words, tag: int, tail, bits: int, sets, threads: int = 1) -> tuple:
         if not 0 <= len(tail) < 8 or not 1 <= bits <= 30:
             raise ValueError(f"absorb_grind_draw: {len(tail)} tail words (at most 7) or bits {bits} outside [1, 30]")
         words = np.ascontiguousarray(words, dtype=np.uint64).reshape(-1)
         set_bits, targets, bounds, draws = _draw_sets(sets, p)
         s, rest, used = array("Q", state), array("Q", list(tail) or [0]), array("q", [0])
-        args = (from_buffer(s), from_buffer(words), words.size // 8, tag, from_buffer(rest), len(tail),
-                (1 << bits) - 1, p, tab, lane_isa, max(1, int(threads)), len(sets), from_buffer(set_bits),
-                from_buffer(targets), from_buffer(bounds), from_buffer(draws), single, from_buffer(used))
+        witness = call(from_buffer(s), from_buffer(words), words.size // 8, tag, from_buffer(rest), len(tail),
+                       (1 << bits) - 1, p, tab, lane_isa, max(1, int(threads)), len(sets), from_buffer(set_bits),
+                       from_buffer(targets), from_buffer(bounds), from_buffer(draws), single, from_buffer(used))
+        if witness < 0:
+            return -1, None, 0, s.tolist()
+        return int(witness), _split_draws(draws, targets, len(sets)), int(used[0]), s.tolist()
+
+    absorb_grind_draw.keep = table
+    return absorb_grind_draw
+
+
+def native_absorb_grind_draw_monty(constants: Poseidon2Constants):
+    """``native_absorb_grind_draw`` for words as the device keeps them, where the library is loaded now, else None
+    (never waits): ``absorb_grind_draw_monty(state, words, tag, bits, sets, threads=1, worker=None,
+    meanwhile=None)`` with ``words`` a contiguous uint32 array of Montgomery-form words (R = 2^32), each below P
+    (checked in C: ValueError naming none, so the caller checks first to name one), converted in C, their whole
+    runs absorbed and the rest (< 8) the tail; returns what ``native_absorb_grind_draw`` returns. ``worker`` (a
+    started ``HostWorker``, used up here): the call, conversion included, is made on its thread while this one runs
+    ``meanwhile()``, then waits for it; without one, or where its thread gave up waiting, ``meanwhile()`` runs
+    first and the call here. Either way the same results."""
+    return _width16_now(constants, _compiled_absorb_grind_draw_monty)
+
+
+@lru_cache(maxsize=16)
+def _compiled_absorb_grind_draw_monty(loaded, constants: Poseidon2Constants):
+    ffi, lib = loaded
+    table = _table(constants)
+    tab, call, from_buffer = ffi.from_buffer(table), lib.p2_absorb_grind_draw_monty, ffi.from_buffer
+    p, lane_isa, single = constants.params.field.P, _best_isa(), int(lib.p2_single_isa())
+
+    def absorb_grind_draw_monty(state, words, tag: int, bits: int, sets, threads: int = 1, worker=None,
+                                meanwhile=None) -> tuple:
+        if not 1 <= bits <= 30:
+            raise ValueError(f"absorb_grind_draw: bits {bits} outside [1, 30]")
+        words = np.ascontiguousarray(words, dtype=np.uint32).reshape(-1)
+        set_bits, targets, bounds = _set_arrays(tuple(sets), p)
+        draws = array("Q", bytes(8 * max(1, sum(targets))))
+        s, used = array("Q", state), array("q", [0])
+        args = (from_buffer(s), from_buffer(words), words.size, tag, (1 << bits) - 1, p, tab, lane_isa,
+                max(1, int(threads)), len(sets), from_buffer(set_bits), from_buffer(targets), from_buffer(bounds),
+                from_buffer(draws), single, from_buffer(used))
         witness = None
-        if worker is not None and worker.take(lib.p2_job_absorb_grind_draw, args):
+        if worker is not None and worker.take(lib.p2_job_absorb_grind_draw_monty, args):
             try:  # this thread's own work while the worker's thread makes the call; the buffers live till finish
                 if meanwhile is not None:
                     meanwhile()
@@ -473,9 +515,13 @@ def _compiled_absorb_grind_draw(loaded, constants: Poseidon2Constants):
             if meanwhile is not None:
                 meanwhile()
             witness = call(*args)
+        if witness == -3:
+            raise ValueError("absorb_grind_draw: a word is not below P")
+        if witness < -1:
+            raise MemoryError("absorb_grind_draw: no memory for the converted words")
         if witness < 0:
             return -1, None, 0, s.tolist()
         return int(witness), _split_draws(draws, targets, len(sets)), int(used[0]), s.tolist()
 
-    absorb_grind_draw.keep = table
-    return absorb_grind_draw
+    absorb_grind_draw_monty.keep = table
+    return absorb_grind_draw_monty

@@ -38,8 +38,8 @@ import numpy as np
 from ..field import Field
 from ..ref.field_np import field_ops
 from ..ref.poseidon2 import Poseidon2Constants, permute, permute_ints
-from ..native.permute import (native_absorb, native_absorb_grind_draw, native_distinct, native_grind, native_grind_draw,
-                              native_permute)
+from ..native.permute import (native_absorb, native_absorb_grind_draw, native_absorb_grind_draw_monty, native_distinct,
+                              native_grind, native_grind_draw, native_permute)
 
 WIDTH = 16
 RATE = 8
@@ -206,6 +206,14 @@ class DuplexChallenger:
         if self.input_buffer:
             self.output_buffer = []
 
+    def _monty_words(self, xs) -> np.ndarray | None:
+        """``xs`` itself where it is a flat contiguous uint32 array of words below P (as a device's readback holds
+        them: the compiled call converts them), else None (the caller takes the general path, which names a bad
+        word)."""
+        if not isinstance(xs, np.ndarray) or xs.dtype != np.uint32 or xs.ndim != 1 or not xs.flags.c_contiguous:
+            return None
+        return xs if xs.size == 0 or int(xs.max()) < self._p else None
+
     def _checked_words(self, xs) -> np.ndarray:
         """``xs`` as a flat int64 array, every word in [0, P) (the first bad one named, as observe names it)."""
         words = np.asarray(xs, dtype=np.int64).reshape(-1)
@@ -291,11 +299,23 @@ class DuplexChallenger:
     def observe_grind_draw(self, xs, bits: int, sets, meanwhile=None, worker=None) -> tuple[np.uint32, list[list[int]]]:
         """``observe_many(xs)``, then ``grind_then_draw(bits, sets)``: the same witness, draws and challenger; where
         compiled (``native_absorb_grind_draw``) and ``xs`` holds whole runs, their absorb, the search and the draws
-        are one C call. ``meanwhile()``, when given, runs once on this thread: while ``worker`` (a started
-        ``native.permute.HostWorker``, used up here) makes that call, else before it (or before the steps one by
-        one)."""
+        are one C call (``native_absorb_grind_draw_monty`` where ``xs`` is a flat uint32 array of words below P, as
+        a device's readback holds them: converted in C). ``meanwhile()``, when given, runs once on this thread:
+        while ``worker`` (a started ``native.permute.HostWorker``, used up here) makes that uint32 call, else before
+        the call (or before the steps one by one)."""
         bits = _check_bits(bits, "grind")
         sets, live = _checked_sets(sets)
+        monty = self._monty_words(xs)
+        if monty is not None and bits > 0 and _compiled_sets(live):
+            fast = native_absorb_grind_draw_monty(self.constants)
+            at = min(RATE - len(self.input_buffer), monty.size) if self.input_buffer else 0
+            if fast is not None and (monty.size - at) // RATE >= 2:
+                self.output_buffer = []
+                if at:  # complete the pending run first
+                    self._fill(monty[:at].astype(np.int64).tolist())
+                found, draws, used, state = fast(self._state, monty[at:], RATE if self.length_tagged else 0, bits,
+                                                 live, grind_threads(bits), worker, meanwhile)
+                return self._witnessed(found, bits, state, used), _with_empty_sets(sets, draws)
         words = self._checked_words(xs)
         fast = native_absorb_grind_draw(self.constants) if bits > 0 and _compiled_sets(live) else None
         at = min(RATE - len(self.input_buffer), words.size) if self.input_buffer else 0
@@ -312,8 +332,12 @@ class DuplexChallenger:
             self._fill(words[:at].tolist())
         canonical = words[at:].astype(np.uint64) * np.uint64(self._r_inv) % np.uint64(self._p)
         tail = canonical[runs * RATE:].tolist()
+        if worker is not None:
+            worker.finish()  # only words as a device keeps them go to a worker (``_monty_words``)
+        if meanwhile is not None:
+            meanwhile()
         found, draws, used, state = fast(self._state, canonical[:runs * RATE], RATE if self.length_tagged else 0,
-                                         tail, bits, live, grind_threads(bits), worker, meanwhile)
+                                         tail, bits, live, grind_threads(bits))
         return self._witnessed(found, bits, state, used), _with_empty_sets(sets, draws)
 
     def _witnessed(self, found: int, bits: int, state: list, used: int) -> np.uint32:

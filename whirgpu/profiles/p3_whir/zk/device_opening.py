@@ -197,14 +197,27 @@ class DeviceOpening:
         a shape's recording must not change with that (without it the numpy search takes some milliseconds)."""
         return self.config.final_pow_bits <= HOST_GRIND_BITS
 
-    def _second_inputs(self, run: OpeningRun, words: np.ndarray, meanwhile=None) -> HostDraws:
+    def _worker_for(self, run: OpeningRun, meanwhile, worker: HostWorker | None) -> HostWorker | None:
+        """The worker thread ``_second_inputs`` hands its compiled call to: ``worker`` (started ahead) while it
+        still waits, else one started now; None where there is no such call or nothing to do meanwhile."""
+        if not (run.draws_on_host and self.config.final_pow_bits > 0 and meanwhile is not None):
+            if worker is not None:
+                worker.finish()
+            return None
+        if worker is not None and worker.state == "waiting":
+            return worker
+        if worker is not None:
+            worker.finish()
+        return HostWorker.start(WORKER_SPIN_SECONDS)
+
+    def _second_inputs(self, run: OpeningRun, words: np.ndarray, meanwhile=None, worker=None) -> HostDraws:
         """The host challenger after the first session and the blinded vectors (read back there; one compiled
         absorb), then the second session's named inputs: the witness and positions drawn from it (``host_draws``),
         else its words as the device challenger's ("challenger",). ``meanwhile()``: host work run once, while a
-        worker thread makes the compiled absorb, search and draws where it can (``HostWorker``)."""
-        # started first: its thread is spinning by the time the call's arguments are ready
-        compiled_call = run.draws_on_host and self.config.final_pow_bits > 0 and meanwhile is not None
-        worker = HostWorker.start(WORKER_SPIN_SECONDS) if compiled_call else None
+        worker thread (``worker``, started ahead, or one started now: ``HostWorker``) makes the compiled absorb,
+        search and draws where it can."""
+        # started first where not ahead: its thread is spinning by the time the call's arguments are ready
+        worker = self._worker_for(run, meanwhile, worker)
         if run.host_challenger is None:  # one made per recording (its domain separator absorbed), copied after
             run.host_challenger = zk_challenger(self.config, self.field)
         challenger = run.host_challenger.clone()
@@ -274,9 +287,14 @@ class DeviceOpening:
         try:
             second_set = second.region_set(state)
 
+            early = []
+
             def ahead():  # while the device runs the first session: the second's encoding, then the next proof's first
                 second_set.prepared.prime()
                 first.prime_spare(state)
+                compiled_call = run.draws_on_host and self.config.final_pow_bits > 0
+                if compiled_call and state.rt.read_spin_seconds > 0:  # this thread spins for the words: so may the worker
+                    early.append(HostWorker.start(state.rt.read_spin_seconds + WORKER_SPIN_SECONDS))
 
             parts = []
             try:  # the second session encoded while the device runs the first: then only written and sent
@@ -284,9 +302,13 @@ class DeviceOpening:
                 # the first session's part resolved here while a spinning worker thread absorbs the blinded vectors
                 # and draws (a Python worker cost 0.1-0.4 ms a hand-off on the H200's host, and waited for the
                 # interpreter lock besides)
-                drawn = self._second_inputs(run, words, lambda: parts.append(run.resolve_first(words)))
+                drawn = self._second_inputs(run, words, lambda: parts.append(run.resolve_first(words)),
+                                            early[0] if early else None)
             except BaseException:
                 second.release(state.pool, second_set)
+                for worker in early:
+                    if worker is not None:
+                        worker.finish()
                 raise
             query_words = self._run_program(second, lambda source: drawn.inputs[source] if source in drawn.inputs
                                             else words_of(source), lambda: parts.append(run.pruning(drawn)),

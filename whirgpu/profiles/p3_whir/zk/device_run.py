@@ -396,7 +396,10 @@ class OpeningRun:
                               for (fm, ft), hm, ht in zip(fresh, ledger.messages, ledger.randomness)]
         self.blinded = [self.blinded_message, self.blinded_randomness] + [v for pair in self.blinded_masks for v in pair]
         # where their words lie in the proof region, in observation order: one gather reads them all
-        self.blinded_words = np.concatenate([np.arange(v.word, v.word + v.words) for v in self.blinded])
+        blinded = np.concatenate([np.arange(v.word, v.word + v.words) for v in self.blinded])
+        contiguous = blinded.size and np.array_equal(blinded, np.arange(blinded[0], blinded[0] + blinded.size))
+        # a slice where they lie together (a view of the readback, no gather), else the gather index
+        self.blinded_words = slice(int(blinded[0]), int(blinded[0]) + blinded.size) if contiguous else blinded
         self.source, self.fresh_main = source, fresh_main
         # what the second session opens stays alive until it is submitted
         self.held_queries = [fresh_main, source] + [o for _, o in ledger.groups] + self.fresh_groups
