@@ -293,7 +293,7 @@ class DeviceOpening:
                 second_set.prepared.prime()
                 first.prime_spare(state)
                 compiled_call = run.draws_on_host and self.config.final_pow_bits > 0
-                if compiled_call and state.rt.read_spin_seconds > 0:  # this thread spins for the words: so may the worker
+                if compiled_call and state.rt.read_spin_seconds > 0:  # this thread spins for the words: so may a worker
                     early.append(HostWorker.start(state.rt.read_spin_seconds + WORKER_SPIN_SECONDS))
 
             parts = []
