@@ -176,6 +176,13 @@ class Runtime(ABC):
         done; returns a function that waits for that and gives the words. Default: read when called."""
         return lambda: self.read(buffer, nbytes)
 
+    def staged_read(self, buffer: RtBuffer, nbytes: int):
+        """A readback a recorded program ends with, where reads go through a staging buffer: an object with
+        ``copy`` (a ``program.Copy`` of ``buffer``'s first ``nbytes`` into a staging buffer of its own, for the
+        program's last submission), ``later()`` (after that submission: what ``read_later`` returns, with no copy
+        of its own to submit) and ``close()``. Default: None (``read_later`` then reads)."""
+        return None
+
     @abstractmethod
     def kernel(self, stem: str, entry: str | None = None, constants: dict[str, int] | None = None,
                field: str = "babybear") -> Any:

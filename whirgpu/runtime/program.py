@@ -189,12 +189,26 @@ def _write_bytes(write: Write) -> int:
 
 
 class PreparedProgram:
-    """``program`` made ready on ``rt`` (module docstring): run as often as asked, then ``close``."""
+    """``program`` made ready on ``rt`` (module docstring): run as often as asked, then ``close``. ``read``:
+    (buffer, nbytes) a run is read back from (``read_later``); where the runtime stages reads
+    (``Runtime.staged_read``), the copy into its staging buffer is the last submission's last launch."""
 
-    def __init__(self, rt, program: Program):
-        self.program = program
-        self.parts = [(writes, rt.recorded_batch(launches) if launches else None)
-                      for writes, launches in program.segments()]
+    def __init__(self, rt, program: Program, read: tuple | None = None):
+        self.program, self.rt, self.read = program, rt, read
+        segments = [(writes, list(launches)) for writes, launches in program.segments()]
+        self.staged = rt.staged_read(*read) if read is not None else None
+        if self.staged is not None:
+            last = next((k for k in reversed(range(len(segments))) if segments[k][1]), None)
+            if last is None:
+                segments.append(([], []))
+                last = len(segments) - 1
+            segments[last][1].append(self.staged.copy)
+        self.parts = [(writes, rt.recorded_batch(launches) if launches else None) for writes, launches in segments]
+
+    def read_later(self):
+        """After ``run``: the function that waits for the run and gives ``read``'s words (the staged copy's map
+        asked now, else ``rt.read_later``). Call it before the next ``run``."""
+        return self.staged.later() if self.staged is not None else self.rt.read_later(*self.read)
 
     def run(self, write: Callable[[Write], None]) -> None:
         for writes, batch in self.parts:
@@ -220,3 +234,6 @@ class PreparedProgram:
             if batch is not None:
                 batch.close()
         self.parts = []
+        if self.staged is not None:
+            self.staged.close()
+            self.staged = None

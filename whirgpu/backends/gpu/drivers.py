@@ -80,11 +80,15 @@ class Drivers:
             stats.copied += out.nbytes
         return out
 
-    def read_later(self, buffer: RtBuffer, nbytes: int):
-        """``Runtime.read_later``, counted as ``read`` counts when the words arrive."""
+    def read_later(self, buffer: RtBuffer, nbytes: int, prepared=None):
+        """``Runtime.read_later``, counted as ``read`` counts when the words arrive; ``prepared`` (a
+        ``PreparedProgram`` just run whose ``read`` is these words): its staged copy's words where it has one."""
         if self._state.recording is not None:
             self._state.recording.drop("a host read inside the proof")
-        pending = self._runtime.read_later(buffer, nbytes)
+        if prepared is not None and prepared.staged is not None:
+            pending = prepared.read_later()
+        else:
+            pending = self._runtime.read_later(buffer, nbytes)
 
         def words() -> np.ndarray:
             out = pending()

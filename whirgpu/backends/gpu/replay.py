@@ -89,10 +89,16 @@ class Recorder:
 class _RegionSet:
     """One replay's own proof, scratch and points buffers, and the program re-pointed at them, prepared."""
 
-    def __init__(self, rt, program: Program, buffers: tuple, remap: dict[int, RtBuffer]):
+    def __init__(self, rt, program: Program, buffers: tuple, remap: dict[int, RtBuffer], proof_bytes: int):
         self.buffers = buffers
-        self.prepared = PreparedProgram(rt, program.repointed(remap) if remap else program)
+        # the proof region's readback the program ends with (its staged copy, where the runtime stages reads)
+        self.prepared = PreparedProgram(rt, program.repointed(remap) if remap else program, (buffers[0], proof_bytes))
         self.busy = False
+
+    def read_later(self, state):
+        """After a run: the function that waits for it and gives the proof region's words (``drivers.read_later``
+        of this set's prepared readback)."""
+        return state.drivers.read_later(self.buffers[0], self.prepared.read[1], self.prepared)
 
     def close(self) -> None:
         self.prepared.close()
@@ -135,7 +141,7 @@ class LaunchProgram:
 
     def adopt_recorded_regions(self, state) -> _RegionSet:
         """The recording's own regions as the first region set (busy: that proof is still being read back)."""
-        region_set = _RegionSet(state.rt, self.program, self.recorded, {})
+        region_set = _RegionSet(state.rt, self.program, self.recorded, {}, self.proof_bytes)
         region_set.busy = True
         self.sets.append(region_set)
         return region_set
@@ -160,7 +166,7 @@ class LaunchProgram:
     def _new_set(self, state) -> _RegionSet:
         fresh = tuple(state.pool.alloc(b.nbytes, host_facing=True) for b in self.recorded)
         region_set = _RegionSet(state.rt, self.program, fresh,
-                                {id(old): new for old, new in zip(self.recorded, fresh)})
+                                {id(old): new for old, new in zip(self.recorded, fresh)}, self.proof_bytes)
         self.sets.append(region_set)
         return region_set
 
@@ -309,7 +315,7 @@ class Replays:
         self.replays += 1
         self.last_program = program
         try:
-            pending = state.drivers.read_later(region_set.buffers[0], program.proof_bytes)
+            pending = region_set.read_later(state)
         except BaseException:
             program.release(pool, region_set)
             pool.free(*program.held)

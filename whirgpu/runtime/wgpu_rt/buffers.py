@@ -12,6 +12,7 @@ import numpy as np
 from ...errors import ConfigError, DeviceLimitError, DeviceOutOfMemory
 from ...devices.limits import StorageMode
 from ..base import RtBuffer, allocation_size, check_range
+from ..program import Copy
 from ..upload import UploadPlan, chunk_ranges, copy_into
 from .adapters import IMPLS
 
@@ -232,6 +233,11 @@ class Buffers:
         encoder = self.device.create_command_encoder()
         encoder.copy_buffer_to_buffer(buffer.handle, 0, staging, 0, nbytes)
         self.device.queue.submit([encoder.finish()])
+        return self._map_later(staging, nbytes, free.append)
+
+    def _map_later(self, staging, nbytes: int, done):
+        """Ask for ``staging``'s map now (its copy submitted): the function that waits for it and gives the words,
+        the staging unmapped and handed to ``done`` after."""
         mapped = staging.map_async(self.wgpu.MapMode.READ, 0, nbytes)
         # the upload slots' maps asked with it: they resolve in the same poll (their copies came before), so the
         # next proof's input finds its slot mapped and is written while the device runs earlier work, where a map
@@ -246,10 +252,21 @@ class Buffers:
             finally:
                 if staging.map_state != "unmapped":
                     staging.unmap()
-                free.append(staging)
+                done(staging)
                 self.settle_maps()  # no map is left pending past the read (close_buffers' reason)
 
         return words
+
+    def staged_read(self, buffer: RtBuffer, nbytes: int) -> "StagedRead | None":
+        """``Runtime.staged_read``: a staging buffer of its own (freed by ``close``) that the program's last
+        submission copies ``buffer``'s first ``nbytes`` into; None where ``read_later`` reads in place."""
+        if buffer.mode is StorageMode.SHARED and self.zero_copy_shared or nbytes == 0:
+            return None
+        check_range("read", buffer, nbytes, 0)
+        usage = self.wgpu.BufferUsage
+        size = read_later_bytes(nbytes)
+        staging = self.device.create_buffer(size=size, usage=usage.MAP_READ | usage.COPY_DST)
+        return StagedRead(self, Copy(buffer, 0, RtBuffer(staging, size, StorageMode.SHARED), 0, int(nbytes)))
 
     def _spin_on(self, promise) -> None:
         """Poll the device without blocking while ``promise`` (a map's) is pending, up to ``read_spin_seconds``:
@@ -276,3 +293,18 @@ class Buffers:
 
     def free(self, buffer: RtBuffer) -> None:
         buffer.handle.destroy()  # the device memory goes now, not when the collector finds the Python object
+
+
+class StagedRead:
+    """``Buffers.staged_read``'s readback: ``copy`` (a ``program.Copy`` into the staging buffer, the last launch of
+    the submission it reads after), ``later()`` once that is submitted (``read_later``'s words function; call it
+    before the copy is submitted again: the staging is mapped until then), ``close()``."""
+
+    def __init__(self, rt: Buffers, copy: Copy):
+        self.rt, self.copy = rt, copy
+
+    def later(self):
+        return self.rt._map_later(self.copy.dst.handle, self.copy.nbytes, lambda staging: None)
+
+    def close(self) -> None:
+        self.copy.dst.handle.destroy()

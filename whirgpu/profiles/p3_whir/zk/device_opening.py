@@ -334,12 +334,16 @@ class DeviceOpening:
             region_set.prepared.run(lambda w: state.drivers.write(
                 w.buffer, w.data if w.source is None else words_of(w.source), w.offset))
             state.stats.copied += program.copied
-            # the readback asked for now, behind the session: its copy and map are done as the device finishes,
-            # not asked for then (a round trip of its own, some 0.15-0.3 ms on wgpu)
-            words = state.drivers.read_later(region_set.buffers[0], program.proof_bytes)
-            if meanwhile is not None:
-                meanwhile()
-            return words()
+            # the readback asked for now, behind the session: its copy (the program's last launch where the runtime
+            # stages reads) and map are done as the device finishes, not asked for then (a round trip of its own,
+            # some 0.15-0.3 ms on wgpu)
+            words = region_set.read_later(state)
+            try:
+                if meanwhile is not None:
+                    meanwhile()
+            finally:  # collected even when meanwhile raised: the set's staging is unmapped before it runs again
+                collected = words()
+            return collected
         finally:
             program.release(state.pool, region_set)
 
