@@ -83,20 +83,24 @@ class DeviceValue:
 class DeviceQueries:
     """Query indices drawn on the device: ``indices`` (slots,) ascending and distinct in their first ``count``
     entries, 0 after; ``count`` the number drawn (a scratch word); ``proof_count`` the same in the proof;
-    ``domain_points`` (slots,) generator^index of the folded domain (1 after ``count``)."""
+    ``domain_points`` (slots,) generator^index of the folded domain (1 after ``count``). ``on_host``: the indices
+    are the host's own (it wrote them): an opening copies none into the proof (the host prunes its multiproof from
+    its own positions)."""
 
     indices: DeviceValue
     count: DeviceValue
     proof_count: DeviceValue
     domain_points: DeviceValue
     slots: int
+    on_host: bool = False
 
 
 @dataclass
 class DeviceOpenings:
     """Opened rows (slots, width) or (slots, width / 4, 4) and paths (slots, depth, 8) in the proof buffer; the
     first ``count`` (a proof word) are the proof's openings. ``indices`` (slots,): the queried indices copied into
-    the proof, where the layout's openings are one pruned multiproof (made from the paths when they are read)."""
+    the proof, where the layout's openings are one pruned multiproof (made from the paths when they are read); for
+    indices the host wrote (``DeviceQueries.on_host``) their own slot, not copied, not in the proof words."""
 
     kind: str
     rows: DeviceValue

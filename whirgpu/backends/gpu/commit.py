@@ -288,7 +288,9 @@ class Commitments:
         if slots == 0:
             return openings
         batch = state.batch()
-        if state.layout.openings == "pruned":
+        if state.layout.openings == "pruned" and indices.on_host:
+            openings.indices = indices.indices  # the host has them: no copy (DeviceOpenings)
+        elif state.layout.openings == "pruned":
             openings.indices = state.session.regions.proof.take((slots,))
             batch.copy(indices.indices.buffer, indices.indices.offset, openings.indices.buffer,
                        openings.indices.offset, 4 * slots)

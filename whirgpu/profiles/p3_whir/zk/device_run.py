@@ -452,7 +452,7 @@ class OpeningRun:
         queries = []
         for i, (start, count) in enumerate(zip(starts, counts)):
             indices = DeviceValue(slot.buffer, slot.offset + 4 * start, (count,))
-            queries.append(DeviceQueries(indices, None, proof_counts[i:i + 1], None, count))
+            queries.append(DeviceQueries(indices, None, proof_counts[i:i + 1], None, count, on_host=True))
         return queries
 
     # -- the read ---------------------------------------------------------------------------------------------
