@@ -222,6 +222,20 @@ def test_observe_grind_draw_on_a_worker_is_the_same(label, make, how):
         assert worker.finish() == -2  # finished: a second finish has nothing left
 
 
+@pytest.mark.parametrize("bits", [1, 4, 11])
+def test_a_workers_search_shared_with_the_waiting_thread_finds_the_least_witness(bits):
+    """Below ``grind_threads``' threshold the worker's proof-of-work blocks are searched by the waiting thread too
+    (``p2_job_finish``): the witness and draws are still the one-thread search's, search short or long."""
+    make = CHALLENGERS[1][1]
+    for seed in range(4):
+        fast, slow = _positioned(make, 900 + seed), _positioned(make, 900 + seed)
+        words = np.array([random.Random(seed).randrange(fast.field.P) for _ in range(800 + seed)], np.uint32)
+        worker = native.HostWorker.start(5.0)
+        witness, draws = fast.observe_grind_draw(words, bits, [(9, 40)], None, worker)
+        slow.observe_many(words.tolist())
+        assert witness == slow.grind(bits) and draws == [_reference_draws(slow, 9, 40)] and fast.same_state(slow)
+
+
 def test_observe_grind_draw_waits_for_its_worker_when_meanwhile_raises():
     """An error in ``meanwhile`` still waits for the worker's call (its buffers are this call's) and is raised."""
     make = CHALLENGERS[1][1]

@@ -56,12 +56,56 @@ typedef struct {
     uint64_t *s; const uint32_t *mont; long nwords; uint64_t tag; uint64_t mask; long count; const uint64_t *t;
     int lane_isa, threads; long sets; const int64_t *bits, *targets; const uint64_t *bounds; uint64_t *draws;
     int single_isa; long *used;
+    p2_search *search;  /* the call's proof-of-work search while it runs (its blocks open to p2_job_finish) */
+    int helpers;        /* threads inside that search besides the job's */
 } p2_job;
 
 static long p2_now_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (long)ts.tv_sec * 1000000000L + ts.tv_nsec;
+}
+
+/* p2_absorb_grind_draw_monty's steps on one search thread, that search published in job->search while it runs so
+   that the owner, waiting in p2_job_finish, searches its blocks too (the least witness is the answer either way:
+   p2_search_blocks claims blocks in order). The search is withdrawn, and its helpers waited for, before it ends. */
+static long p2_job_call(p2_job *job) {
+    const uint64_t *t = job->t, p = t[T_P], npinv = t[T_NPINV];
+    const long nwords = job->nwords;
+    for (long i = 0; i < nwords; i++)
+        if (job->mont[i] >= p) return -3;
+    uint64_t *canonical = (uint64_t *)malloc(sizeof(uint64_t) * (size_t)(nwords > 0 ? nwords : 1));
+    if (!canonical) return -4;
+    for (long i = 0; i < nwords; i++) {
+        uint64_t m = ((uint64_t)job->mont[i] * npinv) & P2_M32, u = ((uint64_t)job->mont[i] + m * p) >> 32;
+        canonical[i] = u >= p ? u - p : u;
+    }
+    uint64_t *s = job->s;
+    const long runs = nwords / 8;
+    const int ntail = (int)(nwords - 8 * runs);
+    p2_absorb(s, canonical, runs, t, job->tag, job->single_isa);  /* then as p2_absorb_grind_draw */
+    for (int i = 0; i < ntail; i++) s[i] = canonical[8 * runs + i];
+    free(canonical);
+    if (job->tag) {
+        for (int i = ntail + 1; i < 8; i++) s[i] = 0;
+        s[8] = (s[8] + (uint64_t)ntail + 1) % p;
+    }
+    p2_search search = {s, t, ntail, job->lane_isa, job->mask, 0, job->count, 0, -1};
+    __atomic_store_n(&job->search, &search, __ATOMIC_SEQ_CST);
+    p2_search_blocks(&search);
+    __atomic_store_n(&job->search, (p2_search *)0, __ATOMIC_SEQ_CST);
+    while (__atomic_load_n(&job->helpers, __ATOMIC_SEQ_CST)) P2_RELAX();
+    long k = __atomic_load_n(&search.best, __ATOMIC_SEQ_CST);
+    if (k < 0) return -1;
+    s[ntail] = (uint64_t)k;  /* then as p2_grind_draw after its search */
+    p2_one_state one = 0;
+    if (t[T_FAST] && t[T_W] == 16) one = pick_single16((int)t[T_DEG], job->single_isa);
+    if (one) one(s, t); else p2_permute(s, t);
+    uint64_t buffered[7];
+    for (int i = 0; i < 7; i++) buffered[i] = s[6 - i];
+    *job->used = p2_distinct(s, buffered, 7, job->sets, job->bits, job->targets, job->bounds, job->draws, t,
+                             job->single_isa);
+    return k;
 }
 
 static void *p2_job_thread(void *arg) {
@@ -78,9 +122,11 @@ static void *p2_job_thread(void *arg) {
                                             __ATOMIC_ACQUIRE)) return 0;
         }
     }
-    job->result = p2_absorb_grind_draw_monty(job->s, job->mont, job->nwords, job->tag, job->mask, job->count, job->t,
-                                             job->lane_isa, job->threads, job->sets, job->bits, job->targets,
-                                             job->bounds, job->draws, job->single_isa, job->used);
+    job->result = job->threads > 1 ? p2_absorb_grind_draw_monty(job->s, job->mont, job->nwords, job->tag, job->mask,
+                                                                 job->count, job->t, job->lane_isa, job->threads,
+                                                                 job->sets, job->bits, job->targets, job->bounds,
+                                                                 job->draws, job->single_isa, job->used)
+                                   : p2_job_call(job);
     __atomic_store_n(&job->state, JOB_DONE, __ATOMIC_RELEASE);
     return 0;
 }
@@ -109,13 +155,23 @@ int p2_job_absorb_grind_draw_monty(void *handle, uint64_t *s, const uint32_t *mo
     return __atomic_compare_exchange_n(&job->state, &waiting, JOB_CALLED, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 }
 
-/* Wait for the job (spinning: its call is short), join its thread and free it: the call's result, or -2 when it
-   was never called (a job still waiting is cancelled). */
+/* Wait for the job (spinning: its call is short; searching its proof-of-work blocks with it once they are open),
+   join its thread and free it: the call's result, or -2 when it was never called (a job still waiting is
+   cancelled). */
 long p2_job_finish(void *handle) {
     p2_job *job = (p2_job *)handle;
-    int waiting = JOB_WAITING;
+    int waiting = JOB_WAITING, helped = 0;
     __atomic_compare_exchange_n(&job->state, &waiting, JOB_GAVE_UP, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
-    while (__atomic_load_n(&job->state, __ATOMIC_ACQUIRE) == JOB_CALLED) P2_RELAX();
+    while (__atomic_load_n(&job->state, __ATOMIC_ACQUIRE) == JOB_CALLED) {
+        p2_search *search = __atomic_load_n(&job->search, __ATOMIC_SEQ_CST);
+        if (search && !helped) {  /* searched with the job's thread: counted in first, so it waits before ending */
+            __atomic_fetch_add(&job->helpers, 1, __ATOMIC_SEQ_CST);
+            if (__atomic_load_n(&job->search, __ATOMIC_SEQ_CST) == search) p2_search_blocks(search);
+            __atomic_fetch_sub(&job->helpers, 1, __ATOMIC_SEQ_CST);
+            helped = 1;
+        }
+        P2_RELAX();
+    }
     long result = __atomic_load_n(&job->state, __ATOMIC_ACQUIRE) == JOB_DONE ? job->result : -2;
     pthread_join(job->thread, 0);
     free(job);

@@ -6,6 +6,7 @@ the blinded vectors' absorb (``DuplexChallenger.observe_grind_draw``), and write
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -35,14 +36,7 @@ class HostDraws:
         (``DuplexChallenger.observe_grind_draw``), on ``worker``'s thread (a started ``HostWorker``, used up here)
         while this one runs ``meanwhile()`` (once, whichever way the draws are made). ``align_words``: where each
         set starts in ("positions",) (``positions_words``)."""
-        from ....protocol.query_indices import folded_domain_size  # noqa: PLC0415 - host path only
-
-        _, _, domain_size = config.source_code()
-        sets = [(domain_size, config.final_queries)]
-        sets += [(group.shape.domain_size, config.mask_queries) for group in config.mask_groups()]
-        # distinct_query_indices of each set in turn, in one call: its draws are those of consecutive calls
-        sizes = [folded_domain_size(size, 0, count) for size, count in sets]
-        sets = [(log2(size), min(count, size)) for size, (_, count) in zip(sizes, sets)]
+        sets = draw_sets(config)
         witness = None
         if config.final_pow_bits > 0:  # the absorb, the search and the draws in one call
             witness, drawn = challenger.observe_grind_draw(blinded, config.final_pow_bits, sets, meanwhile, worker)
@@ -56,6 +50,20 @@ class HostDraws:
             drawn = challenger.distinct_uniform_sets(sets)
         drawn = tuple(np.array(sorted(draws), np.uint32) for draws in drawn)
         return cls({("positions",): positions_words(drawn, align_words)}, witness, drawn)
+
+
+@lru_cache(maxsize=16)
+def draw_sets(config) -> tuple:
+    """The (bits, count) of each position set ``HostDraws.draw`` draws for ``config`` (made once per configuration):
+    the final positions', then each mask group's; distinct_query_indices of each set in turn, in one call, its
+    draws those of consecutive calls."""
+    from ....protocol.query_indices import folded_domain_size  # noqa: PLC0415 - host path only
+
+    _, _, domain_size = config.source_code()
+    sets = [(domain_size, config.final_queries)]
+    sets += [(group.shape.domain_size, config.mask_queries) for group in config.mask_groups()]
+    sizes = [folded_domain_size(size, 0, count) for size, count in sets]
+    return tuple((log2(size), min(count, size)) for size, (_, count) in zip(sizes, sets))
 
 
 def set_starts(counts, align_words: int) -> list[int]:
