@@ -193,7 +193,7 @@ def test_a_replay_left_to_the_steps_gives_the_same_proof(gpu_runtime, monkeypatc
         backend.layout = CpuBackend.layout
 
 
-@pytest.mark.parametrize("draws", ["host", "device", "host-ahead"])
+@pytest.mark.parametrize("draws", ["host", "device"])
 @pytest.mark.parametrize("case", [SYNTHETIC[3], SYNTHETIC[4]], ids=case_id)
 def test_replayed_proofs_are_the_reference(gpu_runtime, case, draws, monkeypatch):
     """Proofs of one shape from the third on replay the recorded session (``device_opening``): each with its own
@@ -203,8 +203,7 @@ def test_replayed_proofs_are_the_reference(gpu_runtime, case, draws, monkeypatch
     Both ways of drawing the second session's witness and positions: on the host (short searches, the default
     here) and on the device (``HOST_GRIND_BITS`` lowered below the case's bits). On the host, with the compiled
     library, a replay's absorb, search and draws are made on a ``HostWorker``'s thread while the first session's
-    part is resolved: started as the words are read back, or ahead while the device runs where the runtime spins
-    its reads ("host-ahead": a spin set here)."""
+    part is resolved, started as the words are read back."""
     from whirgpu.backends.gpu.replay import LaunchProgram
     from whirgpu.native import permute as native
     from whirgpu.profiles.p3_whir.zk import device_opening
@@ -220,8 +219,6 @@ def test_replayed_proofs_are_the_reference(gpu_runtime, case, draws, monkeypatch
     spins, start = [], native.HostWorker.start.__func__
     monkeypatch.setattr(native.HostWorker, "start",
                         classmethod(lambda cls, seconds: (spins.append(seconds), start(cls, seconds))[1]))
-    if draws == "host-ahead":
-        monkeypatch.setattr(gpu_runtime, "read_spin_seconds", 0.25)
 
     primed, handed = [], []
     prime, region_set = PreparedProgram.prime, LaunchProgram.region_set
@@ -240,17 +237,15 @@ def test_replayed_proofs_are_the_reference(gpu_runtime, case, draws, monkeypatch
             assert assert_same_proof(backend, *synthetic(case, seed=seed)) == "one session"
             assert backend.replay.replays == before + (seed >= 2)
             grinds = synthetic(case, seed=seed)[0].final_pow_bits > 0  # else no compiled call: no worker
-            on_worker = seed >= 2 and draws != "device" and compiled and grinds
+            on_worker = seed >= 2 and draws == "host" and compiled and grinds
             assert taken == ([True] if on_worker else []), taken
-            if on_worker:  # one worker a replay: ahead (the runtime's spin and a margin), else at the words
-                assert spins == ([0.25 + device_opening.WORKER_SPIN_SECONDS] if draws == "host-ahead"
-                                 else [device_opening.WORKER_SPIN_SECONDS]), spins
+            assert spins == ([device_opening.WORKER_SPIN_SECONDS] if on_worker else []), spins  # one, at the words
             if seed >= 2:  # the second session's set, then the first's: primed from the second replay on
                 encodes_ahead = backend.state.rt.name in ("wgpu", "dawn")
                 assert handed == [False, encodes_ahead and seed >= 3], handed
         assert len(primed) == 3 * 2
         (kept,) = recorded_programs(backend).kept.values()
-        assert kept[2].draws_on_host == (draws != "device")
+        assert kept[2].draws_on_host == (draws == "host")
     finally:
         backend.layout = CpuBackend.layout
 

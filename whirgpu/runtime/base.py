@@ -137,9 +137,6 @@ class Runtime(ABC):
     # SHARED is a plain device buffer like PRIVATE. ``host_memory``: every buffer is host memory (msl-cpu).
     zero_copy_shared: bool = True
     host_memory: bool = False
-    # How long the function ``read_later`` returns polls the device without blocking before it blocks (0: blocks
-    # at once): host work that waits on the device may spin as long (the hiding proof's worker thread)
-    read_spin_seconds: float = 0.0
 
     def read_staged(self, buffer: RtBuffer) -> bool:
         """Whether ``read`` of ``buffer`` goes through a device-side copy into a staging buffer."""

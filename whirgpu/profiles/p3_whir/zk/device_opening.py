@@ -76,8 +76,8 @@ _PROGRAMS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 # The most proof-of-work bits the host searches for the second session (2^12 candidates expected: well under a
 # millisecond on one core with the compiled search, where the device's search and draws cost a session's kernels)
 HOST_GRIND_BITS = 12
-# How long the absorb's worker thread spins for its call (``HostWorker``): it is started just before the call's
-# arguments are made (some 0.1-0.2 ms of Python), so this only bounds a proof that fails in between
+# How long the absorb's worker thread spins for its call (``HostWorker``): it is started as the words arrive, just
+# before the call's arguments are made (some 0.1-0.2 ms of Python), so this only bounds a proof that fails between
 WORKER_SPIN_SECONDS = 0.005
 
 
@@ -197,27 +197,15 @@ class DeviceOpening:
         a shape's recording must not change with that (without it the numpy search takes some milliseconds)."""
         return self.config.final_pow_bits <= HOST_GRIND_BITS
 
-    def _worker_for(self, run: OpeningRun, meanwhile, worker: HostWorker | None) -> HostWorker | None:
-        """The worker thread ``_second_inputs`` hands its compiled call to: ``worker`` (started ahead) while it
-        still waits, else one started now; None where there is no such call or nothing to do meanwhile."""
-        if not (run.draws_on_host and self.config.final_pow_bits > 0 and meanwhile is not None):
-            if worker is not None:
-                worker.finish()
-            return None
-        if worker is not None and worker.state == "waiting":
-            return worker
-        if worker is not None:
-            worker.finish()
-        return HostWorker.start(WORKER_SPIN_SECONDS)
-
-    def _second_inputs(self, run: OpeningRun, words: np.ndarray, meanwhile=None, worker=None) -> HostDraws:
+    def _second_inputs(self, run: OpeningRun, words: np.ndarray, meanwhile=None) -> HostDraws:
         """The host challenger after the first session and the blinded vectors (read back there; one compiled
         absorb), then the second session's named inputs: the witness and positions drawn from it (``host_draws``),
         else its words as the device challenger's ("challenger",). ``meanwhile()``: host work run once, while a
-        worker thread (``worker``, started ahead, or one started now: ``HostWorker``) makes the compiled absorb,
-        search and draws where it can."""
-        # started first where not ahead: its thread is spinning by the time the call's arguments are ready
-        worker = self._worker_for(run, meanwhile, worker)
+        worker thread (``HostWorker``) makes the compiled absorb, search and draws where it can."""
+        # started first: its thread is spinning by the time the call's arguments are ready. (Started while the
+        # device ran, it measured no faster on the H200 machine and kept a core spinning for the whole session.)
+        compiled_call = run.draws_on_host and self.config.final_pow_bits > 0 and meanwhile is not None
+        worker = HostWorker.start(WORKER_SPIN_SECONDS) if compiled_call else None
         if run.host_challenger is None:  # one made per recording (its domain separator absorbed), copied after
             run.host_challenger = zk_challenger(self.config, self.field)
         challenger = run.host_challenger.clone()
@@ -287,14 +275,9 @@ class DeviceOpening:
         try:
             second_set = second.region_set(state)
 
-            early = []
-
             def ahead():  # while the device runs the first session: the second's encoding, then the next proof's first
                 second_set.prepared.prime()
                 first.prime_spare(state)
-                compiled_call = run.draws_on_host and self.config.final_pow_bits > 0
-                if compiled_call and state.rt.read_spin_seconds > 0:  # this thread spins for the words: so may a worker
-                    early.append(HostWorker.start(state.rt.read_spin_seconds + WORKER_SPIN_SECONDS))
 
             parts = []
             try:  # the second session encoded while the device runs the first: then only written and sent
@@ -302,13 +285,9 @@ class DeviceOpening:
                 # the first session's part resolved here while a spinning worker thread absorbs the blinded vectors
                 # and draws (a Python worker cost 0.1-0.4 ms a hand-off on the H200's host, and waited for the
                 # interpreter lock besides)
-                drawn = self._second_inputs(run, words, lambda: parts.append(run.resolve_first(words)),
-                                            early[0] if early else None)
+                drawn = self._second_inputs(run, words, lambda: parts.append(run.resolve_first(words)))
             except BaseException:
                 second.release(state.pool, second_set)
-                for worker in early:
-                    if worker is not None:
-                        worker.finish()
                 raise
             query_words = self._run_program(second, lambda source: drawn.inputs[source] if source in drawn.inputs
                                             else words_of(source), lambda: parts.append(run.pruning(drawn)),
