@@ -88,10 +88,6 @@ class OpeningRun:
         # n = 20 on the H200) while the host copies the polynomial (0.6 ms for 4 MiB). The upload's staging slot is
         # mapped again with the last proof's readback (wgpu_rt), so the write does not wait for the device.
         polynomial_storage = backend.memory.reserve(inputs.polynomial.shape)
-        # the base case's coefficients: storage now, copied from the mask draws just before use
-        rows = pow2_at_least(sum(config.source_code()[:2]))
-        handle = self.state.new_table(rows, EF_BYTES)  # one buffer (DeviceOpening.supported)
-        fresh_table = DeviceBuffer(handle, (rows, 4), handle.mode)
         weights = None if statements else backend.memory.upload(np.zeros((1 << n, 4), np.uint32))
         self.draws = draws = DeviceDraws(self.state, self.session, alg, config, self.field)
         layout = draws.layout
@@ -100,6 +96,7 @@ class OpeningRun:
         forests, self.matrices = self._oracle_storage(layout)
         draws.record(lambda name: inputs.words(("key", name)))
         self.oracles = self._commit_forests(forests)
+        self.fresh_main = self._fresh_main()  # fixed by the draws alone too: made with the masks, observed at the end
         self.state.submit()
         if canonical:
             table = backend.memory.upload_canonical(inputs.polynomial, polynomial_storage)
@@ -138,7 +135,7 @@ class OpeningRun:
             source = self._switch(r, params, carried, eq, source)
             gammas = self._batch(r + 1, params.folding_pow_bits)
             carried, eq = self._fold_limbs(draws.fresh(r), gammas)
-        self._base_case(carried, source, fresh_table)
+        self._base_case(carried, source)
 
     def _batch(self, b: int, pow_bits: int) -> list:
         """Masked sumcheck batch b (``sumcheck.prove_batch``) over the residual: its gammas."""
@@ -361,15 +358,19 @@ class OpeningRun:
                        min(per, rows * EF_BYTES - i * per))
         return DeviceBuffer(handle, (rows, 4), handle.mode)
 
-    def _base_case(self, carried, source, fresh_table) -> None:
-        """The masked base case (``base_case.prove_base_case``)."""
-        config, alg, backend, transcript, draws = self.config, self.alg, self.backend, self.transcript, self.draws
-        _, _, domain_size = config.source_code()
-        fresh_table = self._coefficients_table([draws.base_coefficients()], fresh_table.handle)
-        fresh_main = backend.commitments.commit(fresh_table, 0, log2(domain_size))
-        backend.memory.release(fresh_table)
+    def _fresh_main(self):
+        """The base case's fresh source oracle (10.1: its message ‖ randomness drawn, one column), committed."""
+        rows, (_, _, domain_size) = pow2_at_least(sum(self.config.source_code()[:2])), self.config.source_code()
+        handle = self.state.new_table(rows, EF_BYTES)  # one buffer (DeviceOpening.supported)
+        table = self._coefficients_table([self.draws.base_coefficients()], handle)
+        fresh_main = self.backend.commitments.commit(table, 0, log2(domain_size))
+        self.backend.memory.release(table)
         self.held.append(fresh_main)
-        self.fresh_main = fresh_main
+        return fresh_main
+
+    def _base_case(self, carried, source) -> None:
+        """The masked base case (``base_case.prove_base_case``), its fresh source oracle made (``_fresh_main``)."""
+        config, alg, transcript, draws, fresh_main = self.config, self.alg, self.transcript, self.draws, self.fresh_main
         transcript.observe(fresh_main.root)
         self.fresh_groups = []
         for g, group in enumerate(config.mask_groups()):
@@ -394,13 +395,12 @@ class OpeningRun:
         self.blinded_randomness = blind(draws.base_randomness(), carried)
         self.blinded_masks = [(blind(fm, hm), blind(ft, ht))
                               for (fm, ft), hm, ht in zip(fresh, ledger.messages, ledger.randomness)]
-        self.blinded = [self.blinded_message, self.blinded_randomness] + [v for pair in self.blinded_masks for v in pair]
-        # where their words lie in the proof region, in observation order: one gather reads them all
+        masks = [v for pair in self.blinded_masks for v in pair]  # their words, in observation order: one read
+        self.blinded = [self.blinded_message, self.blinded_randomness, *masks]
         blinded = np.concatenate([np.arange(v.word, v.word + v.words) for v in self.blinded])
-        contiguous = blinded.size and np.array_equal(blinded, np.arange(blinded[0], blinded[0] + blinded.size))
-        # a slice where they lie together (a view of the readback, no gather), else the gather index
-        self.blinded_words = slice(int(blinded[0]), int(blinded[0]) + blinded.size) if contiguous else blinded
-        self.source, self.fresh_main = source, fresh_main
+        together = blinded.size and np.array_equal(blinded, np.arange(blinded[0], blinded[0] + blinded.size))
+        self.blinded_words = slice(int(blinded[0]), int(blinded[0] + blinded.size)) if together else blinded  # view
+        self.source = source
         # what the second session opens stays alive until it is submitted
         self.held_queries = [fresh_main, source] + [o for _, o in ledger.groups] + self.fresh_groups
         self.held = [h for h in self.held if all(h is not q for q in self.held_queries)]
