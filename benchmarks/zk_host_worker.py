@@ -1,0 +1,65 @@
+"""The hiding proof's host worker (``native.permute.HostWorker``), on and off: replayed hiding proofs (upstream's
+example at rate 2, KoalaBear, one column of 2^n; ``benchmarks.zk_instance``) on one wgpu backend, in one process,
+proof by proof in turn with the absorb, search and draws on the worker's thread while the proof's thread resolves
+the first session's part (the default), and with no worker (``HostWorker.start`` answering None: the call on the
+proof's thread, the resolve after it), beside the same proof without zero knowledge; R proofs each (default 15)
+after 4 untimed rounds: medians in ms and each against the plain proof. Nothing here asserts a time.
+
+Usage: python3 -m benchmarks.zk_host_worker [--runs R] [N ...]   (default 20 22)
+"""
+import statistics
+import sys
+import time
+
+from benchmarks.zk_instance import zk_instance
+
+from whirgpu.backends.gpu import GpuBackend
+from whirgpu.field import KOALABEAR
+from whirgpu.native import chacha, prune
+from whirgpu.native import permute as native
+from whirgpu.profiles.p3_whir.tables.api import P3Tables
+from whirgpu.profiles.p3_whir.zk.backend_prover import ZkBackendProver
+from whirgpu.profiles.p3_whir.zk.randomness import mask_rng
+from whirgpu.runtime.wgpu_rt import WgpuRuntime
+
+
+def main() -> None:
+    args = sys.argv[1:]
+    runs = 15
+    if args[:1] == ["--runs"]:
+        runs, args = int(args[1]), args[2:]
+    native.build_now()
+    chacha.build_now()
+    prune.build_now()
+    start = native.HostWorker.start.__func__
+    mode = {"worker": True}
+    native.HostWorker.start = classmethod(lambda cls, seconds: start(cls, seconds) if mode["worker"] else None)
+    backend = GpuBackend(WgpuRuntime())
+    for n in [int(a) for a in args] or [20, 22]:
+        inst = zk_instance(n)
+        tables = P3Tables(inst.columns, orient="columns", params=inst.config.inner.params, field=KOALABEAR,
+                          layout="prefix", backend=backend)
+        canonical = inst.canonical_points()
+        prover = ZkBackendProver(backend, inst.config, KOALABEAR)
+        times = {"plain": [], "worker": [], "no worker": []}
+        for i in range(4 + runs):
+            start_at = time.perf_counter()
+            tables.prove(inst.spec.protocol.batches, canonical)
+            spent = {"plain": time.perf_counter() - start_at}
+            for name in ("worker", "no worker"):
+                mode["worker"] = name == "worker"
+                start_at = time.perf_counter()
+                prover.prove(inst.polynomial, inst.statement_points, mask_rng(None))
+                spent[name] = time.perf_counter() - start_at
+            if i >= 4:
+                for name, seconds in spent.items():
+                    times[name].append(1e3 * seconds)
+        plain = statistics.median(times["plain"])
+        print(f"n={n} plain {plain:.2f} ms  " + "  ".join(
+            f"{name} {statistics.median(times[name]):.2f} ms ({statistics.median(times[name]) / plain:.3f}x)"
+            for name in ("worker", "no worker")), flush=True)
+        tables.close()
+
+
+if __name__ == "__main__":
+    main()
