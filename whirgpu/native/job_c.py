@@ -13,13 +13,13 @@ on the worker's thread when there is one).
 
 SOURCE = r"""
 #include <stdlib.h>
-/* p2_absorb_grind_draw on nwords words in Montgomery form (uint32, as the device keeps them): each converted here
-   (REDC: canonical = word / 2^32 mod p), the whole runs absorbed and the rest (< 8 words) the tail; -3 and nothing
-   done when a word is not below p, -4 when out of memory. */
-long p2_absorb_grind_draw_monty(uint64_t *s, const uint32_t *mont, long nwords, uint64_t tag, uint64_t mask,
-                                long count, const uint64_t *t, int lane_isa, int threads, long sets,
-                                const int64_t *bits, const int64_t *targets, const uint64_t *bounds, uint64_t *draws,
-                                int single_isa, long *used) {
+/* The challenger's observe_many of nwords words in Montgomery form (uint32, as the device keeps them), then the
+   input buffer a proof-of-work candidate meets, as p2_absorb_grind_draw sets them up: each word converted (REDC:
+   canonical = word / 2^32 mod p), the whole runs absorbed into s, the rest (< 8 words) left in the rate (with a tag:
+   the rest of the rate zeroed and s[8] += ntail + 1). Returns ntail (the witness's word), or -3 with s untouched
+   when a word is not below p, -4 when out of memory. */
+static long p2_absorb_monty(uint64_t *s, const uint32_t *mont, long nwords, uint64_t tag, const uint64_t *t,
+                            int single_isa) {
     const uint64_t p = t[T_P], npinv = t[T_NPINV];
     for (long i = 0; i < nwords; i++)
         if (mont[i] >= p) return -3;
@@ -29,12 +29,27 @@ long p2_absorb_grind_draw_monty(uint64_t *s, const uint32_t *mont, long nwords, 
         uint64_t m = ((uint64_t)mont[i] * npinv) & P2_M32, u = ((uint64_t)mont[i] + m * p) >> 32;
         canonical[i] = u >= p ? u - p : u;
     }
-    long runs = nwords / 8;
-    long result = p2_absorb_grind_draw(s, canonical, runs, tag, canonical + 8 * runs, (int)(nwords - 8 * runs), mask,
-                                       count, t, lane_isa, threads, sets, bits, targets, bounds, draws, single_isa,
-                                       used);
+    const long runs = nwords / 8, ntail = nwords - 8 * runs;
+    p2_absorb(s, canonical, runs, t, tag, single_isa);
+    for (long i = 0; i < ntail; i++) s[i] = canonical[8 * runs + i];
     free(canonical);
-    return result;
+    if (tag) {
+        for (long i = ntail + 1; i < 8; i++) s[i] = 0;
+        s[8] = (s[8] + (uint64_t)ntail + 1) % p;
+    }
+    return ntail;
+}
+
+/* p2_absorb_grind_draw on nwords words in Montgomery form (p2_absorb_monty, then p2_grind_draw with the witness at
+   word ntail): its result, or p2_absorb_monty's -3 / -4 with nothing done. */
+long p2_absorb_grind_draw_monty(uint64_t *s, const uint32_t *mont, long nwords, uint64_t tag, uint64_t mask,
+                                long count, const uint64_t *t, int lane_isa, int threads, long sets,
+                                const int64_t *bits, const int64_t *targets, const uint64_t *bounds, uint64_t *draws,
+                                int single_isa, long *used) {
+    long ntail = p2_absorb_monty(s, mont, nwords, tag, t, single_isa);
+    if (ntail < 0) return ntail;
+    return p2_grind_draw(s, (int)ntail, mask, count, t, lane_isa, threads, sets, bits, targets, bounds, draws,
+                         single_isa, used);
 }
 
 #if defined(P2_THREADS)
@@ -70,27 +85,11 @@ static long p2_now_ns(void) {
    that the owner, waiting in p2_job_finish, searches its blocks too (the least witness is the answer either way:
    p2_search_blocks claims blocks in order). The search is withdrawn, and its helpers waited for, before it ends. */
 static long p2_job_call(p2_job *job) {
-    const uint64_t *t = job->t, p = t[T_P], npinv = t[T_NPINV];
-    const long nwords = job->nwords;
-    for (long i = 0; i < nwords; i++)
-        if (job->mont[i] >= p) return -3;
-    uint64_t *canonical = (uint64_t *)malloc(sizeof(uint64_t) * (size_t)(nwords > 0 ? nwords : 1));
-    if (!canonical) return -4;
-    for (long i = 0; i < nwords; i++) {
-        uint64_t m = ((uint64_t)job->mont[i] * npinv) & P2_M32, u = ((uint64_t)job->mont[i] + m * p) >> 32;
-        canonical[i] = u >= p ? u - p : u;
-    }
+    const uint64_t *t = job->t;
     uint64_t *s = job->s;
-    const long runs = nwords / 8;
-    const int ntail = (int)(nwords - 8 * runs);
-    p2_absorb(s, canonical, runs, t, job->tag, job->single_isa);  /* then as p2_absorb_grind_draw */
-    for (int i = 0; i < ntail; i++) s[i] = canonical[8 * runs + i];
-    free(canonical);
-    if (job->tag) {
-        for (int i = ntail + 1; i < 8; i++) s[i] = 0;
-        s[8] = (s[8] + (uint64_t)ntail + 1) % p;
-    }
-    p2_search search = {s, t, ntail, job->lane_isa, job->mask, 0, job->count, 0, -1};
+    const long ntail = p2_absorb_monty(s, job->mont, job->nwords, job->tag, t, job->single_isa);
+    if (ntail < 0) return ntail;
+    p2_search search = {s, t, (int)ntail, job->lane_isa, job->mask, 0, job->count, 0, -1};
     __atomic_store_n(&job->search, &search, __ATOMIC_SEQ_CST);
     p2_search_blocks(&search);
     __atomic_store_n(&job->search, (p2_search *)0, __ATOMIC_SEQ_CST);
