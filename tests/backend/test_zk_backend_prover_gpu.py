@@ -203,7 +203,7 @@ def test_replayed_proofs_are_the_reference(gpu_runtime, case, draws, monkeypatch
     Both ways of drawing the second session's witness and positions: on the host (short searches, the default
     here) and on the device (``HOST_GRIND_BITS`` lowered below the case's bits). On the host, with the compiled
     library, a replay's absorb, search and draws are made on a ``HostWorker``'s thread while the first session's
-    part is resolved, started as the words are read back."""
+    part is resolved, started as the words are read back (or earlier: the next test)."""
     from whirgpu.backends.gpu.replay import LaunchProgram
     from whirgpu.native import permute as native
     from whirgpu.profiles.p3_whir.zk import device_opening
@@ -246,6 +246,43 @@ def test_replayed_proofs_are_the_reference(gpu_runtime, case, draws, monkeypatch
         assert len(primed) == 3 * 2
         (kept,) = recorded_programs(backend).kept.values()
         assert kept[2].draws_on_host == (draws == "host")
+    finally:
+        backend.layout = CpuBackend.layout
+
+
+def test_a_replay_after_a_short_wait_starts_its_worker_early(gpu_runtime, monkeypatch):
+    """Where the last replay on a GPU waited at most ``EARLY_WORKER_MAX_WAIT`` for its first session's words
+    (lavapipe taken for one here, the bound raised past its waits), the next starts its ``HostWorker`` as that wait begins, spinning for twice that wait
+    plus ``WORKER_SPIN_SECONDS``, and the worker makes the absorb's call: the reference's bytes. The first replay,
+    with no wait measured yet, starts it at the words; on a CPU device every replay does (the previous test)."""
+    from whirgpu.native import permute as native
+    from whirgpu.profiles.p3_whir.zk import device_opening
+    from whirgpu.profiles.p3_whir.zk.device_opening import recorded_programs
+
+    if native._library() is None:
+        pytest.skip("no C compiler: no compiled call for a worker to make")
+    monkeypatch.setattr(device_opening, "EARLY_WORKER_MAX_WAIT", 1e9)
+    monkeypatch.setattr(device_opening.DeviceOpening, "_on_cpu", lambda self: False)  # lavapipe's waits are long
+    monkeypatch.setattr(device_opening, "WORKER_SPIN_SECONDS", 60.0)  # and it computes on the cores spun on
+    taken, take = [], native.HostWorker.take
+    monkeypatch.setattr(native.HostWorker, "take",
+                        lambda self, entry, args: (taken.append(take(self, entry, args)), taken[-1])[1])
+    spins, start = [], native.HostWorker.start.__func__
+    monkeypatch.setattr(native.HostWorker, "start",
+                        classmethod(lambda cls, seconds: (spins.append(seconds), start(cls, seconds))[1]))
+    case = SYNTHETIC[3]
+    backend = GpuBackend(gpu_runtime)
+    try:
+        for seed in range(4):
+            taken[:], spins[:] = [], []
+            assert assert_same_proof(backend, *synthetic(case, seed=seed)) == "one session"
+            if seed == 2:  # the first replay: no wait measured yet
+                assert (taken, spins) == ([True], [device_opening.WORKER_SPIN_SECONDS])
+        (kept,) = recorded_programs(backend).kept.values()
+        waited = kept[2].first_wait
+        assert waited > 0
+        assert taken == [True]
+        assert len(spins) == 1 and spins[0] > device_opening.WORKER_SPIN_SECONDS, spins
     finally:
         backend.layout = CpuBackend.layout
 

@@ -328,6 +328,32 @@ def _random_proof(rng: random.Random, n_rounds: int | None = None, prime: int = 
     return PcsProof(whir, [OpeningEvals(words(count(), 4), words(count(), 4)) for _ in range(count())])
 
 
+def _frozen(array) -> np.ndarray:
+    array = np.array(array, np.uint32)
+    array.setflags(write=False)
+    return array
+
+
+@pytest.mark.parametrize("kind, rows", [("base", [[1, 2, 3], [4, 5, 6]]),
+                                        ("extension", [[[1, 2, 3, 4]], [[5, 6, 7, 8]]])])
+def test_openings_of_a_provers_words_equal_the_checked_ones(kind, rows):
+    """``QueryOpenings.of_words`` keeps a prover's read-only uint32 arrays of the checked shapes as they are (the
+    same value as the checked constructor's) and sends anything else through the checks."""
+    siblings = [[7] * 8, [9] * 8]
+    fast = QueryOpenings.of_words(kind, _frozen(rows), _frozen(siblings))
+    checked = QueryOpenings(kind, rows, siblings)
+    assert fast == checked and fast.kind == kind
+    assert not fast.rows.flags.writeable and not fast.sibling_hashes.flags.writeable
+    for odd in (np.array(rows, np.uint32), np.array(rows, np.int64), _frozen(rows)[:0]):  # writable, wide, empty
+        opened = QueryOpenings.of_words(kind, odd, _frozen(siblings))
+        assert opened == QueryOpenings(kind, odd, siblings) and opened.rows.dtype == np.uint32
+        assert not opened.rows.flags.writeable
+    with pytest.raises(ProofFormatError, match="QueryOpenings.kind"):
+        QueryOpenings.of_words("Base", _frozen(rows), _frozen(siblings))
+    with pytest.raises(ProofFormatError, match="QueryOpenings.sibling_hashes"):
+        QueryOpenings.of_words(kind, _frozen(rows), _frozen([[1] * 7]))
+
+
 @pytest.mark.parametrize("seed", range(40))
 def test_random_proofs_round_trip_in_both_codecs(seed):
     rng = random.Random(seed)

@@ -94,7 +94,7 @@ def _make(loaded):
     def compiled(jobs) -> list:
         out: list = [None] * len(jobs)
         kept, indices, paths, table = [], [], [], []
-        width = None
+        width, index_at, word_at = None, 0, 0
         for job, (job_indices, job_paths) in enumerate(jobs):
             job_paths = np.asarray(job_paths, np.uint32)
             job_indices = np.asarray(job_indices, np.int64).reshape(-1)
@@ -105,8 +105,8 @@ def _make(loaded):
                 out[job] = merkle_pruned.prune_many([(job_indices, job_paths)])[0]  # empty, or another width
                 continue
             width = job_paths.shape[2]
-            table.append((job_indices.size, job_paths.shape[1], sum(i.size for i in indices),
-                          sum(p.size for p in paths)))
+            table.append((job_indices.size, job_paths.shape[1], index_at, word_at))
+            index_at, word_at = index_at + job_indices.size, word_at + job_paths.size
             kept.append(job)
             indices.append(job_indices)
             paths.append(job_paths.reshape(-1))

@@ -160,6 +160,24 @@ class QueryOpenings(_Value):
         _set(self, "rows", _words(rows, tuple(width if t is None else t for t in tail), "QueryOpenings.rows"))
         _set(self, "sibling_hashes", _words(self.sibling_hashes, (DIGEST_ELEMS,), "QueryOpenings.sibling_hashes"))
 
+    @classmethod
+    def of_words(cls, kind: str, rows: np.ndarray, sibling_hashes: np.ndarray) -> "QueryOpenings":
+        """``QueryOpenings(kind, rows, sibling_hashes)`` for arrays a prover made, kept as they are where they are
+        what the checks make (read-only uint32, rows (q, w) or (q, w, 4) with q > 0, siblings (s, 8)); anything
+        else goes through the checks."""
+        ext = kind == "extension"
+        if (kind in OPENING_KINDS and isinstance(rows, np.ndarray) and isinstance(sibling_hashes, np.ndarray)
+                and rows.dtype == np.uint32 and sibling_hashes.dtype == np.uint32 and rows.ndim == 2 + ext
+                and rows.shape[0] > 0 and (not ext or rows.shape[2] == EF_DEGREE) and sibling_hashes.ndim == 2
+                and sibling_hashes.shape[1] == DIGEST_ELEMS and not rows.flags.writeable
+                and not sibling_hashes.flags.writeable):
+            out = object.__new__(cls)
+            _set(out, "kind", kind)
+            _set(out, "rows", rows)
+            _set(out, "sibling_hashes", sibling_hashes)
+            return out
+        return cls(kind, rows, sibling_hashes)
+
     @property
     def num_queries(self) -> int:
         return int(self.rows.shape[0])

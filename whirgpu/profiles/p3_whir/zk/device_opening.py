@@ -32,6 +32,7 @@ there.
 
 from __future__ import annotations
 
+import time
 import weakref
 from collections import OrderedDict
 
@@ -43,14 +44,20 @@ from ....backends.device_values import POW_MAX_COUNTERS, STATE_WORDS
 from ....backends.gpu.algebra import DeviceAlgebra
 from ....backends.gpu.geometry import EF_BYTES
 from ....backends.gpu.replay import MAX_PROGRAMS, RECORD_AFTER, LaunchProgram, Recorder
-from ....backends.gpu.transcript import challenger_words, copy_challenger, from_host_challenger, load_challenger
+from ....backends.gpu.transcript import (
+    challenger_words,
+    copy_challenger,
+    from_host_challenger,
+    load_challenger,
+)
 from ....errors import ProverBusy
 from ....field import Field
 from ....native.permute import HostWorker
 from .config import ZkWhirConfig
 from .device_draws import KEY_SLOT, commitment_samples, opening_layout
 from .device_inputs import DeviceInputs
-from .device_run import DIGEST, OpeningRun, log2
+from .device_reads import DIGEST
+from .device_run import OpeningRun, log2
 from .host_draws import HostDraws
 from .prover import zk_challenger
 
@@ -76,9 +83,14 @@ _PROGRAMS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 # The most proof-of-work bits the host searches for the second session (2^12 candidates expected: well under a
 # millisecond on one core with the compiled search, where the device's search and draws cost a session's kernels)
 HOST_GRIND_BITS = 12
-# How long the absorb's worker thread spins for its call (``HostWorker``): it is started as the words arrive, just
-# before the call's arguments are made (some 0.1-0.2 ms of Python), so this only bounds a proof that fails between
+# How long the absorb's worker thread spins for its call (``HostWorker``) when started as the words arrive, just
+# before the call's arguments are made (some 0.1-0.2 ms of Python): this only bounds a proof that fails between
 WORKER_SPIN_SECONDS = 0.005
+# A replay on a GPU whose last wait for its first session's words (from the end of the host's work beside it) was at
+# most this starts the worker as that wait begins, spinning for twice that wait plus WORKER_SPIN_SECONDS: its
+# thread's start and its core's wake-up are then off the proof's path. Longer waits (a slow device) and CPU devices
+# (lavapipe, msl-cpu: the spin would take a core the device computes on) start it at the words.
+EARLY_WORKER_MAX_WAIT = 0.02
 
 
 def recorded_programs(backend) -> _Programs:
@@ -101,6 +113,7 @@ class DeviceOpening:
     def __init__(self, backend, config: ZkWhirConfig, field: Field):
         self.backend, self.config, self.field = backend, config, field
         self._config_key = repr(config)  # the shape key's part that does not change between proofs
+        self._cpu_device = None  # _on_cpu's answer
 
     @staticmethod
     def supported(backend, config: ZkWhirConfig) -> bool:
@@ -197,15 +210,28 @@ class DeviceOpening:
         a shape's recording must not change with that (without it the numpy search takes some milliseconds)."""
         return self.config.final_pow_bits <= HOST_GRIND_BITS
 
-    def _second_inputs(self, run: OpeningRun, words: np.ndarray, meanwhile=None) -> HostDraws:
+    def _on_cpu(self) -> bool:
+        """Whether the backend's device is the host's CPU (asked once)."""
+        if self._cpu_device is None:
+            self._cpu_device = self.backend.state.rt.limits().device_type == "CPU"
+        return self._cpu_device
+
+    def _worker_wanted(self, run: OpeningRun) -> bool:
+        """Whether the second session's inputs are one compiled call a ``HostWorker`` can make (``_second_inputs``)."""
+        return run.draws_on_host and self.config.final_pow_bits > 0
+
+    def _second_inputs(self, run: OpeningRun, words: np.ndarray, meanwhile=None, worker=None) -> HostDraws:
         """The host challenger after the first session and the blinded vectors (read back there; one compiled
         absorb), then the second session's named inputs: the witness and positions drawn from it (``host_draws``),
         else its words as the device challenger's ("challenger",). ``meanwhile()``: host work run once, while a
-        worker thread (``HostWorker``) makes the compiled absorb, search and draws where it can."""
-        # started first: its thread is spinning by the time the call's arguments are ready. (Started while the
-        # device ran, it measured no faster on the H200 machine and kept a core spinning for the whole session.)
-        compiled_call = run.draws_on_host and self.config.final_pow_bits > 0 and meanwhile is not None
-        worker = HostWorker.start(WORKER_SPIN_SECONDS) if compiled_call else None
+        worker thread (``HostWorker``: ``worker`` when given, started earlier, else one started here) makes the
+        compiled absorb, search and draws where it can; ``worker`` is used up either way."""
+        if meanwhile is None or not self._worker_wanted(run):
+            if worker is not None:
+                worker.finish()
+            worker = None
+        elif worker is None:  # started first: its thread is spinning by the time the call's arguments are ready
+            worker = HostWorker.start(WORKER_SPIN_SECONDS)
         if run.host_challenger is None:  # one made per recording (its domain separator absorbed), copied after
             run.host_challenger = zk_challenger(self.config, self.field)
         challenger = run.host_challenger.clone()
@@ -275,17 +301,26 @@ class DeviceOpening:
         try:
             second_set = second.region_set(state)
 
+            early = []
+
             def ahead():  # while the device runs the first session: the second's encoding, then the next proof's first
                 second_set.prepared.prime()
                 first.prime_spare(state)
+                wait = run.first_wait
+                early.append(time.perf_counter())  # then the absorb's worker, spinning as the words come back
+                if self._worker_wanted(run) and 0 < wait <= EARLY_WORKER_MAX_WAIT and not self._on_cpu():
+                    early.append(HostWorker.start(WORKER_SPIN_SECONDS + 2 * wait))
 
             parts = []
             try:  # the second session encoded while the device runs the first: then only written and sent
                 words = self._run_program(first, words_of, ahead)
+                if early:
+                    run.first_wait = time.perf_counter() - early[0]
                 # the first session's part resolved here while a spinning worker thread absorbs the blinded vectors
                 # and draws (a Python worker cost 0.1-0.4 ms a hand-off on the H200's host, and waited for the
                 # interpreter lock besides)
-                drawn = self._second_inputs(run, words, lambda: parts.append(run.resolve_first(words)))
+                drawn = self._second_inputs(run, words, lambda: parts.append(run.resolve_first(words)),
+                                            early[1] if len(early) > 1 else None)
             except BaseException:
                 second.release(state.pool, second_set)
                 raise

@@ -12,23 +12,19 @@ tens); ``record_queries()`` makes the second (the proof of work, the final posit
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field as dataclass_field
+from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 
 import numpy as np
 
 from ....backends.base import DeviceBuffer
 from ....backends.code_switch import CodeSwitchPlan
-from ....backends.device_transcript import NOT_FOUND
-from ....backends.device_values import DeviceQueries, DeviceValue, resolve_openings, resolve_value
-from ....native.prune import prune_many
+from ....backends.device_values import DeviceQueries, DeviceValue
 from ....backends.gpu.geometry import EF_BYTES, log2
 from ....runtime.base import RtView
-from ..proof import MerkleCap, QueryOpenings
 from .device_draws import DeviceDraws
+from .device_reads import OpeningReads
 from .host_draws import HostDraws, set_starts
-from .proof import BaseCaseZkProof, BlindedMask, MaskOpeningPair, ZkRoundProof, ZkSumcheckData, ZkWhirProof
-
-DIGEST = 8
 
 
 def pow2_at_least(n: int) -> int:
@@ -51,7 +47,7 @@ class _Ledger:
     groups: list = dataclass_field(default_factory=list)
 
 
-class OpeningRun:
+class OpeningRun(OpeningReads):
     """``record(canonical)`` into ``session`` (a ``ProofSession`` of ``backend``) with ``alg`` over it; the
     polynomial, points and keys come from ``inputs`` (a ``DeviceInputs``), written as named inputs."""
 
@@ -67,6 +63,8 @@ class OpeningRun:
         self.held_queries: list = []  # the commitments the second session opens: released after it
         self.host_challenger = None  # DeviceOpening's host challenger, copied for each proof's blinded vectors
         self._first_reads = None  # resolve_first's gather indices, made at its first call
+        self._rows_plans: dict = {}  # the second session's rows' gather indices by position counts (_rows_plan)
+        self.first_wait = 0.0  # seconds a replay last waited for the first session's words (DeviceOpening)
         self.one = alg.const(self.ops.ef_from_base(self.ops.ONE))
         self.zero = alg.const(np.zeros(4, np.uint32))
 
@@ -454,146 +452,3 @@ class OpeningRun:
             indices = DeviceValue(slot.buffer, slot.offset + 4 * start, (count,))
             queries.append(DeviceQueries(indices, None, proof_counts[i:i + 1], None, count, on_host=True))
         return queries
-
-    # -- the read ---------------------------------------------------------------------------------------------
-    def resolve(self, words: np.ndarray, query_words: np.ndarray, drawn: "HostDraws | None" = None):
-        """(commitment cap, proof) from the two sessions' proof regions (``words``, ``query_words``) and the host's
-        draws (``drawn``, where the host drew: its witness); None when a check failed (a mask stream run short,
-        ``witnesses``, ``nonzero``)."""
-        first = self.resolve_first(words)
-        return None if first is None else self.resolve_queries(first, query_words, drawn)
-
-    def resolve_first(self, words: np.ndarray):
-        """What the first session's proof region (``words``) gives of the proof, or None when one of its checks
-        failed; ``resolve_queries`` finishes it (a replay resolves this while the second session runs)."""
-        read = lambda value: np.asarray(value.read(words), np.uint32).copy()  # noqa: E731
-        plan = self._first_plan()
-        if (words[plan.witnesses] == NOT_FOUND).any() or self.draws.short(words):
-            return None
-        if plan.nonzero_starts.size and not np.logical_or.reduceat(words[plan.nonzero] != 0,
-                                                                   plan.nonzero_starts).all():
-            return None
-        values = words[plan.values].reshape(-1, 4)
-        sumchecks, mask_roots = [], []
-        for (ell, recorded, oracle, mu), (wires, witnesses) in zip(self.batches, plan.batches):
-            sumchecks.append(ZkSumcheckData(read(mu).reshape(4), ell, words[wires].reshape(len(recorded.wires), -1, 4),
-                                            words[witnesses]))
-            mask_roots.append(_cap(read(oracle.root)))
-        rounds = []
-        for (switch, mask_commitment, kind), answers in zip(self.rounds, plan.answers):
-            witness = int(read(switch.witness).reshape(-1)[0]) if switch.witness is not None else 0
-            rounds.append(ZkRoundProof(_cap(read(switch.commitment.root)), _cap(read(mask_commitment.root)),
-                                       words[answers].reshape(-1, 4), witness,
-                                       _openings(kind, *resolve_value(words, switch.openings))))
-        base = (_cap(read(self.fresh_main.root)), tuple(_cap(read(o.root)) for o in self.fresh_groups),
-                read(self.masked_claim).reshape(4), read(self.blinded_message).reshape(-1, 4),
-                read(self.blinded_randomness).reshape(-1, 4),
-                tuple(BlindedMask(read(m).reshape(-1, 4), read(t).reshape(-1, 4)) for m, t in self.blinded_masks))
-        return _cap(read(self.commitment_root)), values, tuple(sumchecks), tuple(mask_roots), tuple(rounds), base
-
-    def _first_plan(self) -> "_FirstReads":
-        """Where ``resolve_first`` finds its many small values, as gather indices into the proof region's words:
-        made once per recorded run (a replay reads the same places), so each kind is one numpy gather."""
-        if self._first_reads is None:
-            nonzero = [_word_index([v]) for v in self.nonzero]
-            self._first_reads = _FirstReads(
-                np.array([w.word for w in self.witnesses], np.intp),
-                _word_index(self.nonzero),
-                np.cumsum([0] + [x.size for x in nonzero[:-1]], dtype=np.intp) if nonzero else np.zeros(0, np.intp),
-                _word_index(self.values),
-                [(_word_index(recorded.wires), np.array([x.word for x in recorded.witnesses], np.intp))
-                 for _, recorded, _, _ in self.batches],
-                [_word_index(switch.answers) for switch, _, _ in self.rounds])
-        return self._first_reads
-
-    def _second_openings(self) -> list:
-        """The second session's openings in proof order, each with the position set it opens (0 the final one)."""
-        pairs = [(self.source_openings[0], 0), (self.fresh_openings, 0)]
-        for g, (_, carried, fresh) in enumerate(self.group_openings):
-            pairs += [(carried, g + 1), (fresh, g + 1)]
-        return pairs
-
-    def pruning(self, drawn: "HostDraws") -> list | None:
-        """Per opening of the second session (proof order), which digests of its paths its pruned multiproof keeps,
-        as positions (slot * depth + level) into them: from the host's position sets alone (``prune_many`` over
-        position ids), so a replay finds them while the session runs. None where the positions are the device's
-        or an opening is not pruned."""
-        openings = self._second_openings()
-        if not drawn.sets or any(value.indices is None for value, _ in openings):
-            return None
-        jobs = []
-        for value, k in openings:
-            indices, depth = drawn.sets[k], value.siblings.shape[1]
-            ids = np.arange(indices.size * depth, dtype=np.uint32).reshape(indices.size, depth, 1)
-            jobs.append((indices.astype(np.int64), ids))
-        return [kept.reshape(-1) for kept in prune_many(jobs)]
-
-    def _resolve_openings(self, query_words: np.ndarray, drawn, pruning) -> list:
-        """(rows, pruned siblings) of each of the second session's openings: cut by ``pruning`` (``pruning(drawn)``,
-        computed now when None), else pruned from the indices read back."""
-        openings = self._second_openings()
-        if pruning is None and drawn is not None:
-            pruning = self.pruning(drawn)
-        if pruning is None:
-            return resolve_openings(query_words, [value for value, _ in openings])
-        out = []
-        for (value, k), kept in zip(openings, pruning):
-            count = drawn.sets[k].size
-            paths = value.siblings.read(query_words)[:count].reshape(-1, DIGEST)
-            out.append((value.rows.read(query_words)[:count], paths[kept]))
-        return out
-
-    def resolve_queries(self, first: tuple, query_words: np.ndarray, drawn: "HostDraws | None" = None,
-                        pruning: list | None = None):
-        """(commitment cap, proof): ``resolve_first``'s part and the second session's (``query_words``), the final
-        witness ``drawn``'s where the host drew (``HostDraws``), else read back, and the multiproofs cut by
-        ``pruning`` where given; None when its proof of work found no witness in range."""
-        read_q = lambda value: np.asarray(value.read(query_words), np.uint32).copy()  # noqa: E731
-        if any(int(read_q(w).reshape(-1)[0]) == NOT_FOUND for w in self.query_witnesses):
-            return None
-        cap, values, sumchecks, mask_roots, rounds, base = first
-        kind = self.source_openings[1]
-        resolved = iter(self._resolve_openings(query_words, drawn, pruning))
-        source, fresh_main = next(resolved), next(resolved)
-        mask_openings = []
-        for width, _, _ in self.group_openings:
-            # commit_matrix's rows are gathered whole (a power-of-two count of EF entries): the oracle's come first
-            pair = [_openings("extension", np.asarray(rows, np.uint32)[:, :width], siblings)
-                    for rows, siblings in (next(resolved), next(resolved))]
-            mask_openings.append(MaskOpeningPair(*pair))
-        if drawn is not None and drawn.witness is not None:
-            witness = drawn.witness
-        else:
-            witness = int(read_q(self.final_witness).reshape(-1)[0]) if self.final_witness is not None else 0
-        base_case = BaseCaseZkProof(*base, witness, _openings(kind, *source), _openings("extension", *fresh_main),
-                                    tuple(mask_openings))
-        return cap, ZkWhirProof(values, sumchecks, mask_roots, rounds, base_case)
-
-
-@dataclass
-class _FirstReads:
-    """``OpeningRun._first_plan``: proof-word indices of the proofs of work's witnesses (their first words), of the
-    values that must not be zero (each value's words from ``nonzero_starts``), of the statement's values, per batch
-    (its wires, its witnesses) and per round its OOD answers."""
-
-    witnesses: np.ndarray
-    nonzero: np.ndarray
-    nonzero_starts: np.ndarray
-    values: np.ndarray
-    batches: list
-    answers: list
-
-
-def _word_index(values) -> np.ndarray:
-    """The proof words of ``values`` (``DeviceValue``s) one after another: a gather index."""
-    if not values:
-        return np.zeros(0, np.intp)
-    return np.concatenate([np.arange(v.word, v.word + v.words, dtype=np.intp) for v in values])
-
-
-def _cap(root: np.ndarray) -> MerkleCap:
-    return MerkleCap(np.asarray(root, np.uint32).reshape(1, DIGEST))
-
-
-def _openings(kind: str, rows, siblings) -> QueryOpenings:
-    return QueryOpenings(kind, np.asarray(rows, np.uint32), np.asarray(siblings, np.uint32).reshape(-1, DIGEST))

@@ -48,7 +48,7 @@ class HostDraws:
                 meanwhile()
             challenger.observe_many(blinded)
             drawn = challenger.distinct_uniform_sets(sets)
-        drawn = tuple(np.array(sorted(draws), np.uint32) for draws in drawn)
+        drawn = tuple(np.sort(np.array(draws, np.uint32)) for draws in drawn)
         return cls({("positions",): positions_words(drawn, align_words)}, witness, drawn)
 
 

@@ -1,0 +1,225 @@
+"""The read side of a recorded hiding proof (``OpeningReads``, which ``device_run.OpeningRun`` is made of): the two
+sessions' proof regions, as read back, turned into the ``ZkWhirProof``. The first session's part is resolved while
+the host absorbs (``resolve_first``); the second's openings are cut by a plan made from the host's positions while
+the device opens them (``pruning``), so that what is left once its words are back is one gather per kind.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from ....backends.device_transcript import NOT_FOUND
+from ....backends.device_values import resolve_openings, resolve_value
+from ....native.prune import prune_many
+from ..proof import MerkleCap, QueryOpenings
+from .host_draws import HostDraws
+from .proof import (
+    BaseCaseZkProof,
+    BlindedMask,
+    MaskOpeningPair,
+    ZkRoundProof,
+    ZkSumcheckData,
+    ZkWhirProof,
+)
+
+DIGEST = 8
+
+
+class OpeningReads:
+    """``OpeningRun``'s reads: its recorded values (``witnesses``, ``nonzero``, ``values``, ``batches``, ``rounds``,
+    the base case's, ``source_openings``, ``fresh_openings``, ``group_openings``, ``query_witnesses``,
+    ``final_witness``) located in the proof regions."""
+
+    def resolve(self, words: np.ndarray, query_words: np.ndarray, drawn: "HostDraws | None" = None):
+        """(commitment cap, proof) from the two sessions' proof regions (``words``, ``query_words``) and the host's
+        draws (``drawn``, where the host drew: its witness); None when a check failed (a mask stream run short,
+        ``witnesses``, ``nonzero``)."""
+        first = self.resolve_first(words)
+        return None if first is None else self.resolve_queries(first, query_words, drawn)
+
+    def resolve_first(self, words: np.ndarray):
+        """What the first session's proof region (``words``) gives of the proof, or None when one of its checks
+        failed; ``resolve_queries`` finishes it (a replay resolves this while the second session runs)."""
+        read = lambda value: np.asarray(value.read(words), np.uint32).copy()  # noqa: E731
+        plan = self._first_plan()
+        if (words[plan.witnesses] == NOT_FOUND).any() or self.draws.short(words):
+            return None
+        if plan.nonzero_starts.size and not np.logical_or.reduceat(words[plan.nonzero] != 0,
+                                                                   plan.nonzero_starts).all():
+            return None
+        values = words[plan.values].reshape(-1, 4)
+        sumchecks, mask_roots = [], []
+        for (ell, recorded, oracle, mu), (wires, witnesses) in zip(self.batches, plan.batches):
+            sumchecks.append(ZkSumcheckData(read(mu).reshape(4), ell, words[wires].reshape(len(recorded.wires), -1, 4),
+                                            words[witnesses]))
+            mask_roots.append(_cap(read(oracle.root)))
+        rounds = []
+        for (switch, mask_commitment, kind), answers in zip(self.rounds, plan.answers):
+            witness = int(read(switch.witness).reshape(-1)[0]) if switch.witness is not None else 0
+            rounds.append(ZkRoundProof(_cap(read(switch.commitment.root)), _cap(read(mask_commitment.root)),
+                                       words[answers].reshape(-1, 4), witness,
+                                       _openings(kind, *resolve_value(words, switch.openings))))
+        base = (_cap(read(self.fresh_main.root)), tuple(_cap(read(o.root)) for o in self.fresh_groups),
+                read(self.masked_claim).reshape(4), read(self.blinded_message).reshape(-1, 4),
+                read(self.blinded_randomness).reshape(-1, 4),
+                tuple(BlindedMask(read(m).reshape(-1, 4), read(t).reshape(-1, 4)) for m, t in self.blinded_masks))
+        return _cap(read(self.commitment_root)), values, tuple(sumchecks), tuple(mask_roots), tuple(rounds), base
+
+    def _first_plan(self) -> "_FirstReads":
+        """Where ``resolve_first`` finds its many small values, as gather indices into the proof region's words:
+        made once per recorded run (a replay reads the same places), so each kind is one numpy gather."""
+        if self._first_reads is None:
+            nonzero = [_word_index([v]) for v in self.nonzero]
+            self._first_reads = _FirstReads(
+                np.array([w.word for w in self.witnesses], np.intp),
+                _word_index(self.nonzero),
+                np.cumsum([0] + [x.size for x in nonzero[:-1]], dtype=np.intp) if nonzero else np.zeros(0, np.intp),
+                _word_index(self.values),
+                [(_word_index(recorded.wires), np.array([x.word for x in recorded.witnesses], np.intp))
+                 for _, recorded, _, _ in self.batches],
+                [_word_index(switch.answers) for switch, _, _ in self.rounds])
+        return self._first_reads
+
+    def _second_openings(self) -> list:
+        """The second session's openings in proof order, each (opening, the position set it opens (0 the final
+        one), the EF entries of its rows the proof keeps or None for all). commit_matrix's rows are gathered whole
+        (a power-of-two count of EF entries): a mask oracle's own come first."""
+        triples = [(self.source_openings[0], 0, None), (self.fresh_openings, 0, None)]
+        for g, (width, carried, fresh) in enumerate(self.group_openings):
+            triples += [(carried, g + 1, width), (fresh, g + 1, width)]
+        return triples
+
+    def pruning(self, drawn: HostDraws) -> "_SecondPlan | None":
+        """Where the second session's openings lie in its proof region, each multiproof cut as the host's position
+        sets (``drawn``) prune it (``prune_many`` over path ids): a ``_SecondPlan``, made while the session runs.
+        None where the positions are the device's or an opening is not pruned."""
+        openings = self._second_openings()
+        if not drawn.sets or any(value.indices is None for value, _, _ in openings):
+            return None
+        counts = tuple(drawn.sets[k].size for _, k, _ in openings)
+        jobs = [(drawn.sets[k].astype(np.int64), _path_ids(count, value.siblings.shape[1]))
+                for (value, k, _), count in zip(openings, counts)]
+        kept = [x.reshape(-1) for x in prune_many(jobs)]
+        rows_index, row_shapes = self._rows_plan(counts)
+        firsts = np.repeat(np.array([value.siblings.word for value, _, _ in openings], np.intp), [x.size for x in kept])
+        digests = ((firsts + DIGEST * np.concatenate(kept).astype(np.intp))[:, None] + _DIGEST_WORDS).reshape(-1)
+        views, at = [], rows_index.size
+        for shape, start, x in zip(row_shapes, _starts(row_shapes), kept):
+            views += [(start, shape), (at, (x.size, DIGEST))]
+            at += DIGEST * x.size
+        return _SecondPlan(np.concatenate([rows_index, digests]), views)
+
+    def _rows_plan(self, counts: tuple) -> tuple:
+        """(the proof-region words of every opening's kept rows, one after another; each opening's rows' shape) for
+        position sets of ``counts``: the same every replay (the counts are the configuration's), made once."""
+        cached = self._rows_plans
+        if counts not in cached:
+            parts, shapes = [], []
+            for (value, _, width), count in zip(self._second_openings(), counts):
+                rows = value.rows
+                per = rows.words // max(1, rows.shape[0])
+                entries = rows.shape[1] if width is None else width
+                starts = rows.word + per * np.arange(count, dtype=np.intp)
+                parts.append((starts[:, None] + np.arange(per if width is None else 4 * width, dtype=np.intp)).reshape(-1))
+                shapes.append((count, entries) + rows.shape[2:])
+            cached[counts] = (np.concatenate(parts), shapes)
+        return cached[counts]
+
+    def _resolve_openings(self, query_words: np.ndarray, drawn, plan) -> list:
+        """(rows, pruned siblings) of each of the second session's openings: one gather by ``plan``
+        (``pruning(drawn)``, made now when None; read-only views of one private array), else pruned from the
+        indices read back."""
+        openings = self._second_openings()
+        if plan is None and drawn is not None:
+            plan = self.pruning(drawn)
+        if plan is None:
+            resolved = resolve_openings(query_words, [value for value, _, _ in openings])
+            return [(rows if width is None else np.asarray(rows)[:, :width], siblings)
+                    for (rows, siblings), (_, _, width) in zip(resolved, openings)]
+        got = query_words[plan.index]
+        got.setflags(write=False)
+        views = [got[start:start + math.prod(shape)].reshape(shape) for start, shape in plan.views]
+        return list(zip(views[0::2], views[1::2]))
+
+    def resolve_queries(self, first: tuple, query_words: np.ndarray, drawn: "HostDraws | None" = None,
+                        pruning: "_SecondPlan | None" = None):
+        """(commitment cap, proof): ``resolve_first``'s part and the second session's (``query_words``), the final
+        witness ``drawn``'s where the host drew (``HostDraws``), else read back, and the multiproofs cut by
+        ``pruning`` where given; None when its proof of work found no witness in range."""
+        read_q = lambda value: np.asarray(value.read(query_words), np.uint32).copy()  # noqa: E731
+        if any(int(read_q(w).reshape(-1)[0]) == NOT_FOUND for w in self.query_witnesses):
+            return None
+        cap, values, sumchecks, mask_roots, rounds, base = first
+        kind = self.source_openings[1]
+        resolved = iter(self._resolve_openings(query_words, drawn, pruning))
+        source, fresh_main = next(resolved), next(resolved)
+        mask_openings = []
+        for _ in self.group_openings:
+            pair = [_openings("extension", rows, siblings) for rows, siblings in (next(resolved), next(resolved))]
+            mask_openings.append(MaskOpeningPair(*pair))
+        if drawn is not None and drawn.witness is not None:
+            witness = drawn.witness
+        else:
+            witness = int(read_q(self.final_witness).reshape(-1)[0]) if self.final_witness is not None else 0
+        base_case = BaseCaseZkProof(*base, witness, _openings(kind, *source), _openings("extension", *fresh_main),
+                                    tuple(mask_openings))
+        return cap, ZkWhirProof(values, sumchecks, mask_roots, rounds, base_case)
+
+
+@dataclass
+class _FirstReads:
+    """``OpeningRun._first_plan``: proof-word indices of the proofs of work's witnesses (their first words), of the
+    values that must not be zero (each value's words from ``nonzero_starts``), of the statement's values, per batch
+    (its wires, its witnesses) and per round its OOD answers."""
+
+    witnesses: np.ndarray
+    nonzero: np.ndarray
+    nonzero_starts: np.ndarray
+    values: np.ndarray
+    batches: list
+    answers: list
+
+
+def _word_index(values) -> np.ndarray:
+    """The proof words of ``values`` (``DeviceValue``s) one after another: a gather index."""
+    if not values:
+        return np.zeros(0, np.intp)
+    return np.concatenate([np.arange(v.word, v.word + v.words, dtype=np.intp) for v in values])
+
+
+def _cap(root: np.ndarray) -> MerkleCap:
+    return MerkleCap(np.asarray(root, np.uint32).reshape(1, DIGEST))
+
+
+def _openings(kind: str, rows, siblings) -> QueryOpenings:
+    return QueryOpenings.of_words(kind, np.asarray(rows, np.uint32), np.asarray(siblings, np.uint32).reshape(-1, DIGEST))
+
+
+@dataclass
+class _SecondPlan:
+    """``OpeningReads.pruning``: the second session's proof-region words to gather (``index``: every opening's rows,
+    then every opening's kept siblings), and per opening its rows' then its siblings' (start, shape) in them."""
+
+    index: np.ndarray
+    views: list
+
+
+def _starts(shapes: list) -> list:
+    """Where each of arrays of ``shapes`` starts, laid one after another."""
+    return np.cumsum([0] + [math.prod(shape) for shape in shapes[:-1]]).tolist()
+
+
+_DIGEST_WORDS = np.arange(DIGEST, dtype=np.intp)
+
+
+@lru_cache(maxsize=64)
+def _path_ids(count: int, depth: int) -> np.ndarray:
+    """The path ids ``prune_many`` cuts for ``count`` positions of ``depth`` siblings (slot * depth + level), made
+    once per shape (read-only)."""
+    ids = np.arange(count * depth, dtype=np.uint32).reshape(count, depth, 1)
+    ids.setflags(write=False)
+    return ids
