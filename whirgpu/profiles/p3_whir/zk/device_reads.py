@@ -116,7 +116,7 @@ class OpeningReads:
     def _rows_plan(self, counts: tuple) -> tuple:
         """(the proof-region words of every opening's kept rows, one after another; each opening's rows' shape) for
         position sets of ``counts``: the same every replay (the counts are the configuration's), made once."""
-        cached = self._rows_plans
+        cached = self.rows_plans
         if counts not in cached:
             parts, shapes = [], []
             for (value, _, width), count in zip(self._second_openings(), counts):

@@ -63,7 +63,7 @@ class OpeningRun(OpeningReads):
         self.held_queries: list = []  # the commitments the second session opens: released after it
         self.host_challenger = None  # DeviceOpening's host challenger, copied for each proof's blinded vectors
         self._first_reads = None  # resolve_first's gather indices, made at its first call
-        self._rows_plans: dict = {}  # the second session's rows' gather indices by position counts (_rows_plan)
+        self.rows_plans: dict = {}  # the second session's rows' gather indices by position counts (_rows_plan)
         self.first_wait = 0.0  # seconds a replay last waited for the first session's words (DeviceOpening)
         self.one = alg.const(self.ops.ef_from_base(self.ops.ONE))
         self.zero = alg.const(np.zeros(4, np.uint32))
