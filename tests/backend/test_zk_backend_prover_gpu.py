@@ -206,7 +206,7 @@ def test_replayed_proofs_are_the_reference(gpu_runtime, case, draws, monkeypatch
     part is resolved, started as the words are read back (or earlier: the next test)."""
     from whirgpu.backends.gpu.replay import LaunchProgram
     from whirgpu.native import permute as native
-    from whirgpu.profiles.p3_whir.zk import device_opening
+    from whirgpu.profiles.p3_whir.zk import device_opening, device_reads
     from whirgpu.profiles.p3_whir.zk.device_opening import recorded_programs
     from whirgpu.runtime.program import PreparedProgram
 
@@ -219,6 +219,8 @@ def test_replayed_proofs_are_the_reference(gpu_runtime, case, draws, monkeypatch
     spins, start = [], native.HostWorker.start.__func__
     monkeypatch.setattr(native.HostWorker, "start",
                         classmethod(lambda cls, seconds: (spins.append(seconds), start(cls, seconds))[1]))
+    pruned, prune_many = [], device_reads.prune_many
+    monkeypatch.setattr(device_reads, "prune_many", lambda jobs: (pruned.append(len(jobs)), prune_many(jobs))[1])
 
     primed, handed = [], []
     prime, region_set = PreparedProgram.prime, LaunchProgram.region_set
@@ -233,13 +235,15 @@ def test_replayed_proofs_are_the_reference(gpu_runtime, case, draws, monkeypatch
     backend = GpuBackend(gpu_runtime)
     try:
         for seed in range(5):
-            before, handed[:], taken[:], spins[:] = backend.replay.replays, [], [], []
+            before, handed[:], taken[:], spins[:], pruned[:] = backend.replay.replays, [], [], [], []
             assert assert_same_proof(backend, *synthetic(case, seed=seed)) == "one session"
             assert backend.replay.replays == before + (seed >= 2)
             grinds = synthetic(case, seed=seed)[0].final_pow_bits > 0  # else no compiled call: no worker
             on_worker = seed >= 2 and draws == "host" and compiled and grinds
             assert taken == ([True] if on_worker else []), taken
             assert spins == ([device_opening.WORKER_SPIN_SECONDS] if on_worker else []), spins  # one, at the words
+            # the worker's call laid the positions out and pruned them too: no pruning left for this thread
+            assert pruned == [] or not on_worker, pruned
             if seed >= 2:  # the second session's set, then the first's: primed from the second replay on
                 encodes_ahead = backend.state.rt.name in ("wgpu", "dawn")
                 assert handed == [False, encodes_ahead and seed >= 3], handed

@@ -52,6 +52,60 @@ long p2_absorb_grind_draw_monty(uint64_t *s, const uint32_t *mont, long nwords, 
                          single_isa, used);
 }
 
+/* A hiding proof's position sets laid out for its second session, and their pruned multiproofs: set k's counts[k]
+   draws (draws: the sets one after another, each set's values distinct) sorted ascending into out from word
+   starts[k] (the words between sets untouched); then per request r, (set reqs[2 r], depth reqs[2 r + 1]), the ids
+   rank * depth + level of the boundary digests of that set's sorted positions in a tree of 2^depth leaves
+   (ref/merkle_pruned's order: level by level from the leaves, ascending node within a level; rank: the first
+   position below the node), request after request into kept (room for the sum of count * depth), kept_counts[r]
+   each. Returns the ids written, or -1 (out and kept partly written) when a set is longer than P2_MAX_SET or holds
+   a value twice, a request names no set or a depth outside [0, 32), or a position lies outside its tree. */
+#define P2_MAX_SET 4096
+static int p2_ascending(const void *a, const void *b) {
+    const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+long p2_layout_prune(const uint64_t *draws, const int64_t *counts, long nsets, const int64_t *starts, uint32_t *out,
+                     const int64_t *reqs, long nreqs, int64_t *kept, int64_t *kept_counts) {
+    uint64_t sorted[P2_MAX_SET];
+    long at = 0, written = 0;
+    for (long k = 0; k < nsets; k++) {
+        const long n = (long)counts[k];
+        if (n < 0 || n > P2_MAX_SET) return -1;
+        memcpy(sorted, draws + at, (size_t)n * sizeof(uint64_t));
+        qsort(sorted, (size_t)n, sizeof(uint64_t), p2_ascending);
+        for (long i = 0; i < n; i++) {
+            if ((i && sorted[i] == sorted[i - 1]) || sorted[i] >> 32) return -1;
+            out[starts[k] + i] = (uint32_t)sorted[i];
+        }
+        at += n;
+    }
+    for (long r = 0; r < nreqs; r++) {
+        const long k = (long)reqs[2 * r], depth = (long)reqs[2 * r + 1];
+        if (k < 0 || k >= nsets || depth < 0 || depth >= 32) return -1;
+        const long q = (long)counts[k], before = written;
+        const uint32_t *pos = out + starts[k];
+        if (q && ((uint64_t)pos[q - 1] >> depth)) return -1;
+        for (long l = 0; l < depth; l++) {
+            for (long i = 0; i < q; i++) {
+                const uint32_t node = pos[i] >> l;
+                if (i && (pos[i - 1] >> l) == node) continue;  /* not the first position below its node */
+                int sibling_queried;
+                if (node & 1) {
+                    sibling_queried = i && (pos[i - 1] >> l) == node - 1;
+                } else {
+                    long j = i + 1;
+                    while (j < q && (pos[j] >> l) == node) j++;
+                    sibling_queried = j < q && (pos[j] >> l) == node + 1;
+                }
+                if (!sibling_queried) kept[written++] = i * depth + l;
+            }
+        }
+        kept_counts[r] = written - before;
+    }
+    return written;
+}
+
 #if defined(P2_THREADS)
 #include <time.h>
 #if defined(__x86_64__) || defined(__i386__)
@@ -73,6 +127,9 @@ typedef struct {
     int single_isa; long *used;
     p2_search *search;  /* the call's proof-of-work search while it runs (its blocks open to p2_job_finish) */
     int helpers;        /* threads inside that search besides the job's */
+    /* p2_job_layout's: p2_layout_prune's arguments after a found witness (layout_out 0: none), its result */
+    const int64_t *layout_starts, *layout_reqs; uint32_t *layout_out; long layout_nreqs; int64_t *layout_kept,
+        *layout_kept_counts; long *layout_result;
 } p2_job;
 
 static long p2_now_ns(void) {
@@ -126,6 +183,10 @@ static void *p2_job_thread(void *arg) {
                                                                  job->sets, job->bits, job->targets, job->bounds,
                                                                  job->draws, job->single_isa, job->used)
                                    : p2_job_call(job);
+    if (job->result >= 0 && job->layout_out)
+        *job->layout_result = p2_layout_prune(job->draws, job->targets, job->sets, job->layout_starts, job->layout_out,
+                                              job->layout_reqs, job->layout_nreqs, job->layout_kept,
+                                              job->layout_kept_counts);
     __atomic_store_n(&job->state, JOB_DONE, __ATOMIC_RELEASE);
     return 0;
 }
@@ -152,6 +213,16 @@ int p2_job_absorb_grind_draw_monty(void *handle, uint64_t *s, const uint32_t *mo
     job->targets = targets; job->bounds = bounds; job->draws = draws; job->single_isa = single_isa; job->used = used;
     int waiting = JOB_WAITING;
     return __atomic_compare_exchange_n(&job->state, &waiting, JOB_CALLED, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
+
+/* After a witness is found, the job's thread also lays its draws out and prunes them: p2_layout_prune(draws, targets,
+   sets, starts, out, reqs, nreqs, kept, kept_counts) into *result (untouched when no witness was found). Call it
+   before p2_job_absorb_grind_draw_monty; the buffers must stay alive until p2_job_finish returns. */
+void p2_job_layout(void *handle, const int64_t *starts, uint32_t *out, const int64_t *reqs, long nreqs,
+                   int64_t *kept, int64_t *kept_counts, long *result) {
+    p2_job *job = (p2_job *)handle;
+    job->layout_starts = starts; job->layout_out = out; job->layout_reqs = reqs; job->layout_nreqs = nreqs;
+    job->layout_kept = kept; job->layout_kept_counts = kept_counts; job->layout_result = result;
 }
 
 /* Wait for the job (spinning: its call is short; searching its proof-of-work blocks with it once they are open),
@@ -188,6 +259,10 @@ int p2_job_absorb_grind_draw_monty(void *handle, uint64_t *s, const uint32_t *mo
     (void)threads, (void)sets, (void)bits, (void)targets, (void)bounds, (void)draws, (void)single_isa, (void)used;
     return 0;
 }
+void p2_job_layout(void *handle, const int64_t *starts, uint32_t *out, const int64_t *reqs, long nreqs,
+                   int64_t *kept, int64_t *kept_counts, long *result) {
+    (void)handle, (void)starts, (void)out, (void)reqs, (void)nreqs, (void)kept, (void)kept_counts, (void)result;
+}
 long p2_job_finish(void *handle) { (void)handle; return -2; }
 int p2_job_state(void *handle) { (void)handle; return 3; }
 int p2_job_threads(void) { return 0; }
@@ -200,6 +275,10 @@ _MONTY_ARGS = ("void *s, void *mont, long nwords, uint64_t tag, uint64_t mask, l
 CDEF = (f"long p2_absorb_grind_draw_monty({_MONTY_ARGS});"
         "void *p2_job_start(long spin_ns);"
         f"int p2_job_absorb_grind_draw_monty(void *job, {_MONTY_ARGS});"
+        "void p2_job_layout(void *job, void *starts, void *out, void *reqs, long nreqs, void *kept, "
+        "void *kept_counts, void *result);"
+        "long p2_layout_prune(void *draws, void *counts, long nsets, void *starts, void *out, void *reqs, long nreqs, "
+        "void *kept, void *kept_counts);"
         "long p2_job_finish(void *job);"
         "int p2_job_state(void *job);"
         "int p2_job_threads(void);")

@@ -430,6 +430,11 @@ class HostWorker:
     def take(self, entry, args: tuple) -> bool:
         return self._finish.alive and bool(entry(self._handle, *args))
 
+    def also(self, setter, args: tuple) -> None:
+        """``setter(job, *args)`` before ``take``: what the job's thread does after its call (``p2_job_layout``)."""
+        if self._finish.alive:
+            setter(self._handle, *args)
+
     def finish(self) -> int:
         result = self._finish()
         return -2 if result is None else int(result)
@@ -492,7 +497,7 @@ def _compiled_absorb_grind_draw_monty(loaded, constants: Poseidon2Constants):
     p, lane_isa, single = constants.params.field.P, _best_isa(), int(lib.p2_single_isa())
 
     def absorb_grind_draw_monty(state, words, tag: int, bits: int, sets, threads: int = 1, worker=None,
-                                meanwhile=None) -> tuple:
+                                meanwhile=None, layout: "DrawLayout | None" = None) -> tuple:
         if not 1 <= bits <= 30:
             raise ValueError(f"absorb_grind_draw: bits {bits} outside [1, 30]")
         words = np.ascontiguousarray(words, dtype=np.uint32).reshape(-1)
@@ -502,6 +507,9 @@ def _compiled_absorb_grind_draw_monty(loaded, constants: Poseidon2Constants):
         args = (from_buffer(s), from_buffer(words), words.size, tag, (1 << bits) - 1, p, tab, lane_isa,
                 max(1, int(threads)), len(sets), from_buffer(set_bits), from_buffer(targets), from_buffer(bounds),
                 from_buffer(draws), single, from_buffer(used))
+        laid = layout.buffers(targets[:len(sets)], from_buffer) if layout is not None else None
+        if worker is not None and laid is not None:
+            worker.also(lib.p2_job_layout, laid[0])
         witness = None
         if worker is not None and worker.take(lib.p2_job_absorb_grind_draw_monty, args):
             try:  # this thread's own work while the worker's thread makes the call; the buffers live till finish
@@ -521,7 +529,56 @@ def _compiled_absorb_grind_draw_monty(loaded, constants: Poseidon2Constants):
             raise MemoryError("absorb_grind_draw: no memory for the converted words")
         if witness < 0:
             return -1, None, 0, s.tolist()
+        if laid is not None:
+            made = laid[1][0] if worker is not None and laid[1][0] != _NOT_LAID else \
+                lib.p2_layout_prune(from_buffer(draws), from_buffer(targets), len(sets), *laid[0][:-1])
+            layout.made(made, targets[:len(sets)], *laid[2:])
         return int(witness), _split_draws(draws, targets, len(sets)), int(used[0]), s.tolist()
 
     absorb_grind_draw_monty.keep = table
     return absorb_grind_draw_monty
+
+
+_NOT_LAID = -(1 << 62)  # p2_job_layout's result before the job's thread wrote it
+
+
+class DrawLayout:
+    """What ``native_absorb_grind_draw_monty``'s call also makes in C (its ``layout``; ``p2_layout_prune``), on
+    the worker's thread where there is one, once a witness is found: the draw sets sorted ascending into one
+    uint32 array of ``size`` words, set k from word ``starts[k]`` (zeros between; every set's target > 0), and
+    per request (set k, depth) the ids rank * depth + level of the boundary digests of set k's positions in a tree
+    of 2^depth leaves (``ref.merkle_pruned``'s order). Made: ``words`` (that array), ``sets`` (its sets, views),
+    ``kept`` (per request, int64); all None where the call did not lay them out (not compiled, no witness)."""
+
+    def __init__(self, starts, size: int, requests=()):
+        self.starts = np.ascontiguousarray(starts, np.int64)
+        self.size = int(size)
+        self.requests = tuple((int(k), int(depth)) for k, depth in requests)
+        self.reqs = np.array(self.requests or [(0, 0)], np.int64).reshape(-1)
+        self.words = self.sets = self.kept = None
+
+    def buffers(self, targets, from_buffer) -> tuple:
+        """(p2_job_layout's arguments after the job, its result slot, the output arrays) for sets of ``targets``."""
+        targets = list(targets)
+        if len(targets) != self.starts.size or any(n <= 0 for n in targets) or any(
+                s + n > self.size for s, n in zip(self.starts.tolist(), targets)) or any(
+                not 0 <= k < len(targets) or not 0 <= depth < 32 for k, depth in self.requests):
+            raise ValueError(f"DrawLayout: sets of {targets} draws at starts {self.starts.tolist()} in {self.size} "
+                             f"words, requests {self.requests}")
+        out = np.zeros(self.size, np.uint32)
+        kept = np.empty(max(1, sum(targets[k] * depth for k, depth in self.requests)), np.int64)
+        counts, result = np.zeros(max(1, len(self.requests)), np.int64), array("q", [_NOT_LAID])
+        args = (from_buffer(self.starts), from_buffer(out, require_writable=True), from_buffer(self.reqs),
+                len(self.requests), from_buffer(kept, require_writable=True),
+                from_buffer(counts, require_writable=True), from_buffer(result))
+        return args, result, out, kept, counts
+
+    def made(self, written: int, targets, out: np.ndarray, kept: np.ndarray, counts: np.ndarray) -> None:
+        """Keep what the call made (``written``: p2_layout_prune's result; below 0: nothing kept)."""
+        if written < 0:
+            return
+        out.setflags(write=False)
+        self.words = out
+        self.sets = tuple(out[s:s + n] for s, n in zip(self.starts.tolist(), targets))
+        ends = np.cumsum(counts[:len(self.requests)]).tolist()
+        self.kept = tuple(kept[a:b] for a, b in zip([0] + ends[:-1], ends))

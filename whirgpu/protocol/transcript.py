@@ -296,13 +296,15 @@ class DuplexChallenger:
             out.append(list(seen))
         return out
 
-    def observe_grind_draw(self, xs, bits: int, sets, meanwhile=None, worker=None) -> tuple[np.uint32, list[list[int]]]:
+    def observe_grind_draw(self, xs, bits: int, sets, meanwhile=None, worker=None,
+                           layout=None) -> tuple[np.uint32, list[list[int]]]:
         """``observe_many(xs)``, then ``grind_then_draw(bits, sets)``: the same witness, draws and challenger; where
         compiled (``native_absorb_grind_draw``) and ``xs`` holds whole runs, their absorb, the search and the draws
         are one C call (``native_absorb_grind_draw_monty`` where ``xs`` is a flat uint32 array of words below P, as
         a device's readback holds them: converted in C). ``meanwhile()``, when given, runs once on this thread:
         while ``worker`` (a started ``native.permute.HostWorker``, used up here) makes that uint32 call, else before
-        the call (or before the steps one by one)."""
+        the call (or before the steps one by one). ``layout`` (a ``native.permute.DrawLayout``): filled by that
+        uint32 call, in C, with the draws laid out and pruned; left empty on every other path."""
         bits = _check_bits(bits, "grind")
         sets, live = _checked_sets(sets)
         monty = self._monty_words(xs)
@@ -314,7 +316,7 @@ class DuplexChallenger:
                 if at:  # complete the pending run first
                     self._fill(monty[:at].astype(np.int64).tolist())
                 found, draws, used, state = fast(self._state, monty[at:], RATE if self.length_tagged else 0, bits,
-                                                 live, grind_threads(bits), worker, meanwhile)
+                                                 live, grind_threads(bits), worker, meanwhile, layout)
                 return self._witnessed(found, bits, state, used), _with_empty_sets(sets, draws)
         words = self._checked_words(xs)
         fast = native_absorb_grind_draw(self.constants) if bits > 0 and _compiled_sets(live) else None

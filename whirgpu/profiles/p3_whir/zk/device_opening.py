@@ -239,7 +239,8 @@ class DeviceOpening:
         # one absorb of them all: observing words in order does not depend on how the calls split them
         if run.draws_on_host:
             return HostDraws.draw(self.config, challenger, words[run.blinded_words],
-                                  max(1, int(self.backend.state.rt.offset_alignment) // 4), meanwhile, worker)
+                                  max(1, int(self.backend.state.rt.offset_alignment) // 4), meanwhile, worker,
+                                  run.prune_keys)
         if meanwhile is not None:
             meanwhile()
         challenger.observe_many(words[run.blinded_words])

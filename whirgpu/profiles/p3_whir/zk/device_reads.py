@@ -101,9 +101,14 @@ class OpeningReads:
         if not drawn.sets or any(value.indices is None for value, _, _ in openings):
             return None
         counts = tuple(drawn.sets[k].size for _, k, _ in openings)
-        jobs = [(drawn.sets[k].astype(np.int64), _path_ids(count, value.siblings.shape[1]))
-                for (value, k, _), count in zip(openings, counts)]
-        kept = [x.reshape(-1) for x in prune_many(jobs)]
+        # openings of one position set and depth (a mask group's two oracles; the base case's) keep the same ids:
+        # made by the host's compiled draws where it was asked for them (HostDraws.kept), else here
+        keys = [(k, value.siblings.shape[1]) for value, k, _ in openings]
+        unique = [key for key in dict.fromkeys(keys) if key not in drawn.kept]
+        pruned = prune_many([(drawn.sets[k].astype(np.int64), _path_ids(drawn.sets[k].size, depth))
+                             for k, depth in unique]) if unique else []
+        by_key = {**drawn.kept, **{key: x.reshape(-1) for key, x in zip(unique, pruned)}}
+        kept = [by_key[key] for key in keys]
         rows_index, row_shapes = self._rows_plan(counts)
         firsts = np.repeat(np.array([value.siblings.word for value, _, _ in openings], np.intp), [x.size for x in kept])
         digests = ((firsts + DIGEST * np.concatenate(kept).astype(np.intp))[:, None] + _DIGEST_WORDS).reshape(-1)
@@ -112,6 +117,11 @@ class OpeningReads:
             views += [(start, shape), (at, (x.size, DIGEST))]
             at += DIGEST * x.size
         return _SecondPlan(np.concatenate([rows_index, digests]), views)
+
+    def second_prune_keys(self) -> tuple:
+        """The (position set, depth) pairs of the second session's multiproofs, each once (``HostDraws.draw``'s
+        ``prune``)."""
+        return tuple(dict.fromkeys((k, value.siblings.shape[1]) for value, k, _ in self._second_openings()))
 
     def _rows_plan(self, counts: tuple) -> tuple:
         """(the proof-region words of every opening's kept rows, one after another; each opening's rows' shape) for

@@ -64,6 +64,7 @@ class OpeningRun(OpeningReads):
         self.host_challenger = None  # DeviceOpening's host challenger, copied for each proof's blinded vectors
         self._first_reads = None  # resolve_first's gather indices, made at its first call
         self.rows_plans: dict = {}  # the second session's rows' gather indices by position counts (_rows_plan)
+        self.prune_keys: tuple = ()  # (position set, depth) of its openings' multiproofs, once record_queries ran
         self.first_wait = 0.0  # seconds a replay last waited for the first session's words (DeviceOpening)
         self.one = alg.const(self.ops.ef_from_base(self.ops.ONE))
         self.zero = alg.const(np.zeros(4, np.uint32))
@@ -435,6 +436,7 @@ class OpeningRun(OpeningReads):
                                                        group_queries):
             self.group_openings.append((group.width, backend.commitments.open_rows(carried, queries),
                                         backend.commitments.open_rows(fresh, queries)))
+        self.prune_keys = self.second_prune_keys()
 
     def _host_queries(self, session, drawn: "HostDraws") -> list:
         """``drawn``'s position sets as the one named input ("positions",) in a scratch slot, each set at an aligned

@@ -5,12 +5,13 @@ the blinded vectors' absorb (``DuplexChallenger.observe_grind_draw``), and write
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
 
 from ....backends.gpu.geometry import log2
+from ....native.permute import DrawLayout
 
 
 @dataclass
@@ -24,23 +25,34 @@ class HostDraws:
     inputs: dict
     witness: int | None = None
     sets: tuple = ()
+    kept: dict = field(default_factory=dict)  # (set, depth) -> the pruned ids ``draw`` was asked for (``prune``)
 
     @classmethod
     def device(cls, challenger_words: np.ndarray) -> "HostDraws":
         return cls({("challenger",): challenger_words})
 
     @classmethod
-    def draw(cls, config, challenger, blinded, align_words: int = 1, meanwhile=None, worker=None) -> "HostDraws":
+    def draw(cls, config, challenger, blinded, align_words: int = 1, meanwhile=None, worker=None,
+             prune=()) -> "HostDraws":
         """Observe ``blinded`` (the blinded vectors' words) on ``challenger`` (the host's, before them), then grind
         and draw in the transcript's order: one compiled call from the absorb to the last draw where it can
         (``DuplexChallenger.observe_grind_draw``), on ``worker``'s thread (a started ``HostWorker``, used up here)
         while this one runs ``meanwhile()`` (once, whichever way the draws are made). ``align_words``: where each
-        set starts in ("positions",) (``positions_words``)."""
+        set starts in ("positions",) (``positions_words``). ``prune``: (set, depth) pairs whose pruned multiproof
+        ids (``ref.merkle_pruned`` over path ids rank * depth + level) the compiled call also makes, into ``kept``
+        (where it made them; else ``kept`` is empty)."""
         sets = draw_sets(config)
-        witness = None
+        witness, kept = None, {}
         if config.final_pow_bits > 0:  # the absorb, the search and the draws in one call
-            witness, drawn = challenger.observe_grind_draw(blinded, config.final_pow_bits, sets, meanwhile, worker)
+            counts = [count for _, count in sets]
+            starts = set_starts(counts, align_words)
+            layout = DrawLayout(starts[:-1], starts[-1], prune) if all(n > 0 for n in counts) else None
+            witness, drawn = challenger.observe_grind_draw(blinded, config.final_pow_bits, sets, meanwhile, worker,
+                                                           layout)
             witness = int(witness)
+            if layout is not None and layout.words is not None:  # laid out and pruned in C
+                return cls({("positions",): layout.words}, witness, layout.sets, dict(zip(layout.requests,
+                                                                                          layout.kept)))
         else:
             if worker is not None:
                 worker.finish()
@@ -49,7 +61,7 @@ class HostDraws:
             challenger.observe_many(blinded)
             drawn = challenger.distinct_uniform_sets(sets)
         drawn = tuple(np.sort(np.array(draws, np.uint32)) for draws in drawn)
-        return cls({("positions",): positions_words(drawn, align_words)}, witness, drawn)
+        return cls({("positions",): positions_words(drawn, align_words)}, witness, drawn, kept)
 
 
 @lru_cache(maxsize=16)
