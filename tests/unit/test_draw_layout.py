@@ -11,7 +11,7 @@ import pytest
 
 from whirgpu.field import BABYBEAR, KOALABEAR
 from whirgpu.native import permute as native
-from whirgpu.native.permute import DrawLayout
+from whirgpu.native.layout import DrawLayout
 from whirgpu.profiles.p3_whir.zk.host_draws import positions_words, set_starts
 from whirgpu.protocol.transcript import DuplexChallenger
 from whirgpu.ref import merkle_pruned

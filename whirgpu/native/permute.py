@@ -32,6 +32,7 @@ from ..ref.poseidon2 import permutation_layers, permute_ints, permute_lanes
 from ..ref.poseidon2_constants import Poseidon2Constants
 from .build import NativeLibrary
 from . import job_c
+from .layout import NOT_LAID, DrawLayout
 from .permute_c import HEADER, MAX_WIDTH, SPECIALISED, SOURCE
 
 _CDEF = ("void p2_permute(void *s, void *t);"
@@ -530,55 +531,10 @@ def _compiled_absorb_grind_draw_monty(loaded, constants: Poseidon2Constants):
         if witness < 0:
             return -1, None, 0, s.tolist()
         if laid is not None:
-            made = laid[1][0] if worker is not None and laid[1][0] != _NOT_LAID else \
+            made = laid[1][0] if worker is not None and laid[1][0] != NOT_LAID else \
                 lib.p2_layout_prune(from_buffer(draws), from_buffer(targets), len(sets), *laid[0][:-1])
             layout.made(made, targets[:len(sets)], *laid[2:])
         return int(witness), _split_draws(draws, targets, len(sets)), int(used[0]), s.tolist()
 
     absorb_grind_draw_monty.keep = table
     return absorb_grind_draw_monty
-
-
-_NOT_LAID = -(1 << 62)  # p2_job_layout's result before the job's thread wrote it
-
-
-class DrawLayout:
-    """What ``native_absorb_grind_draw_monty``'s call also makes in C (its ``layout``; ``p2_layout_prune``), on
-    the worker's thread where there is one, once a witness is found: the draw sets sorted ascending into one
-    uint32 array of ``size`` words, set k from word ``starts[k]`` (zeros between; every set's target > 0), and
-    per request (set k, depth) the ids rank * depth + level of the boundary digests of set k's positions in a tree
-    of 2^depth leaves (``ref.merkle_pruned``'s order). Made: ``words`` (that array), ``sets`` (its sets, views),
-    ``kept`` (per request, int64); all None where the call did not lay them out (not compiled, no witness)."""
-
-    def __init__(self, starts, size: int, requests=()):
-        self.starts = np.ascontiguousarray(starts, np.int64)
-        self.size = int(size)
-        self.requests = tuple((int(k), int(depth)) for k, depth in requests)
-        self.reqs = np.array(self.requests or [(0, 0)], np.int64).reshape(-1)
-        self.words = self.sets = self.kept = None
-
-    def buffers(self, targets, from_buffer) -> tuple:
-        """(p2_job_layout's arguments after the job, its result slot, the output arrays) for sets of ``targets``."""
-        targets = list(targets)
-        if len(targets) != self.starts.size or any(n <= 0 for n in targets) or any(
-                s + n > self.size for s, n in zip(self.starts.tolist(), targets)) or any(
-                not 0 <= k < len(targets) or not 0 <= depth < 32 for k, depth in self.requests):
-            raise ValueError(f"DrawLayout: sets of {targets} draws at starts {self.starts.tolist()} in {self.size} "
-                             f"words, requests {self.requests}")
-        out = np.zeros(self.size, np.uint32)
-        kept = np.empty(max(1, sum(targets[k] * depth for k, depth in self.requests)), np.int64)
-        counts, result = np.zeros(max(1, len(self.requests)), np.int64), array("q", [_NOT_LAID])
-        args = (from_buffer(self.starts), from_buffer(out, require_writable=True), from_buffer(self.reqs),
-                len(self.requests), from_buffer(kept, require_writable=True),
-                from_buffer(counts, require_writable=True), from_buffer(result))
-        return args, result, out, kept, counts
-
-    def made(self, written: int, targets, out: np.ndarray, kept: np.ndarray, counts: np.ndarray) -> None:
-        """Keep what the call made (``written``: p2_layout_prune's result; below 0: nothing kept)."""
-        if written < 0:
-            return
-        out.setflags(write=False)
-        self.words = out
-        self.sets = tuple(out[s:s + n] for s, n in zip(self.starts.tolist(), targets))
-        ends = np.cumsum(counts[:len(self.requests)]).tolist()
-        self.kept = tuple(kept[a:b] for a, b in zip([0] + ends[:-1], ends))

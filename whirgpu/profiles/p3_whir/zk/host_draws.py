@@ -11,7 +11,7 @@ from functools import lru_cache
 import numpy as np
 
 from ....backends.gpu.geometry import log2
-from ....native.permute import DrawLayout
+from ....native.layout import DrawLayout
 
 
 @dataclass
