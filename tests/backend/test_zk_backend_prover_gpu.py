@@ -241,7 +241,10 @@ def test_replayed_proofs_are_the_reference(gpu_runtime, case, draws, monkeypatch
             grinds = synthetic(case, seed=seed)[0].final_pow_bits > 0  # else no compiled call: no worker
             on_worker = seed >= 2 and draws == "host" and compiled and grinds
             assert taken == ([True] if on_worker else []), taken
-            assert spins == ([device_opening.WORKER_SPIN_SECONDS] if on_worker else []), spins  # one, at the words
+            # one: at the words, or on a GPU whose last wait was short as that wait began (the next test)
+            early = seed > 2 and backend.state.rt.limits().device_type != "CPU"  # not lavapipe, msl-cpu
+            assert len(spins) == on_worker and set(spins) <= ({device_opening.WORKER_SPIN_SECONDS} | (
+                {device_opening.EARLY_WORKER_SPIN_SECONDS} if early else set())), spins
             # the worker's call laid the positions out and pruned them too: no pruning left for this thread
             assert pruned == [] or not on_worker, pruned
             if seed >= 2:  # the second session's set, then the first's: primed from the second replay on
@@ -267,7 +270,7 @@ def test_a_replay_after_a_short_wait_starts_its_worker_early(gpu_runtime, monkey
         pytest.skip("no C compiler: no compiled call for a worker to make")
     monkeypatch.setattr(device_opening, "EARLY_WORKER_MAX_WAIT", 1e9)
     monkeypatch.setattr(device_opening.DeviceOpening, "_on_cpu", lambda self: False)  # lavapipe's waits are long
-    monkeypatch.setattr(device_opening, "WORKER_SPIN_SECONDS", 60.0)  # and it computes on the cores spun on
+    monkeypatch.setattr(device_opening, "EARLY_WORKER_SPIN_SECONDS", 60.0)  # and it computes on the cores spun on
     taken, take = [], native.HostWorker.take
     monkeypatch.setattr(native.HostWorker, "take",
                         lambda self, entry, args: (taken.append(take(self, entry, args)), taken[-1])[1])
@@ -283,10 +286,9 @@ def test_a_replay_after_a_short_wait_starts_its_worker_early(gpu_runtime, monkey
             if seed == 2:  # the first replay: no wait measured yet
                 assert (taken, spins) == ([True], [device_opening.WORKER_SPIN_SECONDS])
         (kept,) = recorded_programs(backend).kept.values()
-        waited = kept[2].first_wait
-        assert waited > 0
+        assert kept[2].first_wait > 0  # measured: the last wait
         assert taken == [True]
-        assert len(spins) == 1 and spins[0] > device_opening.WORKER_SPIN_SECONDS, spins
+        assert spins == [device_opening.EARLY_WORKER_SPIN_SECONDS], spins
     finally:
         backend.layout = CpuBackend.layout
 

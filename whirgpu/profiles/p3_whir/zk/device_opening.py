@@ -87,10 +87,13 @@ HOST_GRIND_BITS = 12
 # before the call's arguments are made (some 0.1-0.2 ms of Python): this only bounds a proof that fails between
 WORKER_SPIN_SECONDS = 0.005
 # A replay on a GPU whose last wait for its first session's words (from the end of the host's work beside it) was at
-# most this starts the worker as that wait begins, spinning for twice that wait plus WORKER_SPIN_SECONDS: its
-# thread's start and its core's wake-up are then off the proof's path. Longer waits (a slow device) and CPU devices
-# (lavapipe, msl-cpu: the spin would take a core the device computes on) start it at the words.
+# most this starts the worker as that wait begins: its thread's start and its core's wake-up are then off the
+# proof's path. Longer waits (a slow device) and CPU devices (lavapipe, msl-cpu: the spin would take a core the
+# device computes on) start it at the words.
 EARLY_WORKER_MAX_WAIT = 0.02
+# How long such an early worker spins at most: its call normally comes within the wait (it is cancelled at once when
+# the proof fails first), so this only bounds a stray one; a wait's length varies (a garbage collection, a busy host)
+EARLY_WORKER_SPIN_SECONDS = 0.1
 
 
 def recorded_programs(backend) -> _Programs:
@@ -310,7 +313,7 @@ class DeviceOpening:
                 wait = run.first_wait
                 early.append(time.perf_counter())  # then the absorb's worker, spinning as the words come back
                 if self._worker_wanted(run) and 0 < wait <= EARLY_WORKER_MAX_WAIT and not self._on_cpu():
-                    early.append(HostWorker.start(WORKER_SPIN_SECONDS + 2 * wait))
+                    early.append(HostWorker.start(EARLY_WORKER_SPIN_SECONDS))
 
             parts = []
             try:  # the second session encoded while the device runs the first: then only written and sent
