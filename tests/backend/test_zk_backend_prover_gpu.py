@@ -193,6 +193,19 @@ def test_a_replay_left_to_the_steps_gives_the_same_proof(gpu_runtime, monkeypatc
         backend.layout = CpuBackend.layout
 
 
+def _watch_workers(monkeypatch) -> tuple[list, list]:
+    """(whether each ``HostWorker.take`` was taken, each ``HostWorker.start``'s spin budget), as the calls come."""
+    from whirgpu.native import permute as native
+
+    taken, take = [], native.HostWorker.take
+    monkeypatch.setattr(native.HostWorker, "take",
+                        lambda self, entry, args: (taken.append(take(self, entry, args)), taken[-1])[1])
+    spins, start = [], native.HostWorker.start.__func__
+    monkeypatch.setattr(native.HostWorker, "start",
+                        classmethod(lambda cls, seconds: (spins.append(seconds), start(cls, seconds))[1]))
+    return taken, spins
+
+
 @pytest.mark.parametrize("draws", ["host", "device"])
 @pytest.mark.parametrize("case", [SYNTHETIC[3], SYNTHETIC[4]], ids=case_id)
 def test_replayed_proofs_are_the_reference(gpu_runtime, case, draws, monkeypatch):
@@ -213,12 +226,7 @@ def test_replayed_proofs_are_the_reference(gpu_runtime, case, draws, monkeypatch
     if draws == "device":
         monkeypatch.setattr(device_opening, "HOST_GRIND_BITS", -1)
     compiled = native._library() is not None  # built now if it is not yet
-    taken, take = [], native.HostWorker.take
-    monkeypatch.setattr(native.HostWorker, "take",
-                        lambda self, entry, args: (taken.append(take(self, entry, args)), taken[-1])[1])
-    spins, start = [], native.HostWorker.start.__func__
-    monkeypatch.setattr(native.HostWorker, "start",
-                        classmethod(lambda cls, seconds: (spins.append(seconds), start(cls, seconds))[1]))
+    taken, spins = _watch_workers(monkeypatch)
     pruned, prune_many = [], device_reads.prune_many
     monkeypatch.setattr(device_reads, "prune_many", lambda jobs: (pruned.append(len(jobs)), prune_many(jobs))[1])
 
@@ -271,12 +279,7 @@ def test_a_replay_after_a_short_wait_starts_its_worker_early(gpu_runtime, monkey
     monkeypatch.setattr(device_opening, "EARLY_WORKER_MAX_WAIT", 1e9)
     monkeypatch.setattr(device_opening.DeviceOpening, "_on_cpu", lambda self: False)  # lavapipe's waits are long
     monkeypatch.setattr(device_opening, "EARLY_WORKER_SPIN_SECONDS", 60.0)  # and it computes on the cores spun on
-    taken, take = [], native.HostWorker.take
-    monkeypatch.setattr(native.HostWorker, "take",
-                        lambda self, entry, args: (taken.append(take(self, entry, args)), taken[-1])[1])
-    spins, start = [], native.HostWorker.start.__func__
-    monkeypatch.setattr(native.HostWorker, "start",
-                        classmethod(lambda cls, seconds: (spins.append(seconds), start(cls, seconds))[1]))
+    taken, spins = _watch_workers(monkeypatch)
     case = SYNTHETIC[3]
     backend = GpuBackend(gpu_runtime)
     try:
