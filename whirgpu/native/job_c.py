@@ -6,7 +6,7 @@ and the interpreter lock a Python worker must take first, cost 0.1-0.4 ms on a G
 Job states (one int, atomics): WAITING (the thread spins), CALLED (the arguments are in; the thread runs the call),
 DONE (the result is in), GAVE_UP (nobody called within the spin budget, or the owner cancelled: the thread has
 left or is leaving). WAITING -> CALLED and WAITING -> GAVE_UP are compare-and-swaps, so exactly one of the owner's
-call and the thread's give-up wins. Appended to ``permute_c.SOURCE`` (it calls ``p2_absorb_grind_draw``), with
+call and the thread's give-up wins. Appended after ``sponge_c.SOURCE`` (it calls ``p2_absorb_grind_draw``), with
 that call's entry for words in Montgomery form (``p2_absorb_grind_draw_monty``: converted and range-checked in C,
 on the worker's thread when there is one), and what a hiding proof's second session then takes of the draws
 (``p2_layout_prune``: the position sets sorted into their layout and their multiproofs pruned; a job does it after
