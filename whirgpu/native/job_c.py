@@ -88,21 +88,11 @@ long p2_layout_prune(const uint64_t *draws, const int64_t *counts, long nsets, c
         const long q = (long)counts[k], before = written;
         const uint32_t *pos = out + starts[k];
         if (q && ((uint64_t)pos[q - 1] >> depth)) return -1;
-        for (long l = 0; l < depth; l++) {
-            for (long i = 0; i < q; i++) {
-                const uint32_t node = pos[i] >> l;
-                if (i && (pos[i - 1] >> l) == node) continue;  /* not the first position below its node */
-                int sibling_queried;
-                if (node & 1) {
-                    sibling_queried = i && (pos[i - 1] >> l) == node - 1;
-                } else {
-                    long j = i + 1;
-                    while (j < q && (pos[j] >> l) == node) j++;
-                    sibling_queried = j < q && (pos[j] >> l) == node + 1;
-                }
-                if (!sibling_queried) kept[written++] = i * depth + l;
-            }
-        }
+#define P2_POSITION(i) pos[i]
+#define P2_KEEP(i, l) kept[written++] = (i) * depth + (l)
+        P2_BOUNDARY_WALK(P2_POSITION, q, depth, P2_KEEP)
+#undef P2_POSITION
+#undef P2_KEEP
         kept_counts[r] = written - before;
     }
     return written;

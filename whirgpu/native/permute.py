@@ -31,7 +31,7 @@ import numpy as np
 from ..ref.poseidon2 import permutation_layers, permute_ints, permute_lanes
 from ..ref.poseidon2_constants import Poseidon2Constants
 from .build import NativeLibrary
-from . import job_c, sponge_c
+from . import boundary_c, job_c, sponge_c
 from .layout import NOT_LAID, DrawLayout
 from .permute_c import HEADER, MAX_WIDTH, SPECIALISED, SOURCE
 
@@ -51,8 +51,9 @@ _CDEF = ("void p2_permute(void *s, void *t);"
          "void *bounds, void *draws, int single_isa, void *used);" + job_c.CDEF)
 
 
-_NATIVE = NativeLibrary("host-p2", SOURCE + sponge_c.SOURCE + job_c.SOURCE, ("-O3", "-shared", "-fPIC", "-pthread"),
-                        _CDEF, what="the C Poseidon2 permutation", fallback="the numpy Poseidon2 permutation")
+_NATIVE = NativeLibrary("host-p2", SOURCE + sponge_c.SOURCE + boundary_c.SOURCE + job_c.SOURCE,
+                        ("-O3", "-shared", "-fPIC", "-pthread"), _CDEF, what="the C Poseidon2 permutation",
+                        fallback="the numpy Poseidon2 permutation")
 
 
 @lru_cache(maxsize=1)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ref import merkle_pruned
+from . import boundary_c
 from .build import CompiledFunction, NativeLibrary
 
 _SOURCE = r"""
@@ -57,24 +58,14 @@ long prune_many(const int64_t *idx, const uint32_t *paths, const int64_t *jobs, 
             if (r && index[r] < index[r - 1]) ascending = 0;
         }
         if (!ascending) qsort(sorted, (size_t)q, sizeof(keyed), by_index);
-        for (long l = 0; l < depth; l++) {
-            for (long r = 0; r < q; r++) {
-                int64_t node = sorted[r].index >> l;
-                if (r && (sorted[r - 1].index >> l) == node) continue;  /* not the first row of its node */
-                int sibling_queried;
-                if (node & 1) {
-                    sibling_queried = r && (sorted[r - 1].index >> l) == node - 1;
-                } else {
-                    long k = r + 1;
-                    while (k < q && (sorted[k].index >> l) == node) k++;
-                    sibling_queried = k < q && (sorted[k].index >> l) == node + 1;
-                }
-                if (!sibling_queried) {
-                    memcpy(out + written * w, path + (sorted[r].row * depth + l) * w, (size_t)w * sizeof(uint32_t));
-                    written++;
-                }
-            }
-        }
+#define P2_SORTED(r) sorted[r].index
+#define P2_COPY(r, l) do {                                                                             \
+            memcpy(out + written * w, path + (sorted[r].row * depth + (l)) * w, (size_t)w * sizeof(uint32_t)); \
+            written++;                                                                                 \
+        } while (0)
+        P2_BOUNDARY_WALK(P2_SORTED, q, depth, P2_COPY)
+#undef P2_SORTED
+#undef P2_COPY
         counts[j] = written - before;
     }
     return written;
@@ -83,7 +74,7 @@ long prune_many(const int64_t *idx, const uint32_t *paths, const int64_t *jobs, 
 _CDEF = ("long prune_many(void *idx, void *paths, void *jobs, long njobs, long w, void *sorted, long max_q, "
          "void *out, void *counts);")
 
-_NATIVE = NativeLibrary("host-prune", _SOURCE, ("-O2", "-shared", "-fPIC"), _CDEF,
+_NATIVE = NativeLibrary("host-prune", boundary_c.SOURCE + _SOURCE, ("-O2", "-shared", "-fPIC"), _CDEF,
                         what="the C multiproof pruning", fallback="the numpy pruning")
 
 
