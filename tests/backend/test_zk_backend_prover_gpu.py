@@ -216,10 +216,11 @@ def test_replayed_proofs_are_the_reference(gpu_runtime, case, draws, monkeypatch
     Both ways of drawing the second session's witness and positions: on the host (short searches, the default
     here) and on the device (``HOST_GRIND_BITS`` lowered below the case's bits). On the host, with the compiled
     library, a replay's absorb, search and draws are made on a ``HostWorker``'s thread while the first session's
-    part is resolved, started as the words are read back (or earlier: the next test)."""
+    part is resolved, started as the words are read back (or earlier: the next test), the call's buffers and
+    arguments made ready while the first session ran (``PendingDraws``)."""
     from whirgpu.backends.gpu.replay import LaunchProgram
     from whirgpu.native import permute as native
-    from whirgpu.profiles.p3_whir.zk import device_opening, device_reads
+    from whirgpu.profiles.p3_whir.zk import device_opening, device_reads, host_draws
     from whirgpu.profiles.p3_whir.zk.device_opening import recorded_programs
     from whirgpu.runtime.program import PreparedProgram
 
@@ -227,6 +228,8 @@ def test_replayed_proofs_are_the_reference(gpu_runtime, case, draws, monkeypatch
         monkeypatch.setattr(device_opening, "HOST_GRIND_BITS", -1)
     compiled = native._library() is not None  # built now if it is not yet
     taken, spins = _watch_workers(monkeypatch)
+    pended, pending_draw = [], host_draws.PendingDraws.draw
+    monkeypatch.setattr(host_draws.PendingDraws, "draw", lambda self, *a: (pended.append(1), pending_draw(self, *a))[1])
     pruned, prune_many = [], device_reads.prune_many
     monkeypatch.setattr(device_reads, "prune_many", lambda jobs: (pruned.append(len(jobs)), prune_many(jobs))[1])
 
@@ -243,12 +246,13 @@ def test_replayed_proofs_are_the_reference(gpu_runtime, case, draws, monkeypatch
     backend = GpuBackend(gpu_runtime)
     try:
         for seed in range(5):
-            before, handed[:], taken[:], spins[:], pruned[:] = backend.replay.replays, [], [], [], []
+            before, handed[:], taken[:], spins[:], pruned[:], pended[:] = backend.replay.replays, [], [], [], [], []
             assert assert_same_proof(backend, *synthetic(case, seed=seed)) == "one session"
             assert backend.replay.replays == before + (seed >= 2)
             grinds = synthetic(case, seed=seed)[0].final_pow_bits > 0  # else no compiled call: no worker
             on_worker = seed >= 2 and draws == "host" and compiled and grinds
             assert taken == ([True] if on_worker else []), taken
+            assert pended == ([1] if on_worker else [])  # its call made ready while the first session ran
             # one: at the words, or on a GPU whose last wait was short as that wait began (the next test)
             early = seed > 2 and backend.state.rt.limits().device_type != "CPU"  # not lavapipe, msl-cpu
             assert len(spins) == on_worker and set(spins) <= ({device_opening.WORKER_SPIN_SECONDS} | (

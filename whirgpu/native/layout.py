@@ -39,7 +39,8 @@ class DrawLayout:
         self.words = self.sets = self.kept = None
 
     def buffers(self, targets, from_buffer) -> tuple:
-        """(p2_job_layout's arguments after the job, its result slot, the output arrays) for sets of ``targets``."""
+        """(p2_job_layout's arguments after the job, its result slot, the output arrays, the sets' views of the
+        first) for sets of ``targets``: what ``made`` takes after the call."""
         targets = tuple(targets)
         if targets not in self._fits:  # checked once per layout and targets (a proof draws the same sets)
             starts = self.starts.tolist()
@@ -54,14 +55,17 @@ class DrawLayout:
         args = (from_buffer(self.starts), from_buffer(out, require_writable=True), from_buffer(self.reqs),
                 len(self.requests), from_buffer(kept, require_writable=True),
                 from_buffer(counts, require_writable=True), from_buffer(result))
-        return args, result, out, kept, counts
+        sets = tuple(out[s:s + n] for s, n in zip(self.starts.tolist(), targets))
+        return args, result, out, kept, counts, sets
 
-    def made(self, written: int, targets, out: np.ndarray, kept: np.ndarray, counts: np.ndarray) -> None:
-        """Keep what the call made (``written``: p2_layout_prune's result; below 0: nothing kept)."""
+    def made(self, written: int, out: np.ndarray, kept: np.ndarray, counts: np.ndarray, sets: tuple) -> None:
+        """Keep what the call made into ``buffers``' arrays (``written``: p2_layout_prune's result; below 0:
+        nothing kept)."""
         if written < 0:
             return
         out.setflags(write=False)
-        self.words = out
-        self.sets = tuple(out[s:s + n] for s, n in zip(self.starts.tolist(), targets))
-        ends = np.cumsum(counts[:len(self.requests)]).tolist()
-        self.kept = tuple(kept[a:b] for a, b in zip([0] + ends[:-1], ends))
+        self.words, self.sets, at, views = out, sets, 0, []
+        for n in counts[:len(self.requests)].tolist():
+            views.append(kept[at:at + n])
+            at += n
+        self.kept = tuple(views)

@@ -32,7 +32,8 @@ from ..ref.poseidon2 import permutation_layers, permute_ints, permute_lanes
 from ..ref.poseidon2_constants import Poseidon2Constants
 from .build import NativeLibrary
 from . import boundary_c, job_c, sponge_c
-from .layout import NOT_LAID, DrawLayout
+from .draw_call import MontyCallParts, PreparedMontyCall, set_arrays, split_draws
+from .layout import DrawLayout
 from .permute_c import HEADER, MAX_WIDTH, SPECIALISED, SOURCE
 
 _CDEF = ("void p2_permute(void *s, void *t);"
@@ -301,27 +302,8 @@ def native_grind(constants: Poseidon2Constants):
 
 def _draw_sets(sets, p: int) -> tuple:
     """``p2_distinct``'s set arrays (bits, targets, bounds) for ``sets`` of (bits, target), and room for the draws."""
-    bits, targets, bounds = _set_arrays(tuple((int(b), int(n)) for b, n in sets), p)
+    bits, targets, bounds = set_arrays(tuple((int(b), int(n)) for b, n in sets), p)
     return bits, targets, bounds, array("Q", bytes(8 * max(1, sum(targets))))
-
-
-@lru_cache(maxsize=64)
-def _set_arrays(sets: tuple, p: int) -> tuple:
-    """``_draw_sets``' (bits, targets, bounds), made once per sets (read-only in C; a proof draws the same sets)."""
-    bits = array("q", [int(b) for b, _ in sets] or [1])
-    targets = array("q", [int(n) for _, n in sets] or [0])
-    if any(not 1 <= b <= 16 or not 0 <= n <= 1 << b for b, n in zip(bits, targets)):
-        raise ValueError(f"distinct: a set {list(zip(bits, targets))} outside bits [1, 16], target [0, 2^bits]")
-    bounds = array("Q", [p & ~((1 << b) - 1) for b in bits])
-    return bits, targets, bounds
-
-
-def _split_draws(draws, targets, sets: int) -> list:
-    out, at = [], 0
-    for n in targets[:sets]:
-        out.append(draws[at:at + n].tolist())
-        at += n
-    return out
 
 
 @lru_cache(maxsize=16)
@@ -336,7 +318,7 @@ def _compiled_distinct(loaded, constants: Poseidon2Constants):
         s, ahead = array("Q", state), array("Q", buffered or [0])
         used = call(from_buffer(s), from_buffer(ahead), len(buffered), len(sets), from_buffer(bits),
                     from_buffer(targets), from_buffer(bounds), from_buffer(draws), tab, isa)
-        return _split_draws(draws, targets, len(sets)), int(used), s.tolist()
+        return split_draws(draws, targets, len(sets)), int(used), s.tolist()
 
     distinct.keep = table
     return distinct
@@ -385,7 +367,7 @@ def _compiled_grind_draw(loaded, constants: Poseidon2Constants):
                        from_buffer(used))
         if witness < 0:
             return -1, None, 0, list(base)
-        return int(witness), _split_draws(draws, targets, len(sets)), int(used[0]), s.tolist()
+        return int(witness), split_draws(draws, targets, len(sets)), int(used[0]), s.tolist()
 
     grind_draw.keep = table
     return grind_draw
@@ -473,7 +455,7 @@ def _compiled_absorb_grind_draw(loaded, constants: Poseidon2Constants):
                        from_buffer(targets), from_buffer(bounds), from_buffer(draws), single, from_buffer(used))
         if witness < 0:
             return -1, None, 0, s.tolist()
-        return int(witness), _split_draws(draws, targets, len(sets)), int(used[0]), s.tolist()
+        return int(witness), split_draws(draws, targets, len(sets)), int(used[0]), s.tolist()
 
     absorb_grind_draw.keep = table
     return absorb_grind_draw
@@ -487,7 +469,8 @@ def native_absorb_grind_draw_monty(constants: Poseidon2Constants):
     runs absorbed and the rest (< 8) the tail; returns what ``native_absorb_grind_draw`` returns. ``worker`` (a
     started ``HostWorker``, used up here): the call, conversion included, is made on its thread while this one runs
     ``meanwhile()``, then waits for it; without one, or where its thread gave up waiting, ``meanwhile()`` runs
-    first and the call here. Either way the same results."""
+    first and the call here. Either way the same results. Its ``prepare(nwords, tag, bits, sets, threads=1,
+    layout=None)`` makes the same call ready before its words exist (``draw_call.PreparedMontyCall``)."""
     return _width16_now(constants, _compiled_absorb_grind_draw_monty)
 
 
@@ -495,47 +478,18 @@ def native_absorb_grind_draw_monty(constants: Poseidon2Constants):
 def _compiled_absorb_grind_draw_monty(loaded, constants: Poseidon2Constants):
     ffi, lib = loaded
     table = _table(constants)
-    tab, call, from_buffer = ffi.from_buffer(table), lib.p2_absorb_grind_draw_monty, ffi.from_buffer
-    p, lane_isa, single = constants.params.field.P, _best_isa(), int(lib.p2_single_isa())
+    parts = MontyCallParts(loaded, table, ffi.from_buffer(table), constants.params.field.P, _best_isa(),
+                           int(lib.p2_single_isa()))
 
     def absorb_grind_draw_monty(state, words, tag: int, bits: int, sets, threads: int = 1, worker=None,
                                 meanwhile=None, layout: "DrawLayout | None" = None) -> tuple:
-        if not 1 <= bits <= 30:
-            raise ValueError(f"absorb_grind_draw: bits {bits} outside [1, 30]")
         words = np.ascontiguousarray(words, dtype=np.uint32).reshape(-1)
-        set_bits, targets, bounds = _set_arrays(tuple(sets), p)
-        draws = array("Q", bytes(8 * max(1, sum(targets))))
-        s, used = array("Q", state), array("q", [0])
-        args = (from_buffer(s), from_buffer(words), words.size, tag, (1 << bits) - 1, p, tab, lane_isa,
-                max(1, int(threads)), len(sets), from_buffer(set_bits), from_buffer(targets), from_buffer(bounds),
-                from_buffer(draws), single, from_buffer(used))
-        laid = layout.buffers(targets[:len(sets)], from_buffer) if layout is not None else None
-        if worker is not None and laid is not None:
-            worker.also(lib.p2_job_layout, laid[0])
-        witness = None
-        if worker is not None and worker.take(lib.p2_job_absorb_grind_draw_monty, args):
-            try:  # this thread's own work while the worker's thread makes the call; the buffers live till finish
-                if meanwhile is not None:
-                    meanwhile()
-            finally:
-                witness = worker.finish()
-        else:
-            if worker is not None:
-                worker.finish()  # it gave up waiting: its thread is joined, the call made here
-            if meanwhile is not None:
-                meanwhile()
-            witness = call(*args)
-        if witness == -3:
-            raise ValueError("absorb_grind_draw: a word is not below P")
-        if witness < -1:
-            raise MemoryError("absorb_grind_draw: no memory for the converted words")
+        call = PreparedMontyCall(parts, words.size, tag, bits, sets, threads, layout, words)
+        call.state[:] = state
+        witness = call.run(worker, meanwhile)
         if witness < 0:
-            return -1, None, 0, s.tolist()
-        if laid is not None:
-            made = laid[1][0] if worker is not None and laid[1][0] != NOT_LAID else \
-                lib.p2_layout_prune(from_buffer(draws), from_buffer(targets), len(sets), *laid[0][:-1])
-            layout.made(made, targets[:len(sets)], *laid[2:])
-        return int(witness), _split_draws(draws, targets, len(sets)), int(used[0]), s.tolist()
+            return -1, None, 0, call.state.tolist()
+        return witness, call.draw_lists(), call.used, call.state.tolist()
 
-    absorb_grind_draw_monty.keep = table
+    absorb_grind_draw_monty.prepare = partial(PreparedMontyCall, parts)
     return absorb_grind_draw_monty

@@ -342,6 +342,19 @@ class DuplexChallenger:
                                          tail, bits, live, grind_threads(bits))
         return self._witnessed(found, bits, state, used), _with_empty_sets(sets, draws)
 
+    def prepare_grind_draw(self, nwords: int, bits: int, sets, layout=None) -> "PreparedGrindDraw | None":
+        """``observe_grind_draw(xs, bits, sets, meanwhile, worker, layout)``'s compiled call for ``xs`` a uint32 array
+        of ``nwords`` Montgomery words, made ready before those words and the sponge exist: it reads only this
+        challenger's constants and length tag. None where that call is not compiled for these arguments (not
+        loaded now, bits 0, a set the compiled draws do not take, fewer than two whole runs)."""
+        bits = _check_bits(bits, "grind")
+        sets, live = _checked_sets(sets)
+        fast = native_absorb_grind_draw_monty(self.constants) if bits > 0 and _compiled_sets(live) else None
+        if fast is None or int(nwords) // RATE < 2:
+            return None
+        call = fast.prepare(int(nwords), RATE if self.length_tagged else 0, bits, live, grind_threads(bits), layout)
+        return PreparedGrindDraw(call, self.field, bits, sets)
+
     def _witnessed(self, found: int, bits: int, state: list, used: int) -> np.uint32:
         """The challenger after a compiled search found ``found`` (canonical; -1: none) and its draws used ``used``
         samples, ``state`` the sponge at their last permutation (check_witness's when used <= 7): check_witness
@@ -466,3 +479,39 @@ class HostTranscript:
 
         sampler = self.query_sampler or sample_query_indices
         return np.asarray(sampler(self.challenger, domain_size, folding_factor, num_queries), np.int64)
+
+
+class PreparedGrindDraw:
+    """``DuplexChallenger.prepare_grind_draw``'s call. Write the Montgomery words into ``words`` (uint32, below P),
+    then ``run(sponge, meanwhile, worker)`` once, ``sponge`` the challenger's 16 sponge words (Montgomery, below P)
+    with an empty input buffer (as after a sample; any output buffer is dropped, as observing drops it): (the
+    witness as a Montgomery word, the draws of each set as ``observe_grind_draw`` gives them, or None where its
+    ``layout`` was laid out in C, which then holds them). ``meanwhile`` and ``worker`` as for ``observe_grind_draw``;
+    the same results as that call on such a challenger. ValueError naming a word not below P."""
+
+    def __init__(self, call, field: Field, bits: int, sets: list):
+        self._call, self.words, self._bits, self._sets = call, call.words, bits, sets
+        self._p, self._r = field.P, field.R
+        self._r_inv = np.uint64(field.R_INV)
+
+    def run(self, sponge, meanwhile=None, worker=None) -> tuple[np.uint32, list[list[int]] | None]:
+        p, call = self._p, self._call
+        sponge = np.asarray(sponge, np.uint32).reshape(-1)
+        if sponge.shape != (WIDTH,) or int(sponge.max()) >= p:
+            if worker is not None:
+                worker.finish()
+            raise ValueError(f"prepare_grind_draw: a sponge of {WIDTH} words below P = {p} expected, got "
+                             f"{sponge.tolist()}")
+        np.remainder(sponge.astype(np.uint64) * self._r_inv, np.uint64(p), out=call.state)
+        try:
+            found = call.run(worker, meanwhile)
+        except ValueError:
+            _word(next(int(w) for w in self.words.tolist() if w >= p), p)  # names the first word not below P
+            raise
+        if found < 0:
+            raise RuntimeError(f"grind: no witness in [0, P) for bits = {self._bits}")
+        witness = np.uint32(found * self._r % p)
+        layout = call.layout
+        if layout is not None and layout.words is not None:
+            return witness, None
+        return witness, _with_empty_sets(self._sets, call.draw_lists())

@@ -58,7 +58,7 @@ from .device_draws import KEY_SLOT, commitment_samples, opening_layout
 from .device_inputs import DeviceInputs
 from .device_reads import DIGEST
 from .device_run import OpeningRun, log2
-from .host_draws import HostDraws
+from .host_draws import HostDraws, PendingDraws
 from .prover import zk_challenger
 
 
@@ -223,27 +223,50 @@ class DeviceOpening:
         """Whether the second session's inputs are one compiled call a ``HostWorker`` can make (``_second_inputs``)."""
         return run.draws_on_host and self.config.final_pow_bits > 0
 
-    def _second_inputs(self, run: OpeningRun, words: np.ndarray, meanwhile=None, worker=None) -> HostDraws:
+    def _pending_draws(self, run: OpeningRun) -> "PendingDraws | None":
+        """The second session's draws as one compiled call made ready (``PendingDraws``) for a worker, before the
+        first session's words are back; None where ``_second_inputs`` will not hand them to one."""
+        if not self._worker_wanted(run):
+            return None
+        if run.host_challenger is None:  # one made per recording (its domain separator absorbed), copied after
+            run.host_challenger = zk_challenger(self.config, self.field)
+        blinded = run.blinded_words
+        nwords = blinded.stop - blinded.start if isinstance(blinded, slice) else blinded.size
+        return PendingDraws.prepare(self.config, run.host_challenger, nwords, self._align_words(), run.prune_keys)
+
+    def _align_words(self) -> int:
+        return max(1, int(self.backend.state.rt.offset_alignment) // 4)
+
+    def _second_inputs(self, run: OpeningRun, words: np.ndarray, meanwhile=None, worker=None,
+                       pending: "PendingDraws | None" = None) -> HostDraws:
         """The host challenger after the first session and the blinded vectors (read back there; one compiled
         absorb), then the second session's named inputs: the witness and positions drawn from it (``host_draws``),
         else its words as the device challenger's ("challenger",). ``meanwhile()``: host work run once, while a
         worker thread (``HostWorker``: ``worker`` when given, started earlier, else one started here) makes the
-        compiled absorb, search and draws where it can; ``worker`` is used up either way."""
+        compiled absorb, search and draws where it can; ``worker`` is used up either way. ``pending``
+        (``_pending_draws``, made earlier): that call's buffers, used where the device's challenger left no input
+        buffer (then no host challenger is built here)."""
         if meanwhile is None or not self._worker_wanted(run):
             if worker is not None:
                 worker.finish()
             worker = None
         elif worker is None:  # started first: its thread is spinning by the time the call's arguments are ready
             worker = HostWorker.start(WORKER_SPIN_SECONDS)
+        device_challenger = run.final_state.read(words)
+        if pending is not None and meanwhile is not None and int(device_challenger[16]) == 0:
+            if isinstance(run.blinded_words, slice):
+                pending.words[:] = words[run.blinded_words]
+            else:
+                np.take(words, run.blinded_words, out=pending.words)
+            return pending.draw(device_challenger[:16], meanwhile, worker)
         if run.host_challenger is None:  # one made per recording (its domain separator absorbed), copied after
             run.host_challenger = zk_challenger(self.config, self.field)
         challenger = run.host_challenger.clone()
-        load_challenger(challenger, run.final_state.read(words))
+        load_challenger(challenger, device_challenger)
         # one absorb of them all: observing words in order does not depend on how the calls split them
         if run.draws_on_host:
-            return HostDraws.draw(self.config, challenger, words[run.blinded_words],
-                                  max(1, int(self.backend.state.rt.offset_alignment) // 4), meanwhile, worker,
-                                  run.prune_keys)
+            return HostDraws.draw(self.config, challenger, words[run.blinded_words], self._align_words(), meanwhile,
+                                  worker, run.prune_keys)
         if meanwhile is not None:
             meanwhile()
         challenger.observe_many(words[run.blinded_words])
@@ -305,11 +328,12 @@ class DeviceOpening:
         try:
             second_set = second.region_set(state)
 
-            early = []
+            early, pending = [], []
 
             def ahead():  # while the device runs the first session: the second's encoding, then the next proof's first
                 second_set.prepared.prime()
                 first.prime_spare(state)
+                pending.append(self._pending_draws(run))  # and the draws' call, all but its words
                 wait = run.first_wait
                 early.append(time.perf_counter())  # then the absorb's worker, spinning as the words come back
                 if self._worker_wanted(run) and 0 < wait <= EARLY_WORKER_MAX_WAIT and not self._on_cpu():
@@ -324,7 +348,7 @@ class DeviceOpening:
                 # and draws (a Python worker cost 0.1-0.4 ms a hand-off on the H200's host, and waited for the
                 # interpreter lock besides)
                 drawn = self._second_inputs(run, words, lambda: parts.append(run.resolve_first(words)),
-                                            early[1] if len(early) > 1 else None)
+                                            early[1] if len(early) > 1 else None, pending[0] if pending else None)
             except BaseException:
                 second.release(state.pool, second_set)
                 raise

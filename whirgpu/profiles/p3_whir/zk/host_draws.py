@@ -42,26 +42,57 @@ class HostDraws:
         ids (``ref.merkle_pruned`` over path ids rank * depth + level) the compiled call also makes, into ``kept``
         (where it made them; else ``kept`` is empty)."""
         sets = draw_sets(config)
-        witness, kept = None, {}
         if config.final_pow_bits > 0:  # the absorb, the search and the draws in one call
-            counts = [count for _, count in sets]
-            starts = set_starts(counts, align_words)
-            layout = DrawLayout(starts[:-1], starts[-1], prune) if all(n > 0 for n in counts) else None
+            layout = _layout(config, align_words, prune)
             witness, drawn = challenger.observe_grind_draw(blinded, config.final_pow_bits, sets, meanwhile, worker,
                                                            layout)
-            witness = int(witness)
-            if layout is not None and layout.words is not None:  # laid out and pruned in C
-                return cls({("positions",): layout.words}, witness, layout.sets, dict(zip(layout.requests,
-                                                                                          layout.kept)))
-        else:
-            if worker is not None:
-                worker.finish()
-            if meanwhile is not None:
-                meanwhile()
-            challenger.observe_many(blinded)
-            drawn = challenger.distinct_uniform_sets(sets)
+            return cls.made(int(witness), drawn, layout, align_words)
+        if worker is not None:
+            worker.finish()
+        if meanwhile is not None:
+            meanwhile()
+        challenger.observe_many(blinded)
+        return cls.made(None, challenger.distinct_uniform_sets(sets), None, align_words)
+
+    @classmethod
+    def made(cls, witness: int | None, drawn, layout: "DrawLayout | None", align_words: int) -> "HostDraws":
+        """The draws ``drawn`` (lists per set) with ``witness``, or ``layout``'s where it was laid out in C."""
+        if layout is not None and layout.words is not None:  # laid out and pruned in C
+            return cls({("positions",): layout.words}, witness, layout.sets, dict(zip(layout.requests, layout.kept)))
         drawn = tuple(np.sort(np.array(draws, np.uint32)) for draws in drawn)
-        return cls({("positions",): positions_words(drawn, align_words)}, witness, drawn, kept)
+        return cls({("positions",): positions_words(drawn, align_words)}, witness, drawn, {})
+
+
+class PendingDraws:
+    """``HostDraws.draw``'s compiled call made ready before the first session's words are back (``prepare``: while
+    the device runs it), for a challenger whose input buffer is then empty: ``words`` takes the blinded vectors'
+    words (Montgomery uint32, as read back), ``draw(sponge, meanwhile, worker)`` the challenger's 16 sponge words
+    and gives the same ``HostDraws`` as ``HostDraws.draw`` with the same arguments. Run once."""
+
+    def __init__(self, call, layout: "DrawLayout | None", align_words: int):
+        self._call, self._layout, self._align = call, layout, align_words
+        self.words = call.words
+
+    @classmethod
+    def prepare(cls, config, challenger, nwords: int, align_words: int = 1, prune=()) -> "PendingDraws | None":
+        """For ``nwords`` blinded words and ``challenger``'s constants and tag (not its state); None where the draws
+        are not one compiled call (no final proof of work, the library not loaded now)."""
+        if config.final_pow_bits <= 0:
+            return None
+        layout = _layout(config, align_words, prune)
+        call = challenger.prepare_grind_draw(nwords, config.final_pow_bits, draw_sets(config), layout)
+        return None if call is None else cls(call, layout, align_words)
+
+    def draw(self, sponge, meanwhile=None, worker=None) -> HostDraws:
+        witness, drawn = self._call.run(sponge, meanwhile, worker)
+        return HostDraws.made(int(witness), drawn, self._layout, self._align)
+
+
+def _layout(config, align_words: int, prune) -> "DrawLayout | None":
+    """The draws' layout in ("positions",) with ``prune``'s requests; None where a set draws nothing."""
+    counts = [count for _, count in draw_sets(config)]
+    starts = set_starts(counts, align_words)
+    return DrawLayout(starts[:-1], starts[-1], prune) if all(n > 0 for n in counts) else None
 
 
 @lru_cache(maxsize=16)
