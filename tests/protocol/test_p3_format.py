@@ -354,6 +354,19 @@ def test_openings_of_a_provers_words_equal_the_checked_ones(kind, rows):
         QueryOpenings.of_words(kind, _frozen(rows), _frozen([[1] * 7]))
 
 
+def test_a_cap_of_a_provers_words_equals_the_checked_one():
+    """``MerkleCap.of_words`` keeps a read-only uint32 (n, 8) array as it is, the checked constructor's value;
+    anything else goes through the checks."""
+    roots = [[3] * 8]
+    fast = MerkleCap.of_words(_frozen(roots))
+    assert fast == MerkleCap(roots) and not fast.roots.flags.writeable
+    for odd in (np.array(roots, np.uint32), np.array(roots, np.int64), _frozen(roots)[:0]):  # writable, wide, empty
+        cap = MerkleCap.of_words(odd)
+        assert cap == MerkleCap(odd) and cap.roots.dtype == np.uint32 and not cap.roots.flags.writeable
+    with pytest.raises(ProofFormatError, match="MerkleCap.roots"):
+        MerkleCap.of_words(_frozen([[1] * 7]))
+
+
 @pytest.mark.parametrize("seed", range(40))
 def test_random_proofs_round_trip_in_both_codecs(seed):
     rng = random.Random(seed)

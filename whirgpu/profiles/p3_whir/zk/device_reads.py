@@ -13,7 +13,7 @@ from functools import lru_cache
 import numpy as np
 
 from ....backends.device_transcript import NOT_FOUND
-from ....backends.device_values import resolve_openings, resolve_value
+from ....backends.device_values import resolve_openings
 from ....native.prune import prune_many
 from ..proof import MerkleCap, QueryOpenings
 from .host_draws import HostDraws
@@ -43,8 +43,8 @@ class OpeningReads:
 
     def resolve_first(self, words: np.ndarray):
         """What the first session's proof region (``words``) gives of the proof, or None when one of its checks
-        failed; ``resolve_queries`` finishes it (a replay resolves this while the second session runs)."""
-        read = lambda value: np.asarray(value.read(words), np.uint32).copy()  # noqa: E731
+        failed; ``resolve_queries`` finishes it (a replay resolves this while the second session runs). Its values
+        are read-only views of a few gathers (``_first_plan``), one per kind."""
         plan = self._first_plan()
         if (words[plan.witnesses] == NOT_FOUND).any() or self.draws.short(words):
             return None
@@ -52,28 +52,37 @@ class OpeningReads:
                                                                    plan.nonzero_starts).all():
             return None
         values = words[plan.values].reshape(-1, 4)
+        caps = iter(_frozen(words[plan.roots]).reshape(-1, 1, DIGEST))
+        scalars = iter(words[plan.scalars].tolist())  # the rounds' witnesses
+        efs = iter(_frozen(words[plan.efs]).reshape(-1, 4))  # each batch's mu, then the masked claim
+        blinded = _frozen(words[plan.blinded])
+        blinded = iter([blinded[a:b].reshape(-1, 4) for a, b in plan.blinded_cuts])
         sumchecks, mask_roots = [], []
-        for (ell, recorded, oracle, mu), (wires, witnesses) in zip(self.batches, plan.batches):
-            sumchecks.append(ZkSumcheckData(read(mu).reshape(4), ell, words[wires].reshape(len(recorded.wires), -1, 4),
+        for (ell, recorded, _, _), (wires, witnesses) in zip(self.batches, plan.batches):
+            sumchecks.append(ZkSumcheckData(next(efs), ell, words[wires].reshape(len(recorded.wires), -1, 4),
                                             words[witnesses]))
-            mask_roots.append(_cap(read(oracle.root)))
+            mask_roots.append(MerkleCap.of_words(next(caps)))
         rounds = []
-        for (switch, mask_commitment, kind), answers in zip(self.rounds, plan.answers):
-            witness = int(read(switch.witness).reshape(-1)[0]) if switch.witness is not None else 0
-            rounds.append(ZkRoundProof(_cap(read(switch.commitment.root)), _cap(read(mask_commitment.root)),
-                                       words[answers].reshape(-1, 4), witness,
-                                       _openings(kind, *resolve_value(words, switch.openings))))
-        base = (_cap(read(self.fresh_main.root)), tuple(_cap(read(o.root)) for o in self.fresh_groups),
-                read(self.masked_claim).reshape(4), read(self.blinded_message).reshape(-1, 4),
-                read(self.blinded_randomness).reshape(-1, 4),
-                tuple(BlindedMask(read(m).reshape(-1, 4), read(t).reshape(-1, 4)) for m, t in self.blinded_masks))
-        return _cap(read(self.commitment_root)), values, tuple(sumchecks), tuple(mask_roots), tuple(rounds), base
+        opened = resolve_openings(words, [switch.openings for switch, _, _ in self.rounds])  # one pruning call
+        for (switch, _, kind), answers, (rows, siblings) in zip(self.rounds, plan.answers, opened):
+            witness = next(scalars) if switch.witness is not None else 0
+            rounds.append(ZkRoundProof(MerkleCap.of_words(next(caps)), MerkleCap.of_words(next(caps)),
+                                       words[answers].reshape(-1, 4), witness, _openings(kind, rows, siblings)))
+        base = (MerkleCap.of_words(next(caps)), tuple(MerkleCap.of_words(next(caps)) for _ in self.fresh_groups),
+                next(efs).reshape(4), next(blinded), next(blinded),
+                tuple(BlindedMask(next(blinded), next(blinded)) for _ in self.blinded_masks))
+        return MerkleCap.of_words(next(caps)), values, tuple(sumchecks), tuple(mask_roots), tuple(rounds), base
 
     def _first_plan(self) -> "_FirstReads":
         """Where ``resolve_first`` finds its many small values, as gather indices into the proof region's words:
         made once per recorded run (a replay reads the same places), so each kind is one numpy gather."""
         if self._first_reads is None:
             nonzero = [_word_index([v]) for v in self.nonzero]
+            roots = [oracle.root for _, _, oracle, _ in self.batches]
+            for switch, mask_commitment, _ in self.rounds:
+                roots += [switch.commitment.root, mask_commitment.root]
+            roots += [self.fresh_main.root] + [o.root for o in self.fresh_groups] + [self.commitment_root]
+            ends = np.cumsum([v.words for v in self.blinded]).tolist()
             self._first_reads = _FirstReads(
                 np.array([w.word for w in self.witnesses], np.intp),
                 _word_index(self.nonzero),
@@ -81,7 +90,11 @@ class OpeningReads:
                 _word_index(self.values),
                 [(_word_index(recorded.wires), np.array([x.word for x in recorded.witnesses], np.intp))
                  for _, recorded, _, _ in self.batches],
-                [_word_index(switch.answers) for switch, _, _ in self.rounds])
+                [_word_index(switch.answers) for switch, _, _ in self.rounds],
+                _word_index(roots),
+                np.array([switch.witness.word for switch, _, _ in self.rounds if switch.witness is not None], np.intp),
+                _word_index([mu for _, _, _, mu in self.batches] + [self.masked_claim]),
+                _word_index(self.blinded), list(zip([0] + ends[:-1], ends)))
         return self._first_reads
 
     def _second_openings(self) -> list:
@@ -184,7 +197,8 @@ class OpeningReads:
 class _FirstReads:
     """``OpeningRun._first_plan``: proof-word indices of the proofs of work's witnesses (their first words), of the
     values that must not be zero (each value's words from ``nonzero_starts``), of the statement's values, per batch
-    (its wires, its witnesses) and per round its OOD answers."""
+    (its wires, its witnesses), per round its OOD answers, and of the roots, scalars, EF values and blinded vectors
+    below (each kind in the order ``resolve_first`` takes them)."""
 
     witnesses: np.ndarray
     nonzero: np.ndarray
@@ -192,6 +206,12 @@ class _FirstReads:
     values: np.ndarray
     batches: list
     answers: list
+    roots: np.ndarray  # every root's words: each batch's mask oracle, each round's commitment and mask commitment,
+    # the base case's fresh main and fresh groups, then the commitment
+    scalars: np.ndarray  # each grinding round's witness word
+    efs: np.ndarray  # each batch's mu, then the masked claim
+    blinded: np.ndarray  # the blinded vectors in observation order (message, randomness, each mask's two)
+    blinded_cuts: list  # each blinded vector's (start, end) in them
 
 
 def _word_index(values) -> np.ndarray:
@@ -201,8 +221,9 @@ def _word_index(values) -> np.ndarray:
     return np.concatenate([np.arange(v.word, v.word + v.words, dtype=np.intp) for v in values])
 
 
-def _cap(root: np.ndarray) -> MerkleCap:
-    return MerkleCap(np.asarray(root, np.uint32).reshape(1, DIGEST))
+def _frozen(array: np.ndarray) -> np.ndarray:
+    array.setflags(write=False)
+    return array
 
 
 def _openings(kind: str, rows, siblings) -> QueryOpenings:
