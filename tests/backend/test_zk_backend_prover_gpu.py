@@ -202,7 +202,8 @@ def _watch_workers(monkeypatch) -> tuple[list, list]:
                         lambda self, entry, args: (taken.append(take(self, entry, args)), taken[-1])[1])
     spins, start = [], native.HostWorker.start.__func__
     monkeypatch.setattr(native.HostWorker, "start",
-                        classmethod(lambda cls, seconds: (spins.append(seconds), start(cls, seconds))[1]))
+                        classmethod(lambda cls, seconds, *helpers: (spins.append(seconds), start(cls, seconds,
+                                                                                                   *helpers))[1]))
     return taken, spins
 
 

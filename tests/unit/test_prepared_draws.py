@@ -1,7 +1,7 @@
 """The absorb, search and draws made ready before their words exist (``DuplexChallenger.prepare_grind_draw``,
 ``native.draw_call.PreparedMontyCall``, the hiding proof's ``PendingDraws``) against the call made at once and the
 steps one by one: the same witness, draws, layout and pruned ids, on the direct call and on a ``HostWorker``'s thread
-(waiting or given up), both fields, length-tagged and not, runs with and without a tail; None where the call is not
+(waiting, with search helpers, or given up), both fields, length-tagged and not, runs with and without a tail; None where the call is not
 compiled; a word or sponge outside the field refused."""
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ def _sampled(make, seed: int) -> DuplexChallenger:
 def _worker(how: str):
     if how == "direct":
         return None
-    worker = native.HostWorker.start(5.0 if how == "worker" else 0.0)
+    worker = native.HostWorker.start(0.0 if how == "gave_up" else 5.0, 2 if how == "helpers" else 0)
     assert worker is not None
     while how == "gave_up" and worker.state == "waiting":
         pass
@@ -51,7 +51,7 @@ def _worker(how: str):
 
 @pytest.mark.parametrize("label,make", CHALLENGERS, ids=[c[0] for c in CHALLENGERS])
 @pytest.mark.parametrize("count", [16, 23, 7496])
-@pytest.mark.parametrize("how", ["direct", "worker", "gave_up"])
+@pytest.mark.parametrize("how", ["direct", "worker", "helpers", "gave_up"])
 def test_a_prepared_call_is_observe_grind_draw(label, make, count, how):
     """Prepared from a fresh challenger (only its constants and tag are read), run with another's sponge: that
     challenger's ``observe_grind_draw`` witness and draws, ``meanwhile`` run once."""

@@ -236,6 +236,42 @@ def test_a_workers_search_shared_with_the_waiting_thread_finds_the_least_witness
         assert witness == slow.grind(bits) and draws == [_reference_draws(slow, 9, 40)] and fast.same_state(slow)
 
 
+@pytest.mark.parametrize("helpers", [1, 2, 3])
+@pytest.mark.parametrize("bits", [1, 4, 10, 13])
+def test_a_workers_search_helpers_find_the_least_witness(helpers, bits):
+    """Search helpers started with the worker (``HostWorker.start(..., helpers)``) search its blocks as they begin,
+    beside the waiting thread: the witness and draws are still the one-thread search's."""
+    make = CHALLENGERS[2][1]
+    for seed in range(4):
+        fast, slow = _positioned(make, 1100 + seed), _positioned(make, 1100 + seed)
+        words = np.array([random.Random(seed).randrange(fast.field.P) for _ in range(900 + seed)], np.uint32)
+        worker = native.HostWorker.start(5.0, helpers)
+        witness, draws = fast.observe_grind_draw(words, bits, [(9, 40)], None, worker)
+        slow.observe_many(words.tolist())
+        assert witness == slow.grind(bits) and draws == [_reference_draws(slow, 9, 40)] and fast.same_state(slow)
+        assert worker.state == "finished"
+
+
+def test_search_helpers_leave_a_call_that_searches_nothing():
+    """Helpers of a call that publishes no search (a word outside the field, refused in C) leave once it is done:
+    ``finish`` joins them; a worker never called starts none."""
+    ch = CHALLENGERS[1][1]()
+    call = native.native_absorb_grind_draw_monty(ch.constants).prepare(40, 8, 4, [(8, 3)])
+    call.words[:] = [1] * 39 + [ch.field.P]
+    worker = native.HostWorker.start(5.0, 3)
+    with pytest.raises(ValueError, match="not below P"):
+        call.run(worker)
+    assert worker.state == "finished"
+    assert native.HostWorker.start(0.0, 3).finish() == -2
+
+
+def test_search_helpers_are_left_a_cpu_for_the_rest_of_the_machine(monkeypatch):
+    native._cpus.cache_clear()
+    for cpus, helpers in [(1, 0), (3, 0), (4, 1), (5, 2), (64, 2)]:
+        monkeypatch.setattr(native, "_cpus", lambda cpus=cpus: cpus)
+        assert native.search_helpers() == helpers
+
+
 def test_observe_grind_draw_waits_for_its_worker_when_meanwhile_raises():
     """An error in ``meanwhile`` still waits for the worker's call (its buffers are this call's) and is raised."""
     make = CHALLENGERS[1][1]

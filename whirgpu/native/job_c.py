@@ -108,6 +108,7 @@ long p2_layout_prune(const uint64_t *draws, const int64_t *counts, long nsets, c
 #define P2_RELAX() do {} while (0)
 #endif
 enum { JOB_WAITING, JOB_CALLED, JOB_DONE, JOB_GAVE_UP };
+#define P2_MAX_HELPERS 8
 
 typedef struct {
     int state;
@@ -122,6 +123,8 @@ typedef struct {
     /* p2_job_layout's: p2_layout_prune's arguments after a found witness (layout_out 0: none), its result */
     const int64_t *layout_starts, *layout_reqs; uint32_t *layout_out; long layout_nreqs; int64_t *layout_kept,
         *layout_kept_counts; long *layout_result;
+    int nhelpers;       /* search helpers started with the job (p2_job_helper) */
+    pthread_t helper[P2_MAX_HELPERS];
 } p2_job;
 
 static long p2_now_ns(void) {
@@ -183,6 +186,25 @@ static void *p2_job_thread(void *arg) {
     return 0;
 }
 
+/* A search helper: spins until the job's call publishes its proof-of-work search, searches its blocks once (as the
+   waiting owner does in p2_job_finish, counted in helpers first, so the call waits for it before it ends), and
+   leaves; or leaves when the job is done or given up without one. */
+static void *p2_job_helper(void *arg) {
+    p2_job *job = (p2_job *)arg;
+    for (;;) {
+        int state = __atomic_load_n(&job->state, __ATOMIC_ACQUIRE);
+        if (state == JOB_DONE || state == JOB_GAVE_UP) return 0;
+        p2_search *search = __atomic_load_n(&job->search, __ATOMIC_SEQ_CST);
+        if (search) {
+            __atomic_fetch_add(&job->helpers, 1, __ATOMIC_SEQ_CST);
+            if (__atomic_load_n(&job->search, __ATOMIC_SEQ_CST) == search) p2_search_blocks(search);
+            __atomic_fetch_sub(&job->helpers, 1, __ATOMIC_SEQ_CST);
+            return 0;
+        }
+        P2_RELAX();
+    }
+}
+
 /* A job whose thread spins for its call up to spin_ns; NULL when the thread could not be started. */
 void *p2_job_start(long spin_ns) {
     p2_job *job = (p2_job *)calloc(1, sizeof(p2_job));
@@ -191,6 +213,20 @@ void *p2_job_start(long spin_ns) {
     job->spin_ns = spin_ns;
     if (pthread_create(&job->thread, 0, p2_job_thread, job) != 0) { free(job); return 0; }
     return job;
+}
+
+/* Start up to helpers search helpers (p2_job_helper) beside the job, P2_MAX_HELPERS in all: the number started.
+   The owner's thread calls it (after handing the call over: they are made while the call absorbs), before
+   p2_job_finish, which joins them. */
+int p2_job_help(void *handle, int helpers) {
+    p2_job *job = (p2_job *)handle;
+    int started = 0;
+    while (started < helpers && job->nhelpers < P2_MAX_HELPERS &&
+           pthread_create(&job->helper[job->nhelpers], 0, p2_job_helper, job) == 0) {
+        job->nhelpers++;
+        started++;
+    }
+    return started;
 }
 
 /* Hand p2_absorb_grind_draw_monty's arguments to the job's thread: 1 when it takes them, 0 when it gave up (the
@@ -236,6 +272,7 @@ long p2_job_finish(void *handle) {
     }
     long result = __atomic_load_n(&job->state, __ATOMIC_ACQUIRE) == JOB_DONE ? job->result : -2;
     pthread_join(job->thread, 0);
+    for (int i = 0; i < job->nhelpers; i++) pthread_join(job->helper[i], 0);
     free(job);
     return result;
 }
@@ -243,6 +280,7 @@ int p2_job_state(void *handle) { return __atomic_load_n(&((p2_job *)handle)->sta
 int p2_job_threads(void) { return 1; }
 #else
 void *p2_job_start(long spin_ns) { (void)spin_ns; return 0; }
+int p2_job_help(void *handle, int helpers) { (void)handle, (void)helpers; return 0; }
 int p2_job_absorb_grind_draw_monty(void *handle, uint64_t *s, const uint32_t *mont, long nwords, uint64_t tag,
                                    uint64_t mask, long count, const uint64_t *t, int lane_isa, int threads, long sets,
                                    const int64_t *bits, const int64_t *targets, const uint64_t *bounds,
@@ -266,6 +304,7 @@ _MONTY_ARGS = ("void *s, void *mont, long nwords, uint64_t tag, uint64_t mask, l
                "void *used")
 CDEF = (f"long p2_absorb_grind_draw_monty({_MONTY_ARGS});"
         "void *p2_job_start(long spin_ns);"
+        "int p2_job_help(void *job, int helpers);"
         f"int p2_job_absorb_grind_draw_monty(void *job, {_MONTY_ARGS});"
         "void p2_job_layout(void *job, void *starts, void *out, void *reqs, long nreqs, void *kept, "
         "void *kept_counts, void *result);"

@@ -395,13 +395,16 @@ class HostWorker:
     STATES = ("waiting", "called", "done", "gave up")  # job_c's job states, in its order
 
     def __init__(self, handle, lib):
-        self._handle, self._state = handle, lib.p2_job_state
+        self._handle, self._state, self._lib, self._helpers = handle, lib.p2_job_state, lib, 0
         self._finish = weakref.finalize(self, lib.p2_job_finish, handle)
 
     @classmethod
-    def start(cls, spin_seconds: float) -> "HostWorker | None":
+    def start(cls, spin_seconds: float, helpers: int = 0) -> "HostWorker | None":
         """A worker whose thread runs now, or None where the library is not loaded, has no threads (not POSIX)
-        or this process may run on one CPU only (a spinning thread would take the caller's)."""
+        or this process may run on one CPU only (a spinning thread would take the caller's). ``helpers``: threads
+        started once ``take`` hands it a call (at most 8; ``search_helpers()`` says how many a machine has room
+        for), which spin while it absorbs until its proof-of-work search begins and search its blocks too (the
+        least witness still the answer), so a search needs no thread started while it waits."""
         loaded = _NATIVE.loaded_now()
         if loaded is None or _cpus() < 2:
             return None
@@ -409,10 +412,17 @@ class HostWorker:
         if not lib.p2_job_threads():
             return None
         handle = lib.p2_job_start(max(0, int(spin_seconds * 1e9)))
-        return None if handle == ffi.NULL else cls(handle, lib)
+        if handle == ffi.NULL:
+            return None
+        worker = cls(handle, lib)
+        worker._helpers = max(0, min(int(helpers), 8))
+        return worker
 
     def take(self, entry, args: tuple) -> bool:
-        return self._finish.alive and bool(entry(self._handle, *args))
+        taken = self._finish.alive and bool(entry(self._handle, *args))
+        if taken and self._helpers:
+            self._lib.p2_job_help(self._handle, self._helpers)
+        return taken
 
     def also(self, setter, args: tuple) -> None:
         """``setter(job, *args)`` before ``take``: what the job's thread does after its call (``p2_job_layout``)."""
@@ -427,6 +437,12 @@ class HostWorker:
     def state(self) -> str:
         """The job's state (``STATES``), "finished" once ``finish`` ran."""
         return self.STATES[self._state(self._handle)] if self._finish.alive else "finished"
+
+
+def search_helpers() -> int:
+    """The search helpers a ``HostWorker`` may start: up to 2 of this process's CPUs beyond three (the caller's
+    thread, the worker's, and one left to the rest of the machine), 0 on a machine of three or fewer."""
+    return max(0, min(2, _cpus() - 3))
 
 
 @lru_cache(maxsize=1)

@@ -52,7 +52,7 @@ from ....backends.gpu.transcript import (
 )
 from ....errors import ProverBusy
 from ....field import Field
-from ....native.permute import HostWorker
+from ....native.permute import HostWorker, search_helpers
 from .config import ZkWhirConfig
 from .device_draws import KEY_SLOT, commitment_samples, opening_layout
 from .device_inputs import DeviceInputs
@@ -251,7 +251,7 @@ class DeviceOpening:
                 worker.finish()
             worker = None
         elif worker is None:  # started first: its thread is spinning by the time the call's arguments are ready
-            worker = HostWorker.start(WORKER_SPIN_SECONDS)
+            worker = HostWorker.start(WORKER_SPIN_SECONDS, search_helpers())
         device_challenger = run.final_state.read(words)
         if pending is not None and meanwhile is not None and int(device_challenger[16]) == 0:
             if isinstance(run.blinded_words, slice):
@@ -337,7 +337,7 @@ class DeviceOpening:
                 wait = run.first_wait
                 early.append(time.perf_counter())  # then the absorb's worker, spinning as the words come back
                 if self._worker_wanted(run) and 0 < wait <= EARLY_WORKER_MAX_WAIT and not self._on_cpu():
-                    early.append(HostWorker.start(EARLY_WORKER_SPIN_SECONDS))
+                    early.append(HostWorker.start(EARLY_WORKER_SPIN_SECONDS, search_helpers()))
 
             parts = []
             try:  # the second session encoded while the device runs the first: then only written and sent
