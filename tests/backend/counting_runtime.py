@@ -75,11 +75,11 @@ class CountingRuntime:
     def read_later(self, buffer, nbytes):
         pending = self.rt.read_later(buffer, nbytes)
 
-        def words():
+        def words(pick=None):
             out = pending()
             self.counts.reads += 1
             self.counts.read_bytes += out.nbytes
-            return out
+            return out if pick is None else pick(out)
 
         return words
 

@@ -2,7 +2,8 @@
 on wgpu-native and Dawn with buffers that are not read in place (``zero_copy=False``, as on a discrete GPU), the
 copy into the program's own staging buffer is its last launch and a run's words are that run's; where a buffer is
 read in place there is no staged copy. Replays read back that way: the plain proof's and the hiding proof's, the
-same bytes as the reference, a failure between a run and its read not leaving the staging mapped."""
+same bytes as the reference, a failure between a run and its read not leaving the staging mapped; a read's pick
+given the staging's own words."""
 
 from __future__ import annotations
 
@@ -54,6 +55,38 @@ def test_a_prepared_programs_staged_readback_gives_each_runs_words(staged_runtim
     assert prepared.staged is None
 
 
+def test_a_staged_readback_hands_a_pick_the_mapped_words(staged_runtime):
+    """``read_later()(pick)``: ``pick`` gets the run's words read-only (the staging memory itself) and its result is
+    the read's; the staging is unmapped after, also when ``pick`` raises, so the next run reads its own words."""
+    rt = staged_runtime
+    n = 512
+    a, b = rt.alloc(4 * n, StorageMode.PRIVATE), rt.alloc(4 * n, StorageMode.SHARED)
+    prepared = PreparedProgram(rt, Program([Write(a, 0, None, ("x",), 4 * n), Copy(a, 0, b, 0, 4 * n), Submit()]),
+                               (b, 4 * n))
+    seen = []
+
+    def pick(view):
+        seen.append(view.flags.writeable)
+        return view[::7].copy()
+
+    def broken(view):
+        raise KeyError("pick")
+
+    try:
+        for k, how in enumerate([pick, broken, None, pick]):
+            data = np.random.default_rng(10 + k).integers(0, 1 << 32, n, dtype=np.uint32)
+            prepared.run(lambda w: rt.write(w.buffer, data, w.offset))
+            if how is broken:
+                with pytest.raises(KeyError, match="pick"):
+                    prepared.read_later()(broken)
+            else:
+                got = prepared.read_later()(how)
+                assert np.array_equal(got, data if how is None else data[::7])
+        assert seen == [False, False]
+    finally:
+        prepared.close()
+
+
 def test_a_buffer_read_in_place_has_no_staged_copy():
     rt = open_runtime("wgpu", None)
     if not rt.zero_copy_shared:
@@ -65,6 +98,8 @@ def test_a_buffer_read_in_place_has_no_staged_copy():
     assert prepared.staged is None
     prepared.run(lambda w: rt.write(w.buffer, w.data, w.offset))
     assert np.array_equal(prepared.read_later()(), np.arange(16))
+    prepared.run(lambda w: rt.write(w.buffer, w.data, w.offset))
+    assert np.array_equal(prepared.read_later()(lambda words: words[3:5] + 1), [4, 5])  # a pick: the same words
 
 
 def test_plain_replays_read_back_through_their_staged_copy(staged_runtime):
@@ -94,6 +129,11 @@ def test_hiding_replays_read_back_through_their_staged_copies(staged_runtime, ca
             assert assert_same_proof(backend, *synthetic(case, seed=seed)) == "one session"
         (kept,) = recorded_programs(backend).kept.values()
         assert all(s.prepared.staged is not None for program in kept[:2] for s in program.sets)
+        gathered, second_words = [], OpeningRun.second_words
+        monkeypatch.setattr(OpeningRun, "second_words", lambda self, words, plans: (
+            gathered.append((words.flags.writeable, len(plans))), second_words(self, words, plans))[1])
+        assert assert_same_proof(backend, *synthetic(case, seed=7)) == "one session"
+        assert gathered == [(False, 1)]  # the second session's words gathered from the staging, by its plan
         replays = backend.replay.replays
         pruning = OpeningRun.pruning
 

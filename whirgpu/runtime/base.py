@@ -170,8 +170,11 @@ class Runtime(ABC):
 
     def read_later(self, buffer: RtBuffer, nbytes: int):
         """Start reading ``nbytes`` from the start of ``buffer`` as it will be once the work submitted so far is
-        done; returns a function that waits for that and gives the words. Default: read when called."""
-        return lambda: self.read(buffer, nbytes)
+        done; returns a function ``words(pick=None)`` that waits for that and gives the words, or ``pick(words)``
+        where given: ``pick`` may then be handed a read-only view of the staging memory itself, valid only during
+        the call (what it returns must not keep it), so a reader of a few words copies no more. Default: read
+        when called."""
+        return lambda pick=None: picked(self.read(buffer, nbytes), pick)
 
     def staged_read(self, buffer: RtBuffer, nbytes: int):
         """A readback a recorded program ends with, where reads go through a staging buffer: an object with
@@ -212,3 +215,8 @@ class Runtime(ABC):
     def close(self) -> None:
         """Release the device and everything this runtime owns (pipelines, caches, staging buffers); idempotent.
         The runtime must not be used afterwards. Default: nothing to release (host memory only)."""
+
+
+def picked(words: np.ndarray, pick):
+    """``read_later``'s words, or ``pick(words)`` where ``pick`` is given."""
+    return words if pick is None else pick(words)

@@ -229,7 +229,7 @@ class CountingRuntime(Runtime):
         return lambda: self.read(buffer, nbytes)
 
     @staticmethod
-    def _stop() -> np.ndarray:
+    def _stop(pick=None) -> np.ndarray:
         raise HostRead("a counting runtime has no values to read")
 
     def kernel(self, stem: str, entry: str | None = None, constants: dict[str, int] | None = None,

@@ -90,12 +90,12 @@ class Drivers:
         else:
             pending = self._runtime.read_later(buffer, nbytes)
 
-        def words() -> np.ndarray:
-            out = pending()
+        def words(pick=None) -> np.ndarray:
+            out = pending(pick)
             stats = self._state.stats
-            stats.downloaded += out.nbytes
-            if out.nbytes and self._runtime.read_staged(buffer):
-                stats.copied += out.nbytes
+            stats.downloaded += nbytes
+            if nbytes and self._runtime.read_staged(buffer):
+                stats.copied += nbytes
             return out
 
         return words

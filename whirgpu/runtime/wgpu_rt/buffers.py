@@ -11,7 +11,7 @@ import numpy as np
 
 from ...errors import ConfigError, DeviceLimitError, DeviceOutOfMemory
 from ...devices.limits import StorageMode
-from ..base import RtBuffer, allocation_size, check_range
+from ..base import RtBuffer, allocation_size, check_range, picked
 from ..program import Copy
 from ..upload import UploadPlan, chunk_ranges, copy_into
 from .adapters import IMPLS
@@ -221,7 +221,7 @@ class Buffers:
         for now, so it resolves when the work submitted so far is done, not the work submitted after it (a proof
         in flight is read back while the next one runs)."""
         if buffer.mode is StorageMode.SHARED and self.zero_copy_shared or nbytes == 0:
-            return lambda: self.read(buffer, nbytes)
+            return lambda pick=None: picked(self.read(buffer, nbytes), pick)
         check_range("read", buffer, nbytes, 0)
         size = read_later_bytes(nbytes)
         free = self._read_stagings.setdefault(size, [])
@@ -244,11 +244,15 @@ class Buffers:
         # asked then would wait for all of it (wgpu-native's poll drains the queue)
         self._ask_maps(0, len(self._uploads))
 
-        def words() -> np.ndarray:
+        def words(pick=None) -> np.ndarray:
             try:
                 self._spin_on(mapped)
                 mapped.sync_wait()
-                return np.frombuffer(staging.read_mapped(0, nbytes, copy=False), dtype=np.uint32).copy()
+                view = np.frombuffer(staging.read_mapped(0, nbytes, copy=False), dtype=np.uint32)
+                if pick is None:
+                    return view.copy()
+                view.setflags(write=False)
+                return pick(view)  # on the mapped words: only what it takes is copied
             finally:
                 if staging.map_state != "unmapped":
                     staging.unmap()

@@ -352,9 +352,11 @@ class DeviceOpening:
             except BaseException:
                 second.release(state.pool, second_set)
                 raise
+            # the second session's words gathered by the plan made while it runs, from the staging memory itself
+            # where the runtime maps it (not the whole region copied first)
             query_words = self._run_program(second, lambda source: drawn.inputs[source] if source in drawn.inputs
                                             else words_of(source), lambda: parts.append(run.pruning(drawn)),
-                                            second_set)
+                                            second_set, lambda view: run.second_words(view, parts[1:]))
             first_part, pruning = parts
         finally:
             state.building.release()
@@ -363,13 +365,14 @@ class DeviceOpening:
             index = int(check.read(words)[0])
             if index != NOT_FOUND:
                 raise non_canonical(index, int(inputs.polynomial[index]), what, prime=self.field.P)
-        return None if first_part is None else run.resolve_queries(first_part, query_words, drawn, pruning)
+        return None if first_part is None else run.resolve_queries(first_part, query_words, drawn, pruning,
+                                                                    gathered=pruning is not None)
 
-    def _run_program(self, program: LaunchProgram, words_of, meanwhile=None, region_set=None) -> np.ndarray:
-        """One recorded session executed with the inputs ``words_of`` gives: its proof region's words.
-        ``meanwhile()``: host work done once the session is submitted, before its words are waited for.
-        ``region_set``: the program's region set to run on (one it handed out; default: a free one), released
-        after."""
+    def _run_program(self, program: LaunchProgram, words_of, meanwhile=None, region_set=None, pick=None):
+        """One recorded session executed with the inputs ``words_of`` gives: its proof region's words, or
+        ``pick(them)`` (``Runtime.read_later``'s: a read-only view valid during the call). ``meanwhile()``: host
+        work done once the session is submitted, before its words are waited for. ``region_set``: the program's
+        region set to run on (one it handed out; default: a free one), released after."""
         state = self.backend.state
         region_set = program.region_set(state) if region_set is None else region_set
         try:
@@ -384,7 +387,7 @@ class DeviceOpening:
                 if meanwhile is not None:
                     meanwhile()
             finally:  # collected even when meanwhile raised: the set's staging is unmapped before it runs again
-                collected = words()
+                collected = words(pick)
             return collected
         finally:
             program.release(state.pool, region_set)

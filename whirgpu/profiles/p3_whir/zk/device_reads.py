@@ -152,10 +152,16 @@ class OpeningReads:
             cached[counts] = (np.concatenate(parts), shapes)
         return cached[counts]
 
-    def _resolve_openings(self, query_words: np.ndarray, drawn, plan) -> list:
+    def second_words(self, words: np.ndarray, plans: list) -> np.ndarray:
+        """The second session's words as ``resolve_queries`` takes them: gathered by the ``pruning`` plan where
+        ``plans`` holds one that is not None (``gathered``), else a copy of them all."""
+        plan = plans[0] if plans else None
+        return words.copy() if plan is None else words[plan.index]
+
+    def _resolve_openings(self, query_words: np.ndarray, drawn, plan, gathered: bool = False) -> list:
         """(rows, pruned siblings) of each of the second session's openings: one gather by ``plan``
-        (``pruning(drawn)``, made now when None; read-only views of one private array), else pruned from the
-        indices read back."""
+        (``pruning(drawn)``, made now when None; read-only views of one private array; ``gathered``: the words
+        are that gather already, ``second_words``), else pruned from the indices read back."""
         openings = self._second_openings()
         if plan is None and drawn is not None:
             plan = self.pruning(drawn)
@@ -163,22 +169,25 @@ class OpeningReads:
             resolved = resolve_openings(query_words, [value for value, _, _ in openings])
             return [(rows if width is None else np.asarray(rows)[:, :width], siblings)
                     for (rows, siblings), (_, _, width) in zip(resolved, openings)]
-        got = query_words[plan.index]
+        got = query_words if gathered else query_words[plan.index]
         got.setflags(write=False)
         views = [got[start:start + math.prod(shape)].reshape(shape) for start, shape in plan.views]
         return list(zip(views[0::2], views[1::2]))
 
     def resolve_queries(self, first: tuple, query_words: np.ndarray, drawn: "HostDraws | None" = None,
-                        pruning: "_SecondPlan | None" = None):
+                        pruning: "_SecondPlan | None" = None, gathered: bool = False):
         """(commitment cap, proof): ``resolve_first``'s part and the second session's (``query_words``), the final
         witness ``drawn``'s where the host drew (``HostDraws``), else read back, and the multiproofs cut by
-        ``pruning`` where given; None when its proof of work found no witness in range."""
+        ``pruning`` where given (``gathered``: ``query_words`` is its gather, ``second_words``, which then holds
+        nothing else: the host drew); None when its proof of work found no witness in range."""
+        if gathered and self.query_witnesses:
+            raise AssertionError("resolve_queries: gathered words hold no proof-of-work witness")
         read_q = lambda value: np.asarray(value.read(query_words), np.uint32).copy()  # noqa: E731
         if any(int(read_q(w).reshape(-1)[0]) == NOT_FOUND for w in self.query_witnesses):
             return None
         cap, values, sumchecks, mask_roots, rounds, base = first
         kind = self.source_openings[1]
-        resolved = iter(self._resolve_openings(query_words, drawn, pruning))
+        resolved = iter(self._resolve_openings(query_words, drawn, pruning, gathered))
         source, fresh_main = next(resolved), next(resolved)
         mask_openings = []
         for _ in self.group_openings:
