@@ -37,7 +37,8 @@ def main() -> None:
     prune.build_now()
     start = native.HostWorker.start.__func__
     mode = {"worker": True}
-    native.HostWorker.start = classmethod(lambda cls, seconds: start(cls, seconds) if mode["worker"] else None)
+    native.HostWorker.start = classmethod(lambda cls, seconds, helpers=0: start(cls, seconds, helpers)
+                                          if mode["worker"] else None)
     backend = GpuBackend(WgpuRuntime())
     for n in [int(a) for a in args] or [20, 22]:
         inst = zk_instance(n)

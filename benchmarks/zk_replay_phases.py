@@ -49,10 +49,10 @@ def timed_wait(owner, name: str, label: str) -> None:
     def call(*args, **kwargs):
         wait = inner(*args, **kwargs)
 
-        def waited():
+        def waited(*pick):
             start = time.perf_counter()
             try:
-                return wait()
+                return wait(*pick)
             finally:
                 seconds[label] = seconds.get(label, 0.0) + time.perf_counter() - start
 
@@ -65,6 +65,7 @@ timed(drivers.Drivers, "read", "  waiting for the proof regions")
 timed_wait(drivers.Drivers, "read_later", "  waiting for the proof regions")
 timed(device_opening.DeviceOpening, "_second_inputs", "absorbing the blinded vectors (and drawing)")
 timed(host_draws.HostDraws, "draw", "  the host's proof of work and positions")
+timed(host_draws.PendingDraws, "draw", "  the host's proof of work and positions")  # a replay's, made ready ahead
 timed(device_run.OpeningRun, "resolve_first", "  resolving the first session's part")
 timed(device_run.OpeningRun, "resolve_queries", "resolving the second session's part")
 timed(ZkBackendProver, "prove", "the proof")
