@@ -31,6 +31,16 @@ def pow2_at_least(n: int) -> int:
     return 1 << (int(n) - 1).bit_length() if n > 1 else 1
 
 
+def tree(values: list, combine):
+    """``combine`` over ``values`` (an associative, commutative field operation: add, mul) as a balanced tree, so a
+    device program makes it in log2(len) levels rather than a chain of len - 1: the same value."""
+    values = list(values)
+    while len(values) > 1:
+        values = [combine(values[i], values[i + 1]) if i + 1 < len(values) else values[i]
+                  for i in range(0, len(values), 2)]
+    return values[0]
+
+
 def interleaved_rows(message_len: int, randomness_len: int, folding: int) -> int:
     return pow2_at_least((message_len + randomness_len) >> folding)
 
@@ -166,19 +176,19 @@ class OpeningRun(OpeningReads):
         self.state.submit()  # what the batch released may be written by the host again only after this
         claim = self.claim
         for h, gamma in zip(recorded.sums, recorded.gammas):
-            c0, c_inf = alg.mul(h[0], self.factor), alg.mul(h[1], self.factor)
-            claim = self._extrapolate(c0, alg.sub(claim, c0), c_inf, gamma)
+            claim = self._extrapolate(claim, alg.mul(h[0], self.factor), alg.mul(h[1], self.factor), gamma)
         self.claim = alg.mul(claim, eps)
         self.factor = alg.mul(self.factor, eps)
         scale = alg.mul(eps, alg.const(ops.ef_from_base(ops.inv(ops.power(ops.constant(2), k)))))
         ledger.covectors = [alg.scale(c, scale) for c in ledger.covectors]
-        ledger.aux = alg.mul(ledger.aux, scale)
+        terms = [alg.mul(ledger.aux, scale)]
         for j, gamma in enumerate(recorded.gammas):
             covector = alg.powers(gamma, ell)
-            ledger.aux = alg.add(ledger.aux, alg.dot(covector, draws.mask(b, j)))
+            terms.append(alg.dot(covector, draws.mask(b, j)))
             ledger.covectors.append(covector)
             ledger.messages.append(draws.mask(b, j))
             ledger.randomness.append(draws.mask_randomness(b, j))
+        ledger.aux = tree(terms, alg.add)
         ledger.groups.append((k, oracle))
         self.batches.append((ell, recorded, oracle, mu))
         return recorded.gammas
@@ -244,11 +254,13 @@ class OpeningRun(OpeningReads):
         self.held.append(commitment)
         return commitment
 
-    def _extrapolate(self, h0, h1, c_inf, g):
-        """h(g) for the quadratic with h(0) = h0, h(1) = h1 and X^2 coefficient c_inf."""
+    def _extrapolate(self, claim, h0, c_inf, g):
+        """h(g) for the quadratic with h(0) = h0, h(1) = claim - h0 and X^2 coefficient c_inf, as
+        claim g + (h0 (1 - 2 g) + c_inf g (g - 1)): one op after ``claim``, so a batch's rounds chain one level each
+        (the rest is made beside the chain)."""
         alg = self.alg
-        out = alg.add(alg.mul(h0, alg.sub(self.one, g)), alg.mul(h1, g))
-        return alg.add(out, alg.mul(c_inf, alg.mul(g, alg.sub(g, self.one))))
+        rest = alg.add(alg.mul(h0, alg.sub(self.one, alg.add(g, g))), alg.mul(c_inf, alg.mul(g, alg.sub(g, self.one))))
+        return alg.linear(g, claim, rest)
 
     def _fold_limbs(self, rows, gammas: list):
         """(sum_b eq(gammas, b) rows[b], the eq table): the randomness ``rows`` (EF, a device value) folded."""
@@ -286,9 +298,7 @@ class OpeningRun(OpeningReads):
             ys = alg.squares(z, m, reverse=True)  # y_0 = z^(2^(m-1)) ... y_{m-1} = z: power_point's eq form
             denominators = alg.add(ys, ones)
             eq_points.append(alg.mul(ys, alg.inv(denominators)))
-            scale = self.one
-            for j in range(m):
-                scale = alg.mul(scale, denominators[j])
+            scale = tree([denominators[j] for j in range(m)], alg.mul) if m else self.one
             self.nonzero.append(alg.publish(scale))
             eq_coefficients.append(alg.mul(alg.mul(ood_coefficients[i], scale), inverse))
             tops.append(alg.mul(ys[0], ys[0]) if m else z)  # z^(2^m)
@@ -378,11 +388,10 @@ class OpeningRun(OpeningReads):
             self.fresh_groups.append(oracle)
         ledger = self.ledger
         source_covector = alg.scale(alg.from_table(self.weights), self.factor)
-        masked = alg.dot(draws.base_message(), source_covector)
         fresh = [(draws.group_message(g, i), draws.group_randomness(g, i))
                  for g, group in enumerate(config.mask_groups()) for i in range(group.width)]
-        for (message, _), covector in zip(fresh, ledger.covectors):
-            masked = alg.add(masked, alg.dot(message, covector))
+        masked = tree([alg.dot(draws.base_message(), source_covector)]
+                      + [alg.dot(message, covector) for (message, _), covector in zip(fresh, ledger.covectors)], alg.add)
         self.masked_claim = alg.publish(masked)
         transcript.observe(self.masked_claim)
         gamma = transcript.sample_ef()
