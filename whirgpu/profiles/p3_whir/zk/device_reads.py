@@ -127,7 +127,7 @@ class OpeningReads:
         digests = ((firsts + DIGEST * np.concatenate(kept).astype(np.intp))[:, None] + _DIGEST_WORDS).reshape(-1)
         views, at = [], rows_index.size
         for shape, start, x in zip(row_shapes, _starts(row_shapes), kept):
-            views += [(start, shape), (at, (x.size, DIGEST))]
+            views.append((start, start + math.prod(shape), shape, at, at + DIGEST * x.size, (x.size, DIGEST)))
             at += DIGEST * x.size
         return _SecondPlan(np.concatenate([rows_index, digests]), views)
 
@@ -171,8 +171,7 @@ class OpeningReads:
                     for (rows, siblings), (_, _, width) in zip(resolved, openings)]
         got = query_words if gathered else query_words[plan.index]
         got.setflags(write=False)
-        views = [got[start:start + math.prod(shape)].reshape(shape) for start, shape in plan.views]
-        return list(zip(views[0::2], views[1::2]))
+        return [(got[a:b].reshape(rows), got[c:d].reshape(siblings)) for a, b, rows, c, d, siblings in plan.views]
 
     def resolve_queries(self, first: tuple, query_words: np.ndarray, drawn: "HostDraws | None" = None,
                         pruning: "_SecondPlan | None" = None, gathered: bool = False):
@@ -242,7 +241,7 @@ def _openings(kind: str, rows, siblings) -> QueryOpenings:
 @dataclass
 class _SecondPlan:
     """``OpeningReads.pruning``: the second session's proof-region words to gather (``index``: every opening's rows,
-    then every opening's kept siblings), and per opening its rows' then its siblings' (start, shape) in them."""
+    then every opening's kept siblings), and per opening its rows' then its siblings' (start, end, shape) in them."""
 
     index: np.ndarray
     views: list
