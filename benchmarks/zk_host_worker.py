@@ -1,11 +1,12 @@
 """The hiding proof's host worker (``native.permute.HostWorker``), on and off: replayed hiding proofs (upstream's
 example at rate 2, KoalaBear, one column of 2^n; ``benchmarks.zk_instance``) on one wgpu backend, in one process,
-proof by proof in turn (ABBA, so neither goes first every time) with the absorb, search and draws on the worker's
-thread while the proof's thread resolves the first session's part (the default), and with no worker
-(``HostWorker.start`` answering None: the call on the proof's thread, the resolve after it), beside the same proof
-without zero knowledge; R proofs each (default 15) after 4 untimed rounds: medians in ms and each against the plain
+proof by proof in turn (forwards and backwards in alternate rounds, so none goes first every time) with the absorb,
+search and draws on the worker's thread while the proof's thread resolves the first session's part (the default:
+"worker", with the search helpers ``native.permute.search_helpers()`` allows), the same without helpers ("no
+helpers"), and with no worker (``HostWorker.start`` answering None: the call on the proof's thread, the resolve
+after it), beside the same proof without zero knowledge; R proofs each (default 15) after 4 untimed rounds: medians in ms and each against the plain
 proof. Only a final search of ``device_opening.HOST_GRIND_BITS`` bits or fewer is the host's (n = 20 in this
-instance; 19 and 13 bits at n = 22 and 24 are the device's, where the two modes are the same code: a check of the
+instance; 19 and 13 bits at n = 22 and 24 are the device's, where the modes are the same code: a check of the
 noise). Nothing here asserts a time.
 
 Usage: python3 -m benchmarks.zk_host_worker [--runs R] [N ...]   (default 20 22)
@@ -36,9 +37,10 @@ def main() -> None:
     chacha.build_now()
     prune.build_now()
     start = native.HostWorker.start.__func__
-    mode = {"worker": True}
-    native.HostWorker.start = classmethod(lambda cls, seconds, helpers=0: start(cls, seconds, helpers)
-                                          if mode["worker"] else None)
+    mode = {"worker": "worker"}
+    native.HostWorker.start = classmethod(lambda cls, seconds, helpers=0: None if mode["worker"] == "no worker" else
+                                          start(cls, seconds, helpers if mode["worker"] == "worker" else 0))
+    modes = ("worker", "no helpers", "no worker")
     backend = GpuBackend(WgpuRuntime())
     for n in [int(a) for a in args] or [20, 22]:
         inst = zk_instance(n)
@@ -46,13 +48,13 @@ def main() -> None:
                           layout="prefix", backend=backend)
         canonical = inst.canonical_points()
         prover = ZkBackendProver(backend, inst.config, KOALABEAR)
-        times = {"plain": [], "worker": [], "no worker": []}
+        times = {"plain": [], **{name: [] for name in modes}}
         for i in range(4 + runs):
             start_at = time.perf_counter()
             tables.prove(inst.spec.protocol.batches, canonical)
             spent = {"plain": time.perf_counter() - start_at}
-            for name in ("worker", "no worker")[::1 if i % 2 else -1]:
-                mode["worker"] = name == "worker"
+            for name in modes[::1 if i % 2 else -1]:
+                mode["worker"] = name
                 start_at = time.perf_counter()
                 prover.prove(inst.polynomial, inst.statement_points, mask_rng(None))
                 spent[name] = time.perf_counter() - start_at
@@ -64,7 +66,7 @@ def main() -> None:
         where = "the host's: the worker" if bits <= HOST_GRIND_BITS else "the device's: no worker either way"
         print(f"n={n} (final search {bits} bits, {where}) plain {plain:.2f} ms  " + "  ".join(
             f"{name} {statistics.median(times[name]):.2f} ms ({statistics.median(times[name]) / plain:.3f}x)"
-            for name in ("worker", "no worker")), flush=True)
+            for name in modes), flush=True)
         tables.close()
 
 
