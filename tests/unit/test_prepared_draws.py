@@ -157,3 +157,19 @@ def test_pending_draws_are_host_draws(how):
         assert all(np.array_equal(ahead.kept[k], at_once.kept[k]) for k in prune)
     assert [bits for bits, _ in draw_sets(config)] == [15, 8, 8]
     assert PendingDraws.prepare(_Config(0), make(), 7496, 16, prune) is None
+
+
+def test_a_prepared_call_waits_for_its_worker_when_meanwhile_raises():
+    """An error in ``meanwhile`` still waits for the worker's call (its buffers are the prepared call's) and is
+    raised; the worker is finished."""
+    make = CHALLENGERS[1][1]
+    prepared = make().prepare_grind_draw(7496, 10, SETS)
+    prepared.words[:] = np.arange(1, 7497, dtype=np.uint32)
+    worker = native.HostWorker.start(5.0, 2)
+
+    def fails():
+        raise KeyError("meanwhile")
+
+    with pytest.raises(KeyError, match="meanwhile"):
+        prepared.run(_sampled(make, 99).sponge_state, fails, worker)
+    assert worker.state == "finished"
