@@ -228,11 +228,16 @@ class DeviceOpening:
         first session's words are back; None where ``_second_inputs`` will not hand them to one."""
         if not self._worker_wanted(run):
             return None
-        if run.host_challenger is None:  # one made per recording (its domain separator absorbed), copied after
-            run.host_challenger = zk_challenger(self.config, self.field)
         blinded = run.blinded_words
         nwords = blinded.stop - blinded.start if isinstance(blinded, slice) else blinded.size
-        return PendingDraws.prepare(self.config, run.host_challenger, nwords, self._align_words(), run.prune_keys)
+        return PendingDraws.prepare(self.config, self._host_challenger(run), nwords, self._align_words(),
+                                    run.prune_keys)
+
+    def _host_challenger(self, run: OpeningRun):
+        """The host's challenger at the proof's start (its domain separator absorbed): one made per recording."""
+        if run.host_challenger is None:
+            run.host_challenger = zk_challenger(self.config, self.field)
+        return run.host_challenger
 
     def _align_words(self) -> int:
         return max(1, int(self.backend.state.rt.offset_alignment) // 4)
@@ -259,9 +264,7 @@ class DeviceOpening:
             else:
                 np.take(words, run.blinded_words, out=pending.words)
             return pending.draw(device_challenger[:16], meanwhile, worker)
-        if run.host_challenger is None:  # one made per recording (its domain separator absorbed), copied after
-            run.host_challenger = zk_challenger(self.config, self.field)
-        challenger = run.host_challenger.clone()
+        challenger = self._host_challenger(run).clone()
         load_challenger(challenger, device_challenger)
         # one absorb of them all: observing words in order does not depend on how the calls split them
         if run.draws_on_host:
