@@ -72,10 +72,10 @@ class PreparedMontyCall:
         set_bits, self.targets, bounds = set_arrays(tuple(sets), parts.p)
         self.draws = np.zeros(max(1, sum(self.targets)), np.uint64)
         self._used = np.zeros(1, np.int64)
+        self._draws_at, self._targets_at = from_buffer(self.draws, require_writable=True), from_buffer(self.targets)
         self.args = (from_buffer(self.state, require_writable=True), from_buffer(self.words), int(nwords), tag,
                      (1 << bits) - 1, parts.p, parts.table_pointer, parts.lane_isa, max(1, int(threads)), len(sets),
-                     from_buffer(set_bits), from_buffer(self.targets), from_buffer(bounds),
-                     from_buffer(self.draws, require_writable=True), parts.single_isa,
+                     from_buffer(set_bits), self._targets_at, from_buffer(bounds), self._draws_at, parts.single_isa,
                      from_buffer(self._used, require_writable=True))
         self._laid = layout.buffers(self.targets[:len(sets)], from_buffer) if layout is not None else None
 
@@ -109,7 +109,7 @@ class PreparedMontyCall:
             raise MemoryError("absorb_grind_draw: no memory for the converted words")
         if witness >= 0 and laid is not None:
             made = laid[1][0] if worker is not None and laid[1][0] != NOT_LAID else \
-                lib.p2_layout_prune(self.args[13], self.args[11], self.nsets, *laid[0][:-1])
+                lib.p2_layout_prune(self._draws_at, self._targets_at, self.nsets, *laid[0][:-1])
             self.layout.made(made, *laid[2:])
         return int(witness)
 
