@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from whirgpu.cli import commands as cli
+from whirgpu.cli.parameter_flags import params_from_args
 from whirgpu.api import random_instance
 from whirgpu.backends import STORAGE_POLICIES, select_backend
 from whirgpu.field import P
@@ -35,7 +36,7 @@ ROUND = ["-n", "12", "-k", "4", "-r", "1", "--security", "32", "--pow-bits", "10
 def small_config() -> WhirConfig:
     """SMALL's configuration, as `prove` derives it."""
     args = cli._build_parser().parse_args(["prove", *SMALL, "--seed", "0"])
-    return WhirConfig.from_params(cli._params_from_args(args))
+    return WhirConfig.from_params(params_from_args(args))
 
 
 def run(argv, capsys):

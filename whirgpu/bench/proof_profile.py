@@ -21,7 +21,7 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from ..api import Prover, random_canonical_instance
+from ..proving import Prover, random_canonical_instance
 from ..profiles.p3_whir.api import P3Prover
 from ..profiles.p3_whir.config import P3WhirConfig
 from ..backends.gpu import GpuBackend

@@ -26,7 +26,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
-from ..api import Prover, random_canonical_instance
+from ..proving import Prover, random_canonical_instance
 from ..backends import Backend
 from ..cli.options import phases_ms
 from ..profiles.p3_whir.api import P3ProofDocument, P3Prover

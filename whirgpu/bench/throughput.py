@@ -25,7 +25,7 @@ import statistics
 import time
 from dataclasses import asdict, dataclass, field
 
-from ..api import Prover, random_canonical_instance
+from ..proving import Prover, random_canonical_instance
 from ..files import write_atomic
 from ..profiles.whir_p3_metal.serialize import dump
 from .grid import GridPoint

@@ -11,81 +11,22 @@ import argparse
 import json
 import os
 import sys
-import time
-from pathlib import Path
-
-import numpy as np
 
 from ..backends import BACKEND_NAMES
-from ..errors import ConfigError, FileError, ProofFormatError, WhirGpuError
-from ..files import write_atomic
-from ..protocol.document_limits import MAX_PROOF_DOCUMENT_BYTES
-from .options import add_max_binding_flag, add_storage_flag, check_writable, output_path, phases_ms, \
-    read_json_file, write_statement
+from ..errors import ConfigError, FileError, WhirGpuError
+from .options import add_max_binding_flag, add_storage_flag
+from .parameter_flags import add_param_flags, p3_config_from_args, params_from_args
 from ..devices.overrides import binding_option, lowered_note
 from ..field import FIELDS
-from ..profiles.p3_whir.config import P3WhirConfig
 from ..profiles.p3_whir.defaults import EXAMPLE_FIELD, EXAMPLE_PARAMETERS, MAX_OPENINGS, PLONKY3_COMMIT, \
-    check_openings, describe_example, example_parameters, max_grind_bits, resolve
-from ..protocol.parameters import DEFAULT_MAX_POW, DEFAULT_SECURITY_LEVEL, ProtocolParameters
+    describe_example
+from ..protocol.parameters import DEFAULT_MAX_POW, DEFAULT_SECURITY_LEVEL
 from ..profiles.whir_p3_metal.reachability import derive_explained
 from ..profiles.whir_p3_metal.schedule_text import format_schedule
 from ..profiles.security import security_report
 from ..profiles.p3_whir.schedule_text import format_p3_schedule
-from ..protocol.soundness import SoundnessType
 
-DEFAULT_OUT = {"binary": "proof.whir", "whir-p3-json": "proof.json"}
 PROFILE_NAMES = ("whir-p3-metal", "p3-whir")
-# The dests of the protocol-parameter flags; `prove --from` refuses every one of them (the file decides).
-PARAM_FLAGS = ("num_variables", "folding_factor", "rate", "security", "pow_bits", "soundness", "initial_reduction")
-
-
-def _add_param_flags(p: argparse.ArgumentParser, required: bool = True) -> None:
-    """The protocol-parameter flags; ``required``: -n must be given (-k and -r are checked by the command: the
-    p3-whir profile has defaults for them, whir-p3-metal has none)."""
-    example = EXAMPLE_PARAMETERS
-    g = p.add_argument_group("protocol parameters (defaults: the reference's sweep; with --profile p3-whir, "
-                             "upstream's example)")
-    g.add_argument("--num-variables", "-n", type=int, required=required, metavar="N",
-                   help="the polynomial has 2^N evaluations")
-    g.add_argument("--folding-factor", "-k", type=int, default=None, metavar="K",
-                   help="variables folded per round (the same K in every round; required for whir-p3-metal, "
-                        f"default {example.folding.k} with --profile p3-whir)")
-    g.add_argument("--rate", "-r", type=int, default=None, metavar="R",
-                   help="starting log2 of the inverse code rate (required for whir-p3-metal, default "
-                        f"{example.starting_log_inv_rate} with --profile p3-whir)")
-    # Defaults are filled in by _params_from_args, so that `prove --from` can tell a given flag from a default.
-    g.add_argument("--security", type=int, default=None, metavar="BITS",
-                   help=f"security level in bits (default {DEFAULT_SECURITY_LEVEL}; {example.security_level} with "
-                        "--profile p3-whir)")
-    g.add_argument("--pow-bits", type=int, default=None, metavar="BITS",
-                   help=f"proof-of-work budget the query counts assume (default {DEFAULT_MAX_POW}; with --profile "
-                        f"p3-whir the example's {example.pow_bits}, raised where upstream refuses it to the smallest "
-                        "budget it accepts, which a note on stderr says, while a given budget upstream refuses is an "
-                        "error naming one that works; a derived PoW can be at most "
-                        f"{max_grind_bits(EXAMPLE_FIELD)} bits, what the transcript can grind)")
-    soundness = "capacity" if example.soundness_type is SoundnessType.CapacityBound else \
-        f"capacity; {example.soundness_type.cli_name} with --profile p3-whir"
-    g.add_argument("--soundness", default=None, metavar="TYPE",
-                   help=f"capacity | johnson | unique (default {soundness})")
-    g.add_argument("--initial-reduction", type=int, default=None, metavar="M",
-                   help="RS domain reduction of the first round (default min(K, 3); not a p3-whir parameter)")
-
-
-def _params_from_args(args) -> ProtocolParameters:
-    missing = [f for f in ("folding_factor", "rate") if getattr(args, f) is None]
-    if missing:
-        raise ConfigError(f"{args.command} needs --{missing[0].replace('_', '-')} (the whir-p3-metal profile has no "
-                          "default for it)")
-    return ProtocolParameters.default(
-        num_variables=args.num_variables,
-        folding_factor=args.folding_factor,
-        starting_log_inv_rate=args.rate,
-        security_level=DEFAULT_SECURITY_LEVEL if args.security is None else args.security,
-        pow_bits=DEFAULT_MAX_POW if args.pow_bits is None else args.pow_bits,
-        soundness_type=SoundnessType.CapacityBound if args.soundness is None else SoundnessType.parse(args.soundness),
-        rs_domain_initial_reduction_factor=args.initial_reduction,
-    )
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -106,7 +47,7 @@ def _build_parser() -> argparse.ArgumentParser:
                        description="Derive every WHIR parameter (rounds, queries, OOD samples, PoW bits) exactly "
                                    "as the reference does (with --profile p3-whir: as upstream Plonky3's p3-whir "
                                    "does), and print the schedule.")
-    _add_param_flags(p)
+    add_param_flags(p)
     p.add_argument("--profile", default="whir-p3-metal", choices=PROFILE_NAMES,
                    help="protocol profile: whir-p3-metal (default; the Rust reference whir-p3-metal) or p3-whir "
                         f"(upstream Plonky3's p3-whir at {PLONKY3_COMMIT[:8]}, derived as its WhirConfig::new does, "
@@ -122,7 +63,7 @@ def _build_parser() -> argparse.ArgumentParser:
                                    "sweep) or read from a golden-format JSON file with --from. With --profile "
                                    "p3-whir: 2^N values from SmallRng(S) as upstream's example draws them, opened "
                                    "at --openings points drawn from the transcript.")
-    _add_param_flags(p, required=False)
+    add_param_flags(p, required=False)
     source = p.add_mutually_exclusive_group()  # one of them: _cmd_prove says so (with --tables, --seed 0 is implied)
     source.add_argument("--seed", type=int, metavar="S", help="random polynomial and point from SmallRng(S) "
                         "(with --tables or --zk: default 0, as the oracle's)")
@@ -208,7 +149,7 @@ def _cmd_params(args) -> int:
         return _cmd_params_p3(args)
     if args.field not in (None, "babybear"):
         raise ConfigError(f"--field {args.field} needs --profile p3-whir (whir-p3-metal is BabyBear only)")
-    config = derive_explained(_params_from_args(args))
+    config = derive_explained(params_from_args(args))
     if args.json:
         print(json.dumps({**config.to_json_dict(), "security": security_report(config).to_json_dict()}, indent=2,
                          sort_keys=True))
@@ -217,21 +158,8 @@ def _cmd_params(args) -> int:
     return 0
 
 
-def _p3_config_from_args(args) -> P3WhirConfig:
-    """The p3-whir configuration the flags name: upstream's example (``defaults.EXAMPLE_PARAMETERS``) with each
-    given flag in its place; without --pow-bits the example's budget, raised where upstream refuses it (one
-    ``note:`` line on stderr says so), with --pow-bits exactly that budget (``defaults.resolve``)."""
-    if args.initial_reduction is not None:
-        raise ConfigError("--initial-reduction is not a p3-whir parameter (upstream sets each round's rate instead)")
-    params = example_parameters(args.folding_factor, args.rate, args.security, args.soundness, args.pow_bits)
-    resolved = resolve(args.num_variables, params, args.field or EXAMPLE_FIELD, explicit=args.pow_bits is not None)
-    if resolved.note:
-        print(f"note: {resolved.note}", file=sys.stderr)
-    return resolved.config
-
-
 def _cmd_params_p3(args) -> int:
-    config = _p3_config_from_args(args)
+    config = p3_config_from_args(args)
     if args.json:
         print(json.dumps({**config.to_json_dict(), "security": security_report(config).to_json_dict()}, indent=2,
                          sort_keys=True))
@@ -330,190 +258,10 @@ def _cmd_devices(args) -> int:
     return 0
 
 
-def _load_instance(args):
-    """(params, prove, description, instance seed or None) for `prove`. ``prove(prover)`` proves the instance and
-    returns the proof file; the claimed values are computed by the prover where the table is (a file's own claims
-    must agree with them). A random instance is drawn only then, so a refused configuration costs no 2^n draws."""
-    from ..api import canonical_table, claimed_values, random_points
-    from ..profiles.whir_p3_metal.serialize import params_and_statement_from_json
-    from ..ref import field_np as F
-
-    if args.from_file:
-        path = Path(args.from_file)
-        doc = read_json_file(path, cap=MAX_PROOF_DOCUMENT_BYTES)  # 2^n evaluations: as large as a proof may be
-        flags = [f for f in PARAM_FLAGS if getattr(args, f) is not None]
-        if flags:
-            raise ConfigError(f"--from takes its parameters from the file; drop --{flags[0].replace('_', '-')}")
-        try:
-            params, statement = params_and_statement_from_json(doc)
-        except ProofFormatError as exc:
-            raise ConfigError(f"{path}: {exc}") from None
-        evals = doc.get("polynomial_evals_canonical")
-        n = params.num_variables
-        if not isinstance(evals, list) or len(evals) != 1 << n:
-            raise ConfigError(f"{path}: polynomial_evals_canonical must list 2^{n} = {1 << n} values")
-        if any(isinstance(v, bool) or not isinstance(v, int) for v in evals):
-            raise ConfigError(f"{path}: polynomial_evals_canonical must hold integers")
-        claims = F.from_monty(statement.values).astype(np.int64).tolist()
-
-        def prove_file(prover):
-            try:  # the values' range is checked where the prover converts them (on the device for a GPU)
-                proof_file = prover.prove(canonical_table(np.asarray(evals, dtype=object), n),
-                                          F.from_monty(statement.points).astype(np.int64))
-            except ConfigError as exc:
-                raise ConfigError(f"{path}: polynomial_evals_canonical: {exc}") from None
-            for i, (computed, declared) in enumerate(zip(claimed_values(proof_file), claims)):
-                if computed != declared:  # the file's claim is false: proving it would write a false proof
-                    raise ConfigError(f"{path}: claimed_values_canonical[{i}] = {declared}, but the polynomial's "
-                                      f"value at points_canonical[{i}] is {computed}")
-            return proof_file
-
-        seed = doc["params"].get("seed")
-        return params, prove_file, f"from {path}", seed if isinstance(seed, int) else None
-    missing = [f for f in ("num_variables", "folding_factor", "rate") if getattr(args, f) is None]
-    if missing:
-        raise ConfigError(f"--seed needs --{missing[0].replace('_', '-')} (or use --from FILE.json)")
-    if not 0 <= args.seed < 1 << 64:
-        raise ConfigError(f"--seed {args.seed} is not a u64 seed (must be in [0, 2^64))")
-    params = _params_from_args(args)
-    derive_explained(params)  # validate before drawing 2^n values
-
-    def prove_random(prover):
-        return prover.prove_monty(*random_points(params.num_variables, args.seed))
-
-    return params, prove_random, f"random instance, seed {args.seed}", args.seed
-
-
 def _cmd_prove(args) -> int:
-    from ..api import Prover
-    from ..profiles.whir_p3_metal.serialize import dump
+    from .prove import run_prove  # noqa: PLC0415 - the prove command's modules, only when it runs
 
-    from .prove_tables import check_table_flags, run_prove_tables  # noqa: PLC0415
-    from .prove_zk import check_zk_flags, run_prove_zk  # noqa: PLC0415
-
-    check_zk_flags(args)
-    if args.zk:
-        return run_prove_zk(args)
-    check_table_flags(args, args.profile == "p3-whir", "needs --profile p3-whir (tables are its stacked commitment)")
-    if args.profile == "p3-whir" and args.tables is not None:
-        return run_prove_tables(args)
-    if args.profile == "p3-whir":
-        return _cmd_prove_p3(args)
-    if args.field not in (None, "babybear"):
-        raise ConfigError(f"--field {args.field} needs --profile p3-whir (whir-p3-metal is BabyBear only)")
-    if args.openings is not None:
-        raise ConfigError(f"--openings {args.openings} needs --profile p3-whir (whir-p3-metal proves the points of "
-                          "its instance: one from --seed, or those of --from's file)")
-    args.format = args.format or "binary"
-    out = output_path(args.out, DEFAULT_OUT[args.format], "--out")
-    check_writable(out, "--out")  # before seconds of proving, not after
-    check_writable(args.statement_out, "--statement-out")
-    params, prove_instance, description, seed = _load_instance(args)
-    prover = Prover(params, backend=args.backend, storage=args.storage)  # refuses before 2^n values are drawn
-    if not args.json:
-        print(f"backend: {prover.backend.name} ({prover.backend_reason})")
-    from .progress import progress_line, wanted  # noqa: PLC0415
-
-    label = f"proving n={params.num_variables} fold={params.folding_factor} on {prover.backend.name}"
-    start = time.perf_counter()
-    with progress_line(label, wanted(args.json)):  # appears only past 2 s, only on a terminal
-        proof_file = prove_instance(prover)
-    proof_file.seed = seed
-    seconds = time.perf_counter() - start
-    data = dump(proof_file, args.format)
-    write_atomic(out, data)  # a failed write leaves what was at --out as it was
-    if args.statement_out:
-        from ..ref import field_np  # noqa: PLC0415
-
-        write_statement(args.statement_out, field_np.from_monty(proof_file.statement.points),
-                        field_np.from_monty(proof_file.statement.values))
-    summary = {
-        "backend": prover.backend.name,
-        "backend_reason": prover.backend_reason,
-        "instance": description,
-        "num_variables": params.num_variables,
-        "folding_factor": params.folding_factor.to_serde(),  # as params --json and the proof documents
-        "rate": params.starting_log_inv_rate,
-        "prove_ms": round(seconds * 1e3, 3),
-        "phases_ms": phases_ms(prover.last_phase_seconds, seconds),
-        "proof_bytes": len(data),
-        "storage": prover.storage,
-        "bytes_uploaded": prover.last_transfers.uploaded,
-        "bytes_downloaded": prover.last_transfers.downloaded,
-        "bytes_copied": prover.last_transfers.copied,
-        "format": args.format,
-        "out": str(out),
-    }
-    if args.json:
-        print(json.dumps(summary, indent=2))
-    else:
-        phases = ", ".join(f"{k} {v:.0f}" for k, v in summary["phases_ms"].items())
-        print(f"proved n={params.num_variables} fold={params.folding_factor} rate={params.starting_log_inv_rate} "
-              f"({description}) in {seconds * 1e3:.0f} ms [{phases} ms]")
-        if prover.storage is not None:  # the cpu backend has no device memory: its counters are always 0
-            print(f"transfers: {summary['bytes_uploaded']} bytes uploaded, {summary['bytes_downloaded']} downloaded, "
-                  f"{summary['bytes_copied']} copied on the device (storage {prover.storage})")
-        print(f"wrote {out} ({len(data)} bytes, {args.format})" + (f"; statement {args.statement_out}"
-                                                                      if args.statement_out else ""))
-    return 0
-
-
-def _cmd_prove_p3(args) -> int:
-    """`prove --profile p3-whir`: a random instance from SmallRng(seed) as upstream's example draws it, proved and
-    written as a p3-whir-oracle/v1 document."""
-    from ..profiles.p3_whir.api import P3Prover  # noqa: PLC0415
-    from ..ref.field_np import field_ops  # noqa: PLC0415
-    from ..ref.rng import Xoshiro256PlusPlus, random_base  # noqa: PLC0415
-
-    if args.from_file:
-        raise ConfigError("--profile p3-whir proves a random instance: use --seed S (not --from)")
-    if args.num_variables is None:
-        raise ConfigError("--profile p3-whir needs --num-variables")
-    if args.format is not None:
-        raise ConfigError(f"--format {args.format} does not apply to --profile p3-whir (its proof is a "
-                          "p3-whir-oracle/v1 JSON document)")
-    args.openings = 1 if args.openings is None else args.openings
-    check_openings(args.openings, "--openings")
-    out = output_path(args.out, "proof.json", "--out")
-    check_writable(out, "--out")
-    check_writable(args.statement_out, "--statement-out")
-    config = _p3_config_from_args(args)
-    prover = P3Prover(args.num_variables, config.params, config.field, backend=args.backend, storage=args.storage)
-    if not args.json:
-        print(f"backend: {prover.backend.name} ({prover.backend_reason})")
-    field = prover.field
-    evaluations = field_ops(field).from_monty(random_base(Xoshiro256PlusPlus(args.seed), 1 << args.num_variables,
-                                                          field))
-    from .progress import progress_line, wanted  # noqa: PLC0415
-
-    label = (f"proving p3-whir {field.name} n={args.num_variables} fold={config.params.folding.k} on "
-             f"{prover.backend.name}")
-    start = time.perf_counter()
-    with progress_line(label, wanted(args.json)):  # as the default profile's: past 2 s, on a terminal
-        document = prover.prove(evaluations, args.openings, seed=args.seed)
-    seconds = time.perf_counter() - start
-    size = document.write(out)
-    if args.statement_out:
-        stated = document.to_json()
-        write_statement(args.statement_out, stated["points_canonical"], stated["claimed_values_canonical"])
-    p = config.params
-    summary = {"profile": "p3-whir", "field": field.name, "backend": prover.backend.name,
-               "backend_reason": prover.backend_reason, "num_variables": args.num_variables,
-               "folding_factor": p.folding.k, "rate": p.starting_log_inv_rate, "security": p.security_level,
-               "pow_bits": p.pow_bits, "soundness": p.soundness_type.cli_name, "seed": args.seed,
-               "openings": args.openings, "prove_ms": round(seconds * 1e3, 3),
-               "phases_ms": phases_ms(prover.last_phase_seconds, seconds),
-               "proof_postcard_bytes": document.to_json()["proof_postcard_len"], "out": str(out)}
-    if args.json:
-        print(json.dumps(summary, indent=2))
-    else:
-        print(f"proved p3-whir {field.name} n={args.num_variables} fold={p.folding.k} rate={p.starting_log_inv_rate} "
-              f"security={p.security_level} pow_bits={p.pow_bits} (SmallRng({args.seed})) in {seconds * 1e3:.0f} ms; "
-              "postcard proof "
-              f"{summary['proof_postcard_bytes']} bytes")
-        print(f"wrote {out} ({size} bytes, p3-whir-oracle/v1)" + (f"; statement {args.statement_out}"
-                                                                    if args.statement_out else ""))
-    return 0
+    return run_prove(args)
 
 
 def _cmd_verify(args) -> int:

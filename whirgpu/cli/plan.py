@@ -8,6 +8,7 @@ import json
 import sys
 from dataclasses import dataclass
 
+from .. import proving  # noqa: F401 - registers the planned proofs plan_device builds
 from ..backends.base import DeviceLimits, resolve_storage
 from ..backends.memory import human_bytes, sized
 from ..errors import BackendUnavailable, WhirGpuError

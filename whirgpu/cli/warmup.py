@@ -198,7 +198,7 @@ def _small_proof(profile: str, field_name: str, backend, size: tuple[int, int, i
     values = np.random.default_rng(n).integers(0, field_.P, size=1 << n, dtype=np.int64).astype(np.uint32)
     start = time.perf_counter()
     if profile == "whir-p3-metal":
-        from ..api import Prover, random_points  # noqa: PLC0415
+        from ..proving import Prover, random_points  # noqa: PLC0415
         from ..protocol.parameters import ProtocolParameters  # noqa: PLC0415
         from ..ref import field_np  # noqa: PLC0415
 
