@@ -29,7 +29,8 @@ from .protocol.prover import PolynomialSource, check_polynomial
 from .profiles.whir_p3_metal.reachability import derive_explained
 from .ref import field_np as F
 from .ref.multilinear import evaluate
-from .ref.rng import Xoshiro256PlusPlus, random_base, random_ef
+from .native.xoshiro import sample_ef, sample_monty
+from .ref.rng import Xoshiro256PlusPlus
 
 
 def points_to_monty(points, num_variables: int) -> np.ndarray:
@@ -197,8 +198,8 @@ def random_points(num_variables: int, seed: int) -> tuple[np.ndarray, np.ndarray
             raise ConfigError(f"random_instance {name}: expected an integer in [0, {bound}), got {value!r}"[:200])
     num_variables, seed = int(num_variables), int(seed)
     rng = Xoshiro256PlusPlus(seed)
-    poly = random_base(rng, 1 << num_variables)
-    return poly, random_ef(rng, num_variables).reshape(1, num_variables, 4)
+    poly = sample_monty(rng, 1 << num_variables)  # compiled when built: the same words as ref.rng.random_base
+    return poly, sample_ef(rng, num_variables).reshape(1, num_variables, 4)
 
 
 # -- the device planner's proofs (``backends.memory.plan_memory`` builds them on a counting runtime) ----------------

@@ -159,7 +159,8 @@ def _prove_p3(args) -> int:
     written as a p3-whir-oracle/v1 document."""
     from ..profiles.p3_whir.api import P3Prover  # noqa: PLC0415
     from ..ref.field_np import field_ops  # noqa: PLC0415
-    from ..ref.rng import Xoshiro256PlusPlus, random_base  # noqa: PLC0415
+    from ..native.xoshiro import sample_monty  # noqa: PLC0415
+    from ..ref.rng import Xoshiro256PlusPlus  # noqa: PLC0415
 
     if args.from_file:
         raise ConfigError("--profile p3-whir proves a random instance: use --seed S (not --from)")
@@ -178,7 +179,7 @@ def _prove_p3(args) -> int:
     if not args.json:
         print(f"backend: {prover.backend.name} ({prover.backend_reason})")
     field = prover.field
-    evaluations = field_ops(field).from_monty(random_base(Xoshiro256PlusPlus(args.seed), 1 << args.num_variables,
+    evaluations = field_ops(field).from_monty(sample_monty(Xoshiro256PlusPlus(args.seed), 1 << args.num_variables,
                                                           field))
     from .progress import progress_line, wanted  # noqa: PLC0415
 

@@ -11,7 +11,8 @@ several times a second: something changes at least every 2 s however long a part
 
 The parts, in order (``warm``):
 1. The C Poseidon2 permutation (``native.permute``), built now if it is not on disk (an earlier failed
-   build is retried), and with it the C ChaCha keystream of the hiding proofs' masks (``native.chacha``).
+   build is retried), and with it the C ChaCha keystream of the hiding proofs' masks (``native.chacha``), the
+   multiproof pruning (``native.prune``) and the random instances' sampler (``native.xoshiro``).
 2. The backend ``select_backend(B)`` opens for the default configuration (``DEFAULT_CONFIG``, the README's
    first proof, 20:4:1): ``auto`` warms what such a proof would run on. The cpu backend compiles nothing: the
    warmup ends there.
@@ -157,13 +158,14 @@ def _permutation(part) -> None:
     except BackendUnavailable as exc:
         part(name, f"skipped: {exc}", time.perf_counter() - start)
         return
-    from ..native import chacha  # noqa: PLC0415
+    from ..native import chacha, prune, xoshiro  # noqa: PLC0415
 
-    from ..native import prune  # noqa: PLC0415
-
-    keystream = ""  # the mask generator's keystream (hiding proofs) and the provers' pruning, same compiler, same line
+    # The mask generator's keystream (hiding proofs), the provers' pruning and the random instances' sampler: the
+    # same compiler, the same line.
+    keystream = ""
     for library, label, fallback in ((chacha, "C ChaCha keystream", "the numpy one"),
-                                     (prune, "C multiproof pruning", "the numpy one")):
+                                     (prune, "C multiproof pruning", "the numpy one"),
+                                     (xoshiro, "C instance sampler", "the numpy one")):
         try:
             built, _ = library.build_now(retry_failed=True)
             keystream += f"; {label} {'built' if built == 'built' else 'already built'}"

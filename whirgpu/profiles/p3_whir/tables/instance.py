@@ -6,7 +6,7 @@ Contract: ``draw_instance(protocol, seed, field, fold, prescribed)`` returns ``(
 - ``columns``: one (columns, 2^log_rows) uint32 array of **canonical** values per table, in table order, from one
   ``SmallRng::seed_from_u64(seed)`` (``ref.rng.Xoshiro256PlusPlus``): for each table
   ``Table::rand(rng, columns, log_rows)`` = columns x 2^log_rows ``StandardUniform`` base draws, column 0's values
-  first (``ref.rng.random_base``);
+  first (``ref.rng.random_base``; compiled by ``native.xoshiro`` once built: the same words);
 - ``points``: with ``prescribed``, one (m, 4) Montgomery array per batch in protocol order (m = the table's
   committed arity with first folding factor ``fold``), ``Point::rand(rng, m)`` drawn after every table from the same
   generator (coordinate 0 first, each EF four base draws c0..c3); None otherwise.
@@ -18,7 +18,8 @@ import numpy as np
 
 from ....field import Field
 from ....ref.field_np import field_ops
-from ....ref.rng import Xoshiro256PlusPlus, random_base, random_ef
+from ....native.xoshiro import sample_ef, sample_monty
+from ....ref.rng import Xoshiro256PlusPlus
 from .shapes import TablesProtocol
 
 
@@ -28,11 +29,11 @@ def draw_instance(protocol: TablesProtocol, seed: int, field: Field, fold: int, 
     canonical = field_ops(field).from_monty
     columns = []
     for shape in protocol.shapes:
-        words = random_base(rng, shape.columns << shape.log_rows, field)
+        words = sample_monty(rng, shape.columns << shape.log_rows, field)
         columns.append(np.ascontiguousarray(canonical(words).astype(np.uint32).reshape(shape.columns, -1)))
     points = None
     if prescribed:
-        points = tuple(random_ef(rng, m, field) for m in protocol.batch_log_rows(fold))
+        points = tuple(sample_ef(rng, m, field) for m in protocol.batch_log_rows(fold))
     return columns, points
 
 
