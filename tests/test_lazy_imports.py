@@ -58,11 +58,16 @@ def test_import_whirgpu_loads_the_error_tree_alone():
     assert loaded == ["whirgpu", "whirgpu.errors"]
 
 
-def test_a_public_name_brings_the_planned_proofs():
-    """The device planner's proofs are registered by whirgpu.proving, which every lazy name imports first."""
-    out = _fresh("import whirgpu; from whirgpu.backends.memory import PLANNED_PROOFS; "
-                 "print(len(PLANNED_PROOFS)); whirgpu.ProtocolParameters; print(len(PLANNED_PROOFS))")
-    assert out.split() == ["0", "2"]
+@pytest.mark.parametrize("code", ["from whirgpu.profiles.p3_whir.api import P3Prover as Prover",
+                                  "from whirgpu.proving import Prover", "from whirgpu import P3Prover as Prover",
+                                  "from whirgpu import Prover"])
+def test_a_prover_brings_its_planned_proof(code):
+    """A configuration's planned proof (what the device planner builds, ``backends.memory.PLANNED_PROOFS``) is
+    registered by its profile's prover module, which every prover of it imports, however it is imported."""
+    out = _fresh(f"from whirgpu.backends.memory import PLANNED_PROOFS; print(len(PLANNED_PROOFS)); {code}; "
+                 "print(' '.join(sorted(t.__name__ for t in PLANNED_PROOFS)))")
+    count, *names = out.split()
+    assert count == "0" and ("P3WhirConfig" if "P3" in code else "WhirConfig") in names
 
 
 def _imported(installed, argv, cwd) -> set[str]:

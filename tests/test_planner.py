@@ -383,6 +383,9 @@ class _SpyRuntime:
             raise AssertionError("allocated")
         return self._inner.alloc(nbytes, mode)
 
+    def prefetch(self, kernels):
+        return 0  # Runtime.prefetch's default: nothing compiles ahead
+
     def __getattr__(self, name):
         return getattr(self._inner, name)
 

@@ -10,8 +10,7 @@ security regime, the provable figure beside a conjectural one), and the error tr
 ``is_valid`` and ``verify_many`` take proof documents of either profile.
 
 Names load on first use (PEP 562): ``import whirgpu`` costs the error tree alone, and ``whirgpu.Prover`` imports
-the prover (``whirgpu.proving``, which registers the device planner's proofs, comes with every name), not the other
-profile's documents or a GPU runtime. ``_EXPORTS`` says where each name lives; the
+the prover, not the other profile's documents or a GPU runtime. ``_EXPORTS`` says where each name lives; the
 ``TYPE_CHECKING`` imports say the same to type checkers (a test holds the two equal).
 """
 
@@ -86,7 +85,6 @@ def __getattr__(name: str):
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'whirgpu' has no attribute {name!r}")
-    importlib.import_module(".proving", __name__)  # registers the device planner's proofs (backends.memory)
     value = getattr(importlib.import_module(module, __name__), name)
     globals()[name] = value
     return value

@@ -16,7 +16,6 @@ import time
 import numpy as np
 
 from .backends import Backend, TransferStats, select_backend
-from .backends.memory import register_planned_proof
 from .canonical import canonical_array, canonical_table
 from .errors import ConfigError
 from .profiles.whir_p3_metal.serialize import ProofFile
@@ -200,32 +199,3 @@ def random_points(num_variables: int, seed: int) -> tuple[np.ndarray, np.ndarray
     rng = Xoshiro256PlusPlus(seed)
     poly = sample_monty(rng, 1 << num_variables)  # compiled when built: the same words as ref.rng.random_base
     return poly, sample_ef(rng, num_variables).reshape(1, num_variables, 4)
-
-
-# -- the device planner's proofs (``backends.memory.plan_memory`` builds them on a counting runtime) ----------------
-
-def _planned_proof(config: WhirConfig, backend: Backend, words: np.ndarray, statement_points: int, timer) -> None:
-    """``Prover.prove``'s path: canonical words converted and checked on the device, the claims evaluated there."""
-    prover = MetalWhirProver(config, backend)
-    prover.timer = backend.timer = timer
-    points = np.zeros((statement_points, config.num_variables, 4), np.uint32)
-    prover.prove_points(PolynomialSource(words, canonical=True), points)
-
-
-def _planned_p3_proof(config, backend: Backend, words: np.ndarray, statement_points: int, timer) -> None:
-    """``P3Prover.prove``'s path: canonical words, ``statement_points`` openings drawn from the transcript."""
-    from .profiles.p3_whir.prover import P3WhirProver  # noqa: PLC0415 - the profile loads with its config
-
-    prover = P3WhirProver(config, config.field, backend)
-    prover.timer = backend.timer = timer
-    prover.prove_p3(words, statement_points, canonical=True)
-
-
-def _register_planned_proofs() -> None:
-    from .profiles.p3_whir.config import P3WhirConfig  # noqa: PLC0415
-
-    register_planned_proof(WhirConfig, _planned_proof)
-    register_planned_proof(P3WhirConfig, _planned_p3_proof)
-
-
-_register_planned_proofs()

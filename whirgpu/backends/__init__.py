@@ -116,13 +116,17 @@ def _open_gpu(name: str, config, why: str, storage: str) -> BackendChoice:
     from .memory import human_bytes  # noqa: PLC0415
 
     runtime = _runtime(name)
+    plan = None
     if config is not None:
-        problem = plan_device(config, runtime.limits(), storage).refusal(explicit=True)
+        plan = plan_device(config, runtime.limits(), storage)
+        problem = plan.refusal(explicit=True)
         if problem:
             raise DeviceLimitError(problem)
     else:
         max_gpu_bytes_from_env()  # a bad value is an error whether or not there is a plan to check it against
     backend = GpuBackend(runtime, storage=storage)
+    if plan is not None:
+        runtime.prefetch(plan.memory.kernels)  # the proof's pipelines compile while its instance is made
     limits = runtime.limits()
     lowered = f"; max_storage_binding_size {binding_text(limits, human_bytes)}" if limits.binding_lowered_by else ""
     return BackendChoice(backend, f"{why}; {_describe(backend)}{lowered}")
@@ -176,6 +180,8 @@ def _auto(config, storage: str) -> BackendChoice:
 
         runtime = wgpu_rt.DawnRuntime() if impl == "dawn" else wgpu_rt.WgpuRuntime()
         backend = GpuBackend(runtime, storage=storage)
+        if config is not None:
+            runtime.prefetch(plan.memory.kernels)  # as _open_gpu
     except BackendUnavailable as exc:
         return BackendChoice(CpuBackend(), f"{exc}; {CPU_FALLBACK}")
     fits = plan.reason if config is not None else "no configuration to check"

@@ -8,12 +8,13 @@ import json
 import sys
 from dataclasses import dataclass
 
-from .. import proving  # noqa: F401 - registers the planned proofs plan_device builds
 from ..backends.base import DeviceLimits, resolve_storage
 from ..backends.memory import human_bytes, sized
 from ..errors import BackendUnavailable, WhirGpuError
 from ..devices.overrides import MAX_GPU_BYTES_ENV, binding_override, binding_text
 from ..devices.planner import GPU_MIN_VARIABLES, DevicePlan, max_gpu_bytes_from_env, plan_device
+from ..profiles.p3_whir import prover as _p3_prover  # noqa: F401 - registers the planned proof plan_device builds
+from ..profiles.whir_p3_metal import prover as _metal_prover  # noqa: F401 - the same
 from ..profiles.whir_p3_metal.config import WhirConfig
 from ..profiles.security import security_report
 from ..protocol.regimes import describe

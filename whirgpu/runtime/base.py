@@ -195,6 +195,13 @@ class Runtime(ABC):
         submission (compile errors may raise there). Default: compiled at once."""
         return self.kernel(stem, entry, constants, field)
 
+    def prefetch(self, kernels) -> int:
+        """Start compiling ``kernels`` ((stem, entry, constants pairs, field) each, ``MemoryPlan.kernels``: what a
+        planned proof will ask for) where compiling runs in the background, so that they compile side by side
+        while the host goes on; returns how many were started. Default: none (a runtime that compiles in the
+        caller's thread compiles each kernel at its first use, as before)."""
+        return 0
+
     @abstractmethod
     def batch(self) -> Batch:
         """A new batch of launches."""

@@ -145,6 +145,8 @@ class CountingRuntime(Runtime):
         self.high_water = 0
         self.commands: list[int] = []  # dispatches and copies per submission
         self.reads: list[int] = []  # bytes of each read
+        # every kernel asked for, once each, in the order first asked, as asked: (stem, entry, constants, field)
+        self.kernel_requests: dict[tuple, None] = {}
         self._staging = 0  # the readback staging buffer's bytes (wgpu, Metal)
         self._read_later: dict[int, int] = {}  # wgpu read_later staging buffers: size -> count
         self._chunk = 0  # the upload ring's chunk
@@ -234,8 +236,10 @@ class CountingRuntime(Runtime):
 
     def kernel(self, stem: str, entry: str | None = None, constants: dict[str, int] | None = None,
                field: str = "babybear") -> KernelStub:
+        asked = tuple(sorted((constants or {}).items()))
+        self.kernel_requests.setdefault((stem, entry, asked, field), None)
         entry = entry or stem
-        return KernelStub(f"{stem}:{entry}", stem, entry, tuple(sorted((constants or {}).items())), field)
+        return KernelStub(f"{stem}:{entry}", stem, entry, asked, field)
 
     def batch(self) -> _CountingBatch:
         return _CountingBatch(self)

@@ -59,6 +59,9 @@ class MemoryPlan:
     # commands recorded per submission: the dispatches and the copies into the proof region (a Merkle root's where
     # no merkle_top launch makes it, the final polynomial's)
     commands: list[int] = field(default_factory=list)
+    # the kernels the proof asks for, once each in first-asked order: (stem, entry, constants as sorted (name,
+    # value) pairs, field), the arguments of ``Runtime.kernel``; what ``Runtime.prefetch`` compiles ahead
+    kernels: tuple = ()
 
     @property
     def pool_bytes(self) -> int:

@@ -47,8 +47,9 @@ class _Steps:
 
 # How a proof of a configuration is made, by configuration type: ``prove(config, backend, words, statement_points,
 # timer)`` drives ``backend`` through the proof the user's prover makes of ``words`` (canonical words) with
-# ``timer`` as the prover's and the backend's ``PhaseTimer``. The step order sits above the planner, so the public
-# API registers its provers' here (``whirgpu.proving``, which the package imports).
+# ``timer`` as the prover's and the backend's ``PhaseTimer``. The step order sits above the planner, so each
+# profile's prover module registers its configuration's here when it is imported (``planned_proof``): every
+# prover of a configuration imports it before it asks for a backend.
 PLANNED_PROOFS: dict[type, Callable] = {}
 
 
@@ -61,8 +62,8 @@ def _prove(config: Schedule, backend, statement_points: int, steps: _Steps) -> N
     """One proof as the user's prover runs it, the words an untouched mapping of the table's size."""
     prove = next((PLANNED_PROOFS[t] for t in type(config).__mro__ if t in PLANNED_PROOFS), None)
     if prove is None:
-        raise TypeError(f"no planned proof for a {type(config).__name__} (import whirgpu: whirgpu.proving registers "
-                        f"them)")
+        raise TypeError(f"no planned proof for a {type(config).__name__}: its profile's prover module registers it "
+                        f"when imported (whirgpu.profiles.<profile>.prover)")
     prove(config, backend, untouched_words(1 << config.num_variables), statement_points, steps)
 
 
@@ -116,7 +117,8 @@ def plan_memory(config: Schedule, limits: DeviceLimits | None = None, policy: st
         problems.append(str(exc))
     held = [BufferNeed(h.name, h.nbytes, h.binding_bytes, True, StorageMode.SHARED, h.count, h.buffer_bytes,
                        runtime=True) for h in runtime.held()]
-    return MemoryPlan(_needs(runtime.allocations) + held, policy, statement_points, problems, runtime.commands)
+    return MemoryPlan(_needs(runtime.allocations) + held, policy, statement_points, problems, runtime.commands,
+                      tuple(runtime.kernel_requests))
 
 
 def plan_buffers(config: Schedule, limits: DeviceLimits | None = None, policy: str | None = None) -> list[BufferNeed]:

@@ -30,6 +30,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ...backends.base import P3_WHIR_LAYOUT, Backend, ProofShape
+from ...backends.memory import register_planned_proof
 from ...errors import ConfigError
 from ...field import Field
 from ...ref.multilinear import expand_from_univariate
@@ -247,3 +248,14 @@ def prove_p3(config: P3WhirConfig, field: Field, backend: Backend, evaluations: 
              points: np.ndarray | None = None) -> P3Proved:
     """Commit to ``evaluations`` and open it (see the module contract)."""
     return P3WhirProver(config, field, backend).prove_p3(evaluations, num_openings, points)
+
+
+def planned_proof(config: P3WhirConfig, backend: Backend, words: np.ndarray, statement_points: int, timer) -> None:
+    """``P3Prover.prove``'s path for the device planner (``backends.memory.PLANNED_PROOFS``): canonical ``words``,
+    ``statement_points`` openings drawn from the transcript."""
+    prover = P3WhirProver(config, config.field, backend)
+    prover.timer = backend.timer = timer
+    prover.prove_p3(words, statement_points, canonical=True)
+
+
+register_planned_proof(P3WhirConfig, planned_proof)

@@ -6,6 +6,7 @@ its transcript is the duplex challenger after this profile's domain separator (`
 statement is the caller's (claims evaluated before the commitment, or given, and never observed), its points take
 alpha^0.. and the OOD points the powers after them in one batch, the tables follow ``DEFAULT_LAYOUT`` and the
 proof is a ``WhirProof``. It shares every step (``WhirProver._prove`` .. ``_final_round``) with the other profiles.
+``planned_proof`` is the device planner's proof of a ``WhirConfig``, registered when this module is imported.
 """
 
 from __future__ import annotations
@@ -15,10 +16,12 @@ from typing import Any, Callable
 import numpy as np
 
 from ...backends.base import DeviceBuffer, ProofShape
+from ...backends.memory import register_planned_proof
 from ...protocol.proof import QueryOpening, RoundProof, SumcheckData, WhirProof
 from ...protocol.proof_shape import proof_shape
-from ...protocol.prover import WhirProver
+from ...protocol.prover import PolynomialSource, WhirProver
 from ...protocol.transcript import HostTranscript
+from .config import WhirConfig
 from .verifier import new_challenger
 
 
@@ -79,3 +82,15 @@ def materialize(proof: WhirProof, read: Callable[[Any], Any]) -> WhirProof:
         final_queries=openings(proof.final_queries),
         final_sumcheck=sumcheck(proof.final_sumcheck),
     )
+
+
+def planned_proof(config: WhirConfig, backend, words: np.ndarray, statement_points: int, timer) -> None:
+    """``whirgpu.Prover.prove``'s path for the device planner (``backends.memory.PLANNED_PROOFS``): canonical
+    ``words`` converted and checked on the device, ``statement_points`` claims evaluated there."""
+    prover = MetalWhirProver(config, backend)
+    prover.timer = backend.timer = timer
+    points = np.zeros((statement_points, config.num_variables, 4), np.uint32)
+    prover.prove_points(PolynomialSource(words, canonical=True), points)
+
+
+register_planned_proof(WhirConfig, planned_proof)

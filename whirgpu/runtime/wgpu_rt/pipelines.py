@@ -274,6 +274,15 @@ class Pipelines:
         self._kernels[key] = compiled
         return compiled
 
+    def prefetch(self, kernels) -> int:
+        """``Runtime.prefetch``: each kernel's compilation started (``kernel_async``) and not waited for; a
+        kernel already asked for is not compiled again. A kernel that fails to compile raises at its first use."""
+        started = 0
+        for stem, entry, constants, field in kernels:
+            started += (stem, entry, tuple(constants), field) not in self._kernels
+            self.kernel_async(stem, entry, dict(constants), field)
+        return started
+
     def _compile(self, source_text: str, entry: str, overrides: dict[str, int]):
         """Start compiling one pipeline; returns a function that waits for it and gives the pipeline. wgpu-native
         compiles synchronously, in the calling thread, releasing the GIL: each compilation runs on a worker
