@@ -83,16 +83,19 @@ def test_a_first_proof_parses_no_c_type(tmp_path):
 
 
 def test_a_later_process_loads_the_header_parse_instead_of_parsing(tmp_path):
-    """The first process parses wgpu-py's C header and caches the result; the next loads it (no pycparser run),
-    holds the very declarations a parse gives, and proves the bytes the numpy reference proves. Only the process
+    """The first process parses wgpu-py's C header and caches the result; the next loads it (no pycparser run,
+    not even of a type string), holds the very declarations and ctypes a parse gives, and proves the bytes the numpy reference proves. Only the process
     that loads proves: one that parses holds cffi's own parse, the one every other test's process proves with."""
     _needs_wgpu_adapter()
     code = """
         import json, os
         import cffi.cparser
-        runs = []
+        runs, type_parses = [], []
         original = cffi.cparser.Parser._internal_parse
         cffi.cparser.Parser._internal_parse = lambda self, text: runs.append(len(text)) or original(self, text)
+        original_parse = cffi.cparser.Parser._parse
+        cffi.cparser.Parser._parse = lambda self, text: (type_parses.append(text) if "WGPU" in text and
+                                                         len(text) < 10000 else None) or original_parse(self, text)
         from whirgpu.runtime.wgpu_native_setup import prepare_wgpu_native
         prepare_wgpu_native()
         from wgpu.backends.wgpu_native import ffi
@@ -109,14 +112,26 @@ def test_a_later_process_loads_the_header_parse_instead_of_parsing(tmp_path):
         equal = PROVE and dump(Prover(params, backend="wgpu").prove(*instance), "binary") == \
             dump(Prover(params, backend="cpu").prove(*instance), "binary")
         files = os.listdir(os.path.join(os.environ["WHIRGPU_CACHE_DIR"], "wgpu-native"))
+        parsed_types = len(type_parses)
+        cffi.cparser.Parser._parse = original_parse
+        differ = []  # every type string resolved so far, against cffi's own parse of it now
+        from whirgpu.runtime.wgpu_native_setup import EXTRA_TYPE_STRINGS
+        for key in [k for k in ffi._parsed_types if k.startswith("WGPU") or k in EXTRA_TYPE_STRINGS]:
+            held = ffi._parsed_types.pop(key)
+            ffi._typeof(key, consider_function_as_funcptr=True)
+            if ffi._parsed_types[key] != held:
+                differ.append(key)
         print(json.dumps({"header_parses": sum(n > 10000 for n in runs), "same": same, "equal": equal,
-                          "files": len(files)}))
+                          "files": len(files), "type_parses": parsed_types, "differ": differ,
+                          "types": len(ffi._parsed_types)}))
     """
     env = {**os.environ, "WHIRGPU_CACHE_DIR": str(tmp_path)}
     parse, load = code.replace("PROVE and", "False and"), code.replace("PROVE and", "True and")
     first, second = _fresh_python(parse, env), _fresh_python(load, env)
     assert first["header_parses"] == 1 and first["files"] == 1
     assert second["header_parses"] == 0 and second["same"] and second["equal"]
+    # nor any C type string, wgpu-py's own import included, and each ctype is the one cffi's parse gives
+    assert second["type_parses"] == 0 and second["differ"] == [] and second["types"] >= 116
     (cached,) = (tmp_path / "wgpu-native").iterdir()
     cached.write_bytes(b"not a pickle")  # a damaged file is parsed again and rewritten
     third = _fresh_python(parse, env)

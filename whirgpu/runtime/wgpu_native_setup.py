@@ -18,7 +18,11 @@ fast. Dawn (``wgpudawn``) needs neither step: its bindings are compiled (cffi AP
   (``ffi.cdef``: 0.53 s on the H200 machine, every process). The parser's result (its declarations, a plain
   picklable model) is kept in the cache folder (``cache_dir``, ``wgpu-native/``) under a hash of the header,
   cffi's, pycparser's and Python's versions, and a later process loads it (a few ms) instead of parsing. A
-  missing, stale or unreadable file is parsed as before (and written again).
+  missing, stale or unreadable file is parsed as before (and written again). The same file holds the parsed
+  ``EXTRA_TYPE_STRINGS`` (one pickle with the declarations, so the struct types they name are the declarations'
+  own objects), and while the context is active ``ffi.cdef`` of that header fills the FFI's cache of parsed type
+  strings at once (``_fill_parsed_types``): the callback types wgpu-py's own import uses are then not parsed
+  either, and a process that loads the file runs pycparser on no C text at all.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ NATIVE_INSTANCE_BACKENDS = ("Vulkan", "Metal", "DX12")
 # and a proof (listed by recording cffi's parses during `whirgpu devices`, `prove`, `verify` and
 # `bench --kernels`). Exact strings: cffi caches by the string as written, trailing space included.
 EXTRA_TYPE_STRINGS = (
+    "void(WGPULogLevel, WGPUStringView, void *)",  # wgpu-py's import (its log callback)
     "WGPUAdapter[]",
     "WGPUBindGroupEntry[]",
     "WGPUChainedStruct * ",
@@ -80,12 +85,15 @@ def limit_instance_backends(backends=NATIVE_INSTANCE_BACKENDS) -> bool:
     return True
 
 
-def preresolve_ffi_types(extra: tuple[str, ...] = EXTRA_TYPE_STRINGS) -> int:
-    """Fill wgpu-native's cffi cache of parsed type strings: every struct typedef's pointer type, then the
-    ``extra`` strings in one parse. Returns how many strings were added (0 when cffi's internals differ)."""
+def preresolve_ffi_types(extra: tuple[str, ...] = EXTRA_TYPE_STRINGS, ffi=None) -> int:
+    """Fill wgpu-native's cffi cache of parsed type strings (or ``ffi``'s): every struct typedef's pointer type,
+    then the ``extra`` strings, those the parser holds parsed (``_EXTRA_ATTR``) as they are and the rest in one
+    parse. Returns how many strings were added (0 when cffi's internals differ)."""
     try:
         from cffi import model  # noqa: PLC0415
-        from wgpu.backends.wgpu_native import ffi  # noqa: PLC0415
+
+        if ffi is None:
+            from wgpu.backends.wgpu_native import ffi  # noqa: PLC0415
 
         parser, cache, lock = ffi._parser, ffi._parsed_types, ffi._lock
         declarations = parser._declarations
@@ -99,16 +107,10 @@ def preresolve_ffi_types(extra: tuple[str, ...] = EXTRA_TYPE_STRINGS) -> int:
                 if key.startswith("typedef ") and isinstance(tp, model.StructType) and text not in cache:
                     cache[text] = (ffi._get_cached_btype(model.PointerType(tp)), False)
                     added += 1
-            missing = [text for text in extra if text not in cache]
-            if missing:
-                # One parse of a function taking every type as a parameter: each parameter is exactly what
-                # parse_type would have parsed alone.
-                ast = parser._parse("void __dummy(\n%s\n);" % ",\n".join(missing))[0]
-                for text, param in zip(missing, ast.ext[-1].type.args.params):
-                    tp, _quals = parser._get_type_and_quals(param.type)
-                    is_function = tp.is_raw_function
-                    if is_function:
-                        tp = tp.as_function_pointer()
+            known = getattr(parser, _EXTRA_ATTR, None) or {}
+            missing = [text for text in extra if text not in cache and text not in known]
+            for text, (tp, is_function) in {**known, **_parse_types(parser, missing)}.items():
+                if text in extra and text not in cache:
                     cache[text] = (ffi._get_cached_btype(tp), is_function)
                     added += 1
     except Exception:  # noqa: BLE001 - an optimisation only: cffi parses on first use as before
@@ -116,8 +118,27 @@ def preresolve_ffi_types(extra: tuple[str, ...] = EXTRA_TYPE_STRINGS) -> int:
     return added
 
 
+_EXTRA_ATTR = "_whirgpu_extra_types"  # a parser's parsed EXTRA_TYPE_STRINGS: {text: (model type, is_function)}
+
+
+def _parse_types(parser, texts: list[str]) -> dict:
+    """{text: (model type, is_function)} as ``FFI._typeof_locked`` makes them, from one pycparser run: a function
+    taking every type as a parameter, each parameter exactly what ``parse_type`` would have parsed alone."""
+    if not texts:
+        return {}
+    ast = parser._parse("void __dummy(\n%s\n);" % ",\n".join(texts))[0]
+    types = {}
+    for text, param in zip(texts, ast.ext[-1].type.args.params):
+        tp, _quals = parser._get_type_and_quals(param.type)
+        is_function = tp.is_raw_function
+        types[text] = (tp.as_function_pointer() if is_function else tp, is_function)
+    return types
+
+
 _PARSER_STATE = ("_declarations", "_included_declarations", "_anonymous_counter", "_options", "_int_constants",
                  "_recomplete", "_uses_new_feature")
+_CACHED = (*_PARSER_STATE, _EXTRA_ATTR)  # what a cache file holds
+CACHE_FORMAT = "2"  # part of the file's key: files of another layout are never read
 HEADER_MIN_CHARS = 10_000  # a whole C header, not a type string
 
 
@@ -129,22 +150,31 @@ def _header_cache_file(csource: str):
 
         from ..cache_dir import folder  # noqa: PLC0415
 
-        key = hashlib.sha256("\0".join((csource, cffi.__version__, pycparser.__version__, sys.version)).encode())
+        key = hashlib.sha256("\0".join((csource, cffi.__version__, pycparser.__version__, sys.version, CACHE_FORMAT,
+                                        *EXTRA_TYPE_STRINGS)).encode())
         return folder("wgpu-native") / f"cdef-{key.hexdigest()[:32]}.pickle"
     except Exception:  # noqa: BLE001 - no cache folder: parse as before
         return None
 
 
+def _fill_parsed_types(ffi) -> None:
+    """After ``ffi.cdef`` of a whole header: its struct pointer types and the parser's parsed extra strings into
+    the FFI's cache of parsed type strings, parsing nothing (``preresolve_ffi_types`` with nothing missing)."""
+    if getattr(ffi._parser, _EXTRA_ATTR, None):
+        preresolve_ffi_types(ffi=ffi, extra=tuple(getattr(ffi._parser, _EXTRA_ATTR)))
+
+
 @contextmanager
 def cached_header_parse():
     """While active, a fresh cffi parser given a whole header restores a cached parse of it (module docstring)
-    or parses it and caches the result. Leaves cffi as it was afterwards; does nothing if cffi differs."""
+    or parses it and caches the result, and ``FFI.cdef`` of such a header fills the FFI's parsed types. Leaves
+    cffi as it was afterwards; does nothing if cffi differs."""
     try:
-        from cffi import cparser  # noqa: PLC0415
+        from cffi import api, cparser  # noqa: PLC0415
     except ImportError:
         yield
         return
-    original = cparser.Parser.parse
+    original, original_cdef = cparser.Parser.parse, api.FFI.cdef
     if not all(hasattr(cparser.Parser(), name) for name in _PARSER_STATE):
         yield
         return
@@ -157,25 +187,38 @@ def cached_header_parse():
         if path is not None and path.is_file():
             try:
                 state = pickle.loads(path.read_bytes())
-                if isinstance(state, dict) and set(state) == set(_PARSER_STATE) and state["_declarations"]:
+                if isinstance(state, dict) and set(state) == set(_CACHED) and state["_declarations"]:
                     for name, value in state.items():
                         setattr(self, name, value)
                     return None
             except Exception:  # noqa: BLE001 - unreadable or stale: parse it again below
                 pass
         result = original(self, csource)
+        try:  # the extra strings, parsed once now against these declarations, go into the same file
+            setattr(self, _EXTRA_ATTR, _parse_types(self, list(EXTRA_TYPE_STRINGS)))
+        except Exception:  # noqa: BLE001 - an optimisation only: parsed on first use
+            return result
         if path is not None:
             try:
                 tmp = path.with_suffix(f".{os.getpid()}.tmp")
-                tmp.write_bytes(pickle.dumps({name: getattr(self, name) for name in _PARSER_STATE},
+                tmp.write_bytes(pickle.dumps({name: getattr(self, name) for name in _CACHED},
                                              protocol=pickle.HIGHEST_PROTOCOL))
                 os.replace(tmp, path)
             except Exception:  # noqa: BLE001 - an optimisation only
                 pass
         return result
 
-    cparser.Parser.parse = parse
+    def cdef(self, csource, *args, **kwargs):
+        result = original_cdef(self, csource, *args, **kwargs)
+        if isinstance(csource, str) and len(csource) >= HEADER_MIN_CHARS:
+            try:
+                _fill_parsed_types(self)
+            except Exception:  # noqa: BLE001 - an optimisation only
+                pass
+        return result
+
+    cparser.Parser.parse, api.FFI.cdef = parse, cdef
     try:
         yield
     finally:
-        cparser.Parser.parse = original
+        cparser.Parser.parse, api.FFI.cdef = original, original_cdef
