@@ -103,3 +103,9 @@ def test_params_imports_no_prover(installed, tmp_path):
     assert "whirgpu.profiles.whir_p3_metal.config" in modules
     for prefix in ("whirgpu.proving", "whirgpu.protocol.prover", "whirgpu.profiles.documents", "wgpu"):
         assert not _under(modules, prefix), prefix
+
+
+def test_version_imports_nothing_else(installed, tmp_path):
+    modules = _imported(installed, ["--version"], tmp_path)
+    assert _under(modules, "whirgpu") == {"whirgpu", "whirgpu.cli", "whirgpu.errors"}
+    assert not _under(modules, "numpy")
