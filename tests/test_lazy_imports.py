@@ -94,8 +94,8 @@ def test_a_cpu_proof_imports_neither_the_other_profile_nor_a_gpu_runtime(install
     modules = _imported(installed, ["prove", "-n", "10", "-k", "2", "-r", "1", "--seed", "0", "--backend", "cpu",
                                     "--out", "p.whir"], tmp_path)
     assert "whirgpu.proving" in modules and "whirgpu.protocol.prover" in modules  # the log is the proof's
-    for prefix in NOT_FOR_A_CPU_PROOF:
-        assert not _under(modules, prefix), prefix
+    for prefix in (*NOT_FOR_A_CPU_PROOF, "whirgpu.bench", "whirgpu.cli.verify", "whirgpu.cli.warmup"):
+        assert not _under(modules, prefix), prefix  # nor another command's parser
 
 
 def test_params_imports_no_prover(installed, tmp_path):

@@ -29,7 +29,9 @@ from ..profiles.p3_whir.schedule_text import format_p3_schedule
 PROFILE_NAMES = ("whir-p3-metal", "p3-whir")
 
 
-def _build_parser() -> argparse.ArgumentParser:
+def _build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line (``command`` None), or one whose subcommand ``command`` alone is built in full (the
+    others are names only), so that a command imports what its own flags need and no other command's."""
     parser = argparse.ArgumentParser(
         prog="whirgpu",
         description="WHIR polynomial commitments over BabyBear and KoalaBear: prove on the best available device, "
@@ -42,7 +44,15 @@ def _build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"whirgpu {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
+    for name, add in _SUBPARSERS.items():
+        if command is None or name == command:
+            add(sub)
+        else:  # never parsed: `command` is the one typed
+            sub.add_parser(name, add_help=False)
+    return parser
 
+
+def _add_params_parser(sub) -> None:
     p = sub.add_parser("params", help="show the derived round schedule for a configuration",
                        description="Derive every WHIR parameter (rounds, queries, OOD samples, PoW bits) exactly "
                                    "as the reference does (with --profile p3-whir: as upstream Plonky3's p3-whir "
@@ -57,6 +67,8 @@ def _build_parser() -> argparse.ArgumentParser:
                    help=f"base field (default babybear; {EXAMPLE_FIELD} with --profile p3-whir)")
     p.add_argument("--json", action="store_true", help="print the derived configuration as JSON")
 
+
+def _add_prove_parser(sub) -> None:
     p = sub.add_parser("prove", help="commit to a polynomial and prove an evaluation",
                        description="Prove an evaluation claim. The instance is either random from --seed (2^N "
                                    "values and one extension point drawn from SmallRng(S), as the reference's "
@@ -103,6 +115,8 @@ def _build_parser() -> argparse.ArgumentParser:
     add_table_flags(p.add_argument_group("tables (--profile p3-whir; the oracle's prove-tables flags)"))
     add_zk_flags(p.add_argument_group("zero knowledge (--profile p3-whir; the oracle's prove-tables --zk flags)"))
 
+
+def _add_devices_parser(sub) -> None:
     p = sub.add_parser("devices", help="list the compute devices and what --backend auto would pick",
                        description="List every adapter wgpu-native enumerates, then every one Dawn enumerates "
                                    "(API, type, limits, features, the multiply variant WHIRGPU_MUL=auto chooses), "
@@ -122,18 +136,28 @@ def _build_parser() -> argparse.ArgumentParser:
     add_storage_flag(p)
     add_max_binding_flag(p)
 
+
+def _add_bench_parser(sub) -> None:
     from ..bench.cli import add_bench_parser  # noqa: PLC0415 - the bench command lives with the bench package
 
     add_bench_parser(sub)
 
+
+def _add_verify_parser(sub) -> None:
     from .verify import add_verify_parser  # noqa: PLC0415 - the verify command lives in its own module
 
     add_verify_parser(sub)
 
+
+def _add_warmup_parser(sub) -> None:
     from .warmup import add_warmup_parser  # noqa: PLC0415 - the warmup command lives in its own module
 
     add_warmup_parser(sub)
-    return parser
+
+
+# Each subcommand's parser, in the order `whirgpu --help` lists them.
+_SUBPARSERS = {"params": _add_params_parser, "prove": _add_prove_parser, "devices": _add_devices_parser,
+               "bench": _add_bench_parser, "verify": _add_verify_parser, "warmup": _add_warmup_parser}
 
 
 # ---- commands --------------------------------------------------------------------------------------------------
@@ -300,7 +324,9 @@ def debug_from_env() -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = _build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    typed = argv[0] if argv and argv[0] in _SUBPARSERS else None  # else the whole parser: its help, its errors
+    parser = _build_parser(typed)
     args = parser.parse_args(argv)
     if args.command == "prove" and args.seed is None and args.from_file is None:
         if args.tables is None and not args.zk:  # a usage error (exit 2), as argparse's own
