@@ -109,3 +109,15 @@ def test_version_imports_nothing_else(installed, tmp_path):
     modules = _imported(installed, ["--version"], tmp_path)
     assert _under(modules, "whirgpu") == {"whirgpu", "whirgpu.cli", "whirgpu.errors"}
     assert not _under(modules, "numpy")
+
+
+def test_verify_imports_no_prover_of_a_document_kind(installed, tmp_path):
+    """Reading every kind of document takes their types and verifiers, not the hiding prover's GPU half."""
+    done = installed.run([installed.bin / "whirgpu", "prove", "-n", "10", "-k", "2", "-r", "1", "--seed", "0",
+                          "--backend", "cpu", "--out", "p.whir"], cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    modules = _imported(installed, ["verify", "p.whir"], tmp_path)
+    assert "whirgpu.profiles.documents" in modules and "whirgpu.profiles.p3_whir.zk.api" in modules
+    for prefix in ("whirgpu.profiles.p3_whir.zk.backend_prover", "whirgpu.profiles.p3_whir.zk.device_opening",
+                   "wgpu", "whirgpu.runtime.wgpu_rt"):
+        assert not _under(modules, prefix), prefix
