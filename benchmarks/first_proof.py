@@ -28,7 +28,9 @@ CACHE_VARIABLES = ("WHIRGPU_CACHE_DIR", "MESA_SHADER_CACHE_DIR", "__GL_SHADER_DI
 def one_process(checkout: Path, n: int, backend: str, caches: Path | None) -> tuple[float, float]:
     """(wall ms, prove_ms) of one ``python3 -m whirgpu prove`` process of ``checkout``; ``caches``: a folder under
     which every cache starts empty (None: the machine's own)."""
-    env = {**os.environ, "PYTHONPATH": str(checkout)}
+    others = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)  # e.g. a folder of wheels
+              if p and Path(p).resolve() not in (REPO, checkout)]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(checkout), *others])}
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # a user's install has its bytecode
     if caches is not None:
         for name in CACHE_VARIABLES:
