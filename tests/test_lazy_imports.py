@@ -121,3 +121,16 @@ def test_verify_imports_no_prover_of_a_document_kind(installed, tmp_path):
     for prefix in ("whirgpu.profiles.p3_whir.zk.backend_prover", "whirgpu.profiles.p3_whir.zk.device_opening",
                    "wgpu", "whirgpu.runtime.wgpu_rt"):
         assert not _under(modules, prefix), prefix
+
+
+@pytest.mark.parametrize("code", [
+    "from whirgpu.profiles.p3_whir.zk.api import P3ZkTables",
+    "from whirgpu.cli.warmup import _open; _open('auto')",  # plans 20:4:1 where there is an adapter
+    "from whirgpu.profiles.p3_whir.tables.api import P3Tables",
+])
+def test_every_caller_that_plans_a_configuration_brings_its_planned_proof(code):
+    """What imports ``select_backend`` with a configuration also imports the prover module that registers it."""
+    out = _fresh(f"{code}; from whirgpu.backends.memory import PLANNED_PROOFS; "
+                 "print(' '.join(sorted(t.__name__ for t in PLANNED_PROOFS)))")
+    names = out.split()
+    assert ("WhirConfig" if "warmup" in code else "P3WhirConfig") in names

@@ -180,6 +180,7 @@ def _permutation(part) -> None:
 def _open(backend: str):
     from ..backends import select_backend  # noqa: PLC0415
     from ..profiles.whir_p3_metal.config import WhirConfig  # noqa: PLC0415
+    from ..profiles.whir_p3_metal import prover as _prover  # noqa: F401, PLC0415 - registers the planned proof
     from ..protocol.parameters import ProtocolParameters  # noqa: PLC0415
 
     n, k, r = DEFAULT_CONFIG

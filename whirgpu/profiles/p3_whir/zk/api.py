@@ -45,6 +45,7 @@ from ..tables.document_checks import stacked_arity
 from ..tables.document_write import dumps_tables_document
 from ..tables.shapes import OpeningBatch, TableShape, TablesProtocol
 from ..tables.spec import MAX_LOG_ROWS, TablesSpec, default_open, parse_open
+from .. import prover as _inner_prover  # noqa: F401 - registers the planned proof select_backend plans with
 from .config import ZkWhirConfig
 from .document_write import zk_document_tree
 from .prover import zk_prove
