@@ -127,6 +127,7 @@ def test_verify_imports_no_prover_of_a_document_kind(installed, tmp_path):
     "from whirgpu.profiles.p3_whir.zk.api import P3ZkTables",
     "from whirgpu.cli.warmup import _open; _open('auto')",  # plans 20:4:1 where there is an adapter
     "from whirgpu.profiles.p3_whir.tables.api import P3Tables",
+    "import whirgpu; whirgpu.select_backend",
 ])
 def test_every_caller_that_plans_a_configuration_brings_its_planned_proof(code):
     """What imports ``select_backend`` with a configuration also imports the prover module that registers it."""
@@ -134,3 +135,5 @@ def test_every_caller_that_plans_a_configuration_brings_its_planned_proof(code):
                  "print(' '.join(sorted(t.__name__ for t in PLANNED_PROOFS)))")
     names = out.split()
     assert ("WhirConfig" if "warmup" in code else "P3WhirConfig") in names
+    if "whirgpu.select_backend" in code:  # the public name plans either profile's configurations
+        assert {"WhirConfig", "P3WhirConfig"} <= set(names)

@@ -32,7 +32,8 @@ from .errors import (
 )
 
 if TYPE_CHECKING:
-    from .backends import BACKEND_NAMES, select_backend
+    from .api import select_backend
+    from .backends import BACKEND_NAMES
     from .field import P
     from .many.batch_verify import Verdict, verify_many
     from .profiles.documents import dump, read_document
@@ -55,7 +56,8 @@ if TYPE_CHECKING:
 
 # Each lazily loaded name: the module (relative to this package) it is imported from.
 _EXPORTS = {
-    **dict.fromkeys(("BACKEND_NAMES", "select_backend"), ".backends"),
+    "BACKEND_NAMES": ".backends",
+    "select_backend": ".api",  # with both profiles' provers, which register how it plans their configurations
     "P": ".field",
     **dict.fromkeys(("Verdict", "verify_many"), ".many.batch_verify"),
     **dict.fromkeys(("dump", "read_document"), ".profiles.documents"),

@@ -6,6 +6,7 @@ canonical field element."""
 
 from __future__ import annotations
 
+from .backends import select_backend
 from .canonical import canonical_table
 from .errors import ProofFormatError, VerificationError
 from .profiles.documents import dump
@@ -17,4 +18,4 @@ from .verifying import claimed_values, is_valid, verify
 __all__ = ["MAX_RANDOM_VARIABLES", "Prover", "ProofFile", "dump", "load", "verify", "is_valid", "random_instance", "random_points",
            "random_canonical_instance",
            "points_to_monty", "canonical_table", "claimed_values",
-           "ProofFormatError", "VerificationError"]
+           "ProofFormatError", "VerificationError", "select_backend"]
