@@ -22,7 +22,6 @@ where sumcheck(k) = k*2*4 evaluations followed by k witnesses if that sumcheck g
 from __future__ import annotations
 
 import json
-import math
 import os
 import struct
 from dataclasses import dataclass
@@ -35,6 +34,8 @@ from ...files import check_size, read_capped
 from ...protocol.document_limits import MAX_PROOF_DOCUMENT_BYTES, PROOF_CAP_REASON
 from ...field import P, from_monty_int
 from ...ref import field_np as F
+from .binary_words import Reader as _Reader, Writer as _Writer, read_queries as _read_queries, \
+    read_sumcheck as _read_sumcheck, write_queries as _write_queries, write_sumcheck as _write_sumcheck
 from .document_checks import check_document, check_keys, check_params_block, first_difference
 from .config import WhirConfig
 from ...protocol.parameters import ProtocolParameters
@@ -342,75 +343,6 @@ def from_whir_p3_tree(doc) -> ProofFile:
 
 
 # ---- binary ----------------------------------------------------------------------------------------------------
-
-class _Writer:
-    def __init__(self) -> None:
-        self.parts: list[bytes] = []
-
-    def words(self, array) -> None:
-        self.parts.append(np.ascontiguousarray(array, dtype="<u4").tobytes())
-
-    def count(self, n: int) -> None:
-        self.parts.append(struct.pack("<I", n))
-
-    def bytes(self) -> bytes:
-        return b"".join(self.parts)
-
-
-class _Reader:
-    def __init__(self, data: bytes, offset: int) -> None:
-        self.data = data
-        self.offset = offset
-
-    def words(self, shape: tuple[int, ...], what: str) -> np.ndarray:
-        n = math.prod(shape)  # Python ints: a shape the configuration derives may not fit int64
-        end = self.offset + 4 * n
-        if end > len(self.data):
-            raise ProofFormatError(f"truncated: {what} needs {4 * n} bytes at offset {self.offset}, "
-                                   f"only {len(self.data) - self.offset} left")
-        array = np.frombuffer(self.data, dtype="<u4", count=n, offset=self.offset).astype(np.uint32)
-        self.offset = end
-        if np.any(array >= P):
-            raise ProofFormatError(f"{what}: value {int(array[array >= P][0])} is not a field element (>= p)")
-        return array.reshape(shape)
-
-    def count(self, what: str, limit: int) -> int:
-        if self.offset + 4 > len(self.data):
-            raise ProofFormatError(f"truncated: {what} count missing at offset {self.offset}")
-        (n,) = struct.unpack_from("<I", self.data, self.offset)
-        self.offset += 4
-        if n > limit:
-            raise ProofFormatError(f"{what}: count {n} exceeds the configuration's maximum {limit}")
-        return n
-
-
-def _write_sumcheck(w: _Writer, s: SumcheckData) -> None:
-    w.words(s.evaluations)
-    w.words(s.pow_witnesses)
-
-
-def _read_sumcheck(r: _Reader, n_rounds: int, grinds: bool, what: str) -> SumcheckData:
-    evaluations = r.words((n_rounds, 2, 4), f"{what} evaluations")
-    witnesses = r.words((n_rounds if grinds else 0,), f"{what} PoW witnesses")
-    return SumcheckData(evaluations, witnesses)
-
-
-def _write_queries(w: _Writer, queries: list[QueryOpening]) -> None:
-    w.count(len(queries))
-    for q in queries:
-        w.words(q.values)
-        w.words(q.siblings)
-
-
-def _read_queries(r: _Reader, count_limit: int, kind: str, width: int, depth: int, what: str) -> list[QueryOpening]:
-    n = r.count(f"{what} queries", count_limit)
-    shape = (width,) if kind == "base" else (width, 4)
-    return [
-        QueryOpening(kind, r.words(shape, f"{what} query {j} values"),
-                     r.words((depth, DIGEST_ELEMS), f"{what} query {j} Merkle path"))
-        for j in range(n)
-    ]
-
 
 def to_binary(pf: ProofFile) -> bytes:
     """Serialise to whirgpu's compact binary format (see the module docstring)."""
