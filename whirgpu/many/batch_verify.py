@@ -35,6 +35,7 @@ from ..profiles.p3_whir.expectations import verify_p3_expected
 from ..profiles.whir_p3_metal.serialize import ProofFile
 from ..protocol.security_policy import check_assume
 from ..native.permute import fast_permute_lanes
+from ..profiles.whir_p3_metal.lockstep import read_parts, walk_lockstep
 from ..profiles.whir_p3_metal.verifier import MetalWhirVerifier
 from ..protocol.verifier import Openings, first_bad_opening
 from ..ref import merkle
@@ -68,7 +69,9 @@ class _Walked:
     done: bool = False  # a p3-whir document: verified whole in the walk (its openings are checked where met)
 
 
-def _walk(proof, params, min_security, points, values, assume) -> _Walked:
+def _read(proof, params, min_security, points, values, assume) -> _Walked | tuple[ProofFile, WhirConfig]:
+    """A proof's document read and its configuration checked: the whir-p3-metal proof file and its configuration
+    to walk, or its ``_Walked`` verdict (a p3-whir document is verified whole here; a malformed one fails)."""
     try:
         document = read_document(proof)
         check_profile(document, params)
@@ -87,12 +90,63 @@ def _walk(proof, params, min_security, points, values, assume) -> _Walked:
                             assume=assume)
     except (ProofFormatError, VerificationError) as exc:
         return _Walked([], exc, None, done=True)
+    return proof_file, config
+
+
+def _walk_one(proof_file: ProofFile, config: WhirConfig) -> _Walked:
     openings = _Deferred()
     try:
         MetalWhirVerifier(config).walk(proof_file.proof, proof_file.statement, openings)
     except (ProofFormatError, VerificationError) as exc:
         return _Walked(openings.pending, exc, proof_file)
     return _Walked(openings.pending, None, proof_file)
+
+
+def _walk(proof, params, min_security, points, values, assume) -> _Walked:
+    read = _read(proof, params, min_security, points, values, assume)
+    return read if isinstance(read, _Walked) else _walk_one(*read)
+
+
+LOCKSTEP_MIN = 2  # proofs of one configuration and claim count walked together (fewer: one by one)
+
+
+def _claims(proof_file: ProofFile) -> int | None:
+    try:
+        return len(proof_file.statement.points)
+    except TypeError:
+        return None
+
+
+def _walk_all(read: list) -> list[_Walked]:
+    """Every read proof walked: those of one configuration and claim count together (``lockstep``), the rest, and
+    every proof the lockstep walk does not pass, one by one (which names its first failure)."""
+    walked: list[_Walked | None] = [r if isinstance(r, _Walked) else None for r in read]
+    groups: list[tuple[ProtocolParameters, int, WhirConfig, list[int]]] = []
+    for i, r in enumerate(read):
+        if isinstance(r, _Walked) or (m := _claims(r[0])) is None:
+            continue
+        group = next((g for g in groups if g[1] == m and g[0] == r[0].params), None)
+        if group is None:
+            groups.append((r[0].params, m, r[1], [i]))
+        else:
+            group[3].append(i)
+    for _, _, config, members in groups:
+        if len(members) < LOCKSTEP_MIN:
+            continue
+        parts, joined = [], []
+        for i in members:
+            try:
+                parts.append(read_parts(config, read[i][0].proof, read[i][0].statement))
+                joined.append(i)
+            except ProofFormatError:
+                pass  # walked alone below, which reports it
+        if len(joined) < LOCKSTEP_MIN:
+            continue
+        passed, openings = walk_lockstep(config, parts)
+        for i, ok, mine in zip(joined, passed, openings):
+            if ok:
+                walked[i] = _Walked(mine, None, read[i][0])
+    return [w if w is not None else _walk_one(*read[i]) for i, w in enumerate(walked)]
 
 
 CHUNKS_PER_PROCESS = 1  # one contiguous chunk a worker: the larger the chunk, the more its openings share a batch
@@ -111,7 +165,7 @@ def verify_many(proofs, *, params: ProtocolParameters | WhirConfig | None = None
             raise ConfigError("verify_many: backend= hashes the whole batch in this process and processes= hashes "
                               "each chunk in its worker; choose one")
         return _verify_in_processes(list(proofs), processes, (params, min_security, points, values, assume))
-    walked = [_walk(proof, params, min_security, points, values, assume) for proof in proofs]
+    walked = _walk_all([_read(proof, params, min_security, points, values, assume) for proof in proofs])
     batch = [(rows, indices, siblings) for w in walked for _, rows, indices, siblings, _ in w.openings]
     roots = (merkle.compute_roots_batched(batch, permute=fast_permute_lanes()) if backend is None
              else compute_roots_on(backend, batch))

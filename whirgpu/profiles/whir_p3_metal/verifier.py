@@ -113,7 +113,7 @@ class MetalWhirVerifier(WhirVerifier):
             raise reject(name, "query-count", f"expected {len(indices)} distinct query openings, got {len(queries)}")
         width = 1 << folding_factor
         depth = (domain_size >> folding_factor).bit_length() - 1
-        rows, siblings = _opened_rows(name, queries, kind, width, depth)
+        rows, siblings = opened_rows(name, queries, kind, width, depth)
         if not indices:
             return np.zeros((0, 4), np.uint32)
         openings.add(name, rows, indices, siblings, root)
@@ -121,7 +121,7 @@ class MetalWhirVerifier(WhirVerifier):
         return evaluate_rows(rows, last)
 
 
-def _opened_rows(name: str, queries: list, kind: str, width: int, depth: int) -> tuple[np.ndarray, np.ndarray]:
+def opened_rows(name: str, queries: list, kind: str, width: int, depth: int) -> tuple[np.ndarray, np.ndarray]:
     """The openings' rows (q, width) base or (q, width, 4) EF and Merkle paths (q, depth, 8), as uint32 arrays;
     ProofFormatError names the first malformed opening (kind, then values, then path, query by query)."""
     value_shape = (width,) if kind == "base" else (width, 4)
