@@ -13,7 +13,7 @@ import numpy as np
 
 from ...errors import ProofFormatError
 from ...field import P
-from ...protocol.proof import DIGEST_ELEMS, QueryOpening, SumcheckData
+from ...protocol.proof import DIGEST_ELEMS, OpeningList, QueryOpening, SumcheckData
 
 
 class Writer:
@@ -94,8 +94,8 @@ def read_queries(r: Reader, count_limit: int, kind: str, width: int, depth: int,
     block = r.block(n, (math.prod(shape), depth * DIGEST_ELEMS))
     if block is not None:  # every opening present and in range: one read, each opening a view of it
         split = math.prod(shape)
-        return [QueryOpening(kind, row[:split].reshape(shape), row[split:].reshape(depth, DIGEST_ELEMS))
-                for row in block]
+        return OpeningList(kind, block[:, :split].reshape((n,) + shape),
+                           block[:, split:].reshape(n, depth, DIGEST_ELEMS))
     return [  # query by query: names the first truncated or out-of-range part
         QueryOpening(kind, r.words(shape, f"{what} query {j} values"),
                      r.words((depth, DIGEST_ELEMS), f"{what} query {j} Merkle path"))

@@ -18,6 +18,7 @@ Everything a user can get wrong raises ``ConfigError`` with the numbers involved
 
 from __future__ import annotations
 
+from functools import lru_cache
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -142,6 +143,15 @@ class WhirConfig:
         cannot be proved (PoW above what ``sample_bits`` can check, subgroups beyond TWO_ADICITY)."""
         if not isinstance(params, ProtocolParameters):
             raise ConfigError(f"expected ProtocolParameters, got {type(params).__name__}")
+        try:  # a schedule is derived once per parameters (the repr tells 100 from 100.0, which compare equal)
+            key = (params, repr(params))
+            hash(key)
+        except TypeError:
+            return cls._derive(params)
+        return _derived(cls, key)
+
+    @classmethod
+    def _derive(cls, params: ProtocolParameters) -> WhirConfig:
         n = params.num_variables
         r = params.starting_log_inv_rate
         lam = params.security_level
@@ -432,3 +442,8 @@ class WhirConfig:
                 "final_folded_domain_gen": fr.folded_domain_gen,
             },
         }
+
+
+@lru_cache(maxsize=256)
+def _derived(cls, key: tuple) -> WhirConfig:
+    return cls._derive(key[0])

@@ -18,7 +18,7 @@ import numpy as np
 
 from ...errors import ProofFormatError
 from ...field import P
-from ...protocol.proof import DIGEST_ELEMS, QueryOpening, RoundProof, Statement, SumcheckData, WhirProof
+from ...protocol.proof import DIGEST_ELEMS, OpeningList, QueryOpening, RoundProof, Statement, SumcheckData, WhirProof
 from ...protocol.query_indices import sample_query_indices
 from ...protocol.transcript import DuplexChallenger
 from ...protocol.verifier import Constraint, Start, WhirVerifier, field_array, reject
@@ -135,8 +135,12 @@ def opened_rows(name: str, queries: list, kind: str, width: int, depth: int) -> 
         for q in queries
     )
     if plain:
-        rows = np.array([q.values for q in queries], np.uint32).reshape((len(queries),) + value_shape)
-        siblings = np.array([q.siblings for q in queries], np.uint32).reshape((len(queries),) + path_shape)
+        blocks = queries.blocks() if isinstance(queries, OpeningList) else None
+        if blocks is not None:  # read as one block (the binary reader, an unpickled proof): no copy
+            rows, siblings = blocks
+        else:
+            rows = np.array([q.values for q in queries], np.uint32).reshape((len(queries),) + value_shape)
+            siblings = np.array([q.siblings for q in queries], np.uint32).reshape((len(queries),) + path_shape)
         if not (np.any(rows >= P) or np.any(siblings >= P)):
             return rows, siblings
     rows, siblings = [], []
