@@ -25,6 +25,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..backends.path_roots import compute_roots_on
 from ..errors import BackendUnavailable, ConfigError, ProofFormatError, VerificationError, WhirGpuError
 from ..expectations import check_configuration, check_statement
@@ -167,8 +169,7 @@ def verify_many(proofs, *, params: ProtocolParameters | WhirConfig | None = None
         return _verify_in_processes(list(proofs), processes, (params, min_security, points, values, assume))
     walked = _walk_all([_read(proof, params, min_security, points, values, assume) for proof in proofs])
     batch = [(rows, indices, siblings) for w in walked for _, rows, indices, siblings, _ in w.openings]
-    roots = (merkle.compute_roots_batched(batch, permute=fast_permute_lanes()) if backend is None
-             else compute_roots_on(backend, batch))
+    roots = _roots(batch, backend)
     verdicts, at = [], 0
     for w in walked:
         mine, at = roots[at:at + len(w.openings)], at + len(w.openings)
@@ -185,6 +186,26 @@ def verify_many(proofs, *, params: ProtocolParameters | WhirConfig | None = None
                 error = exc
         verdicts.append(Verdict(error is None, error))
     return verdicts
+
+
+def _roots(batch: list[tuple], backend) -> list:
+    """``compute_roots_batched`` of ``batch`` (on ``backend`` where given), its entries of one row width and path
+    depth (one round of many proofs) joined into one: a hashing step then fills one state array per shape, not
+    one per proof."""
+    shapes: dict[tuple[int, int], list[int]] = {}
+    for i, (rows, _, siblings) in enumerate(batch):
+        shapes.setdefault((rows.shape[1], siblings.shape[1]), []).append(i)
+    joined = [tuple(np.concatenate([batch[i][part] for i in members]) for part in range(3))
+              for members in shapes.values()]
+    hashed = (merkle.compute_roots_batched(joined, permute=fast_permute_lanes()) if backend is None
+              else compute_roots_on(backend, joined))
+    roots: list = [None] * len(batch)
+    for members, computed in zip(shapes.values(), hashed):
+        at = 0
+        for i in members:
+            size = len(batch[i][1])
+            roots[i], at = computed[at:at + size], at + size
+    return roots
 
 
 def _warm_worker() -> None:
