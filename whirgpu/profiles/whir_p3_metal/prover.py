@@ -17,7 +17,7 @@ import numpy as np
 
 from ...backends.base import DeviceBuffer, ProofShape
 from ...backends.memory import register_planned_proof
-from ...protocol.proof import QueryOpening, RoundProof, SumcheckData, WhirProof
+from ...protocol.proof import OpeningList, QueryOpening, RoundProof, SumcheckData, WhirProof
 from ...protocol.proof_shape import proof_shape
 from ...protocol.prover import PolynomialSource, WhirProver
 from ...protocol.transcript import HostTranscript
@@ -68,8 +68,8 @@ def materialize(proof: WhirProof, read: Callable[[Any], Any]) -> WhirProof:
                             np.asarray([witness(w) for w in data.pow_witnesses], np.uint32).reshape(-1))
 
     def openings(opened) -> list[QueryOpening]:
-        rows, siblings = read(opened.openings)
-        return [QueryOpening(opened.kind, rows[j], siblings[j]) for j in range(len(rows))]
+        rows, siblings = read(opened.openings)  # one block each: the verifier takes them as they are
+        return OpeningList(opened.kind, np.asarray(rows, np.uint32), np.asarray(siblings, np.uint32))
 
     return WhirProof(
         initial_commitment=np.asarray(read(proof.initial_commitment), np.uint32).reshape(8),
