@@ -243,6 +243,8 @@ def test_a_hit_in_the_first_batch(gpu, smallest, monkeypatch):
         start = _start_with_nonce(bits, lambda n: n == smallest)
     nonce = _smallest_nonce(start, bits)
     batches = device_transcript.POW_GROUPS * 4
+    monkeypatch.setattr(device_transcript, "POW_WAVE_SLACK", 30)  # a full grid of POW_GROUPS workgroups
+    assert device_transcript.pow_groups(bits, batches) == device_transcript.POW_GROUPS
     assert _grind_in(gpu, start, bits, [(0, batches)], monkeypatch) == int(F.to_monty(np.uint64(nonce)))
 
 
@@ -271,6 +273,30 @@ def test_launches_of_a_grind_continue_one_another(gpu, monkeypatch):
     start = DuplexChallenger()
     start.observe_many(rng.integers(0, P, 3, dtype=np.uint64).astype(np.uint32))
     _run_both(gpu, [("grind", 12), ("observe", 2), ("grind", 10), ("grind", 3)], rng, start)
+
+
+def test_pow_groups():
+    """A search's first wave covers 2^(bits + POW_WAVE_SLACK) nonces, within [1, min(POW_GROUPS, batches)]."""
+    batch, slack = device_transcript.POW_BATCH, device_transcript.POW_WAVE_SLACK
+    for bits in range(1, 31):
+        (first, end), *_ = device_transcript.pow_launches(bits)
+        groups = device_transcript.pow_groups(bits, end - first)
+        assert 1 <= groups <= min(device_transcript.POW_GROUPS, end - first)
+        assert groups == device_transcript.POW_GROUPS or groups == end - first or groups == 1 \
+            or groups * batch == 1 << (bits + slack)
+    assert device_transcript.pow_groups(12, 1 << 20) * batch == 1 << (12 + slack) < device_transcript.POW_GROUPS * batch
+
+
+@pytest.mark.parametrize("bits", [5, 7, 9])
+def test_a_small_first_wave_finds_the_smallest_nonce(gpu, bits, monkeypatch):
+    """Grinds whose first wave (a few workgroups) misses (odds about e^-4): later claims find the smallest nonce."""
+    (first, end), = device_transcript.pow_launches(bits)
+    wave = device_transcript.pow_groups(bits, end - first) * device_transcript.POW_BATCH
+    assert wave < (end - first) * device_transcript.POW_BATCH
+    start = _start_with_nonce(bits, lambda n: n >= wave)
+    nonce = _smallest_nonce(start, bits)
+    word = _grind_in(gpu, start, bits, device_transcript.pow_launches(bits), monkeypatch)
+    assert word == int(F.to_monty(np.uint64(nonce)))
 
 
 def test_pow_launches():

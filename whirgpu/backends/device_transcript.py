@@ -12,12 +12,13 @@ other kernel (``flush``). So consecutive transcript steps cost at most one dispa
 a commitment. Bit-exact with ``protocol.transcript.DuplexChallenger`` (the challenger's state layout is in
 ``device_values``).
 
-Proof of work runs on the device challenger: one ``pow_search`` launch per grind (its program included), a fixed grid of ``POW_GROUPS``
-workgroups that claim batches of ``POW_BATCH`` nonces in increasing order and stop past the smallest hit, bounded
-to 2^(bits + POW_COVER_SLACK) nonces (a miss has odds below e^-32) and to ``POW_LAUNCH`` nonces a launch (only a
-grind of more than 23 bits takes several launches, the later ones exiting at their first claim after a hit). A
-search that finds nothing leaves ``NOT_FOUND`` (never a field word) in its witness slot, and the prover then
-proves again with ``full_range`` searches that cover every nonce below P.
+Proof of work runs on the device challenger: one ``pow_search`` launch per grind (its program included), a fixed
+grid of ``pow_groups`` workgroups (a first wave of 2^(bits + POW_WAVE_SLACK) nonces, at most ``POW_GROUPS``) that
+claim batches of ``POW_BATCH`` nonces in increasing order and stop past the smallest hit, bounded to 2^(bits +
+POW_COVER_SLACK) nonces (a miss has odds below e^-32) and to ``POW_LAUNCH`` nonces a launch (only a grind of more
+than 23 bits takes several launches, the later ones exiting at their first claim after a hit). A search that finds
+nothing leaves ``NOT_FOUND`` (never a field word) in its witness slot, and the prover then proves again with
+``full_range`` searches that cover every nonce below P.
 
 The proof region is bound to a program's launch as a window holding just the words its ops and the launch itself
 touch (they are the last few values recorded), so the region may be larger than one binding.
@@ -64,6 +65,10 @@ POW_LAUNCH = 1 << 28  # most nonces per pow_search launch: ~85 ms at 3.2 G permu
 # ~45 us that its transcript launch took, and the search itself runs as fast as without it.
 POW_TAIL = True
 POW_COVER_SLACK = 5  # a grind's launches cover 2^(bits + this) nonces in all
+# A search's first wave (its workgroups' first claims) covers 2^(bits + this) nonces, up to POW_GROUPS workgroups:
+# a miss in it has odds e^-4, and a grind of few bits does not pay a wave of POW_GROUPS * POW_BATCH
+# permutations (at 12 bits, 16 times the nonces it expects to try) before its first hit is known.
+POW_WAVE_SLACK = 2
 NOT_FOUND = 0xFFFFFFFF  # a witness slot whose search found no nonce
 MAX_QUERY_BITS = 20  # bits one sample_bits call of the query sampler draws at most (query_indices.py)
 
@@ -74,6 +79,12 @@ def query_calls(num_queries: int, log_size: int) -> int:
         return num_queries
     per_call = MAX_QUERY_BITS // log_size
     return per_call if per_call >= 2 else 1
+
+
+def pow_groups(bits: int, batches: int) -> int:
+    """Workgroups of a ``pow_search`` launch of ``batches`` nonce batches in a ``bits``-bit grind: enough for a first
+    wave of 2^(bits + POW_WAVE_SLACK) nonces, at most POW_GROUPS and ``batches``, at least one."""
+    return max(1, min(POW_GROUPS, batches, (1 << (bits + POW_WAVE_SLACK)) // POW_BATCH))
 
 
 def pow_launches(bits: int, full_range: bool = False, modulus: int = P) -> list[tuple[int, int]]:
@@ -323,7 +334,7 @@ class DeviceTranscript:
             buffers[-1] = self.round_constants()
         exit_ticket = work.word + 1 + len(launches)
         for i, (first, end) in enumerate(launches):
-            groups = min(POW_GROUPS, end - first)
+            groups = pow_groups(bits, end - first)
             head = [(1 << bits) - 1, work.word, work.word + 1 + i, first, end, exit_ticket, groups, 0]
             self.defer(TailLaunch(kernel, [(buffers, head, groups)]))
             if not POW_TAIL:
