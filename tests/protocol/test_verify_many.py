@@ -141,3 +141,15 @@ def test_cli_verifies_files_as_a_batch(tmp_path, capsys):
     for wrong in (["--processes", "0"], ["--processes", "2", "--backend", "cpu"]):
         assert cli.main(["verify", str(good[0]), str(good[1])] + wrong) == 1
         assert "--processes needs a positive count" in capsys.readouterr().err
+
+
+def test_lockstep_walks_of_a_few_proofs_give_the_same_verdicts(corpus, monkeypatch):
+    """Groups cut into lockstep walks of three proofs (``LOCKSTEP_MAX``), and walks of one proof turned off
+    (``LOCKSTEP_MIN``): the verdicts are those of the whole-batch call and of ``verify`` alone."""
+    from whirgpu.many import batch_verify
+
+    expected = [_verdict_key(v) for v in verify_many(corpus)]
+    monkeypatch.setattr(batch_verify, "LOCKSTEP_MAX", 3)
+    assert [_verdict_key(v) for v in verify_many(corpus)] == expected
+    monkeypatch.setattr(batch_verify, "LOCKSTEP_MIN", 10 ** 9)
+    assert [_verdict_key(v) for v in verify_many(corpus)] == expected

@@ -110,6 +110,7 @@ def _walk(proof, params, min_security, points, values, assume) -> _Walked:
 
 
 LOCKSTEP_MIN = 2  # proofs of one configuration and claim count walked together (fewer: one by one)
+LOCKSTEP_MAX = 256  # at most this many a lockstep walk (its arrays grow with the proofs it walks)
 
 
 def _claims(proof_file: ProofFile) -> int | None:
@@ -123,16 +124,18 @@ def _walk_all(read: list) -> list[_Walked]:
     """Every read proof walked: those of one configuration and claim count together (``lockstep``), the rest, and
     every proof the lockstep walk does not pass, one by one (which names its first failure)."""
     walked: list[_Walked | None] = [r if isinstance(r, _Walked) else None for r in read]
-    groups: list[tuple[ProtocolParameters, int, WhirConfig, list[int]]] = []
+    groups: list[tuple[WhirConfig, int, list[int]]] = []  # one schedule and claim count each
     for i, r in enumerate(read):
         if isinstance(r, _Walked) or (m := _claims(r[0])) is None:
             continue
-        group = next((g for g in groups if g[1] == m and g[0] == r[0].params), None)
+        group = next((g for g in groups if g[1] == m and g[0] == r[1]), None)
         if group is None:
-            groups.append((r[0].params, m, r[1], [i]))
+            groups.append((r[1], m, [i]))
         else:
-            group[3].append(i)
-    for _, _, config, members in groups:
+            group[2].append(i)
+    chunks = [(config, members[at:at + LOCKSTEP_MAX]) for config, _, members in groups
+              for at in range(0, len(members), LOCKSTEP_MAX)]
+    for config, members in chunks:
         if len(members) < LOCKSTEP_MIN:
             continue
         parts, joined = [], []
