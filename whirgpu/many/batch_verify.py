@@ -147,7 +147,10 @@ def _walk_all(read: list) -> list[_Walked]:
                 pass  # walked alone below, which reports it
         if len(joined) < LOCKSTEP_MIN:
             continue
-        passed, openings = walk_lockstep(config, parts)
+        try:
+            passed, openings = walk_lockstep(config, parts)
+        except Exception:  # noqa: BLE001 - never the verdict's source: the group is walked one by one instead
+            continue
         for i, ok, mine in zip(joined, passed, openings):
             if ok:
                 walked[i] = _Walked(mine, None, read[i][0])
