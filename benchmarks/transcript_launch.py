@@ -4,7 +4,8 @@ timestamps on a wgpu adapter (a tuning aid for the device challenger, challenger
 Usage: python3 -m benchmarks.transcript_launch [--mul u64|emulated] [--runs 20] [--json FILE]
 Shapes: ``observe1`` (one observed word, no permutation), ``sample1`` (one observed word and one EF sample: one
 duplex), ``sample5x`` (five of those: five duplexes), ``observe8`` (a full rate: one duplex), ``observe64`` (eight
-duplexes). Per shape, the median GPU time of the launch over ``runs`` proofs' sessions (the first is dropped as
+duplexes), ``samples91`` (one op of 91 base samples: 12 duplexes), ``queries11`` / ``44`` / ``91`` (a round's query draw
+of that many 18-bit indices and its SORT). Per shape, the median GPU time of its launches (summed) over ``runs`` proofs' sessions (the first is dropped as
 warm-up). The difference between shapes is what a duplex costs. Nothing here asserts a time.
 """
 
@@ -16,6 +17,7 @@ import statistics
 
 import numpy as np
 
+from whirgpu.backends.device_transcript import OP_SAMPLE
 from whirgpu.backends.gpu import GpuBackend, challenger_words
 from whirgpu.protocol.transcript import DuplexChallenger
 from whirgpu.runtime.wgpu_rt import WgpuRuntime
@@ -26,6 +28,12 @@ SHAPES = {
     "sample5x": lambda t, v: [(t.observe(v[i]), t.sample_ef()) for i in range(5)],
     "observe8": lambda t, v: t.observe(v[6]),
     "observe64": lambda t, v: t.observe(v[5]),
+    # the query draw of a round (2^22 points folded by 2^4: 18-bit indices, one sample each) and its SORT, against
+    # as many plain samples (the same duplexes, no draw ops, no SORT)
+    "samples91": lambda t, v: (t.observe(v[0]), t._op(OP_SAMPLE, t.session.regions.scratch.take((91,)).word, 91)),
+    "queries11": lambda t, v: (t.observe(v[0]), t.sample_queries(1 << 22, 4, 11)),
+    "queries44": lambda t, v: (t.observe(v[0]), t.sample_queries(1 << 22, 4, 44)),
+    "queries91": lambda t, v: (t.observe(v[0]), t.sample_queries(1 << 22, 4, 91)),
 }
 
 
@@ -53,7 +61,7 @@ def _time_shape(rt: WgpuRuntime, gpu: GpuBackend, shape, runs: int) -> list[floa
         gpu.state.pool.free(regions.proof.buffer, regions.scratch.buffer, regions.points.buffer)
         launch = [ns for label, ns in rt.kernel_times() if label.startswith("transcript")]
         if run and launch:
-            times.extend(launch)
+            times.append(sum(launch))  # a shape of more ops than a program holds takes several launches
     return times
 
 
