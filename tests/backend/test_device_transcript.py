@@ -321,7 +321,8 @@ def test_query_sampler_cases(gpu):
     more queries than the folded domain has points (heavy de-duplication)."""
     rng = np.random.default_rng(7)
     ops = [("queries", 1 << 8, 3, 4), ("queries", 1 << 12, 2, 9), ("queries", 1 << 24, 2, 50), ("queries", 8, 3, 5),
-           ("queries", 1 << 10, 1, 0), ("queries", 16, 0, 64), ("queries", 1 << 14, 0, 200)]
+           ("queries", 1 << 10, 1, 0), ("queries", 16, 0, 64), ("queries", 1 << 14, 0, 200),
+           ("queries", 1 << 12, 2, 300)]  # past the 256 indices SORT stages in workgroup memory (WGSL)
     _run_both(gpu, ops, rng, DuplexChallenger())
 
 

@@ -8,6 +8,11 @@ var<workgroup> ch_distinct: atomic<u32>;
 // DISTINCT's bitmap while it draws (thread 0's; copied to its scratch words when the op is done): a draw's test
 // and mark cost no round trip to device memory. Domains of up to 2^10 points (device_transcript.BITMAP_MAX_LOG).
 var<workgroup> ch_bitmap: array<u32, 32>;
+// SORT's indices and first-occurrence flags while it ranks them (up to CH_SORT_SHARED indices; a larger draw ranks
+// them in device memory): each thread's scans of the draw read workgroup memory, not a storage round trip a word.
+const CH_SORT_SHARED: u32 = 256u;
+var<workgroup> ch_sort_raw: array<u32, 256>;
+var<workgroup> ch_sort_first: array<u32, 256>;
 
 // Step i of a DISTINCT op (one sample, or none when t or L is 0); whether the op is done.
 fn ch_distinct_step(op: vec4<u32>, i: u32) -> bool {
@@ -76,6 +81,42 @@ fn ch_sort_finish(lid: u32, size: u32, b: vec4<u32>, c: vec4<u32>, count: u32) {
     workgroupBarrier();
 }
 
+// ch_sort's ranking with the q <= CH_SORT_SHARED drawn indices staged in workgroup memory (the same result).
+fn ch_sort_shared(lid: u32, size: u32, raw: u32, q: u32, b: vec4<u32>, c: vec4<u32>) {
+    for (var i = lid; i < q; i += size) {
+        ch_sort_raw[i] = scratch_get(raw + i);
+    }
+    workgroupBarrier();
+    for (var i = lid; i < q; i += size) {
+        let v = ch_sort_raw[i];
+        var first = 1u;
+        for (var j = 0u; j < i; j++) {
+            if (ch_sort_raw[j] == v) {
+                first = 0u;
+                break;
+            }
+        }
+        ch_sort_first[i] = first;
+        if (first == 1u) {
+            atomicAdd(&ch_distinct, 1u);
+        }
+    }
+    workgroupBarrier();
+    let count = atomicLoad(&ch_distinct);
+    for (var i = lid; i < q; i += size) {
+        if (ch_sort_first[i] == 1u) {
+            let v = ch_sort_raw[i];
+            var rank = 0u;
+            for (var j = 0u; j < q; j++) {
+                rank += select(0u, 1u, ch_sort_first[j] == 1u && ch_sort_raw[j] < v);
+            }
+            scratch_set(b.x + rank, v);
+            scratch_set(b.w + rank, bb_pow(c.x, v));
+        }
+    }
+    ch_sort_finish(lid, size, b, c, count);
+}
+
 // The SORT at op k, by the `size` threads of the workgroup: each distinct value finds its rank by counting; after
 // a DISTINCT with a bitmap (its third slot's z, w: where, how many words) the bitmap's set bits are the sorted
 // indices, each word's rank the popcount of those before it.
@@ -109,6 +150,10 @@ fn ch_sort(lid: u32, size: u32, k: u32) {
     }
     if (lid == 0u) {
         atomicStore(&ch_distinct, 0u);
+    }
+    if (q <= CH_SORT_SHARED) {
+        ch_sort_shared(lid, size, raw, q, b, c);
+        return;
     }
     workgroupBarrier();
     for (var i = lid; i < q; i += size) {
