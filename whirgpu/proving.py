@@ -100,11 +100,15 @@ class Prover(ProverSurface):
         self._record(prover, input_seconds)
         return ProofFile(self.config.params, statement, proof)
 
-    def prove_many(self, instances, in_flight: int = 2, devices=None, processes: int | None = None):
+    def prove_many(self, instances, in_flight: int = 2, devices=None, processes: int | None = None,
+                   batch: int | None = None):
         """Prove every (evaluations, points) of ``instances`` (any iterable, consumed as the proofs go: a
         generator of tables works) as ``prove`` does, yielding the ``ProofFile``s in order. On a GPU backend up to
         ``in_flight`` proofs are in flight: the host converts, uploads and records proof i + 1 while the device
-        runs proof i, and proof i is read back only then. The bytes are those ``prove`` makes, one by one. A bad
+        runs proof i, and proof i is read back only then. Once a shape has been proved twice, up to ``batch``
+        (default 16; 1: never) proofs in a row run in the same launches on a WebGPU backend, every kernel over
+        all of them (``backends.gpu.instanced``; as many as the device's limits allow). The bytes are those
+        ``prove`` makes, one by one. A bad
         instance raises its ``ConfigError`` when its turn comes (the proofs before it have been yielded).
         Other threads' proofs on this prover wait until the iteration ends (or the generator is closed).
 
@@ -119,9 +123,9 @@ class Prover(ProverSurface):
         one GPU proves more per second than one process can record. The workers start (spawned, opening their
         devices and compiling their kernels: seconds) at the first such call and stay until ``close()``; the
         tables travel to them pickled, so they must be host arrays."""
-        yield from super().prove_many(instances, in_flight, devices, processes)
+        yield from super().prove_many(instances, in_flight, devices, processes, batch)
 
-    def _prove_here(self, instances, in_flight: int):
+    def _prove_here(self, instances, in_flight: int, batch: int):
         n = self.config.num_variables
         backend = self.backend
 
@@ -135,7 +139,7 @@ class Prover(ProverSurface):
                 yield PolynomialSource(words, canonical=True), point_array
 
         prover = MetalWhirProver(self.config, backend)
-        for proof, statement in prover.prove_many_points(sources(), in_flight):
+        for proof, statement in prover.prove_many_points(sources(), in_flight, batch):
             self.last_phase_seconds = dict(prover.timer.seconds)
             yield ProofFile(self.config.params, statement, proof)
 

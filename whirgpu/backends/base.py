@@ -491,6 +491,17 @@ class Backend(ABC):
         that prover's state, not the recording prover's)."""
         return None
 
+    def instances_for(self, key, wanted: int) -> int:
+        """How many proofs of shape ``key`` ``replay_many`` proves in one set of launches, at most ``wanted``;
+        1 (the default): none."""
+        return 1
+
+    def replay_many(self, key, items: list, prover=None):
+        """Prove each (words, points (m, n, 4) Montgomery, inputs or None) of ``items`` as ``replay_proof`` does,
+        all in the same launches: one deferred collect per item, or None (the default) where
+        ``instances_for`` is 1."""
+        return None
+
     def abort_proof(self) -> None:
         """Drop a proof that failed while being built."""
 

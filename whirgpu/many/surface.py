@@ -12,8 +12,9 @@ backend, owned)`` once its backend is chosen):
   enter one.
 - ``stop_workers()``, ``worker_proofs``: the worker processes of ``prove_many(processes=...)``, kept from the
   first such call until ``close()`` (or until the devices, the number of processes or the options change).
-- ``prove_many(instances, in_flight=2, devices=None, processes=None, **options)``: a generator. With neither
-  ``devices`` nor ``processes``, the subclass's ``_prove_here(instances, in_flight, **options)``; else the proofs
+- ``prove_many(instances, in_flight=2, devices=None, processes=None, batch=None, **options)``: a generator. With
+  neither ``devices`` nor ``processes``, the subclass's ``_prove_here(instances, in_flight, batch, **options)``
+  (``batch``: the most proofs of one shape run in the same launches, default ``MANY_INSTANCES``); else the proofs
   made elsewhere, in input order, byte for byte what ``prove`` makes. The subclass says how it is rebuilt on
   another backend: ``_rebuilder(for_processes, options)`` returns a callable ``make(backend=...)`` (picklable
   when ``for_processes``) giving a prover with ``backend``, ``prove(evaluations, points)`` and
@@ -28,6 +29,7 @@ from abc import ABC, abstractmethod
 
 from ..backends.base import Backend
 from ..errors import BackendUnavailable, ConfigError
+from ..protocol.prover import MANY_INSTANCES
 
 
 class ProverSurface(ABC):
@@ -95,12 +97,16 @@ class ProverSurface(ABC):
         """The WebGPU device (a ``wgpu.GPUDevice``) of a wgpu or dawn prover; None on the other backends."""
         return getattr(self.backend, "device", None)
 
-    def prove_many(self, instances, in_flight: int = 2, devices=None, processes: int | None = None, **options):
+    def prove_many(self, instances, in_flight: int = 2, devices=None, processes: int | None = None,
+                   batch: int | None = None, **options):
         """See the module contract; the subclasses document their instances and options."""
         self.backend  # noqa: B018 - a closed prover refuses at the first proof, as prove does
         if processes is None and devices is None:
-            yield from self._prove_here(instances, in_flight, **options)
+            yield from self._prove_here(instances, in_flight, MANY_INSTANCES if batch is None else batch, **options)
             return
+        if batch is not None:
+            raise ConfigError("batch= applies to proofs on this prover's backend; with devices= or processes= each "
+                              f"device or worker batches up to {MANY_INSTANCES} proofs itself")
         options = tuple(sorted(options.items()))
         if processes is not None:
             yield from self._prove_in_processes(instances, in_flight, devices, processes, options)
@@ -109,8 +115,9 @@ class ProverSurface(ABC):
 
     # -- what a subclass says ------------------------------------------------------------------------------------
     @abstractmethod
-    def _prove_here(self, instances, in_flight: int, **options):
-        """The proofs of ``instances`` on this prover's backend, ``in_flight`` at a time, in input order."""
+    def _prove_here(self, instances, in_flight: int, batch: int, **options):
+        """The proofs of ``instances`` on this prover's backend, ``in_flight`` at a time (up to ``batch`` of a
+        shape in the same launches: ``WhirProver.prove_many_points``), in input order."""
 
     @abstractmethod
     def _rebuilder(self, for_processes: bool, options: tuple):

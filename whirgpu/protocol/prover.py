@@ -33,6 +33,9 @@ from .schedule import Schedule
 from .transcript import HostTranscript
 
 
+MANY_INSTANCES = 16  # proofs of one shape prove_many runs in the same launches, at most (the backend may allow fewer)
+
+
 @dataclass
 class PhaseTimer:
     """Wall-clock seconds per prover phase (host view). ``sync``, when set, is called at the end of every phase
@@ -132,19 +135,25 @@ class WhirProver(ABC):
         proof, values = self.prove_retrying(polynomial, points, None)
         return proof, Statement(points, values)
 
-    def prove_many_points(self, sources, in_flight: int = 2):
+    def prove_many_points(self, sources, in_flight: int = 2, instances: int = MANY_INSTANCES):
         """Prove each (``PolynomialSource``, points (m, n, 4) Montgomery) of ``sources`` as ``prove_points`` does,
-        yielding (proof, ``Statement``) in order, with up to ``in_flight`` proofs recorded before the oldest is read
-        back: the host records proof i + 1 (and uploads its table) while the device runs proof i, on a backend
-        that ``overlaps_proofs`` (else one at a time). Byte for byte the proofs ``prove_points`` makes. Holds the
+        yielding (proof, ``Statement``) in order, with up to ``in_flight`` proofs (or batches) recorded before the
+        oldest is read back: the host records proof i + 1 (and uploads its table) while the device runs proof i,
+        on a backend that ``overlaps_proofs`` (else one at a time). Once a shape has a recording, up to
+        ``instances`` proofs of it in a row run in the same launches (``Backend.replay_many``, as many as the
+        backend's ``instances_for`` allows; 1: never). Byte for byte the proofs ``prove_points`` makes. Holds the
         backend's ``proof_lock`` from the first proof to the last (other threads' proofs wait). A source that
-        fails (a bad instance) raises in its turn, after the proofs recorded before it have been yielded."""
+        fails (a bad instance) raises in its turn, after the proofs before it have been yielded."""
         if isinstance(in_flight, bool) or not isinstance(in_flight, int) or in_flight < 1:
             raise ConfigError(f"in_flight must be a positive int, got {in_flight!r:.40}")
+        if isinstance(instances, bool) or not isinstance(instances, int) or instances < 1:
+            raise ConfigError(f"instances must be a positive int, got {instances!r:.40}")
         backend = self.backend
         with backend.proof_lock:
             depth = in_flight if backend.overlaps_proofs else 1
-            pending: deque = deque()
+            pending: deque = deque()  # started groups (one proof, or one instanced run), oldest first
+            waiting: list = []  # (polynomial, points) of one shape, read and not started (a batch being filled)
+            waiting_key = None
             try:
                 source = iter(sources)
                 while True:
@@ -159,24 +168,54 @@ class WhirProver(ABC):
                                 raise ConfigError(f"the polynomial must have 2^{self.config.num_variables} "
                                                   f"evaluations, got shape {polynomial.words.shape}")
                     except Exception:
+                        self._start(waiting, waiting_key, pending)
                         while pending:
-                            yield self._collect(*pending.popleft())
+                            yield from self._collect_group(pending.popleft())
                         raise
                     if item is None:
                         break
-                    self.stats = backend.stats = TransferStats()
-                    pending.append((self._record(polynomial, points, None, backend.end_proof_deferred), polynomial,
-                                    points))
+                    key = self._replay_key(polynomial, points, None) if instances > 1 else None
+                    wanted = backend.instances_for(key, instances) if key is not None else 1
+                    if waiting and (key != waiting_key or wanted < 2):
+                        self._start(waiting, waiting_key, pending)
+                    waiting.append((polynomial, points))
+                    waiting_key = key
+                    if len(waiting) >= wanted:
+                        self._start(waiting, waiting_key, pending)
                     while len(pending) >= depth:
-                        yield self._collect(*pending.popleft())
+                        yield from self._collect_group(pending.popleft())
+                self._start(waiting, waiting_key, pending)
                 while pending:
-                    yield self._collect(*pending.popleft())
+                    yield from self._collect_group(pending.popleft())
             finally:
-                for collect, _, _ in pending:  # abandoned or failed: read the rest back so their memory returns
-                    try:
-                        collect()
-                    except Exception:  # noqa: BLE001 - their results are dropped with them
-                        pass
+                for group in pending:  # abandoned or failed: read the rest back so their memory returns
+                    for collect, _, _ in group:
+                        try:
+                            collect()
+                        except Exception:  # noqa: BLE001 - their results are dropped with them
+                            pass
+
+    def _start(self, waiting: list, key, pending: deque) -> None:
+        """Start the proofs of ``waiting`` (then emptied): one instanced run where the backend takes them
+        together, else one by one; each start appends its group to ``pending``."""
+        backend = self.backend
+        items, waiting[:] = list(waiting), []
+        self.stats = backend.stats = TransferStats()
+        if len(items) > 1:
+            extra = self._replay_inputs()
+            with self.timer.phase("replay"):
+                collects = backend.replay_many(key, [(p.words, pts, extra) for p, pts in items], self)
+            if collects is not None:
+                pending.append([(c, p, pts) for c, (p, pts) in zip(collects, items)])
+                return
+        for polynomial, points in items:
+            self.stats = backend.stats = TransferStats()
+            pending.append([(self._record(polynomial, points, None, backend.end_proof_deferred), polynomial,
+                             points)])
+
+    def _collect_group(self, group: list):
+        for collect, polynomial, points in group:
+            yield self._collect(collect, polynomial, points)
 
     def _collect(self, collect, polynomial: PolynomialSource, points: np.ndarray):
         try:

@@ -206,6 +206,12 @@ class Runtime(ABC):
     def batch(self) -> Batch:
         """A new batch of launches."""
 
+    instances = False  # whether recorded batches run instanced launches (``kernels.instancing``; WebGPU only)
+
+    def instanced_kernel(self, kernel) -> Any:
+        """The instanced variant of ``kernel`` (``kernels.instancing``), where ``instances`` is True."""
+        raise NotImplementedError(f"{type(self).__name__} runs no instanced launches")
+
     def recorded_batch(self, launches: list):
         """``launches`` (``runtime.program`` ``Dispatch`` / ``Copy`` steps) as a batch to submit again and again
         (``submit``, ``close``; ``prime``: encode the next submission ahead where the runtime can, so that

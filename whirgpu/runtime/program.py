@@ -4,8 +4,11 @@ Steps, in the order the device sees them:
 - ``Write(buffer, offset, data, source)``: host -> device words; ``data`` the words written, or None with
   ``source`` naming the program *input* they come from (``("table", start, stop)``, ``("points",)``,
   ``("root",)``, ``("stack:T", start, stop)``), supplied anew at each execution.
-- ``Dispatch(kernel, bindings, params, groups)``: a kernel over ``groups`` workgroups, ``bindings`` the
-  ``RtBuffer`` / ``RtView`` of slots 0.., ``params`` uint32 words (or None) at the next slot (``runtime.base``).
+- ``Dispatch(kernel, bindings, params, groups, instances=1, strides=None)``: a kernel over ``groups`` workgroups,
+  ``bindings`` the ``RtBuffer`` / ``RtView`` of slots 0.., ``params`` uint32 words (or None) at the next slot
+  (``runtime.base``); an instanced launch (``kernels.instancing``: ``kernel`` is an instanced variant) repeats the
+  grid for ``instances`` instances, ``strides`` (one uint32 per slot: bytes between instances) bound at
+  ``STRIDE_BINDING``.
 - ``Copy(src, src_offset, dst, dst_offset, nbytes)``: a device-side copy.
 - ``Submit()``: the launches since the last ``Submit`` go to the device as one submission (one encoder /
   command buffer); writes before it precede them.
@@ -44,15 +47,20 @@ class Write:
 
 @dataclass(frozen=True, eq=False)
 class Dispatch:
-    """A kernel launch over ``groups`` workgroups (2-D when the device needs it; ``runtime.base``)."""
+    """A kernel launch over ``groups`` workgroups (2-D when the device needs it; ``runtime.base``), times
+    ``instances`` with ``strides`` (module docstring; only a ``recorded_batch`` runs those)."""
 
     kernel: Any
     bindings: tuple
     params: np.ndarray | None
     groups: int
+    instances: int = 1
+    strides: np.ndarray | None = None
 
     def issue(self, batch) -> None:
         """Record this launch into ``batch`` (a ``runtime.base.Batch``)."""
+        if self.instances != 1 or self.strides is not None:
+            raise ValueError("an instanced launch runs only in a recorded batch")
         batch.dispatch(self.kernel, list(self.bindings), self.params, self.groups)
 
 
@@ -102,7 +110,8 @@ def repoint_launch(launch: Launch, remap: dict[int, RtBuffer]) -> Launch:
 
     if isinstance(launch, Copy):
         return Copy(buffer(launch.src), launch.src_offset, buffer(launch.dst), launch.dst_offset, launch.nbytes)
-    return Dispatch(launch.kernel, tuple(buffer(b) for b in launch.bindings), launch.params, launch.groups)
+    return Dispatch(launch.kernel, tuple(buffer(b) for b in launch.bindings), launch.params, launch.groups,
+                    launch.instances, launch.strides)
 
 
 @dataclass

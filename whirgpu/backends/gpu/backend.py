@@ -223,6 +223,12 @@ class GpuBackend(Backend):
     def replay_proof(self, key, words, points, deferred: bool, inputs: dict | None = None, prover=None):
         return self.replay.replay_proof(key, words, points, deferred, inputs, prover)
 
+    def instances_for(self, key, wanted: int) -> int:
+        return self.replay.instances_for(key, wanted)
+
+    def replay_many(self, key, items: list, prover=None):
+        return self.replay.replay_many(key, items, prover)
+
     def expand_point(self, z, num_variables: int):
         return self.proofs.expand_point(z, num_variables)
 

@@ -41,6 +41,7 @@ from ..base import PowRangeExceeded, non_canonical
 from ..device_transcript import NOT_FOUND
 from ..device_values import resolve_value
 from ..program_key import ProgramKey
+from . import instanced
 from .pool import DevicePool
 
 MAX_PROGRAMS = 8  # shapes whose recordings are kept (each pins its region sets: a few hundred KB)
@@ -128,6 +129,8 @@ class LaunchProgram:
         self.pooled = [b for b in self.program.buffers() if id(b) in free_now]
         # the storage of the proof's outputs its caller keeps (``end_proof(outputs=)``): a replay claims it again
         self.held = list(held)
+        self.instanced: dict[int, Any] = {}  # instances -> instanced.InstancedProgram (prove_many's batches)
+        self.instance_limit: int | None = None  # how many instances one launch takes (None: not asked yet)
 
     def buffers_free(self, pool: DevicePool, free_now: set | None = None) -> bool:
         """Whether every pooled buffer the launches use, and the outputs' storage, is free in ``pool`` (else the
@@ -182,6 +185,9 @@ class LaunchProgram:
         for region_set in list(self.sets):
             if not region_set.busy:
                 self._free(pool, region_set)
+        for many in self.instanced.values():
+            many.close()
+        self.instanced.clear()
 
     def _free(self, pool: DevicePool, region_set: _RegionSet) -> None:
         if region_set in self.sets:
@@ -280,6 +286,35 @@ class Replays:
         for drop in self.on_close:
             drop()
         self.on_close.clear()
+
+    def instances_for(self, key, wanted: int) -> int:
+        """How many proofs of ``key``'s recording ``replay_many`` runs in one set of launches (at most
+        ``wanted``); 1 where it runs none (no recording, replay off, a runtime without instanced launches, a
+        proof whose outputs its caller keeps)."""
+        program = self.programs.get(self.full_key(key)) if key is not None and self.replayable() else None
+        if program is None or program.held or not self.state.rt.instances:
+            return 1
+        return max(1, instanced.limit(program, self.state, wanted))
+
+    def replay_many(self, key, items: list, prover=None):
+        """Prove every (words, points, inputs) of ``items`` (at most ``instances_for``; ``inputs`` a dict or
+        None) in one instanced run of ``key``'s recording (``instanced``): a list of deferred collects, one per
+        item, each giving what ``replay_proof`` does; None where ``instances_for`` would say 1."""
+        if self.instances_for(key, len(items)) < len(items) or len(items) < 2:
+            return None
+        state = self.state
+        program = self.programs[self.full_key(key)]
+        self.programs.move_to_end(self.full_key(key))
+        if not state.building.acquire(blocking=False):
+            raise ProverBusy(f"replay_many: a proof is already being built on this {state.rt.name} backend")
+        try:
+            state.layout = program.layout
+            collects = instanced.replay(program, state, items, prover, _replayed_result)
+        finally:
+            state.building.release()
+        self.replays += len(items)
+        self.last_program = program
+        return collects
 
     def replay_proof(self, key, words: np.ndarray | None, points: np.ndarray, deferred: bool,
                      inputs: dict | None = None, prover=None):

@@ -138,20 +138,20 @@ class P3Prover(ProverSurface):
         return P3ProofDocument(n, self.params, self.field, proved, points is not None, seed, self.last_phase_seconds)
 
     def prove_many(self, instances, in_flight: int = 2, devices=None, processes: int | None = None,
-                   num_openings: int = 1):
+                   num_openings: int = 1, batch: int | None = None):
         """Prove every (evaluations, points) of ``instances`` (any iterable, consumed as the proofs go) as ``prove``
         does, yielding the ``P3ProofDocument``s in order: ``points`` None draws ``num_openings`` points from the
         transcript (``prove(evaluations, num_openings)``), an (E, n, 4) array prescribes them
         (``prove(evaluations, points=points)``). The documents are those ``prove`` makes one by one, byte for
-        byte. ``in_flight``, ``devices`` and ``processes`` as ``Prover.prove_many`` takes them: proofs in flight on
+        byte. ``in_flight``, ``devices``, ``processes`` and ``batch`` as ``Prover.prove_many`` takes them: proofs in flight on
         a GPU backend, instance i on device i mod D (``"all"`` adapters or a list of backends), or that many worker
         processes per device, started at the first such call and kept until ``close()`` (tables travel to them as
         host arrays; the call must run under ``if __name__ == "__main__":`` in a script). A bad instance raises its
         ``ConfigError`` in its turn, after the documents before it."""
         num_openings = check_openings(num_openings, "num_openings")
-        yield from super().prove_many(instances, in_flight, devices, processes, num_openings=num_openings)
+        yield from super().prove_many(instances, in_flight, devices, processes, batch, num_openings=num_openings)
 
-    def _prove_here(self, instances, in_flight: int, num_openings: int):
+    def _prove_here(self, instances, in_flight: int, batch: int, num_openings: int):
         n, field = self.num_variables, self.field
 
         def sources():
@@ -163,7 +163,7 @@ class P3Prover(ProverSurface):
                     yield words, 0, _canonical_points(points, n, field)
 
         prover = P3WhirProver(self.config, field, self.backend)
-        for proved, prescribed in prover.prove_many_p3(sources(), in_flight):
+        for proved, prescribed in prover.prove_many_p3(sources(), in_flight, batch):
             self.last_phase_seconds = dict(prover.timer.seconds)
             yield P3ProofDocument(n, self.params, field, proved, prescribed, None, self.last_phase_seconds)
 

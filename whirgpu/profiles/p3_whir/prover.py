@@ -40,7 +40,7 @@ from .proof import WhirProof as P3WhirProof
 from .verifier import p3_challenger
 from ...protocol.proof import WhirProof
 from ...protocol.proof_shape import proof_shape
-from ...protocol.prover import PolynomialSource, WhirProver
+from ...protocol.prover import MANY_INSTANCES, PolynomialSource, WhirProver
 from ...protocol.query_indices import distinct_query_indices
 from ...protocol.transcript import HostTranscript
 
@@ -91,7 +91,7 @@ class P3WhirProver(WhirProver):
         (commitment, proof, drawn), _ = self.prove_retrying(source, points, None)
         return P3Proved(commitment, proof, drawn if source.drawn else points)
 
-    def prove_many_p3(self, instances, in_flight: int = 2):
+    def prove_many_p3(self, instances, in_flight: int = 2, batch: int = MANY_INSTANCES):
         """Prove each (evaluations, num_openings, points) of ``instances`` as ``prove_p3(..., canonical=True)``
         does, yielding (``P3Proved``, whether its points were prescribed) in order with up to ``in_flight`` proofs in flight
         (``WhirProver.prove_many_points``: the same bytes); a bad instance raises its ``ConfigError`` in its turn,
@@ -100,7 +100,7 @@ class P3WhirProver(WhirProver):
             for evaluations, num_openings, points in instances:
                 yield self._source(evaluations, num_openings, points, True)
 
-        for (commitment, proof, drawn), statement in self.prove_many_points(sources(), in_flight):
+        for (commitment, proof, drawn), statement in self.prove_many_points(sources(), in_flight, batch):
             prescribed = statement.points.shape[0] > 0  # drawn openings prove with no statement points
             yield P3Proved(commitment, proof, statement.points if prescribed else drawn), prescribed
 

@@ -164,6 +164,8 @@ class DawnRuntime(WgpuRuntime):
     """``WgpuRuntime`` on Dawn (``wgpudawn``): Tint compiles the same WGSL that browsers run. Dawn offers no
     shader-int64, so the multiply is always the emulated one; its resolved timestamps are nanoseconds."""
 
+    checks_aliasing = True  # refuses a launch whose writable binding overlaps another in the same buffer
+
     name = "dawn"
 
     def _request_device(self, features: list[str]):

@@ -33,24 +33,29 @@ class CopyStep:
 
 @dataclass(frozen=True)
 class DispatchStep:
-    """An encoded dispatch: the pipeline, its bind group (params included), the (x, y) grid and the label."""
+    """An encoded dispatch: the pipeline, its bind group (params included), the (x, y) grid, the label and the
+    instances (the grid's z)."""
 
     pipeline: Any
     bind_group: Any
     gx: int
     gy: int
     label: str
+    gz: int = 1
 
 
 @dataclass(frozen=True)
 class PendingDispatch:
     """A dispatch before encoding: the kernel (possibly still compiling), its bindings as (buffer, offset,
-    bytes) ranges, its row in a params table (None: no params) and its (x, y) grid."""
+    bytes) ranges, its row in a params table (None: no params) and its (x, y) grid; an instanced one's
+    instances and the row of its strides."""
 
     kernel: Any
     bindings: tuple
     params_slot: int | None
     grid: tuple[int, int]
+    instances: int = 1
+    strides_slot: int | None = None
 
 
 def encode(rt, steps: list) -> None:
@@ -93,13 +98,13 @@ def command_buffer(rt, steps: list):
                 native.set_pipeline(handle, native.handle(step.pipeline))
                 current = step.pipeline
             native.set_bind_group(handle, 0, native.handle(step.bind_group), 0, native.null)
-            native.dispatch(handle, step.gx, step.gy, 1)
+            native.dispatch(handle, step.gx, step.gy, step.gz)
             continue
         if step.pipeline is not current:
             cpass.set_pipeline(step.pipeline)
             current = step.pipeline
         cpass.set_bind_group(0, step.bind_group)
-        cpass.dispatch_workgroups(step.gx, step.gy, 1)
+        cpass.dispatch_workgroups(step.gx, step.gy, step.gz)
     if cpass is not None:
         cpass.end()
     if timing is not None:
@@ -115,8 +120,9 @@ class RecordedBatch:
 
     def __init__(self, rt, launches: list):
         self.rt = rt
-        rows = [launch.params for launch in launches if not isinstance(launch, Copy) and launch.params is not None]
-        table = np.zeros((max(1, len(rows)), PARAMS_WORDS), np.uint32)
+        dispatches = [launch for launch in launches if not isinstance(launch, Copy)]
+        rows = sum((launch.params is not None) + (launch.strides is not None) for launch in dispatches)
+        table = np.zeros((max(1, rows), PARAMS_WORDS), np.uint32)
         self.ops: list = []
         slot = 0
         for launch in launches:
@@ -124,12 +130,16 @@ class RecordedBatch:
                 self.ops.append(CopyStep(launch.src.handle, launch.src_offset, launch.dst.handle, launch.dst_offset,
                                          launch.nbytes))
                 continue
-            at = None
+            at = strides_at = None
             if launch.params is not None:
                 table[slot, :launch.params.size] = launch.params
                 at, slot = slot, slot + 1
+            if launch.strides is not None:
+                table[slot, :launch.strides.size] = launch.strides
+                strides_at, slot = slot, slot + 1
             self.ops.append(PendingDispatch(launch.kernel, tuple(binding_range(b) for b in launch.bindings), at,
-                                            grid_for(launch.groups, rt.max_groups_per_dim)))
+                                            grid_for(launch.groups, rt.max_groups_per_dim), launch.instances,
+                                            strides_at))
         usage = rt.wgpu.BufferUsage
         self.params = rt.device.create_buffer(size=table.nbytes, usage=usage.UNIFORM | usage.COPY_DST)
         rt.device.queue.write_buffer(self.params, 0, table)
@@ -144,9 +154,10 @@ class RecordedBatch:
                 continue
             pipeline, layout, label = op.kernel.resolve()
             params_at = None if op.params_slot is None else (self.params, op.params_slot * PARAMS_SLOT_BYTES)
+            strides_at = None if op.strides_slot is None else (self.params, op.strides_slot * PARAMS_SLOT_BYTES)
             gx, gy = op.grid
-            steps.append(DispatchStep(pipeline, self.rt.new_bind_group(layout, op.bindings, params_at), gx, gy,
-                                      label))
+            steps.append(DispatchStep(pipeline, self.rt.new_bind_group(layout, op.bindings, params_at, strides_at),
+                                      gx, gy, label, op.instances))
         return steps
 
     def prime(self) -> None:

@@ -12,7 +12,8 @@ import numpy as np
 
 from ... import activity
 from ...errors import BackendUnavailable, ShaderCompileError
-from ...kernels.compose import compose, map_diagnostic
+from ...kernels.compose import ComposedSource, compose, map_diagnostic
+from ...kernels.instancing import STRIDE_BINDING, STRIDE_VEC4S, instanced_wgsl
 from ...kernels.registry import spec
 from ...devices.limits import StorageMode
 from ..base import PARAMS_WORDS, Batch, RtBuffer, binding_range, check_binding_sizes, grid_for
@@ -157,13 +158,18 @@ class _Kernel:
     """A pipeline whose compilation has started: ``resolve()`` waits for it and returns (pipeline, bind group
     layout, label), raising ShaderCompileError (with the composed source's file:line) if it failed."""
 
-    def __init__(self, rt, stem: str, label: str, source, entry: str, overrides: dict[str, int]):
+    def __init__(self, rt, stem: str, label: str, source, entry: str, overrides: dict[str, int], request: tuple):
         self._rt = weakref.ref(rt)  # the runtime caches its kernels: no cycle through them
+        self.request = request  # kernel_async's (stem, entry, constants, field, instanced)
         self.stem = stem
         self.label = label
         self._source = source
         self._done = None
         self._wait = rt._compile(source.text, entry, overrides)
+
+    def source_text(self) -> str:
+        """The composed WGSL it compiles (``instancing.layout_of`` reads its bindings)."""
+        return self._source.text
 
     def resolve(self):
         if self._done is None:
@@ -233,15 +239,26 @@ class Pipelines:
         self._bind_groups[key] = hit  # re-inserted last: the dict's order is least recently used first
         return hit[0]
 
-    def new_bind_group(self, layout, bindings: tuple[tuple[RtBuffer, int, int], ...], params_at):
-        """A new bind group: ``bindings`` at slots 0.., the params slot ``params_at`` (buffer, offset) after them."""
+    def new_bind_group(self, layout, bindings: tuple[tuple[RtBuffer, int, int], ...], params_at, strides_at=None):
+        """A new bind group: ``bindings`` at slots 0.., the params slot ``params_at`` (buffer, offset) after them,
+        an instanced kernel's strides ``strides_at`` (buffer, offset) at ``instancing.STRIDE_BINDING``."""
         check_binding_sizes(bindings, self.max_binding_bytes, self.adapter.summary)
         entries = [{"binding": i, "resource": {"buffer": b.handle, "offset": off, "size": n}}
                    for i, (b, off, n) in enumerate(bindings)]
         if params_at is not None:
             entries.append({"binding": len(bindings), "resource": {
                 "buffer": params_at[0], "offset": params_at[1], "size": PARAMS_SLOT_BYTES}})
+        if strides_at is not None:
+            entries.append({"binding": STRIDE_BINDING, "resource": {
+                "buffer": strides_at[0], "offset": strides_at[1], "size": 16 * STRIDE_VEC4S}})
         return self.device.create_bind_group(layout=layout, entries=entries)
+
+    instances = True
+
+    def instanced_kernel(self, kernel):
+        """The instanced variant of ``kernel`` (one of this runtime's), compilation started."""
+        stem, entry, constants, field, _ = kernel.request
+        return self.kernel_async(stem, entry, constants, field, instanced=True)
 
     def recorded_batch(self, launches: list) -> RecordedBatch:
         """``launches`` (a program's ``Dispatch`` / ``Copy`` steps, ``Runtime.recorded_batch``) as a batch that
@@ -257,20 +274,26 @@ class Pipelines:
         return compiled
 
     def kernel_async(self, stem: str, entry: str | None = None, constants: dict[str, int] | None = None,
-                     field: str = "babybear"):
+                     field: str = "babybear", instanced: bool = False):
         """The kernel, its compilation started and not waited for (``_Kernel``): batches take it as it is and
         wait for it only when they are submitted, so the pipelines a proof records compile side by side while
-        the host goes on encoding. Compile errors raise at ``resolve`` (at the latest, at submission)."""
-        key = (stem, entry, tuple(sorted((constants or {}).items())), field)
+        the host goes on encoding. Compile errors raise at ``resolve`` (at the latest, at submission).
+        ``instanced``: its ``kernels.instancing`` variant (one launch over several instances)."""
+        key = (stem, entry, tuple(sorted((constants or {}).items())), field) + ((True,) if instanced else ())
         cached = self._kernels.get(key)
         if cached is not None:
             return cached
         source = compose("wgsl", stem, (("bb_mul", self.mul),), field)
+        if instanced:
+            text = instanced_wgsl(source.text)
+            extra = text.count("\n") - source.text.count("\n")
+            source = ComposedSource(text, source.line_map + tuple(("<instancing>", i + 1) for i in range(extra)))
         kernel_spec = spec(stem)
         kernel_spec.constant_values(constants)  # rejects names the stem does not have
         overrides = {str(kernel_spec.constants[name][0]): int(v) for name, v in (constants or {}).items()}
         label = stem if entry is None or entry == stem else f"{stem}.{entry}"
-        compiled = _Kernel(self, stem, label, source, entry or stem, overrides)
+        compiled = _Kernel(self, stem, label, source, entry or stem, overrides,
+                           (stem, entry, dict(constants or {}), field, instanced))
         self._kernels[key] = compiled
         return compiled
 
