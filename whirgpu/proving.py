@@ -107,7 +107,8 @@ class Prover(ProverSurface):
         ``in_flight`` proofs are in flight: the host converts, uploads and records proof i + 1 while the device
         runs proof i, and proof i is read back only then. Once a shape has been proved twice, up to ``batch``
         (default 16; 1: never) proofs in a row run in the same launches on a WebGPU backend, every kernel over
-        all of them (``backends.gpu.instanced``; as many as the device's limits allow). The bytes are those
+        all of them (``backends.gpu.instanced``; as many as the device's limits allow); a batch starts once full
+        (or at the end of ``instances``), so ``batch=1`` suits a slow stream. The bytes are those
         ``prove`` makes, one by one. A bad
         instance raises its ``ConfigError`` when its turn comes (the proofs before it have been yielded).
         Other threads' proofs on this prover wait until the iteration ends (or the generator is closed).

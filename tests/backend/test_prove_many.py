@@ -1,6 +1,8 @@
 """``Prover.prove_many``: proofs in flight (the next one recorded while the device runs the last) are byte for byte
 the proofs ``prove`` makes one by one, on every runtime and on the cpu backend; a bad instance is a ConfigError in
-its turn after the good ones before it; an abandoned iteration lets other threads prove again."""
+its turn after the good ones before it; an abandoned iteration lets other threads prove again. These take
+``batch=1`` (each proof in launches of its own, the subject here); batches of proofs in the same launches are
+tests/backend/test_instanced.py's."""
 
 from __future__ import annotations
 
@@ -26,7 +28,7 @@ def _one_by_one(prover) -> list[bytes]:
 def test_in_flight_proofs_equal_one_by_one(gpu_runtime, in_flight):
     prover = Prover(PARAMS, backend=GpuBackend(gpu_runtime))
     expected = _one_by_one(prover)
-    assert [dump(p, "binary") for p in prover.prove_many(iter(INSTANCES), in_flight)] == expected
+    assert [dump(p, "binary") for p in prover.prove_many(iter(INSTANCES), in_flight, batch=1)] == expected
     assert _one_by_one(prover) == expected  # the backend is left as it was
 
 
@@ -42,7 +44,7 @@ def test_a_bad_instance_fails_in_its_turn(gpu_runtime):
     bad = (INSTANCES[0][0][:100], INSTANCES[0][1])
     got = []
     with pytest.raises(ConfigError, match="2\\^10 = 1024 entries"):
-        for proof in prover.prove_many([INSTANCES[0], INSTANCES[1], bad, INSTANCES[2]]):
+        for proof in prover.prove_many([INSTANCES[0], INSTANCES[1], bad, INSTANCES[2]], batch=1):
             got.append(dump(proof, "binary"))
     assert got == good
     with pytest.raises(ConfigError, match="in_flight"):
@@ -53,7 +55,7 @@ def test_a_bad_instance_fails_in_its_turn(gpu_runtime):
 def test_an_abandoned_iteration_frees_the_prover(gpu_runtime):
     prover = Prover(PARAMS, backend=GpuBackend(gpu_runtime))
     expected = _one_by_one(prover)
-    many = prover.prove_many(INSTANCES)
+    many = prover.prove_many(INSTANCES, batch=1)
     assert dump(next(many), "binary") == expected[0]
     many.close()  # a proof still in flight is read back and dropped
     done = []

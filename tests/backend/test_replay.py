@@ -81,7 +81,7 @@ def test_replays_in_flight_read_back_their_own_regions(gpu_runtime, in_flight):
     backend = GpuBackend(gpu_runtime)
     prover = Prover(params, backend=backend)
     expected = _expected(params, instances)
-    got = [dump(p, "binary") for p in prover.prove_many(instances * 3, in_flight)]
+    got = [dump(p, "binary") for p in prover.prove_many(instances * 3, in_flight, batch=1)]
     assert got == expected * 3
     program, = backend.replay.programs.values()
     assert backend.replays >= 6 and len(program.sets) <= in_flight
@@ -135,7 +135,7 @@ def test_programs_are_bounded_and_give_their_regions_back(monkeypatch):
         for _ in range(3):
             prover.prove(table, points)
     program, = backend.replay.programs.values()  # the two-point shape's; the first shape's was dropped
-    assert len(list(prover.prove_many([(table, two)] * 4, in_flight=3))) == 4  # more region sets
+    assert len(list(prover.prove_many([(table, two)] * 4, in_flight=3, batch=1))) == 4  # more region sets
     assert len(program.sets) >= 2
     first_regions = {id(b) for b in program.recorded}
     pooled = {id(b) for free in backend.state.pool.free_lists.values() for b in free}

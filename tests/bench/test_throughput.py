@@ -40,7 +40,7 @@ def test_windowed_throughput_end_to_end(tmp_path, capsys):
     assert code == 0, err
     (row,) = json.loads(out_json.read_text())
     assert row["window_s"] == 0.3 and row["identical"]
-    assert set(row["windows"]) == {"one by one", "prove_many", "processes"}
+    assert set(row["windows"]) == {"one by one", "prove_many batch=1", "prove_many", "processes"}
     assert all(len(rates) == 2 and min(rates) > 0 for rates in row["windows"].values())
     (device, (proofs, workers)), = row["landed"].items()
     assert device.startswith("cpu") and workers == 1 and proofs > 0

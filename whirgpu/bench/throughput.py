@@ -13,7 +13,9 @@ proof each before the clock starts; with ``--devices all`` on every adapter).
 With ``--window SECONDS`` each run is timed in windows instead of over the COUNT: the instances are proved round
 and round, one untimed window first (the device's clocks come up, caches fill), then ``--windows N`` windows of
 that length, each reported as proofs/s (a row's figure is their median); every proof is checked against the
-one-by-one bytes of its instance. The processes run also says where its proofs were made: per device the worker
+one-by-one bytes of its instance. A windowed run also times ``prove_many(batch=1)`` (proofs in flight, each in
+launches of its own), listed with the windows, against ``prove_many``'s default batches of one shape in the same
+launches. The processes run also says where its proofs were made: per device the worker
 processes opened, the proofs and the workers that made them.
 """
 
@@ -158,6 +160,7 @@ def _measure_windows(point: GridPoint, name: str, prover: Prover, instances: lis
     """``measure`` in windows (module docstring): one by one, prove_many, every device, worker processes."""
     single = [dump(prover.prove(*instance), "binary") for instance in instances]
     runs = {"one by one": lambda: (prover.prove(*i) for i in itertools.cycle(instances)),
+            "prove_many batch=1": lambda: prover.prove_many(itertools.cycle(instances), batch=1),
             "prove_many": lambda: prover.prove_many(itertools.cycle(instances))}
     backends = []
     if all_devices:

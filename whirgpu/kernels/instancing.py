@@ -1,4 +1,5 @@
 """Instanced WGSL: one launch over K independent copies of a kernel's data (``prove_many``'s instanced replays).
+The WebGPU runtime compiles every kernel so rewritten; a launch whose strides are all zero is one instance.
 
 ``instanced_wgsl(text)`` rewrites a composed WGSL kernel so that workgroup (x, y, z) works on instance z: every
 access ``name[i]`` to a runtime-sized storage array becomes ``name[_io_name + (i)]``, where ``_io_name`` is the
@@ -47,8 +48,8 @@ class InstancedLayout:
 
 
 def layout_of(text: str) -> InstancedLayout:
-    """The binding slots of a composed WGSL kernel (``InstancedLayout``)."""
-    if any(int(m.group(1)) >= MAX_SLOTS for m in _UNIFORM.finditer(text)):
+    """The binding slots of a composed WGSL kernel, rewritten or not (``InstancedLayout``)."""
+    if any(MAX_SLOTS <= int(m.group(1)) != STRIDE_BINDING for m in _UNIFORM.finditer(text)):
         raise InstancingError(f"a uniform binding past slot {MAX_SLOTS - 1}")
     writable, fixed = set(), set()
     for m in _STORAGE.finditer(text):

@@ -3,8 +3,8 @@
 A ``LaunchProgram`` (``replay``) is one proof's launches. ``InstancedProgram(program, state, K)`` is the same
 program over K instances: every buffer the program writes (a host write, a copy's destination, a ``read_write``
 binding of some kernel, the proof, scratch and points regions) becomes K copies side by side, ``stride`` bytes
-apart, and every dispatch runs the kernel's ``kernels.instancing`` variant over a grid of K layers, layer k on
-copy k (its strides bound with it). Where one launch would bind overlapping ranges of a buffer, one of them
+apart, and every dispatch runs its kernel (compiled ``kernels.instancing``-rewritten) over a grid of K layers,
+layer k on copy k (its strides bound with it). Where one launch would bind overlapping ranges of a buffer, one of them
 writable, on a runtime that checks that (Dawn: Merkle levels written in place), it runs once per instance on
 that instance's windows instead. Buffers the program only reads (twiddles, round constants) are copied once
 and shared. Host writes and copies are made once per instance. The proof regions of all K instances are read
@@ -13,8 +13,8 @@ are byte for byte those of K replays.
 
 Contracts: ``K`` >= 1. Built once per (shape, K) and kept with its ``LaunchProgram`` (``instanced``), closed with
 it. Every buffer is the instanced program's own (initialised, at build, to the recorded buffer's words: counters
-and tickets kernels leave at zero stay so), so an instanced run never waits for the pool. Two *run sets* (their
-own proof, scratch and points copies) let a batch be recorded while the one before runs. ``run(items)`` takes
+and tickets kernels leave at zero stay so), so an instanced run never waits for the pool. A *run set* per batch
+in flight (its own proof, scratch and points copies) lets a batch be written while the one before runs. ``run(items)`` takes
 K (words, points, inputs) triples and returns a ``collect()`` giving K results, or raises before any launch.
 """
 

@@ -139,10 +139,11 @@ class P3WhirProver(WhirProver):
         return super()._record(polynomial, points, values, finish)
 
     def _replay_key(self, polynomial, points, values):
-        """The base key with what else fixes this profile's launches: the field and the drawn openings."""
+        """The base key with what else fixes this profile's launches: the field and the drawn openings (the
+        source's own, where ``prove_many_points`` asks before ``_record`` has set them)."""
         key = super()._replay_key(polynomial, points, values)
-        return None if key is None else key.with_fields(field=self.field.name,
-                                                        drawn_openings=int(self._transcript_points))
+        drawn = polynomial.drawn if isinstance(polynomial, OpeningSource) else self._transcript_points
+        return None if key is None else key.with_fields(field=self.field.name, drawn_openings=int(drawn))
 
     def new_transcript(self) -> HostTranscript:
         return HostTranscript(p3_challenger(self.config, self.field), query_sampler=distinct_query_indices)

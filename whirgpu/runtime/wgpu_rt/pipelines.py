@@ -158,9 +158,8 @@ class _Kernel:
     """A pipeline whose compilation has started: ``resolve()`` waits for it and returns (pipeline, bind group
     layout, label), raising ShaderCompileError (with the composed source's file:line) if it failed."""
 
-    def __init__(self, rt, stem: str, label: str, source, entry: str, overrides: dict[str, int], request: tuple):
+    def __init__(self, rt, stem: str, label: str, source, entry: str, overrides: dict[str, int]):
         self._rt = weakref.ref(rt)  # the runtime caches its kernels: no cycle through them
-        self.request = request  # kernel_async's (stem, entry, constants, field, instanced)
         self.stem = stem
         self.label = label
         self._source = source
@@ -196,15 +195,18 @@ class Pipelines:
         self._kernels: dict[tuple, Any] = {}
         self._bind_groups: dict[tuple, tuple[Any, tuple]] = {}
         self._params = None
+        self._strides = None  # zeros: the strides of every one-instance launch (``_zero_strides``)
         self._params_host: np.ndarray | None = None  # the batches' params table, between recordings
         self.profiler: KernelProfiler | None = None
         self.native_calls = self.native_pass()  # a pass's dispatches as direct C calls (encode.py)
 
     def close_pipelines(self) -> None:
         """Drop the kernels and bind groups and destroy the params buffer."""
-        if self._params is not None:
-            self._params.destroy()
+        for buffer in (self._params, self._strides):
+            if buffer is not None:
+                buffer.destroy()
         self._kernels, self._bind_groups, self._params, self.profiler = {}, {}, None, None
+        self._strides = None
         self.native_calls = None
 
     # -- profiling ---------------------------------------------------------------------------------------------
@@ -226,6 +228,14 @@ class Pipelines:
                                                      usage=usage.UNIFORM | usage.COPY_DST)
         return self._params
 
+    def _zero_strides(self):
+        """The uniform every one-instance launch binds as its strides (zeros), made once."""
+        if self._strides is None:
+            usage = self.wgpu.BufferUsage
+            self._strides = self.device.create_buffer(size=16 * STRIDE_VEC4S, usage=usage.UNIFORM | usage.COPY_DST)
+            self.device.queue.write_buffer(self._strides, 0, np.zeros(4 * STRIDE_VEC4S, np.uint32))
+        return self._strides
+
     def _bind_group(self, layout, bindings: tuple[tuple[RtBuffer, int, int], ...], params_at):
         """A cached bind group. The value holds the RtBuffer objects themselves, so an id in a key can never be
         reused by another buffer while its group is cached (backends pool their buffers, so groups recur)."""
@@ -241,24 +251,25 @@ class Pipelines:
 
     def new_bind_group(self, layout, bindings: tuple[tuple[RtBuffer, int, int], ...], params_at, strides_at=None):
         """A new bind group: ``bindings`` at slots 0.., the params slot ``params_at`` (buffer, offset) after them,
-        an instanced kernel's strides ``strides_at`` (buffer, offset) at ``instancing.STRIDE_BINDING``."""
+        the instances' strides ``strides_at`` (buffer, offset; None: zeros, one instance) at
+        ``instancing.STRIDE_BINDING``."""
         check_binding_sizes(bindings, self.max_binding_bytes, self.adapter.summary)
         entries = [{"binding": i, "resource": {"buffer": b.handle, "offset": off, "size": n}}
                    for i, (b, off, n) in enumerate(bindings)]
         if params_at is not None:
             entries.append({"binding": len(bindings), "resource": {
                 "buffer": params_at[0], "offset": params_at[1], "size": PARAMS_SLOT_BYTES}})
-        if strides_at is not None:
-            entries.append({"binding": STRIDE_BINDING, "resource": {
-                "buffer": strides_at[0], "offset": strides_at[1], "size": 16 * STRIDE_VEC4S}})
+        if strides_at is None:
+            strides_at = (self._zero_strides(), 0)
+        entries.append({"binding": STRIDE_BINDING, "resource": {
+            "buffer": strides_at[0], "offset": strides_at[1], "size": 16 * STRIDE_VEC4S}})
         return self.device.create_bind_group(layout=layout, entries=entries)
 
     instances = True
 
     def instanced_kernel(self, kernel):
-        """The instanced variant of ``kernel`` (one of this runtime's), compilation started."""
-        stem, entry, constants, field, _ = kernel.request
-        return self.kernel_async(stem, entry, constants, field, instanced=True)
+        """``kernel`` itself: every WebGPU kernel is compiled instanced (``kernel_async``)."""
+        return kernel
 
     def recorded_batch(self, launches: list) -> RecordedBatch:
         """``launches`` (a program's ``Dispatch`` / ``Copy`` steps, ``Runtime.recorded_batch``) as a batch that
@@ -274,26 +285,25 @@ class Pipelines:
         return compiled
 
     def kernel_async(self, stem: str, entry: str | None = None, constants: dict[str, int] | None = None,
-                     field: str = "babybear", instanced: bool = False):
+                     field: str = "babybear"):
         """The kernel, its compilation started and not waited for (``_Kernel``): batches take it as it is and
         wait for it only when they are submitted, so the pipelines a proof records compile side by side while
-        the host goes on encoding. Compile errors raise at ``resolve`` (at the latest, at submission).
-        ``instanced``: its ``kernels.instancing`` variant (one launch over several instances)."""
-        key = (stem, entry, tuple(sorted((constants or {}).items())), field) + ((True,) if instanced else ())
+        the host goes on encoding. Compile errors raise at ``resolve`` (at the latest, at submission). Every
+        kernel is compiled instanced (``kernels.instancing``): a launch without strides (``new_bind_group``
+        binds zeros) is one instance, as written; one with strides runs several (``prove_many``'s batches)."""
+        key = (stem, entry, tuple(sorted((constants or {}).items())), field)
         cached = self._kernels.get(key)
         if cached is not None:
             return cached
         source = compose("wgsl", stem, (("bb_mul", self.mul),), field)
-        if instanced:
-            text = instanced_wgsl(source.text)
-            extra = text.count("\n") - source.text.count("\n")
-            source = ComposedSource(text, source.line_map + tuple(("<instancing>", i + 1) for i in range(extra)))
+        text = instanced_wgsl(source.text)
+        extra = text.count("\n") - source.text.count("\n")
+        source = ComposedSource(text, source.line_map + tuple(("<instancing>", i + 1) for i in range(extra)))
         kernel_spec = spec(stem)
         kernel_spec.constant_values(constants)  # rejects names the stem does not have
         overrides = {str(kernel_spec.constants[name][0]): int(v) for name, v in (constants or {}).items()}
         label = stem if entry is None or entry == stem else f"{stem}.{entry}"
-        compiled = _Kernel(self, stem, label, source, entry or stem, overrides,
-                           (stem, entry, dict(constants or {}), field, instanced))
+        compiled = _Kernel(self, stem, label, source, entry or stem, overrides)
         self._kernels[key] = compiled
         return compiled
 
