@@ -39,23 +39,26 @@ def webgpu(request):
     return open_runtime(name, mul, max_groups_per_dim=7)  # 2-D grids from 8 workgroups on
 
 
-def _instanced_counts(backend) -> list[int]:
+def _kept(backend) -> list[int]:
+    """The instanced programs kept (none once a prove_many has ended: their memory is returned)."""
     return sorted(count for program in backend.replay.programs.values() for count in program.instanced)
 
 
-@pytest.mark.parametrize("batch, in_flight, counts", [(4, 1, [4]), (4, 2, [4]), (16, 2, [7])])
-def test_batches_equal_the_reference(webgpu, expected, batch, in_flight, counts):
+@pytest.mark.parametrize("batch, in_flight, runs", [(4, 1, [(4, 4), (3, 4)]), (4, 2, [(4, 4), (3, 4)]),
+                                                    (16, 2, [(7, 7)])])
+def test_batches_equal_the_reference(webgpu, expected, batch, in_flight, runs):
     backend = GpuBackend(webgpu)
     with Prover(PARAMS, backend=backend) as prover:
         got = [dump(p, "binary") for p in prover.prove_many(iter(INSTANCES), in_flight, batch=batch)]
         assert got == expected
         # two proofs one by one (the first fills the caches, the second is recorded), then batches of `batch`:
-        # 4 + 3 (padded to 4), or all 7 at once
-        assert _instanced_counts(backend) == counts
+        # (proofs, instances) 4 + 3 (padded to 4), or all 7 at once
+        assert backend.replay.batches == runs
         assert backend.replays == 7
+        assert _kept(backend) == []  # the batches' buffers went back when the iteration ended
         again = [dump(p, "binary") for p in prover.prove_many(INSTANCES[2:5], batch=batch)]
-        assert again == expected[2:5]  # the kept instanced program runs again (3 padded to its count)
-        assert _instanced_counts(backend) == counts
+        assert again == expected[2:5]  # a recorded shape batches from its first proof on
+        assert backend.replay.batches == runs + [(3, 3)]
         assert dump(prover.prove(*INSTANCES[8]), "binary") == expected[8]  # one by one afterwards
 
 
@@ -67,7 +70,8 @@ def test_shapes_changing_mid_stream(webgpu):
     backend = GpuBackend(webgpu)
     with Prover(PARAMS, backend=backend) as prover:
         assert [dump(p, "binary") for p in prover.prove_many(mixed + mixed, batch=3)] == want
-        assert _instanced_counts(backend)  # some batches ran instanced
+        runs = backend.replay.batches
+        assert runs and all(2 <= proofs <= 3 for proofs, _ in runs)  # batches of one shape each
 
 
 def test_a_bad_table_fails_in_its_turn(webgpu, expected):
@@ -84,7 +88,8 @@ def test_a_bad_table_fails_in_its_turn(webgpu, expected):
                 got.append(dump(proof, "binary"))
         assert str(batched.value) == str(alone.value)
         assert got == expected[:5]
-        assert _instanced_counts(backend) == [4]
+        # the failed proof counted as the shape's first: proof 0 is recorded, 1-4 and 5-8 batched
+        assert backend.replay.batches == [(4, 4), (4, 4)] and _kept(backend) == []
         assert dump(prover.prove(*INSTANCES[6]), "binary") == expected[6]  # nothing left behind
 
 
@@ -97,7 +102,7 @@ def test_a_wrong_length_instance_ends_the_batch_being_filled(webgpu, expected):
             for proof in prover.prove_many(INSTANCES[:5] + [short] + INSTANCES[5:], batch=8):
                 got.append(dump(proof, "binary"))
         assert got == expected[:5]  # the three waiting for a full batch were proved first, together
-        assert _instanced_counts(backend) == [3]
+        assert backend.replay.batches == [(3, 3)]
 
 
 def test_p3_batches_equal_the_reference():
@@ -121,14 +126,14 @@ def test_p3_batches_equal_the_reference():
     backend = GpuBackend(open_runtime("wgpu", "u64"))
     with P3Prover(N, params, backend=backend) as prover:
         assert [d.dumps() for d in prover.prove_many(instances, num_openings=2, batch=4)] == want
-        assert _instanced_counts(backend) == [3, 4]  # 2 + 4, then 2 + 3
+        assert backend.replay.batches == [(4, 4), (3, 3)]  # each shape: 2 one by one, then a batch
 
 
 def test_batch_1_proves_one_by_one(expected):
     backend = GpuBackend(open_runtime("wgpu", "u64"))
     with Prover(PARAMS, backend=backend) as prover:
         assert [dump(p, "binary") for p in prover.prove_many(INSTANCES[:4], batch=1)] == expected[:4]
-        assert _instanced_counts(backend) == []
+        assert backend.replay.batches == []
         for wrong in (0, -2, True, 2.0):
             with pytest.raises(ConfigError, match="instances must be a positive int"):
                 next(prover.prove_many(INSTANCES, batch=wrong))
@@ -174,14 +179,14 @@ def test_a_device_fitting_one_instance_proves_one_by_one(expected, monkeypatch):
     backend = GpuBackend(open_runtime("wgpu", "u64"))
     with Prover(PARAMS, backend=backend) as prover:
         assert [dump(p, "binary") for p in prover.prove_many(INSTANCES[:5])] == expected[:5]
-        assert _instanced_counts(backend) == [] and backend.replays == 3
+        assert backend.replay.batches == [] and backend.replays == 3
 
 
 def test_msl_runs_no_instanced_launches(expected):
     backend = GpuBackend(open_runtime("msl-cpu", "mulhi"))
     with Prover(PARAMS, backend=backend) as prover:
         assert [dump(p, "binary") for p in prover.prove_many(INSTANCES[:4])] == expected[:4]
-        assert _instanced_counts(backend) == [] and backend.replays == 2
+        assert backend.replay.batches == [] and backend.replays == 2
 
 
 def test_fixed_arrays_stay_shared():

@@ -502,6 +502,9 @@ class Backend(ABC):
         ``instances_for`` is 1."""
         return None
 
+    def drop_batches(self) -> None:
+        """Free what ``replay_many`` kept for the next batch (the end of a ``prove_many``). Default: nothing."""
+
     def abort_proof(self) -> None:
         """Drop a proof that failed while being built."""
 

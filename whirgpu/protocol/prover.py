@@ -194,6 +194,7 @@ class WhirProver(ABC):
                             collect()
                         except Exception:  # noqa: BLE001 - their results are dropped with them
                             pass
+                backend.drop_batches()  # a batch's K copies of the proof's buffers do not outlive the iteration
 
     def _start(self, waiting: list, key, pending: deque) -> None:
         """Start the proofs of ``waiting`` (then emptied): one instanced run where the backend takes them

@@ -229,6 +229,9 @@ class GpuBackend(Backend):
     def replay_many(self, key, items: list, prover=None):
         return self.replay.replay_many(key, items, prover)
 
+    def drop_batches(self) -> None:
+        self.replay.drop_batches()
+
     def expand_point(self, z, num_variables: int):
         return self.proofs.expand_point(z, num_variables)
 

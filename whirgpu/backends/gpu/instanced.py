@@ -278,8 +278,9 @@ def limit(program, state, wanted: int) -> int:
 
 def replay(program, state, items: list, prover, resolved) -> list:
     """Run ``items`` ((words, points, inputs) each) as one instanced run of ``program`` (a
-    ``replay.LaunchProgram``); returns one deferred collect per item. ``resolved(program, words, inputs,
-    prover)``: a proof's result from its region's words (``replay._replayed_result``)."""
+    ``replay.LaunchProgram``); returns (one deferred collect per item, the instances the run took: its program's
+    count, padded). ``resolved(program, words, inputs, prover)``: a proof's result from its region's words
+    (``replay._replayed_result``)."""
     count = len(items)
     # a shorter batch (the last of a prove_many) runs on a program built for more, its last item repeated
     fits = [n for n in program.instanced if n >= count]
@@ -307,4 +308,4 @@ def replay(program, state, items: list, prover, resolved) -> list:
     def collect_one(k: int):
         return lambda: resolved(program, many.instance_words(words(), k), inputs[k], prover)
 
-    return [collect_one(k) for k in range(count)]
+    return [collect_one(k) for k in range(count)], many.count

@@ -217,6 +217,7 @@ class Replays:
         self.pending_record = None  # the full key the next begin_proof records under
         self.last_program: LaunchProgram | None = None
         self.replays = 0
+        self.batches: list[tuple[int, int]] = []  # (proofs, instances) of every replay_many run (tests read it)
         self.enabled = True
         self._seen: dict[Any, int] = {}
         self.on_close: list[Callable[[], None]] = []  # other recorded programs' owners, dropped with these
@@ -299,7 +300,8 @@ class Replays:
     def replay_many(self, key, items: list, prover=None):
         """Prove every (words, points, inputs) of ``items`` (at most ``instances_for``; ``inputs`` a dict or
         None) in one instanced run of ``key``'s recording (``instanced``): a list of deferred collects, one per
-        item, each giving what ``replay_proof`` does; None where ``instances_for`` would say 1."""
+        item, each giving what ``replay_proof`` does; None where ``instances_for`` would say 1. The instanced
+        program stays for the next batch of the shape until ``drop_batches``."""
         if self.instances_for(key, len(items)) < len(items) or len(items) < 2:
             return None
         state = self.state
@@ -309,12 +311,21 @@ class Replays:
             raise ProverBusy(f"replay_many: a proof is already being built on this {state.rt.name} backend")
         try:
             state.layout = program.layout
-            collects = instanced.replay(program, state, items, prover, _replayed_result)
+            collects, instances = instanced.replay(program, state, items, prover, _replayed_result)
         finally:
             state.building.release()
         self.replays += len(items)
+        self.batches.append((len(items), instances))
         self.last_program = program
         return collects
+
+    def drop_batches(self) -> None:
+        """Free every instanced program's buffers (K copies of a proof's buffers each): ``prove_many`` calls this
+        when it ends, so a batch's memory does not outlive it; the next batch builds its program again."""
+        for program in self.programs.values():
+            for many in program.instanced.values():
+                many.close()
+            program.instanced.clear()
 
     def replay_proof(self, key, words: np.ndarray | None, points: np.ndarray, deferred: bool,
                      inputs: dict | None = None, prover=None):
