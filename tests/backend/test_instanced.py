@@ -201,3 +201,36 @@ def test_fixed_arrays_stay_shared():
         shared = [b for b in program.program.buffers() if id(b) not in written]
         assert shared  # twiddles and round constants
         assert np.all([b.nbytes > 0 for b in shared])
+
+
+def test_a_device_out_of_memory_for_a_batch_proves_one_by_one(expected, monkeypatch):
+    from whirgpu.errors import DeviceOutOfMemory
+
+    runtime = open_runtime("wgpu", "u64")
+    backend = GpuBackend(runtime)
+    with Prover(PARAMS, backend=backend) as prover:
+        for instance in INSTANCES[:2]:
+            prover.prove(*instance)  # the shape recorded
+        program = backend.replay.last_program
+        real_alloc, real_free = type(runtime).alloc, type(runtime).free
+        allocated, freed, refused = [], [], []
+
+        def alloc(self, nbytes, mode):
+            if len(allocated) == 3 and not refused:  # the batch's fourth buffer: the device is full
+                refused.append(nbytes)
+                raise DeviceOutOfMemory(f"could not allocate {nbytes} bytes (test)")
+            allocated.append(real_alloc(self, nbytes, mode))
+            return allocated[-1]
+
+        def free(self, buffer):
+            freed.append(buffer)
+            real_free(self, buffer)
+
+        monkeypatch.setattr(type(runtime), "alloc", alloc)
+        monkeypatch.setattr(type(runtime), "free", free)
+        assert [dump(p, "binary") for p in prover.prove_many(INSTANCES[2:7])] == expected[2:7]
+        assert refused and backend.replay.batches == [] and program.instance_limit == 1
+        assert freed[:3] == allocated[:3]  # what the batch had allocated went back first
+        monkeypatch.undo()
+        assert [dump(p, "binary") for p in prover.prove_many(INSTANCES[2:5])] == expected[2:5]
+        assert backend.replay.batches == []  # the shape is not batched again

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...errors import DeviceOutOfMemory
 from ...kernels.instancing import MAX_SLOTS, layout_of
 from ...runtime.base import RtBuffer, RtView
 from ...runtime.program import Copy, Dispatch, PreparedProgram, Program, Submit, Write
@@ -114,10 +115,15 @@ class InstancedProgram:
         rt.wait()  # the recorded buffers' words are copied below: nothing may still write them
         batch = rt.batch()
         common: dict[int, RtBuffer] = {}
-        for b in program.program.buffers():
-            if id(b) in {id(r) for r in recorded}:
-                continue
-            common[id(b)] = self._copy_of(batch, b, id(b) in self.per)
+        try:
+            for b in program.program.buffers():
+                if id(b) in {id(r) for r in recorded}:
+                    continue
+                common[id(b)] = self._copy_of(batch, b, id(b) in self.per)
+        except BaseException:  # out of memory, say: what was allocated goes back
+            for b in self.buffers:
+                rt.free(b)
+            raise
         batch.submit()
         self.common = common
         self.sets: list[_RunSet] = []
@@ -197,15 +203,20 @@ class InstancedProgram:
         state, count = self.state, self.count
         remap = dict(self.common)
         owned = []
-        for b in self.source.recorded:
-            stride = _align(b.nbytes)
-            self.stride[id(b)] = stride
-            new = self.rt.alloc(stride * (count - 1) + b.nbytes, state.pool.mode_for(True))
-            owned.append(new)
-            remap[id(b)] = new
-        proof = remap[id(self.source.recorded[0])]
-        read_bytes = self.stride[id(self.source.recorded[0])] * (count - 1) + self.source.proof_bytes
-        run_set = _RunSet(self.rt, self._instanced_program(remap), proof, read_bytes, owned)
+        try:
+            for b in self.source.recorded:
+                stride = _align(b.nbytes)
+                self.stride[id(b)] = stride
+                new = self.rt.alloc(stride * (count - 1) + b.nbytes, state.pool.mode_for(True))
+                owned.append(new)
+                remap[id(b)] = new
+            proof = remap[id(self.source.recorded[0])]
+            read_bytes = self.stride[id(self.source.recorded[0])] * (count - 1) + self.source.proof_bytes
+            run_set = _RunSet(self.rt, self._instanced_program(remap), proof, read_bytes, owned)
+        except BaseException:
+            for b in owned:
+                self.rt.free(b)
+            raise
         self.sets.append(run_set)
         return run_set
 
@@ -279,17 +290,26 @@ def limit(program, state, wanted: int) -> int:
 def replay(program, state, items: list, prover, resolved) -> list:
     """Run ``items`` ((words, points, inputs) each) as one instanced run of ``program`` (a
     ``replay.LaunchProgram``); returns (one deferred collect per item, the instances the run took: its program's
-    count, padded). ``resolved(program, words, inputs, prover)``: a proof's result from its region's words
+    count, padded), or None when the device ran out of memory for it (nothing was launched; the shape is not
+    batched again). ``resolved(program, words, inputs, prover)``: a proof's result from its region's words
     (``replay._replayed_result``)."""
     count = len(items)
     # a shorter batch (the last of a prove_many) runs on a program built for more, its last item repeated
     fits = [n for n in program.instanced if n >= count]
     many = program.instanced[min(fits)] if fits else None
-    if many is None:
-        many = program.instanced[count] = InstancedProgram(program, state, count)
     inputs = [{**(extra or {}), "table": words, "points": np.ascontiguousarray(points, np.uint32).reshape(-1)}
               for words, points, extra in items]
-    run_set, pending = many.run(inputs + [inputs[-1]] * (many.count - count), state.drivers.write)
+    try:
+        if many is None:
+            many = program.instanced[count] = InstancedProgram(program, state, count)
+        run_set, pending = many.run(inputs + [inputs[-1]] * (many.count - count), state.drivers.write)
+    except DeviceOutOfMemory:
+        # the device could not hold the batch after all: this shape's proofs go one by one from now on
+        for kept in program.instanced.values():
+            kept.close()
+        program.instanced.clear()
+        program.instance_limit = 1
+        return None
     state.stats.copied += program.copied * many.count
     outcome: dict = {}
 

@@ -311,9 +311,12 @@ class Replays:
             raise ProverBusy(f"replay_many: a proof is already being built on this {state.rt.name} backend")
         try:
             state.layout = program.layout
-            collects, instances = instanced.replay(program, state, items, prover, _replayed_result)
+            ran = instanced.replay(program, state, items, prover, _replayed_result)
         finally:
             state.building.release()
+        if ran is None:
+            return None
+        collects, instances = ran
         self.replays += len(items)
         self.batches.append((len(items), instances))
         self.last_program = program
