@@ -36,7 +36,7 @@ def expected() -> list[bytes]:
 @pytest.fixture(scope="module", params=WEBGPU, ids=[f"{name}-{mul}" for name, mul in WEBGPU])
 def webgpu(request):
     name, mul = request.param
-    return open_runtime(name, mul, max_groups_per_dim=7)  # 2-D grids from 8 workgroups on
+    return open_runtime(name, mul, max_groups_per_dim=7)  # 2-D grids from 8 workgroups on, at most 7 instances
 
 
 def _kept(backend) -> list[int]:
@@ -45,7 +45,7 @@ def _kept(backend) -> list[int]:
 
 
 @pytest.mark.parametrize("batch, in_flight, runs", [(4, 1, [(4, 4), (3, 4)]), (4, 2, [(4, 4), (3, 4)]),
-                                                    (16, 2, [(7, 7)])])
+                                                    (16, 2, [(7, 7)])])  # 7: all there are, and the z limit
 def test_batches_equal_the_reference(webgpu, expected, batch, in_flight, runs):
     backend = GpuBackend(webgpu)
     with Prover(PARAMS, backend=backend) as prover:
@@ -142,13 +142,14 @@ def test_batch_1_proves_one_by_one(expected):
 
 
 class _Limits:
-    def __init__(self, binding: int, buffer: int):
+    def __init__(self, binding: int, buffer: int, per_dimension: int):
         self.max_storage_binding_size, self.max_buffer_size = binding, buffer
+        self.max_workgroups_per_dimension = per_dimension
 
 
 class _LimitedRuntime:
-    def __init__(self, binding: int, buffer: int):
-        self._limits = _Limits(binding, buffer)
+    def __init__(self, binding: int, buffer: int, per_dimension: int):
+        self._limits = _Limits(binding, buffer, per_dimension)
 
     def limits(self):
         return self._limits
@@ -163,12 +164,14 @@ def test_instances_fit_the_device_limits():
         sizes = [b.nbytes for b in program.program.buffers()] + [b.nbytes for b in program.recorded]
         biggest = max(-(-s // instanced.STRIDE_ALIGN) * instanced.STRIDE_ALIGN for s in sizes)
 
-        def count(binding, buffer=1 << 40, wanted=64):
-            return instanced.instance_count(program.program, program.recorded, _LimitedRuntime(binding, buffer),
-                                            instanced.storage_layout, wanted)
+        def count(binding, buffer=1 << 40, wanted=64, per_dimension=65535):
+            return instanced.instance_count(program.program, program.recorded,
+                                            _LimitedRuntime(binding, buffer, per_dimension), instanced.storage_layout,
+                                            wanted)
 
         assert count(1 << 40) == instanced.MAX_INSTANCES
         assert count(1 << 40, wanted=5) == 5
+        assert count(1 << 40, per_dimension=7) == 7  # the instances are the grid's z
         assert count(3 * biggest) == 3
         assert count(1 << 40, buffer=2 * biggest) == 2
         assert count(biggest - 1) == 0

@@ -78,15 +78,16 @@ def per_instance_buffers(program: Program, regions: tuple, storage_layout) -> se
 
 def instance_count(program: Program, regions: tuple, rt, storage_layout, wanted: int) -> int:
     """How many instances of ``program`` one launch takes on ``rt``: ``wanted`` at most, MAX_INSTANCES at most,
-    every binding and buffer within the device's limits, the buffers (the run sets' regions twice) within
-    MEMORY_BUDGET. 0: not even one."""
+    every binding and buffer within the device's limits, the instances within its workgroups per dimension (they
+    are the grid's z), the buffers (the run sets' regions twice) within MEMORY_BUDGET. 0: not even one."""
     per = per_instance_buffers(program, regions, storage_layout)
     strides = [_align(b.nbytes) for b in program.buffers() if id(b) in per and all(b is not r for r in regions)]
     strides += [2 * _align(b.nbytes) for b in regions]
     biggest = max(_align(b.nbytes) for b in program.buffers() + list(regions))
     limits = rt.limits()
     return min(int(wanted), MAX_INSTANCES, limits.max_storage_binding_size // biggest,
-               limits.max_buffer_size // biggest, MEMORY_BUDGET // max(1, sum(strides)))
+               limits.max_buffer_size // biggest, limits.max_workgroups_per_dimension,
+               MEMORY_BUDGET // max(1, sum(strides)))
 
 
 class _RunSet:
