@@ -155,7 +155,7 @@ class _LimitedRuntime:
         return self._limits
 
 
-def test_instances_fit_the_device_limits():
+def test_instances_fit_the_device_limits(monkeypatch):
     backend = GpuBackend(open_runtime("wgpu", "u64"))
     with Prover(PARAMS, backend=backend) as prover:
         for instance in INSTANCES[:3]:
@@ -175,6 +175,11 @@ def test_instances_fit_the_device_limits():
         assert count(3 * biggest) == 3
         assert count(1 << 40, buffer=2 * biggest) == 2
         assert count(biggest - 1) == 0
+        total = sum(-(-s // instanced.STRIDE_ALIGN) * instanced.STRIDE_ALIGN for s in sizes)
+        monkeypatch.setenv("WHIRGPU_MAX_GPU_BYTES", str(5 * total))  # the user's cap bounds a batch's copies
+        assert 5 <= count(1 << 40) < instanced.MAX_INSTANCES  # every copy counted at most once in `total`
+        monkeypatch.setenv("WHIRGPU_MAX_GPU_BYTES", "4096")
+        assert count(1 << 40) == 0
 
 
 def test_a_device_fitting_one_instance_proves_one_by_one(expected, monkeypatch):

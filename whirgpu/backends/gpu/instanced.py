@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...devices.planner import max_gpu_bytes_from_env
 from ...errors import DeviceOutOfMemory
 from ...kernels.instancing import MAX_SLOTS, layout_of
 from ...runtime.base import RtBuffer, RtView
@@ -29,7 +30,7 @@ from ...runtime.program import Copy, Dispatch, PreparedProgram, Program, Submit,
 
 STRIDE_ALIGN = 256  # bytes: every instance's copy starts at a multiple of the storage offset alignment
 MAX_INSTANCES = 32  # instances per launch at most (a prove_many batch)
-MEMORY_BUDGET = 4 << 30  # bytes an instanced program's buffers may take (two run sets counted)
+MEMORY_BUDGET = 4 << 30  # bytes an instanced program's buffers may take (two run sets counted), at most
 
 
 class NotInstanceable(ValueError):
@@ -79,15 +80,17 @@ def per_instance_buffers(program: Program, regions: tuple, storage_layout) -> se
 def instance_count(program: Program, regions: tuple, rt, storage_layout, wanted: int) -> int:
     """How many instances of ``program`` one launch takes on ``rt``: ``wanted`` at most, MAX_INSTANCES at most,
     every binding and buffer within the device's limits, the instances within its workgroups per dimension (they
-    are the grid's z), the buffers (the run sets' regions twice) within MEMORY_BUDGET. 0: not even one."""
+    are the grid's z), the buffers (the run sets' regions twice) within MEMORY_BUDGET, ``WHIRGPU_MAX_GPU_BYTES``
+    where set and the device's recommended working set where it reports one. 0: not even one."""
     per = per_instance_buffers(program, regions, storage_layout)
     strides = [_align(b.nbytes) for b in program.buffers() if id(b) in per and all(b is not r for r in regions)]
     strides += [2 * _align(b.nbytes) for b in regions]
     biggest = max(_align(b.nbytes) for b in program.buffers() + list(regions))
     limits = rt.limits()
+    budget = min([MEMORY_BUDGET] + [cap for cap in (max_gpu_bytes_from_env(),
+                                                    getattr(limits, "recommended_working_set", 0)) if cap])
     return min(int(wanted), MAX_INSTANCES, limits.max_storage_binding_size // biggest,
-               limits.max_buffer_size // biggest, limits.max_workgroups_per_dimension,
-               MEMORY_BUDGET // max(1, sum(strides)))
+               limits.max_buffer_size // biggest, limits.max_workgroups_per_dimension, budget // max(1, sum(strides)))
 
 
 class _RunSet:
