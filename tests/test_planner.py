@@ -21,8 +21,8 @@ from whirgpu.runtime.upload import UploadPlan
 from whirgpu.cli.commands import main
 from whirgpu.errors import BackendUnavailable, ConfigError, DeviceLimitError
 from whirgpu.cli.plan import PlanTarget
-from whirgpu.devices.planner import (GPU_MIN_VARIABLES, MAX_GPU_BYTES_ENV, device_class, parse_bytes,
-                             plan_device)
+from whirgpu.devices.overrides import parse_bytes
+from whirgpu.devices.planner import GPU_MIN_VARIABLES, MAX_GPU_BYTES_ENV, device_class, plan_device
 from whirgpu.protocol.params import ProtocolParameters, WhirConfig
 
 GIB = 1 << 30

@@ -1,7 +1,7 @@
 """Device limits the user lowers, and the byte-count syntax they are given in.
 
-- ``parse_bytes``: the syntax of ``WHIRGPU_MAX_GPU_BYTES`` and ``WHIRGPU_MAX_BINDING_BYTES`` (``1073741824``,
-  ``512M``, ``8G``, ``1.5GiB``: suffixes are powers of 1024).
+- ``parse_bytes``: the syntax of ``WHIRGPU_MAX_GPU_BYTES`` (``max_gpu_bytes_from_env``) and
+  ``WHIRGPU_MAX_BINDING_BYTES`` (``1073741824``, ``512M``, ``8G``, ``1.5GiB``: suffixes are powers of 1024).
 - ``WHIRGPU_MAX_BINDING_BYTES`` / ``--max-binding``: the storage-binding limit every GPU runtime (wgpu, dawn, metal,
   msl-cpu) uses, lowered to reproduce a small-binding device (128 MiB: WebGPU's default
   ``maxStorageBufferBindingSize``, Chrome's and many integrated GPUs') on a large one. ``resolve_binding`` gives a
@@ -33,6 +33,12 @@ MIN_BINDING_BYTES = 4096
 
 _UNITS = {"": 0, "k": 10, "m": 20, "g": 30, "t": 40}
 _option: tuple[int, str] | None = None  # (bytes, text as given) while the CLI's --max-binding is in force
+
+
+def max_gpu_bytes_from_env() -> int | None:
+    """``WHIRGPU_MAX_GPU_BYTES`` parsed (``parse_bytes``), or None when unset or empty."""
+    text = os.environ.get(MAX_GPU_BYTES_ENV, "").strip()
+    return parse_bytes(text) if text else None
 
 
 def parse_bytes(text: str, what: str = MAX_GPU_BYTES_ENV) -> int:

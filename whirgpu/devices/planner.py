@@ -15,12 +15,11 @@ ignores the speed threshold and the working set but refuses hard-limit and ``WHI
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 from ..backends.base import CPU_FALLBACK, DeviceLimits, resolve_storage
 from ..backends.memory import MemoryPlan, human_bytes, plan_memory, runtime_kind, sized
-from .overrides import MAX_GPU_BYTES_ENV, binding_text, parse_bytes
+from .overrides import MAX_GPU_BYTES_ENV, binding_text, max_gpu_bytes_from_env
 from ..protocol.schedule import Schedule
 
 
@@ -74,12 +73,6 @@ def device_class(limits: DeviceLimits) -> str:
     if limits.api in ("Metal", "Metal (MSL)") and (apple_family or limits.name.startswith("Apple")):
         return "apple"
     return "discrete" if limits.device_type == "DiscreteGPU" else "integrated"
-
-
-def max_gpu_bytes_from_env() -> int | None:
-    """``WHIRGPU_MAX_GPU_BYTES`` parsed (``parse_bytes``), or None when unset or empty."""
-    text = os.environ.get(MAX_GPU_BYTES_ENV, "").strip()
-    return parse_bytes(text) if text else None
 
 
 @dataclass

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...devices.planner import max_gpu_bytes_from_env
+from ...devices.overrides import max_gpu_bytes_from_env
 from ...errors import DeviceOutOfMemory
 from ...kernels.instancing import MAX_SLOTS, layout_of
 from ...runtime.base import RtBuffer, RtView
