@@ -209,8 +209,9 @@ class Runtime(ABC):
     instances = False  # whether recorded batches run instanced launches (``kernels.instancing``; WebGPU only)
 
     def instanced_kernel(self, kernel) -> Any:
-        """The instanced variant of ``kernel`` (``kernels.instancing``), where ``instances`` is True."""
-        raise NotImplementedError(f"{type(self).__name__} runs no instanced launches")
+        """``kernel`` ready for an instanced launch (``kernels.instancing``) where ``instances`` is True; None on a
+        runtime that runs none (the default: its callers check ``instances`` first)."""
+        return None
 
     def recorded_batch(self, launches: list):
         """``launches`` (``runtime.program`` ``Dispatch`` / ``Copy`` steps) as a batch to submit again and again
