@@ -25,7 +25,7 @@ import numpy as np
 from ...devices.overrides import max_gpu_bytes_from_env
 from ...errors import DeviceOutOfMemory
 from ...kernels.instancing import MAX_SLOTS, layout_of
-from ...runtime.base import RtBuffer, RtView
+from ...runtime.base import RtBuffer, RtView, binding_range
 from ...runtime.program import Copy, Dispatch, PreparedProgram, Program, Submit, Write
 
 STRIDE_ALIGN = 256  # bytes: every instance's copy starts at a multiple of the storage offset alignment
@@ -42,11 +42,7 @@ def _align(nbytes: int) -> int:
 
 
 def _whole(b) -> RtBuffer:
-    return b.buffer if isinstance(b, RtView) else b
-
-
-def _window(b) -> tuple[int, int]:
-    return (b.offset, b.nbytes) if isinstance(b, RtView) else (0, b.nbytes)
+    return binding_range(b)[0]
 
 
 def storage_layout(kernel):
@@ -168,13 +164,13 @@ class InstancedProgram:
                 for k in range(count):  # each instance's launch on its own windows (module docstring)
                     bindings = []
                     for b in step.bindings:
-                        whole, (offset, nbytes) = _whole(b), _window(b)
+                        whole, offset, nbytes = binding_range(b)
                         bindings.append(RtView(remap[id(whole)], offset + k * self.stride.get(id(whole), 0), nbytes))
                     steps.append(Dispatch(step.kernel, tuple(bindings), step.params, step.groups))
             elif isinstance(step, Dispatch):
                 bindings, strides = [], np.zeros(MAX_SLOTS, np.uint32)
                 for slot, b in enumerate(step.bindings):
-                    whole, (offset, nbytes) = _whole(b), _window(b)
+                    whole, offset, nbytes = binding_range(b)
                     stride = self.stride.get(id(whole), 0)
                     strides[slot] = stride
                     bindings.append(RtView(remap[id(whole)], offset, stride * (count - 1) + nbytes))
@@ -195,7 +191,7 @@ class InstancedProgram:
         writable = storage_layout(step.kernel).writable_slots
         ranges: dict[int, list] = {}
         for slot, b in enumerate(step.bindings):
-            whole, (offset, nbytes) = _whole(b), _window(b)
+            whole, offset, nbytes = binding_range(b)
             end = offset + self.stride.get(id(whole), 0) * (self.count - 1) + nbytes
             for other_slot, start, stop in ranges.get(id(whole), []):
                 if (slot in writable or other_slot in writable) and offset < stop and start < end:
