@@ -206,8 +206,6 @@ def test_fused_grinds(gpu, bits, absorbed, monkeypatch):
     start.observe_many(rng.integers(0, P, 5, dtype=np.uint64).astype(np.uint32))
     ops = [("observe", absorbed), ("grind", bits), ("sample_ef",), ("observe", absorbed), ("grind", bits),
            ("grind", bits), ("bits", 9)]
-    if gpu.state.rt.lang != "wgsl":
-        pytest.skip("GRIND ops are WGSL's (the MSL interpreter has pow_search launches)")
     _run_both(gpu, ops, rng, start)
 
 
@@ -217,8 +215,6 @@ def test_a_fused_grind_past_its_range_is_flagged(gpu, bits, monkeypatch):
     one in range is found, and a start whose smallest nonce lies past the range leaves NOT_FOUND."""
     monkeypatch.setattr(device_transcript, "POW_COVER_SLACK", 2)
     end = 1 << (bits + 2)
-    if gpu.state.rt.lang != "wgsl":
-        pytest.skip("GRIND ops are WGSL's (the MSL interpreter has pow_search launches)")
     for accept, found in ((lambda n: n == end - 1, True), (lambda n: n >= end, False)):
         start = _start_with_nonce(bits, accept)
         run = DeviceRun(gpu, start)

@@ -12,9 +12,6 @@ from whirgpu.kernels.registry import KERNELS
 
 WGSL, MSL = shader_root("wgsl"), shader_root("msl")
 MSL_ONLY_LIBS = {"bb_mul_mulhi"}  # Metal's native multiply has no WGSL counterpart
-# The GRIND op of a transcript program: the MSL interpreter has none (its grinds are pow_search launches;
-# device_transcript.DeviceTranscript.fused_grinds), so challenger.wgsl requires one library more than its twin.
-WGSL_ONLY_LIBS = {"challenger_grind"}
 
 
 def _stems(root, folder: str, ext: str) -> set[str]:
@@ -73,7 +70,7 @@ def _msl_buffers(signature: str) -> dict[int, tuple[str, str]]:
 def test_every_file_has_a_twin():
     for folder in ("lib", "kernels"):
         wgsl, msl = _stems(WGSL, folder, "wgsl"), _stems(MSL, folder, "metal")
-        assert wgsl - msl - WGSL_ONLY_LIBS == set(), f"WGSL {folder} files without an MSL twin"
+        assert wgsl - msl == set(), f"WGSL {folder} files without an MSL twin"
         assert msl - wgsl - MSL_ONLY_LIBS == set(), f"MSL {folder} files without a WGSL twin"
 
 
@@ -86,8 +83,7 @@ def test_twins_require_the_same_libraries(folder):
     for path in (WGSL / folder).glob("*.wgsl"):
         twin = MSL / folder / f"{path.stem}.metal"
         if twin.is_file():
-            wgsl_requires = [name for name in _requires(path.read_text()) if name not in WGSL_ONLY_LIBS]
-            assert wgsl_requires == _requires(twin.read_text()), path.stem
+            assert _requires(path.read_text()) == _requires(twin.read_text()), path.stem
 
 
 @pytest.mark.parametrize("stem", sorted(KERNELS))

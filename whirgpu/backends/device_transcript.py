@@ -49,7 +49,7 @@ from .device_values import POW_MAX_COUNTERS, DeviceQueries, DeviceValue
 
 OP_OBSERVE, OP_SAMPLE, OP_WITNESS, OP_QUERIES, OP_POW_RESET, OP_EXPAND, OP_POWERS, OP_SORT = 1, 2, 3, 4, 5, 6, 7, 8
 OP_DISTINCT = 9  # distinct_queries variants only
-OP_GRIND = 10  # a search by the workgroup running the program (challenger_grind.wgsl; WGSL runtimes)
+OP_GRIND = 10  # a search by the workgroup running the program (challenger_grind.wgsl / .metal)
 BITMAP_MAX_LOG = 10  # DISTINCT keeps a bitmap of folded domains up to 2^10 points (32 scratch words)
 OP_SLOTS = {OP_POWERS: 2, OP_SORT: 3}  # program slots of the ops followed by data slots
 MAX_OPS = 11  # ops a program holds (the params structs end with 11 op slots: a launch's params are at most 64 words)
@@ -203,8 +203,7 @@ class DeviceTranscript:
         self.tail: TailLaunch | None = None
         self.witnesses: list[DeviceValue] = []
         self.full_range = False
-        # the MSL interpreter (challenger.metal) has no GRIND op: its grinds are pow_search launches
-        self.fused_grinds = getattr(state.rt, "lang", "wgsl") == "wgsl"
+        self.fused_grinds = True  # grinds of at most FUSED_GRIND_BITS bits as GRIND ops (tests switch it off)
 
     # -- the variant's kernels ------------------------------------------------------------------------------------
     def kernel(self, stem: str, entry: str | None = None, constants: dict[str, int] | None = None):
