@@ -1,12 +1,11 @@
-// requires: challenger_sponge challenger_queries challenger_grind bb_ext4
+// requires: challenger_sponge challenger_queries bb_ext4
 // The interpreter of transcript programs (challenger.wgsl's twin: same ops, same words, same steps) on the
 // device-resident duplex challenger (challenger_sponge.metal; the query ops DISTINCT and SORT in
 // challenger_queries.metal), for the transcript kernel and for the kernels that run a program as their epilogue
 // (the last threadgroup of a reduction or a search). A kernel passes its buffers and params as a ChIo
 // (challenger_sponge.metal). Ops (x = code, y z w args; proof offsets relative to the window; listed in full in
 // challenger.wgsl): 1 OBSERVE, 2 SAMPLE, 3 WITNESS, 4 QUERIES, 5 POW_RESET, 6 EXPAND, 7 POWERS (two op slots),
-// 8 SORT (three op slots; made by the whole threadgroup), 9 DISTINCT (CH_DISTINCT_QUERIES), 10 GRIND (made by the
-// whole threadgroup: challenger_grind.metal).
+// 8 SORT (three op slots; made by the whole threadgroup), 9 DISTINCT (CH_DISTINCT_QUERIES).
 // The variant, function constants as challenger.wgsl's overrides: CH_LENGTH_TAGGED (challenger_sponge.metal),
 // CH_DISTINCT_QUERIES (the DISTINCT op; else skipped).
 // The whole threadgroup runs a program: transcript_run(lid, size, io, ch_next, ch_distinct), called by its `size`
@@ -26,7 +25,6 @@ constant constexpr uint OP_EXPAND = 6u;
 constant constexpr uint OP_POWERS = 7u;
 constant constexpr uint OP_SORT = 8u;
 constant constexpr uint OP_DISTINCT = 9u;
-constant constexpr uint OP_GRIND = 10u;
 constant uint CH_DISTINCT_QUERIES [[function_constant(17)]];
 
 // Output words op `op` takes from step i on (SAMPLE: one a step; WITNESS: step 1; QUERIES: one a draw call;
@@ -86,8 +84,8 @@ void ch_powers(thread const ChIo& io, uint src, uint dst, uint count_at, uint n,
 }
 
 // Thread 0: advances the program from step ch.i of op ch.k (both kept across calls) until a permutation is due
-// (returns CH_DUPLEX: the threadgroup runs ch_duplex_coop and thread 0 calls again) or the next SORT or GRIND or
-// the end (returns that op's index). One step at a time: an observed word, a sampled word, a query draw call, or a whole
+// (returns CH_DUPLEX: the threadgroup runs ch_duplex_coop and thread 0 calls again) or the next SORT or the end
+// (returns that op's index). One step at a time: an observed word, a sampled word, a query draw call, or a whole
 // op that touches no sponge word; a permutation is due when the input is full (as the host duplexes eagerly) or
 // the next step takes an output word while input is pending or the output is empty. Shifts are taken mod 32, as
 // in WGSL.
@@ -104,7 +102,7 @@ uint ch_advance(thread Challenger& ch, thread const ChIo& io, uint end) {
             ch.i = i;
             return CH_DUPLEX;
         }
-        if (k >= end || op.x == OP_SORT || op.x == OP_GRIND) {
+        if (k >= end || op.x == OP_SORT) {
             break;
         }
         bool done = true;  // op k finished with this step
@@ -217,14 +215,9 @@ void transcript_range(uint lid, uint size, uint first, uint end, thread const Ch
         if (k >= end) {
             break;
         }
-        uint4 op = io.ops[k];
-        if (op.x == OP_GRIND) {
-            ch_grind(lid, size, op, ch, io, ch_distinct);
-        } else {
-            ch_sort(lid, size, k, io, ch_distinct);
-        }
+        ch_sort(lid, size, k, io, ch_distinct);
         if (lid == 0u) {
-            ch.k = k + (op.x == OP_GRIND ? 1u : 3u);
+            ch.k = k + 3u;
             ch.i = 0u;
         }
     }

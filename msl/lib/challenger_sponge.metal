@@ -74,12 +74,24 @@ uint ch_coop_mds(uint x, uint lane) {
     return bb_add(y, ch_chunk_sum(y));
 }
 
-// The permutation of the state whose word l = lid mod 16 this lane holds, one state per 16 lanes of a simd-group
-// (the shuffles stay within them): each 16 lanes may permute a state of their own (challenger_grind.metal).
-uint ch_coop_permute(uint lid, uint x, constant uint4* p2_rc) {
+void ch_duplex_coop(uint lid, thread Challenger& ch, constant uint4* p2_rc) {
     uint lane = lid & 31u;
     uint q = (lid >> 2u) & 3u;
     uint j = lid & 3u;
+    for (uint i = 0u; i < ch.in_len; i++) {  // thread 0's pending input over its sponge's first lanes
+        ch.sponge[i] = ch.input[i];
+    }
+    if (CH_LENGTH_TAGGED != 0u && ch.in_len != 0u) {  // length-tagged: the rest of the rate zeroed, + monty(k)
+        for (uint i = ch.in_len; i < 8u; i++) {
+            ch.sponge[i] = 0u;
+        }
+        ch.sponge[8] = bb_add(ch.sponge[8], bb_mul(ch.in_len, BB_R2));
+    }
+    uint x = 0u;
+    for (uint i = 0u; i < 16u; i++) {
+        uint w = simd_broadcast(ch.sponge[i], ushort(0));
+        x = select(x, w, (lid & 15u) == i);
+    }
     x = ch_coop_mds(x, lane);
     for (uint r = 0u; r < P2_EXTERNAL_HALF_ROUNDS; r++) {
         x = ch_coop_mds(p2_sbox(bb_add(x, p2_rc[4u * r + q][j])), lane);
@@ -96,25 +108,6 @@ uint ch_coop_permute(uint lid, uint x, constant uint4* p2_rc) {
     for (uint r = P2_EXTERNAL_HALF_ROUNDS; r < 2u * P2_EXTERNAL_HALF_ROUNDS; r++) {
         x = ch_coop_mds(p2_sbox(bb_add(x, p2_rc[4u * r + q][j])), lane);
     }
-    return x;
-}
-
-void ch_duplex_coop(uint lid, thread Challenger& ch, constant uint4* p2_rc) {
-    for (uint i = 0u; i < ch.in_len; i++) {  // thread 0's pending input over its sponge's first lanes
-        ch.sponge[i] = ch.input[i];
-    }
-    if (CH_LENGTH_TAGGED != 0u && ch.in_len != 0u) {  // length-tagged: the rest of the rate zeroed, + monty(k)
-        for (uint i = ch.in_len; i < 8u; i++) {
-            ch.sponge[i] = 0u;
-        }
-        ch.sponge[8] = bb_add(ch.sponge[8], bb_mul(ch.in_len, BB_R2));
-    }
-    uint x = 0u;
-    for (uint i = 0u; i < 16u; i++) {
-        uint w = simd_broadcast(ch.sponge[i], ushort(0));
-        x = select(x, w, (lid & 15u) == i);
-    }
-    x = ch_coop_permute(lid, x, p2_rc);
     for (uint i = 0u; i < 16u; i++) {
         ch.sponge[i] = simd_shuffle(x, ushort(i));
     }

@@ -194,41 +194,6 @@ def test_every_fill_level(gpu, absorbed, popped):
     _run_both(gpu, ops, rng, start)
 
 
-@pytest.mark.parametrize("absorbed", [0, 3, 7])
-@pytest.mark.parametrize("bits", [1, 2, 3, 6, 9])
-def test_fused_grinds(gpu, bits, absorbed, monkeypatch):
-    """Grinds as GRIND ops of a transcript launch (4 nonces a wave in its 64 threads; 9 bits: about 128 waves),
-    from inputs of 0, 3 and 7 words: the host's smallest nonce and challenger, and no pow_search launch."""
-    monkeypatch.setattr(device_transcript, "FUSED_GRIND_BITS", 9)
-    monkeypatch.setattr(device_transcript, "pow_launches", None)  # a search launch would fail
-    rng = np.random.default_rng(10 * bits + absorbed)
-    start = DuplexChallenger()
-    start.observe_many(rng.integers(0, P, 5, dtype=np.uint64).astype(np.uint32))
-    ops = [("observe", absorbed), ("grind", bits), ("sample_ef",), ("observe", absorbed), ("grind", bits),
-           ("grind", bits), ("bits", 9)]
-    _run_both(gpu, ops, rng, start)
-
-
-@pytest.mark.parametrize("bits", [1, 3])
-def test_a_fused_grind_past_its_range_is_flagged(gpu, bits, monkeypatch):
-    """A GRIND op searches the nonces below 2^(bits + POW_COVER_SLACK), as the pow_search launches do: the last
-    one in range is found, and a start whose smallest nonce lies past the range leaves NOT_FOUND."""
-    monkeypatch.setattr(device_transcript, "POW_COVER_SLACK", 2)
-    end = 1 << (bits + 2)
-    for accept, found in ((lambda n: n == end - 1, True), (lambda n: n >= end, False)):
-        start = _start_with_nonce(bits, accept)
-        run = DeviceRun(gpu, start)
-        witness = run.transcript.grind(bits)
-        run.finish()
-        word = int(run.get(witness).reshape(-1)[0])
-        if found:
-            host = start.clone()
-            assert word == int(host.grind(bits)) == int(F.to_monty(np.uint64(end - 1)))
-            np.testing.assert_array_equal(run.state(), _host_state(host))
-        else:
-            assert word == device_transcript.NOT_FOUND
-
-
 @pytest.mark.parametrize("bits", [*range(1, 15), *(pytest.param(b, marks=pytest.mark.slow) for b in range(15, 21))])
 def test_grind_bits(gpu, bits):
     """Every width of 1-20 bits: the smallest valid nonce, as the host finds it, twice from different states."""
@@ -255,7 +220,6 @@ def _start_with_nonce(bits: int, accept) -> DuplexChallenger:
 def _grind_in(gpu, start: DuplexChallenger, bits: int, launches, monkeypatch) -> int:
     """The witness word a grind leaves when its searches are ``launches`` ((first, end) batches); when one is
     found, the challenger it leaves is the host's after the same grind."""
-    monkeypatch.setattr(device_transcript, "FUSED_GRIND_BITS", 0)  # the pow_search launches, whatever the bits
     monkeypatch.setattr(device_transcript, "pow_launches", lambda bits, full_range=False: launches)
     run = DeviceRun(gpu, start)
     witness = run.transcript.grind(bits)

@@ -20,7 +20,7 @@ from whirgpu.protocol.params import ProtocolParameters
 from whirgpu.profiles.whir_p3_metal.serialize import proof_to_json_tree
 
 # (n, folding factor, log inverse rate): most dispatches a proof may take
-BUDGETS = {(12, 4, 1): 40, (16, 2, 2): 120, (12, 1, 1): 120, (20, 4, 1): 90}
+BUDGETS = {(12, 4, 1): 40, (16, 2, 2): 120, (12, 1, 1): 120, (20, 4, 1): 100}
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 from tests.backend.test_device_transcript import DeviceRun, _host_state
-from whirgpu.backends import device_transcript
 from whirgpu.backends.gpu.drivers import CountingBatch
 from whirgpu.backends.cpu import CpuBackend
 from whirgpu.backends.gpu import SUMCHECK_TAIL_MAX, GpuBackend
@@ -117,36 +116,6 @@ def test_a_program_rides_on_an_evaluation(gpu, log_n, windows, monkeypatch):
     host.observe_many(want.reshape(4))
     np.testing.assert_array_equal(run.get(expanded), multilinear.expand_from_univariate(host.sample_ef(), log_n))
     np.testing.assert_array_equal(run.get(powers), F.ef_powers(host.sample_ef(), 3).reshape(-1, 4))
-    np.testing.assert_array_equal(run.state(), _host_state(host))
-
-
-@pytest.mark.parametrize("bits, fused_up_to", [(1, None), (3, None), (7, 8)])
-def test_a_small_grind_rides_on_an_evaluation(gpu, bits, fused_up_to, monkeypatch):
-    """observe(answer), a grind of a few bits and a sample after an evaluation: the grind is a GRIND op of the
-    evaluation's epilogue (its 256 threads search 16 nonces a wave; 7 bits: about 8 waves), no pow_search launch,
-    the witness and the challenger as the host's."""
-    if fused_up_to is not None:
-        monkeypatch.setattr(device_transcript, "FUSED_GRIND_BITS", fused_up_to)
-    rng = np.random.default_rng(bits)
-    table = _random(rng, (1 << 11, 4))
-    z = _random(rng, (11, 4))
-    start = _start(rng)
-    host = start.clone()
-    run = DeviceRun(gpu, start, points_words=8 * 11)
-    point = gpu.state.put(run.session.regions.points, z)
-    device_table = gpu.upload(table)
-    counting = _Counting(monkeypatch)
-    answer = gpu.evaluate(device_table, point)
-    t = run.transcript
-    t.observe(answer)
-    witness = t.grind(bits)
-    challenge = t.sample_ef()
-    run.finish()
-    assert counting.n == 1  # the evaluation, its epilogue searching; no pow_search launch
-    want = CPU.evaluate(CPU.upload(table), z)
-    host.observe_many(want.reshape(4))
-    assert int(run.get(witness).reshape(-1)[0]) == int(host.grind(bits))
-    np.testing.assert_array_equal(run.get(challenge), host.sample_ef())
     np.testing.assert_array_equal(run.state(), _host_state(host))
 
 

@@ -1,4 +1,4 @@
-// requires: challenger_sponge challenger_queries challenger_grind bb_ext4
+// requires: challenger_sponge challenger_queries bb_ext4
 // The interpreter of transcript programs on the device-resident duplex challenger (challenger_sponge.wgsl; the
 // query ops DISTINCT and SORT in challenger_queries.wgsl), for the transcript kernel and for the kernels that run a program as their
 // epilogue (the last workgroup of a reduction or a search observes its result and samples the next challenge).
@@ -32,9 +32,6 @@
 //               of the t words follows (they are distinct: its count is t). w: 0xffffffff, or the scratch word
 //               of a bitmap of max(1, 2^L / 32) words (cleared by the op) that tells an earlier draw in one read
 //               instead of a scan of those found.
-//  10 GRIND     y = found word, z = bits, w = end: scratch[y] := the smallest nonce below end whose witness passes a
-//               bits-bit proof of work on the state as it stands (challenger_grind.wgsl; pow_search's semantics), or
-//               0xffffffff; made by the whole workgroup. A WITNESS of word y follows it.
 // The variant (compile-time constants, default 0: whir-p3's challenger): CH_LENGTH_TAGGED (challenger_sponge.wgsl);
 // CH_DISTINCT_QUERIES 1, the DISTINCT op (else it is skipped, its words never written).
 // The whole workgroup runs a program: transcript_run(lid, size), called by its `size` >= 16 threads in uniform
@@ -52,7 +49,6 @@ const OP_EXPAND: u32 = 6u;
 const OP_POWERS: u32 = 7u;
 const OP_SORT: u32 = 8u;
 const OP_DISTINCT: u32 = 9u;
-const OP_GRIND: u32 = 10u;
 @id(17) override CH_DISTINCT_QUERIES: u32 = 0u;
 
 var<private> ch_k: u32;                  // ch_advance's position: op ch_k, its step ch_i
@@ -114,8 +110,8 @@ fn ch_powers(src: u32, dst: u32, count_at: u32, n: u32, n_slots: u32) {
 }
 
 // Thread 0: advances the program from step ch_i of op ch_k (both kept across calls) until a permutation is due
-// (returns CH_DUPLEX: the caller permutes the sponge with the pending input, and calls again) or the next SORT or
-// GRIND or the end (returns that op's index). One step at a time: an observed word, a sampled word, a query draw call, or a whole op that touches no
+// (returns CH_DUPLEX: the caller permutes the sponge with the pending input, and calls again) or the next SORT or the end (returns that op's
+// index). One step at a time: an observed word, a sampled word, a query draw call, or a whole op that touches no
 // sponge word; a permutation is due when the input is full (as the host duplexes eagerly) or the next step takes
 // an output word while input is pending or the output is empty. The caller owns the permutation so that a shader
 // has one (compilers inline every call): transcript_range's cooperative one, or a search's own.
@@ -132,7 +128,7 @@ fn ch_advance(end: u32) -> u32 {
             ch_i = i;
             return CH_DUPLEX;
         }
-        if (k >= end || op.x == OP_SORT || op.x == OP_GRIND) {
+        if (k >= end || op.x == OP_SORT) {
             break;
         }
         var done = true;                         // op k finished with this step
@@ -222,7 +218,6 @@ fn transcript_range(lid: u32, size: u32, first: u32, end: u32) {
     loop {
         if (lid == 0u) {
             ch_next = ch_advance(end);
-            ch_grind_len = ch_in_len;
         }
         let k = workgroupUniformLoad(&ch_next);
         if (k == CH_DUPLEX) {
@@ -232,14 +227,9 @@ fn transcript_range(lid: u32, size: u32, first: u32, end: u32) {
         if (k >= end) {
             break;
         }
-        let op = params.ops[k];
-        if (op.x == OP_GRIND) {
-            ch_grind(lid, size, op);
-        } else {
-            ch_sort(lid, size, k);
-        }
+        ch_sort(lid, size, k);
         if (lid == 0u) {
-            ch_k = k + select(3u, 1u, op.x == OP_GRIND);
+            ch_k = k + 3u;
             ch_i = 0u;
         }
     }

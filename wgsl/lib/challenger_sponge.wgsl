@@ -15,10 +15,7 @@ var<workgroup> ch_sponge: array<u32, 16>;
 var<workgroup> ch_input: array<u32, 8>;
 var<private> ch_in_len: u32;
 var<private> ch_out_len: u32;
-// The cooperative permutations' exchange, [group][parity][lane]: a duplex uses group 0; a search (challenger_grind.wgsl)
-// permutes one state per 16 lanes, at most CH_GROUPS of them (workgroups of up to 256 threads).
-const CH_GROUPS: u32 = 16u;
-var<workgroup> ch_swap: array<u32, 32u * CH_GROUPS>;
+var<workgroup> ch_swap: array<u32, 32>;  // the cooperative permutation's exchange, [parity][lane]
 // The round constants by lane, loaded once a program (p2_rc's words, read where a round needs them, each wait on
 // memory a round's latency): [16 r + l] external round r, lane l; [CH_RC_INTERNAL + r] internal round r;
 // [CH_RC_DIAG + l] the internal diagonal.
@@ -41,24 +38,18 @@ fn ch_duplex_input() {
     }
 }
 
-// The cooperative permutation: lane l < 16 of a group of 16 threads holds state word l (chunk l / 4, position
-// l mod 4); every exchange is one barrier on the group's part of ch_swap, double-buffered by parity (a buffer is
-// rewritten only after the barrier of the exchange between, which every reader of its last contents has passed).
-// `groups` states are permuted, one by threads [16 g, 16 g + 16) each; threads past them compute a copy of the
-// last group's lane (lid mod 16) and write nothing (a duplex: groups 1).
+// The cooperative permutation: lane l < 16 of the workgroup holds state word l (chunk l / 4, position l mod 4);
+// every exchange is one barrier on ch_swap, double-buffered by parity (a buffer is rewritten only after the
+// barrier of the exchange between, which every reader of its last contents has passed). Threads past lane 15
+// compute a copy of lane (lid mod 16) and write nothing.
 fn ch_lanes_in(at: u32, c: u32) -> vec4<u32> {
     return vec4<u32>(ch_swap[at + 4u * c], ch_swap[at + 4u * c + 1u], ch_swap[at + 4u * c + 2u],
                      ch_swap[at + 4u * c + 3u]);
 }
 
-// The first ch_swap word of this thread's group's buffer `parity`.
-fn ch_swap_at(lid: u32, parity: u32, groups: u32) -> u32 {
-    return 32u * min(lid >> 4u, groups - 1u) + 16u * parity;
-}
-
-fn ch_publish(lid: u32, x: u32, parity: u32, groups: u32) {
-    if (lid < 16u * groups) {
-        ch_swap[ch_swap_at(lid, parity, groups) + (lid & 15u)] = x;
+fn ch_publish(lid: u32, x: u32, parity: u32) {
+    if (lid < 16u) {
+        ch_swap[16u * parity + lid] = x;
     }
     workgroupBarrier();
 }
@@ -66,9 +57,9 @@ fn ch_publish(lid: u32, x: u32, parity: u32, groups: u32) {
 // mds_light of the state whose word x this lane holds: M4 on each chunk, plus the sum of the chunks. By linearity
 // that is M4(own chunk + column sums t) at this lane's position i, and row i of M4 is sum(v) + v[i] + 2 v[i + 1]
 // (indices mod 4): a few sums of words read by address, no M4 per chunk and no dynamic vector index.
-fn ch_coop_mds(lid: u32, x: u32, parity: u32, groups: u32) -> u32 {
-    ch_publish(lid, x, parity, groups);
-    let at = ch_swap_at(lid, parity, groups);
+fn ch_coop_mds(lid: u32, x: u32, parity: u32) -> u32 {
+    ch_publish(lid, x, parity);
+    let at = 16u * parity;
     let own = at + (lid & 12u);                  // the lane's chunk
     let i = lid & 3u;
     let i1 = (i + 1u) & 3u;
@@ -100,14 +91,14 @@ fn ch_load_constants(lid: u32, size: u32) {
     workgroupBarrier();
 }
 
-// The permutation of `groups` states on 16 lanes each (ch_rc loaded; every thread calls it, in uniform control
-// flow); returns this lane's word. in/out: [0, P).
-fn ch_coop_permute(lid: u32, x0: u32, groups: u32) -> u32 {
+// The permutation on 16 lanes (ch_rc loaded); returns the parity of the buffer the next exchange writes.
+// in/out: [0, P).
+fn ch_coop_permute(lid: u32, x0: u32) -> vec2<u32> {
     let l = lid & 15u;
-    var x = ch_coop_mds(lid, x0, 1u, groups);    // buffer 0 holds the input, read by every lane
+    var x = ch_coop_mds(lid, x0, 1u);            // buffer 0 holds the input, read by every lane
     var parity = 0u;
     for (var r = 0u; r < P2_EXTERNAL_HALF_ROUNDS; r++) {
-        x = ch_coop_mds(lid, p2_sbox(bb_add(x, ch_rc[16u * r + l])), parity, groups);
+        x = ch_coop_mds(lid, p2_sbox(bb_add(x, ch_rc[16u * r + l])), parity);
         parity ^= 1u;
     }
     let diag = ch_rc[CH_RC_DIAG + l];
@@ -115,18 +106,18 @@ fn ch_coop_permute(lid: u32, x0: u32, groups: u32) -> u32 {
         if (l == 0u) {
             x = p2_sbox(bb_add(x, ch_rc[CH_RC_INTERNAL + r]));
         }
-        ch_publish(lid, x, parity, groups);
-        let at = ch_swap_at(lid, parity, groups);
+        ch_publish(lid, x, parity);
+        let at = 16u * parity;
         let t = bb_add4(bb_add4(ch_lanes_in(at, 0u), ch_lanes_in(at, 1u)),
                         bb_add4(ch_lanes_in(at, 2u), ch_lanes_in(at, 3u)));
         x = bb_add(bb_add(bb_add(t.x, t.y), bb_add(t.z, t.w)), bb_mul(x, diag));
         parity ^= 1u;
     }
     for (var r = P2_EXTERNAL_HALF_ROUNDS; r < 2u * P2_EXTERNAL_HALF_ROUNDS; r++) {
-        x = ch_coop_mds(lid, p2_sbox(bb_add(x, ch_rc[16u * r + l])), parity, groups);
+        x = ch_coop_mds(lid, p2_sbox(bb_add(x, ch_rc[16u * r + l])), parity);
         parity ^= 1u;
     }
-    return x;
+    return vec2<u32>(x, parity);
 }
 
 // A duplex by the whole workgroup (uniform control flow): the sponge with thread 0's pending input permuted in
@@ -136,9 +127,9 @@ fn ch_duplex_coop(lid: u32) {
         ch_duplex_input();
     }
     workgroupBarrier();
-    let out = ch_coop_permute(lid, ch_sponge[lid & 15u], 1u);
+    let out = ch_coop_permute(lid, ch_sponge[lid & 15u]);
     if (lid < 16u) {                             // every lane read its input words many barriers ago
-        ch_sponge[lid] = out;
+        ch_sponge[lid] = out.x;
     }
     workgroupBarrier();
     if (lid == 0u) {

@@ -49,7 +49,6 @@ from .device_values import POW_MAX_COUNTERS, DeviceQueries, DeviceValue
 
 OP_OBSERVE, OP_SAMPLE, OP_WITNESS, OP_QUERIES, OP_POW_RESET, OP_EXPAND, OP_POWERS, OP_SORT = 1, 2, 3, 4, 5, 6, 7, 8
 OP_DISTINCT = 9  # distinct_queries variants only
-OP_GRIND = 10  # a search by the workgroup running the program (challenger_grind.wgsl / .metal)
 BITMAP_MAX_LOG = 10  # DISTINCT keeps a bitmap of folded domains up to 2^10 points (32 scratch words)
 OP_SLOTS = {OP_POWERS: 2, OP_SORT: 3}  # program slots of the ops followed by data slots
 MAX_OPS = 11  # ops a program holds (the params structs end with 11 op slots: a launch's params are at most 64 words)
@@ -71,11 +70,6 @@ POW_COVER_SLACK = 5  # a grind's launches cover 2^(bits + this) nonces in all
 # permutations (at 12 bits, 16 times the nonces it expects to try) before its first hit is known.
 POW_WAVE_SLACK = 2
 NOT_FOUND = 0xFFFFFFFF  # a witness slot whose search found no nonce
-# Grinds of at most this many bits run as a GRIND op of the program where they are recorded (the epilogue of the
-# launch before, or a transcript launch), not as a pow_search launch of their own: 16 nonces a wave in a 256-thread
-# workgroup (4 in a 64-thread one), one cooperative permutation each, so a 3-bit grind takes about 1.1 waves (2.4)
-# of a duplex's latency, where a launch of its own costs a launch (docs/PERFORMANCE.md: 33-44 us at 2-3 bits).
-FUSED_GRIND_BITS = 3
 MAX_QUERY_BITS = 20  # bits one sample_bits call of the query sampler draws at most (query_indices.py)
 
 
@@ -203,7 +197,6 @@ class DeviceTranscript:
         self.tail: TailLaunch | None = None
         self.witnesses: list[DeviceValue] = []
         self.full_range = False
-        self.fused_grinds = True  # grinds of at most FUSED_GRIND_BITS bits as GRIND ops (tests switch it off)
 
     # -- the variant's kernels ------------------------------------------------------------------------------------
     def kernel(self, stem: str, entry: str | None = None, constants: dict[str, int] | None = None):
@@ -326,8 +319,6 @@ class DeviceTranscript:
             raise ConfigError(f"proof-of-work bits = {bits} outside [1, 30]")
         regions = self.session.regions
         field = self.variant.field
-        if self.fused_grinds and bits <= FUSED_GRIND_BITS and not self.full_range:
-            return self._fused_grind(bits, min(field.P, 1 << (bits + POW_COVER_SLACK)))
         launches = (pow_launches(bits, self.full_range) if field.P == P
                     else pow_launches(bits, self.full_range, modulus=field.P))
         if len(launches) > POW_MAX_COUNTERS:
@@ -349,17 +340,6 @@ class DeviceTranscript:
             if not POW_TAIL:
                 self.flush()  # the search alone: what follows is a transcript launch
         self._op(OP_WITNESS, work.word, witness.word)
-        self.proof_words.append((witness.word, witness.word + 1))
-        self.witnesses.append(witness)
-        return witness
-
-    def _fused_grind(self, bits: int, end: int) -> DeviceValue:
-        """``grind`` as a GRIND op of the pending program: the smallest valid nonce below ``end`` (pow_launches'
-        range), searched by the workgroup that runs the program, then absorbed by a WITNESS op."""
-        found = self.session.regions.scratch.take((1,))
-        witness = self.session.regions.proof.take(())
-        self._op(OP_GRIND, found.word, bits, end)
-        self._op(OP_WITNESS, found.word, witness.word)
         self.proof_words.append((witness.word, witness.word + 1))
         self.witnesses.append(witness)
         return witness
