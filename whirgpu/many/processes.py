@@ -10,11 +10,9 @@ Contract:
   picklable callable: ``whirgpu.Prover`` or ``P3Prover`` with their parameters bound, passed in so that this
   module imports no prover above it); ``recipes`` is one ``BackendRecipe`` per device (what a worker opens); ``processes`` workers per device, started with the ``spawn`` method (never ``fork``: a forked GPU driver
   is undefined), each opening its backend once and keeping it. Worker w opens ``recipes[w % len(recipes)]``.
-- ``prove(instances, ahead, chunk=1)``: yields one ``ProofFile`` per (evaluations, points) of ``instances`` (any
-  iterable), byte for byte what the prover's ``prove`` makes; what it returns must pickle. Instances go to the
-  workers in tasks of up to ``chunk`` in a row (fewer for large tables: at most ``CHUNK_BYTES`` of tables a
-  task), at most ``ahead`` tasks queued; a worker proves a task of several with its prover's ``prove_many``, so
-  they run in the same launches, and one alone with ``prove``.
+- ``prove(instances, ahead)``: yields one ``ProofFile`` per (evaluations, points) of ``instances`` (any iterable,
+  read at most ``ahead`` instances ahead of the proof being yielded), byte for byte what the prover's ``prove``
+  makes (each worker calls ``prove(evaluations, points)``; what it returns must pickle).
   Evaluations and points must be host data (a numpy array or a sequence), not a GPU buffer: a numpy table of
   ``SHARE_BYTES`` or more is copied into a shared-memory block the worker maps (blocks are reused from proof to
   proof), anything else travels pickled. An instance that fails raises its own error (a ``ConfigError`` for bad
@@ -51,14 +49,6 @@ import numpy as np
 from ..errors import BackendUnavailable, ConfigError
 
 SHARE_BYTES = 1 << 20  # a table this large goes through shared memory: pickling it costs the parent ~1 ms per 4 MiB
-CHUNK_BYTES = 256 << 20  # most table bytes one worker task carries (each queued task holds its shared blocks)
-
-
-def chunk_size(evaluations, most: int) -> int:
-    """How many instances like ``evaluations`` one task carries: ``most``, fewer where their tables would pass
-    ``CHUNK_BYTES``, at least one."""
-    nbytes = int(getattr(evaluations, "nbytes", 0) or 0)
-    return max(1, min(int(most), CHUNK_BYTES // max(1, nbytes)))
 
 
 @dataclass(frozen=True)
@@ -137,36 +127,23 @@ class _SharedTable:
     dtype: str
 
 
-def _prove_in_worker(items):
-    """(the proofs, the error that ended the task or None, (the worker's device, its pid)) of the task ``items``
-    ((evaluations, points) each, a table possibly a ``_SharedTable``), in order: several through the prover's
-    ``prove_many`` (one shape's proofs in the same launches), one through ``prove``. An instance that fails ends
-    the task with its error, after the proofs before it."""
+def _prove_in_worker(evaluations, points):
+    """(the proof, (the worker's device, its pid)): where each proof was made travels with it."""
     if isinstance(_WORKER_PROVER, Exception):
         raise _WORKER_PROVER
     where = (_WORKER_DEVICE, os.getpid())
-    blocks, tables, proofs, error = [], [], [], None
+    if not isinstance(evaluations, _SharedTable):
+        return _WORKER_PROVER.prove(evaluations, points), where
+    block = shared_memory.SharedMemory(name=evaluations.name)
     try:
-        for evaluations, points in items:
-            if isinstance(evaluations, _SharedTable):
-                blocks.append(shared_memory.SharedMemory(name=evaluations.name))
-                evaluations = np.ndarray(evaluations.shape, np.dtype(evaluations.dtype), buffer=blocks[-1].buf)
-            tables.append((evaluations, points))
-        try:
-            if len(tables) == 1:
-                proofs.append(_WORKER_PROVER.prove(*tables[0]))
-            else:
-                proofs.extend(_WORKER_PROVER.prove_many(tables, batch=len(tables)))
-        except Exception as exc:  # noqa: BLE001 - raised in the parent in its turn, after the proofs before it
-            error = exc
-        return proofs, error, where
+        table = np.ndarray(evaluations.shape, np.dtype(evaluations.dtype), buffer=block.buf)
+        return _WORKER_PROVER.prove(table, points), where
     finally:
-        del tables
-        for block in blocks:
-            try:
-                block.close()
-            except BufferError:  # a view still held somewhere: the mapping goes when it does
-                pass
+        del table
+        try:
+            block.close()
+        except BufferError:  # a view still held somewhere: the mapping goes when it does
+            pass
 
 
 class _Blocks:
@@ -221,79 +198,57 @@ class ProcessProvers:
         # without close(): never left behind in /dev/shm.
         self._unlink = weakref.finalize(self, self._blocks.close)
 
-    def prove(self, instances: Iterable, ahead: int, chunk: int = 1) -> Iterator:
+    def prove(self, instances: Iterable, ahead: int) -> Iterator:
         pool = self._pool
         if pool is None:
             raise BackendUnavailable("these worker processes are closed")
         blocks = self._blocks
-        pending: deque = deque()  # (future, the shared blocks its task reads)
-        task: list = []  # the next task's (sent table, points), and the blocks lent for it
-        lent_blocks: list = []
+        pending: deque = deque()  # (future, the shared block it reads or None)
 
         def oldest():
-            future, lent = pending.popleft()
+            future, block = pending.popleft()
             try:
-                proofs, error, where = _result(future)
-                self.landed[where] += len(proofs)
+                proof, where = _result(future)
+                self.landed[where] += 1
+                return proof
             except BackendUnavailable:
                 self.broken = True
                 raise
             finally:
-                for block in lent:
+                if block is not None:
                     blocks.give_back(block)
-            yield from proofs
-            if error is not None:
-                raise error
-
-        def submit():
-            lent = list(lent_blocks)
-            items = list(task)
-            task.clear()
-            lent_blocks.clear()
-            try:
-                future = pool.submit(_prove_in_worker, items)
-            except BrokenProcessPool as exc:
-                for block in lent:
-                    blocks.give_back(block)
-                self.broken = True
-                raise BackendUnavailable(f"a prover worker process stopped earlier (crashed or killed): {exc}; "
-                                         f"the next prove_many starts new workers") from None
-            pending.append((future, lent))
 
         try:
-            size = 1
             for evaluations, points in instances:
                 if type(evaluations).__name__ == "GPUBuffer":
                     raise ConfigError("a GPU buffer cannot be sent to worker processes: pass the table as a numpy "
                                       "array, or prove it in this process (processes=None)")
-                if not task:
-                    size = chunk_size(evaluations, chunk)
                 lent = blocks.lend(evaluations)
-                if lent is not None:
-                    lent_blocks.append(lent[0])
-                task.append((lent[1] if lent is not None else evaluations, points))
-                if len(task) >= size:
-                    submit()
+                block, sent = lent if lent is not None else (None, evaluations)
+                try:
+                    future = pool.submit(_prove_in_worker, sent, points)
+                except BrokenProcessPool as exc:
+                    if block is not None:
+                        blocks.give_back(block)
+                    self.broken = True
+                    raise BackendUnavailable(f"a prover worker process stopped earlier (crashed or killed): {exc}; "
+                                             f"the next prove_many starts new workers") from None
+                pending.append((future, block))
                 while len(pending) >= ahead:
-                    yield from oldest()
-            if task:
-                submit()
+                    yield oldest()
             while pending:
-                yield from oldest()
+                yield oldest()
         finally:
-            for block in lent_blocks:  # a task never submitted
-                blocks.give_back(block)
             for future, _ in pending:  # closed early or failed: the proofs not started are dropped
                 future.cancel()
-            for future, lent in pending:  # a block goes back only once no worker can be reading it
-                if lent:
+            for future, block in pending:  # a block goes back only once no worker can be reading it
+                if block is not None:
                     if not future.cancelled():
                         try:
                             future.result()
                         except BaseException:  # noqa: BLE001 - dropped with the proof
                             pass
-                    for block in lent:
-                        blocks.give_back(block)
+                    blocks.give_back(block)
 
     def close(self) -> None:
         pool, self._pool = self._pool, None

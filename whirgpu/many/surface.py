@@ -144,7 +144,7 @@ class ProverSurface(ABC):
             self.stop_workers()
             self._workers = (key, ProcessProvers(self._rebuilder(True, options), recipes, processes))
         workers = self._workers[1]
-        yield from workers.prove(instances, workers.workers * in_flight, MANY_INSTANCES)  # tasks of up to 16 in a row
+        yield from workers.prove(instances, workers.workers * in_flight)
 
     def _prove_on_devices(self, instances, in_flight: int, devices, options: tuple):
         from .devices import all_devices, prove_on_devices  # noqa: PLC0415

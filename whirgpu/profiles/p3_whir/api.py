@@ -203,8 +203,8 @@ class RebuiltP3Prover:
     def prove(self, evaluations, points) -> P3ProofDocument:
         return self.prover.prove(evaluations, self.num_openings, points)
 
-    def prove_many(self, instances, in_flight: int = 2, batch: int | None = None):
-        return self.prover.prove_many(instances, in_flight, batch=batch, num_openings=self.num_openings)
+    def prove_many(self, instances, in_flight: int = 2):
+        return self.prover.prove_many(instances, in_flight, num_openings=self.num_openings)
 
 def _canonical(values, n: int, field: Field) -> np.ndarray:
     """As ``Prover.prove`` takes them (``api.canonical_table``): a C-contiguous uint32 array as it is, other integer
