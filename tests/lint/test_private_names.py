@@ -21,9 +21,11 @@ ALLOWED: dict[str, tuple[str, set[str]]] = {
     "runtime/wgpu_native_setup.py": ("cffi's and wgpu-native's internals: the setup patches their declarations",
                                      {"_declarations", "_get_cached_btype", "_get_type_and_quals", "_lock",
                                       "_parse", "_parsed_types", "_parser", "import _helpers"}),
-    "runtime/wgpu_rt/buffers.py": ("wgpu-py's mapped-range call, its non-blocking device poll and a promise's "
-                                   "state (WebGPU has no public poll; a promise's state is public only once waited "
-                                   "for)", {"_experimental_get_mapped_range", "_poll", "_state"}),
+    "runtime/wgpu_rt/buffers.py": ("wgpu-py's non-blocking device poll and a promise's state (WebGPU has no "
+                                   "public poll; a promise's state is public only once waited for)",
+                                   {"_poll", "_state"}),
+    "runtime/wgpu_rt/stage.py": ("wgpu-py's mapped-range call (``mapped_bytes``; wgpudawn has it too)",
+                                 {"_experimental_get_mapped_range"}),
     "runtime/wgpu_rt/device.py": ("wgpu-py's native handles (device poll, timestamp period, a pass's direct calls)",
                                   {"_internal"}),
 }

@@ -183,6 +183,14 @@ class Runtime(ABC):
         of its own to submit) and ``close()``. Default: None (``read_later`` then reads)."""
         return None
 
+    def write_stage(self, writes: list):
+        """A recorded program's own staging for its ``writes`` (``program.Write`` steps, in order), where the
+        runtime stages writes: an object with ``copies`` (per write, the ``program.Copy`` from its slot into its
+        destination, or None for an empty write; the program's submissions carry them), ``nbytes``,
+        ``fill(items)`` ((write, words) per write: copied into the slots), ``sent()`` (after the submissions) and
+        ``close()``. Default: None (each write goes through ``write``)."""
+        return None
+
     @abstractmethod
     def kernel(self, stem: str, entry: str | None = None, constants: dict[str, int] | None = None,
                field: str = "babybear") -> Any:

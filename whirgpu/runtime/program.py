@@ -18,8 +18,9 @@ prepares for repeated submission.
 ``Program(steps)`` holds a proof's steps: ``segments()`` splits them at each ``Submit`` into (writes, launches);
 ``buffers()`` lists every buffer they touch; ``repointed(remap)`` is the same program on other buffers (a replay's
 own regions); ``counts()`` its submissions, dispatches, copies, writes and bytes. ``PreparedProgram(rt, program)``
-is a program made ready on one runtime (each segment's launches a ``recorded_batch``); ``run(write)`` executes it,
-calling ``write(step)`` for every ``Write`` (the caller supplies inputs) and submitting each segment; ``prime()``
+is a program made ready on one runtime (each segment's launches a ``recorded_batch``); ``run(words)`` executes it,
+writing ``words(step)`` for every ``Write`` (the caller supplies inputs; through the program's own write stage
+where it was prepared with one) and submitting each segment; ``prime()``
 encodes its submissions ahead, so that the next ``run`` only writes and sends them.
 """
 
@@ -176,7 +177,7 @@ class Program:
         counts = Counts()
         for writes, launches in self.segments():
             counts.writes += len(writes)
-            counts.write_bytes += sum(_write_bytes(w) for w in writes)
+            counts.write_bytes += sum(write_bytes(w) for w in writes)
             if launches:
                 counts.submissions += 1
             for launch in launches:
@@ -188,7 +189,8 @@ class Program:
         return counts
 
 
-def _write_bytes(write: Write) -> int:
+def write_bytes(write: Write) -> int:
+    """The bytes ``write`` writes: its recorded ``nbytes``, else its data's, else its input range's."""
     if write.nbytes is not None:
         return int(write.nbytes)
     if write.data is not None:
@@ -200,11 +202,22 @@ def _write_bytes(write: Write) -> int:
 class PreparedProgram:
     """``program`` made ready on ``rt`` (module docstring): run as often as asked, then ``close``. ``read``:
     (buffer, nbytes) a run is read back from (``read_later``); where the runtime stages reads
-    (``Runtime.staged_read``), the copy into its staging buffer is the last submission's last launch."""
+    (``Runtime.staged_read``), the copy into its staging buffer is the last submission's last launch. ``write``:
+    (buffer, words, offset) -> None, how a ``Write``'s words reach the device (default ``rt.write``). ``stage``:
+    where the runtime gives one (``Runtime.write_stage``), every ``Write`` goes instead through a staging buffer
+    of the program's own: a run copies all its words into it on the host, and each write's device-side copy is
+    the first launch of the submission the write precedes (``staged_writes`` then says how many bytes a run
+    stages), so a run neither waits for a shared staging slot nor makes a call per write."""
 
-    def __init__(self, rt, program: Program, read: tuple | None = None):
+    def __init__(self, rt, program: Program, read: tuple | None = None, write=None, stage: bool = False):
         self.program, self.rt, self.read = program, rt, read
+        self.write = rt.write if write is None else write
         segments = [(writes, list(launches)) for writes, launches in program.segments()]
+        self.stage = rt.write_stage([w for writes, _ in segments for w in writes]) if stage else None
+        if self.stage is not None:
+            copies = iter(self.stage.copies)  # one per write, in order; None for an empty one
+            for writes, launches in segments:
+                launches[:0] = [c for c in (next(copies) for _ in writes) if c is not None]
         self.staged = rt.staged_read(*read) if read is not None else None
         if self.staged is not None:
             last = next((k for k in reversed(range(len(segments))) if segments[k][1]), None)
@@ -214,15 +227,43 @@ class PreparedProgram:
             segments[last][1].append(self.staged.copy)
         self.parts = [(writes, rt.recorded_batch(launches) if launches else None) for writes, launches in segments]
 
+    @property
+    def staged_writes(self) -> int:
+        """Bytes a run copies through the program's write stage (0 without one)."""
+        return 0 if self.stage is None else self.stage.nbytes
+
     def read_later(self):
         """After ``run``: the function that waits for the run and gives ``read``'s words (the staged copy's map
-        asked now, else ``rt.read_later``). Call it before the next ``run``."""
-        return self.staged.later() if self.staged is not None else self.rt.read_later(*self.read)
+        asked now, else ``rt.read_later``). Call it before the next ``run``. With a write stage, the stage's map
+        (asked after the run's submissions) is settled once the words have come: no map outlives the read."""
+        words = self.staged.later() if self.staged is not None else self.rt.read_later(*self.read)
+        stage = self.stage
+        if stage is None:
+            return words
 
-    def run(self, write: Callable[[Write], None]) -> None:
+        def settled(pick=None):
+            try:
+                return words(pick)
+            finally:
+                stage.settle()
+
+        return settled
+
+    def run(self, words: Callable[[Write], np.ndarray]) -> None:
+        """Execute the program once: ``words(step)`` gives every ``Write``'s uint32 words (its ``data`` or the input
+        it names), written before the submission that follows it; then each submission is sent. With a write stage
+        every write's words are copied into it first (``ValueError``, before anything is sent, for words of
+        another size than the recording's)."""
+        if self.stage is not None:
+            self.stage.fill([(step, words(step)) for writes, _ in self.parts for step in writes])
+            for _, batch in self.parts:
+                if batch is not None:
+                    batch.submit()
+            self.stage.sent()
+            return
         for writes, batch in self.parts:
             for step in writes:
-                write(step)
+                self.write(step.buffer, words(step), step.offset)
             if batch is not None:
                 batch.submit()
 
@@ -246,3 +287,6 @@ class PreparedProgram:
         if self.staged is not None:
             self.staged.close()
             self.staged = None
+        if self.stage is not None:
+            self.stage.close()
+            self.stage = None

@@ -97,3 +97,20 @@ def copy_into(dst: np.ndarray, src: np.ndarray, threads: int) -> None:
     np.copyto(dst[:step], src[:step])
     for share in rest:
         share.result()
+
+
+def copy_many(pairs: list[tuple[np.ndarray, np.ndarray]], threads: int) -> None:
+    """``dst[:] = src`` for every (dst, src) pair of uint8 arrays of one length each. Pairs of at least
+    ``MIN_SHARE_BYTES`` are cut into pieces of about an equal share of ``threads`` (at least that many bytes),
+    copied by the pool's threads (``copy_into``'s reason); the calling thread copies the smaller pairs and waits."""
+    large = sum(src.nbytes for _, src in pairs if src.nbytes >= MIN_SHARE_BYTES)
+    shares = max(1, min(threads, large // MIN_SHARE_BYTES))
+    step = max(MIN_SHARE_BYTES, -(-large // shares // 64) * 64)
+    rest = []
+    for dst, src in pairs:
+        if shares == 1 or src.nbytes < MIN_SHARE_BYTES:
+            np.copyto(dst, src)
+            continue
+        rest += [_pool().submit(np.copyto, dst[i:i + step], src[i:i + step]) for i in range(0, src.nbytes, step)]
+    for piece in rest:
+        piece.result()

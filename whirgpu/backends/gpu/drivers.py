@@ -82,10 +82,11 @@ class Drivers:
 
     def read_later(self, buffer: RtBuffer, nbytes: int, prepared=None):
         """``Runtime.read_later``, counted as ``read`` counts when the words arrive; ``prepared`` (a
-        ``PreparedProgram`` just run whose ``read`` is these words): its staged copy's words where it has one."""
+        ``PreparedProgram`` just run whose ``read`` is these words): read through it (its staged copy's words where it
+        has one; its write stage settled after)."""
         if self._state.recording is not None:
             self._state.recording.drop("a host read inside the proof")
-        if prepared is not None and prepared.staged is not None:
+        if prepared is not None:
             pending = prepared.read_later()
         else:
             pending = self._runtime.read_later(buffer, nbytes)

@@ -76,11 +76,12 @@ def per_instance_buffers(program: Program, regions: tuple, storage_layout) -> se
 def instance_count(program: Program, regions: tuple, rt, storage_layout, wanted: int) -> int:
     """How many instances of ``program`` one launch takes on ``rt``: ``wanted`` at most, MAX_INSTANCES at most,
     every binding and buffer within the device's limits, the instances within its workgroups per dimension (they
-    are the grid's z), the buffers (the run sets' regions twice) within MEMORY_BUDGET, ``WHIRGPU_MAX_GPU_BYTES``
+    are the grid's z), the buffers (the run sets' regions and write stages twice) within MEMORY_BUDGET, ``WHIRGPU_MAX_GPU_BYTES``
     where set and the device's recommended working set where it reports one. 0: not even one."""
     per = per_instance_buffers(program, regions, storage_layout)
     strides = [_align(b.nbytes) for b in program.buffers() if id(b) in per and all(b is not r for r in regions)]
     strides += [2 * _align(b.nbytes) for b in regions]
+    strides.append(2 * program.counts().write_bytes)  # each run set's write stage (host-visible memory)
     biggest = max(_align(b.nbytes) for b in program.buffers() + list(regions))
     limits = rt.limits()
     budget = min([MEMORY_BUDGET] + [cap for cap in (max_gpu_bytes_from_env(),
@@ -92,8 +93,10 @@ def instance_count(program: Program, regions: tuple, rt, storage_layout, wanted:
 class _RunSet:
     """One batch's own proof, scratch and points copies, and the program on them, prepared."""
 
-    def __init__(self, rt, program: Program, proof: RtBuffer, read_bytes: int, owned: list):
-        self.prepared = PreparedProgram(rt, program, (proof, read_bytes))
+    def __init__(self, rt, program: Program, proof: RtBuffer, read_bytes: int, owned: list, write):
+        # its writes (K instances' tables and points) through a stage of its own (``PreparedProgram``): the next
+        # batch is written while this one runs, where the runtime's few upload slots made it wait
+        self.prepared = PreparedProgram(rt, program, (proof, read_bytes), write, stage=True)
         self.proof = proof
         self.owned = owned
         self.busy = False
@@ -212,7 +215,8 @@ class InstancedProgram:
                 remap[id(b)] = new
             proof = remap[id(self.source.recorded[0])]
             read_bytes = self.stride[id(self.source.recorded[0])] * (count - 1) + self.source.proof_bytes
-            run_set = _RunSet(self.rt, self._instanced_program(remap), proof, read_bytes, owned)
+            run_set = _RunSet(self.rt, self._instanced_program(remap), proof, read_bytes, owned,
+                              state.drivers.write)
         except BaseException:
             for b in owned:
                 self.rt.free(b)
@@ -220,26 +224,26 @@ class InstancedProgram:
         self.sets.append(run_set)
         return run_set
 
-    def run(self, items: list, run_write) -> tuple:
-        """Write and submit ``count`` instances, ``items`` ((words, points, inputs) each, ``inputs`` a dict of
-        every input the recording writes); returns (the run set, the function giving its words). ``run_write``:
-        (buffer, words, offset) -> None, the backend's counted write."""
+    def run(self, items: list) -> tuple:
+        """Write and submit ``count`` instances, ``items`` (a dict of every input the recording writes, each);
+        returns (the run set, the function giving its words)."""
         if len(items) != self.count:
             raise ValueError(f"an instanced program of {self.count} instances got {len(items)}")
         run_set = next((s for s in self.sets if not s.busy), None) or self._new_set()
         run_set.busy = True
 
-        def write(step: Write) -> None:
+        def words(step: Write) -> np.ndarray:
             if step.source is None:
-                run_write(step.buffer, step.data, step.offset)
-                return
+                return step.data
             inputs = items[step.source[0]]
             source = step.source[1:]
-            words = inputs[source[0]] if len(source) == 1 else inputs[source[0]][source[1]:source[2]]
-            run_write(step.buffer, words, step.offset)
+            return inputs[source[0]] if len(source) == 1 else inputs[source[0]][source[1]:source[2]]
 
         try:
-            run_set.prepared.run(write)
+            run_set.prepared.run(words)
+            staged = run_set.prepared.staged_writes
+            self.state.stats.uploaded += staged
+            self.state.stats.copied += staged
             pending = self.state.drivers.read_later(run_set.proof, run_set.prepared.read[1], run_set.prepared)
         except BaseException:
             run_set.busy = False
@@ -302,7 +306,7 @@ def replay(program, state, items: list, prover, resolved) -> list:
     try:
         if many is None:
             many = program.instanced[count] = InstancedProgram(program, state, count)
-        run_set, pending = many.run(inputs + [inputs[-1]] * (many.count - count), state.drivers.write)
+        run_set, pending = many.run(inputs + [inputs[-1]] * (many.count - count))
     except DeviceOutOfMemory:
         # the device could not hold the batch after all: this shape's proofs go one by one from now on
         for kept in program.instanced.values():

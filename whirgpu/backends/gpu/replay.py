@@ -90,10 +90,11 @@ class Recorder:
 class _RegionSet:
     """One replay's own proof, scratch and points buffers, and the program re-pointed at them, prepared."""
 
-    def __init__(self, rt, program: Program, buffers: tuple, remap: dict[int, RtBuffer], proof_bytes: int):
+    def __init__(self, rt, program: Program, buffers: tuple, remap: dict[int, RtBuffer], proof_bytes: int, write):
         self.buffers = buffers
         # the proof region's readback the program ends with (its staged copy, where the runtime stages reads)
-        self.prepared = PreparedProgram(rt, program.repointed(remap) if remap else program, (buffers[0], proof_bytes))
+        self.prepared = PreparedProgram(rt, program.repointed(remap) if remap else program, (buffers[0], proof_bytes),
+                                        write)
         self.busy = False
 
     def read_later(self, state):
@@ -144,7 +145,7 @@ class LaunchProgram:
 
     def adopt_recorded_regions(self, state) -> _RegionSet:
         """The recording's own regions as the first region set (busy: that proof is still being read back)."""
-        region_set = _RegionSet(state.rt, self.program, self.recorded, {}, self.proof_bytes)
+        region_set = _RegionSet(state.rt, self.program, self.recorded, {}, self.proof_bytes, state.drivers.write)
         region_set.busy = True
         self.sets.append(region_set)
         return region_set
@@ -169,7 +170,8 @@ class LaunchProgram:
     def _new_set(self, state) -> _RegionSet:
         fresh = tuple(state.pool.alloc(b.nbytes, host_facing=True) for b in self.recorded)
         region_set = _RegionSet(state.rt, self.program, fresh,
-                                {id(old): new for old, new in zip(self.recorded, fresh)}, self.proof_bytes)
+                                {id(old): new for old, new in zip(self.recorded, fresh)}, self.proof_bytes,
+                                state.drivers.write)
         self.sets.append(region_set)
         return region_set
 
@@ -352,8 +354,7 @@ class Replays:
         inputs = {**(inputs or {}), "table": words, "points": np.ascontiguousarray(points, np.uint32).reshape(-1)}
         try:
             state.layout = program.layout
-            region_set.prepared.run(lambda w: state.drivers.write(
-                w.buffer, w.data if w.source is None else _input(inputs, w.source), w.offset))
+            region_set.prepared.run(lambda w: w.data if w.source is None else _input(inputs, w.source))
             state.stats.copied += program.copied
         except BaseException:
             program.release(pool, region_set)

@@ -12,9 +12,10 @@ import numpy as np
 from ...errors import ConfigError, DeviceLimitError, DeviceOutOfMemory
 from ...devices.limits import StorageMode
 from ..base import RtBuffer, allocation_size, check_range, picked
-from ..program import Copy
+from ..program import Copy, write_bytes
 from ..upload import UploadPlan, chunk_ranges, copy_into
 from .adapters import IMPLS
+from .stage import STAGE_LIMIT, WriteStage, mapped_bytes
 
 MAP_ALIGNMENT = 8  # wgpu's map offset alignment (the size must be a multiple of 4)
 READ_STAGING_MIN = 1 << 16  # the readback staging buffer's smallest size
@@ -58,13 +59,16 @@ class Buffers:
         self._uploads: list[Any] = []  # the upload staging ring (MAP_WRITE|COPY_SRC buffers), made at the first use
         self._upload_maps: list[Any] = []  # per slot, the map promise asked for after its last copy (or None)
         self._next_upload = 0
+        self.stages: set = set()  # the open write stages of recorded programs (``stage``), closed with the runtime
         self._adopted: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # caller's buffer -> its RtBuffer
         spins = self.name == "wgpu" and self.adapter.info.get("adapter_type") != "CPU"
-        self.read_spin_seconds = READ_SPIN_SECONDS if spins else 0.0  # read_later's spin (``_spin_on``)
+        self.read_spin_seconds = READ_SPIN_SECONDS if spins else 0.0  # read_later's spin (``spin_on``)
 
     def close_buffers(self) -> None:
         """Destroy every staging buffer (after the device's work is done)."""
         self.settle_maps()
+        for stage in list(self.stages):
+            stage.close()
         for cached in (self._staging, *self._uploads, *(b for free in self._read_stagings.values() for b in free)):
             if cached is not None:
                 cached.destroy()
@@ -128,8 +132,7 @@ class Buffers:
                 slot = self._upload_slot(chunk)
                 staging = self._uploads[slot]
                 # The mapped range is valid until unmap; nothing touches this view after the copy.
-                copy_into(np.frombuffer(staging._experimental_get_mapped_range(0, size), np.uint8),
-                          raw[start:start + size], self.upload.threads)
+                copy_into(mapped_bytes(staging, size), raw[start:start + size], self.upload.threads)
                 staging.unmap()
                 encoder = self.device.create_command_encoder()
                 encoder.copy_buffer_to_buffer(staging, 0, buffer.handle, offset + start, size)
@@ -246,7 +249,7 @@ class Buffers:
 
         def words(pick=None) -> np.ndarray:
             try:
-                self._spin_on(mapped)
+                self.spin_on(mapped)
                 mapped.sync_wait()
                 view = np.frombuffer(staging.read_mapped(0, nbytes, copy=False), dtype=np.uint32)
                 if pick is None:
@@ -272,7 +275,16 @@ class Buffers:
         staging = self.device.create_buffer(size=size, usage=usage.MAP_READ | usage.COPY_DST)
         return StagedRead(self, Copy(buffer, 0, RtBuffer(staging, size, StorageMode.SHARED), 0, int(nbytes)))
 
-    def _spin_on(self, promise) -> None:
+    def write_stage(self, writes: list) -> "WriteStage | None":
+        """``Runtime.write_stage``: a ``stage.WriteStage`` of its own for the program's ``writes``; None where they
+        write more than ``stage.STAGE_LIMIT`` bytes (staging that is pinned host memory; the ring takes them)."""
+        if sum(write_bytes(w) for w in writes) > STAGE_LIMIT:
+            return None
+        stage = WriteStage(self, writes)
+        self.stages.add(stage)
+        return stage
+
+    def spin_on(self, promise) -> None:
         """Poll the device without blocking while ``promise`` (a map's) is pending, up to ``read_spin_seconds``:
         the map's callback then runs on this thread's poll (or the poll thread's) with no wake-up between. The
         promise's own state (the buffer's ``map_state`` turns "mapped" only once the promise is waited for). Only

@@ -379,8 +379,7 @@ class DeviceOpening:
         state = self.backend.state
         region_set = program.region_set(state) if region_set is None else region_set
         try:
-            region_set.prepared.run(lambda w: state.drivers.write(
-                w.buffer, w.data if w.source is None else words_of(w.source), w.offset))
+            region_set.prepared.run(lambda w: w.data if w.source is None else words_of(w.source))
             state.stats.copied += program.copied
             # the readback asked for now, behind the session: its copy (the program's last launch where the runtime
             # stages reads) and map are done as the device finishes, not asked for then (a round trip of its own,
