@@ -73,3 +73,17 @@ def test_a_runtime_that_compiles_in_place_prefetches_nothing():
     """``Runtime.prefetch``'s default (Metal, msl-cpu: they compile in the caller's thread, at first use)."""
     rt = CountingRuntime(None, "msl-cpu")
     assert rt.prefetch([("merkle_leaves", None, (), "babybear")]) == 0 and not rt.kernel_requests
+
+
+def test_closing_a_runtime_settles_the_compilations_it_started():
+    """A backend closed before its proof (the prefetched kernels still compiling on the pool): ``close`` cancels
+    those not started and waits for the running ones, so no worker compiles on the destroyed device."""
+    webgpu_adapter("wgpu")
+    params = ProtocolParameters.default(num_variables=14, folding_factor=4, starting_log_inv_rate=1)
+    prover = Prover(params, backend="wgpu")
+    rt = prover.backend.rt
+    started = list(rt._compiling)
+    assert started  # the prefetch is on the pool
+    prover.close()
+    assert all(future.done() for future in started)  # done, failed or cancelled: none still running or queued
+    assert not rt._compiling

@@ -193,6 +193,7 @@ class Pipelines:
     def init_pipelines(self) -> None:
         """This mixin's state: compiled kernels, cached bind groups, the params buffers, the profiler."""
         self._kernels: dict[tuple, Any] = {}
+        self._compiling: list = []  # wgpu-native's compilations on the pool, not yet known to be done
         self._bind_groups: dict[tuple, tuple[Any, tuple]] = {}
         self._params = None
         self._strides = None  # zeros: the strides of every one-instance launch (``_zero_strides``)
@@ -201,7 +202,9 @@ class Pipelines:
         self.native_calls = self.native_pass()  # a pass's dispatches as direct C calls (encode.py)
 
     def close_pipelines(self) -> None:
-        """Drop the kernels and bind groups and destroy the params buffer."""
+        """Settle the compilations still going (``settle_compiles``), drop the kernels and bind groups and destroy
+        the params buffer."""
+        self.settle_compiles()
         for buffer in (self._params, self._strides):
             if buffer is not None:
                 buffer.destroy()
@@ -325,7 +328,21 @@ class Pipelines:
             return self.device.create_compute_pipeline(
                 layout="auto", compute={"module": module, "entry_point": entry, "constants": overrides})
 
-        return _compile_pool().submit(build).result
+        future = _compile_pool().submit(build)
+        self._compiling = [f for f in self._compiling if not f.done()] + [future]
+        return future.result
+
+    def settle_compiles(self) -> None:
+        """Before the device goes: compilations not yet started are cancelled, running ones waited for (their
+        errors dropped), so that no worker thread compiles on a destroyed device (``prefetch`` starts kernels a
+        proof may never use)."""
+        compiling, self._compiling = self._compiling, []
+        for future in compiling:
+            if not future.cancel():
+                try:
+                    future.result()
+                except Exception:  # noqa: BLE001 - the kernel is dropped with the device; nobody asks for it now
+                    pass
 
     def batch(self) -> Batch:
         return _WgpuBatch(self)
