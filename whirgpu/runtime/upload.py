@@ -85,32 +85,26 @@ def _pool() -> ThreadPoolExecutor:
 
 
 def copy_into(dst: np.ndarray, src: np.ndarray, threads: int) -> None:
-    """``dst[:] = src`` for two uint8 arrays of one length, split into up to ``threads`` shares of at least
-    ``MIN_SHARE_BYTES``. numpy releases the GIL for a plain same-dtype copy, so the shares run in parallel; the
-    calling thread copies the first one."""
-    shares = max(1, min(threads, src.nbytes // MIN_SHARE_BYTES))
-    if shares == 1:
-        np.copyto(dst, src)
-        return
-    step = -(-src.nbytes // shares // 64) * 64  # whole cache lines per share
-    rest = [_pool().submit(np.copyto, dst[i:i + step], src[i:i + step]) for i in range(step, src.nbytes, step)]
-    np.copyto(dst[:step], src[:step])
-    for share in rest:
-        share.result()
+    """``dst[:] = src`` for two uint8 arrays of one length: ``copy_many`` of the one pair."""
+    copy_many([(dst, src)], threads)
 
 
 def copy_many(pairs: list[tuple[np.ndarray, np.ndarray]], threads: int) -> None:
     """``dst[:] = src`` for every (dst, src) pair of uint8 arrays of one length each. Pairs of at least
-    ``MIN_SHARE_BYTES`` are cut into pieces of about an equal share of ``threads`` (at least that many bytes),
-    copied by the pool's threads (``copy_into``'s reason); the calling thread copies the smaller pairs and waits."""
+    ``MIN_SHARE_BYTES`` are cut into pieces of about an equal share of ``threads`` (at least that many bytes, whole
+    cache lines). numpy releases the GIL for a plain same-dtype copy, so the pieces run in parallel on the pool's
+    threads; the calling thread copies the first piece and the smaller pairs itself, then waits."""
     large = sum(src.nbytes for _, src in pairs if src.nbytes >= MIN_SHARE_BYTES)
     shares = max(1, min(threads, large // MIN_SHARE_BYTES))
     step = max(MIN_SHARE_BYTES, -(-large // shares // 64) * 64)
-    rest = []
+    pieces, small = [], []
     for dst, src in pairs:
         if shares == 1 or src.nbytes < MIN_SHARE_BYTES:
-            np.copyto(dst, src)
-            continue
-        rest += [_pool().submit(np.copyto, dst[i:i + step], src[i:i + step]) for i in range(0, src.nbytes, step)]
+            small.append((dst, src))
+        else:
+            pieces += [(dst[i:i + step], src[i:i + step]) for i in range(0, src.nbytes, step)]
+    rest = [_pool().submit(np.copyto, dst, src) for dst, src in pieces[1:]]
+    for dst, src in pieces[:1] + small:
+        np.copyto(dst, src)
     for piece in rest:
         piece.result()
