@@ -8,7 +8,7 @@ recorded, and every proof's bytes kept). Then, for each batch size in turn, ``ro
 instances go through ``prove_many(batch=B)``, timed as a whole, every proof required to equal its one-by-one
 bytes. Printed per batch size: the best round's proofs/s, and the instances a launch took (the backend may allow
 fewer than asked: ``Replays.batches``). ``--kernels``: also the GPU time of one batch's launches, per proof, from
-the runtime's timestamps (wgpu and Dawn; profiling serialises the launches, so its wall time is not reported).
+the runtime's timestamps, and the kernels that took most of it (per proof, and their launches a batch) (wgpu and Dawn; profiling serialises the launches, so its wall time is not reported).
 """
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ from whirgpu.api import Prover, random_canonical_instance
 from whirgpu.bench.grid import parse_point
 from whirgpu.profiles.whir_p3_metal.serialize import dump
 
+TOP_KERNELS = 6  # kernels named per batch size with --kernels
+
 
 def _rate(prover: Prover, instances: list, expected: list[bytes], batch: int) -> float:
     start = time.perf_counter()
@@ -29,8 +31,9 @@ def _rate(prover: Prover, instances: list, expected: list[bytes], batch: int) ->
     return len(instances) / seconds
 
 
-def _kernel_time(prover: Prover, instances: list, batch: int) -> float | None:
-    """GPU seconds per proof of one batch's launches (the runtime's timestamps), or None without them."""
+def _kernel_time(prover: Prover, instances: list, batch: int) -> tuple[float, list] | None:
+    """(GPU seconds per proof of one batch's launches, [(label, seconds per proof, launches)] for the kernels
+    that took most, most first) from the runtime's timestamps, or None without them."""
     rt = getattr(prover.backend, "rt", None)
     if rt is None or not hasattr(rt, "set_profiling"):
         return None
@@ -41,7 +44,15 @@ def _kernel_time(prover: Prover, instances: list, batch: int) -> float | None:
     try:
         rt.kernel_times()
         list(prover.prove_many(instances[:batch], batch=batch))  # a recorded shape: one batch of `batch`
-        return sum(ns for _, ns in rt.kernel_times()) * 1e-9 / batch
+        times = rt.kernel_times()
+        by_label: dict[str, list] = {}
+        for label, ns in times:
+            entry = by_label.setdefault(label, [0, 0])
+            entry[0] += ns
+            entry[1] += 1
+        top = sorted(by_label.items(), key=lambda item: -item[1][0])[:TOP_KERNELS]
+        return (sum(ns for _, ns in times) * 1e-9 / batch,
+                [(label, ns * 1e-9 / batch, count) for label, (ns, count) in top])
     finally:
         rt.set_profiling(False)
 
@@ -70,7 +81,9 @@ def main(argv=None) -> int:
             line = f"  batch {batch}: {rate:.1f} proofs/s (instances per launch: {widths or [1]})"
             if args.kernels:
                 kernel = _kernel_time(prover, instances, batch)
-                line += "" if kernel is None else f", kernels {kernel * 1e3:.3f} ms a proof"
+                if kernel is not None:
+                    line += f", kernels {kernel[0] * 1e3:.3f} ms a proof: " + ", ".join(
+                        f"{label} {seconds * 1e6:.0f} us in {count}" for label, seconds, count in kernel[1])
             print(line, flush=True)
     return 0
 
