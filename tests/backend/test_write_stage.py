@@ -1,6 +1,6 @@
 """A recorded program's own write stage (``Runtime.write_stage``, ``PreparedProgram(stage=True)``), on wgpu-native and
 Dawn: every write's words land where and when the direct writes put them (a write between two submissions is seen
-by the second, not the first), run after run on the same stage, with constant, input and empty writes and a
+by the second, not the first, though a staged run sends the program as one submission), run after run on the same stage, with constant, input and empty writes and a
 trailing write-only submission; words of another size than the recording's are refused before anything is sent
 and the next run is whole; a program writing more than the stage limit writes directly; closing the program (or
 the runtime) frees its stage. ``upload.copy_many``, the stage's threaded copy, against plain assignment."""
@@ -64,6 +64,7 @@ def test_staged_runs_write_what_direct_writes_write(runtime):
         assert staged.staged_writes == 4 * N + 40 + 64 + 12
         assert all(offset % stage_module.SLOT_ALIGN == 0 for offset in staged.stage.offsets)
         assert staged.stage.offsets[1] == -(-4 * N // stage_module.SLOT_ALIGN) * stage_module.SLOT_ALIGN
+        assert [batch is not None for _, batch in staged.parts] == [True]  # one submission a run
         for seed in range(4):  # the same stage again and again: mapped again after each run
             inputs = _inputs(seed)
             staged.run(_words(inputs))

@@ -205,9 +205,10 @@ class PreparedProgram:
     (``Runtime.staged_read``), the copy into its staging buffer is the last submission's last launch. ``write``:
     (buffer, words, offset) -> None, how a ``Write``'s words reach the device (default ``rt.write``). ``stage``:
     where the runtime gives one (``Runtime.write_stage``), every ``Write`` goes instead through a staging buffer
-    of the program's own: a run copies all its words into it on the host, and each write's device-side copy is
-    the first launch of the submission the write precedes (``staged_writes`` then says how many bytes a run
-    stages), so a run neither waits for a shared staging slot nor makes a call per write."""
+    of the program's own: a run copies all its words into it on the host, each write's device-side copy stands
+    where the write stood, ahead of the launches after it, and the whole run is one submission (``staged_writes``
+    then says how many bytes a run stages), so a run neither waits for a shared staging slot nor makes a call per
+    write or per recorded submission."""
 
     def __init__(self, rt, program: Program, read: tuple | None = None, write=None, stage: bool = False):
         self.program, self.rt, self.read = program, rt, read
@@ -218,6 +219,11 @@ class PreparedProgram:
             copies = iter(self.stage.copies)  # one per write, in order; None for an empty one
             for writes, launches in segments:
                 launches[:0] = [c for c in (next(copies) for _ in writes) if c is not None]
+            # every write is on the device's side of the stage now, so the submissions need not stay apart: one
+            # submission, its launches (the stage's copies among them) in the program's order, costs the host
+            # one submit where there were several
+            segments = [([w for writes, _ in segments for w in writes],
+                         [launch for _, launches in segments for launch in launches])]
         self.staged = rt.staged_read(*read) if read is not None else None
         if self.staged is not None:
             last = next((k for k in reversed(range(len(segments))) if segments[k][1]), None)

@@ -1,6 +1,7 @@
 """A recorded program's own write stage (``Runtime.write_stage``): one ``MAP_WRITE|COPY_SRC`` buffer holding a slot
 per ``Write`` of the program, so that a run copies all its words on the host at once and the device copies each
-slot into its destination as the first launch of the submission the write precedes.
+slot into its destination where the write stood, ahead of the launches that followed it (``PreparedProgram``
+sends a staged run as one submission).
 
 Why a program has its own: the runtime's upload ring (``buffers``) has a few slots, and a write that finds its slot
 still in use waits, on wgpu-native, for every submitted launch (its blocking poll drains the queue). K instances
