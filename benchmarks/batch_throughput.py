@@ -6,9 +6,13 @@
 ``count`` random instances are drawn and proved one by one first (untimed: pipelines compiled, the shape
 recorded, and every proof's bytes kept). Then, for each batch size in turn, ``rounds`` times, all ``count``
 instances go through ``prove_many(batch=B)``, timed as a whole, every proof required to equal its one-by-one
-bytes. Printed per batch size: the best round's proofs/s, and the instances a launch took (the backend may allow
-fewer than asked: ``Replays.batches``). ``--kernels``: also the GPU time of one batch's launches, per proof, from
-the runtime's timestamps, and the kernels that took most of it (per proof, and their launches a batch) (wgpu and Dawn; profiling serialises the launches, so its wall time is not reported).
+bytes (each proof serialised inside the timing, as a service would). Printed per batch size: the best round's
+proofs/s, that round's CPU time of the calling thread per proof (the host's own work: encoding, copies into
+staging, resolving, serialising; a device's driver threads and the copy's helper threads are not in it), and
+the instances a launch took (the backend may allow fewer than asked: ``Replays.batches``). ``--kernels``: also
+the GPU time of one batch's launches, per proof, from the runtime's timestamps, and the kernels that took most
+of it (per proof, and their launches a batch) (wgpu and Dawn; profiling serialises the launches, so its wall
+time is not reported).
 """
 
 from __future__ import annotations
@@ -23,12 +27,13 @@ from whirgpu.profiles.whir_p3_metal.serialize import dump
 TOP_KERNELS = 6  # kernels named per batch size with --kernels
 
 
-def _rate(prover: Prover, instances: list, expected: list[bytes], batch: int) -> float:
-    start = time.perf_counter()
+def _rate(prover: Prover, instances: list, expected: list[bytes], batch: int) -> tuple[float, float]:
+    """(proofs/s, the calling thread's CPU seconds a proof) of one ``prove_many`` over ``instances``."""
+    cpu, start = time.thread_time(), time.perf_counter()
     got = [dump(proof, "binary") for proof in prover.prove_many(instances, batch=batch)]
-    seconds = time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, time.thread_time() - cpu
     assert got == expected, f"batch {batch}: the proofs differ from one by one"
-    return len(instances) / seconds
+    return len(instances) / seconds, cpu / len(instances)
 
 
 def _kernel_time(prover: Prover, instances: list, batch: int) -> tuple[float, list] | None:
@@ -76,9 +81,10 @@ def main(argv=None) -> int:
         replay = getattr(prover.backend, "replay", None)
         for batch in (int(b) for b in args.batches.split(",")):
             before = len(replay.batches) if replay is not None else 0
-            rate = max(_rate(prover, instances, expected, batch) for _ in range(args.rounds))
+            rate, cpu = max(_rate(prover, instances, expected, batch) for _ in range(args.rounds))
             widths = sorted({k for _, k in replay.batches[before:]}) if replay is not None else []
-            line = f"  batch {batch}: {rate:.1f} proofs/s (instances per launch: {widths or [1]})"
+            line = (f"  batch {batch}: {rate:.1f} proofs/s (instances per launch: {widths or [1]}), "
+                    f"host {cpu * 1e3:.3f} ms of CPU a proof")
             if args.kernels:
                 kernel = _kernel_time(prover, instances, batch)
                 if kernel is not None:
