@@ -4,8 +4,10 @@
 // + s] (x_0 is the most significant bit of b), so the sum is T's multilinear extension at z. No eq table is
 // stored: with S = groups * WG threads and L = log_s = log2(min(S, len)), H = nv - L, thread t visits
 // b_k = base + t + k S (k >= 1 only when S <= len, so S = 2^L), whose low L bits are t's and whose high bits are
-// h_k = base / 2^L + k, so eq(b_k, z) = eq_lo(t) eq_hi(h_k): eq_lo from z's last L coordinates once per thread,
-// eq_hi from the first H, made 256 values of k at a time by the workgroup into workgroup memory.
+// h_k = base / 2^L + k, so eq(b_k, z) = eq_lo(t) eq_hi(h_k): eq_hi from z's first H coordinates, made 256 values
+// of k at a time by the workgroup into workgroup memory; eq_lo from the last L, once per workgroup as a table over
+// its 256 threads (the workgroup's bits of t once, then doubled over the thread's 8 bits), so a thread pays one
+// product for it where a product over all L coordinates per thread cost more than the table's sum itself.
 // Each workgroup leaves its partial as pair partial_base + w of `work` (reduction.wgsl); the last of `total`
 // workgroups (over all launches) writes the answer to proof words out_at .. out_at + 4 and runs the transcript
 // program params.ops[0 .. n_ops) (challenger.wgsl: e.g. observe the answer, sample the next OOD point and expand it).
@@ -40,7 +42,8 @@ fn proof_get(i: u32) -> u32 { return proof[i]; }
 fn proof_set(i: u32, v: u32) { proof[i] = v; }
 fn point_set(i: u32, v: vec4<u32>) { points[i] = v; }
 
-var<workgroup> eq_hi_chunk: array<vec4<u32>, WG>;
+const LOG_WG: u32 = 8u;
+var<workgroup> eq_hi_chunk: array<vec4<u32>, WG>;  // eq_hi of 256 values of k; at the end eq_lo of the threads
 
 // prod_{s < len} (bit len-1-s of j ? z : 1 - z), z = points[at + s] (powers mode: a 0 bit's factor is 1).
 fn eq_product(at: u32, len: u32, j: u32) -> vec4<u32> {
@@ -66,12 +69,46 @@ fn make_chunk(lid: u32, k0: u32, n_k: u32) {
     workgroupBarrier();
 }
 
+// eq_lo(t) for t = wg * WG + l into eq_hi_chunk[l], l < WG, over t's low L = log_s bits (bit j of t <-> z_{nv-1-j};
+// the powers mode's 0 bit a factor 1): thread 0 makes the workgroup's part (t's bits 8 .. L-1, when L > 8), then each
+// of l's bits from the highest doubles the table; l's bits at or past L (threads past the 2^L that visit the table,
+// whose sums are zero) double it with factor 1. Every thread must call it.
+fn make_eq_lo(lid: u32, wg: u32) {
+    let l = params.log_s;
+    let last = params.point_at + params.nv - 1u;   // z_{nv-1-j} is points[last - j]
+    let one = vec4<u32>(BB_R, 0u, 0u, 0u);
+    workgroupBarrier();                             // every thread is done with eq_hi
+    if (lid == 0u) {
+        var root = one;
+        if (l > LOG_WG) {
+            root = eq_product(last + 1u - l, l - LOG_WG, wg);
+        }
+        eq_hi_chunk[0] = root;
+    }
+    workgroupBarrier();
+    for (var b = LOG_WG; b > 0u; b--) {
+        let j = b - 1u;                             // the bit of l this step splits on
+        if ((lid & ((2u << j) - 1u)) == 0u) {
+            let x = eq_hi_chunk[lid];
+            if (j < l) {
+                let z = points[last - j];
+                eq_hi_chunk[lid + (1u << j)] = ef_mul(x, z);
+                if (MLE_POWERS == 0u) {
+                    eq_hi_chunk[lid] = ef_mul(x, ef_sub(one, z));
+                }
+            } else {
+                eq_hi_chunk[lid + (1u << j)] = x;
+            }
+        }
+        workgroupBarrier();
+    }
+}
+
 // Multiplies in eq_lo and leaves this workgroup's partial; the last workgroup writes the answer and runs the
 // transcript program.
-fn finish(lid: u32, t: u32, wg: u32, acc: vec4<u32>) {
-    let l = params.log_s;
-    let lo = eq_product(params.point_at + params.nv - l, l, t & ((1u << l) - 1u));
-    if (!finish_pairs(lid, params.partial_base + wg, params.total, ef_mul(acc, lo), vec4<u32>(0u))) {
+fn finish(lid: u32, wg: u32, acc: vec4<u32>) {
+    make_eq_lo(lid, wg);
+    if (!finish_pairs(lid, params.partial_base + wg, params.total, ef_mul(acc, eq_hi_chunk[lid]), vec4<u32>(0u))) {
         return;
     }
     if (lid == 0u) {
@@ -100,7 +137,7 @@ fn mle_eval_base(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_i
             }
         }
     }
-    finish(lid, t, wg, acc);
+    finish(lid, wg, acc);
 }
 
 @compute @workgroup_size(WG)
@@ -123,5 +160,5 @@ fn mle_eval_ext(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id
             }
         }
     }
-    finish(lid, t, wg, acc);
+    finish(lid, wg, acc);
 }
