@@ -61,7 +61,7 @@ fn merkle_top(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) 
             } else {
                 chunk = dst[params.dst_off + 2u * (out_at - 2u * n) + 4u * jj + q];  // the previous level
             }
-            let x = p2c_permute_if(chunk, lid, j < count);  // warps past the level's parents skip the work
+            let x = p2c_permute(chunk, lid);
             if (j < count && q < 2u) {
                 dst[params.dst_off + 2u * (out_at + first + j) + q] = x;
                 if (n == 1u) {                   // the tree's root
