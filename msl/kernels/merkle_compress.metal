@@ -10,7 +10,6 @@
 struct Params { uint n; uint src_off; uint dst_off; uint _pad0; };
 
 constant uint WG [[function_constant(0)]];
-constant constexpr uint P2C_WG = 64u;  // threads per threadgroup of the *_coop entries
 
 // The 16 words at src[4 j ..] (two adjacent children are one contiguous 16-word block), permuted.
 P2State permute_block(device const uint4* src, uint j, constant uint4* p2_rc) {

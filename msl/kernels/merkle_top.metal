@@ -1,5 +1,5 @@
 // requires: challenger poseidon2_coop
-// The top levels of a Merkle tree made in place (merkle_top.wgsl's twin): n / per threadgroups of P2C_WG = 256 threads
+// The top levels of a Merkle tree made in place (merkle_top.wgsl's twin): n / per threadgroups of P2C_WG threads
 // (g = wid.x + wid.y * nwg.x; 4 threads per state) write the levels of n, n / 2, ..., n / per parents back to back in
 // dst from vec4 dst_off (level k at digest sum_{i<k} n >> i), threadgroup g the subtree over parents [g per, (g + 1)
 // per), children from vec4 src_off of src (of dst when from_dst is 1), device barriers between levels. n, per powers
@@ -9,8 +9,6 @@
 
 struct Params { uint n; uint src_off; uint dst_off; uint per; uint root_at; uint from_dst; uint _pad0; uint _pad1;
                 uint n_ops; uint _t0; uint _t1; uint _t2; uint4 ops[11]; };
-
-constant constexpr uint P2C_WG = 256u;  // 64 states a round: a level of up to 64 parents is one permutation's latency
 
 kernel void merkle_top(device uint4* src [[buffer(0)]], device uint4* dst [[buffer(1)]],
                        device uint* scratch [[buffer(2)]], device uint* proof [[buffer(3)]],

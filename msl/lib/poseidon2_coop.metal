@@ -2,9 +2,11 @@
 // Cooperative Poseidon2 for launches too small to fill the GPU: 4 threads per state, thread q (= lane mod 4)
 // holds chunk q (lanes 4q..4q+3). The 4 chunks of a state sit in adjacent lanes of one simd-group, so they
 // meet through simd_shuffle_xor: no threadgroup memory and no barrier (the WGSL twin goes through workgroup
-// memory). Workgroups are P2C_WG threads (a multiple of 4 that the requiring kernel declares), and every thread
-// must call p2c_permute (its shuffles need all lanes): threads without a state permute a copy and drop it. The
-// internal diagonal is a product by V (Montgomery words in p2_rc), the same for every chunk.
+// memory). Workgroups are P2C_WG threads, and every thread must call p2c_permute (its shuffles need all lanes):
+// threads without a state permute a copy and drop it. The internal diagonal is a product by V (Montgomery
+// words in p2_rc), the same for every chunk.
+
+constant constexpr uint P2C_WG = 64u;
 
 // The sum of the 4 values held by the 4 lanes of this thread's state. in/out: [0, P).
 uint4 p2c_sum4(uint4 y) {

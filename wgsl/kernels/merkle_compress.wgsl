@@ -14,7 +14,6 @@
 struct Params { n: u32, src_off: u32, dst_off: u32, _pad0: u32 }
 
 @id(0) override WG: u32 = 64u;
-const P2C_WG: u32 = 64u;                     // threads per workgroup of the *_coop entries
 
 @group(0) @binding(0) var<storage, read_write> src: array<vec4<u32>>;
 @group(0) @binding(1) var<storage, read_write> dst: array<vec4<u32>>;

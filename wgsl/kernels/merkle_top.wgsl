@@ -1,7 +1,6 @@
 // requires: challenger poseidon2_coop
 // The top levels of a Merkle tree, parent[j] = perm(child[2j] || child[2j + 1])[0..8], made in place: n / per
-// workgroups of P2C_WG = 256 threads (2-D grid: g = wid.x + wid.y * nwg.x; 4 threads per state, poseidon2_coop, so a
-// level of up to 64 parents is one permutation's latency: the levels are a chain of permutations) write the
+// workgroups of P2C_WG threads (2-D grid: g = wid.x + wid.y * nwg.x; 4 threads per state, poseidon2_coop) write the
 // levels of n, n / 2, ..., n / per parents back to back in dst from vec4 dst_off (level k at digest sum_{i<k} n >> i);
 // workgroup g makes the subtree over parents [g per, (g + 1) per) of the first level up to its root, reading the
 // children (2n digests) from vec4 src_off of src, or of dst when from_dst is 1 (a launch after the first reads the
@@ -14,8 +13,6 @@
 
 struct Params { n: u32, src_off: u32, dst_off: u32, per: u32, root_at: u32, from_dst: u32, _pad0: u32, _pad1: u32,
                 n_ops: u32, _t0: u32, _t1: u32, _t2: u32, ops: array<vec4<u32>, 11> }
-
-const P2C_WG: u32 = 256u;
 
 @group(0) @binding(0) var<storage, read_write> src: array<vec4<u32>>;
 @group(0) @binding(1) var<storage, read_write> dst: array<vec4<u32>>;

@@ -1,13 +1,14 @@
 // requires: poseidon2
 // Cooperative Poseidon2 for launches too small to fill the GPU: 4 threads per state, thread q (= local id mod 4)
 // holds chunk q (lanes 4q..4q+3). Chunks meet in workgroup memory, double-buffered by exchange parity so each
-// exchange costs one barrier; a permutation's latency drops about 4x. Workgroups are P2C_WG threads (a multiple of 4
-// that the requiring kernel declares as a const: its workgroup size), and every thread must call p2c_permute (it has
-// barriers): threads without a state permute a copy and drop it.
+// exchange costs one barrier; a permutation's latency drops about 4x. Workgroups are P2C_WG threads, and every
+// thread must call p2c_permute (it has barriers): threads without a state permute a copy and drop it.
 // The internal diagonal is a product by V (Montgomery words in p2_rc), the same for every chunk.
 
-var<workgroup> p2c_chunks: array<vec4<u32>, 2u * P2C_WG>;   // [parity][local id]
-var<workgroup> p2c_sums: array<u32, 2u * P2C_WG>;
+const P2C_WG: u32 = 64u;
+
+var<workgroup> p2c_chunks: array<vec4<u32>, 128>;   // [parity][local id], 2 * P2C_WG
+var<workgroup> p2c_sums: array<u32, 128>;
 
 // mds_light on chunk x of thread `lid`: M4 locally, then the 4 chunks of its state are summed through p2c_chunks.
 fn p2c_mds_light(x: vec4<u32>, lid: u32, parity: u32) -> vec4<u32> {

@@ -55,13 +55,12 @@ WORKGROUP = 64  # threads per workgroup (the kernels' `override WG`)
 COOP_WORKGROUP = 64  # threads per workgroup of the *_coop kernels (P2C_WG), 4 per state
 COOP_MAX_STATES = 1 << 14  # launches of at most this many permutations use the cooperative kernels
 # The small top levels: a level of at most TOP_MAX_PARENTS parents and every level above it are made by merkle_top
-# launches, each workgroup (256 threads: 64 cooperative permutations at a time) building a subtree of TOP_SUBTREE
-# parents up to its root, one round of permutations a level, so one launch covers log2(TOP_SUBTREE) + 1 levels in as
-# many permutation latencies and the next takes the subtree roots. 8192 parents are 128 workgroups, about one per SM
-# of an H100 (132 SMs), where a per-level launch costs ~15 us of host encoding plus ~16 us of GPU latency, against
-# ~5 us per round of a workgroup; on lavapipe (a CPU) launches are what costs (~30 us each) and a workgroup's rounds
-# are as cheap as a launch's threads. A tree of 2^17 leaves makes its top 14 levels in 2 launches (8192 -> 64,
-# 64 -> 1) instead of 14. (64-thread workgroups took 4 + 2 + 1 + 1 + 1 + 1 + 1 rounds for a launch's 7 levels.)
+# launches, each workgroup building a subtree of TOP_SUBTREE parents up to its root (4 + 2 + 1 + 1 + 1 + 1 + 1
+# rounds of 16 cooperative permutations), so one launch covers log2(TOP_SUBTREE) + 1 levels and the next takes the
+# subtree roots. 8192 parents are 128 workgroups, about one per SM of an H100 (132 SMs), where a per-level launch
+# costs ~15 us of host encoding plus ~16 us of GPU latency, against ~8 us per round of a workgroup; on lavapipe (a
+# CPU) launches are what costs (~30 us each) and a workgroup's rounds are as cheap as a launch's threads. A tree of
+# 2^17 leaves makes its top 14 levels in 2 launches (8192 -> 64, 64 -> 1) instead of 14.
 TOP_MAX_PARENTS = 8192  # 0: never (every level a launch of its own)
 TOP_SUBTREE = 64  # parents per workgroup at the base of a merkle_top launch (a power of two)
 ROOT_AT = 4  # merkle_top's params word: the proof word (of its proof binding) the last launch copies the root to

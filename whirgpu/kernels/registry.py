@@ -110,7 +110,7 @@ KERNELS: dict[str, KernelSpec] = {spec.stem: spec for spec in (
     _spec("merkle_paths", "n _pad0 _pad1 _pad2",
           {"merkle_paths": (("desc", "rows", "siblings", "roots", _P2), "WG")}, _WG64),
     _spec("merkle_top", "n src_off dst_off per root_at from_dst _pad0 _pad1" + _TAIL,
-          {"merkle_top": (("src", "dst", "scratch", "proof", "points", _P2), 256)}, _CH),
+          {"merkle_top": (("src", "dst", "scratch", "proof", "points", _P2), 64)}, _CH),
     _spec("openings", "n_slots log_w depth paths_off row_first row_count level n_levels node_first node_count n_own "
           "_pad0 offsets:vec4x8",
           {"openings": (("matrix", "indices", "out", "level0", "level1", "level2", "level3", "level4"), 256)}),
