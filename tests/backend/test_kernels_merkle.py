@@ -36,13 +36,14 @@ def _check_tree(rt, height: int, width: int, seed: int) -> None:
     assert np.array_equal(merkle.open_paths(rt, levels, indices), ref.open(indices))
 
 
-@pytest.mark.parametrize("top,subtree", [(0, 32), (1, 32), (32, 32), (128, 32), (256, 4), (8192, 1), (8192, 64)],
-                         ids=lambda t: str(t))
+@pytest.mark.parametrize("top,subtree", [(0, 32), (1, 32), (32, 32), (128, 32), (256, 4), (8192, 1), (8192, 64),
+                                         (8192, 256)], ids=lambda t: str(t))
 @pytest.mark.parametrize("coop", [0, 1 << 20], ids=["thread", "coop"])
 @pytest.mark.parametrize("height,width", SHAPES)
 def test_tree_paths(gpu_runtime, monkeypatch, top, subtree, coop, height, width):
     """Top launches of one workgroup, of many (2-D grids past 7 workgroups with subtrees of 1 or 4 parents), and
-    chains of them (256 parents in subtrees of 4: 256 -> 64, 32 -> 8, 4 -> 1)."""
+    chains of them (256 parents in subtrees of 4: 256 -> 64, 32 -> 8, 4 -> 1); a subtree of 256 parents takes 16
+    rounds of merkle_top's 16 permutations for its first level."""
     monkeypatch.setattr(merkle, "TOP_MAX_PARENTS", top)
     monkeypatch.setattr(merkle, "TOP_SUBTREE", subtree)
     monkeypatch.setattr(merkle, "COOP_MAX_STATES", coop)
