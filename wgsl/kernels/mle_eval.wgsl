@@ -7,7 +7,7 @@
 // h_k = base / 2^L + k, so eq(b_k, z) = eq_lo(t) eq_hi(h_k): eq_hi from z's first H coordinates, made 256 values
 // of k at a time by the workgroup into workgroup memory; eq_lo from the last L, once per workgroup as a table over
 // its 256 threads (the workgroup's bits of t once, then doubled over the thread's 8 bits), so a thread pays one
-// product for it where a product over all L coordinates per thread cost more than the table's sum itself.
+// product for it instead of one per coordinate (a product of its own was about a tenth of a 2^20 evaluation).
 // Each workgroup leaves its partial as pair partial_base + w of `work` (reduction.wgsl); the last of `total`
 // workgroups (over all launches) writes the answer to proof words out_at .. out_at + 4 and runs the transcript
 // program params.ops[0 .. n_ops) (challenger.wgsl: e.g. observe the answer, sample the next OOD point and expand it).
