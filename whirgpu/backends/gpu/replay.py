@@ -362,9 +362,7 @@ class Replays:
         try:
             state.layout = program.layout
             region_set.prepared.run(lambda w: w.data if w.source is None else _input(inputs, w.source))
-            staged = region_set.prepared.staged_writes  # counted as the drivers' writes count theirs
-            state.stats.uploaded += staged
-            state.stats.copied += program.copied + staged
+            state.stats.copied += program.copied
         except BaseException:
             program.release(pool, region_set)
             pool.free(*program.held)
