@@ -9,9 +9,7 @@ bind-group caches, so its writes to them are not the proof's); the second is rec
 is the recording replayed: the program executed again (``PreparedProgram.run``): its writes (the inputs replaced by
 the new proof's), then each submission's launches as the runtime's ``recorded_batch`` (on wgpu and Dawn: pipelines
 and bind groups resolved once, params in a uniform buffer of the recording's own), then the proof region read back
-and turned into the proof by the recorded proof's own ``resolve``, which reads fixed offsets of that region. Where the
-runtime gives write stages and the program writes at most ``SET_STAGE_LIMIT`` bytes, a region set writes through
-a stage of its own (``PreparedProgram(stage=True)``): a replay is one submission, its table copied once on the host.
+and turned into the proof by the recorded proof's own ``resolve``, which reads fixed offsets of that region.
 
 What makes it sound: the shape key (a ``backends.program_key.ProgramKey``: the prover's, with the backend's
 limits, search range and storage) fixes every launch; the transcript, challenges, queries and PoW live on the device, so no launch depends on a
@@ -48,10 +46,6 @@ from .pool import DevicePool
 
 MAX_PROGRAMS = 8  # shapes whose recordings are kept (each pins its region sets: a few hundred KB)
 RECORD_AFTER = 1  # unrecorded proofs of a shape before one is recorded (the first fills the caches)
-# A region set's own write stage, up to this many bytes a run (a 2^24 table; the stage is pinned host memory, one a
-# region set). Without one, a one-by-one 20:4:1 replay was five submissions: each write's upload and each group of
-# launches between writes were sent apart, and the device idled between them.
-SET_STAGE_LIMIT = 64 << 20
 
 
 class Recorder:
@@ -99,9 +93,8 @@ class _RegionSet:
     def __init__(self, rt, program: Program, buffers: tuple, remap: dict[int, RtBuffer], proof_bytes: int, write):
         self.buffers = buffers
         # the proof region's readback the program ends with (its staged copy, where the runtime stages reads)
-        staged = program.counts().write_bytes <= SET_STAGE_LIMIT
         self.prepared = PreparedProgram(rt, program.repointed(remap) if remap else program, (buffers[0], proof_bytes),
-                                        write, stage=staged)
+                                        write)
         self.busy = False
 
     def read_later(self, state):
